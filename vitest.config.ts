@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+const level = (name: string, timeout = 10_000) => ({
+  extends: true as const,
+  test: { name, include: [`test/${name}/**/*.test.ts`], testTimeout: timeout, hookTimeout: timeout },
+});
+
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    projects: [
+      level('unit'),
+      level('model', 60_000),
+      level('integration', 30_000),
+      level('e2e', 60_000),
+      level('interop', 60_000),
+    ],
+  },
+});
