@@ -1,0 +1,91 @@
+// Keel's page: the hash router and the live-update loop.
+import { h, session, v1 } from './lib.js';
+import { views } from './views.js';
+
+// ---- routing --------------------------------------------------------------------------------
+
+let current = null;
+let lastPosition = 0;
+
+function parseRoute() {
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [path, query = ''] = hash.split('?');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  return { parts, params: new URLSearchParams(query) };
+}
+
+async function route() {
+  const main = document.getElementById('main');
+  const nav = document.getElementById('nav');
+  const { parts, params } = parseRoute();
+  if (!session.signedIn && parts[0] !== 'login') {
+    location.hash = '#/login';
+    return;
+  }
+  nav.hidden = !session.signedIn;
+  for (const a of nav.querySelectorAll('a')) {
+    const on = a.getAttribute('href') === `#/${parts[0] ?? ''}`;
+    if (on) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  const view = views[parts[0] ?? ''] ?? views[session.secrets ? 'machines' : 'workspaces'];
+  current?.dispose?.();
+  const container = h('div', { class: 'view' });
+  main.replaceChildren(container);
+  current = view(container, parts.slice(1), params) ?? null;
+  await current?.ready;
+  const heading = main.querySelector('h1');
+  document.title = heading ? `${heading.textContent} · Keel` : 'Keel';
+  main.focus();
+}
+
+// ---- live updates ---------------------------------------------------------------------------
+
+let watching = false;
+
+/**
+ * Long-poll `sys/audit/watch`: the request returns as soon as the log grows, and the current view
+ * refreshes itself. Without a secrets token the page falls back to polling every 2 seconds.
+ */
+async function watchLoop() {
+  if (watching) return;
+  watching = true;
+  while (session.signedIn) {
+    try {
+      if (session.secrets !== '') {
+        const { position } = await v1(`sys/audit/watch?after=${lastPosition}&timeout=25`);
+        if (position === lastPosition) continue;
+        lastPosition = position;
+      } else {
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+      await current?.refresh?.();
+    } catch {
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+  watching = false;
+}
+
+async function startLive() {
+  if (session.secrets !== '') {
+    try {
+      lastPosition = (await v1('sys/audit/watch?after=0&timeout=0')).position;
+    } catch {
+      lastPosition = 0;
+    }
+  }
+  void watchLoop();
+}
+
+document.getElementById('sign-out').addEventListener('click', () => {
+  session.clear();
+  current?.dispose?.();
+  current = null;
+  location.hash = '#/login';
+});
+
+window.addEventListener('hashchange', () => void route());
+window.addEventListener('keel:signed-in', () => void startLive());
+void route();
+if (session.signedIn) void startLive();

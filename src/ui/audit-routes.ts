@@ -1,0 +1,209 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { NotFoundError, ValidationError } from '../core/errors.js';
+import { verifyChain } from '../core/event-store.js';
+import type { EventStore } from '../core/event-store.js';
+import { SCHEDULE_TABLE } from '../core/schedule.js';
+import { redactSealed } from '../core/seal.js';
+import { sendVault } from '../http/vault.js';
+import { parseAuditFilter, queryAuditEvents } from './audit-queries.js';
+import { toDot, toMermaid, toSvg } from './diagram.js';
+import type { StreamRegistry } from './streams.js';
+
+export interface AuditRouteDeps {
+  store: EventStore;
+  registry: StreamRegistry;
+  watch: AppendWatch;
+}
+
+/** The longest a watch request is held open, in seconds. */
+export const MAX_WATCH_SECONDS = 60;
+
+/**
+ * Long polling on the log: a request waits until the log grows past a position (or a timeout).
+ * The browser sends its token in a header, which `EventSource` cannot, so live updates are long
+ * polls rather than server-sent events.
+ */
+export class AppendWatch {
+  readonly #store: EventStore;
+  readonly #waiters = new Set<() => void>();
+  readonly #unsubscribe: () => void;
+
+  constructor(store: EventStore) {
+    this.#store = store;
+    this.#unsubscribe = store.onAppended(() => this.#wakeAll());
+  }
+
+  /** Resolve with the last position once it is past `after`, or after `timeoutMs` regardless. */
+  wait(after: number, timeoutMs: number, aborted?: AbortSignal): Promise<number> {
+    const last = this.#store.lastPosition();
+    if (last > after || timeoutMs <= 0) return Promise.resolve(last);
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#waiters.delete(done);
+        aborted?.removeEventListener('abort', done);
+        resolve(this.#store.lastPosition());
+      };
+      const timer = setTimeout(done, timeoutMs);
+      timer.unref();
+      aborted?.addEventListener('abort', done);
+      this.#waiters.add(done);
+    });
+  }
+
+  get waiting(): number {
+    return this.#waiters.size;
+  }
+
+  /** Answer every waiting request now (shutdown). */
+  close(): void {
+    this.#unsubscribe();
+    this.#wakeAll();
+  }
+
+  #wakeAll(): void {
+    for (const w of [...this.#waiters]) w();
+  }
+}
+
+const one = (ctx: Context, key: string): string | undefined => {
+  const v = ctx.query[key];
+  return Array.isArray(v) ? v[v.length - 1] : v;
+};
+
+const bool = (ctx: Context, key: string): boolean => {
+  const v = one(ctx, key);
+  if (v === undefined || v === '' || v === 'false' || v === '0') return false;
+  if (v === 'true' || v === '1') return true;
+  throw new ValidationError(`${key} must be true or false, got "${v}"`);
+};
+
+/**
+ * The read-only endpoints behind the `/ui` page, under `/v1/sys/audit/`: they pass through the
+ * `/v1` token and ACL checks like every `sys/` path (`read` on `sys/audit/*`).
+ */
+export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
+  const { store, registry, watch } = deps;
+  const svgCache = new Map<string, string>();
+
+  const machineOr404 = (name: string) => {
+    const kind = registry.kind(name);
+    const graph = registry.graph(name);
+    if (kind === undefined || graph === undefined)
+      throw new NotFoundError(`no machine named "${name}"`);
+    return { kind, graph };
+  };
+
+  r.get('/sys/audit/events', (ctx) => {
+    const filter = parseAuditFilter(ctx.query);
+    const events = queryAuditEvents(store.db, filter);
+    const last = events.at(-1);
+    sendVault(ctx, {
+      events,
+      last_position: store.lastPosition(),
+      next_before: events.length === filter.limit && last !== undefined ? last.position : null,
+    });
+  });
+
+  r.get('/sys/audit/verify', (ctx) => {
+    const verdict = verifyChain(store.db);
+    sendVault(
+      ctx,
+      verdict.ok
+        ? { ok: true, events: verdict.events }
+        : { ok: false, position: verdict.position, reason: verdict.reason },
+    );
+  });
+
+  r.get('/sys/audit/machines', (ctx) => {
+    sendVault(ctx, {
+      machines: registry.kinds.map((k) => {
+        const graph = registry.graph(k.name)!;
+        const counts = registry.counts(k.name);
+        return {
+          name: k.name,
+          id: graph.id,
+          stream_prefix: k.streamPrefix,
+          states: graph.states
+            .filter((s) => !s.compound)
+            .map((s) => ({ name: s.name, final: s.final, count: counts[s.name] ?? 0 })),
+          events: [...new Set(graph.transitions.map((t) => t.event))].sort(),
+        };
+      }),
+    });
+  });
+
+  r.get('/sys/audit/machines/:name/streams', (ctx) => {
+    const { kind } = machineOr404(ctx.params.name!);
+    sendVault(ctx, { machine: kind.name, streams: registry.streams(kind.name) });
+  });
+
+  r.get('/sys/audit/machines/:name/diagram', async (ctx) => {
+    const { graph } = machineOr404(ctx.params.name!);
+    const format = one(ctx, 'format') ?? 'svg';
+    const counts = bool(ctx, 'counts') ? registry.counts(ctx.params.name!) : undefined;
+    const highlight = one(ctx, 'highlight');
+    switch (format) {
+      case 'mermaid':
+        ctx.type = 'text/plain';
+        ctx.body = toMermaid(graph);
+        return;
+      case 'dot':
+        ctx.type = 'text/vnd.graphviz';
+        ctx.body = toDot(graph, { highlight, counts });
+        return;
+      case 'svg': {
+        const dot = toDot(graph, { highlight, counts });
+        let svg = svgCache.get(dot);
+        if (svg === undefined) {
+          svg = await toSvg(dot);
+          if (svgCache.size > 200) svgCache.clear();
+          svgCache.set(dot, svg);
+        }
+        ctx.type = 'image/svg+xml';
+        ctx.body = svg;
+        return;
+      }
+      default:
+        throw new ValidationError(`format must be svg, dot or mermaid, got "${format}"`);
+    }
+  });
+
+  r.get('/sys/audit/streams/:stream', (ctx) => {
+    const stream = ctx.params.stream!;
+    const history = registry.history(stream);
+    if (history.history.length === 0) throw new NotFoundError(`stream "${stream}" has no events`);
+    sendVault(ctx, history);
+  });
+
+  r.get('/sys/audit/schedule', (ctx) => {
+    const rows = store.db
+      .prepare<[], { key: string; kind: string; due_at: string; data: string }>(
+        `SELECT key, kind, due_at, data FROM ${SCHEDULE_TABLE} ORDER BY due_at, key`,
+      )
+      .all();
+    sendVault(ctx, {
+      entries: rows.map((r) => ({
+        key: r.key,
+        kind: r.kind,
+        due_at: r.due_at,
+        data: redactSealed(JSON.parse(r.data) as unknown),
+      })),
+    });
+  });
+
+  r.get('/sys/audit/watch', async (ctx) => {
+    const afterText = one(ctx, 'after') ?? '0';
+    if (!/^\d+$/.test(afterText))
+      throw new ValidationError(`after must be a position (0 or more), got "${afterText}"`);
+    const timeoutText = one(ctx, 'timeout') ?? '25';
+    const timeout = Number(timeoutText);
+    if (!/^\d+$/.test(timeoutText) || timeout > MAX_WATCH_SECONDS)
+      throw new ValidationError(`timeout must be 0 to ${MAX_WATCH_SECONDS} seconds`);
+    const gone = new AbortController();
+    ctx.res.once('close', () => gone.abort());
+    const position = await watch.wait(Number(afterText), timeout * 1000, gone.signal);
+    sendVault(ctx, { position });
+  });
+}
