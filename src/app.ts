@@ -24,6 +24,9 @@ import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
 import { createSysContext } from './secrets/sys/index.js';
 import { secretsSurface } from './secrets/surface.js';
+import { machines } from '../machines/index.js';
+import type { StreamKind } from './ui/index.js';
+import { createUi, streamKinds } from './ui/index.js';
 
 export interface AppDeps {
   clock?: Clock;
@@ -33,6 +36,8 @@ export interface AppDeps {
   sealKey?: Buffer;
   /** Where the event log lives; by default `<data>/keel.sqlite`. `:memory:` for tests. */
   databasePath?: string;
+  /** Which machine folds which streams on the `/ui` page; by default every machine in `machines/`. */
+  streamKinds?: readonly StreamKind[];
 }
 
 /** What first start writes to `<data>/bootstrap.json` (mode 0600). */
@@ -104,6 +109,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   );
   store.onAppended(() => reactors.notify());
 
+  const ui = createUi(core, deps.streamKinds ?? streamKinds(machines));
+  ui.registerRoutes(sys.routes);
+
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
   koa.use(
@@ -125,6 +133,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   koa.use(
     prefixed('/v1', secretsSurface({ core, queries: sys.queries, sys: sys.routes, engines })),
   );
+  koa.use(prefixed('/ui', ui.page));
   koa.use(async (ctx) => {
     ctx.status = 404;
     ctx.body = { errors: [`no route for ${ctx.method} ${ctx.path}`] };
@@ -206,6 +215,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     },
     async close() {
       if (timer !== undefined) clearInterval(timer);
+      ui.close();
       db.close();
     },
   };
