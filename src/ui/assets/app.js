@@ -78,6 +78,12 @@ async function startLive() {
   void watchLoop();
 }
 
+// The skip link focuses the content; following `#main` would leave the current view.
+document.querySelector('a.skip').addEventListener('click', (ev) => {
+  ev.preventDefault();
+  document.getElementById('main').focus();
+});
+
 document.getElementById('sign-out').addEventListener('click', () => {
   session.clear();
   current?.dispose?.();

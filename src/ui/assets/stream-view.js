@@ -34,6 +34,7 @@ const actorText = (a) => (a ? `${a.name} (${a.accessor})` : '—');
 export function streamView(container, stream) {
   const figure = h('figure', { class: 'diagram' });
   const caption = h('figcaption', { id: 'as-of', 'aria-live': 'polite' });
+  figure.append(caption);
   const slider = h('input', {
     type: 'range',
     id: 'history-slider',

@@ -1,0 +1,63 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+
+/** Debian's chromium; `.ci/run` installs it. */
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Where screenshots go (git-ignored, kept by CI as artifacts). */
+export const ARTIFACTS = join(process.cwd(), 'test-results', 'ui');
+
+export interface UiBrowser {
+  context: BrowserContext;
+  page: Page;
+  screenshot(name: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A headless chromium with a fresh profile and every background connection turned off. */
+export async function launchBrowser(): Promise<UiBrowser> {
+  const profile = mkdtempSync(join(tmpdir(), 'keel-chromium-'));
+  mkdirSync(ARTIFACTS, { recursive: true });
+  // A fresh --user-data-dir: playwright passes it for a persistent context.
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  // Fail fast instead of waiting forever for an element that never comes.
+  page.setDefaultTimeout(5000);
+  // Nothing may leave the loopback interface: the page must work without external network.
+  const external: string[] = [];
+  await page.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    if (url.hostname === '127.0.0.1') return route.continue();
+    external.push(url.href);
+    return route.abort();
+  });
+  return {
+    context,
+    page,
+    screenshot: async (name) => {
+      await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    },
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+      if (external.length > 0) throw new Error(`the page reached outside: ${external.join(', ')}`);
+    },
+  };
+}
