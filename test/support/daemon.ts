@@ -50,8 +50,8 @@ export async function startDaemon(
     },
   );
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => resolve(code)),
   );
@@ -59,11 +59,11 @@ export async function startDaemon(
     const onData = () => {
       const m = /"address":"(http:\/\/[^"]+)".*"msg":"keel is serving"/.exec(out);
       if (m !== null) {
-        child.stdout!.off('data', onData);
+        child.stdout.off('data', onData);
         resolve(m[1]!);
       }
     };
-    child.stdout!.on('data', onData);
+    child.stdout.on('data', onData);
     void exited.then((code) =>
       reject(new Error(`daemon exited with ${code} before serving:\n${out}`)),
     );
