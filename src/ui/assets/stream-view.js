@@ -18,8 +18,6 @@ async function diagramSvg(machine) {
 export function svgNode(text) {
   const doc = new DOMParser().parseFromString(text, 'image/svg+xml');
   const svg = doc.documentElement;
-  svg.removeAttribute('width');
-  svg.removeAttribute('height');
   svg.setAttribute('aria-hidden', 'true');
   svg.setAttribute('focusable', 'false');
   return document.importNode(svg, true);
@@ -33,8 +31,7 @@ const actorText = (a) => (a ? `${a.name} (${a.accessor})` : '—');
  */
 export function streamView(container, stream) {
   const figure = h('figure', { class: 'diagram' });
-  const caption = h('figcaption', { id: 'as-of', 'aria-live': 'polite' });
-  figure.append(caption);
+  const caption = h('p', { id: 'as-of', 'aria-live': 'polite' });
   const slider = h('input', {
     type: 'range',
     id: 'history-slider',
@@ -63,7 +60,13 @@ export function streamView(container, stream) {
     tbody,
   );
   const status = h('div');
-  container.append(status, h('div', { class: 'slider' }, sliderLabel, slider), figure, table);
+  container.append(
+    status,
+    h('div', { class: 'slider' }, sliderLabel, slider),
+    caption,
+    figure,
+    table,
+  );
 
   let data = null;
   let at = 0;
@@ -75,10 +78,15 @@ export function streamView(container, stream) {
     slider.value = String(i);
     const s = stateAt(i);
     const leaves = new Set(s?.leaves ?? []);
+    let first = null;
     for (const g of figure.querySelectorAll('g.node')) {
       const name = (g.id ?? '').replace(/^state-/, '');
-      g.classList.toggle('current', leaves.has(name));
+      const on = leaves.has(name);
+      g.classList.toggle('current', on);
+      if (on && first === null) first = g;
     }
+    // Big machines scroll inside their frame: keep the highlighted state in view.
+    first?.scrollIntoView({ block: 'nearest', inline: 'center' });
     const total = data.history.length;
     const event = i === 0 ? null : data.history[i - 1];
     const where =
