@@ -85,8 +85,14 @@ export function streamView(container, stream) {
       g.classList.toggle('current', on);
       if (on && first === null) first = g;
     }
-    // Big machines scroll inside their frame: keep the highlighted state in view.
-    first?.scrollIntoView({ block: 'nearest', inline: 'center' });
+    // Big machines scroll inside their frame: centre the highlighted state there, without
+    // moving the page itself under the reader.
+    if (first !== null) {
+      const f = figure.getBoundingClientRect();
+      const n = first.getBoundingClientRect();
+      figure.scrollLeft += n.left - f.left - (f.width - n.width) / 2;
+      figure.scrollTop += n.top - f.top - (f.height - n.height) / 2;
+    }
     const total = data.history.length;
     const event = i === 0 ? null : data.history[i - 1];
     const where =
