@@ -13,30 +13,44 @@ export interface StreamKind {
   /** The machine's name in `machines/index.ts` (`run`, `lease`, …). */
   readonly name: string;
   readonly machine: AnyStateMachine;
-  /** Streams of this kind are named `<streamPrefix><id>`; null when the streams are not known. */
+  /** Streams of this kind are named `<streamPrefix>…`; null when the streams are not known. */
   readonly streamPrefix: string | null;
+  /** When the prefix is shared with other streams: the whole name must match this too. */
+  readonly streamPattern?: RegExp;
+}
+
+/** Where one lifecycle's streams live: a prefix, and a pattern when the prefix is shared. */
+export interface StreamLocation {
+  readonly prefix: string;
+  readonly pattern?: RegExp;
 }
 
 /**
  * Where each lifecycle's streams live in the log. A machine in `machines/` without an entry here
  * still gets its diagram; its streams are simply not counted or browsable.
  */
-export const STREAM_PREFIXES: Readonly<Record<string, string>> = {
-  run: 'run-',
-  'configuration-version': 'cv-',
-  lease: 'aws-lease:',
-  'static-role': 'aws-static-role:',
-  certificate: 'pki-cert:',
+export const STREAM_LOCATIONS: Readonly<Record<string, StreamLocation>> = {
+  run: { prefix: 'run-' },
+  'configuration-version': { prefix: 'cv-' },
+  lease: { prefix: 'aws-lease:' },
+  'static-role': { prefix: 'aws-static-role:' },
+  // `pki/<mount>/cert/<serial>`; the mount's other streams share the prefix.
+  certificate: { prefix: 'pki/', pattern: /^pki\/[^/]+\/cert\/[^/]+$/ },
 };
 
-/** Pair every registered machine with its stream prefix. */
+/** Pair every registered machine with where its streams live. */
 export function streamKinds(
   machines: Readonly<Record<string, AnyStateMachine>>,
-  prefixes: Readonly<Record<string, string>> = STREAM_PREFIXES,
+  locations: Readonly<Record<string, StreamLocation>> = STREAM_LOCATIONS,
 ): StreamKind[] {
   return Object.entries(machines)
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, machine]) => ({ name, machine, streamPrefix: prefixes[name] ?? null }));
+    .map(([name, machine]) => {
+      const at = locations[name];
+      return at === undefined
+        ? { name, machine, streamPrefix: null }
+        : { name, machine, streamPrefix: at.prefix, streamPattern: at.pattern };
+    });
 }
 
 /** A state value as its leaf paths: `planning` → [`planning`], `{a: 'b'}` → [`a.b`]. */
@@ -106,11 +120,12 @@ export class StreamRegistry {
     return this.#graphs.get(name);
   }
 
-  /** The kind whose prefix is the longest one the stream starts with. */
+  /** The kind whose prefix is the longest one the stream starts with (and whose pattern fits). */
   kindOf(stream: string): StreamKind | undefined {
     let best: StreamKind | undefined;
     for (const k of this.kinds) {
       if (k.streamPrefix === null || !stream.startsWith(k.streamPrefix)) continue;
+      if (k.streamPattern !== undefined && !k.streamPattern.test(stream)) continue;
       if (best === undefined || k.streamPrefix.length > (best.streamPrefix ?? '').length) best = k;
     }
     return best;

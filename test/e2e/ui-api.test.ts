@@ -63,6 +63,14 @@ describe('/v1/sys/audit endpoints', () => {
     expect(h.history[0]!.leaves).toEqual(['pending']);
   });
 
+  it('reads streams whose names hold slashes and colons (URL-encoded)', async () => {
+    jobCommands(s.app).append('job-a/b:c', [{ type: 'JobCreated', data: { name: 'x' } }]);
+    const res = await s.v1(`sys/audit/streams/${encodeURIComponent('job-a/b:c')}`);
+    expect(res.status).toBe(200);
+    const h = await json<{ stream: string; machine: string }>(res);
+    expect(h).toMatchObject({ stream: 'job-a/b:c', machine: 'job' });
+  });
+
   it('gives the history of a stream no machine folds, without states', async () => {
     // The bootstrap's streams (users, tokens, mounts) belong to no machine.
     const all = await json<{ events: Ev[] }>(await s.v1('sys/audit/events?limit=500'));

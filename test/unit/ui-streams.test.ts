@@ -46,12 +46,32 @@ function world() {
 }
 
 describe('stream registry', () => {
-  it('pairs machines with their prefixes, and leaves unknown ones without', () => {
-    const kinds = streamKinds({ run: jobMachine, zeta: jobMachine }, { run: 'run-' });
+  it('pairs machines with where their streams live, and leaves unknown ones without', () => {
+    const kinds = streamKinds(
+      { run: jobMachine, cert: jobMachine, zeta: jobMachine },
+      { run: { prefix: 'run-' }, cert: { prefix: 'pki/', pattern: /^pki\/[^/]+\/cert\// } },
+    );
     expect(kinds.map((k) => [k.name, k.streamPrefix])).toEqual([
+      ['cert', 'pki/'],
       ['run', 'run-'],
       ['zeta', null],
     ]);
+    const db = openDatabase(':memory:');
+    const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+    const store = new EventStore(db, clock);
+    const registry = new StreamRegistry(kinds, {
+      store,
+      handler: new CommandHandler(store, clock),
+    });
+    expect(registry.kindOf('pki/acc/cert/1a-2b')?.name).toBe('cert');
+    expect(registry.kindOf('pki/acc/role/web')).toBeUndefined();
+    for (const stream of ['pki/acc/cert/1a', 'pki/acc/role/web']) {
+      store.append(stream, [{ type: 'JobCreated', data: {} }], {
+        expectedVersion: 0,
+        metadata: systemMetadata('test'),
+      });
+    }
+    expect(registry.streams('cert').map((x) => x.stream)).toEqual(['pki/acc/cert/1a']);
   });
 
   it('names nested states by their leaf paths', () => {

@@ -256,7 +256,8 @@ async function mountSection(path, mount, schedule) {
       parts.push(h('h3', {}, title), problem(err));
     }
   };
-  const due = (fragment) => schedule.filter((e) => e.key.includes(fragment));
+  // Schedule keys end with `<mount accessor>:<name>` (e.g. `aws-static:<accessor>:<role>`).
+  const due = (name) => schedule.filter((e) => e.key.endsWith(`${mount.accessor}:${name}`));
   if (mount.type === 'aws') {
     await section('Roles', async () =>
       table(
@@ -270,7 +271,7 @@ async function mountSection(path, mount, schedule) {
       const rows = [];
       for (const n of names) {
         const r = await v1(`${path}static-roles/${enc(n)}`);
-        const next = due(`:${n}`).find((e) => /rotat/i.test(e.kind));
+        const next = due(n).find((e) => /rotat/i.test(e.kind));
         rows.push([n, r?.username ?? '', String(r?.rotation_period ?? ''), next?.due_at ?? '—']);
       }
       return table('Static roles', ['Name', 'User', 'Rotation period', 'Next rotation'], rows);
