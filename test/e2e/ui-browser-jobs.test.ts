@@ -103,6 +103,29 @@ describe('the /ui page (test machine)', () => {
     await b.screenshot('jobs-audit-by-actor');
   });
 
+  it('goes from a machine to its streams to one stream', async () => {
+    const { page } = b;
+    await page.goto(`${s.url}/ui/#/machines`);
+    await page.getByRole('link', { name: /1 stream \(job-…\)/ }).click();
+    await page.getByRole('heading', { name: 'Streams of job' }).waitFor();
+    await page.getByRole('link', { name: 'job-1' }).click();
+    await expect.poll(() => page.locator('#current-state').textContent()).toBe('done');
+  });
+
+  it('shows mounts and scheduled work on the secrets page', async () => {
+    const { page } = b;
+    s.app.core.db
+      .prepare('INSERT INTO schedule (key, kind, due_at, data) VALUES (?, ?, ?, ?)')
+      .run('job-1:retry', 'job-retry', '2026-01-02T00:00:00.000Z', '{}');
+    await page.goto(`${s.url}/ui/#/secrets`);
+    await page.getByRole('heading', { name: 'Secrets' }).waitFor();
+    const scheduled = page.locator('table', { hasText: 'Scheduled work' });
+    await expect.poll(() => scheduled.textContent()).toContain('2026-01-02T00:00:00.000Z');
+    expect(await scheduled.textContent()).toContain('job-retry');
+    await page.locator('table', { hasText: 'Mounts' }).waitFor();
+    await b.screenshot('jobs-secrets');
+  });
+
   it('is usable from the keyboard, with every control labelled', async () => {
     const { page } = b;
     await page.goto(`${s.url}/ui/#/machines`);
