@@ -42,6 +42,29 @@ describe('machine docs generator', () => {
     expect(files.get('README.md')).toContain('- [job](job.md)');
   });
 
+  it('keeps hand-written prose around the generated part', async () => {
+    const dir = tmp();
+    writeFileSync(
+      join(dir, 'job.md'),
+      '# Jobs\n\nA job runs once; retries go back to the queue.\n',
+    );
+    const first = await renderMachineDocs({ job: jobMachine }, dir);
+    const page = first.get('job.md')!;
+    expect(page.startsWith('# Jobs\n\nA job runs once; retries go back to the queue.\n')).toBe(
+      true,
+    );
+    expect(page).toContain('<!-- generated: begin');
+    expect(page).toContain('## Transitions');
+    writeMachineDocs(dir, first);
+    // Prose after the block survives too, and a second render changes nothing.
+    writeFileSync(join(dir, 'job.md'), `${page}\n## Notes\n\nKept.\n`);
+    const second = await renderMachineDocs({ job: jobMachine }, dir);
+    expect(second.get('job.md')).toContain('## Notes\n\nKept.');
+    expect(second.get('job.md')!.match(/generated: begin/g)).toHaveLength(1);
+    writeMachineDocs(dir, second);
+    expect(compareMachineDocs(dir, await renderMachineDocs({ job: jobMachine }, dir))).toEqual([]);
+  });
+
   it('names missing, stale and extra files, and is clean after writing', async () => {
     const dir = tmp();
     const files = await renderMachineDocs({ job: jobMachine }, dir);
