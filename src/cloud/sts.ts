@@ -149,7 +149,11 @@ export const stsActions: Record<string, Action> = {
     },
   },
   GetFederationToken: {
-    resource: (c) => `arn:aws:sts::${c.account}:federated-user/${c.params.required('Name')}`,
+    // The session-credential refusal comes before any policy check, as in AWS.
+    resource: (c) => {
+      requireLongTerm(c, 'GetFederationToken');
+      return `arn:aws:sts::${c.account}:federated-user/${c.params.required('Name')}`;
+    },
     run: (c) => {
       const userName = requireLongTerm(c, 'GetFederationToken');
       const name = c.params.required('Name');
