@@ -17,7 +17,8 @@ export interface Creds {
 export function clientsFor(server: CloudServer, clock: Clock, creds: Creds, region = 'us-east-1') {
   const common = {
     region,
-    credentials: creds,
+    // A copy: the SDK annotates the credentials object it is given.
+    credentials: { ...creds },
     maxAttempts: 1,
     systemClockOffset: clock.now().getTime() - Date.now(),
   };
