@@ -13,11 +13,19 @@ const INVALID_TOKEN = 'The security token included in the request is invalid.';
 function sessionPolicies(store: CloudStore, s: SessionRow): Principal['sessionPolicies'] {
   const arns = JSON.parse(s.policy_arns) as string[];
   if (s.policy === null && arns.length === 0) return null;
-  const docs = [...(s.policy === null ? [] : [s.policy]), ...arns.flatMap((a) => managedDocument(store, a) ?? [])];
+  const docs = [
+    ...(s.policy === null ? [] : [s.policy]),
+    ...arns.flatMap((a) => managedDocument(store, a) ?? []),
+  ];
   return docs.map((d) => parsePolicy(d));
 }
 
-function sessionPrincipal(store: CloudStore, s: SessionRow, now: Date, token: string | undefined): Principal {
+function sessionPrincipal(
+  store: CloudStore,
+  s: SessionRow,
+  now: Date,
+  token: string | undefined,
+): Principal {
   if (token !== s.token) throw new CloudError('InvalidClientTokenId', INVALID_TOKEN);
   if (new Date(s.expiration).getTime() <= now.getTime()) {
     throw new CloudError('ExpiredToken', 'The security token included in the request is expired');

@@ -44,7 +44,11 @@ export class CloudError extends Error {
 }
 
 /** AWS's wording for a parameter that fails a constraint. */
-export function validationError(field: string, value: string | null, constraint: string): CloudError {
+export function validationError(
+  field: string,
+  value: string | null,
+  constraint: string,
+): CloudError {
   const shown = value === null ? 'null' : `'${value}'`;
   return new CloudError(
     'ValidationError',

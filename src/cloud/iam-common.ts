@@ -25,7 +25,11 @@ export function targetUserName(c: ActionContext): string {
   if (c.principal.kind === 'user' || c.principal.kind === 'session') {
     if (c.principal.userName) return c.principal.userName;
   }
-  throw validationError('userName', null, 'Must specify userName when calling with non-User credentials');
+  throw validationError(
+    'userName',
+    null,
+    'Must specify userName when calling with non-User credentials',
+  );
 }
 
 /** The ARN a user action is authorised against (the user need not exist yet). */
@@ -43,7 +47,11 @@ export function paginate<T>(
   const markerText = params.get('Marker');
   const start = markerText ? Number.parseInt(markerText, 10) : 0;
   if (!Number.isInteger(start) || start < 0) {
-    throw validationError('marker', markerText ?? null, 'Member must be a marker from a previous page');
+    throw validationError(
+      'marker',
+      markerText ?? null,
+      'Member must be a marker from a previous page',
+    );
   }
   const page = items.slice(start, start + max);
   const more = start + max < items.length;
@@ -64,7 +72,10 @@ export function listResult<T>(
 /** Checks that a policy ARN can be attached: an existing customer policy or a known AWS one. */
 export function requireAttachable(c: ActionContext, policyArn: string): void {
   if (managedDocument(c.store, policyArn) === undefined) {
-    throw new CloudError('NoSuchEntity', `Policy ${policyArn} does not exist or is not attachable.`);
+    throw new CloudError(
+      'NoSuchEntity',
+      `Policy ${policyArn} does not exist or is not attachable.`,
+    );
   }
 }
 

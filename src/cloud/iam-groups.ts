@@ -1,7 +1,13 @@
 import type { Action, ActionContext } from './context.js';
 import { arn, mint, presentGroup, stamp } from './context.js';
 import { CloudError } from './errors.js';
-import { listResult, MAX_ATTACHED, requireAttachable, requireUser, userResource } from './iam-common.js';
+import {
+  listResult,
+  MAX_ATTACHED,
+  requireAttachable,
+  requireUser,
+  userResource,
+} from './iam-common.js';
 import { checkName, checkPath } from './params.js';
 import { parsePolicy } from './policy.js';
 import type { GroupRow } from './store.js';
@@ -52,7 +58,13 @@ export const groupActions: Record<string, Action> = {
         Group: presentGroup(c, g),
         ...listResult(c.params, 'Users', users, (m) => {
           const u = requireUser(c, m.user_name);
-          return { Path: u.path, UserName: u.name, UserId: u.id, Arn: userResource(c, u.name), CreateDate: u.create_date };
+          return {
+            Path: u.path,
+            UserName: u.name,
+            UserId: u.id,
+            Arn: userResource(c, u.name),
+            CreateDate: u.create_date,
+          };
         }),
       };
     },
@@ -62,15 +74,24 @@ export const groupActions: Record<string, Action> = {
     run: (c) => {
       const g = requireGroup(c, named(c));
       const has = (table: string): boolean =>
-        (c.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE group_name = ?`, g.name)?.n ?? 0) > 0;
+        (c.store.get<{ n: number }>(
+          `SELECT COUNT(*) AS n FROM ${table} WHERE group_name = ?`,
+          g.name,
+        )?.n ?? 0) > 0;
       if (has('group_members')) {
-        throw new CloudError('DeleteConflict', 'Cannot delete entity, must remove users from group first.');
+        throw new CloudError(
+          'DeleteConflict',
+          'Cannot delete entity, must remove users from group first.',
+        );
       }
       if (has('group_policies')) {
         throw new CloudError('DeleteConflict', 'Cannot delete entity, must delete policies first.');
       }
       if (has('group_attached')) {
-        throw new CloudError('DeleteConflict', 'Cannot delete entity, must detach all policies first.');
+        throw new CloudError(
+          'DeleteConflict',
+          'Cannot delete entity, must detach all policies first.',
+        );
       }
       c.store.run('DELETE FROM groups WHERE name = ?', g.name);
       return null;
@@ -81,7 +102,11 @@ export const groupActions: Record<string, Action> = {
     run: (c) => {
       const g = requireGroup(c, named(c));
       const u = requireUser(c, c.params.required('UserName'));
-      c.store.run('INSERT OR IGNORE INTO group_members (group_name, user_name) VALUES (?, ?)', g.name, u.name);
+      c.store.run(
+        'INSERT OR IGNORE INTO group_members (group_name, user_name) VALUES (?, ?)',
+        g.name,
+        u.name,
+      );
       return null;
     },
   },
@@ -96,7 +121,10 @@ export const groupActions: Record<string, Action> = {
         u.name,
       );
       if (changed === 0) {
-        throw new CloudError('NoSuchEntity', `The user with name ${u.name} cannot be found in group ${g.name}.`);
+        throw new CloudError(
+          'NoSuchEntity',
+          `The user with name ${u.name} cannot be found in group ${g.name}.`,
+        );
       }
       return null;
     },
@@ -119,15 +147,23 @@ export const groupActions: Record<string, Action> = {
       const g = requireGroup(c, named(c));
       const policyArn = c.params.required('PolicyArn');
       requireAttachable(c, policyArn);
-      const n = c.store.get<{ n: number }>(
-        'SELECT COUNT(*) AS n FROM group_attached WHERE group_name = ? AND arn <> ?',
+      const n =
+        c.store.get<{ n: number }>(
+          'SELECT COUNT(*) AS n FROM group_attached WHERE group_name = ? AND arn <> ?',
+          g.name,
+          policyArn,
+        )?.n ?? 0;
+      if (n >= MAX_ATTACHED) {
+        throw new CloudError(
+          'LimitExceeded',
+          `Cannot exceed quota for PoliciesPerGroup: ${MAX_ATTACHED}`,
+        );
+      }
+      c.store.run(
+        'INSERT OR IGNORE INTO group_attached (group_name, arn) VALUES (?, ?)',
         g.name,
         policyArn,
-      )?.n ?? 0;
-      if (n >= MAX_ATTACHED) {
-        throw new CloudError('LimitExceeded', `Cannot exceed quota for PoliciesPerGroup: ${MAX_ATTACHED}`);
-      }
-      c.store.run('INSERT OR IGNORE INTO group_attached (group_name, arn) VALUES (?, ?)', g.name, policyArn);
+      );
       return null;
     },
   },
@@ -136,7 +172,13 @@ export const groupActions: Record<string, Action> = {
     run: (c) => {
       const g = requireGroup(c, named(c));
       const policyArn = c.params.required('PolicyArn');
-      if (c.store.run('DELETE FROM group_attached WHERE group_name = ? AND arn = ?', g.name, policyArn) === 0) {
+      if (
+        c.store.run(
+          'DELETE FROM group_attached WHERE group_name = ? AND arn = ?',
+          g.name,
+          policyArn,
+        ) === 0
+      ) {
         throw new CloudError('NoSuchEntity', `Policy ${policyArn} was not found.`);
       }
       return null;
@@ -185,7 +227,11 @@ export const groupActions: Record<string, Action> = {
       if (!row) {
         throw new CloudError('NoSuchEntity', `The group policy with name ${name} cannot be found.`);
       }
-      return { GroupName: g.name, PolicyName: row.name, PolicyDocument: encodeURIComponent(row.document) };
+      return {
+        GroupName: g.name,
+        PolicyName: row.name,
+        PolicyDocument: encodeURIComponent(row.document),
+      };
     },
   },
   DeleteGroupPolicy: {
@@ -193,7 +239,13 @@ export const groupActions: Record<string, Action> = {
     run: (c) => {
       const g = requireGroup(c, named(c));
       const name = c.params.required('PolicyName');
-      if (c.store.run('DELETE FROM group_policies WHERE group_name = ? AND name = ?', g.name, name) === 0) {
+      if (
+        c.store.run(
+          'DELETE FROM group_policies WHERE group_name = ? AND name = ?',
+          g.name,
+          name,
+        ) === 0
+      ) {
         throw new CloudError('NoSuchEntity', `The group policy with name ${name} cannot be found.`);
       }
       return null;

@@ -9,7 +9,8 @@ import type { MfaRow } from './store.js';
 function requireDevice(c: ActionContext): MfaRow {
   const serial = c.params.required('SerialNumber');
   const d = c.store.get<MfaRow>('SELECT * FROM mfa_devices WHERE serial = ?', serial);
-  if (!d) throw new CloudError('NoSuchEntity', `MFA Device with serial number ${serial} does not exist.`);
+  if (!d)
+    throw new CloudError('NoSuchEntity', `MFA Device with serial number ${serial} does not exist.`);
   return d;
 }
 
@@ -19,12 +20,23 @@ const userNamed = (c: ActionContext): string => userResource(c, c.params.require
 export const mfaActions: Record<string, Action> = {
   CreateVirtualMFADevice: {
     resource: (c) =>
-      arn.mfa(c.account, checkPath(c.params.get('Path')), c.params.required('VirtualMFADeviceName')),
+      arn.mfa(
+        c.account,
+        checkPath(c.params.get('Path')),
+        c.params.required('VirtualMFADeviceName'),
+      ),
     run: (c) => {
-      const name = checkName(c.params.required('VirtualMFADeviceName'), 'virtualMFADeviceName', 226);
+      const name = checkName(
+        c.params.required('VirtualMFADeviceName'),
+        'virtualMFADeviceName',
+        226,
+      );
       const serial = arn.mfa(c.account, checkPath(c.params.get('Path')), name);
       if (c.store.get<MfaRow>('SELECT * FROM mfa_devices WHERE serial = ?', serial)) {
-        throw new CloudError('EntityAlreadyExists', 'MFADevice entity at the same path and name already exists.');
+        throw new CloudError(
+          'EntityAlreadyExists',
+          'MFADevice entity at the same path and name already exists.',
+        );
       }
       const seed = newSeed();
       c.store.run(
@@ -58,7 +70,10 @@ export const mfaActions: Record<string, Action> = {
         totpMatches(d.seed, new Date(c.now.getTime() - 30_000), code1) &&
         totpMatches(d.seed, c.now, code2);
       if (!ok || code1 === code2) {
-        throw new CloudError('InvalidAuthenticationCode', 'Authentication code for device is not valid.');
+        throw new CloudError(
+          'InvalidAuthenticationCode',
+          'Authentication code for device is not valid.',
+        );
       }
       c.store.run(
         'UPDATE mfa_devices SET user_name = ?, enable_date = ? WHERE serial = ?',
@@ -75,9 +90,15 @@ export const mfaActions: Record<string, Action> = {
       const u = requireUser(c, c.params.required('UserName'));
       const d = requireDevice(c);
       if (d.user_name?.toLowerCase() !== u.name.toLowerCase()) {
-        throw new CloudError('NoSuchEntity', `MFA Device with serial number ${d.serial} does not exist.`);
+        throw new CloudError(
+          'NoSuchEntity',
+          `MFA Device with serial number ${d.serial} does not exist.`,
+        );
       }
-      c.store.run('UPDATE mfa_devices SET user_name = NULL, enable_date = NULL WHERE serial = ?', d.serial);
+      c.store.run(
+        'UPDATE mfa_devices SET user_name = NULL, enable_date = NULL WHERE serial = ?',
+        d.serial,
+      );
       return null;
     },
   },
@@ -85,7 +106,8 @@ export const mfaActions: Record<string, Action> = {
     resource: (c) => c.params.required('SerialNumber'),
     run: (c) => {
       const d = requireDevice(c);
-      if (d.user_name !== null) throw new CloudError('DeleteConflict', 'MFA Device is in use by user.');
+      if (d.user_name !== null)
+        throw new CloudError('DeleteConflict', 'MFA Device is in use by user.');
       c.store.run('DELETE FROM mfa_devices WHERE serial = ?', d.serial);
       return null;
     },

@@ -7,7 +7,8 @@ import { parsePolicy } from './policy.js';
 import { managedDocument } from './permissions.js';
 import type { PolicyRow, RoleRow } from './store.js';
 
-const named = (c: ActionContext): string => checkName(c.params.required('RoleName'), 'roleName', 64);
+const named = (c: ActionContext): string =>
+  checkName(c.params.required('RoleName'), 'roleName', 64);
 
 /** The role named by `RoleName`, or NoSuchEntity. */
 export function requireRole(c: ActionContext, name: string): RoleRow {
@@ -38,10 +39,9 @@ const presentPolicy = (c: ActionContext, p: PolicyRow) => ({
   Path: p.path,
   DefaultVersionId: 'v1',
   AttachmentCount: attachments(c, p.arn),
-  PermissionsBoundaryUsageCount: c.store.get<{ n: number }>(
-    'SELECT COUNT(*) AS n FROM users WHERE boundary_arn = ?',
-    p.arn,
-  )?.n ?? 0,
+  PermissionsBoundaryUsageCount:
+    c.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM users WHERE boundary_arn = ?', p.arn)
+      ?.n ?? 0,
   IsAttachable: true,
   Description: p.description ?? undefined,
   CreateDate: p.create_date,
@@ -97,12 +97,18 @@ export const roleActions: Record<string, Action> = {
     run: (c) => {
       const r = requireRole(c, named(c));
       const has = (table: string): boolean =>
-        (c.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE role_name = ?`, r.name)?.n ?? 0) > 0;
+        (c.store.get<{ n: number }>(
+          `SELECT COUNT(*) AS n FROM ${table} WHERE role_name = ?`,
+          r.name,
+        )?.n ?? 0) > 0;
       if (has('role_policies')) {
         throw new CloudError('DeleteConflict', 'Cannot delete entity, must delete policies first.');
       }
       if (has('role_attached')) {
-        throw new CloudError('DeleteConflict', 'Cannot delete entity, must detach all policies first.');
+        throw new CloudError(
+          'DeleteConflict',
+          'Cannot delete entity, must detach all policies first.',
+        );
       }
       c.store.run('DELETE FROM roles WHERE name = ?', r.name);
       return null;
@@ -114,15 +120,23 @@ export const roleActions: Record<string, Action> = {
       const r = requireRole(c, named(c));
       const policyArn = c.params.required('PolicyArn');
       requireAttachable(c, policyArn);
-      const n = c.store.get<{ n: number }>(
-        'SELECT COUNT(*) AS n FROM role_attached WHERE role_name = ? AND arn <> ?',
+      const n =
+        c.store.get<{ n: number }>(
+          'SELECT COUNT(*) AS n FROM role_attached WHERE role_name = ? AND arn <> ?',
+          r.name,
+          policyArn,
+        )?.n ?? 0;
+      if (n >= MAX_ATTACHED) {
+        throw new CloudError(
+          'LimitExceeded',
+          `Cannot exceed quota for PoliciesPerRole: ${MAX_ATTACHED}`,
+        );
+      }
+      c.store.run(
+        'INSERT OR IGNORE INTO role_attached (role_name, arn) VALUES (?, ?)',
         r.name,
         policyArn,
-      )?.n ?? 0;
-      if (n >= MAX_ATTACHED) {
-        throw new CloudError('LimitExceeded', `Cannot exceed quota for PoliciesPerRole: ${MAX_ATTACHED}`);
-      }
-      c.store.run('INSERT OR IGNORE INTO role_attached (role_name, arn) VALUES (?, ?)', r.name, policyArn);
+      );
       return null;
     },
   },
@@ -131,7 +145,13 @@ export const roleActions: Record<string, Action> = {
     run: (c) => {
       const r = requireRole(c, named(c));
       const policyArn = c.params.required('PolicyArn');
-      if (c.store.run('DELETE FROM role_attached WHERE role_name = ? AND arn = ?', r.name, policyArn) === 0) {
+      if (
+        c.store.run(
+          'DELETE FROM role_attached WHERE role_name = ? AND arn = ?',
+          r.name,
+          policyArn,
+        ) === 0
+      ) {
         throw new CloudError('NoSuchEntity', `Policy ${policyArn} was not found.`);
       }
       return null;
@@ -172,7 +192,10 @@ export const roleActions: Record<string, Action> = {
     run: (c) => {
       const r = requireRole(c, named(c));
       const name = c.params.required('PolicyName');
-      if (c.store.run('DELETE FROM role_policies WHERE role_name = ? AND name = ?', r.name, name) === 0) {
+      if (
+        c.store.run('DELETE FROM role_policies WHERE role_name = ? AND name = ?', r.name, name) ===
+        0
+      ) {
         throw new CloudError('NoSuchEntity', `The role policy with name ${name} cannot be found.`);
       }
       return null;
@@ -231,7 +254,10 @@ export const roleActions: Record<string, Action> = {
       const version = c.params.required('VersionId');
       const doc = managedDocument(c.store, policyArn);
       if (doc === undefined || version !== 'v1') {
-        throw new CloudError('NoSuchEntity', `Policy ${policyArn} version ${version} does not exist or is not attachable.`);
+        throw new CloudError(
+          'NoSuchEntity',
+          `Policy ${policyArn} version ${version} does not exist or is not attachable.`,
+        );
       }
       const created = c.store.policy(policyArn)?.create_date ?? '2015-02-06T18:39:46.000Z';
       return {

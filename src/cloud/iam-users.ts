@@ -16,7 +16,8 @@ import type { KeyRow, UserRow } from './store.js';
 /** IAM allows two access keys per user. */
 export const MAX_KEYS_PER_USER = 2;
 
-const named = (c: ActionContext): string => checkName(c.params.required('UserName'), 'userName', 64);
+const named = (c: ActionContext): string =>
+  checkName(c.params.required('UserName'), 'userName', 64);
 const byName = (c: ActionContext): string => userResource(c, named(c));
 const self = (c: ActionContext): string => userResource(c, targetUserName(c));
 
@@ -42,8 +43,7 @@ function putTags(c: ActionContext, userName: string): void {
 }
 
 function deleteConflict(c: ActionContext, u: UserRow): string | null {
-  const count = (sql: string): number =>
-    c.store.get<{ n: number }>(sql, u.name)?.n ?? 0;
+  const count = (sql: string): number => c.store.get<{ n: number }>(sql, u.name)?.n ?? 0;
   if (count('SELECT COUNT(*) AS n FROM access_keys WHERE user_name = ?') > 0) {
     return 'Cannot delete entity, must delete access keys first.';
   }
@@ -193,7 +193,11 @@ export const userActions: Record<string, Action> = {
     run: (c) => {
       const status = c.params.required('Status');
       if (status !== 'Active' && status !== 'Inactive') {
-        throw validationError('status', status, 'Member must satisfy enum value set: [Active, Inactive]');
+        throw validationError(
+          'status',
+          status,
+          'Member must satisfy enum value set: [Active, Inactive]',
+        );
       }
       const k = requireKey(c, requireUser(c, targetUserName(c)).name);
       c.store.run('UPDATE access_keys SET status = ? WHERE id = ?', status, k.id);
@@ -204,7 +208,8 @@ export const userActions: Record<string, Action> = {
     resource: byName,
     run: (c) => {
       const u = requireUser(c, named(c));
-      if (c.params.tags().length === 0) throw validationError('tags', null, 'Member must not be null');
+      if (c.params.tags().length === 0)
+        throw validationError('tags', null, 'Member must not be null');
       c.store.tx(() => putTags(c, u.name));
       return null;
     },
@@ -243,9 +248,16 @@ export const userActions: Record<string, Action> = {
           policyArn,
         )?.n ?? 0;
       if (n >= MAX_ATTACHED) {
-        throw new CloudError('LimitExceeded', `Cannot exceed quota for PoliciesPerUser: ${MAX_ATTACHED}`);
+        throw new CloudError(
+          'LimitExceeded',
+          `Cannot exceed quota for PoliciesPerUser: ${MAX_ATTACHED}`,
+        );
       }
-      c.store.run('INSERT OR IGNORE INTO user_attached (user_name, arn) VALUES (?, ?)', u.name, policyArn);
+      c.store.run(
+        'INSERT OR IGNORE INTO user_attached (user_name, arn) VALUES (?, ?)',
+        u.name,
+        policyArn,
+      );
       return null;
     },
   },
@@ -306,7 +318,11 @@ export const userActions: Record<string, Action> = {
       if (!row) {
         throw new CloudError('NoSuchEntity', `The user policy with name ${name} cannot be found.`);
       }
-      return { UserName: u.name, PolicyName: row.name, PolicyDocument: encodeURIComponent(row.document) };
+      return {
+        UserName: u.name,
+        PolicyName: row.name,
+        PolicyDocument: encodeURIComponent(row.document),
+      };
     },
   },
   DeleteUserPolicy: {

@@ -33,7 +33,10 @@ const SERVICES = {
     namespace: 'https://sts.amazonaws.com/doc/2011-06-15/',
     actions: stsActions,
   },
-} as const satisfies Record<string, { version: string; namespace: string; actions: Record<string, Action> }>;
+} as const satisfies Record<
+  string,
+  { version: string; namespace: string; actions: Record<string, Action> }
+>;
 
 type ServiceName = keyof typeof SERVICES;
 
@@ -117,7 +120,10 @@ export function createCloud(opts: CloudOptions): CloudService {
       ? (spec.actions as Record<string, Action>)[actionName]
       : undefined;
     if (!action || version !== spec.version) {
-      throw new CloudError('InvalidAction', `Could not find operation ${actionName} for version ${version}`);
+      throw new CloudError(
+        'InvalidAction',
+        `Could not find operation ${actionName} for version ${version}`,
+      );
     }
     const c: ActionContext = { store, params, principal, now: opts.clock.now(), account, ids };
     const resource = action.resource(c);
@@ -147,7 +153,10 @@ export function createCloud(opts: CloudOptions): CloudService {
         ctx.type = 'text/xml';
         try {
           if (ctx.method !== 'POST' && ctx.method !== 'GET') {
-            throw new CloudError('InvalidAction', `The HTTP method ${ctx.method} is not supported.`);
+            throw new CloudError(
+              'InvalidAction',
+              `The HTTP method ${ctx.method} is not supported.`,
+            );
           }
           const body = await readBody(ctx.req);
           const url = ctx.originalUrl;
@@ -167,10 +176,17 @@ export function createCloud(opts: CloudOptions): CloudService {
           const e =
             err instanceof CloudError
               ? err
-              : new CloudError('InternalFailure', 'The request processing has failed because of an unknown error.');
+              : new CloudError(
+                  'InternalFailure',
+                  'The request processing has failed because of an unknown error.',
+                );
           if (!(err instanceof CloudError)) log?.error({ err, requestId }, 'cloud request failed');
           ctx.status = e.status;
-          ctx.body = errorXml(spec.namespace, { type: e.type, code: e.code, message: e.message }, requestId);
+          ctx.body = errorXml(
+            spec.namespace,
+            { type: e.type, code: e.code, message: e.message },
+            requestId,
+          );
         }
       };
     },
@@ -203,7 +219,10 @@ export function createCloud(opts: CloudOptions): CloudService {
           ROOT_USER,
         );
         if ((count?.n ?? 0) >= MAX_KEYS_PER_USER) {
-          throw new CloudError('LimitExceeded', `Cannot exceed quota for AccessKeysPerUser: ${MAX_KEYS_PER_USER}`);
+          throw new CloudError(
+            'LimitExceeded',
+            `Cannot exceed quota for AccessKeysPerUser: ${MAX_KEYS_PER_USER}`,
+          );
         }
         const key = { id: mint.accessKeyId(ids, false), secret: mint.secretKey(ids) };
         store.run(

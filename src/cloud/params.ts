@@ -55,7 +55,10 @@ export class Params {
   /** `Name.member.N.Key` / `.Value` pairs. */
   tags(name = 'Tags'): { Key: string; Value: string }[] {
     const keys = this.list(name, '.Key');
-    return keys.map((Key, i) => ({ Key, Value: this.values.get(`${name}.member.${i + 1}.Value`) ?? '' }));
+    return keys.map((Key, i) => ({
+      Key,
+      Value: this.values.get(`${name}.member.${i + 1}.Value`) ?? '',
+    }));
   }
 }
 
@@ -70,7 +73,11 @@ export function checkName(value: string, field: string, max: number, min = 1): s
     throw validationError(field, value, `Member must have length less than or equal to ${max}`);
   }
   if (!/^[\w+=,.@-]+$/.test(value)) {
-    throw validationError(field, value, 'Member must satisfy regular expression pattern: [\\w+=,.@-]+');
+    throw validationError(
+      field,
+      value,
+      'Member must satisfy regular expression pattern: [\\w+=,.@-]+',
+    );
   }
   return value;
 }

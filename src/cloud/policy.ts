@@ -95,7 +95,8 @@ export function parsePolicy(text: string, kind: 'identity' | 'trust' = 'identity
     if (r.NotResource !== undefined) st.notResources = stringList(r.NotResource, 'NotResource');
     if (r.Condition !== undefined) st.condition = conditionBlock(r.Condition);
     if (kind === 'trust') {
-      if (r.Principal === undefined) throw malformed('AssumeRolepolicy contained an invalid principal.');
+      if (r.Principal === undefined)
+        throw malformed('AssumeRolepolicy contained an invalid principal.');
       st.principals = principalList(r.Principal);
     } else {
       if (r.Principal !== undefined || r.NotPrincipal !== undefined) {

@@ -104,7 +104,10 @@ export function parseAmzDate(s: string): Date | null {
 
 /** Date → `20150830T123600Z`. */
 export const formatAmzDate = (d: Date): string =>
-  d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  d
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 
 function canonicalQuery(query: string): string {
   if (query === '') return '';

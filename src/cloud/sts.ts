@@ -11,11 +11,19 @@ const MAX_SESSION_POLICY = 2048;
 /** Role chaining caps a session at one hour. */
 const CHAINED_MAX = 3600;
 
-function sessionPolicy(c: ActionContext): { policy: string | null; arns: string[]; packed?: number } {
+function sessionPolicy(c: ActionContext): {
+  policy: string | null;
+  arns: string[];
+  packed?: number;
+} {
   const policy = c.params.get('Policy') || null;
   if (policy !== null) {
     if (policy.length > MAX_SESSION_POLICY) {
-      throw validationError('policy', policy.slice(0, 20) + '…', `Member must have length less than or equal to ${MAX_SESSION_POLICY}`);
+      throw validationError(
+        'policy',
+        policy.slice(0, 20) + '…',
+        `Member must have length less than or equal to ${MAX_SESSION_POLICY}`,
+      );
     }
     parsePolicy(policy);
   }
@@ -29,7 +37,14 @@ function sessionPolicy(c: ActionContext): { policy: string | null; arns: string[
     }
   }
   const size = (policy?.length ?? 0) + arns.join('').length;
-  return { policy, arns, packed: policy || arns.length > 0 ? Math.max(1, Math.ceil((size / MAX_SESSION_POLICY) * 100)) : undefined };
+  return {
+    policy,
+    arns,
+    packed:
+      policy || arns.length > 0
+        ? Math.max(1, Math.ceil((size / MAX_SESSION_POLICY) * 100))
+        : undefined,
+  };
 }
 
 /** Stores temporary credentials and returns their wire shape. */
@@ -110,36 +125,77 @@ export const stsActions: Record<string, Action> = {
       const roleArn = c.params.required('RoleArn');
       const sessionName = c.params.required('RoleSessionName');
       if (sessionName.length < 2 || sessionName.length > 64) {
-        throw validationError('roleSessionName', sessionName, `Member must have length ${sessionName.length < 2 ? 'greater than or equal to 2' : 'less than or equal to 64'}`);
+        throw validationError(
+          'roleSessionName',
+          sessionName,
+          `Member must have length ${sessionName.length < 2 ? 'greater than or equal to 2' : 'less than or equal to 64'}`,
+        );
       }
       if (!/^[\w+=,.@-]*$/.test(sessionName)) {
-        throw validationError('roleSessionName', sessionName, 'Member must satisfy regular expression pattern: [\\w+=,.@-]*');
+        throw validationError(
+          'roleSessionName',
+          sessionName,
+          'Member must satisfy regular expression pattern: [\\w+=,.@-]*',
+        );
       }
       const seconds = c.params.int('DurationSeconds', 900, 43200) ?? 3600;
       const externalId = c.params.get('ExternalId');
       if (externalId !== undefined && (externalId.length < 2 || externalId.length > 1224)) {
-        throw validationError('externalId', externalId, 'Member must have length between 2 and 1224');
+        throw validationError(
+          'externalId',
+          externalId,
+          'Member must have length between 2 and 1224',
+        );
       }
       const tags = c.params.tags();
-      if (tags.length > 50) throw validationError('tags', null, 'Member must have length less than or equal to 50');
-      const denied = new CloudError('AccessDenied', `User: ${c.principal.arn} is not authorized to perform: sts:AssumeRole on resource: ${roleArn}`);
+      if (tags.length > 50)
+        throw validationError('tags', null, 'Member must have length less than or equal to 50');
+      const denied = new CloudError(
+        'AccessDenied',
+        `User: ${c.principal.arn} is not authorized to perform: sts:AssumeRole on resource: ${roleArn}`,
+      );
       // AWS answers a missing role the same way as a refused one, so callers learn nothing.
       const role = c.store.role(roleArnName(roleArn));
       if (!role || arn.role(c.account, role.path, role.name) !== roleArn) throw denied;
-      const trust = evaluateTrust(parsePolicy(role.trust, 'trust'), 'sts:AssumeRole', trustForms(c, c.principal), {
-        ...(externalId === undefined ? {} : { 'sts:ExternalId': externalId }),
-      });
+      const trust = evaluateTrust(
+        parsePolicy(role.trust, 'trust'),
+        'sts:AssumeRole',
+        trustForms(c, c.principal),
+        {
+          ...(externalId === undefined ? {} : { 'sts:ExternalId': externalId }),
+        },
+      );
       if (trust !== 'allow') throw denied;
       if (c.principal.kind === 'assumed-role' && seconds > CHAINED_MAX) {
-        throw validationError('durationSeconds', String(seconds), 'The requested DurationSeconds exceeds the 1 hour session limit for roles assumed by role chaining.');
+        throw validationError(
+          'durationSeconds',
+          String(seconds),
+          'The requested DurationSeconds exceeds the 1 hour session limit for roles assumed by role chaining.',
+        );
       }
       if (seconds > role.max_session) {
-        throw validationError('durationSeconds', String(seconds), 'The requested DurationSeconds exceeds the MaxSessionDuration set for this role.');
+        throw validationError(
+          'durationSeconds',
+          String(seconds),
+          'The requested DurationSeconds exceeds the MaxSessionDuration set for this role.',
+        );
       }
       const { policy, arns, packed } = sessionPolicy(c);
       const sessionArn = `arn:aws:sts::${c.account}:assumed-role/${role.name}/${sessionName}`;
       const userId = `${role.id}:${sessionName}`;
-      const credentials = issue(c, seconds, { kind: 'assumed-role', arn: sessionArn, user_id: userId, user_name: null, role_name: role.name }, policy, arns);
+      const credentials = issue(
+        c,
+        seconds,
+        {
+          kind: 'assumed-role',
+          arn: sessionArn,
+          user_id: userId,
+          user_name: null,
+          role_name: role.name,
+        },
+        policy,
+        arns,
+      );
       return {
         Credentials: credentials,
         AssumedRoleUser: { AssumedRoleId: userId, Arn: sessionArn },
@@ -158,17 +214,41 @@ export const stsActions: Record<string, Action> = {
       const userName = requireLongTerm(c, 'GetFederationToken');
       const name = c.params.required('Name');
       if (name.length < 2 || name.length > 32) {
-        throw validationError('name', name, `Member must have length ${name.length < 2 ? 'greater than or equal to 2' : 'less than or equal to 32'}`);
+        throw validationError(
+          'name',
+          name,
+          `Member must have length ${name.length < 2 ? 'greater than or equal to 2' : 'less than or equal to 32'}`,
+        );
       }
       if (!/^[\w+=,.@-]*$/.test(name)) {
-        throw validationError('name', name, 'Member must satisfy regular expression pattern: [\\w+=,.@-]*');
+        throw validationError(
+          'name',
+          name,
+          'Member must satisfy regular expression pattern: [\\w+=,.@-]*',
+        );
       }
       const seconds = c.params.int('DurationSeconds', 900, 129600) ?? 43200;
       const { policy, arns, packed } = sessionPolicy(c);
       const fedArn = `arn:aws:sts::${c.account}:federated-user/${name}`;
       const userId = `${c.account}:${name}`;
-      const credentials = issue(c, seconds, { kind: 'federated-user', arn: fedArn, user_id: userId, user_name: userName, role_name: null }, policy, arns);
-      return { Credentials: credentials, FederatedUser: { FederatedUserId: userId, Arn: fedArn }, PackedPolicySize: packed };
+      const credentials = issue(
+        c,
+        seconds,
+        {
+          kind: 'federated-user',
+          arn: fedArn,
+          user_id: userId,
+          user_name: userName,
+          role_name: null,
+        },
+        policy,
+        arns,
+      );
+      return {
+        Credentials: credentials,
+        FederatedUser: { FederatedUserId: userId, Arn: fedArn },
+        PackedPolicySize: packed,
+      };
     },
   },
   GetSessionToken: {
@@ -180,18 +260,44 @@ export const stsActions: Record<string, Action> = {
       const serial = c.params.get('SerialNumber');
       const code = c.params.get('TokenCode');
       if (code !== undefined && !/^\d{6}$/.test(code)) {
-        throw validationError('tokenCode', code, 'Member must satisfy regular expression pattern: [\\d]*');
+        throw validationError(
+          'tokenCode',
+          code,
+          'Member must satisfy regular expression pattern: [\\d]*',
+        );
       }
       if (serial) {
-        const device = c.store.get<MfaRow>('SELECT * FROM mfa_devices WHERE serial = ? AND user_name = ?', serial, userName);
+        const device = c.store.get<MfaRow>(
+          'SELECT * FROM mfa_devices WHERE serial = ? AND user_name = ?',
+          serial,
+          userName,
+        );
         if (!device || code === undefined) {
-          throw new CloudError('AccessDenied', 'MultiFactorAuthentication failed, unable to validate MFA code.');
+          throw new CloudError(
+            'AccessDenied',
+            'MultiFactorAuthentication failed, unable to validate MFA code.',
+          );
         }
         if (!totpMatches(device.seed, c.now, code)) {
-          throw new CloudError('AccessDenied', 'MultiFactorAuthentication failed with invalid MFA one time pass code.');
+          throw new CloudError(
+            'AccessDenied',
+            'MultiFactorAuthentication failed with invalid MFA one time pass code.',
+          );
         }
       }
-      const credentials = issue(c, seconds, { kind: 'session', arn: c.principal.arn, user_id: c.principal.userId, user_name: userName, role_name: null }, null, []);
+      const credentials = issue(
+        c,
+        seconds,
+        {
+          kind: 'session',
+          arn: c.principal.arn,
+          user_id: c.principal.userId,
+          user_name: userName,
+          role_name: null,
+        },
+        null,
+        [],
+      );
       return { Credentials: credentials };
     },
   },

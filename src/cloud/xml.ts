@@ -27,7 +27,8 @@ function render(node: XmlNode): string {
   if (node === undefined) return '';
   if (typeof node === 'string') return escapeXml(node);
   if (typeof node === 'number' || typeof node === 'boolean') return String(node);
-  if (node instanceof XmlList) return node.items.map((m) => `<member>${render(m)}</member>`).join('');
+  if (node instanceof XmlList)
+    return node.items.map((m) => `<member>${render(m)}</member>`).join('');
   return Object.entries(node)
     .filter(([, v]) => v !== undefined)
     .map(([k, v]) => `<${k}>${render(v)}</${k}>`)

@@ -37,7 +37,10 @@ import type { CloudServer } from '../support/cloud-server.js';
 
 const ACCOUNT = '123456789012';
 const allow = (action: string | string[], resource = '*') =>
-  JSON.stringify({ Version: '2012-10-17', Statement: [{ Effect: 'Allow', Action: action, Resource: resource }] });
+  JSON.stringify({
+    Version: '2012-10-17',
+    Statement: [{ Effect: 'Allow', Action: action, Resource: resource }],
+  });
 
 let clock: ManualClock;
 let server: CloudServer;
@@ -48,10 +51,15 @@ const as = (creds: Creds) => clientsFor(server, clock, creds);
 async function userWith(name: string, policy?: string): Promise<Creds> {
   await root.iam.send(new CreateUserCommand({ UserName: name }));
   if (policy) {
-    await root.iam.send(new PutUserPolicyCommand({ UserName: name, PolicyName: 'p', PolicyDocument: policy }));
+    await root.iam.send(
+      new PutUserPolicyCommand({ UserName: name, PolicyName: 'p', PolicyDocument: policy }),
+    );
   }
   const { AccessKey } = await root.iam.send(new CreateAccessKeyCommand({ UserName: name }));
-  return { accessKeyId: AccessKey?.AccessKeyId ?? '', secretAccessKey: AccessKey?.SecretAccessKey ?? '' };
+  return {
+    accessKeyId: AccessKey?.AccessKeyId ?? '',
+    secretAccessKey: AccessKey?.SecretAccessKey ?? '',
+  };
 }
 
 beforeEach(async () => {
@@ -70,54 +78,123 @@ describe('IAM through @aws-sdk/client-iam', () => {
     await iam.send(new CreatePolicyCommand({ PolicyName: 'boundary', PolicyDocument: allow('*') }));
     const boundary = `arn:aws:iam::${ACCOUNT}:policy/boundary`;
     const created = await iam.send(
-      new CreateUserCommand({ UserName: 'vault-root-app-1', Path: '/keel/', PermissionsBoundary: boundary }),
+      new CreateUserCommand({
+        UserName: 'vault-root-app-1',
+        Path: '/keel/',
+        PermissionsBoundary: boundary,
+      }),
     );
     expect(created.User).toMatchObject({
       Path: '/keel/',
       UserName: 'vault-root-app-1',
       Arn: `arn:aws:iam::${ACCOUNT}:user/keel/vault-root-app-1`,
-      PermissionsBoundary: { PermissionsBoundaryType: 'PermissionsBoundaryPolicy', PermissionsBoundaryArn: boundary },
+      PermissionsBoundary: {
+        PermissionsBoundaryType: 'PermissionsBoundaryPolicy',
+        PermissionsBoundaryArn: boundary,
+      },
     });
     expect(created.User?.UserId).toMatch(/^AIDA[A-Z0-9]{17}$/);
     expect(created.User?.CreateDate?.toISOString()).toBe(clock.now().toISOString());
-    await iam.send(new AttachUserPolicyCommand({ UserName: 'vault-root-app-1', PolicyArn: 'arn:aws:iam::aws:policy/IAMReadOnlyAccess' }));
-    await iam.send(new PutUserPolicyCommand({ UserName: 'vault-root-app-1', PolicyName: 'app', PolicyDocument: allow('iam:GetUser') }));
+    await iam.send(
+      new AttachUserPolicyCommand({
+        UserName: 'vault-root-app-1',
+        PolicyArn: 'arn:aws:iam::aws:policy/IAMReadOnlyAccess',
+      }),
+    );
+    await iam.send(
+      new PutUserPolicyCommand({
+        UserName: 'vault-root-app-1',
+        PolicyName: 'app',
+        PolicyDocument: allow('iam:GetUser'),
+      }),
+    );
     await iam.send(new AddUserToGroupCommand({ GroupName: 'devs', UserName: 'vault-root-app-1' }));
-    await iam.send(new TagUserCommand({ UserName: 'vault-root-app-1', Tags: [{ Key: 'team', Value: 'core' }] }));
+    await iam.send(
+      new TagUserCommand({ UserName: 'vault-root-app-1', Tags: [{ Key: 'team', Value: 'core' }] }),
+    );
     const key = await iam.send(new CreateAccessKeyCommand({ UserName: 'vault-root-app-1' }));
     expect(key.AccessKey?.AccessKeyId).toMatch(/^AKIA[A-Z0-9]{16}$/);
     expect(key.AccessKey?.SecretAccessKey).toHaveLength(40);
-    const creds = { accessKeyId: key.AccessKey?.AccessKeyId ?? '', secretAccessKey: key.AccessKey?.SecretAccessKey ?? '' };
+    const creds = {
+      accessKeyId: key.AccessKey?.AccessKeyId ?? '',
+      secretAccessKey: key.AccessKey?.SecretAccessKey ?? '',
+    };
     const me = await as(creds).sts.send(new GetCallerIdentityCommand({}));
-    expect(me).toMatchObject({ Account: ACCOUNT, Arn: created.User?.Arn, UserId: created.User?.UserId });
+    expect(me).toMatchObject({
+      Account: ACCOUNT,
+      Arn: created.User?.Arn,
+      UserId: created.User?.UserId,
+    });
 
-    expect((await iam.send(new ListUserTagsCommand({ UserName: 'vault-root-app-1' }))).Tags).toEqual([{ Key: 'team', Value: 'core' }]);
+    expect(
+      (await iam.send(new ListUserTagsCommand({ UserName: 'vault-root-app-1' }))).Tags,
+    ).toEqual([{ Key: 'team', Value: 'core' }]);
     const groups = await iam.send(new ListGroupsForUserCommand({ UserName: 'vault-root-app-1' }));
     expect(groups.Groups?.map((g) => g.GroupName)).toEqual(['devs']);
-    expect((await iam.send(new ListUserPoliciesCommand({ UserName: 'vault-root-app-1' }))).PolicyNames).toEqual(['app']);
-    const attached = await iam.send(new ListAttachedUserPoliciesCommand({ UserName: 'vault-root-app-1' }));
-    expect(attached.AttachedPolicies).toEqual([{ PolicyName: 'IAMReadOnlyAccess', PolicyArn: 'arn:aws:iam::aws:policy/IAMReadOnlyAccess' }]);
+    expect(
+      (await iam.send(new ListUserPoliciesCommand({ UserName: 'vault-root-app-1' }))).PolicyNames,
+    ).toEqual(['app']);
+    const attached = await iam.send(
+      new ListAttachedUserPoliciesCommand({ UserName: 'vault-root-app-1' }),
+    );
+    expect(attached.AttachedPolicies).toEqual([
+      { PolicyName: 'IAMReadOnlyAccess', PolicyArn: 'arn:aws:iam::aws:policy/IAMReadOnlyAccess' },
+    ]);
     const keys = await iam.send(new ListAccessKeysCommand({ UserName: 'vault-root-app-1' }));
     expect(keys.AccessKeyMetadata).toEqual([
-      { UserName: 'vault-root-app-1', AccessKeyId: creds.accessKeyId, Status: 'Active', CreateDate: clock.now() },
+      {
+        UserName: 'vault-root-app-1',
+        AccessKeyId: creds.accessKeyId,
+        Status: 'Active',
+        CreateDate: clock.now(),
+      },
     ]);
     expect(keys.IsTruncated).toBe(false);
 
     // DeleteUser refuses while anything is still attached, naming the first thing to remove.
-    const conflict = await failure(iam.send(new DeleteUserCommand({ UserName: 'vault-root-app-1' })));
-    expect(conflict).toMatchObject({ code: 'DeleteConflictException', status: 409, message: 'Cannot delete entity, must delete access keys first.' });
-    await iam.send(new DeleteAccessKeyCommand({ UserName: 'vault-root-app-1', AccessKeyId: creds.accessKeyId }));
-    expect((await failure(iam.send(new DeleteUserCommand({ UserName: 'vault-root-app-1' })))).message).toBe('Cannot delete entity, must delete policies first.');
-    await iam.send(new DeleteUserPolicyCommand({ UserName: 'vault-root-app-1', PolicyName: 'app' }));
-    expect((await failure(iam.send(new DeleteUserCommand({ UserName: 'vault-root-app-1' })))).message).toBe('Cannot delete entity, must detach all policies first.');
-    await iam.send(new DetachUserPolicyCommand({ UserName: 'vault-root-app-1', PolicyArn: 'arn:aws:iam::aws:policy/IAMReadOnlyAccess' }));
-    expect((await failure(iam.send(new DeleteUserCommand({ UserName: 'vault-root-app-1' })))).message).toBe('Cannot delete entity, must remove users from group first.');
-    await iam.send(new RemoveUserFromGroupCommand({ GroupName: 'devs', UserName: 'vault-root-app-1' }));
+    const conflict = await failure(
+      iam.send(new DeleteUserCommand({ UserName: 'vault-root-app-1' })),
+    );
+    expect(conflict).toMatchObject({
+      code: 'DeleteConflictException',
+      status: 409,
+      message: 'Cannot delete entity, must delete access keys first.',
+    });
+    await iam.send(
+      new DeleteAccessKeyCommand({ UserName: 'vault-root-app-1', AccessKeyId: creds.accessKeyId }),
+    );
+    expect(
+      (await failure(iam.send(new DeleteUserCommand({ UserName: 'vault-root-app-1' })))).message,
+    ).toBe('Cannot delete entity, must delete policies first.');
+    await iam.send(
+      new DeleteUserPolicyCommand({ UserName: 'vault-root-app-1', PolicyName: 'app' }),
+    );
+    expect(
+      (await failure(iam.send(new DeleteUserCommand({ UserName: 'vault-root-app-1' })))).message,
+    ).toBe('Cannot delete entity, must detach all policies first.');
+    await iam.send(
+      new DetachUserPolicyCommand({
+        UserName: 'vault-root-app-1',
+        PolicyArn: 'arn:aws:iam::aws:policy/IAMReadOnlyAccess',
+      }),
+    );
+    expect(
+      (await failure(iam.send(new DeleteUserCommand({ UserName: 'vault-root-app-1' })))).message,
+    ).toBe('Cannot delete entity, must remove users from group first.');
+    await iam.send(
+      new RemoveUserFromGroupCommand({ GroupName: 'devs', UserName: 'vault-root-app-1' }),
+    );
     await iam.send(new DeleteUserCommand({ UserName: 'vault-root-app-1' }));
 
     const gone = await failure(as(creds).sts.send(new GetCallerIdentityCommand({})));
-    expect(gone).toMatchObject({ code: 'InvalidClientTokenId', status: 403, message: 'The security token included in the request is invalid.' });
-    expect(await failure(iam.send(new GetUserCommand({ UserName: 'vault-root-app-1' })))).toMatchObject({ code: 'NoSuchEntityException', status: 404 });
+    expect(gone).toMatchObject({
+      code: 'InvalidClientTokenId',
+      status: 403,
+      message: 'The security token included in the request is invalid.',
+    });
+    expect(
+      await failure(iam.send(new GetUserCommand({ UserName: 'vault-root-app-1' }))),
+    ).toMatchObject({ code: 'NoSuchEntityException', status: 404 });
   });
 
   it('rotates a root key like config/rotate-root: GetUser(), CreateAccessKey, DeleteAccessKey with the old key', async () => {
@@ -125,28 +202,71 @@ describe('IAM through @aws-sdk/client-iam', () => {
     const oldClient = as(old);
     const { User } = await oldClient.iam.send(new GetUserCommand({}));
     expect(User?.UserName).toBe('admin');
-    const fresh = await oldClient.iam.send(new CreateAccessKeyCommand({ UserName: User?.UserName }));
+    const fresh = await oldClient.iam.send(
+      new CreateAccessKeyCommand({ UserName: User?.UserName }),
+    );
     clock.advance(1);
-    await oldClient.iam.send(new DeleteAccessKeyCommand({ UserName: 'admin', AccessKeyId: old.accessKeyId }));
-    expect((await failure(as(old).sts.send(new GetCallerIdentityCommand({})))).code).toBe('InvalidClientTokenId');
-    const next = { accessKeyId: fresh.AccessKey?.AccessKeyId ?? '', secretAccessKey: fresh.AccessKey?.SecretAccessKey ?? '' };
-    expect((await as(next).sts.send(new GetCallerIdentityCommand({}))).Arn).toBe(`arn:aws:iam::${ACCOUNT}:user/admin`);
+    await oldClient.iam.send(
+      new DeleteAccessKeyCommand({ UserName: 'admin', AccessKeyId: old.accessKeyId }),
+    );
+    expect((await failure(as(old).sts.send(new GetCallerIdentityCommand({})))).code).toBe(
+      'InvalidClientTokenId',
+    );
+    const next = {
+      accessKeyId: fresh.AccessKey?.AccessKeyId ?? '',
+      secretAccessKey: fresh.AccessKey?.SecretAccessKey ?? '',
+    };
+    expect((await as(next).sts.send(new GetCallerIdentityCommand({}))).Arn).toBe(
+      `arn:aws:iam::${ACCOUNT}:user/admin`,
+    );
   });
 
   it('limits a user to two access keys and lets an inactive key stop authenticating', async () => {
     const first = await userWith('two');
     await root.iam.send(new CreateAccessKeyCommand({ UserName: 'two' }));
-    expect(await failure(root.iam.send(new CreateAccessKeyCommand({ UserName: 'two' })))).toMatchObject({
+    expect(
+      await failure(root.iam.send(new CreateAccessKeyCommand({ UserName: 'two' }))),
+    ).toMatchObject({
       code: 'LimitExceededException',
       status: 409,
       message: 'Cannot exceed quota for AccessKeysPerUser: 2',
     });
-    await root.iam.send(new UpdateAccessKeyCommand({ UserName: 'two', AccessKeyId: first.accessKeyId, Status: 'Inactive' }));
-    expect((await failure(as(first).sts.send(new GetCallerIdentityCommand({})))).code).toBe('InvalidClientTokenId');
-    await root.iam.send(new UpdateAccessKeyCommand({ UserName: 'two', AccessKeyId: first.accessKeyId, Status: 'Active' }));
+    await root.iam.send(
+      new UpdateAccessKeyCommand({
+        UserName: 'two',
+        AccessKeyId: first.accessKeyId,
+        Status: 'Inactive',
+      }),
+    );
+    expect((await failure(as(first).sts.send(new GetCallerIdentityCommand({})))).code).toBe(
+      'InvalidClientTokenId',
+    );
+    await root.iam.send(
+      new UpdateAccessKeyCommand({
+        UserName: 'two',
+        AccessKeyId: first.accessKeyId,
+        Status: 'Active',
+      }),
+    );
     expect((await as(first).sts.send(new GetCallerIdentityCommand({}))).UserId).toMatch(/^AIDA/);
-    expect(await failure(root.iam.send(new UpdateAccessKeyCommand({ UserName: 'two', AccessKeyId: first.accessKeyId, Status: 'Paused' })))).toMatchObject({ code: 'ValidationError', status: 400 });
-    expect(await failure(root.iam.send(new DeleteAccessKeyCommand({ UserName: 'two', AccessKeyId: 'AKIANOTAKEY000000000' })))).toMatchObject({ code: 'NoSuchEntityException', status: 404 });
+    expect(
+      await failure(
+        root.iam.send(
+          new UpdateAccessKeyCommand({
+            UserName: 'two',
+            AccessKeyId: first.accessKeyId,
+            Status: 'Paused' as 'Active',
+          }),
+        ),
+      ),
+    ).toMatchObject({ code: 'ValidationError', status: 400 });
+    expect(
+      await failure(
+        root.iam.send(
+          new DeleteAccessKeyCommand({ UserName: 'two', AccessKeyId: 'AKIANOTAKEY000000000' }),
+        ),
+      ),
+    ).toMatchObject({ code: 'NoSuchEntityException', status: 404 });
   });
 
   it('enforces policies: a user limited to iam:GetUser cannot create users; a deny wins; a boundary caps', async () => {
@@ -157,41 +277,92 @@ describe('IAM through @aws-sdk/client-iam', () => {
     expect(denied.message).toBe(
       `User: arn:aws:iam::${ACCOUNT}:user/reader is not authorized to perform: iam:CreateUser on resource: arn:aws:iam::${ACCOUNT}:user/evil because no identity-based policy allows the iam:CreateUser action`,
     );
-    expect(await failure(root.iam.send(new GetUserCommand({ UserName: 'evil' })))).toMatchObject({ status: 404 });
+    expect(await failure(root.iam.send(new GetUserCommand({ UserName: 'evil' })))).toMatchObject({
+      status: 404,
+    });
 
-    await root.iam.send(new PutUserPolicyCommand({
-      UserName: 'reader',
-      PolicyName: 'deny-self',
-      PolicyDocument: JSON.stringify({ Statement: [{ Effect: 'Deny', Action: 'iam:Get*', Resource: `arn:aws:iam::${ACCOUNT}:user/reader` }] }),
-    }));
-    expect((await failure(narrow.iam.send(new GetUserCommand({})))).message).toMatch(/with an explicit deny in an identity-based policy$/);
+    await root.iam.send(
+      new PutUserPolicyCommand({
+        UserName: 'reader',
+        PolicyName: 'deny-self',
+        PolicyDocument: JSON.stringify({
+          Statement: [
+            { Effect: 'Deny', Action: 'iam:Get*', Resource: `arn:aws:iam::${ACCOUNT}:user/reader` },
+          ],
+        }),
+      }),
+    );
+    expect((await failure(narrow.iam.send(new GetUserCommand({})))).message).toMatch(
+      /with an explicit deny in an identity-based policy$/,
+    );
 
-    await root.iam.send(new CreatePolicyCommand({ PolicyName: 'only-list', PolicyDocument: allow('iam:ListUsers') }));
-    await root.iam.send(new CreateUserCommand({ UserName: 'bounded', PermissionsBoundary: `arn:aws:iam::${ACCOUNT}:policy/only-list` }));
-    await root.iam.send(new PutUserPolicyCommand({ UserName: 'bounded', PolicyName: 'all', PolicyDocument: allow('*') }));
+    await root.iam.send(
+      new CreatePolicyCommand({ PolicyName: 'only-list', PolicyDocument: allow('iam:ListUsers') }),
+    );
+    await root.iam.send(
+      new CreateUserCommand({
+        UserName: 'bounded',
+        PermissionsBoundary: `arn:aws:iam::${ACCOUNT}:policy/only-list`,
+      }),
+    );
+    await root.iam.send(
+      new PutUserPolicyCommand({
+        UserName: 'bounded',
+        PolicyName: 'all',
+        PolicyDocument: allow('*'),
+      }),
+    );
     const k = await root.iam.send(new CreateAccessKeyCommand({ UserName: 'bounded' }));
-    const bounded = as({ accessKeyId: k.AccessKey?.AccessKeyId ?? '', secretAccessKey: k.AccessKey?.SecretAccessKey ?? '' });
+    const bounded = as({
+      accessKeyId: k.AccessKey?.AccessKeyId ?? '',
+      secretAccessKey: k.AccessKey?.SecretAccessKey ?? '',
+    });
     expect((await bounded.iam.send(new ListUsersCommand({}))).Users?.length).toBeGreaterThan(0);
     expect((await failure(bounded.iam.send(new GetUserCommand({})))).code).toBe('AccessDenied');
   });
 
   it('grants through group policies and serves the group lookups the engine makes', async () => {
     await root.iam.send(new CreateGroupCommand({ GroupName: 'readers', Path: '/teams/' }));
-    await root.iam.send(new PutGroupPolicyCommand({ GroupName: 'readers', PolicyName: 'list', PolicyDocument: allow('iam:List*') }));
-    await root.iam.send(new AttachGroupPolicyCommand({ GroupName: 'readers', PolicyArn: 'arn:aws:iam::aws:policy/IAMReadOnlyAccess' }));
+    await root.iam.send(
+      new PutGroupPolicyCommand({
+        GroupName: 'readers',
+        PolicyName: 'list',
+        PolicyDocument: allow('iam:List*'),
+      }),
+    );
+    await root.iam.send(
+      new AttachGroupPolicyCommand({
+        GroupName: 'readers',
+        PolicyArn: 'arn:aws:iam::aws:policy/IAMReadOnlyAccess',
+      }),
+    );
     const member = as(await userWith('member'));
     expect((await failure(member.iam.send(new ListUsersCommand({})))).code).toBe('AccessDenied');
     await root.iam.send(new AddUserToGroupCommand({ GroupName: 'readers', UserName: 'member' }));
-    expect((await member.iam.send(new ListUsersCommand({}))).Users?.map((u) => u.UserName)).toEqual(['keel-root', 'member']);
+    expect((await member.iam.send(new ListUsersCommand({}))).Users?.map((u) => u.UserName)).toEqual(
+      ['keel-root', 'member'],
+    );
 
-    expect((await root.iam.send(new ListGroupPoliciesCommand({ GroupName: 'readers' }))).PolicyNames).toEqual(['list']);
-    const doc = await root.iam.send(new GetGroupPolicyCommand({ GroupName: 'readers', PolicyName: 'list' }));
+    expect(
+      (await root.iam.send(new ListGroupPoliciesCommand({ GroupName: 'readers' }))).PolicyNames,
+    ).toEqual(['list']);
+    const doc = await root.iam.send(
+      new GetGroupPolicyCommand({ GroupName: 'readers', PolicyName: 'list' }),
+    );
     // IAM sends policy documents URL-encoded; the engine decodes them.
     expect(decodeURIComponent(doc.PolicyDocument ?? '')).toBe(allow('iam:List*'));
-    const attached = await root.iam.send(new ListAttachedGroupPoliciesCommand({ GroupName: 'readers' }));
-    expect(attached.AttachedPolicies?.[0]?.PolicyArn).toBe('arn:aws:iam::aws:policy/IAMReadOnlyAccess');
-    const up = await root.iam.send(new GetUserPolicyCommand({ UserName: 'keel-root', PolicyName: 'AdministratorAccess' }));
-    expect(JSON.parse(decodeURIComponent(up.PolicyDocument ?? ''))).toMatchObject({ Statement: [{ Action: '*', Resource: '*' }] });
+    const attached = await root.iam.send(
+      new ListAttachedGroupPoliciesCommand({ GroupName: 'readers' }),
+    );
+    expect(attached.AttachedPolicies?.[0]?.PolicyArn).toBe(
+      'arn:aws:iam::aws:policy/IAMReadOnlyAccess',
+    );
+    const up = await root.iam.send(
+      new GetUserPolicyCommand({ UserName: 'keel-root', PolicyName: 'AdministratorAccess' }),
+    );
+    expect(JSON.parse(decodeURIComponent(up.PolicyDocument ?? ''))).toMatchObject({
+      Statement: [{ Action: '*', Resource: '*' }],
+    });
   });
 
   it('pages ListUsers with MaxItems and Marker', async () => {

@@ -29,7 +29,9 @@ export function clientsFor(server: CloudServer, clock: Clock, creds: Creds, regi
 }
 
 /** The AWS error code and HTTP status of a rejected SDK call. */
-export async function failure(p: Promise<unknown>): Promise<{ code: string; status: number; message: string }> {
+export async function failure(
+  p: Promise<unknown>,
+): Promise<{ code: string; status: number; message: string }> {
   try {
     await p;
   } catch (e) {

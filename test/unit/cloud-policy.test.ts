@@ -5,7 +5,8 @@ import { Params, checkName, checkPath } from '../../src/cloud/params.js';
 import { evaluate, evaluateTrust, parsePolicy, wildcardMatch } from '../../src/cloud/policy.js';
 import { errorXml, members, successXml } from '../../src/cloud/xml.js';
 
-const doc = (...statements: object[]) => JSON.stringify({ Version: '2012-10-17', Statement: statements });
+const doc = (...statements: object[]) =>
+  JSON.stringify({ Version: '2012-10-17', Statement: statements });
 const code = (fn: () => unknown): string => {
   try {
     fn();
@@ -17,7 +18,9 @@ const code = (fn: () => unknown): string => {
 };
 
 describe('policy evaluation', () => {
-  const readOnly = parsePolicy(doc({ Effect: 'Allow', Action: ['iam:Get*', 'iam:List*'], Resource: '*' }));
+  const readOnly = parsePolicy(
+    doc({ Effect: 'Allow', Action: ['iam:Get*', 'iam:List*'], Resource: '*' }),
+  );
   const denyBob = parsePolicy(
     doc({ Effect: 'Deny', Action: 'iam:*', Resource: 'arn:aws:iam::123456789012:user/bob' }),
   );
@@ -31,37 +34,71 @@ describe('policy evaluation', () => {
 
   it('allows what a statement grants, nothing else, and an explicit deny wins', () => {
     expect(evaluate([readOnly], 'iam:GetUser', 'arn:aws:iam::123456789012:user/x')).toBe('allow');
-    expect(evaluate([readOnly], 'iam:CreateUser', 'arn:aws:iam::123456789012:user/x')).toBe('implicit');
-    expect(evaluate([readOnly, denyBob], 'iam:GetUser', 'arn:aws:iam::123456789012:user/bob')).toBe('deny');
+    expect(evaluate([readOnly], 'iam:CreateUser', 'arn:aws:iam::123456789012:user/x')).toBe(
+      'implicit',
+    );
+    expect(evaluate([readOnly, denyBob], 'iam:GetUser', 'arn:aws:iam::123456789012:user/bob')).toBe(
+      'deny',
+    );
     expect(evaluate([], 'iam:GetUser', '*')).toBe('implicit');
   });
 
   it('honours NotAction and NotResource', () => {
-    const p = parsePolicy(doc({ Effect: 'Allow', NotAction: 'iam:Delete*', NotResource: 'arn:secret' }));
+    const p = parsePolicy(
+      doc({ Effect: 'Allow', NotAction: 'iam:Delete*', NotResource: 'arn:secret' }),
+    );
     expect(evaluate([p], 'iam:CreateUser', 'arn:x')).toBe('allow');
     expect(evaluate([p], 'iam:DeleteUser', 'arn:x')).toBe('implicit');
     expect(evaluate([p], 'iam:CreateUser', 'arn:secret')).toBe('implicit');
   });
 
   it('fails closed on conditions it does not implement', () => {
-    const allowIf = parsePolicy(doc({ Effect: 'Allow', Action: '*', Resource: '*', Condition: { IpAddress: { 'aws:SourceIp': '10.0.0.0/8' } } }));
-    const denyIf = parsePolicy(doc({ Effect: 'Deny', Action: '*', Resource: '*', Condition: { IpAddress: { 'aws:SourceIp': '10.0.0.0/8' } } }));
+    const allowIf = parsePolicy(
+      doc({
+        Effect: 'Allow',
+        Action: '*',
+        Resource: '*',
+        Condition: { IpAddress: { 'aws:SourceIp': '10.0.0.0/8' } },
+      }),
+    );
+    const denyIf = parsePolicy(
+      doc({
+        Effect: 'Deny',
+        Action: '*',
+        Resource: '*',
+        Condition: { IpAddress: { 'aws:SourceIp': '10.0.0.0/8' } },
+      }),
+    );
     expect(evaluate([allowIf], 'iam:GetUser', '*')).toBe('implicit');
     expect(evaluate([readOnly, denyIf], 'iam:GetUser', '*')).toBe('deny');
-    const byName = parsePolicy(doc({ Effect: 'Allow', Action: '*', Resource: '*', Condition: { StringEquals: { 'aws:username': 'alice' } } }));
+    const byName = parsePolicy(
+      doc({
+        Effect: 'Allow',
+        Action: '*',
+        Resource: '*',
+        Condition: { StringEquals: { 'aws:username': 'alice' } },
+      }),
+    );
     expect(evaluate([byName], 'iam:GetUser', '*', { 'aws:username': 'alice' })).toBe('allow');
     expect(evaluate([byName], 'iam:GetUser', '*', { 'aws:username': 'bob' })).toBe('implicit');
   });
 
   it('checks trust policies by principal and external id', () => {
     const trust = parsePolicy(
-      doc({ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { AWS: 'arn:aws:iam::123456789012:root' }, Condition: { StringEquals: { 'sts:ExternalId': 'xyz' } } }),
+      doc({
+        Effect: 'Allow',
+        Action: 'sts:AssumeRole',
+        Principal: { AWS: 'arn:aws:iam::123456789012:root' },
+        Condition: { StringEquals: { 'sts:ExternalId': 'xyz' } },
+      }),
       'trust',
     );
     const me = ['AWS:arn:aws:iam::123456789012:root'];
     expect(evaluateTrust(trust, 'sts:AssumeRole', me, { 'sts:ExternalId': 'xyz' })).toBe('allow');
     expect(evaluateTrust(trust, 'sts:AssumeRole', me, {})).toBe('implicit');
-    expect(evaluateTrust(trust, 'sts:AssumeRole', ['AWS:999999999999'], { 'sts:ExternalId': 'xyz' })).toBe('implicit');
+    expect(
+      evaluateTrust(trust, 'sts:AssumeRole', ['AWS:999999999999'], { 'sts:ExternalId': 'xyz' }),
+    ).toBe('implicit');
   });
 
   it('rejects malformed documents', () => {
@@ -76,15 +113,22 @@ describe('policy evaluation', () => {
       doc({ Effect: 'Allow', Action: 3, Resource: '*' }),
       doc({ Effect: 'Allow', Action: '*', Resource: '*', Principal: '*' }),
     ]) {
-      expect(code(() => parsePolicy(bad)), bad).toBe('MalformedPolicyDocument');
+      expect(
+        code(() => parsePolicy(bad)),
+        bad,
+      ).toBe('MalformedPolicyDocument');
     }
-    expect(code(() => parsePolicy(doc({ Effect: 'Allow', Action: 'sts:AssumeRole' }), 'trust'))).toBe('MalformedPolicyDocument');
+    expect(
+      code(() => parsePolicy(doc({ Effect: 'Allow', Action: 'sts:AssumeRole' }), 'trust')),
+    ).toBe('MalformedPolicyDocument');
   });
 });
 
 describe('query parameters', () => {
   it('reads X.member.N lists, tags and bounded integers', () => {
-    const p = Params.parse('Action=X&PolicyArns.member.1.arn=a&PolicyArns.member.2.arn=b&Tags.member.1.Key=k&Tags.member.1.Value=v&N=5&Empty=');
+    const p = Params.parse(
+      'Action=X&PolicyArns.member.1.arn=a&PolicyArns.member.2.arn=b&Tags.member.1.Key=k&Tags.member.1.Value=v&N=5&Empty=',
+    );
     expect(p.list('PolicyArns', '.arn')).toEqual(['a', 'b']);
     expect(p.list('Empty')).toEqual([]);
     expect(p.tags()).toEqual([{ Key: 'k', Value: 'v' }]);
@@ -115,13 +159,17 @@ describe('TOTP and XML', () => {
   });
 
   it('renders Query-protocol documents with escaping', () => {
-    expect(successXml('ListThings', 'urn:x', { Things: members(['a<b']), IsTruncated: false }, 'r-1')).toBe(
+    expect(
+      successXml('ListThings', 'urn:x', { Things: members(['a<b']), IsTruncated: false }, 'r-1'),
+    ).toBe(
       '<ListThingsResponse xmlns="urn:x"><ListThingsResult><Things><member>a&lt;b</member></Things><IsTruncated>false</IsTruncated></ListThingsResult><ResponseMetadata><RequestId>r-1</RequestId></ResponseMetadata></ListThingsResponse>',
     );
     expect(successXml('DeleteThing', 'urn:x', null, 'r-2')).toBe(
       '<DeleteThingResponse xmlns="urn:x"><ResponseMetadata><RequestId>r-2</RequestId></ResponseMetadata></DeleteThingResponse>',
     );
-    expect(errorXml('urn:x', { type: 'Sender', code: 'NoSuchEntity', message: 'a & b' }, 'r-3')).toBe(
+    expect(
+      errorXml('urn:x', { type: 'Sender', code: 'NoSuchEntity', message: 'a & b' }, 'r-3'),
+    ).toBe(
       '<ErrorResponse xmlns="urn:x"><Error><Type>Sender</Type><Code>NoSuchEntity</Code><Message>a &amp; b</Message></Error><RequestId>r-3</RequestId></ErrorResponse>',
     );
   });

@@ -70,7 +70,12 @@ describe('SigV4', () => {
     const other = { ...scope, region: 'eu-west-3' };
     const sig = computeSignature(example, other, '20150830T123600Z', SECRET);
     expect(() =>
-      verifySignature(example, { ...other, accessKeyId: 'AKIDEXAMPLE', signature: sig }, SECRET, at),
+      verifySignature(
+        example,
+        { ...other, accessKeyId: 'AKIDEXAMPLE', signature: sig },
+        SECRET,
+        at,
+      ),
     ).not.toThrow();
   });
 
@@ -103,13 +108,17 @@ describe('SigV4', () => {
       ...scope,
       signature: EXPECTED,
     });
-    expect(codeOf(() => parseAuthorization('AWS4-HMAC-SHA256 Credential=A/b/c/iam/aws4_request'))).toMatch(
+    expect(
+      codeOf(() => parseAuthorization('AWS4-HMAC-SHA256 Credential=A/b/c/iam/aws4_request')),
+    ).toMatch(
       /^IncompleteSignature: Authorization header requires 'SignedHeaders' parameter\. Authorization header requires 'Signature' parameter\./,
     );
     expect(codeOf(() => parseAuthorization('Basic dXNlcjpwYXNz'))).toMatch(/^IncompleteSignature/);
     expect(
       codeOf(() =>
-        parseAuthorization('AWS4-HMAC-SHA256 Credential=AKID/20150830/iam, SignedHeaders=host, Signature=ab'),
+        parseAuthorization(
+          'AWS4-HMAC-SHA256 Credential=AKID/20150830/iam, SignedHeaders=host, Signature=ab',
+        ),
       ),
     ).toMatch(/^IncompleteSignature: Credential should be scoped/);
   });
@@ -118,11 +127,28 @@ describe('SigV4', () => {
     expect(formatAmzDate(at)).toBe('20150830T123600Z');
     expect(parseAmzDate('20150830T123600Z')?.toISOString()).toBe('2015-08-30T12:36:00.000Z');
     expect(parseAmzDate('2015-08-30')).toBeNull();
-    const req = { method: 'POST', path: '/cloud/sts/', query: '', body: Buffer.from('Action=GetCallerIdentity&Version=2011-06-15'), headers: { host: 'localhost:1', 'content-type': 'application/x-www-form-urlencoded' } };
-    const headers = signRequest(req, { accessKeyId: 'AKIAX', secretAccessKey: 's3cret', sessionToken: 'tok' }, 'ap-south-1', 'sts', at);
+    const req = {
+      method: 'POST',
+      path: '/cloud/sts/',
+      query: '',
+      body: Buffer.from('Action=GetCallerIdentity&Version=2011-06-15'),
+      headers: { host: 'localhost:1', 'content-type': 'application/x-www-form-urlencoded' },
+    };
+    const headers = signRequest(
+      req,
+      { accessKeyId: 'AKIAX', secretAccessKey: 's3cret', sessionToken: 'tok' },
+      'ap-south-1',
+      'sts',
+      at,
+    );
     expect(headers['x-amz-security-token']).toBe('tok');
     const auth = parseAuthorization(headers.authorization ?? '');
-    expect(auth.signedHeaders).toEqual(['content-type', 'host', 'x-amz-date', 'x-amz-security-token']);
+    expect(auth.signedHeaders).toEqual([
+      'content-type',
+      'host',
+      'x-amz-date',
+      'x-amz-security-token',
+    ]);
     expect(() => verifySignature({ ...req, headers }, auth, 's3cret', at)).not.toThrow();
   });
 });
