@@ -97,6 +97,19 @@ export const groupActions: Record<string, Action> = {
       return null;
     },
   },
+  ListGroups: {
+    resource: (c) => `arn:aws:iam::${c.account}:group/`,
+    run: (c) => {
+      const prefix = c.params.get('PathPrefix') ?? '/';
+      const groups = c.store.all<GroupRow>('SELECT * FROM groups ORDER BY name');
+      return listResult(
+        c.params,
+        'Groups',
+        groups.filter((g) => g.path.startsWith(prefix)),
+        (g) => presentGroup(c, g),
+      );
+    },
+  },
   AddUserToGroup: {
     resource: groupResource,
     run: (c) => {

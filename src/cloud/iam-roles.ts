@@ -61,9 +61,10 @@ export const roleActions: Record<string, Action> = {
     resource: roleResource,
     run: (c) => {
       const name = named(c);
+      // Parameter constraints are checked before the document, as IAM does.
+      const maxSession = c.params.int('MaxSessionDuration', 3600, 43200) ?? 3600;
       const trust = c.params.required('AssumeRolePolicyDocument');
       parsePolicy(trust, 'trust');
-      const maxSession = c.params.int('MaxSessionDuration', 3600, 43200) ?? 3600;
       if (c.store.role(name)) {
         throw new CloudError('EntityAlreadyExists', `Role with name ${name} already exists.`);
       }

@@ -65,6 +65,11 @@ function issue(
     policy_arns: JSON.stringify(policyArns),
     create_date: stamp(c.now),
   };
+  // Temporary credentials a day past expiry can only ever answer ExpiredToken; drop them.
+  c.store.run(
+    'DELETE FROM sessions WHERE expiration < ?',
+    stamp(new Date(c.now.getTime() - 86_400_000)),
+  );
   c.store.run(
     `INSERT INTO sessions (access_key_id, secret, token, expiration, kind, arn, user_id, user_name,
      role_name, policy, policy_arns, create_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

@@ -5,7 +5,18 @@ import {
   CreateAccessKeyCommand,
   CreateGroupCommand,
   CreatePolicyCommand,
+  CreateRoleCommand,
   CreateUserCommand,
+  DeleteGroupCommand,
+  DeletePolicyCommand,
+  DeleteRoleCommand,
+  DeleteRolePolicyCommand,
+  GetGroupCommand,
+  GetPolicyCommand,
+  GetPolicyVersionCommand,
+  GetRoleCommand,
+  ListGroupsCommand,
+  PutRolePolicyCommand,
   DeleteAccessKeyCommand,
   DeleteUserCommand,
   DeleteUserPolicyCommand,
@@ -362,6 +373,141 @@ describe('IAM through @aws-sdk/client-iam', () => {
     );
     expect(JSON.parse(decodeURIComponent(up.PolicyDocument ?? ''))).toMatchObject({
       Statement: [{ Action: '*', Resource: '*' }],
+    });
+  });
+
+  it('deletes groups, roles and policies only once nothing depends on them', async () => {
+    const { iam } = root;
+    await iam.send(new CreateGroupCommand({ GroupName: 'ops' }));
+    expect(await failure(iam.send(new CreateGroupCommand({ GroupName: 'OPS' })))).toMatchObject({
+      code: 'EntityAlreadyExistsException',
+      status: 409,
+    });
+    expect((await iam.send(new ListGroupsCommand({}))).Groups?.map((g) => g.GroupName)).toEqual([
+      'ops',
+    ]);
+    await iam.send(new CreateUserCommand({ UserName: 'op' }));
+    await iam.send(new AddUserToGroupCommand({ GroupName: 'ops', UserName: 'op' }));
+    expect(
+      (await iam.send(new GetGroupCommand({ GroupName: 'ops' }))).Users?.map((u) => u.UserName),
+    ).toEqual(['op']);
+    expect((await failure(iam.send(new DeleteGroupCommand({ GroupName: 'ops' })))).message).toBe(
+      'Cannot delete entity, must remove users from group first.',
+    );
+    await iam.send(new RemoveUserFromGroupCommand({ GroupName: 'ops', UserName: 'op' }));
+    expect(
+      await failure(iam.send(new RemoveUserFromGroupCommand({ GroupName: 'ops', UserName: 'op' }))),
+    ).toMatchObject({ code: 'NoSuchEntityException' });
+    await iam.send(new DeleteGroupCommand({ GroupName: 'ops' }));
+
+    await iam.send(
+      new CreatePolicyCommand({ PolicyName: 'mine', PolicyDocument: allow('iam:GetUser') }),
+    );
+    const policyArn = `arn:aws:iam::${ACCOUNT}:policy/mine`;
+    expect(
+      await failure(
+        iam.send(new CreatePolicyCommand({ PolicyName: 'mine', PolicyDocument: allow('*') })),
+      ),
+    ).toMatchObject({ code: 'EntityAlreadyExistsException', status: 409 });
+    expect(
+      await failure(
+        iam.send(
+          new CreatePolicyCommand({ PolicyName: 'broken', PolicyDocument: '{"Statement":[]}' }),
+        ),
+      ),
+    ).toMatchObject({ code: 'MalformedPolicyDocumentException', status: 400 });
+    await iam.send(new AttachUserPolicyCommand({ UserName: 'op', PolicyArn: policyArn }));
+    expect((await iam.send(new GetPolicyCommand({ PolicyArn: policyArn }))).Policy).toMatchObject({
+      PolicyName: 'mine',
+      AttachmentCount: 1,
+      DefaultVersionId: 'v1',
+    });
+    const version = await iam.send(
+      new GetPolicyVersionCommand({ PolicyArn: policyArn, VersionId: 'v1' }),
+    );
+    expect(decodeURIComponent(version.PolicyVersion?.Document ?? '')).toBe(allow('iam:GetUser'));
+    expect(
+      await failure(iam.send(new DeletePolicyCommand({ PolicyArn: policyArn }))),
+    ).toMatchObject({ code: 'DeleteConflictException', status: 409 });
+    await iam.send(new DetachUserPolicyCommand({ UserName: 'op', PolicyArn: policyArn }));
+    await iam.send(new DeletePolicyCommand({ PolicyArn: policyArn }));
+    expect(await failure(iam.send(new GetPolicyCommand({ PolicyArn: policyArn })))).toMatchObject({
+      code: 'NoSuchEntityException',
+      status: 404,
+    });
+
+    await iam.send(
+      new CreateRoleCommand({
+        RoleName: 'svc',
+        AssumeRolePolicyDocument: JSON.stringify({
+          Statement: [{ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { AWS: ACCOUNT } }],
+        }),
+      }),
+    );
+    expect(
+      await failure(
+        iam.send(
+          new CreateRoleCommand({
+            RoleName: 'bad',
+            AssumeRolePolicyDocument: allow('sts:AssumeRole'),
+          }),
+        ),
+      ),
+    ).toMatchObject({ code: 'MalformedPolicyDocumentException' });
+    expect(
+      await failure(
+        iam.send(
+          new CreateRoleCommand({
+            RoleName: 'long',
+            MaxSessionDuration: 43201,
+            AssumeRolePolicyDocument: '{}',
+          }),
+        ),
+      ),
+    ).toMatchObject({ code: 'ValidationError', status: 400 });
+    await iam.send(
+      new PutRolePolicyCommand({ RoleName: 'svc', PolicyName: 'p', PolicyDocument: allow('*') }),
+    );
+    expect((await failure(iam.send(new DeleteRoleCommand({ RoleName: 'svc' })))).message).toBe(
+      'Cannot delete entity, must delete policies first.',
+    );
+    await iam.send(new DeleteRolePolicyCommand({ RoleName: 'svc', PolicyName: 'p' }));
+    await iam.send(new DeleteRoleCommand({ RoleName: 'svc' }));
+    expect(await failure(iam.send(new GetRoleCommand({ RoleName: 'svc' })))).toMatchObject({
+      code: 'NoSuchEntityException',
+      message: 'The role with name svc cannot be found.',
+    });
+  });
+
+  it('caps attached policies per user at ten', async () => {
+    await root.iam.send(new CreateUserCommand({ UserName: 'collector' }));
+    for (let i = 0; i < 10; i++) {
+      await root.iam.send(
+        new CreatePolicyCommand({ PolicyName: `p${i}`, PolicyDocument: allow('iam:GetUser') }),
+      );
+      await root.iam.send(
+        new AttachUserPolicyCommand({
+          UserName: 'collector',
+          PolicyArn: `arn:aws:iam::${ACCOUNT}:policy/p${i}`,
+        }),
+      );
+    }
+    await root.iam.send(
+      new CreatePolicyCommand({ PolicyName: 'p10', PolicyDocument: allow('iam:GetUser') }),
+    );
+    expect(
+      await failure(
+        root.iam.send(
+          new AttachUserPolicyCommand({
+            UserName: 'collector',
+            PolicyArn: `arn:aws:iam::${ACCOUNT}:policy/p10`,
+          }),
+        ),
+      ),
+    ).toMatchObject({
+      code: 'LimitExceededException',
+      status: 409,
+      message: 'Cannot exceed quota for PoliciesPerUser: 10',
     });
   });
 

@@ -126,6 +126,14 @@ describe('STS through @aws-sdk/client-sts', () => {
       status: 403,
       message: 'The security token included in the request is expired',
     });
+    // A day after expiry the credentials are forgotten once new ones are issued.
+    clock.advance(86_400_001);
+    await as(server.root).sts.send(
+      new AssumeRoleCommand({ RoleArn: ROLE_ARN, RoleSessionName: 'later' }),
+    );
+    expect(
+      (await failure(as(credsOf(out.Credentials)).sts.send(new GetCallerIdentityCommand({})))).code,
+    ).toBe('InvalidClientTokenId');
   });
 
   it('narrows an assumed role with session policies (Policy and PolicyArns)', async () => {
