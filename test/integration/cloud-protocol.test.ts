@@ -216,6 +216,15 @@ describe('the Query protocol on the wire', () => {
     expect(skew.text).toContain(`xmlns="${STS_NS}"`);
   });
 
+  it('answers a fault on its side as a Receiver InternalFailure with status 500', async () => {
+    server.cloud.close();
+    const r = await send('sts', 'Action=GetCallerIdentity&Version=2011-06-15');
+    expect(r.status).toBe(500);
+    expect(r.text).toMatch(
+      /^<ErrorResponse xmlns="https:\/\/sts\.amazonaws\.com\/doc\/2011-06-15\/"><Error><Type>Receiver<\/Type><Code>InternalFailure<\/Code><Message>The request processing has failed because of an unknown error\.<\/Message>/,
+    );
+  });
+
   it('accepts a signature scoped to any region', async () => {
     for (const region of ['us-east-1', 'eu-central-1', 'keel-local']) {
       expect(
