@@ -72,8 +72,9 @@ export interface CloudService {
 }
 
 function serviceOf(path: string): ServiceName | null {
-  const m = /^\/cloud\/(iam|sts)\/?$/.exec(path);
-  return m ? (m[1] as ServiceName) : null;
+  if (!path.startsWith(`${CLOUD_PREFIX}/`)) return null;
+  const rest = path.slice(CLOUD_PREFIX.length + 1).replace(/\/$/, '');
+  return rest === 'iam' || rest === 'sts' ? rest : null;
 }
 
 async function readBody(req: Koa.Request['req']): Promise<Buffer> {

@@ -232,6 +232,35 @@ describe('IAM through @aws-sdk/client-iam', () => {
     );
   });
 
+  it('serves static-role rotation: the oldest of two keys is found by sub-second CreateDate', async () => {
+    await userWith('static-user');
+    clock.advance(250);
+    const second = await root.iam.send(new CreateAccessKeyCommand({ UserName: 'static-user' }));
+    expect(
+      (await root.iam.send(new GetUserCommand({ UserName: 'static-user' }))).User?.UserId,
+    ).toMatch(/^AIDA/);
+    const listed =
+      (await root.iam.send(new ListAccessKeysCommand({ UserName: 'static-user' })))
+        .AccessKeyMetadata ?? [];
+    expect(listed).toHaveLength(2);
+    const oldest = [...listed].sort(
+      (a, b) => (a.CreateDate?.getTime() ?? 0) - (b.CreateDate?.getTime() ?? 0),
+    )[0];
+    expect(oldest?.AccessKeyId).not.toBe(second.AccessKey?.AccessKeyId);
+    expect((listed[1]?.CreateDate?.getTime() ?? 0) - (listed[0]?.CreateDate?.getTime() ?? 0)).toBe(
+      250,
+    );
+    await root.iam.send(
+      new DeleteAccessKeyCommand({ UserName: oldest?.UserName, AccessKeyId: oldest?.AccessKeyId }),
+    );
+    await root.iam.send(new CreateAccessKeyCommand({ UserName: 'static-user' }));
+    const after =
+      (await root.iam.send(new ListAccessKeysCommand({ UserName: 'static-user' })))
+        .AccessKeyMetadata ?? [];
+    expect(after.map((k) => k.AccessKeyId)).toContain(second.AccessKey?.AccessKeyId);
+    expect(after.map((k) => k.AccessKeyId)).not.toContain(oldest?.AccessKeyId);
+  });
+
   it('limits a user to two access keys and lets an inactive key stop authenticating', async () => {
     const first = await userWith('two');
     await root.iam.send(new CreateAccessKeyCommand({ UserName: 'two' }));
