@@ -83,7 +83,10 @@ async function readBody(req: Koa.Request['req']): Promise<Buffer> {
   for await (const chunk of req) {
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
     size += buf.length;
-    if (size > MAX_BODY) throw new CloudError('ValidationError', 'Request body is too large.');
+    if (size > MAX_BODY) {
+      req.resume();
+      throw new CloudError('ValidationError', 'Request body is too large.');
+    }
     chunks.push(buf);
   }
   return Buffer.concat(chunks);

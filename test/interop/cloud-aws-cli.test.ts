@@ -65,7 +65,7 @@ const keyOf = (r: CliResult): Creds => {
 };
 
 beforeAll(async () => {
-  server = await startCloud(systemClock);
+  server = await startCloud(systemClock, ':memory:', 'keel');
 });
 afterAll(async () => {
   await server.close();
@@ -101,7 +101,11 @@ describe.runIf(existsSync(AWS))('the aws CLI against the cloud', () => {
     expect(k2.ok).toBe(true);
     const first = keyOf(k1);
     expect(first.accessKeyId).toMatch(/^AKIA[A-Z0-9]{16}$/);
-    const listed = await aws(root, 'iam', 'list-access-keys', '--user-name', 'cli-user');
+    // The CLI's start-up dominates; independent calls run side by side.
+    const [listed, asUser] = await Promise.all([
+      aws(root, 'iam', 'list-access-keys', '--user-name', 'cli-user'),
+      aws(first, 'sts', 'get-caller-identity'),
+    ]);
     expect(listed.json.AccessKeyMetadata).toEqual([
       expect.objectContaining({
         UserName: 'cli-user',
@@ -109,7 +113,6 @@ describe.runIf(existsSync(AWS))('the aws CLI against the cloud', () => {
         Status: 'Active',
       }),
     ]);
-    const asUser = await aws(first, 'sts', 'get-caller-identity');
     expect(asUser.json.Arn).toBe(`arn:aws:iam::${ACCOUNT}:user/ci/cli-user`);
 
     // Rotate: a second key, then the first is deleted and no longer authenticates.
@@ -142,7 +145,7 @@ describe.runIf(existsSync(AWS))('the aws CLI against the cloud', () => {
     );
     expect(fresh.json.Arn).toBe(`arn:aws:iam::${ACCOUNT}:user/ci/cli-user`);
     expect(wrongSecret.stderr).toContain('(SignatureDoesNotMatch)');
-  }, 60_000);
+  }, 120_000);
 
   it('denies a user limited to iam:GetUser everything else, and assumes a role', async () => {
     const root = server.root;
@@ -173,9 +176,10 @@ describe.runIf(existsSync(AWS))('the aws CLI against the cloud', () => {
       ),
     ]);
     const getter = keyOf(key);
-    const [self, create] = await Promise.all([
+    const [self, create, role] = await Promise.all([
       aws(getter, 'iam', 'get-user'),
       aws(getter, 'iam', 'create-user', '--user-name', 'not-allowed'),
+      aws(root, 'iam', 'get-role', '--role-name', 'cli-role'),
     ]);
     expect((self.json.User as { UserName: string }).UserName).toBe('getter');
     expect(create.ok).toBe(false);
@@ -213,10 +217,9 @@ describe.runIf(existsSync(AWS))('the aws CLI against the cloud', () => {
       'get-caller-identity',
     );
     expect(who.json.Arn).toBe(`arn:aws:sts::${ACCOUNT}:assumed-role/cli-role/cli-session`);
-    const role = await aws(root, 'iam', 'get-role', '--role-name', 'cli-role');
     expect(role.json.Role).toMatchObject({
       MaxSessionDuration: 7200,
       AssumeRolePolicyDocument: { Version: '2012-10-17' },
     });
-  }, 60_000);
+  }, 120_000);
 });
