@@ -1,10 +1,10 @@
 import type { Action, ActionContext } from './context.js';
 import { arn, mint, presentRole, stamp } from './context.js';
-import { CloudError } from './errors.js';
+import { CloudError, validationError } from './errors.js';
 import { listResult, MAX_ATTACHED, requireAttachable } from './iam-common.js';
 import { checkName, checkPath } from './params.js';
 import { parsePolicy } from './policy.js';
-import { managedDocument } from './permissions.js';
+import { AWS_MANAGED, managedDocument } from './permissions.js';
 import type { PolicyRow, RoleRow } from './store.js';
 
 const named = (c: ActionContext): string =>
@@ -274,7 +274,32 @@ export const roleActions: Record<string, Action> = {
   ListPolicies: {
     resource: () => '*',
     run: (c) => {
-      const rows = c.store.all<PolicyRow>('SELECT * FROM policies ORDER BY name');
+      const scope = c.params.get('Scope') ?? 'All';
+      if (scope !== 'All' && scope !== 'AWS' && scope !== 'Local') {
+        throw validationError(
+          'scope',
+          scope,
+          'Member must satisfy enum value set: [All, AWS, Local]',
+        );
+      }
+      // AWS managed policies are listed as if created when IAM launched them; they have no owner here.
+      const aws: PolicyRow[] = Object.entries(AWS_MANAGED).map(([name, document]) => ({
+        arn: `arn:aws:iam::aws:policy/${name}`,
+        name,
+        id: `ANPA${name
+          .toUpperCase()
+          .replace(/[^A-Z0-9]/g, '')
+          .padEnd(17, 'X')
+          .slice(0, 17)}`,
+        path: '/',
+        document,
+        description: null,
+        create_date: '2015-02-06T18:39:46.000Z',
+      }));
+      const local = c.store.all<PolicyRow>('SELECT * FROM policies ORDER BY name');
+      const rows = (scope === 'AWS' ? aws : scope === 'Local' ? local : [...aws, ...local])
+        .filter((p) => c.params.get('OnlyAttached') !== 'true' || attachments(c, p.arn) > 0)
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       return listResult(c.params, 'Policies', rows, (p) => presentPolicy(c, p));
     },
   },

@@ -16,6 +16,7 @@ import {
   GetPolicyVersionCommand,
   GetRoleCommand,
   ListGroupsCommand,
+  ListPoliciesCommand,
   PutRolePolicyCommand,
   DeleteAccessKeyCommand,
   DeleteUserCommand,
@@ -38,6 +39,7 @@ import {
   TagUserCommand,
   UpdateAccessKeyCommand,
 } from '@aws-sdk/client-iam';
+import type { ListPoliciesCommandInput } from '@aws-sdk/client-iam';
 import { GetCallerIdentityCommand } from '@aws-sdk/client-sts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
@@ -446,6 +448,20 @@ describe('IAM through @aws-sdk/client-iam', () => {
       ),
     ).toMatchObject({ code: 'MalformedPolicyDocumentException', status: 400 });
     await iam.send(new AttachUserPolicyCommand({ UserName: 'op', PolicyArn: policyArn }));
+    const names = async (input: ListPoliciesCommandInput) =>
+      ((await iam.send(new ListPoliciesCommand(input))).Policies ?? []).map((p) => p.PolicyName);
+    expect(await names({ Scope: 'Local' })).toEqual(['mine']);
+    expect(await names({ Scope: 'AWS' })).toEqual([
+      'AdministratorAccess',
+      'IAMFullAccess',
+      'IAMReadOnlyAccess',
+      'ReadOnlyAccess',
+    ]);
+    expect(await names({ OnlyAttached: true })).toEqual(['mine']);
+    expect(await names({})).toHaveLength(5);
+    expect(
+      await failure(iam.send(new ListPoliciesCommand({ Scope: 'Mine' as 'All' }))),
+    ).toMatchObject({ code: 'ValidationError', status: 400 });
     expect((await iam.send(new GetPolicyCommand({ PolicyArn: policyArn }))).Policy).toMatchObject({
       PolicyName: 'mine',
       AttachmentCount: 1,
