@@ -133,7 +133,10 @@ export function createCloud(opts: CloudOptions): CloudService {
     const resource = action.resource(c);
     if (resource !== null) {
       authorize(store, principal, `${service}:${actionName}`, resource, {
-        'aws:username': principal.userName ?? '',
+        // Roles have no user name, and AWS leaves the key out for them.
+        ...(principal.kind === 'assumed-role' || !principal.userName
+          ? {}
+          : { 'aws:username': principal.userName }),
         'aws:userid': principal.userId,
         'aws:principalarn': principal.arn,
         'aws:principalaccount': account,

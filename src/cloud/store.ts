@@ -1,3 +1,4 @@
+import { chmodSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Statement as SqlStatement } from 'better-sqlite3';
 
@@ -115,6 +116,9 @@ export class CloudStore {
 
   constructor(path: string) {
     this.db = new Database(path);
+    // The file holds usable secrets (SigV4 needs them): owner only, like the keyring. SQLite
+    // gives the -wal and -shm files the database file's mode.
+    if (path !== ':memory:' && path !== '') chmodSync(path, 0o600);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreateAccessKeyCommand, CreateUserCommand, GetUserCommand } from '@aws-sdk/client-iam';
@@ -280,6 +280,7 @@ describe('persistence', () => {
     await c1.iam.send(new CreateUserCommand({ UserName: 'durable' }));
     const k = await c1.iam.send(new CreateAccessKeyCommand({ UserName: 'durable' }));
     await first.close();
+    expect(statSync(file).mode & 0o777).toBe(0o600);
 
     const second = await startCloud(clock, file);
     expect(second.root).toEqual(first.root);
