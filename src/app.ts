@@ -222,6 +222,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     async close() {
       if (timer !== undefined) clearInterval(timer);
       ui.close();
+      await reactors.stop();
       db.close();
     },
   };
