@@ -15,6 +15,8 @@ const ASSETS: Readonly<Record<string, string>> = {
   'app.js': 'text/javascript; charset=utf-8',
   'lib.js': 'text/javascript; charset=utf-8',
   'views.js': 'text/javascript; charset=utf-8',
+  'runs-views.js': 'text/javascript; charset=utf-8',
+  'secrets-view.js': 'text/javascript; charset=utf-8',
   'stream-view.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
 };

@@ -268,7 +268,16 @@ describe('/ui', () => {
     const redirect = await http(`${s.url}/ui`, {});
     expect(redirect.status).toBe(302);
     expect(redirect.headers.get('location')).toBe('/ui/');
-    for (const file of ['', 'app.js', 'lib.js', 'views.js', 'stream-view.js', 'style.css']) {
+    for (const file of [
+      '',
+      'app.js',
+      'lib.js',
+      'views.js',
+      'runs-views.js',
+      'secrets-view.js',
+      'stream-view.js',
+      'style.css',
+    ]) {
       const res = await http(`${s.url}/ui/${file}`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");

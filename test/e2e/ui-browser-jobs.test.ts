@@ -144,6 +144,7 @@ describe('the /ui page (test machine)', () => {
     expect(await focused()).toBe('Audit');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Audit timeline' }).waitFor();
+    await expect.poll(focused).toBe('main');
     await page.keyboard.press('Tab');
     expect(await focused()).toBe('f-stream');
     // The skip link moves focus to the content without leaving the view.

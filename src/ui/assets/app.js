@@ -33,15 +33,22 @@ async function route() {
   const container = h('div', { class: 'view' });
   main.replaceChildren(container);
   current = view(container, parts.slice(1), params) ?? null;
-  await current?.ready;
+  // Move focus to the new content at once, so keyboard users start from it.
+  if (!main.contains(document.activeElement) || document.activeElement === main) main.focus();
   const heading = main.querySelector('h1');
   document.title = heading ? `${heading.textContent} · Keel` : 'Keel';
-  main.focus();
+  await current?.ready;
 }
 
 // ---- live updates ---------------------------------------------------------------------------
 
 let watching = false;
+
+/** The header's connection status (a polite live region). */
+function status(text) {
+  const el = document.getElementById('live');
+  if (el.textContent !== text) el.textContent = text;
+}
 
 /**
  * Long-poll `sys/audit/watch`: the request returns as soon as the log grows, and the current view
@@ -60,7 +67,9 @@ async function watchLoop() {
         await new Promise((r) => setTimeout(r, 2000));
       }
       await current?.refresh?.();
+      status('Live');
     } catch {
+      status('Reconnecting…');
       await new Promise((r) => setTimeout(r, 2000));
     }
   }

@@ -92,6 +92,27 @@ export function problem(err) {
   );
 }
 
-export function announce(text) {
-  document.getElementById('live').textContent = text;
+export const enc = encodeURIComponent;
+
+/** A table from a header row and rows of cells. */
+export function table(caption, headers, rows) {
+  return h(
+    'table',
+    {},
+    h('caption', {}, caption),
+    h('thead', {}, h('tr', {}, ...headers.map((t) => h('th', { scope: 'col' }, t)))),
+    h('tbody', {}, ...rows.map((cells) => h('tr', {}, ...cells.map((c) => h('td', {}, c))))),
+  );
+}
+
+/** Run `load` now and on every live update, showing its error in place of the content. */
+export function live(container, load) {
+  const body = h('div');
+  container.append(body);
+  const run = () =>
+    load().then(
+      (nodes) => body.replaceChildren(...[nodes].flat()),
+      (err) => body.replaceChildren(problem(err)),
+    );
+  return { ready: run(), refresh: run };
 }
