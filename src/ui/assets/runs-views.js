@@ -27,9 +27,15 @@ function workspaces(container) {
 
 export function workspaceView(container, [id]) {
   if (id === undefined) return workspaces(container);
-  container.append(h('h1', {}, 'Workspace ', h('code', {}, id)));
+  const title = h('h1', {}, 'Workspace ', h('code', {}, id));
+  container.append(title);
   return live(container, async () => {
-    const runs = (await api(`workspaces/${enc(id)}/runs`)).data;
+    const [ws, list] = await Promise.all([
+      api(`workspaces/${enc(id)}`),
+      api(`workspaces/${enc(id)}/runs`),
+    ]);
+    title.replaceChildren('Workspace ', ws.data.attributes.name, ' ', h('code', {}, id));
+    const runs = list.data;
     if (runs.length === 0) return h('p', {}, 'No runs yet.');
     return table(
       'Runs, newest first',
