@@ -79,6 +79,11 @@ describe('the /ui page (test machine)', () => {
     expect(await page.locator('tr[aria-current="step"]').textContent()).toContain('JobCreated');
     await b.screenshot('jobs-stream-stepped-back');
 
+    const fit = page.getByRole('button', { name: 'Fit diagram to frame' });
+    await fit.click();
+    expect(await fit.getAttribute('aria-pressed')).toBe('true');
+    expect(await page.locator('figure.diagram').getAttribute('class')).toContain('fit');
+
     // Stepped back, the view stays where it is when the stream moves on.
     jobCommands(s.app).append('job-1', [{ type: 'JobNoted', data: { note: 'x' } }]);
     await expect.poll(() => page.locator('table.history tbody tr').count()).toBe(5);

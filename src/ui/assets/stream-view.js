@@ -23,6 +23,28 @@ export function svgNode(text) {
   return document.importNode(svg, true);
 }
 
+/** Scroll a diagram's frame so that `node` sits in its middle, without moving the page. */
+export function centreOn(figure, node) {
+  const f = figure.getBoundingClientRect();
+  const n = node.getBoundingClientRect();
+  figure.scrollLeft += n.left - f.left - (f.width - n.width) / 2;
+  figure.scrollTop += n.top - f.top - (f.height - n.height) / 2;
+}
+
+/** A button that switches a diagram between its own size (scrolling) and fitting its frame. */
+export function fitButton(figure) {
+  const button = h(
+    'button',
+    { type: 'button', class: 'fit', 'aria-pressed': 'false' },
+    'Fit diagram to frame',
+  );
+  button.addEventListener('click', () => {
+    const on = figure.classList.toggle('fit');
+    button.setAttribute('aria-pressed', String(on));
+  });
+  return button;
+}
+
 const actorText = (a) => (a ? `${a.name} (${a.accessor})` : '—');
 
 /**
@@ -64,6 +86,7 @@ export function streamView(container, stream) {
     status,
     h('div', { class: 'slider' }, sliderLabel, slider),
     caption,
+    fitButton(figure),
     figure,
     table,
   );
@@ -87,12 +110,7 @@ export function streamView(container, stream) {
     }
     // Big machines scroll inside their frame: centre the highlighted state there, without
     // moving the page itself under the reader.
-    if (first !== null) {
-      const f = figure.getBoundingClientRect();
-      const n = first.getBoundingClientRect();
-      figure.scrollLeft += n.left - f.left - (f.width - n.width) / 2;
-      figure.scrollTop += n.top - f.top - (f.height - n.height) / 2;
-    }
+    if (first !== null) centreOn(figure, first);
     const total = data.history.length;
     const event = i === 0 ? null : data.history[i - 1];
     const where =

@@ -3,7 +3,7 @@
 import { enc, h, live, problem, session, table, v1 } from './lib.js';
 import { run, workspaceView } from './runs-views.js';
 import { secrets } from './secrets-view.js';
-import { streamView, svgNode } from './stream-view.js';
+import { centreOn, fitButton, streamView, svgNode } from './stream-view.js';
 
 function login(container) {
   const error = h('p', { id: 'login-error', class: 'problem', role: 'alert' });
@@ -75,6 +75,18 @@ function machines(container) {
     for (const m of list) {
       const svg = await v1(`sys/audit/machines/${enc(m.name)}/diagram?counts=true`, { text: true });
       const total = m.states.reduce((n, s) => n + s.count, 0);
+      const figure = h(
+        'figure',
+        { class: 'diagram', role: 'group', 'aria-label': `State diagram of the ${m.name} machine` },
+        svgNode(svg),
+      );
+      // Once on the page, start a large diagram at its initial state.
+      requestAnimationFrame(() => {
+        const start = [...figure.querySelectorAll('g.node')].find(
+          (g) => g.querySelector('title')?.textContent === '__start',
+        );
+        if (start) centreOn(figure, start);
+      });
       sections.push(
         h(
           'section',
@@ -91,15 +103,8 @@ function machines(container) {
                   `${total} stream${total === 1 ? '' : 's'} (${m.stream_prefix}…)`,
                 ),
           ),
-          h(
-            'figure',
-            {
-              class: 'diagram',
-              role: 'group',
-              'aria-label': `State diagram of the ${m.name} machine`,
-            },
-            svgNode(svg),
-          ),
+          fitButton(figure),
+          figure,
           table(
             `Streams of ${m.name} in each state`,
             ['State', 'Final', 'Streams'],
