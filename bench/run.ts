@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { benchCloud } from './cloud.js';
 import { benchCore } from './core.js';
 import type { BenchResult } from './support.js';
 
