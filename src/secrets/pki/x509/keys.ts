@@ -93,22 +93,14 @@ export async function generateKeyPair(spec: KeySpec): Promise<KeyPair> {
 export function keySpecOf(key: KeyObject): KeySpec {
   const type = key.asymmetricKeyType;
   const details = key.asymmetricKeyDetails ?? {};
-  switch (type ?? '') {
-    case 'rsa':
-      return { type: 'rsa', bits: details.modulusLength ?? 0 };
-    case 'ec': {
-      const bits = CURVE_BITS[details.namedCurve ?? ''];
-      if (!bits)
-        throw new ValidationError(
-          `unsupported elliptic curve ${details.namedCurve ?? '(unknown)'}`,
-        );
-      return { type: 'ec', bits };
-    }
-    case 'ed25519':
-      return { type: 'ed25519', bits: 0 };
-    default:
-      throw new ValidationError(`unsupported key type ${type ?? '(unknown)'}`);
+  if (type === 'rsa') return { type: 'rsa', bits: details.modulusLength ?? 0 };
+  if (type === 'ed25519') return { type: 'ed25519', bits: 0 };
+  if (type === 'ec') {
+    const bits = CURVE_BITS[details.namedCurve ?? ''];
+    if (!bits) throw new ValidationError(`unsupported elliptic curve ${details.namedCurve ?? '(unknown)'}`);
+    return { type: 'ec', bits };
   }
+  throw new ValidationError(`unsupported key type ${type ?? '(unknown)'}`);
 }
 
 /** How a private key is written out: the reference's per-type PEM, or PKCS#8 for every type. */
