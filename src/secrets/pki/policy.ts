@@ -36,8 +36,15 @@ const WILDCARD_LABEL = /^([A-Za-z0-9][A-Za-z0-9-]*)?\*([A-Za-z0-9-]*[A-Za-z0-9])
  * (Node's WHATWG converter returns '' on failure.)
  */
 export function toAscii(name: string): string | undefined {
-  if (/[\s_/\\:@]/.test(name)) return undefined;
-  const ascii = domainToASCII(name);
+  // ASCII names pass through unchanged (and keep their case), as Go's converter leaves them; only
+  // non-ASCII names go through the WHATWG converter, which would also misread `a.0` as an IPv4.
+  let ascii: string;
+  if (/^[\x21-\x7e]*$/.test(name)) {
+    if (!/^[A-Za-z0-9.*-]*$/.test(name)) return undefined;
+    ascii = name;
+  } else {
+    ascii = domainToASCII(name);
+  }
   if (!ascii) return undefined;
   if (ascii.replace(/\.$/, '').length > 253) return undefined;
   if (

@@ -97,7 +97,8 @@ export function keySpecOf(key: KeyObject): KeySpec {
   if (type === 'ed25519') return { type: 'ed25519', bits: 0 };
   if (type === 'ec') {
     const bits = CURVE_BITS[details.namedCurve ?? ''];
-    if (!bits) throw new ValidationError(`unsupported elliptic curve ${details.namedCurve ?? '(unknown)'}`);
+    if (!bits)
+      throw new ValidationError(`unsupported elliptic curve ${details.namedCurve ?? '(unknown)'}`);
     return { type: 'ec', bits };
   }
   throw new ValidationError(`unsupported key type ${type ?? '(unknown)'}`);
