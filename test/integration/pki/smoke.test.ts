@@ -9,9 +9,17 @@ afterAll(async () => t.close());
 
 describe('pki smoke', () => {
   it('generates a root, issues, revokes', async () => {
-    const root = await t.pki('POST', 'root/generate/internal', { common_name: 'Keel Root', key_type: 'ec', ttl: '8760h' });
+    const root = await t.pki('POST', 'root/generate/internal', {
+      common_name: 'Keel Root',
+      key_type: 'ec',
+      ttl: '8760h',
+    });
     expect(root.status, root.text).toBe(200);
-    const role = await t.pki('POST', 'roles/web', { allowed_domains: 'example.com', allow_subdomains: true, key_type: 'ec' });
+    const role = await t.pki('POST', 'roles/web', {
+      allowed_domains: 'example.com',
+      allow_subdomains: true,
+      key_type: 'ec',
+    });
     expect(role.status, role.text).toBe(200);
     const issued = await t.pki('POST', 'issue/web', { common_name: 'www.example.com', ttl: '1h' });
     expect(issued.status, issued.text).toBe(200);
