@@ -22,7 +22,7 @@ export async function startPkiApp(): Promise<PkiTestApp> {
         ...(body === undefined ? {} : { body }),
       });
       const data = ((res.json as { data?: Record<string, unknown> } | undefined)?.data ??
-        {}) as Record<string, unknown>;
+        {});
       return { ...res, data };
     },
   });

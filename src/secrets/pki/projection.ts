@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
@@ -79,7 +80,7 @@ export const pkiProjection: Projection = {
       const e = stored as StoredEvent<PkiEvent>;
       switch (e.type) {
         case 'PkiRoleWritten':
-          s.putRole.run(e.data.mount, e.data.name, JSON.stringify(e.data.role));
+          s.putRole.run(e.data.mount, e.data.name, canonicalJson(e.data.role));
           break;
         case 'PkiRoleDeleted':
           s.delRole.run(e.data.mount, e.data.name);
@@ -92,7 +93,7 @@ export const pkiProjection: Projection = {
             d.name,
             d.keyType,
             d.keyBits,
-            JSON.stringify(d.privateKey),
+            canonicalJson(d.privateKey),
             d.publicKey,
             e.position,
           );
@@ -117,14 +118,14 @@ export const pkiProjection: Projection = {
             serial,
             notAfter,
             publicKey,
-            JSON.stringify(settings),
+            canonicalJson(settings),
             e.position,
           );
           break;
         }
         case 'PkiIssuerUpdated': {
           const { mount, issuerId, ...settings } = e.data;
-          s.updIssuer.run(settings.name, JSON.stringify(settings), mount, issuerId);
+          s.updIssuer.run(settings.name, canonicalJson(settings), mount, issuerId);
           break;
         }
         case 'PkiIssuerKeyLinked':
@@ -135,27 +136,27 @@ export const pkiProjection: Projection = {
           s.delIssuerCrl.run(e.data.mount, e.data.issuerId);
           break;
         case 'PkiUrlsConfigured':
-          s.putConfig.run(e.data.mount, 'urls', JSON.stringify(e.data.urls));
+          s.putConfig.run(e.data.mount, 'urls', canonicalJson(e.data.urls));
           break;
         case 'PkiCrlConfigured':
-          s.putConfig.run(e.data.mount, 'crl', JSON.stringify(e.data.config));
+          s.putConfig.run(e.data.mount, 'crl', canonicalJson(e.data.config));
           break;
         case 'PkiIssuersConfigured':
           s.putConfig.run(
             e.data.mount,
             'issuers',
-            JSON.stringify({
+            canonicalJson({
               defaultIssuer: e.data.defaultIssuer,
               defaultFollowsLatestIssuer: e.data.defaultFollowsLatestIssuer,
             }),
           );
           break;
         case 'PkiKeysConfigured':
-          s.putConfig.run(e.data.mount, 'keys', JSON.stringify({ defaultKey: e.data.defaultKey }));
+          s.putConfig.run(e.data.mount, 'keys', canonicalJson({ defaultKey: e.data.defaultKey }));
           break;
         case 'PkiTidied': {
           const { mount, ...result } = e.data;
-          s.putConfig.run(mount, 'tidy', JSON.stringify(result));
+          s.putConfig.run(mount, 'tidy', canonicalJson(result));
           break;
         }
         case 'CertificateIssued': {
@@ -197,7 +198,7 @@ export const pkiProjection: Projection = {
         }
         default: {
           const _never: never = e;
-          throw new Error(`unhandled pki event ${JSON.stringify(_never)}`);
+          throw new Error(`unhandled pki event ${canonicalJson(_never)}`);
         }
       }
     };

@@ -113,12 +113,15 @@ describe('revoke', () => {
         `adding issuer (id: ${issuer.data.issuer_id as string}) to its own CRL is not allowed`,
       ],
     });
-    const other = await startPkiApp();
-    const foreign = await other.pki('POST', 'root/generate/internal', {
-      common_name: 'Other',
-      key_type: 'ec',
+    await t.request('POST', '/v1/sys/mounts/pki-other', {
+      token: t.tokens.secrets.root_token,
+      body: { type: 'pki' },
     });
-    await other.close();
+    const other = await t.request('POST', '/v1/pki-other/root/generate/internal', {
+      token: t.tokens.secrets.root_token,
+      body: { common_name: 'Other', key_type: 'ec' },
+    });
+    const foreign = other.json as { data: Record<string, string> };
     const refused = await t.pki('POST', 'revoke', { certificate: foreign.data.certificate });
     expect((refused.json as { errors: string[] }).errors[0]).toContain(
       'unable to verify signature on presented cert from any present issuer in this mount',
