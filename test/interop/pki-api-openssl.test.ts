@@ -3,6 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPkiApp, type PkiTestApp } from '../support/pki-app.js';
 import { openssl, scratch } from '../support/pki-openssl.js';
 
+/** The string fields the tests read from responses. */
+type Fields = Record<
+  'certificate' | 'csr' | 'serial_number' | 'private_key' | 'private_key_type' | 'issuing_ca',
+  string
+>;
+
 let t: PkiTestApp;
 const dir = scratch();
 const files = { root: '', intermediate: '' };
@@ -20,10 +26,7 @@ const call = async (method: string, path: string, body?: unknown) => {
     token: t.tokens.secrets.root_token,
     ...(body === undefined ? {} : { body }),
   });
-  const data = ((res.json as { data?: Record<string, unknown> } | undefined)?.data ?? {}) as Record<
-    string,
-    string
-  >;
+  const data = ((res.json as { data?: unknown } | undefined)?.data ?? {}) as Fields;
   return { ...res, data };
 };
 

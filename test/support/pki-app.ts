@@ -21,8 +21,7 @@ export async function startPkiApp(): Promise<PkiTestApp> {
         tokenHeader: 'x-vault-token',
         ...(body === undefined ? {} : { body }),
       });
-      const data = ((res.json as { data?: Record<string, unknown> } | undefined)?.data ??
-        {});
+      const data = (res.json as { data?: Record<string, unknown> } | undefined)?.data ?? {};
       return { ...res, data };
     },
   });

@@ -196,7 +196,7 @@ describe('sign', () => {
   it('refuses a CSR whose signature does not verify', async () => {
     const { csr } = await csrPem('tamper.example.com');
     const der = Buffer.from(csr.replace(/-----[A-Z ]+-----|\s/g, ''), 'base64');
-    der[der.length - 5] ^= 0xff;
+    der.writeUInt8((der.at(-5) ?? 0) ^ 0xff, der.length - 5);
     const res = await t.pki('POST', 'sign/web', { csr: pem('CERTIFICATE REQUEST', der) });
     expect(res.status).toBe(400);
     expect(res.json).toEqual({ errors: ['certificate request signature is invalid'] });
