@@ -6,17 +6,31 @@ import type { StoredEvent } from '../../src/core/events.js';
 
 const data = { mount: 'm', serial: '01', issuerId: 'i', notAfter: '2026-02-01T00:00:00Z' };
 const events: CertificateEvent[] = [
-  { type: 'CertificateIssued', data: { ...data, certificate: 'PEM', commonName: 'x', isCa: false, stored: true } },
+  {
+    type: 'CertificateIssued',
+    data: { ...data, certificate: 'PEM', commonName: 'x', isCa: false, stored: true },
+  },
   { type: 'CertificateRevoked', data: { ...data, revokedAt: '2026-01-02T00:00:00Z' } },
   { type: 'CertificateDeleted', data: { mount: 'm', serial: '01' } },
 ];
 const serializeState = (s: { value: unknown }) => JSON.stringify(s.value);
-const stored = (e: CertificateEvent, version: number) => ({ ...e, position: version, stream: 's', version, time: '', metadata: { actor: null, requestId: null, remoteAddress: null }, hash: '' }) as StoredEvent<CertificateEvent>;
+const stored = (e: CertificateEvent, version: number) =>
+  ({
+    ...e,
+    position: version,
+    stream: 's',
+    version,
+    time: '',
+    metadata: { actor: null, requestId: null, remoteAddress: null },
+    hash: '',
+  }) as StoredEvent<CertificateEvent>;
 
 describe('certificate machine', () => {
   it('reaches every state by a shortest path, and the decider folds each path the same way', () => {
     const paths = getShortestPaths(certificateMachine, { events, serializeState });
-    expect(new Set(paths.map((p) => String(p.state.value)))).toEqual(new Set(['absent', 'issued', 'revoked', 'deleted']));
+    expect(new Set(paths.map((p) => String(p.state.value)))).toEqual(
+      new Set(['absent', 'issued', 'revoked', 'deleted']),
+    );
     for (const path of paths) {
       let state = certificateDecider.initialState();
       path.steps.forEach((step, i) => {
@@ -34,7 +48,9 @@ describe('certificate machine', () => {
       const s = path.state;
       expect(certificateDecider.accepts?.(s, events[0]!)).toBe(s.value === 'absent');
       expect(certificateDecider.accepts?.(s, events[1]!)).toBe(s.value === 'issued');
-      expect(certificateDecider.accepts?.(s, events[2]!)).toBe(s.value === 'issued' || s.value === 'revoked');
+      expect(certificateDecider.accepts?.(s, events[2]!)).toBe(
+        s.value === 'issued' || s.value === 'revoked',
+      );
     }
   });
 });
