@@ -35,7 +35,7 @@ describe('certificate machine', () => {
       let state = certificateDecider.initialState();
       path.steps.forEach((step, i) => {
         if (step.event.type.startsWith('xstate.')) return;
-        const e = step.event as CertificateEvent;
+        const e = step.event;
         expect(certificateDecider.accepts?.(state, e)).toBe(true);
         state = certificateDecider.evolve(state, stored(e, i + 1));
       });
