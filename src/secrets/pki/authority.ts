@@ -67,6 +67,10 @@ export class Authority {
   #q: PkiQueries | undefined;
   readonly #keys = new Map<string, KeyObject>();
   readonly #certs = new Map<string, ParsedCertificate>();
+  /** chains by mount and issuer; cleared by the projection whenever an issuer event is applied */
+  readonly #chains = new Map<string, string[]>();
+  /** signature checks between two issuers, which never change for a pair of ids */
+  readonly #signedBy = new Map<string, boolean>();
 
   constructor(core: PkiCore) {
     this.#core = core;
@@ -184,8 +188,33 @@ export class Authority {
     };
   }
 
+  /** Drops cached chains (an issuer was created, changed or deleted). */
+  issuersChanged(): void {
+    this.#chains.clear();
+  }
+
+  #isSignedBy(child: IssuerRow, parent: IssuerRow): boolean {
+    const key = `${child.issuer_id}|${parent.issuer_id}`;
+    let hit = this.#signedBy.get(key);
+    if (hit === undefined) {
+      hit = isSignedBy(this.parsed(child), this.parsed(parent));
+      this.#signedBy.set(key, hit);
+    }
+    return hit;
+  }
+
   /** The issuer's chain: itself, then its parents among this mount's issuers, up to a root. */
   chain(mount: string, issuer: IssuerRow): string[] {
+    const key = `${mount}|${issuer.issuer_id}`;
+    let chain = this.#chains.get(key);
+    if (!chain) {
+      chain = this.#buildChain(mount, issuer);
+      this.#chains.set(key, chain);
+    }
+    return chain;
+  }
+
+  #buildChain(mount: string, issuer: IssuerRow): string[] {
     if (issuer.settings.manualChain.length) {
       return issuer.settings.manualChain.flatMap((ref) => {
         const row = this.q.issuer(mount, ref);

@@ -20,7 +20,7 @@ export function createPkiContext(core: Core): ContextModule & { authority: Autho
   return {
     name: 'pki',
     authority,
-    projections: [pkiProjection],
+    projections: [pkiProjection(() => authority.issuersChanged())],
     engine: {
       type: 'pki',
       description: 'certificate authority: issuers, roles, issue, sign, revoke, CRLs',

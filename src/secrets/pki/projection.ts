@@ -30,8 +30,11 @@ const SCHEMA = `
     next_update TEXT NOT NULL, crl TEXT NOT NULL, PRIMARY KEY (mount, issuer_id));
 `;
 
-/** The read models of every certificate authority mount. */
-export const pkiProjection: Projection = {
+/**
+ * The read models of every certificate authority mount. `onIssuersChanged` lets in-memory caches
+ * derived from issuers (chains) drop what an issuer event made stale.
+ */
+export const pkiProjection = (onIssuersChanged: () => void = () => undefined): Projection => ({
   name: 'pki',
   version: 1,
   tables: TABLES,
@@ -78,6 +81,7 @@ export const pkiProjection: Projection = {
     return (stored: StoredEvent) => {
       if (!OWN.has(stored.type)) return;
       const e = stored as StoredEvent<PkiEvent>;
+      if (e.type.startsWith('PkiIssuer')) onIssuersChanged();
       switch (e.type) {
         case 'PkiRoleWritten':
           s.putRole.run(e.data.mount, e.data.name, canonicalJson(e.data.role));
@@ -203,7 +207,7 @@ export const pkiProjection: Projection = {
       }
     };
   },
-};
+});
 
 /** A stored CA key row. */
 export interface KeyRow {

@@ -89,8 +89,19 @@ export async function generateKeyPair(spec: KeySpec): Promise<KeyPair> {
   }
 }
 
+const specs = new WeakMap<KeyObject, KeySpec>();
+
 /** The type and size of a public or private key; throws a ValidationError for unsupported keys. */
 export function keySpecOf(key: KeyObject): KeySpec {
+  let spec = specs.get(key);
+  if (!spec) {
+    spec = readKeySpec(key);
+    specs.set(key, spec);
+  }
+  return spec;
+}
+
+function readKeySpec(key: KeyObject): KeySpec {
   const type = key.asymmetricKeyType;
   const details = key.asymmetricKeyDetails ?? {};
   if (type === 'rsa') return { type: 'rsa', bits: details.modulusLength ?? 0 };
