@@ -198,7 +198,10 @@ describe('certificates issued through the API, checked by openssl', () => {
       common_name: 'bad1.example.com',
       key_type: 'ed25519',
     });
-    const revoked = await call('POST', 'pki-int/revoke', { serial_number: bad.data.serial_number });
+    const revoked = await call('POST', 'pki-int/revoke', {
+      serial_number: bad.data.serial_number,
+      reason: 1,
+    });
     expect(revoked.status, revoked.text).toBe(200);
     const crl = await t.request('GET', '/v1/pki-int/crl/pem', {
       token: t.tokens.secrets.root_token,
@@ -211,6 +214,9 @@ describe('certificates issued through the API, checked by openssl', () => {
     expect(
       openssl(['crl', '-in', crlFile, '-noout', '-CAfile', files.intermediate, '-verify']).out,
     ).toContain('verify OK');
+    const crlText = openssl(['crl', '-in', crlFile, '-noout', '-text']).out;
+    expect(crlText).toContain('Key Compromise');
+    expect(crlText).toMatch(/X509v3 CRL Number:\s+\d+/);
     const bundle = dir.path(
       'trust.pem',
       [openssl(['x509', '-in', files.root]).out, rootCrl.text, crl.text].join('\n'),

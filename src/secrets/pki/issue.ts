@@ -6,7 +6,7 @@ import { bool, duration, list, str } from './fields.js';
 import { buildLeaf } from './issuance.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
 import { encodeIssued, formatOf, privateKeyFormatOf } from './present.js';
-import { roleFromInput, type Role } from './role.js';
+import { defaultRole, type Role } from './role.js';
 import { resolveNotAfter, type LeafNotAfterBehavior } from './ttl.js';
 import { encodeName, pem, randomSerial, serialText } from './x509/certificate.js';
 import * as der from './x509/der.js';
@@ -26,7 +26,8 @@ export interface Issued {
 export function loadRole(authority: Authority, mount: string, name: string): Role {
   const stored = authority.q.role(mount, name);
   if (!stored) throw new ValidationError(`unknown role: ${name}`);
-  return roleFromInput({}, stored as Role).role;
+  // Stored roles were validated when written; defaults fill fields added since.
+  return { ...defaultRole(), ...(stored as Partial<Role>) };
 }
 
 /** The naming fields of issue and sign bodies. */

@@ -154,6 +154,93 @@ describe('issue', () => {
   });
 });
 
+describe('issue request errors', () => {
+  it.each([
+    [
+      { common_name: 'x.example.com', format: 'p12' },
+      'the "format" path parameter must be "pem", "der", or "pem_bundle"',
+    ],
+    [
+      { common_name: 'x.example.com', private_key_format: 'jks' },
+      'the "private_key_format" field must be "der" or "pkcs8"',
+    ],
+    [
+      { common_name: 'x.example.com', ttl: '1h', not_after: '2026-01-01T05:00:00Z' },
+      'Either ttl or not_after should be provided. Both should not be provided in the same request.',
+    ],
+    [
+      { common_name: 'x.example.com', not_after: '01/02/2026' },
+      'cannot parse "01/02/2026" as RFC 3339',
+    ],
+    [
+      { common_name: 'x.example.com', ttl: 'forever' },
+      'Field validation failed: error converting input for field "ttl"',
+    ],
+    [
+      { common_name: 'x.example.com', cert_metadata: 'aGk=' },
+      'cert_metadata is an edition-restricted feature',
+    ],
+    [{}, 'the common_name field is required'],
+  ])('%j is refused', async (body, message) => {
+    const res = await t.pki('POST', 'issue/web', body);
+    expect(res.status).toBe(400);
+    expect((res.json as { errors: string[] }).errors[0]).toContain(message);
+  });
+
+  it('a role of key type any needs key_type in the request; a typed role ignores it with a warning', async () => {
+    await t.pki('POST', 'roles/any', {
+      allowed_domains: 'example.com',
+      allow_subdomains: true,
+      key_type: 'any',
+      ttl: '1h',
+    });
+    const res = await t.pki('POST', 'issue/any', { common_name: 'x.example.com' });
+    expect(res.json).toEqual({
+      errors: [
+        'role key type "any" not allowed for issuing certificates without providing key_type and/or key_bits request parameters',
+      ],
+    });
+    const ed = await t.pki('POST', 'issue/any', {
+      common_name: 'x.example.com',
+      key_type: 'ed25519',
+    });
+    expect(ed.data.private_key_type).toBe('ed25519');
+    const typed = await t.pki('POST', 'issue/web', {
+      common_name: 'x.example.com',
+      key_type: 'rsa',
+    });
+    expect(typed.data.private_key_type).toBe('ec');
+    expect((typed.json as { warnings: string[] }).warnings).toContain(
+      'parameters key_type and key_bits ignored as role had specific values',
+    );
+  });
+
+  it('sign-self-issued on the default-issuer path needs sudo; the issuer path does not', async () => {
+    const root = t.tokens.secrets.root_token;
+    const policy = 'path "pki/*" { capabilities = ["create", "read", "update", "list"] }';
+    await t.request('POST', '/v1/sys/policies/acl/pki-writer', { token: root, body: { policy } });
+    const created = await t.request('POST', '/v1/auth/token/create', {
+      token: root,
+      body: { policies: ['pki-writer'] },
+    });
+    const token = (created.json as { auth: { client_token: string } }).auth.client_token;
+    const other = await t.pki('POST', 'root/generate/internal', {
+      common_name: 'Rolled',
+      key_type: 'ec',
+    });
+    const denied = await t.request('POST', '/v1/pki/root/sign-self-issued', {
+      token,
+      body: { certificate: other.data.certificate },
+    });
+    expect(denied.status).toBe(403);
+    const allowed = await t.request('POST', '/v1/pki/issuer/root-1/sign-self-issued', {
+      token,
+      body: { certificate: other.data.certificate },
+    });
+    expect(allowed.status, allowed.text).toBe(200);
+  });
+});
+
 describe('sign', () => {
   it('signs a CSR, taking the CN and SANs from it', async () => {
     const { csr } = await csrPem('csr.example.com', 'ec', 256, ['csr2.example.com']);
