@@ -154,6 +154,32 @@ describe('issue', () => {
   });
 });
 
+describe('key generation off the event loop', () => {
+  it('answers other requests while RSA keys are being generated', async () => {
+    await t.pki('POST', 'roles/rsa', {
+      allow_any_name: true,
+      key_type: 'rsa',
+      key_bits: 3072,
+      ttl: '1h',
+    });
+    const order: string[] = [];
+    const issuing = Promise.all(
+      [1, 2].map((n) =>
+        t.pki('POST', 'issue/rsa', { common_name: `rsa${n}.example.com` }).then((res) => {
+          order.push('issued');
+          return res;
+        }),
+      ),
+    );
+    for (let i = 0; i < 3; i++) {
+      expect((await t.pki('GET', 'config/urls')).status).toBe(200);
+      order.push('read');
+    }
+    for (const res of await issuing) expect(res.status, res.text).toBe(200);
+    expect(order.slice(0, 3)).toEqual(['read', 'read', 'read']);
+  });
+});
+
 describe('issue request errors', () => {
   it.each([
     [
