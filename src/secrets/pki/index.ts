@@ -2,7 +2,8 @@ import Router from '@koa/router';
 import type { ContextModule, Core } from '../../context.js';
 import type { Mount } from '../../http/types.js';
 import { Authority } from './authority.js';
-import { pkiProjection } from './projection.js';
+import { systemMetadata } from '../../core/events.js';
+import { CRL_REBUILD, pkiProjection } from './projection.js';
 import { configRoutes } from './routes/config.js';
 import { fetchRoutes } from './routes/fetch.js';
 import { issueRoutes } from './routes/issue.js';
@@ -21,6 +22,17 @@ export function createPkiContext(core: Core): ContextModule & { authority: Autho
     name: 'pki',
     authority,
     projections: [pkiProjection(() => authority.issuersChanged())],
+    timers: [
+      {
+        kind: CRL_REBUILD,
+        // auto_rebuild: rebuild a grace period before expiry; the new CRL moves the schedule row.
+        async fire(entry) {
+          const { mount, issuerId } = entry.data as { mount: string; issuerId: string };
+          const issuer = authority.q.issuer(mount, issuerId);
+          if (issuer) authority.rebuildCrl(mount, systemMetadata('pki-crl-rebuild'), issuer);
+        },
+      },
+    ],
     engine: {
       type: 'pki',
       description: 'certificate authority: issuers, roles, issue, sign, revoke, CRLs',

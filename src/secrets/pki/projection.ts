@@ -2,7 +2,12 @@ import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
+import { scheduleRows } from '../../core/schedule.js';
 import { PKI_EVENT_TYPES, type IssuerSettings, type PkiEvent } from './events.js';
+
+/** The schedule kind of automatic CRL rebuilds. */
+export const CRL_REBUILD = 'pki-crl-rebuild';
+const crlRebuildKey = (mount: string, issuerId: string) => `pki-crl/${mount}/${issuerId}`;
 
 const TABLES = [
   'pki_roles',
@@ -40,6 +45,10 @@ export const pkiProjection = (onIssuersChanged: () => void = () => undefined): P
   tables: TABLES,
   setup(db: Db) {
     db.exec(SCHEMA);
+    const schedule = scheduleRows(db);
+    const crlConfig = db.prepare<[string], { value: string }>(
+      "SELECT value FROM pki_config WHERE mount = ? AND kind = 'crl'",
+    );
     const s = {
       putRole: db.prepare(
         'INSERT INTO pki_roles (mount, name, role) VALUES (?, ?, ?) ON CONFLICT (mount, name) DO UPDATE SET role = excluded.role',
@@ -138,6 +147,7 @@ export const pkiProjection = (onIssuersChanged: () => void = () => undefined): P
         case 'PkiIssuerDeleted':
           s.delIssuer.run(e.data.mount, e.data.issuerId);
           s.delIssuerCrl.run(e.data.mount, e.data.issuerId);
+          schedule.remove(crlRebuildKey(e.data.mount, e.data.issuerId));
           break;
         case 'PkiUrlsConfigured':
           s.putConfig.run(e.data.mount, 'urls', canonicalJson(e.data.urls));
@@ -198,6 +208,28 @@ export const pkiProjection = (onIssuersChanged: () => void = () => undefined): P
         case 'PkiCrlBuilt': {
           const d = e.data;
           s.putCrl.run(d.mount, d.issuerId, d.number, d.thisUpdate, d.nextUpdate, d.crl);
+          // With auto_rebuild, the next build is due a grace period before this CRL expires.
+          const row = crlConfig.get(d.mount);
+          const config = row
+            ? (JSON.parse(row.value) as {
+                auto_rebuild?: boolean;
+                auto_rebuild_grace_period?: number;
+              })
+            : {};
+          const key = crlRebuildKey(d.mount, d.issuerId);
+          if (config.auto_rebuild) {
+            const dueAt = new Date(
+              Date.parse(d.nextUpdate) - (config.auto_rebuild_grace_period ?? 12 * 3600) * 1000,
+            ).toISOString();
+            schedule.put({
+              key,
+              kind: CRL_REBUILD,
+              dueAt,
+              data: { mount: d.mount, issuerId: d.issuerId },
+            });
+          } else {
+            schedule.remove(key);
+          }
           break;
         }
         default: {

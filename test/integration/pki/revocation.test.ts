@@ -178,10 +178,18 @@ describe('revoke', () => {
     const res = await t.pki('POST', 'revoke', { serial_number: issued.data.serial_number });
     expect((res.json as { warnings: string[] }).warnings[0]).toContain('auto_rebuild');
     expect((await t.pki('GET', 'issuer/default/crl')).data.crl).toBe(before);
+    // the schedule rebuilds it a grace period (12h) before the 48h expiry
+    t.clock.advance(35 * 3600_000);
+    await t.settle();
+    expect((await t.pki('GET', 'issuer/default/crl')).data.crl).toBe(before);
+    t.clock.advance(2 * 3600_000);
+    await t.settle();
+    const rebuilt = (await t.pki('GET', 'issuer/default/crl')).data.crl;
+    expect(rebuilt).not.toBe(before);
     const rotated = await t.pki('GET', 'crl/rotate');
     expect(rotated.data).toEqual({ success: true });
     const crlPem = (await t.pki('GET', 'issuer/default/crl')).data.crl as string;
-    expect(crlPem).not.toBe(before);
+    expect(crlPem).not.toBe(rebuilt);
     const bad = await t.pki('POST', 'config/crl', {
       auto_rebuild: true,
       expiry: '1h',

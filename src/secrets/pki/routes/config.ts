@@ -101,8 +101,13 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
         () => [{ type: 'PkiCrlConfigured' as const, data: { mount: id, config: next } }],
         meta(ctx),
       );
-      // A change of expiry or of disable shows in every issuer's CRL at once.
-      if (next.disable !== c.disable || next.expiry !== c.expiry)
+      // A change of expiry, disable or auto-rebuild shows in every issuer's CRL (and its schedule) at once.
+      if (
+        next.disable !== c.disable ||
+        next.expiry !== c.expiry ||
+        next.auto_rebuild !== c.auto_rebuild ||
+        next.auto_rebuild_grace_period !== c.auto_rebuild_grace_period
+      )
         for (const issuer of authority.q.issuers(id)) authority.rebuildCrl(id, meta(ctx), issuer);
     });
     send(ctx, crlView(next));
