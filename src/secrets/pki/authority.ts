@@ -6,18 +6,10 @@ import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Ids } from '../../core/ids.js';
 import type { Sealer, Sealed } from '../../core/seal.js';
-import {
-  configDecider,
-  crlDecider,
-  certificateDecider,
-  issuerDecider,
-  keyDecider,
-} from './deciders.js';
+import { configDecider, certificateDecider, issuerDecider, keyDecider } from './deciders.js';
 import { streams, type CrlConfig, type IssuerSettings, type TidyResult } from './events.js';
 import type { Signer, UrlConfig } from './issuance.js';
 import { PkiQueries, type IssuerRow, type KeyRow } from './projection.js';
-import { buildCrl } from './x509/crl.js';
-import { pem } from './x509/certificate.js';
 import { keySpecOf, signatureScheme, spkiDer } from './x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
 
@@ -378,72 +370,4 @@ export class Authority {
       meta,
     );
   }
-
-  /**
-   * Builds and signs the issuer's CRL from the revoked certificates in the read model and appends
-   * it with the next CRL number. With `disable`, the CRL is signed but empty, as the reference does.
-   */
-  rebuildCrl(mount: string, meta: AuditMetadata, issuer: IssuerRow): void {
-    const config = this.crlConfig(mount);
-    let signer: Signer;
-    try {
-      signer = this.signer(mount, issuer, 'crl-signing');
-    } catch {
-      return; // an issuer without a key (or without crl-signing) has no CRL of its own
-    }
-    const now = this.#core.clock.now();
-    const entries = config.disable
-      ? []
-      : this.q.revokedOf(mount, issuer.issuer_id).map((r) => ({
-          serial: Buffer.from(r.serial.replace(/:/g, ''), 'hex'),
-          revokedAt: new Date(r.revoked_at),
-          ...(r.reason === null ? {} : { reason: r.reason }),
-        }));
-    const stream = streams.crl(mount, issuer.issuer_id);
-    this.#core.handler.handle(
-      stream,
-      crlDecider,
-      (state) => {
-        const number = state.number + 1;
-        const nextUpdate = new Date(now.getTime() + config.expiry * 1000);
-        const der = buildCrl({
-          issuer: signer.cert.subject,
-          issuerKeyId: signer.cert.subjectKeyId,
-          number,
-          thisUpdate: now,
-          nextUpdate,
-          entries,
-          scheme: signer.scheme,
-          signingKey: signer.key,
-        });
-        return [
-          {
-            type: 'PkiCrlBuilt' as const,
-            data: {
-              mount,
-              issuerId: issuer.issuer_id,
-              number,
-              thisUpdate: now.toISOString(),
-              nextUpdate: nextUpdate.toISOString(),
-              crl: der.toString('base64'),
-            },
-          },
-        ];
-      },
-      meta,
-    );
-  }
-
-  /** The issuer's current CRL as DER, building a first one if none exists yet. */
-  crlDer(mount: string, meta: AuditMetadata, issuer: IssuerRow): Buffer | undefined {
-    let row = this.q.crl(mount, issuer.issuer_id);
-    if (!row) {
-      this.rebuildCrl(mount, meta, issuer);
-      row = this.q.crl(mount, issuer.issuer_id);
-    }
-    return row ? Buffer.from(row.crl, 'base64') : undefined;
-  }
 }
-
-/** PEM text of a stored base64 DER. */
-export const pemOf = (label: string, b64: string): string => pem(label, Buffer.from(b64, 'base64'));

@@ -11,6 +11,7 @@ import { issuerRoutes } from './routes/issuers.js';
 import { keyRoutes } from './routes/keys.js';
 import { revokeRoutes } from './routes/revoke.js';
 import { roleRoutes } from './routes/roles.js';
+import { rebuildCrl } from './crls.js';
 
 /**
  * The certificate authority engine's registry: its read models and, per mount, its routes (one
@@ -29,7 +30,7 @@ export function createPkiContext(core: Core): ContextModule & { authority: Autho
         async fire(entry) {
           const { mount, issuerId } = entry.data as { mount: string; issuerId: string };
           const issuer = authority.q.issuer(mount, issuerId);
-          if (issuer) authority.rebuildCrl(mount, systemMetadata('pki-crl-rebuild'), issuer);
+          if (issuer) rebuildCrl(authority, mount, systemMetadata('pki-crl-rebuild'), issuer);
         },
       },
     ],

@@ -1,6 +1,6 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { ValidationError } from '../../core/errors.js';
-import { commonNameTypeAllowed, glob, isHostname, nameAllowed, toAscii } from './policy.js';
+import { commonNameTypeAllowed, glob, isDnsName, nameAllowed, toAscii } from './policy.js';
 import type { Role } from './role.js';
 import { cidrBytes, ipBytes, type AltName } from './x509/extensions.js';
 import type { ParsedCsr } from './x509/parse.js';
@@ -109,7 +109,7 @@ export function resolveNames(role: Role, req: NameRequest, csr?: ParsedCsr): Res
         continue;
       }
       const ascii = toAscii(name);
-      if (ascii === undefined || !isHostname(ascii)) {
+      if (ascii === undefined || !isDnsName(ascii)) {
         throw new ValidationError(
           `subject alternate name ${name} is not a valid DNS name and cannot be included as a SAN`,
         );
@@ -124,7 +124,7 @@ export function resolveNames(role: Role, req: NameRequest, csr?: ParsedCsr): Res
     if (commonName.includes('@')) emails.unshift(commonName);
     else {
       const ascii = toAscii(commonName);
-      if (ascii !== undefined && isHostname(ascii)) dns.unshift(ascii);
+      if (ascii !== undefined && isDnsName(ascii)) dns.unshift(ascii);
     }
   }
   dns = [...new Set(dns)];

@@ -63,6 +63,18 @@ export function isHostname(name: string): boolean {
   return ascii !== undefined && HOSTNAME.test(ascii);
 }
 
+/**
+ * True when `name` can be a DNS SAN: a hostname, or a wildcard whose left-most label is `*`,
+ * `*x`, `x*` or `x*y` over a hostname (`f*o.example.com`).
+ */
+export function isDnsName(name: string): boolean {
+  if (!name.includes('*')) return isHostname(name);
+  const dot = name.indexOf('.');
+  if (dot < 0 || name.split('*').length !== 2) return false;
+  const label = name.slice(0, dot);
+  return WILDCARD_LABEL.test(label) && isHostname(name.slice(dot + 1));
+}
+
 /** The role fields the name check reads. */
 export type NamePolicy = Pick<
   Role,

@@ -7,6 +7,7 @@ import { bool, int, str } from './fields.js';
 import { normaliseSerial, pem, pemBlocks } from './x509/certificate.js';
 import { keysMatch, parsePrivateKey } from './x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
+import { rebuildAllCrls, rebuildCrl } from './crls.js';
 
 /** What a revoke call answers: data (null when refused as expired) and warnings. */
 export interface Revoked {
@@ -175,7 +176,7 @@ export function revoke(
     );
     if (!config.auto_rebuild) {
       const issuer = authority.q.issuer(mount, target.issuerId);
-      if (issuer) authority.rebuildCrl(mount, meta, issuer);
+      if (issuer) rebuildCrl(authority, mount, meta, issuer);
     }
   });
   const warnings = config.auto_rebuild
@@ -225,8 +226,7 @@ export function tidy(
       if (isRevoked) revokedCertDeleted++;
       else certStoreDeleted++;
     }
-    if (tidyRevoked)
-      for (const issuer of authority.q.issuers(mount)) authority.rebuildCrl(mount, meta, issuer);
+    if (tidyRevoked) rebuildAllCrls(authority, mount, meta);
     authority.core.handler.handle(
       streams.config(mount),
       { initialState: () => null, evolve: () => null },

@@ -188,3 +188,17 @@ describe("resolving a leaf's names (research §3.3–3.4)", () => {
     expect(() => resolveNames(role(over), req(request))).toThrow(message);
   });
 });
+
+describe('wildcard SANs', () => {
+  it('a partial wildcard label is a DNS name when the role allows it', () => {
+    const r = resolveNames(
+      role({ allow_any_name: true, enforce_hostnames: false }),
+      req({ commonName: 'example.com', altNames: ['f*o.example.com', '*.example.com'] }),
+    );
+    expect(r.altNames).toContainEqual({ type: 'dns', value: 'f*o.example.com' });
+    expect(r.altNames).toContainEqual({ type: 'dns', value: '*.example.com' });
+    expect(() =>
+      resolveNames(role({ allow_any_name: true }), req({ altNames: ['a*b*.example.com'] })),
+    ).toThrow('is not a valid DNS name');
+  });
+});

@@ -9,6 +9,7 @@ import type { UrlConfig } from '../issuance.js';
 import { durationText } from '../role.js';
 import { tidy } from '../revoke.js';
 import { input, meta, send, type RouteScope } from './common.js';
+import { rebuildAllCrls } from '../crls.js';
 
 const crlView = (c: CrlConfig) => ({
   ...c,
@@ -108,7 +109,7 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
         next.auto_rebuild !== c.auto_rebuild ||
         next.auto_rebuild_grace_period !== c.auto_rebuild_grace_period
       )
-        for (const issuer of authority.q.issuers(id)) authority.rebuildCrl(id, meta(ctx), issuer);
+        rebuildAllCrls(authority, id, meta(ctx));
     });
     send(ctx, crlView(next));
   };
@@ -117,7 +118,7 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
 
   r.get('/crl/rotate', (ctx) => {
     authority.atomically(() => {
-      for (const issuer of authority.q.issuers(id)) authority.rebuildCrl(id, meta(ctx), issuer);
+      rebuildAllCrls(authority, id, meta(ctx));
     });
     send(ctx, { success: true });
   });

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { ValidationError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
-import { signIntermediate, signSelfIssued } from '../ca.js';
+import { signIntermediate, signSelfIssued } from '../sign-ca.js';
 import { issue, sign, signVerbatim } from '../issue.js';
 import { input, meta, param, send, type RouteScope } from './common.js';
 
