@@ -23,7 +23,8 @@ import { createPkiContext } from '../src/secrets/pki/index.js';
 import { issue, sign } from '../src/secrets/pki/issue.js';
 import { roleFromInput } from '../src/secrets/pki/role.js';
 import { buildCrl } from '../src/secrets/pki/x509/crl.js';
-import { encodeName, randomSerial } from '../src/secrets/pki/x509/certificate.js';
+import { encodeName, randomSerial, serialText } from '../src/secrets/pki/x509/certificate.js';
+import { rebuildCrl } from '../src/secrets/pki/crls.js';
 import { generateKeyPair, keySpecOf, signatureScheme } from '../src/secrets/pki/x509/keys.js';
 
 /** Starts Keel with the certificate authority engine in a child process; resolves with its address. */
@@ -117,7 +118,26 @@ async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
       1,
       async () => void sign(authority, 'bench', meta, 'ec', undefined, { csr }),
     );
+    // 100k revoked certificates in the read model (written directly: the rebuild is what is
+    // measured), then one full CRL rebuild: query, build, sign and append the PkiCrlBuilt event.
+    const issuer = authority.resolveIssuer('bench', 'default');
+    const insert = app.core.db.prepare(
+      `INSERT INTO pki_certs (mount, serial, issuer_id, certificate, not_after, common_name, is_ca, stored, revoked_at, reason, position)
+       VALUES ('bench', ?, ?, '', '2027-01-01T00:00:00.000Z', '', 0, 1, '2026-01-01T00:00:00.000Z', NULL, 0)`,
+    );
+    app.core.db.transaction(() => {
+      for (let i = 0; i < 100_000; i++) insert.run(serialText(randomSerial()), issuer.issuer_id);
+    })();
+    const crlStart = performance.now();
+    rebuildCrl(authority, 'bench', meta, issuer);
+    const crlMs = performance.now() - crlStart;
     return [
+      {
+        name: 'CRL rebuild, 100k revoked (in process, event-logged)',
+        value: Math.round(crlMs),
+        unit: 'ms',
+        note: 'read model query + build + sign + append; target < 2000 ms',
+      },
       {
         name: 'pki issue ec P-256 (in process, stored + event-logged)',
         value: Math.round(issued),
