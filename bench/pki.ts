@@ -27,6 +27,9 @@ import { encodeName, randomSerial, serialText } from '../src/secrets/pki/x509/ce
 import { rebuildCrl } from '../src/secrets/pki/crls.js';
 import { generateKeyPair, keySpecOf, signatureScheme } from '../src/secrets/pki/x509/keys.js';
 
+/** Requests in flight against each HTTP server (Keel and cfssl alike). */
+const CONCURRENCY = 16;
+
 /** Starts Keel with the certificate authority engine in a child process; resolves with its address. */
 async function startDaemon(
   dir: string,
@@ -189,7 +192,7 @@ export async function benchPki(): Promise<BenchResult[]> {
     const csr = opensslCsr(dir, 'leaf');
     for (let i = 0; i < 200; i++) await pki('issue/ec', { common_name: `warm${i}.example.com` });
 
-    const baseline = await rate(3000, 8, async () => {
+    const baseline = await rate(3000, CONCURRENCY, async () => {
       const res = await fetch(`${daemon.url}/v1/pki/config/urls`, { headers });
       await res.arrayBuffer();
     });
@@ -201,14 +204,14 @@ export async function benchPki(): Promise<BenchResult[]> {
     });
     const ecIssue = await rate(
       3000,
-      8,
+      CONCURRENCY,
       async (i) => void (await pki('issue/ec', { common_name: `h${i}.example.com` })),
     );
     results.push({
       name: 'pki issue ec P-256 (HTTP, stored + event-logged)',
       value: Math.round(ecIssue),
       unit: 'certs/s',
-      note: 'concurrency 8, EC P-256 CA',
+      note: `concurrency ${CONCURRENCY}, EC P-256 CA`,
     });
     const rsaIssue = await rate(
       30,
@@ -223,14 +226,14 @@ export async function benchPki(): Promise<BenchResult[]> {
     });
     const ecSign = await rate(
       3000,
-      8,
+      CONCURRENCY,
       async () => void (await pki('sign/sign', { csr, common_name: 'svc.example.com' })),
     );
     results.push({
       name: 'pki sign CSR ec P-256 (HTTP, stored + event-logged)',
       value: Math.round(ecSign),
       unit: 'certs/s',
-      note: 'concurrency 8',
+      note: `concurrency ${CONCURRENCY}`,
     });
 
     cfssl = await startCfssl(dir);
@@ -243,7 +246,7 @@ export async function benchPki(): Promise<BenchResult[]> {
     for (let i = 0; i < 100; i++) await post(`${cf}/api/v1/cfssl/newcert`, { request });
     const cfIssue = await rate(
       3000,
-      8,
+      CONCURRENCY,
       async () => void (await post(`${cf}/api/v1/cfssl/newcert`, { request })),
     );
     results.push({
@@ -266,7 +269,7 @@ export async function benchPki(): Promise<BenchResult[]> {
     });
     const cfSign = await rate(
       3000,
-      8,
+      CONCURRENCY,
       async () =>
         void (await post(`${cf}/api/v1/cfssl/sign`, {
           certificate_request: csr,
