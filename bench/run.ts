@@ -8,6 +8,7 @@ import type { BenchResult } from './support.js';
 /** Every suite, in order; each returns its numbers, measured in this one run. */
 const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'core', run: benchCore },
+  { name: 'cloud', run: benchCloud },
 ];
 
 const only = process.argv.slice(2);
