@@ -63,6 +63,11 @@ export interface App {
   readonly contexts: readonly ContextModule[];
   /** The embedded IAM/STS service (its own store; not part of the event log). */
   readonly cloud: CloudService;
+  /** Mint tokens outside HTTP (`keel token`, for a lost bootstrap.json). */
+  readonly tokens: {
+    runsUserToken(username: string, description: string): string;
+    secretsToken(policies: string[], ttlSeconds: number): string;
+  };
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
   /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
@@ -166,6 +171,30 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     scheduler,
     contexts,
     cloud,
+    tokens: {
+      runsUserToken(username, description) {
+        const user = identity.queries.userByName(username);
+        if (user === undefined) throw new Error(`no user named ${JSON.stringify(username)}`);
+        return identity.commands.createToken(
+          {
+            kind: 'user',
+            ownerId: user.id,
+            ownerName: user.username,
+            organization: null,
+            description,
+            expiredAt: null,
+            createdBy: null,
+          },
+          systemMetadata('keel token'),
+        ).token;
+      },
+      secretsToken(policies, ttlSeconds) {
+        return sys.commands.createToken(
+          { policies, displayName: 'token-cli', ttlSeconds, parentAccessor: null, meta: {} },
+          systemMetadata('keel token'),
+        ).token;
+      },
+    },
     callback: (req, res) => {
       void handle(req, res);
     },
