@@ -117,7 +117,7 @@ describe('keel serve', () => {
         token: secrets.stdout.trim(),
       });
       expect(lookup.json).toMatchObject({
-        data: { policies: ['default'], ttl: 3600, display_name: 'token-cli' },
+        data: { policies: ['default'], creation_ttl: 3600, display_name: 'token-cli' },
       });
       const runs = keel(['token', 'runs', '--data', d.dataDir]);
       expect(runs.status).toBe(0);
