@@ -15,7 +15,8 @@ export type LeaseKind = 'iam_user' | 'assumed_role' | 'federation_token' | 'sess
 
 export interface LeaseIssuedData {
   leaseId: string;
-  mount: string;
+  /** The mount's accessor and path. */
+  mount: { accessor: string; path: string };
   role: string;
   kind: LeaseKind;
   /** IAM user name (iam_user), session or federation name (STS types); used for cleanup. */

@@ -16,7 +16,8 @@ import { assign, setup } from 'xstate';
 export const MIN_STATIC_ROTATION_SECONDS = 60;
 
 export interface StaticRoleAdoptedData {
-  mount: string;
+  /** The mount's accessor and path. */
+  mount: { accessor: string; path: string };
   name: string;
   username: string;
   /** The IAM UserId seen when the role was adopted; later rotations check it still matches. */

@@ -18,7 +18,7 @@ const staticEvents = (snap: AnyMachineSnapshot): StaticRoleEvent[] => {
     {
       type: 'StaticRoleAdopted',
       data: {
-        mount: 'aws/',
+        mount: { accessor: 'm1', path: 'aws/' },
         name: 'r',
         username: 'u',
         userId: 'AIDA',
@@ -128,7 +128,7 @@ const leaseEvents = (snap: AnyMachineSnapshot): LeaseEvent[] => {
       type: 'LeaseIssued',
       data: {
         leaseId: 'aws/creds/r/x',
-        mount: 'aws/',
+        mount: { accessor: 'm1', path: 'aws/' },
         role: 'r',
         kind: 'iam_user',
         username: 'u',

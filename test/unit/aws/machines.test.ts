@@ -30,7 +30,7 @@ function foldLease(events: readonly LeaseEvent[]) {
 const adopted = (rotationPeriod = 3600): StaticRoleEvent => ({
   type: 'StaticRoleAdopted',
   data: {
-    mount: 'aws/',
+    mount: { accessor: 'm1', path: 'aws/' },
     name: 'r',
     username: 'u',
     userId: 'AIDA1',
@@ -129,7 +129,7 @@ const leaseIssued = (renewable = true): LeaseEvent => ({
   type: 'LeaseIssued',
   data: {
     leaseId: 'aws/creds/r/x',
-    mount: 'aws/',
+    mount: { accessor: 'm1', path: 'aws/' },
     role: 'r',
     kind: renewable ? 'iam_user' : 'assumed_role',
     username: 'u',

@@ -1,0 +1,389 @@
+import {
+  AddUserToGroupCommand,
+  AttachUserPolicyCommand,
+  CreateAccessKeyCommand,
+  CreateUserCommand,
+  DeleteAccessKeyCommand,
+  DeleteUserCommand,
+  DeleteUserPolicyCommand,
+  DetachUserPolicyCommand,
+  GetGroupPolicyCommand,
+  GetUserCommand,
+  ListAccessKeysCommand,
+  ListAttachedGroupPoliciesCommand,
+  ListAttachedUserPoliciesCommand,
+  ListGroupPoliciesCommand,
+  ListGroupsForUserCommand,
+  ListUserPoliciesCommand,
+  PutUserPolicyCommand,
+  RemoveUserFromGroupCommand,
+  TagUserCommand,
+} from '@aws-sdk/client-iam';
+import type { IAMClient } from '@aws-sdk/client-iam';
+import {
+  AssumeRoleCommand,
+  GetFederationTokenCommand,
+  GetSessionTokenCommand,
+} from '@aws-sdk/client-sts';
+import type { STSClient } from '@aws-sdk/client-sts';
+
+/**
+ * Every IAM/STS call the engine makes, in the reference's order (research §6.1). Nothing here
+ * touches the event log: callers run these before a command (results go into its events) or in a
+ * reactor after one.
+ */
+
+/** An AWS error in aws-sdk-go's text form: `Code: message\n\tstatus code: N, request id: id`. */
+export function awsErrorText(e: unknown): string {
+  const err = e as {
+    name?: string;
+    message?: string;
+    $metadata?: { httpStatusCode?: number; requestId?: string };
+  };
+  const status = err.$metadata?.httpStatusCode;
+  const base = `${err.name ?? 'Error'}: ${err.message ?? String(e)}`;
+  return status === undefined
+    ? base
+    : `${base}\n\tstatus code: ${status}, request id: ${err.$metadata?.requestId ?? ''}`;
+}
+
+export const isNoSuchEntity = (e: unknown): boolean =>
+  (e as { name?: string }).name === 'NoSuchEntityException' ||
+  (e as { name?: string }).name === 'NoSuchEntity';
+
+/** Throttling from the provider becomes a 502 in the reference. */
+export const isThrottling = (e: unknown): boolean =>
+  [
+    'Throttling',
+    'ThrottlingException',
+    'RequestLimitExceeded',
+    'TooManyRequestsException',
+  ].includes((e as { name?: string }).name ?? '');
+
+export interface IssuedKey {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
+
+export interface IamUserPlan {
+  username: string;
+  path: string;
+  permissionsBoundaryArn: string;
+  policyArns: readonly string[];
+  policyDocument: string;
+  /** The inline policy's name: the Keel role name. */
+  policyName: string;
+  groups: readonly string[];
+  tags: Readonly<Record<string, string>>;
+}
+
+/** A step of an IAM user creation that failed, named as the reference names it. */
+export class CloudStepError extends Error {
+  constructor(
+    readonly step: string,
+    readonly causeError: unknown,
+  ) {
+    super(`${step}: ${awsErrorText(causeError)}`);
+    this.name = 'CloudStepError';
+  }
+}
+
+async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (e) {
+    throw new CloudStepError(name, e);
+  }
+}
+
+/** CreateUser → AttachUserPolicy×N → PutUserPolicy → AddUserToGroup×N → TagUser → CreateAccessKey. */
+export async function createIamUser(iam: IAMClient, plan: IamUserPlan): Promise<IssuedKey> {
+  await step('Error creating IAM user', () =>
+    iam.send(
+      new CreateUserCommand({
+        UserName: plan.username,
+        Path: plan.path || '/',
+        ...(plan.permissionsBoundaryArn
+          ? { PermissionsBoundary: plan.permissionsBoundaryArn }
+          : {}),
+      }),
+    ),
+  );
+  for (const arn of plan.policyArns) {
+    await step('Error attaching user policy', () =>
+      iam.send(new AttachUserPolicyCommand({ UserName: plan.username, PolicyArn: arn })),
+    );
+  }
+  if (plan.policyDocument) {
+    await step('Error putting user policy', () =>
+      iam.send(
+        new PutUserPolicyCommand({
+          UserName: plan.username,
+          PolicyName: plan.policyName,
+          PolicyDocument: plan.policyDocument,
+        }),
+      ),
+    );
+  }
+  for (const group of plan.groups) {
+    await step('Error adding user to group', () =>
+      iam.send(new AddUserToGroupCommand({ GroupName: group, UserName: plan.username })),
+    );
+  }
+  const tags = Object.entries(plan.tags);
+  if (tags.length) {
+    await step('Error adding tags to user', () =>
+      iam.send(
+        new TagUserCommand({
+          UserName: plan.username,
+          Tags: tags.map(([Key, Value]) => ({ Key, Value })),
+        }),
+      ),
+    );
+  }
+  const out = await step('Error creating access keys', () =>
+    iam.send(new CreateAccessKeyCommand({ UserName: plan.username })),
+  );
+  return {
+    accessKeyId: out.AccessKey?.AccessKeyId ?? '',
+    secretAccessKey: out.AccessKey?.SecretAccessKey ?? '',
+  };
+}
+
+/**
+ * Removes an IAM user completely: access keys, attached and inline policies, group memberships,
+ * then the user. A user that is already gone counts as removed.
+ */
+export async function deleteIamUser(iam: IAMClient, username: string): Promise<void> {
+  try {
+    const groups = await iam.send(
+      new ListGroupsForUserCommand({ UserName: username, MaxItems: 1000 }),
+    );
+    const inline = await iam.send(
+      new ListUserPoliciesCommand({ UserName: username, MaxItems: 1000 }),
+    );
+    const attached = await iam.send(
+      new ListAttachedUserPoliciesCommand({ UserName: username, MaxItems: 1000 }),
+    );
+    const keys = await iam.send(new ListAccessKeysCommand({ UserName: username, MaxItems: 1000 }));
+    for (const k of keys.AccessKeyMetadata ?? []) {
+      await iam.send(
+        new DeleteAccessKeyCommand({ UserName: username, AccessKeyId: k.AccessKeyId }),
+      );
+    }
+    for (const p of attached.AttachedPolicies ?? []) {
+      await iam.send(new DetachUserPolicyCommand({ UserName: username, PolicyArn: p.PolicyArn }));
+    }
+    for (const name of inline.PolicyNames ?? []) {
+      await iam.send(new DeleteUserPolicyCommand({ UserName: username, PolicyName: name }));
+    }
+    for (const g of groups.Groups ?? []) {
+      await iam.send(
+        new RemoveUserFromGroupCommand({ UserName: username, GroupName: g.GroupName }),
+      );
+    }
+    await iam.send(new DeleteUserCommand({ UserName: username }));
+  } catch (e) {
+    if (isNoSuchEntity(e)) return;
+    throw e;
+  }
+}
+
+/** The policies of the given groups, merged for assumed_role and federation_token (research §6.1). */
+export async function groupPolicies(
+  iam: IAMClient,
+  groups: readonly string[],
+  ownDocument: string,
+  ownArns: readonly string[],
+): Promise<{ document: string; arns: string[] }> {
+  const arns = [...ownArns];
+  const statements: unknown[] = [];
+  if (ownDocument) {
+    const doc = JSON.parse(ownDocument) as { Statement?: unknown };
+    statements.push(
+      ...(Array.isArray(doc.Statement) ? doc.Statement : doc.Statement ? [doc.Statement] : []),
+    );
+  }
+  for (const group of groups) {
+    const attached = await iam.send(new ListAttachedGroupPoliciesCommand({ GroupName: group }));
+    for (const p of attached.AttachedPolicies ?? []) if (p.PolicyArn) arns.push(p.PolicyArn);
+    const names = await iam.send(new ListGroupPoliciesCommand({ GroupName: group }));
+    for (const name of names.PolicyNames ?? []) {
+      const got = await iam.send(new GetGroupPolicyCommand({ GroupName: group, PolicyName: name }));
+      const doc = JSON.parse(decodeURIComponent(got.PolicyDocument ?? '{}')) as {
+        Statement?: unknown;
+      };
+      statements.push(
+        ...(Array.isArray(doc.Statement) ? doc.Statement : doc.Statement ? [doc.Statement] : []),
+      );
+    }
+  }
+  const document = statements.length
+    ? JSON.stringify({ Version: '2012-10-17', Statement: statements })
+    : '';
+  return { document, arns: [...new Set(arns)] };
+}
+
+export interface StsCredentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken: string;
+  expiration: Date;
+  arn?: string;
+}
+
+function credentialsOf(
+  c:
+    | { AccessKeyId?: string; SecretAccessKey?: string; SessionToken?: string; Expiration?: Date }
+    | undefined,
+): StsCredentials {
+  return {
+    accessKeyId: c?.AccessKeyId ?? '',
+    secretAccessKey: c?.SecretAccessKey ?? '',
+    sessionToken: c?.SessionToken ?? '',
+    expiration: c?.Expiration ?? new Date(0),
+  };
+}
+
+export async function assumeRole(
+  sts: STSClient,
+  input: {
+    roleArn: string;
+    sessionName: string;
+    seconds: number;
+    policy: string;
+    policyArns: readonly string[];
+    externalId: string;
+    tags: Readonly<Record<string, string>>;
+  },
+): Promise<StsCredentials> {
+  const tags = Object.entries(input.tags);
+  const out = await step('Error assuming role', () =>
+    sts.send(
+      new AssumeRoleCommand({
+        RoleArn: input.roleArn,
+        RoleSessionName: input.sessionName,
+        DurationSeconds: input.seconds,
+        ...(input.policy ? { Policy: input.policy } : {}),
+        ...(input.policyArns.length
+          ? { PolicyArns: input.policyArns.map((arn) => ({ arn })) }
+          : {}),
+        ...(input.externalId ? { ExternalId: input.externalId } : {}),
+        ...(tags.length ? { Tags: tags.map(([Key, Value]) => ({ Key, Value })) } : {}),
+      }),
+    ),
+  );
+  return { ...credentialsOf(out.Credentials), arn: out.AssumedRoleUser?.Arn ?? '' };
+}
+
+export async function getFederationToken(
+  sts: STSClient,
+  input: { name: string; seconds: number; policy: string; policyArns: readonly string[] },
+): Promise<StsCredentials> {
+  const out = await step('Error generating STS keys', () =>
+    sts.send(
+      new GetFederationTokenCommand({
+        Name: input.name,
+        DurationSeconds: input.seconds,
+        ...(input.policy ? { Policy: input.policy } : {}),
+        ...(input.policyArns.length
+          ? { PolicyArns: input.policyArns.map((arn) => ({ arn })) }
+          : {}),
+      }),
+    ),
+  );
+  return { ...credentialsOf(out.Credentials), arn: out.FederatedUser?.Arn ?? '' };
+}
+
+export async function getSessionToken(
+  sts: STSClient,
+  input: { seconds: number; serialNumber: string; tokenCode: string },
+): Promise<StsCredentials> {
+  const out = await step('Error generating STS keys', () =>
+    sts.send(
+      new GetSessionTokenCommand({
+        DurationSeconds: input.seconds,
+        ...(input.serialNumber ? { SerialNumber: input.serialNumber } : {}),
+        ...(input.tokenCode ? { TokenCode: input.tokenCode } : {}),
+      }),
+    ),
+  );
+  return credentialsOf(out.Credentials);
+}
+
+/** The IAM user behind a static role; throws NoSuchEntity when it does not exist. */
+export async function getUser(
+  iam: IAMClient,
+  username?: string,
+): Promise<{ userName: string; userId: string }> {
+  const out = await iam.send(
+    new GetUserCommand(username === undefined ? {} : { UserName: username }),
+  );
+  return { userName: out.User?.UserName ?? '', userId: out.User?.UserId ?? '' };
+}
+
+/**
+ * One static-role rotation (research §4): list the user's keys; with two, delete the oldest (ties:
+ * never the key being served); then create a new key.
+ */
+export async function rotateStaticKey(
+  iam: IAMClient,
+  username: string,
+  servedKey: string | null,
+): Promise<IssuedKey & { deletedAccessKeyId: string | null }> {
+  const listed = await iam.send(new ListAccessKeysCommand({ UserName: username }));
+  const keys = listed.AccessKeyMetadata ?? [];
+  let deleted: string | null = null;
+  if (keys.length >= 2) {
+    let oldest = keys[0];
+    for (const k of keys.slice(1)) {
+      const kt = k.CreateDate?.getTime() ?? 0;
+      const ot = oldest?.CreateDate?.getTime() ?? 0;
+      if (kt < ot || (kt === ot && oldest?.AccessKeyId === servedKey)) oldest = k;
+    }
+    deleted = oldest?.AccessKeyId ?? null;
+    await iam.send(
+      new DeleteAccessKeyCommand({
+        UserName: oldest?.UserName ?? username,
+        AccessKeyId: deleted ?? '',
+      }),
+    );
+  }
+  const created = await iam.send(new CreateAccessKeyCommand({ UserName: username }));
+  return {
+    accessKeyId: created.AccessKey?.AccessKeyId ?? '',
+    secretAccessKey: created.AccessKey?.SecretAccessKey ?? '',
+    deletedAccessKeyId: deleted,
+  };
+}
+
+/** Deletes one access key; a key or user already gone counts as deleted. */
+export async function deleteAccessKey(
+  iam: IAMClient,
+  username: string,
+  accessKeyId: string,
+): Promise<void> {
+  try {
+    await iam.send(new DeleteAccessKeyCommand({ UserName: username, AccessKeyId: accessKeyId }));
+  } catch (e) {
+    if (!isNoSuchEntity(e)) throw e;
+  }
+}
+
+/** Creates a key for the caller's own user (rotate-root step 3–4). */
+export async function createOwnKey(iam: IAMClient): Promise<IssuedKey & { userName: string }> {
+  let user: { userName: string };
+  try {
+    user = await getUser(iam);
+  } catch (e) {
+    throw new CloudStepError('error calling GetUser', e);
+  }
+  const out = await step('error calling CreateAccessKey', () =>
+    iam.send(new CreateAccessKeyCommand({ UserName: user.userName })),
+  );
+  return {
+    accessKeyId: out.AccessKey?.AccessKeyId ?? '',
+    secretAccessKey: out.AccessKey?.SecretAccessKey ?? '',
+    userName: user.userName,
+  };
+}
