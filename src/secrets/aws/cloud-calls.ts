@@ -189,6 +189,12 @@ export async function deleteIamUser(iam: IAMClient, username: string): Promise<v
   }
 }
 
+function statementsOf(document: string): unknown[] {
+  const doc = JSON.parse(document) as { Statement?: unknown };
+  if (Array.isArray(doc.Statement)) return doc.Statement as unknown[];
+  return doc.Statement === undefined ? [] : [doc.Statement];
+}
+
 /** The policies of the given groups, merged for assumed_role and federation_token (research §6.1). */
 export async function groupPolicies(
   iam: IAMClient,
