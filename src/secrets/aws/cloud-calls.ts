@@ -205,10 +205,7 @@ export async function groupPolicies(
   const arns = [...ownArns];
   const statements: unknown[] = [];
   if (ownDocument) {
-    const doc = JSON.parse(ownDocument) as { Statement?: unknown };
-    statements.push(
-      ...(Array.isArray(doc.Statement) ? doc.Statement : doc.Statement ? [doc.Statement] : []),
-    );
+    statements.push(...statementsOf(ownDocument));
   }
   for (const group of groups) {
     const attached = await iam.send(new ListAttachedGroupPoliciesCommand({ GroupName: group }));
@@ -216,12 +213,7 @@ export async function groupPolicies(
     const names = await iam.send(new ListGroupPoliciesCommand({ GroupName: group }));
     for (const name of names.PolicyNames ?? []) {
       const got = await iam.send(new GetGroupPolicyCommand({ GroupName: group, PolicyName: name }));
-      const doc = JSON.parse(decodeURIComponent(got.PolicyDocument ?? '{}')) as {
-        Statement?: unknown;
-      };
-      statements.push(
-        ...(Array.isArray(doc.Statement) ? doc.Statement : doc.Statement ? [doc.Statement] : []),
-      );
+      statements.push(...statementsOf(decodeURIComponent(got.PolicyDocument ?? '{}')));
     }
   }
   const document = statements.length
