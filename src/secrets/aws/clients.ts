@@ -1,5 +1,6 @@
 import { IAMClient } from '@aws-sdk/client-iam';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import type { Clock } from '../../core/clock.js';
 import { ValidationError } from '../../core/errors.js';
 import type { RootSettings } from './schema.js';
 
@@ -29,6 +30,22 @@ export interface ProviderDefaults {
   /** Credentials for the default endpoints when config/root has none (the embedded cloud's root key). */
   credentials?: { accessKeyId: string; secretAccessKey: string };
   env?: Readonly<Record<string, string | undefined>>;
+  /** Requests are signed with this clock's time (Keel's injected clock), not the host's. */
+  clock?: Clock;
+}
+
+/** Signs every request of `client` at `clock`'s time: SigV4 dates follow Keel's clock. */
+export function signAt<C extends IAMClient | STSClient>(client: C, clock: Clock | undefined): C {
+  if (!clock) return client;
+  const config = client.config as { systemClockOffset: number };
+  client.middlewareStack.add(
+    (next) => (args) => {
+      config.systemClockOffset = clock.now().getTime() - Date.now();
+      return next(args);
+    },
+    { step: 'initialize', name: 'keelClock' },
+  );
+  return client;
 }
 
 /**
@@ -57,11 +74,10 @@ export function sdkClientFactory(defaults: ProviderDefaults = {}): AwsClientFact
     let sts: Promise<STSClient> | undefined;
     return {
       iam() {
-        iam ??= new IAMClient({
-          region,
-          ...(iamEndpoint ? { endpoint: iamEndpoint } : {}),
-          ...common,
-        });
+        iam ??= signAt(
+          new IAMClient({ region, ...(iamEndpoint ? { endpoint: iamEndpoint } : {}), ...common }),
+          defaults.clock,
+        );
         return iam;
       },
       sts() {
@@ -89,20 +105,19 @@ async function pickSts(
       region: s?.stsFallbackRegions[i] ?? region,
     })),
   ];
-  if (candidates.length === 1) {
-    const only = candidates[0] as { endpoint: string | undefined; region: string };
-    return new STSClient({
-      region: only.region,
-      ...(only.endpoint ? { endpoint: only.endpoint } : {}),
-      ...common,
-    });
-  }
+  const make = (c: { endpoint: string | undefined; region: string }) =>
+    signAt(
+      new STSClient({
+        region: c.region,
+        ...(c.endpoint ? { endpoint: c.endpoint } : {}),
+        ...common,
+      }),
+      defaults.clock,
+    );
+  // One endpoint needs no probe; with fallbacks, the first that answers GetCallerIdentity wins.
+  if (candidates.length === 1) return make(candidates[0] as (typeof candidates)[number]);
   for (const c of candidates) {
-    const client = new STSClient({
-      region: c.region,
-      ...(c.endpoint ? { endpoint: c.endpoint } : {}),
-      ...common,
-    });
+    const client = make(c);
     try {
       await client.send(new GetCallerIdentityCommand({}));
       return client;
