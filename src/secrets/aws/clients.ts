@@ -38,7 +38,12 @@ export interface ProviderDefaults {
 export function signAt<C extends IAMClient | STSClient>(client: C, clock: Clock | undefined): C {
   if (!clock) return client;
   const config = client.config as { systemClockOffset: number };
-  client.middlewareStack.add(
+  // Both clients share the middleware stack's shape; only the input and output types differ.
+  type Handler = (args: unknown) => Promise<unknown>;
+  const stack = client.middlewareStack as unknown as {
+    add(mw: (next: Handler) => Handler, options: { step: 'initialize'; name: string }): void;
+  };
+  stack.add(
     (next) => (args) => {
       config.systemClockOffset = clock.now().getTime() - Date.now();
       return next(args);

@@ -14,16 +14,6 @@ const fieldError = (field: string, err: string) =>
     `Field validation failed: error converting input for field "${field}": ${err}`,
   );
 
-/** Request data: the query string (GET/DELETE) merged under the JSON body. */
-export function requestData(query: Record<string, unknown>, body: unknown): Raw {
-  if (body !== undefined && body !== null && (typeof body !== 'object' || Array.isArray(body))) {
-    throw new ValidationError('error parsing JSON');
-  }
-  const merged: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(query)) merged[k] = Array.isArray(v) ? v[v.length - 1] : v;
-  return { ...merged, ...((body ?? {}) as Record<string, unknown>) };
-}
-
 export const has = (raw: Raw, field: string): boolean =>
   raw[field] !== undefined && raw[field] !== null;
 

@@ -14,7 +14,6 @@ import {
   parseStaticRoleWrite,
 } from '../../../src/secrets/aws/schema.js';
 import { formatGoDuration, parseDurationSeconds } from '../../../src/secrets/aws/durations.js';
-import { requestData } from '../../../src/secrets/aws/fields.js';
 import { parseCron } from '../../../src/secrets/aws/cron.js';
 
 const roleError = (...errors: string[]) =>
@@ -492,10 +491,6 @@ describe('other parameters', () => {
     expect(checkName('a.b-c@d_e')).toBe('a.b-c@d_e');
     for (const bad of ['', '-a', 'a-', 'a b', 'a/b'])
       expect(fail(() => checkName(bad)).message).toBe('unsupported path');
-  });
-  it('request data merges the query under the body and refuses non-object bodies', () => {
-    expect(requestData({ ttl: '1h', a: ['1', '2'] }, { ttl: '2h' })).toEqual({ ttl: '2h', a: '2' });
-    expect(fail(() => requestData({}, [1])).message).toBe('error parsing JSON');
   });
 });
 
