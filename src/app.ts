@@ -23,6 +23,9 @@ import type { ContextModule, Core, SecretsEngine } from './context.js';
 import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
 import { createSysContext } from './secrets/sys/index.js';
+import type { LeaseProvider } from './secrets/sys/index.js';
+import { createAwsContext } from './secrets/aws/index.js';
+import type { AwsContextOptions } from './secrets/aws/index.js';
 import { secretsSurface } from './secrets/surface.js';
 
 export interface AppDeps {
@@ -33,6 +36,8 @@ export interface AppDeps {
   sealKey?: Buffer;
   /** Where the event log lives; by default `<data>/keel.sqlite`. `:memory:` for tests. */
   databasePath?: string;
+  /** How the cloud credentials engine reaches IAM/STS (tests point it at an embedded cloud). */
+  aws?: AwsContextOptions;
 }
 
 /** What first start writes to `<data>/bootstrap.json` (mode 0600). */
@@ -75,11 +80,19 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const limits = createRunsRateLimits(clock, config.rateLimit);
   const identity = createIdentityContext(core);
   const engines = new Map<string, SecretsEngine>();
+  const aws = createAwsContext(core, deps.aws);
+  const leaseProviders = (): ReadonlyMap<string, LeaseProvider> =>
+    new Map(
+      sys.queries
+        .mounts()
+        .filter((m) => m.type === 'aws')
+        .map((m) => [m.path, aws.leaseProvider]),
+    );
   const sys = createSysContext(core, {
     engineTypes: () => [...engines.keys()],
-    leaseProviders: () => new Map(),
+    leaseProviders,
   });
-  const contexts: ContextModule[] = [identity.module, sys.module];
+  const contexts: ContextModule[] = [identity.module, sys.module, aws.module];
   for (const c of contexts) if (c.engine !== undefined) engines.set(c.engine.type, c.engine);
 
   const projections = new Projections(db, [
