@@ -36,6 +36,8 @@ export interface AppDeps {
   sealKey?: Buffer;
   /** Where the event log lives; by default `<data>/keel.sqlite`. `:memory:` for tests. */
   databasePath?: string;
+  /** More contexts to compose with the built-in ones (tests and embedding). */
+  extraContexts?: (core: Core) => ContextModule[];
   /** How the cloud credentials engine reaches IAM/STS (tests point it at an embedded cloud). */
   aws?: AwsContextOptions;
 }
@@ -92,7 +94,12 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     engineTypes: () => [...engines.keys()],
     leaseProviders,
   });
-  const contexts: ContextModule[] = [identity.module, sys.module, aws.module];
+  const contexts: ContextModule[] = [
+    identity.module,
+    sys.module,
+    aws.module,
+    ...(deps.extraContexts?.(core) ?? []),
+  ];
   for (const c of contexts) if (c.engine !== undefined) engines.set(c.engine.type, c.engine);
 
   const projections = new Projections(db, [
