@@ -37,11 +37,14 @@ import type { STSClient } from '@aws-sdk/client-sts';
 export function awsErrorText(e: unknown): string {
   const err = e as {
     name?: string;
+    Code?: string;
     message?: string;
     $metadata?: { httpStatusCode?: number; requestId?: string };
   };
+  // The wire code (`NoSuchEntity`), not the SDK's class name (`NoSuchEntityException`).
+  const code = err.Code ?? err.name?.replace(/Exception$/, '') ?? 'Error';
+  const base = `${code}: ${err.message ?? String(e)}`;
   const status = err.$metadata?.httpStatusCode;
-  const base = `${err.name ?? 'Error'}: ${err.message ?? String(e)}`;
   return status === undefined
     ? base
     : `${base}\n\tstatus code: ${status}, request id: ${err.$metadata?.requestId ?? ''}`;
