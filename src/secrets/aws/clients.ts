@@ -41,14 +41,18 @@ export function signAt<C extends IAMClient | STSClient>(client: C, clock: Clock 
   // Both clients share the middleware stack's shape; only the input and output types differ.
   type Handler = (args: unknown) => Promise<unknown>;
   const stack = client.middlewareStack as unknown as {
-    add(mw: (next: Handler) => Handler, options: { step: 'initialize'; name: string }): void;
+    addRelativeTo(
+      mw: (next: Handler) => Handler,
+      options: { relation: 'before'; toMiddleware: string; name: string },
+    ): void;
   };
-  stack.add(
+  // Right before signing (after the retry middleware), so retries are signed at Keel's time too.
+  stack.addRelativeTo(
     (next) => (args) => {
       config.systemClockOffset = clock.now().getTime() - Date.now();
       return next(args);
     },
-    { step: 'initialize', name: 'keelClock' },
+    { relation: 'before', toMiddleware: 'httpSigningMiddleware', name: 'keelClock' },
   );
   return client;
 }

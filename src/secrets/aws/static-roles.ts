@@ -3,6 +3,7 @@ import { KeelError, NotFoundError, ValidationError } from '../../core/errors.js'
 import type { AuditMetadata } from '../../core/events.js';
 import type { StaticRoleEvent } from '../../../machines/static-role.machine.js';
 import { rotationRetryDelaySeconds } from '../../../machines/static-role.machine.js';
+import { signAt } from './clients.js';
 import { staticRoleDecider } from './commands.js';
 import {
   assumeRole,
@@ -65,15 +66,18 @@ export class StaticRoleService {
       tags: {},
     });
     const base = clients.iam().config;
-    return new IAMClient({
-      region: await base.region(),
-      endpoint: base.endpoint ? await base.endpoint() : undefined,
-      credentials: {
-        accessKeyId: creds.accessKeyId,
-        secretAccessKey: creds.secretAccessKey,
-        sessionToken: creds.sessionToken,
-      },
-    });
+    return signAt(
+      new IAMClient({
+        region: await base.region(),
+        endpoint: base.endpoint ? await base.endpoint() : undefined,
+        credentials: {
+          accessKeyId: creds.accessKeyId,
+          secretAccessKey: creds.secretAccessKey,
+          sessionToken: creds.sessionToken,
+        },
+      }),
+      this.d.core.clock,
+    );
   }
 
   /** POST static-roles/:name: create (adopt + first key) or update (resets the next rotation). */
