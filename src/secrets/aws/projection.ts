@@ -2,6 +2,7 @@ import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import { scheduleRows } from '../../core/schedule.js';
+import { canonicalJson } from '../../core/canonical.js';
 import type { Sealed } from '../../core/seal.js';
 import { rotationRetryDelaySeconds } from '../../../machines/static-role.machine.js';
 import type { AwsEvent, MountRef } from './events.js';
@@ -11,6 +12,9 @@ import type { RootSettings } from './schema.js';
 import { parseCron } from './cron.js';
 
 /**
+ * JSON columns are canonical (sorted keys), so rows written live and rows replayed from the log
+ * (which stores canonical events) are byte-identical.
+ *
  * Read models of the engine, and its schedule rows: static-role rotations, lease expiries and
  * scheduled root rotations are due times in the core schedule, written here in the same
  * transaction as the events that set them. Dropping the tables and replaying rebuilds them.
@@ -169,8 +173,8 @@ export function awsProjection(): Projection {
           case 'AwsRootConfigured':
             ensureConfig(e.data.mount);
             q.configSettings.run(
-              JSON.stringify(e.data.settings),
-              e.data.secretKey ? JSON.stringify(e.data.secretKey) : null,
+              canonicalJson(e.data.settings),
+              e.data.secretKey ? canonicalJson(e.data.secretKey) : null,
               e.data.mount.accessor,
             );
             rescheduleRoot(e.data.mount, e.data.settings, e.time);
@@ -183,8 +187,8 @@ export function awsProjection(): Projection {
               accessKey: e.data.accessKey,
             };
             q.configSettings.run(
-              JSON.stringify(settings),
-              JSON.stringify(e.data.secretKey),
+              canonicalJson(settings),
+              canonicalJson(e.data.secretKey),
               e.data.mount.accessor,
             );
             rescheduleRoot(e.data.mount, settings, e.data.rotatedAt);
@@ -215,7 +219,7 @@ export function awsProjection(): Projection {
               e.data.mount.accessor,
               e.data.name,
               e.data.mount.path,
-              JSON.stringify(e.data.role satisfies RoleEntry),
+              canonicalJson(e.data.role satisfies RoleEntry),
             );
             break;
           case 'AwsRoleDeleted':
@@ -258,7 +262,7 @@ export function awsProjection(): Projection {
             const { accessor, name } = mountOfStream(e.stream);
             q.staticKey.run(
               e.data.accessKeyId,
-              JSON.stringify(e.data.secretAccessKey),
+              canonicalJson(e.data.secretAccessKey),
               e.data.expiresAt,
               accessor,
               name,
