@@ -1,4 +1,4 @@
-import { and, assign, setup } from 'xstate';
+import { assign, setup } from 'xstate';
 
 /**
  * The lifecycle of a lease on dynamic cloud credentials.
@@ -76,10 +76,12 @@ export const leaseMachine = setup({
     events: {} as LeaseEvent,
   },
   guards: {
-    isRenewable: ({ context }) => context.renewable,
-    // ISO timestamps in one format compare correctly as strings.
-    isWithinMax: ({ context, event }) =>
-      event.type === 'LeaseRenewed' && event.data.expiresAt <= context.maxExpiresAt,
+    // Only renewable (iam_user) leases, never past issue + lease_max. ISO timestamps in one
+    // format compare correctly as strings.
+    isRenewableWithinMax: ({ context, event }) =>
+      context.renewable &&
+      event.type === 'LeaseRenewed' &&
+      event.data.expiresAt <= context.maxExpiresAt,
     isNextAttempt: ({ context, event }) =>
       event.type === 'LeaseRevocationFailed' && event.data.attempt === context.failures + 1,
     isExpiry: ({ context }) => context.reason === 'expired',
@@ -108,13 +110,13 @@ export const leaseMachine = setup({
     new: { on: { LeaseIssued: { target: 'issued', actions: 'issue' } } },
     issued: {
       on: {
-        LeaseRenewed: { target: 'renewed', guard: and(['isRenewable', 'isWithinMax']) },
+        LeaseRenewed: { target: 'renewed', guard: 'isRenewableWithinMax' },
         LeaseRevocationRequested: { target: 'revoking', actions: 'request' },
       },
     },
     renewed: {
       on: {
-        LeaseRenewed: { target: 'renewed', guard: and(['isRenewable', 'isWithinMax']) },
+        LeaseRenewed: { target: 'renewed', guard: 'isRenewableWithinMax' },
         LeaseRevocationRequested: { target: 'revoking', actions: 'request' },
       },
     },

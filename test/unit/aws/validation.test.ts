@@ -15,6 +15,7 @@ import {
 } from '../../../src/secrets/aws/schema.js';
 import { formatGoDuration, parseDurationSeconds } from '../../../src/secrets/aws/durations.js';
 import { parseCron } from '../../../src/secrets/aws/cron.js';
+import { providerError } from '../../../src/secrets/aws/deps.js';
 
 const roleError = (...errors: string[]) =>
   `error(s) validating supplied role data: ${JSON.stringify(multierror(errors))}`;
@@ -518,5 +519,27 @@ describe('durations and cron', () => {
       '2026-01-05T09:30:00.000Z',
     );
     expect(() => parseCron('0 0 31 2 *').next(at)).toThrow('never matches');
+  });
+});
+
+describe('provider errors', () => {
+  const awsError = (name: string, message: string) =>
+    Object.assign(new Error(message), {
+      name,
+      $metadata: { httpStatusCode: 409, requestId: 'req-1' },
+    });
+  it('reads as aws-sdk-go prints it, under the step that failed', () => {
+    const e = providerError(
+      'Error creating IAM user',
+      awsError('EntityAlreadyExistsException', 'User with name x already exists.'),
+    );
+    expect(e.code).toBe('validation');
+    expect(e.message).toBe(
+      'Error creating IAM user: EntityAlreadyExists: User with name x already exists.\n\tstatus code: 409, request id: req-1',
+    );
+  });
+  it('throttling is a 502', () => {
+    const e = providerError('Error assuming role', awsError('Throttling', 'Rate exceeded'));
+    expect(e.details.status).toBe(502);
   });
 });
