@@ -134,6 +134,8 @@ export const staticRoleMachine = setup({
           actions: 'fail',
         },
         StaticRoleUpdated: { target: 'adopting', guard: 'periodIsAllowed', actions: 'update' },
+        // The process died before the first key was recorded: the schedule resumes the adoption.
+        StaticRoleRotationStarted: { target: 'rotating' },
         StaticRoleDeleted: { target: 'deleted', actions: 'forget' },
       },
     },

@@ -238,6 +238,13 @@ export function awsProjection(): Projection {
               d.assumeRoleSessionName,
               d.externalId,
             );
+            // Should the process die before the first key is recorded, the schedule resumes the adoption.
+            schedule.put({
+              key: staticKey(d.mount.accessor, d.name),
+              kind: TIMER_STATIC_ROTATION,
+              dueAt: plus(e.time, 60),
+              data: { accessor: d.mount.accessor, name: d.name },
+            });
             break;
           }
           case 'StaticRoleUpdated': {

@@ -102,6 +102,10 @@ describe('static role machine', () => {
     expect(ok.context.failures).toBe(0);
   });
 
+  it('an adoption interrupted before its first key resumes as a rotation', () => {
+    expect(foldStatic([adopted(), started, issued('K1')]).value).toBe('active');
+  });
+
   it('a failed first key leaves the role waiting for a retry', () => {
     const s = foldStatic([adopted(), failed(1), started, issued('K1')]);
     expect(s.value).toBe('active');
