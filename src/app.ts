@@ -226,6 +226,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     },
     async close() {
       if (timer !== undefined) clearInterval(timer);
+      await reactors.stop();
       db.close();
     },
   };
