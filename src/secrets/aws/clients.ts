@@ -1,7 +1,10 @@
-import { IAMClient } from '@aws-sdk/client-iam';
-import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
+import type { IAMClient } from '@aws-sdk/client-iam';
+import { GetCallerIdentityCommand } from '@aws-sdk/client-sts';
+import type { STSClient } from '@aws-sdk/client-sts';
 import type { Clock } from '../../core/clock.js';
-import { ValidationError } from '../../core/errors.js';
+import { KeelError } from '../../core/errors.js';
+import type { Env, RootConfig } from './provider.js';
+import { createIamClient, createStsClients } from './provider.js';
 import type { RootSettings } from './schema.js';
 
 /**
@@ -29,7 +32,7 @@ export interface ProviderDefaults {
   stsEndpoint?: string;
   /** Credentials for the default endpoints when config/root has none (the embedded cloud's root key). */
   credentials?: { accessKeyId: string; secretAccessKey: string };
-  env?: Readonly<Record<string, string | undefined>>;
+  env?: Env;
   /** Requests are signed with this clock's time (Keel's injected clock), not the host's. */
   clock?: Clock;
 }
@@ -57,40 +60,52 @@ export function signAt<C extends IAMClient | STSClient>(client: C, clock: Clock 
   return client;
 }
 
+/** The provider's view of a mount's root settings, with Keel's defaults filled in. */
+export function rootConfigOf(
+  { settings: s, secretKey }: RootCredentials,
+  defaults: ProviderDefaults,
+): RootConfig {
+  const iamEndpoint = s?.iamEndpoint || defaults.iamEndpoint;
+  // The embedded cloud's key is used only against the embedded cloud, and only without static keys.
+  const useDefaultKey =
+    !s?.accessKey && iamEndpoint === defaults.iamEndpoint && defaults.credentials;
+  return {
+    ...(s?.accessKey ? { access_key: s.accessKey, secret_key: secretKey } : {}),
+    ...(useDefaultKey && defaults.credentials
+      ? {
+          access_key: defaults.credentials.accessKeyId,
+          secret_key: defaults.credentials.secretAccessKey,
+        }
+      : {}),
+    ...(s?.region ? { region: s.region } : {}),
+    ...(iamEndpoint ? { iam_endpoint: iamEndpoint } : {}),
+    ...(s?.stsEndpoint || defaults.stsEndpoint
+      ? { sts_endpoint: s?.stsEndpoint || defaults.stsEndpoint }
+      : {}),
+    ...(s?.stsRegion ? { sts_region: s.stsRegion } : {}),
+    sts_fallback_endpoints: s?.stsFallbackEndpoints ?? [],
+    sts_fallback_regions: s?.stsFallbackRegions ?? [],
+    max_retries: s?.maxRetries ?? -1,
+  };
+}
+
 /**
- * Root credentials by the spec's precedence: static keys from config/root, then (federation is
- * refused at write) the SDK's default chain, which reads environment variables, shared credential
- * files and instance or task roles. Region: config, `AWS_REGION`, `AWS_DEFAULT_REGION`, `us-east-1`.
+ * Clients by the spec's credential precedence (`provider.ts`: static keys from config/root, the
+ * environment, shared credential files), at the configured or default endpoints, signed at
+ * Keel's clock. With fallback STS endpoints, the first that answers GetCallerIdentity wins.
  */
 export function sdkClientFactory(defaults: ProviderDefaults = {}): AwsClientFactory {
   const env = defaults.env ?? process.env;
-  return ({ settings, secretKey }) => {
-    const s = settings;
-    const region = s?.region || env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1';
-    const staticKeys = s?.accessKey
-      ? { accessKeyId: s.accessKey, secretAccessKey: secretKey }
-      : undefined;
-    const iamEndpoint = s?.iamEndpoint || defaults.iamEndpoint;
-    const credentials =
-      staticKeys ?? (iamEndpoint === defaults.iamEndpoint ? defaults.credentials : undefined);
-    // -1 means the SDK default (3 attempts); otherwise retries + the first attempt.
-    const maxAttempts = s === null || s.maxRetries < 0 ? undefined : s.maxRetries + 1;
-    const common = {
-      ...(credentials ? { credentials } : {}),
-      ...(maxAttempts ? { maxAttempts } : {}),
-    };
+  return (root) => {
     let iam: IAMClient | undefined;
     let sts: Promise<STSClient> | undefined;
     return {
       iam() {
-        iam ??= signAt(
-          new IAMClient({ region, ...(iamEndpoint ? { endpoint: iamEndpoint } : {}), ...common }),
-          defaults.clock,
-        );
+        iam ??= signAt(createIamClient(rootConfigOf(root, defaults), env), defaults.clock);
         return iam;
       },
       sts() {
-        sts ??= pickSts(s, region, defaults, common).catch((e: unknown) => {
+        sts ??= pickSts(rootConfigOf(root, defaults), env, defaults.clock).catch((e: unknown) => {
           sts = undefined;
           throw e;
         });
@@ -100,39 +115,20 @@ export function sdkClientFactory(defaults: ProviderDefaults = {}): AwsClientFact
   };
 }
 
-async function pickSts(
-  s: RootSettings | null,
-  region: string,
-  defaults: ProviderDefaults,
-  common: object,
-): Promise<STSClient> {
-  const primary = s?.stsEndpoint || defaults.stsEndpoint;
-  const candidates: { endpoint: string | undefined; region: string }[] = [
-    { endpoint: primary, region: s?.stsRegion || region },
-    ...(s?.stsFallbackEndpoints ?? []).map((endpoint, i) => ({
-      endpoint,
-      region: s?.stsFallbackRegions[i] ?? region,
-    })),
-  ];
-  const make = (c: { endpoint: string | undefined; region: string }) =>
-    signAt(
-      new STSClient({
-        region: c.region,
-        ...(c.endpoint ? { endpoint: c.endpoint } : {}),
-        ...common,
-      }),
-      defaults.clock,
-    );
+async function pickSts(config: RootConfig, env: Env, clock: Clock | undefined): Promise<STSClient> {
+  const clients = createStsClients(config, env).map((c) => signAt(c, clock));
   // One endpoint needs no probe; with fallbacks, the first that answers GetCallerIdentity wins.
-  if (candidates.length === 1) return make(candidates[0] as (typeof candidates)[number]);
-  for (const c of candidates) {
-    const client = make(c);
+  if (clients.length === 1) return clients[0] as STSClient;
+  let lastError: unknown;
+  for (const client of clients) {
     try {
       await client.send(new GetCallerIdentityCommand({}));
       return client;
-    } catch {
+    } catch (e) {
+      lastError = e;
       client.destroy();
     }
   }
-  throw new ValidationError('could not obtain sts client');
+  const why = lastError instanceof Error ? `: ${lastError.message}` : '';
+  throw new KeelError('validation', `could not obtain sts client${why}`, {}, { cause: lastError });
 }
