@@ -117,10 +117,7 @@ describe('error rows of the reference', () => {
       body: { credential_type: 'iam_user', policy_document: ALLOW_ALL },
     });
     const keys = [];
-    for (let i = 0; i < 3; i++)
-      keys.push(
-        ((await h.v1('GET', 'aws/creds/many')).json as Env).data,
-      );
+    for (let i = 0; i < 3; i++) keys.push(((await h.v1('GET', 'aws/creds/many')).json as Env).data);
     expect((await h.v1('PUT', 'sys/leases/revoke-prefix/aws/creds/many')).status).toBe(204);
     for (const key of keys) expect(await h.works(key)).toBe(false);
   });
