@@ -116,8 +116,11 @@ describe('error rows of the reference', () => {
     await h.v1('POST', 'aws/roles/many', {
       body: { credential_type: 'iam_user', policy_document: ALLOW_ALL },
     });
-    const keys = [];
-    for (let i = 0; i < 3; i++) keys.push(((await h.v1('GET', 'aws/creds/many')).json as Env).data);
+    const keys: { access_key: string; secret_key: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const data = ((await h.v1('GET', 'aws/creds/many')).json as Env).data;
+      keys.push({ access_key: String(data.access_key), secret_key: String(data.secret_key) });
+    }
     expect((await h.v1('PUT', 'sys/leases/revoke-prefix/aws/creds/many')).status).toBe(204);
     for (const key of keys) expect(await h.works(key)).toBe(false);
   });
