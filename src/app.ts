@@ -27,6 +27,8 @@ import type { LeaseProvider } from './secrets/sys/index.js';
 import { createAwsContext } from './secrets/aws/index.js';
 import type { AwsContextOptions } from './secrets/aws/index.js';
 import { secretsSurface } from './secrets/surface.js';
+import type { CloudService } from './cloud/index.js';
+import { createCloud } from './cloud/index.js';
 
 export interface AppDeps {
   clock?: Clock;
@@ -47,6 +49,14 @@ export interface Bootstrap {
   address: string;
   runs: { user_token: string };
   secrets: { root_token: string };
+  /** The embedded cloud's administrator key and endpoints (what the credentials engine talks to). */
+  cloud: {
+    access_key_id: string;
+    secret_access_key: string;
+    iam_endpoint: string;
+    sts_endpoint: string;
+    region: string;
+  };
 }
 
 export interface App {
@@ -56,6 +66,8 @@ export interface App {
   readonly scheduler: Scheduler;
   readonly callback: RequestListener;
   readonly contexts: readonly ContextModule[];
+  /** The embedded IAM/STS service (its own store; not part of the event log). */
+  readonly cloud: CloudService;
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
   /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
@@ -124,8 +136,17 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   );
   store.onAppended(() => reactors.notify());
 
+  const cloud = createCloud({
+    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
+    clock,
+    ids,
+    logger: logger.child({ component: 'cloud' }),
+  });
+
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
+  // The cloud reads its own bodies and answers in AWS's dialect; it passes other paths on.
+  koa.use(cloud.middleware());
   koa.use(
     prefixed(
       '/api/v2',
@@ -158,6 +179,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     reactors,
     scheduler,
     contexts,
+    cloud,
     callback: (req, res) => {
       void handle(req, res);
     },
@@ -197,10 +219,18 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           meta,
         );
       }
+      const rootKey = cloud.bootstrapRoot();
       return {
         address: config.publicAddress,
         runs: { user_token: userToken.token },
         secrets: { root_token: root.token },
+        cloud: {
+          access_key_id: rootKey.accessKeyId,
+          secret_access_key: rootKey.secretAccessKey,
+          iam_endpoint: `${config.publicAddress}/cloud/iam`,
+          sts_endpoint: `${config.publicAddress}/cloud/sts`,
+          region: 'us-east-1',
+        },
       };
     },
     start() {
@@ -227,6 +257,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     async close() {
       if (timer !== undefined) clearInterval(timer);
       await reactors.stop();
+      cloud.close();
       db.close();
     },
   };
