@@ -26,12 +26,14 @@ export interface RootCredentials {
 /** Builds clients for a mount's root configuration. */
 export type AwsClientFactory = (root: RootCredentials) => AwsClients;
 
+type DefaultKey = { accessKeyId: string; secretAccessKey: string };
+
 /** Endpoints used when the root configuration names none: Keel's embedded cloud, or real AWS. */
 export interface ProviderDefaults {
   iamEndpoint?: string;
   stsEndpoint?: string;
   /** Credentials for the default endpoints when config/root has none (the embedded cloud's root key). */
-  credentials?: { accessKeyId: string; secretAccessKey: string };
+  credentials?: DefaultKey | (() => DefaultKey);
   env?: Env;
   /** Requests are signed with this clock's time (Keel's injected clock), not the host's. */
   clock?: Clock;
@@ -67,15 +69,16 @@ export function rootConfigOf(
 ): RootConfig {
   const iamEndpoint = s?.iamEndpoint || defaults.iamEndpoint;
   // The embedded cloud's key is used only against the embedded cloud, and only without static keys.
-  const useDefaultKey =
-    !s?.accessKey && iamEndpoint === defaults.iamEndpoint && defaults.credentials;
+  const useDefaultKey = !s?.accessKey && iamEndpoint === defaults.iamEndpoint;
+  const key = !useDefaultKey
+    ? undefined
+    : typeof defaults.credentials === 'function'
+      ? defaults.credentials()
+      : defaults.credentials;
   return {
     ...(s?.accessKey ? { access_key: s.accessKey, secret_key: secretKey } : {}),
-    ...(useDefaultKey && defaults.credentials
-      ? {
-          access_key: defaults.credentials.accessKeyId,
-          secret_key: defaults.credentials.secretAccessKey,
-        }
+    ...(useDefaultKey && key
+      ? { access_key: key.accessKeyId, secret_key: key.secretAccessKey }
       : {}),
     ...(s?.region ? { region: s.region } : {}),
     ...(iamEndpoint ? { iam_endpoint: iamEndpoint } : {}),
