@@ -94,7 +94,23 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const limits = createRunsRateLimits(clock, config.rateLimit);
   const identity = createIdentityContext(core);
   const engines = new Map<string, SecretsEngine>();
-  const aws = createAwsContext(core, deps.aws);
+  const cloud = createCloud({
+    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
+    clock,
+    ids,
+    logger: logger.child({ component: 'cloud' }),
+  });
+  // The credentials engine talks to the embedded cloud unless config/root (or the test) says otherwise.
+  const aws = createAwsContext(
+    core,
+    deps.aws ?? {
+      provider: {
+        iamEndpoint: `${config.publicAddress}/cloud/iam`,
+        stsEndpoint: `${config.publicAddress}/cloud/sts`,
+        credentials: () => cloud.bootstrapRoot(),
+      },
+    },
+  );
   const leaseProviders = (): ReadonlyMap<string, LeaseProvider> =>
     new Map(
       sys.queries
@@ -135,13 +151,6 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     contexts.flatMap((c) => c.timers ?? []),
   );
   store.onAppended(() => reactors.notify());
-
-  const cloud = createCloud({
-    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
-    clock,
-    ids,
-    logger: logger.child({ component: 'cloud' }),
-  });
 
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
