@@ -8,7 +8,6 @@ import {
   DeleteUserPolicyCommand,
   DetachUserPolicyCommand,
   GetGroupPolicyCommand,
-  GetUserCommand,
   ListAccessKeysCommand,
   ListAttachedGroupPoliciesCommand,
   ListAttachedUserPoliciesCommand,
@@ -20,15 +19,10 @@ import {
   TagUserCommand,
 } from '@aws-sdk/client-iam';
 import type { IAMClient } from '@aws-sdk/client-iam';
-import {
-  AssumeRoleCommand,
-  GetFederationTokenCommand,
-  GetSessionTokenCommand,
-} from '@aws-sdk/client-sts';
-import type { STSClient } from '@aws-sdk/client-sts';
 
 /**
- * Every IAM/STS call the engine makes, in the reference's order (research §6.1). Nothing here
+ * The IAM calls of iam_user credentials, and the error text every provider call shares
+ * (`sts-calls.ts` and `key-calls.ts` hold the rest), in the reference's order (research §6.1). Nothing here
  * touches the event log: callers run these before a command (results go into its events) or in a
  * reactor after one.
  */
@@ -91,7 +85,7 @@ export class CloudStepError extends Error {
   }
 }
 
-async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
+export async function step<T>(name: string, run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (e) {
@@ -223,168 +217,4 @@ export async function groupPolicies(
     ? JSON.stringify({ Version: '2012-10-17', Statement: statements })
     : '';
   return { document, arns: [...new Set(arns)] };
-}
-
-export interface StsCredentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-  sessionToken: string;
-  expiration: Date;
-  arn?: string;
-}
-
-function credentialsOf(
-  c:
-    | { AccessKeyId?: string; SecretAccessKey?: string; SessionToken?: string; Expiration?: Date }
-    | undefined,
-): StsCredentials {
-  return {
-    accessKeyId: c?.AccessKeyId ?? '',
-    secretAccessKey: c?.SecretAccessKey ?? '',
-    sessionToken: c?.SessionToken ?? '',
-    expiration: c?.Expiration ?? new Date(0),
-  };
-}
-
-export async function assumeRole(
-  sts: STSClient,
-  input: {
-    roleArn: string;
-    sessionName: string;
-    seconds: number;
-    policy: string;
-    policyArns: readonly string[];
-    externalId: string;
-    tags: Readonly<Record<string, string>>;
-  },
-): Promise<StsCredentials> {
-  const tags = Object.entries(input.tags);
-  const out = await step('Error assuming role', () =>
-    sts.send(
-      new AssumeRoleCommand({
-        RoleArn: input.roleArn,
-        RoleSessionName: input.sessionName,
-        DurationSeconds: input.seconds,
-        ...(input.policy ? { Policy: input.policy } : {}),
-        ...(input.policyArns.length
-          ? { PolicyArns: input.policyArns.map((arn) => ({ arn })) }
-          : {}),
-        ...(input.externalId ? { ExternalId: input.externalId } : {}),
-        ...(tags.length ? { Tags: tags.map(([Key, Value]) => ({ Key, Value })) } : {}),
-      }),
-    ),
-  );
-  return { ...credentialsOf(out.Credentials), arn: out.AssumedRoleUser?.Arn ?? '' };
-}
-
-export async function getFederationToken(
-  sts: STSClient,
-  input: { name: string; seconds: number; policy: string; policyArns: readonly string[] },
-): Promise<StsCredentials> {
-  const out = await step('Error generating STS keys', () =>
-    sts.send(
-      new GetFederationTokenCommand({
-        Name: input.name,
-        DurationSeconds: input.seconds,
-        ...(input.policy ? { Policy: input.policy } : {}),
-        ...(input.policyArns.length
-          ? { PolicyArns: input.policyArns.map((arn) => ({ arn })) }
-          : {}),
-      }),
-    ),
-  );
-  return { ...credentialsOf(out.Credentials), arn: out.FederatedUser?.Arn ?? '' };
-}
-
-export async function getSessionToken(
-  sts: STSClient,
-  input: { seconds: number; serialNumber: string; tokenCode: string },
-): Promise<StsCredentials> {
-  const out = await step('Error generating STS keys', () =>
-    sts.send(
-      new GetSessionTokenCommand({
-        DurationSeconds: input.seconds,
-        ...(input.serialNumber ? { SerialNumber: input.serialNumber } : {}),
-        ...(input.tokenCode ? { TokenCode: input.tokenCode } : {}),
-      }),
-    ),
-  );
-  return credentialsOf(out.Credentials);
-}
-
-/** The IAM user behind a static role; throws NoSuchEntity when it does not exist. */
-export async function getUser(
-  iam: IAMClient,
-  username?: string,
-): Promise<{ userName: string; userId: string }> {
-  const out = await iam.send(
-    new GetUserCommand(username === undefined ? {} : { UserName: username }),
-  );
-  return { userName: out.User?.UserName ?? '', userId: out.User?.UserId ?? '' };
-}
-
-/**
- * One static-role rotation (research §4): list the user's keys; with two, delete the oldest (ties:
- * never the key being served); then create a new key.
- */
-export async function rotateStaticKey(
-  iam: IAMClient,
-  username: string,
-  servedKey: string | null,
-): Promise<IssuedKey & { deletedAccessKeyId: string | null }> {
-  const listed = await iam.send(new ListAccessKeysCommand({ UserName: username }));
-  const keys = listed.AccessKeyMetadata ?? [];
-  let deleted: string | null = null;
-  if (keys.length >= 2) {
-    let oldest = keys[0];
-    for (const k of keys.slice(1)) {
-      const kt = k.CreateDate?.getTime() ?? 0;
-      const ot = oldest?.CreateDate?.getTime() ?? 0;
-      if (kt < ot || (kt === ot && oldest?.AccessKeyId === servedKey)) oldest = k;
-    }
-    deleted = oldest?.AccessKeyId ?? null;
-    await iam.send(
-      new DeleteAccessKeyCommand({
-        UserName: oldest?.UserName ?? username,
-        AccessKeyId: deleted ?? '',
-      }),
-    );
-  }
-  const created = await iam.send(new CreateAccessKeyCommand({ UserName: username }));
-  return {
-    accessKeyId: created.AccessKey?.AccessKeyId ?? '',
-    secretAccessKey: created.AccessKey?.SecretAccessKey ?? '',
-    deletedAccessKeyId: deleted,
-  };
-}
-
-/** Deletes one access key; a key or user already gone counts as deleted. */
-export async function deleteAccessKey(
-  iam: IAMClient,
-  username: string,
-  accessKeyId: string,
-): Promise<void> {
-  try {
-    await iam.send(new DeleteAccessKeyCommand({ UserName: username, AccessKeyId: accessKeyId }));
-  } catch (e) {
-    if (!isNoSuchEntity(e)) throw e;
-  }
-}
-
-/** Creates a key for the caller's own user (rotate-root step 3–4). */
-export async function createOwnKey(iam: IAMClient): Promise<IssuedKey & { userName: string }> {
-  let user: { userName: string };
-  try {
-    user = await getUser(iam);
-  } catch (e) {
-    throw new CloudStepError('error calling GetUser', e);
-  }
-  const out = await step('error calling CreateAccessKey', () =>
-    iam.send(new CreateAccessKeyCommand({ UserName: user.userName })),
-  );
-  return {
-    accessKeyId: out.AccessKey?.AccessKeyId ?? '',
-    secretAccessKey: out.AccessKey?.SecretAccessKey ?? '',
-    userName: user.userName,
-  };
 }

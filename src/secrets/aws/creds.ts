@@ -2,16 +2,9 @@ import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { LeaseEvent, LeaseKind } from '../../../machines/lease.machine.js';
 import { leaseDecider } from './commands.js';
-import type { StsCredentials } from './cloud-calls.js';
-import {
-  CloudStepError,
-  assumeRole,
-  createIamUser,
-  deleteIamUser,
-  getFederationToken,
-  getSessionToken,
-  groupPolicies,
-} from './cloud-calls.js';
+import type { StsCredentials } from './sts-calls.js';
+import { CloudStepError, createIamUser, deleteIamUser, groupPolicies } from './cloud-calls.js';
+import { assumeRole, getFederationToken, getSessionToken } from './sts-calls.js';
 import type { EngineDeps } from './deps.js';
 import { providerError } from './deps.js';
 import type { MountRef } from './events.js';

@@ -7,7 +7,7 @@ import { awsErrorText, deleteIamUser } from './cloud-calls.js';
 import type { EngineDeps } from './deps.js';
 import { addSeconds, systemMetadata } from './deps.js';
 import { leaseStream } from './events.js';
-import type { LeaseRow } from './projection.js';
+import type { LeaseRow } from './queries.js';
 import type { RootService } from './root.js';
 import type { LeaseInfo, LeaseProvider } from '../sys/index.js';
 

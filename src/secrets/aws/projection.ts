@@ -3,7 +3,6 @@ import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import { scheduleRows } from '../../core/schedule.js';
 import { canonicalJson } from '../../core/canonical.js';
-import type { Sealed } from '../../core/seal.js';
 import { rotationRetryDelaySeconds } from '../../../machines/static-role.machine.js';
 import type { AwsEvent, MountRef } from './events.js';
 import { TIMER_LEASE_EXPIRY, TIMER_ROOT_ROTATION, TIMER_STATIC_ROTATION } from './events.js';
@@ -21,48 +20,6 @@ import { parseCron } from './cron.js';
  */
 
 const TABLES = ['aws_config', 'aws_roles', 'aws_static_roles', 'aws_leases'] as const;
-
-export interface ConfigRow {
-  accessor: string;
-  mountPath: string;
-  settings: RootSettings | null;
-  secretKey: Sealed | null;
-  lease: number | null;
-  leaseMax: number | null;
-}
-
-export interface StaticRoleRow {
-  accessor: string;
-  mountPath: string;
-  name: string;
-  username: string;
-  userId: string;
-  rotationPeriod: number;
-  assumeRoleArn: string;
-  assumeRoleSessionName: string;
-  externalId: string;
-  state: string;
-  accessKey: string | null;
-  secretKey: Sealed | null;
-  expiration: string | null;
-  failures: number;
-}
-
-export interface LeaseRow {
-  leaseId: string;
-  accessor: string;
-  mountPath: string;
-  role: string;
-  kind: string;
-  username: string;
-  accessKeyId: string;
-  issuedAt: string;
-  expiresAt: string;
-  maxExpiresAt: string;
-  renewable: boolean;
-  state: string;
-  failures: number;
-}
 
 const staticKey = (accessor: string, name: string) => `aws-static:${accessor}:${name}`;
 const leaseKey = (leaseId: string) => `aws-lease:${leaseId}`;

@@ -1,8 +1,52 @@
 import type { Db } from '../../core/database.js';
 import type { Sealed } from '../../core/seal.js';
-import type { ConfigRow, LeaseRow, StaticRoleRow } from './projection.js';
 import type { RoleEntry } from './role-schema.js';
 import type { RootSettings } from './schema.js';
+
+/** A mount's root configuration and lease settings. */
+export interface ConfigRow {
+  accessor: string;
+  mountPath: string;
+  settings: RootSettings | null;
+  secretKey: Sealed | null;
+  lease: number | null;
+  leaseMax: number | null;
+}
+
+/** A static role and its current key (sealed). */
+export interface StaticRoleRow {
+  accessor: string;
+  mountPath: string;
+  name: string;
+  username: string;
+  userId: string;
+  rotationPeriod: number;
+  assumeRoleArn: string;
+  assumeRoleSessionName: string;
+  externalId: string;
+  state: string;
+  accessKey: string | null;
+  secretKey: Sealed | null;
+  expiration: string | null;
+  failures: number;
+}
+
+/** A live lease. */
+export interface LeaseRow {
+  leaseId: string;
+  accessor: string;
+  mountPath: string;
+  role: string;
+  kind: string;
+  username: string;
+  accessKeyId: string;
+  issuedAt: string;
+  expiresAt: string;
+  maxExpiresAt: string;
+  renewable: boolean;
+  state: string;
+  failures: number;
+}
 
 /** Reads over the engine's read models (the tables `awsProjection` keeps). */
 export class AwsReads {

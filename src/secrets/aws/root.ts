@@ -1,7 +1,8 @@
 import { KeelError, ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import { configDecider } from './commands.js';
-import { CloudStepError, deleteAccessKey, createOwnKey, awsErrorText } from './cloud-calls.js';
+import { CloudStepError, awsErrorText } from './cloud-calls.js';
+import { deleteAccessKey, createOwnKey } from './key-calls.js';
 import type { EngineDeps } from './deps.js';
 import { addSeconds, systemMetadata } from './deps.js';
 import type { ConfigEvent, MountRef } from './events.js';

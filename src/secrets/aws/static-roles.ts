@@ -5,19 +5,15 @@ import type { StaticRoleEvent } from '../../../machines/static-role.machine.js';
 import { rotationRetryDelaySeconds } from '../../../machines/static-role.machine.js';
 import { signAt } from './clients.js';
 import { staticRoleDecider } from './commands.js';
-import {
-  assumeRole,
-  awsErrorText,
-  deleteAccessKey,
-  getUser,
-  rotateStaticKey,
-} from './cloud-calls.js';
+import { awsErrorText } from './cloud-calls.js';
+import { assumeRole } from './sts-calls.js';
+import { deleteAccessKey, getUser, rotateStaticKey } from './key-calls.js';
 import type { EngineDeps } from './deps.js';
 import { addSeconds, systemMetadata } from './deps.js';
 import type { MountRef } from './events.js';
 import { staticRoleStream } from './events.js';
 import type { Raw } from './fields.js';
-import type { StaticRoleRow } from './projection.js';
+import type { StaticRoleRow } from './queries.js';
 import type { StaticRoleView } from './presenters.js';
 import { checkRotationPeriod, parseStaticRoleWrite } from './schema.js';
 

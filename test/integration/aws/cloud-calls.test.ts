@@ -12,15 +12,16 @@ import {
 import { GetCallerIdentityCommand } from '@aws-sdk/client-sts';
 import {
   CloudStepError,
-  assumeRole,
   createIamUser,
-  createOwnKey,
   deleteIamUser,
+  groupPolicies,
+} from '../../../src/secrets/aws/cloud-calls.js';
+import {
+  assumeRole,
   getFederationToken,
   getSessionToken,
-  groupPolicies,
-  rotateStaticKey,
-} from '../../../src/secrets/aws/cloud-calls.js';
+} from '../../../src/secrets/aws/sts-calls.js';
+import { createOwnKey, rotateStaticKey } from '../../../src/secrets/aws/key-calls.js';
 import { sdkClientFactory } from '../../../src/secrets/aws/clients.js';
 import { startTestCloud } from '../../support/aws-cloud.js';
 import type { TestCloud } from '../../support/aws-cloud.js';
