@@ -216,6 +216,45 @@ describe('iam_user credentials and leases', () => {
   });
 });
 
+describe('lease expiry across failures and restarts', () => {
+  const root = () => ({
+    access_key: h.cloud.root.accessKeyId,
+    secret_key: h.cloud.root.secretAccessKey,
+  });
+
+  it('a failed cleanup is retried with backoff until the user is gone', async () => {
+    const env = (await h.v1('GET', 'aws/creds/dev')).json as Env;
+    const key = env.data as { access_key: string; secret_key: string };
+    await h.v1('POST', 'aws/config/root', { body: { ...root(), secret_key: 'x'.repeat(40) } });
+    h.clock.advance(3601_000);
+    await h.settle();
+    expect(await h.works(key)).toBe(true);
+    const types = h.app.core.store.readStream(`aws-lease:${env.lease_id}`).map((e) => e.type);
+    expect(types).toEqual(['LeaseIssued', 'LeaseRevocationRequested', 'LeaseRevocationFailed']);
+    expect(
+      await h.v1('PUT', 'sys/leases/renew', { body: { lease_id: env.lease_id } }),
+    ).toMatchObject({ status: 400, json: { errors: ['lease is not renewable'] } });
+    await h.v1('POST', 'aws/config/root', { body: root() });
+    h.clock.advance(10_000);
+    await h.settle();
+    expect(await h.works(key)).toBe(false);
+    expect(h.app.core.store.readStream(`aws-lease:${env.lease_id}`).at(-1)?.type).toBe(
+      'LeaseRevoked',
+    );
+  });
+
+  it('expiry survives restarts: a lease that ran out while the daemon was down ends on start', async () => {
+    const env = (await h.v1('GET', 'aws/creds/dev')).json as Env;
+    const key = env.data as { access_key: string; secret_key: string };
+    await h.restart();
+    h.clock.advance(2 * 3600_000);
+    await h.restart();
+    expect(await h.works(key)).toBe(true);
+    await h.settle();
+    expect(await h.works(key)).toBe(false);
+  });
+});
+
 describe('replay', () => {
   it('dropping the read models and replaying the log reproduces them, twice', async () => {
     const before = h.app.projections.dump();
