@@ -23,6 +23,9 @@ import type { ContextModule, Core, SecretsEngine } from './context.js';
 import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
 import { createSysContext } from './secrets/sys/index.js';
+import type { LeaseProvider } from './secrets/sys/index.js';
+import { createAwsContext } from './secrets/aws/index.js';
+import type { AwsContextOptions } from './secrets/aws/index.js';
 import { secretsSurface } from './secrets/surface.js';
 import type { CloudService } from './cloud/index.js';
 import { createCloud } from './cloud/index.js';
@@ -37,6 +40,8 @@ export interface AppDeps {
   databasePath?: string;
   /** More contexts to compose with the built-in ones (tests and embedding). */
   extraContexts?: (core: Core) => ContextModule[];
+  /** How the cloud credentials engine reaches IAM/STS (tests point it at an embedded cloud). */
+  aws?: AwsContextOptions;
 }
 
 /** What first start writes to `<data>/bootstrap.json` (mode 0600). */
@@ -94,13 +99,38 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const limits = createRunsRateLimits(clock, config.rateLimit);
   const identity = createIdentityContext(core);
   const engines = new Map<string, SecretsEngine>();
+  const cloud = createCloud({
+    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
+    clock,
+    ids,
+    logger: logger.child({ component: 'cloud' }),
+  });
+  // The credentials engine talks to the embedded cloud unless config/root (or the test) says otherwise.
+  const aws = createAwsContext(
+    core,
+    deps.aws ?? {
+      provider: {
+        iamEndpoint: `${config.publicAddress}/cloud/iam`,
+        stsEndpoint: `${config.publicAddress}/cloud/sts`,
+        credentials: () => cloud.bootstrapRoot(),
+      },
+    },
+  );
+  const leaseProviders = (): ReadonlyMap<string, LeaseProvider> =>
+    new Map(
+      sys.queries
+        .mounts()
+        .filter((m) => m.type === 'aws')
+        .map((m) => [m.path, aws.leaseProvider]),
+    );
   const sys = createSysContext(core, {
     engineTypes: () => [...engines.keys()],
-    leaseProviders: () => new Map(),
+    leaseProviders,
   });
   const contexts: ContextModule[] = [
     identity.module,
     sys.module,
+    aws.module,
     ...(deps.extraContexts?.(core) ?? []),
   ];
   for (const c of contexts) if (c.engine !== undefined) engines.set(c.engine.type, c.engine);
@@ -126,13 +156,6 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     contexts.flatMap((c) => c.timers ?? []),
   );
   store.onAppended(() => reactors.notify());
-
-  const cloud = createCloud({
-    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
-    clock,
-    ids,
-    logger: logger.child({ component: 'cloud' }),
-  });
 
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
