@@ -1,5 +1,5 @@
 import { createActor, initialTransition } from 'xstate';
-import type { AnyActorScope, AnyStateMachine, EventFromLogic, SnapshotFrom } from 'xstate';
+import type { AnyStateMachine, EventFromLogic, SnapshotFrom } from 'xstate';
 import type { Decider } from './command-handler.js';
 import type { NewEvent, StoredEvent } from './events.js';
 
@@ -26,13 +26,15 @@ export function machineDecider<M extends AnyStateMachine>(
   type E = EventFromLogic<M> & NewEvent;
   const events: unknown = machine.events;
   const scope = inertScope(machine);
+  const transitionWith = (state: S, event: E): unknown =>
+    (machine.transition as (s: S, e: E, scope: unknown) => unknown)(state, event, scope);
   const known = new Set<string>(
     Array.isArray(events) ? events.filter((e): e is string => typeof e === 'string') : [],
   );
   return {
     initialState: () => initialTransition(machine as AnyStateMachine)[0] as S,
     evolve: (state: S, event: StoredEvent<E>) =>
-      known.has((event as NewEvent).type) ? (machine.transition(state, event, scope) as S) : state,
+      known.has((event as NewEvent).type) ? (transitionWith(state, event) as S) : state,
     accepts: (state: S, event: E) =>
       !known.has((event as NewEvent).type) || (state as { can(e: unknown): boolean }).can(event),
     describe: (state: S) => stateName((state as { value: unknown }).value),
@@ -45,7 +47,7 @@ export function machineDecider<M extends AnyStateMachine>(
  * machines/README.md), so one inert scope per machine serves every fold; actions that would
  * need executing are dropped, exactly as `transition()` returns them unexecuted.
  */
-function inertScope(machine: AnyStateMachine): AnyActorScope {
+function inertScope(machine: AnyStateMachine): unknown {
   const self = createActor(machine);
   const ignore = () => undefined;
   return {
@@ -58,5 +60,5 @@ function inertScope(machine: AnyStateMachine): AnyActorScope {
     system: self.system,
     stopChild: ignore,
     actionExecutor: ignore,
-  } as unknown as AnyActorScope;
+  };
 }
