@@ -1,4 +1,5 @@
 import type { AnyStateMachine } from 'xstate';
+import { certificateMachine } from './certificate.machine.js';
 import { leaseMachine } from './lease.machine.js';
 import { staticRoleMachine } from './static-role.machine.js';
 
@@ -7,6 +8,7 @@ import { staticRoleMachine } from './static-role.machine.js';
  * added to `machines/` is registered here.
  */
 export const machines: Readonly<Record<string, AnyStateMachine>> = {
+  certificate: certificateMachine,
   'static-role': staticRoleMachine,
   lease: leaseMachine,
 };
