@@ -124,6 +124,20 @@ export async function renderMachineDocs(
   return files;
 }
 
+/**
+ * Generated files of machines that are gone: SVGs, and pages holding a generated block. A page
+ * written by hand (no block) is never counted or removed.
+ */
+function leftovers(dir: string, files: ReadonlyMap<string, string>): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter(
+    (name) =>
+      !files.has(name) &&
+      (name.endsWith('.svg') ||
+        (name.endsWith('.md') && readFileSync(join(dir, name), 'utf8').includes(BEGIN))),
+  );
+}
+
 /** What differs between the rendered pages and the directory: missing, stale and extra files. */
 export function compareMachineDocs(dir: string, files: ReadonlyMap<string, string>): string[] {
   const problems: string[] = [];
@@ -132,10 +146,8 @@ export function compareMachineDocs(dir: string, files: ReadonlyMap<string, strin
     if (!existsSync(path)) problems.push(`${name} is missing`);
     else if (readFileSync(path, 'utf8') !== text) problems.push(`${name} is out of date`);
   }
-  if (existsSync(dir)) {
-    for (const name of readdirSync(dir)) {
-      if (!files.has(name)) problems.push(`${name} belongs to no registered machine`);
-    }
+  for (const name of leftovers(dir, files)) {
+    problems.push(`${name} belongs to no registered machine`);
   }
   return problems;
 }
@@ -143,6 +155,6 @@ export function compareMachineDocs(dir: string, files: ReadonlyMap<string, strin
 /** Write the pages, removing files of machines that are gone. */
 export function writeMachineDocs(dir: string, files: ReadonlyMap<string, string>): void {
   mkdirSync(dir, { recursive: true });
-  for (const name of readdirSync(dir)) if (!files.has(name)) unlinkSync(join(dir, name));
+  for (const name of leftovers(dir, files)) unlinkSync(join(dir, name));
   for (const [name, text] of files) writeFileSync(join(dir, name), text);
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -76,12 +76,18 @@ describe('machine docs generator', () => {
     writeMachineDocs(dir, files);
     expect(compareMachineDocs(dir, files)).toEqual([]);
     writeFileSync(join(dir, 'job.md'), 'edited by hand\n');
-    writeFileSync(join(dir, 'gone.md'), 'an old machine\n');
+    // A generated page and drawing of a machine that is gone, and a page written by hand.
+    writeFileSync(join(dir, 'gone.md'), `# Gone\n\n${files.get('job.md')!.slice(16)}`);
+    writeFileSync(join(dir, 'gone.svg'), files.get('job.svg')!);
+    writeFileSync(join(dir, 'notes.md'), '# Notes on machines\n');
     expect(compareMachineDocs(dir, files)).toEqual([
       'job.md is out of date',
       'gone.md belongs to no registered machine',
+      'gone.svg belongs to no registered machine',
     ]);
     writeMachineDocs(dir, files);
     expect(compareMachineDocs(dir, files)).toEqual([]);
+    expect(existsSync(join(dir, 'gone.md'))).toBe(false);
+    expect(readFileSync(join(dir, 'notes.md'), 'utf8')).toBe('# Notes on machines\n');
   });
 });
