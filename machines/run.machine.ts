@@ -53,7 +53,9 @@ export type RunMachineEvent =
   | { type: 'RunCanceled'; data: object }
   | { type: 'RunForceCanceled'; data: { at: string } }
   | { type: 'RunForceExecuteRequested'; data: object }
-  | { type: 'RunErrored'; data: object };
+  | { type: 'RunErrored'; data: object }
+  // Not a lifecycle step: a comment leaves the state as it is (no transition handles it).
+  | { type: 'RunCommented'; data: object };
 
 /** What the lifecycle remembers beyond its status. */
 export interface RunMachineContext extends RunCreatedFacts {

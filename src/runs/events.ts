@@ -84,6 +84,8 @@ export type ConfigurationVersionCreated = {
     speculative: boolean;
     provisional: boolean;
     source: string;
+    /** Runs queued by the upload are created by whoever created the version. */
+    createdBy: Requester | null;
   };
 };
 /** The archive itself is in the event (base64): the log is the truth, and uploads are small. */

@@ -159,13 +159,13 @@ export class RunQueries {
   }
 
   /** Pending runs of a workspace that wait for the lock, oldest first (the FIFO queue). */
-  queued(workspaceId: string): RunRow[] {
+  queued(workspaceId: string, limit = -1): RunRow[] {
     return (
       this.db
         .prepare(
-          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = 0 AND save_plan = 0 ORDER BY seq`,
+          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = 0 AND save_plan = 0 ORDER BY seq LIMIT ?`,
         )
-        .all(workspaceId) as Parameters<typeof toRunRow>[0][]
+        .all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
     ).map(toRunRow);
   }
 
@@ -181,13 +181,13 @@ export class RunQueries {
   }
 
   /** Confirmed saved-plan runs waiting for the lock to apply, oldest first. */
-  savedPlansToApply(workspaceId: string): RunRow[] {
+  savedPlansToApply(workspaceId: string, limit = -1): RunRow[] {
     return (
       this.db
         .prepare(
-          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'confirmed' AND save_plan = 1 ORDER BY seq`,
+          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'confirmed' AND save_plan = 1 ORDER BY seq LIMIT ?`,
         )
-        .all(workspaceId) as Parameters<typeof toRunRow>[0][]
+        .all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
     ).map(toRunRow);
   }
 

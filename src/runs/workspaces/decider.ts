@@ -93,3 +93,27 @@ export const unlockForRun =
     s.lock?.kind === 'run' && s.lock.id === runId
       ? [{ type: 'WorkspaceUnlocked', data: { by: { kind: 'run', id: runId }, force: false } }]
       : [];
+
+/** Create a workspace (its name is checked for uniqueness against the read model by the caller). */
+export const createWorkspace =
+  (data: Extract<WorkspaceEvent, { type: 'WorkspaceCreated' }>['data']) =>
+  (s: WorkspaceState): WorkspaceEvent[] => {
+    if (s.exists) throw new ConflictError(`workspace ${data.id} already exists`);
+    return [{ type: 'WorkspaceCreated', data }];
+  };
+
+export const updateWorkspace =
+  (id: string, changes: Extract<WorkspaceEvent, { type: 'WorkspaceUpdated' }>['data']) =>
+  (s: WorkspaceState): WorkspaceEvent[] => {
+    live(id, s);
+    return Object.keys(changes).length === 0 ? [] : [{ type: 'WorkspaceUpdated', data: changes }];
+  };
+
+/** Delete a workspace; not while a run or anyone holds its lock. */
+export const deleteWorkspace =
+  (id: string) =>
+  (s: WorkspaceState): WorkspaceEvent[] => {
+    live(id, s);
+    if (s.lock !== null) throw lockedBy(id, s.lock);
+    return [{ type: 'WorkspaceDeleted', data: { id } }];
+  };

@@ -100,68 +100,61 @@ export const workspaceProjection: Projection = {
         'SELECT provisional, speculative, workspace_id FROM runs_configuration_versions WHERE id = ?',
       ),
     };
+    type On = {
+      [K in RunsContextEvent['type']]?: (
+        e: StoredEvent<Extract<RunsContextEvent, { type: K }>>,
+      ) => void;
+    };
+    const on: On = {
+      WorkspaceCreated: (e) =>
+        s.insert.run({
+          id: e.data.id,
+          organization: e.data.organization,
+          name: e.data.name,
+          auto_apply: e.data.autoApply ? 1 : 0,
+          description: e.data.description,
+          at: e.time,
+        }),
+      WorkspaceUpdated: (e) =>
+        s.update.run({
+          id: e.stream,
+          auto_apply: e.data.autoApply === undefined ? null : e.data.autoApply ? 1 : 0,
+          name: e.data.name ?? null,
+          set_description: e.data.description === undefined ? 0 : 1,
+          description: e.data.description ?? null,
+          at: e.time,
+        }),
+      WorkspaceDeleted: (e) => s.remove.run(e.data.id),
+      WorkspaceLocked: (e) =>
+        s.lock.run({
+          id: e.stream,
+          kind: e.data.by.kind,
+          holder: e.data.by.id,
+          reason: e.data.reason,
+        }),
+      WorkspaceUnlocked: (e) => s.unlock.run({ id: e.stream }),
+      ConfigurationVersionCreated: (e) => s.latestCv.run({ id: e.data.workspaceId, cv: e.data.id }),
+      ConfigurationVersionUploaded: (e) => {
+        // A provisional or speculative version becomes current only through an applied run.
+        const cv = s.cvOf.get(e.stream);
+        if (cv !== undefined && cv.provisional === 0 && cv.speculative === 0)
+          s.currentCv.run({ id: cv.workspace_id, cv: e.stream });
+      },
+      RunCreated: (e) =>
+        s.latestRun.run({
+          id: e.data.workspaceId,
+          run: e.data.id,
+          cv: e.data.configurationVersionId,
+        }),
+      RunApplyFinished: (e) => {
+        const run = s.runCv.get(e.stream);
+        if (run !== undefined) s.currentCv.run({ id: run.ws, cv: run.cv });
+      },
+    };
     return (event: StoredEvent) => {
-      const e = event as StoredEvent<RunsContextEvent>;
-      switch (e.type) {
-        case 'WorkspaceCreated':
-          s.insert.run({
-            id: e.data.id,
-            organization: e.data.organization,
-            name: e.data.name,
-            auto_apply: e.data.autoApply ? 1 : 0,
-            description: e.data.description,
-            at: e.time,
-          });
-          return;
-        case 'WorkspaceUpdated':
-          s.update.run({
-            id: e.stream,
-            auto_apply: e.data.autoApply === undefined ? null : e.data.autoApply ? 1 : 0,
-            name: e.data.name ?? null,
-            set_description: e.data.description === undefined ? 0 : 1,
-            description: e.data.description ?? null,
-            at: e.time,
-          });
-          return;
-        case 'WorkspaceDeleted':
-          s.remove.run(e.data.id);
-          return;
-        case 'WorkspaceLocked':
-          s.lock.run({
-            id: e.stream,
-            kind: e.data.by.kind,
-            holder: e.data.by.id,
-            reason: e.data.reason,
-          });
-          return;
-        case 'WorkspaceUnlocked':
-          s.unlock.run({ id: e.stream });
-          return;
-        case 'ConfigurationVersionCreated':
-          s.latestCv.run({ id: e.data.workspaceId, cv: e.data.id });
-          return;
-        case 'ConfigurationVersionUploaded': {
-          // A provisional or speculative version becomes current only through an applied run.
-          const cv = s.cvOf.get(e.stream);
-          if (cv !== undefined && cv.provisional === 0 && cv.speculative === 0)
-            s.currentCv.run({ id: cv.workspace_id, cv: e.stream });
-          return;
-        }
-        case 'RunCreated':
-          s.latestRun.run({
-            id: e.data.workspaceId,
-            run: e.data.id,
-            cv: e.data.configurationVersionId,
-          });
-          return;
-        case 'RunApplyFinished': {
-          const run = s.runCv.get(e.stream);
-          if (run !== undefined) s.currentCv.run({ id: run.ws, cv: run.cv });
-          return;
-        }
-        default:
-          return;
-      }
+      const apply = on[event.type as RunsContextEvent['type']] as
+        ((e: StoredEvent) => void) | undefined;
+      apply?.(event);
     };
   },
 };
