@@ -128,8 +128,8 @@ export function configurationVersionRoutes(router: Router, model: RunsModel): vo
       (): ConfigurationVersionEvent[] => [{ type: 'ConfigurationVersionArchived', data: {} }],
       model.metadata(ctx),
     );
-    ctx.status = 202;
     ctx.body = null;
+    ctx.status = 202; // after the body: an empty body would otherwise turn it into 204
   });
 }
 
@@ -185,8 +185,8 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
       metadata,
     );
     if (cv.autoQueueRuns) queueUploadedRun(model, cv, metadata);
-    ctx.status = 200;
     ctx.body = null;
+    ctx.status = 200; // after the body: an empty body would otherwise turn it into 204
   });
 }
 

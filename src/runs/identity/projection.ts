@@ -1,6 +1,7 @@
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
+import { statements } from '../../core/sql.js';
 import type { AuthTokenCreated, IdentityEvent } from './events.js';
 
 export const identityProjection: Projection = {
@@ -99,57 +100,40 @@ const toToken = (r: RawToken): AuthTokenRow => ({
   createdAt: r.created_at,
 });
 
+type RawUser = { id: string; username: string; email: string; admin: number; created_at: string };
+
+const toUser = (r: RawUser | undefined): UserRow | undefined =>
+  r === undefined
+    ? undefined
+    : {
+        id: r.id,
+        username: r.username,
+        email: r.email,
+        admin: r.admin === 1,
+        createdAt: r.created_at,
+      };
+
 export function identityQueries(db: Db) {
-  const byHmac = db.prepare<[string], RawToken>('SELECT * FROM auth_tokens WHERE token_hmac = ?');
-  const user = db.prepare<
-    [string],
-    { id: string; username: string; email: string; admin: number; created_at: string }
-  >('SELECT * FROM users WHERE id = ?');
+  const sql = statements(db);
   return {
     tokenByHmac: (hmac: string): AuthTokenRow | undefined => {
-      const r = byHmac.get(hmac);
+      const r = sql<[string], RawToken>('SELECT * FROM auth_tokens WHERE token_hmac = ?').get(hmac);
       return r === undefined ? undefined : toToken(r);
     },
     token: (id: string): AuthTokenRow | undefined => {
-      const r = db.prepare<[string], RawToken>('SELECT * FROM auth_tokens WHERE id = ?').get(id);
+      const r = sql<[string], RawToken>('SELECT * FROM auth_tokens WHERE id = ?').get(id);
       return r === undefined ? undefined : toToken(r);
     },
     tokensOf: (kind: AuthTokenRow['kind'], ownerId: string): AuthTokenRow[] =>
-      db
-        .prepare<[string, string], RawToken>(
-          'SELECT * FROM auth_tokens WHERE kind = ? AND owner_id = ? ORDER BY created_at, id',
-        )
+      sql<[string, string], RawToken>(
+        'SELECT * FROM auth_tokens WHERE kind = ? AND owner_id = ? ORDER BY created_at, id',
+      )
         .all(kind, ownerId)
         .map(toToken),
-    user: (id: string): UserRow | undefined => {
-      const r = user.get(id);
-      return r === undefined
-        ? undefined
-        : {
-            id: r.id,
-            username: r.username,
-            email: r.email,
-            admin: r.admin === 1,
-            createdAt: r.created_at,
-          };
-    },
-    userByName: (username: string): UserRow | undefined => {
-      const r = db
-        .prepare<
-          [string],
-          { id: string; username: string; email: string; admin: number; created_at: string }
-        >('SELECT * FROM users WHERE username = ?')
-        .get(username);
-      return r === undefined
-        ? undefined
-        : {
-            id: r.id,
-            username: r.username,
-            email: r.email,
-            admin: r.admin === 1,
-            createdAt: r.created_at,
-          };
-    },
+    user: (id: string): UserRow | undefined =>
+      toUser(sql<[string], RawUser>('SELECT * FROM users WHERE id = ?').get(id)),
+    userByName: (username: string): UserRow | undefined =>
+      toUser(sql<[string], RawUser>('SELECT * FROM users WHERE username = ?').get(username)),
   };
 }
 

@@ -157,8 +157,8 @@ export function runRoutes(router: Router, model: RunsModel, runListLimit: Middle
       model.userOrTeam(ctx, `${path} on a run`);
       const { run: r, access } = model.run(ctx, ctx.params.id!);
       run(ctx, r, access);
-      ctx.status = 202;
       ctx.body = null;
+      ctx.status = 202; // after the body: an empty body would otherwise turn it into 204
     });
 
   action('apply', (ctx, r, access) => {
