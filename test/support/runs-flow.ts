@@ -11,12 +11,20 @@ const unique = (prefix: string) => `${prefix}-${++counter}`;
 
 export async function createOrg(h: RunsHarness, token = h.adminToken): Promise<string> {
   const name = unique('org');
-  const res = await h.api('POST', '/organizations', { token, body: { data: { type: 'organizations', attributes: { name, email: `${name}@example.com` } } } });
+  const res = await h.api('POST', '/organizations', {
+    token,
+    body: { data: { type: 'organizations', attributes: { name, email: `${name}@example.com` } } },
+  });
   expect(res.status, res.text).toBe(201);
   return name;
 }
 
-export async function createWorkspace(h: RunsHarness, org: string, attributes: Record<string, unknown> = {}, token = h.adminToken): Promise<JsonDoc> {
+export async function createWorkspace(
+  h: RunsHarness,
+  org: string,
+  attributes: Record<string, unknown> = {},
+  token = h.adminToken,
+): Promise<JsonDoc> {
   const res = await h.api('POST', `/organizations/${org}/workspaces`, {
     token,
     body: { data: { type: 'workspaces', attributes: { name: unique('ws'), ...attributes } } },
@@ -26,26 +34,48 @@ export async function createWorkspace(h: RunsHarness, org: string, attributes: R
 }
 
 /** Create a configuration version and upload the fixture tarball to it. */
-export async function uploadedCv(h: RunsHarness, wsId: string, attributes: Record<string, unknown> = { 'auto-queue-runs': false }, token = h.adminToken): Promise<string> {
-  const created = await h.api('POST', `/workspaces/${wsId}/configuration-versions`, { token, body: { data: { type: 'configuration-versions', attributes } } });
+export async function uploadedCv(
+  h: RunsHarness,
+  wsId: string,
+  attributes: Record<string, unknown> = { 'auto-queue-runs': false },
+  token = h.adminToken,
+): Promise<string> {
+  const created = await h.api('POST', `/workspaces/${wsId}/configuration-versions`, {
+    token,
+    body: { data: { type: 'configuration-versions', attributes } },
+  });
   expect(created.status, created.text).toBe(201);
-  const put = await h.api('PUT', created.json.data.attributes['upload-url'] as string, { token: null, raw: configTarball() });
+  const put = await h.api('PUT', created.json.data.attributes['upload-url'] as string, {
+    token: null,
+    raw: configTarball(),
+  });
   expect(put.status, put.text).toBe(200);
   return created.json.data.id as string;
 }
 
-export const runBody = (wsId: string, attributes: Record<string, unknown> = {}, cvId: string | null = null) => ({
+export const runBody = (
+  wsId: string,
+  attributes: Record<string, unknown> = {},
+  cvId: string | null = null,
+) => ({
   data: {
     type: 'runs',
     attributes,
     relationships: {
       workspace: { data: { type: 'workspaces', id: wsId } },
-      'configuration-version': { data: cvId === null ? null : { type: 'configuration-versions', id: cvId } },
+      'configuration-version': {
+        data: cvId === null ? null : { type: 'configuration-versions', id: cvId },
+      },
     },
   },
 });
 
-export async function createRun(h: RunsHarness, wsId: string, attributes: Record<string, unknown> = {}, token = h.adminToken): Promise<JsonDoc> {
+export async function createRun(
+  h: RunsHarness,
+  wsId: string,
+  attributes: Record<string, unknown> = {},
+  token = h.adminToken,
+): Promise<JsonDoc> {
   const res = await h.api('POST', '/runs', { token, body: runBody(wsId, attributes) });
   expect(res.status, res.text).toBe(201);
   return res.json.data;
@@ -62,7 +92,10 @@ export async function status(h: RunsHarness, id: string): Promise<string> {
 }
 
 /** A workspace with an uploaded configuration, ready for runs. */
-export async function readyWorkspace(h: RunsHarness, attributes: Record<string, unknown> = {}): Promise<{ org: string; ws: string }> {
+export async function readyWorkspace(
+  h: RunsHarness,
+  attributes: Record<string, unknown> = {},
+): Promise<{ org: string; ws: string }> {
   const org = await createOrg(h);
   const ws = (await createWorkspace(h, org, attributes)).id as string;
   await uploadedCv(h, ws);
@@ -84,6 +117,9 @@ export async function drivePlan(h: RunsHarness, runId: string, hasChanges = true
 /** The executor's apply: started, then finished. */
 export async function driveApply(h: RunsHarness, runId: string): Promise<void> {
   h.runs.executor.applyStarted(runId);
-  h.runs.executor.applyFinished(runId, { counts: { additions: 1, changes: 0, destructions: 0, imports: 0 }, log: 'Apply complete! Resources: 1 added.\n' });
+  h.runs.executor.applyFinished(runId, {
+    counts: { additions: 1, changes: 0, destructions: 0, imports: 0 },
+    log: 'Apply complete! Resources: 1 added.\n',
+  });
   await h.settle();
 }

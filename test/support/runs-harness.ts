@@ -49,25 +49,43 @@ export interface RunsHarness {
   runs: RunsContext;
   projections: Projections;
   adminToken: string;
-  api(method: string, path: string, options?: { body?: unknown; token?: string | null; raw?: Buffer; contentType?: string }): Promise<ApiResponse>;
+  api(
+    method: string,
+    path: string,
+    options?: { body?: unknown; token?: string | null; raw?: Buffer; contentType?: string },
+  ): Promise<ApiResponse>;
   settle(): Promise<void>;
   close(): Promise<void>;
   /** A user (not a site admin) and a token for it. */
   user(name: string): { id: string; token: string };
 }
 
-export async function startRunsHarness(options: { config?: Record<string, string | boolean> } = {}): Promise<RunsHarness> {
+export async function startRunsHarness(
+  options: { config?: Record<string, string | boolean> } = {},
+): Promise<RunsHarness> {
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
   const ids = sequentialIds();
   const logger = silentLogger();
   const db = new Database(':memory:');
   migrate(db);
-  const config: Config = loadConfig({ data: tmpdir(), 'rate-limit': false, listen: '127.0.0.1:0', ...options.config }, {});
+  const config: Config = loadConfig(
+    { data: tmpdir(), 'rate-limit': false, listen: '127.0.0.1:0', ...options.config },
+    {},
+  );
   let inline: (e: Parameters<Projections['apply']>[0]) => void = () => undefined;
   const store = new EventStore(db, clock, (e) => inline(e));
   const handler = new CommandHandler(store, clock);
   const sealer = new Sealer(Buffer.alloc(32, 7));
-  const identity = createIdentityContext({ db, store, handler, sealer, clock, ids, logger, config });
+  const identity = createIdentityContext({
+    db,
+    store,
+    handler,
+    sealer,
+    clock,
+    ids,
+    logger,
+    config,
+  });
   let server: ListeningServer | null = null;
   // The public address is known only once the server listens; upload and log URLs read it lazily.
   const core: Core = {
@@ -83,7 +101,11 @@ export async function startRunsHarness(options: { config?: Record<string, string
     },
   };
   const runs = createRunsContext(core);
-  const projections = new Projections(db, [scheduleProjection, ...identity.module.projections, ...runs.module.projections]);
+  const projections = new Projections(db, [
+    scheduleProjection,
+    ...identity.module.projections,
+    ...runs.module.projections,
+  ]);
   projections.open((after, limit) => store.readAll(after, limit));
   inline = projections.apply;
   const reactors = new Reactors(db, store, logger, runs.module.reactors ?? []);
@@ -117,9 +139,23 @@ export async function startRunsHarness(options: { config?: Record<string, string
   server = await listen(koa.callback(), '127.0.0.1', 0);
 
   const meta = systemMetadata('test');
-  const admin = identity.commands.createUser({ username: 'admin', email: 'admin@example.com', admin: true }, meta);
+  const admin = identity.commands.createUser(
+    { username: 'admin', email: 'admin@example.com', admin: true },
+    meta,
+  );
   const tokenFor = (id: string, name: string) =>
-    identity.commands.createToken({ kind: 'user', ownerId: id, ownerName: name, organization: null, description: null, expiredAt: null, createdBy: null }, meta).token;
+    identity.commands.createToken(
+      {
+        kind: 'user',
+        ownerId: id,
+        ownerName: name,
+        organization: null,
+        description: null,
+        expiredAt: null,
+        createdBy: null,
+      },
+      meta,
+    ).token;
   const adminToken = tokenFor(admin.id, 'admin');
   const url = server.url;
 
@@ -142,7 +178,11 @@ export async function startRunsHarness(options: { config?: Record<string, string
         body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
         headers['content-type'] = o.contentType ?? 'application/vnd.api+json';
       }
-      const res = await fetch(path.startsWith('http') ? path : `${url}/api/v2${path}`, { method, headers, body });
+      const res = await fetch(path.startsWith('http') ? path : `${url}/api/v2${path}`, {
+        method,
+        headers,
+        body,
+      });
       const text = await res.text();
       let json: JsonDoc = null;
       try {
@@ -158,7 +198,10 @@ export async function startRunsHarness(options: { config?: Record<string, string
       db.close();
     },
     user(name) {
-      const u = identity.commands.createUser({ username: name, email: `${name}@example.com`, admin: false }, meta);
+      const u = identity.commands.createUser(
+        { username: name, email: `${name}@example.com`, admin: false },
+        meta,
+      );
       return { id: u.id, token: tokenFor(u.id, name) };
     },
   };

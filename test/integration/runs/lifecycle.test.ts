@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRunsHarness, type RunsHarness } from '../../support/runs-harness.js';
-import { createRun, drivePlan, driveApply, getRun, readyWorkspace, status } from '../../support/runs-flow.js';
+import {
+  createRun,
+  drivePlan,
+  driveApply,
+  getRun,
+  readyWorkspace,
+  status,
+} from '../../support/runs-flow.js';
 
 let h: RunsHarness;
 beforeAll(async () => {
@@ -28,9 +35,16 @@ describe('run lifecycle over HTTP', () => {
       'target-addrs': null,
       'replace-addrs': null,
       'has-changes': false,
-      actions: { 'is-cancelable': false, 'is-confirmable': false, 'is-discardable': true, 'is-force-cancelable': false },
+      actions: {
+        'is-cancelable': false,
+        'is-confirmable': false,
+        'is-discardable': true,
+        'is-force-cancelable': false,
+      },
     });
-    expect(run.attributes['status-timestamps']).toEqual({ 'plan-queueable-at': '2026-03-01T12:00:00.000Z' });
+    expect(run.attributes['status-timestamps']).toEqual({
+      'plan-queueable-at': '2026-03-01T12:00:00.000Z',
+    });
     expect(run.attributes['created-at']).toBe('2026-03-01T12:00:00.000Z');
     expect(run.links.self).toBe(`/api/v2/runs/${run.id}`);
     expect(run.relationships.workspace.data).toEqual({ type: 'workspaces', id: ws });
@@ -46,7 +60,9 @@ describe('run lifecycle over HTTP', () => {
     expect(planned.attributes.status).toBe('planned');
     expect(planned.attributes.actions['is-confirmable']).toBe(true);
     expect(planned.attributes['has-changes']).toBe(true);
-    const apply = await h.api('POST', `/runs/${run.id}/actions/apply`, { body: { comment: 'ship it' } });
+    const apply = await h.api('POST', `/runs/${run.id}/actions/apply`, {
+      body: { comment: 'ship it' },
+    });
     expect(apply.status).toBe(202);
     expect(apply.text).toBe('');
     await h.settle();
@@ -55,7 +71,14 @@ describe('run lifecycle over HTTP', () => {
     const applied = await getRun(h, run.id);
     expect(applied.attributes.status).toBe('applied');
     expect(Object.keys(applied.attributes['status-timestamps'])).toEqual([
-      'plan-queueable-at', 'plan-queued-at', 'planning-at', 'planned-at', 'confirmed-at', 'apply-queued-at', 'applying-at', 'applied-at',
+      'plan-queueable-at',
+      'plan-queued-at',
+      'planning-at',
+      'planned-at',
+      'confirmed-at',
+      'apply-queued-at',
+      'applying-at',
+      'applied-at',
     ]);
     const wsDoc = await h.api('GET', `/workspaces/${ws}`);
     expect(wsDoc.json.data.attributes.locked).toBe(false);
