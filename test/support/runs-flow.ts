@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { configTarball, type JsonDoc, type RunsHarness } from './runs-harness.js';
+import { configTarball, type Res, type RunsHarness } from './runs-harness.js';
 
 /**
  * Steps of the runs API flow, over HTTP, for tests. The `drive*` helpers stand in for the executor
@@ -24,7 +24,7 @@ export async function createWorkspace(
   org: string,
   attributes: Record<string, unknown> = {},
   token = h.adminToken,
-): Promise<JsonDoc> {
+): Promise<Res> {
   const res = await h.api('POST', `/organizations/${org}/workspaces`, {
     token,
     body: { data: { type: 'workspaces', attributes: { name: unique('ws'), ...attributes } } },
@@ -45,12 +45,12 @@ export async function uploadedCv(
     body: { data: { type: 'configuration-versions', attributes } },
   });
   expect(created.status, created.text).toBe(201);
-  const put = await h.api('PUT', created.json.data.attributes['upload-url'] as string, {
+  const put = await h.api('PUT', String(created.json.data.attributes['upload-url']), {
     token: null,
     raw: configTarball(),
   });
   expect(put.status, put.text).toBe(200);
-  return created.json.data.id as string;
+  return created.json.data.id;
 }
 
 export const runBody = (
@@ -75,20 +75,20 @@ export async function createRun(
   wsId: string,
   attributes: Record<string, unknown> = {},
   token = h.adminToken,
-): Promise<JsonDoc> {
+): Promise<Res> {
   const res = await h.api('POST', '/runs', { token, body: runBody(wsId, attributes) });
   expect(res.status, res.text).toBe(201);
   return res.json.data;
 }
 
-export async function getRun(h: RunsHarness, id: string, token = h.adminToken): Promise<JsonDoc> {
+export async function getRun(h: RunsHarness, id: string, token = h.adminToken): Promise<Res> {
   const res = await h.api('GET', `/runs/${id}`, { token });
   expect(res.status, res.text).toBe(200);
   return res.json.data;
 }
 
 export async function status(h: RunsHarness, id: string): Promise<string> {
-  return (await getRun(h, id)).attributes.status as string;
+  return (await getRun(h, id)).attributes.status;
 }
 
 /** A workspace with an uploaded configuration, ready for runs. */
@@ -97,7 +97,7 @@ export async function readyWorkspace(
   attributes: Record<string, unknown> = {},
 ): Promise<{ org: string; ws: string }> {
   const org = await createOrg(h);
-  const ws = (await createWorkspace(h, org, attributes)).id as string;
+  const ws = (await createWorkspace(h, org, attributes)).id;
   await uploadedCv(h, ws);
   return { org, ws };
 }

@@ -34,13 +34,37 @@ export interface ApiResponse {
   status: number;
   headers: Headers;
   text: string;
-  /** The parsed JSON body, or null when empty or not JSON. */
-  json: JsonDoc;
+  /** The parsed JSON body (an empty object when the body is empty or not JSON). */
+  json: Body;
 }
 
-// A loose view of response documents, for assertions.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type JsonDoc = any;
+/** What tests read from JSON:API documents; fields a response lacks are simply undefined. */
+export interface Rel {
+  data?: { type: string; id: string } | null;
+  links?: Record<string, string>;
+}
+export type Attributes = {
+  [key: string]: unknown;
+  status: string;
+  actions: Record<string, boolean>;
+  permissions: Record<string, boolean>;
+  'status-timestamps': Record<string, string>;
+};
+export interface Res {
+  id: string;
+  type: string;
+  attributes: Attributes;
+  relationships: Record<string, Rel>;
+  links: Record<string, string>;
+}
+export interface Body {
+  /** One resource or a list: both views are typed so tests read either without casts. */
+  data: Res & Res[];
+  included?: Res[];
+  errors: { status: string; title: string; detail: string }[];
+  links: Record<string, string | null>;
+  meta: { pagination: Record<string, number | null> };
+}
 
 export interface RunsHarness {
   url: string;
@@ -119,9 +143,14 @@ export async function startRunsHarness(
   const publicRoutes = runs.publicRoutes.routes() as Middleware;
   const errors = jsonApiErrors(logger);
   koa.use(async (ctx, next) => {
-    if (!PUBLIC_PATHS.some((re) => re.test(ctx.path))) return next();
+    if (!PUBLIC_PATHS.some((re) => re.test(ctx.path))) {
+      await next();
+      return;
+    }
     ctx.newRouterPath = ctx.path.slice('/api/v2'.length);
-    return errors(ctx, () => publicRoutes(ctx, async () => undefined));
+    await errors(ctx, async () => {
+      await publicRoutes(ctx, async () => undefined);
+    });
   });
   koa.use(
     runsSurface(
@@ -170,9 +199,9 @@ export async function startRunsHarness(
       const headers: Record<string, string> = {};
       const token = o.token === undefined ? adminToken : o.token;
       if (token !== null) headers.authorization = `Bearer ${token}`;
-      let body: string | Buffer | undefined;
+      let body: string | Uint8Array | undefined;
       if (o.raw !== undefined) {
-        body = o.raw;
+        body = new Uint8Array(o.raw);
         headers['content-type'] = o.contentType ?? 'application/octet-stream';
       } else if (o.body !== undefined) {
         body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
@@ -184,11 +213,11 @@ export async function startRunsHarness(
         body,
       });
       const text = await res.text();
-      let json: JsonDoc = null;
+      let json = {} as Body;
       try {
-        json = text === '' ? null : JSON.parse(text);
+        if (text !== '') json = JSON.parse(text) as Body;
       } catch {
-        json = null;
+        // not JSON: tests look at `text`
       }
       return { status: res.status, headers: res.headers, text, json };
     },

@@ -47,7 +47,7 @@ describe('run lifecycle over HTTP', () => {
     });
     expect(run.attributes['created-at']).toBe('2026-03-01T12:00:00.000Z');
     expect(run.links.self).toBe(`/api/v2/runs/${run.id}`);
-    expect(run.relationships.workspace.data).toEqual({ type: 'workspaces', id: ws });
+    expect(run.relationships.workspace?.data).toEqual({ type: 'workspaces', id: ws });
   });
 
   it('plans, waits for confirmation, applies, and frees the workspace', async () => {
@@ -82,7 +82,7 @@ describe('run lifecycle over HTTP', () => {
     ]);
     const wsDoc = await h.api('GET', `/workspaces/${ws}`);
     expect(wsDoc.json.data.attributes.locked).toBe(false);
-    expect(wsDoc.json.data.relationships['current-run'].data.id).toBe(run.id);
+    expect(wsDoc.json.data.relationships['current-run']?.data?.id).toBe(run.id);
   });
 
   it('keeps later runs pending until the first completes (FIFO)', async () => {

@@ -66,7 +66,7 @@ const EVENTS: RunMachineEvent[] = [
       'RunForceExecuteRequested',
       'RunErrored',
     ] as const
-  ).map((type) => ({ type, data: {} }) as RunMachineEvent),
+  ).map((type) => ({ type, data: {} })),
 ];
 
 /** A state is its status plus the context the guards read (timestamps reduced to "requested"). */
@@ -106,7 +106,7 @@ function edgesToCover(): Edge[] {
   for (const path of sorted) {
     const steps = path.steps
       .map((s) => s.event)
-      .filter((e) => e.type !== 'xstate.init') as RunMachineEvent[];
+      .filter((e) => (e.type as string) !== 'xstate.init') as RunMachineEvent[];
     for (const event of EVENTS) {
       if (!path.state.can(event)) continue;
       const [next] = transition(runMachine, path.state, event);
@@ -149,7 +149,7 @@ async function perform(
         'auto-apply': d.autoApply,
         'allow-empty-apply': d.allowEmptyApply,
       });
-      runId.id = run.id as string;
+      runId.id = run.id;
       return event;
     }
     case 'RunPlanQueued':
@@ -265,14 +265,14 @@ describe('run machine, every transition through the API', () => {
   });
 
   it.each(EDGES.map((e) => [e.key, e] as const))('%s', async (_key, edge) => {
-    const ws = (await createWorkspace(h, org)).id as string;
+    const ws = (await createWorkspace(h, org)).id;
     await uploadedCv(h, ws);
     const forceExecute = edge.steps.some((e) => e.type === 'RunForceExecuteRequested');
     if (forceExecute) {
       // force-execute needs another run holding the lock in a discardable state
       const blocker = await createRun(h, ws);
       await h.settle();
-      await drivePlan(h, blocker.id as string);
+      await drivePlan(h, blocker.id);
     }
     let model = initialTransition(runMachine)[0];
     const run = { id: null as string | null };
