@@ -106,6 +106,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
       ],
       reactors: [queueReactor(model)],
       runsRoutes: routes,
+      runsPublicRoutes: publicRoutes,
     },
   };
 }
