@@ -5,7 +5,6 @@ import {
   createRun,
   createWorkspace,
   driveApply,
-  drivePlan,
   readyWorkspace,
 } from '../../support/runs-flow.js';
 
