@@ -11,6 +11,7 @@ import { RunsModel } from './model.js';
 import { organizationProjection } from './organizations/projection.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { executorCommands, runDecider } from './run/commands.js';
+import { commentRoutes } from './run/comments.js';
 import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
 import { runProjection } from './run/projection.js';
 import { queueReactor, reconcileWorkspace } from './run/queue.js';
@@ -72,6 +73,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   configurationVersionRoutes(routes, model);
   runRoutes(routes, model, runListLimit);
   phaseRoutes(routes, model);
+  commentRoutes(routes, model);
 
   const publicRoutes = new Router();
   archivistUploadRoutes(publicRoutes, model);
