@@ -91,6 +91,7 @@ export const workspaceProjection: Projection = {
       latestRun: set('latest_run_id = @run, latest_cv_id = @cv'),
       latestCv: set('latest_cv_id = @cv'),
       currentCv: set('current_cv_id = @cv'),
+      currentSv: set('current_sv_id = @sv'),
       runCv: db.prepare<[string], { cv: string; ws: string }>(
         `SELECT json_extract(attrs, '$.configurationVersionId') AS cv, workspace_id AS ws FROM runs_runs WHERE id = ?`,
       ),
@@ -141,6 +142,7 @@ export const workspaceProjection: Projection = {
         if (cv !== undefined && cv.provisional === 0 && cv.speculative === 0)
           s.currentCv.run({ id: cv.workspace_id, cv: e.stream });
       },
+      StateVersionCreated: (e) => s.currentSv.run({ id: e.data.workspaceId, sv: e.data.id }),
       RunCreated: (e) =>
         s.latestRun.run({
           id: e.data.workspaceId,

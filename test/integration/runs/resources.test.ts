@@ -213,3 +213,39 @@ describe('organizations, teams and access', () => {
     ).toBe('member');
   });
 });
+
+describe('state versions', () => {
+  it('lists, shows and downloads the states the executor records; the newest is current', async () => {
+    const { org, ws } = await readyWorkspace(h);
+    expect((await h.api('GET', `/workspaces/${ws}/current-state-version`)).status).toBe(404);
+    const state = JSON.stringify({
+      version: 4,
+      serial: 1,
+      lineage: 'l-1',
+      resources: [{ type: 'null_resource', name: 'a' }],
+    });
+    const first = h.runs.recordStateVersion({ workspaceId: ws, runId: null, state });
+    const second = h.runs.recordStateVersion({ workspaceId: ws, runId: null, state });
+    expect([first.serial, second.serial]).toEqual([1, 2]);
+    const current = await h.api('GET', `/workspaces/${ws}/current-state-version`);
+    expect(current.json.data).toMatchObject({
+      id: second.id,
+      type: 'state-versions',
+      attributes: { serial: 2, lineage: 'l-1', status: 'finalized' },
+    });
+    expect(
+      (await h.api('GET', `/workspaces/${ws}`)).json.data.relationships['current-state-version']
+        ?.data?.id,
+    ).toBe(second.id);
+    expect((await h.api('GET', `/state-versions/${first.id}`)).json.data.attributes.serial).toBe(1);
+    expect((await h.api('GET', `/state-versions/${first.id}/download`)).text).toBe(state);
+    const name = h.runs.model.workspaces.get(ws)!.name;
+    const list = await h.api(
+      'GET',
+      `/state-versions?filter[organization][name]=${org}&filter[workspace][name]=${name}`,
+    );
+    expect(list.json.data.map((s) => s.id)).toEqual([second.id, first.id]);
+    expect((await h.api('GET', '/state-versions')).status).toBe(422);
+    expect((await h.api('GET', '/state-versions/sv-nope')).status).toBe(404);
+  });
+});
