@@ -7,7 +7,7 @@ import {
 } from '../../../machines/configuration-version.machine.js';
 
 const e = (type: ConfigurationVersionMachineEvent['type']) =>
-  ({ type, data: {} }) as ConfigurationVersionMachineEvent;
+  ({ type, data: {} });
 
 function fold(events: ConfigurationVersionMachineEvent[]) {
   let [s] = initialTransition(m);
