@@ -6,8 +6,7 @@ import {
   type ConfigurationVersionMachineEvent,
 } from '../../../machines/configuration-version.machine.js';
 
-const e = (type: ConfigurationVersionMachineEvent['type']) =>
-  ({ type, data: {} });
+const e = (type: ConfigurationVersionMachineEvent['type']) => ({ type, data: {} });
 
 function fold(events: ConfigurationVersionMachineEvent[]) {
   let [s] = initialTransition(m);
