@@ -148,7 +148,7 @@ function movePhases(
 /** The projection. It folds each run event through the machine, exactly as the command side does. */
 export const runProjection: Projection = {
   name: 'runs-runs',
-  version: 1,
+  version: 2,
   tables: [RUNS_TABLE, RUN_LOGS_TABLE],
   setup(db: Db) {
     db.exec(`
@@ -161,7 +161,8 @@ export const runProjection: Projection = {
       CREATE INDEX IF NOT EXISTS runs_runs_ws ON ${RUNS_TABLE} (workspace_id, seq);
       CREATE UNIQUE INDEX IF NOT EXISTS runs_runs_ws_listed ON ${RUNS_TABLE} (workspace_id, listed_seq);
       CREATE INDEX IF NOT EXISTS runs_runs_org ON ${RUNS_TABLE} (organization, seq);
-      CREATE INDEX IF NOT EXISTS runs_runs_ws_status ON ${RUNS_TABLE} (workspace_id, status, seq);
+      -- the queue's lookups (oldest pending run that waits for the lock, runs that bypass it) are range scans
+      CREATE INDEX IF NOT EXISTS runs_runs_queue ON ${RUNS_TABLE} (workspace_id, status, plan_only, save_plan, seq);
       CREATE TABLE IF NOT EXISTS ${RUN_LOGS_TABLE} (
         run_id TEXT NOT NULL, phase TEXT NOT NULL, log TEXT NOT NULL, json_output TEXT,
         PRIMARY KEY (run_id, phase));

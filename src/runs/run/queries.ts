@@ -170,18 +170,20 @@ export class RunQueries {
 
   /** Runs that start without the lock (plan-only, and saved plans' planning), oldest first. */
   bypassing(workspaceId: string): RunRow[] {
-    return (
+    const select = (planOnly: number, savePlan: number) =>
       this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND (plan_only = 1 OR save_plan = 1) ORDER BY seq`,
-      ).all(workspaceId) as Parameters<typeof toRunRow>[0][]
-    ).map(toRunRow);
+        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = ? AND save_plan = ? ORDER BY seq`,
+      ).all(workspaceId, planOnly, savePlan) as Parameters<typeof toRunRow>[0][];
+    return [...select(1, 0), ...select(0, 1), ...select(1, 1)]
+      .sort((a, b) => a.seq - b.seq)
+      .map(toRunRow);
   }
 
   /** Confirmed saved-plan runs waiting for the lock to apply, oldest first. */
   savedPlansToApply(workspaceId: string, limit = -1): RunRow[] {
     return (
       this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'confirmed' AND save_plan = 1 ORDER BY seq LIMIT ?`,
+        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'confirmed' AND plan_only = 0 AND save_plan = 1 ORDER BY seq LIMIT ?`,
       ).all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
     ).map(toRunRow);
   }
