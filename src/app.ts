@@ -25,6 +25,8 @@ import { createIdentityContext } from './runs/identity/index.js';
 import { createRunsContext, type RunsContext } from './runs/index.js';
 import { createSysContext } from './secrets/sys/index.js';
 import { secretsSurface } from './secrets/surface.js';
+import type { CloudService } from './cloud/index.js';
+import { createCloud } from './cloud/index.js';
 
 export interface AppDeps {
   clock?: Clock;
@@ -48,6 +50,14 @@ export interface Bootstrap {
   address: string;
   runs: { user_token: string };
   secrets: { root_token: string };
+  /** The embedded cloud's administrator key and endpoints (what the credentials engine talks to). */
+  cloud: {
+    access_key_id: string;
+    secret_access_key: string;
+    iam_endpoint: string;
+    sts_endpoint: string;
+    region: string;
+  };
 }
 
 export interface App {
@@ -59,6 +69,8 @@ export interface App {
   readonly contexts: readonly ContextModule[];
   /** The runs context: its read models and the commands the executor sends. */
   readonly runs: RunsContext;
+  /** The embedded IAM/STS service (its own store; not part of the event log). */
+  readonly cloud: CloudService;
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
   /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
@@ -120,8 +132,17 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   );
   if (deps.wakeReactorsOnAppend !== false) store.onAppended(() => reactors.notify());
 
+  const cloud = createCloud({
+    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
+    clock,
+    ids,
+    logger: logger.child({ component: 'cloud' }),
+  });
+
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
+  // The cloud reads its own bodies and answers in AWS's dialect; it passes other paths on.
+  koa.use(cloud.middleware());
   koa.use(
     prefixed(
       '/api/v2',
@@ -158,6 +179,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     scheduler,
     contexts,
     runs,
+    cloud,
     callback: (req, res) => {
       void handle(req, res);
     },
@@ -197,10 +219,18 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           meta,
         );
       }
+      const rootKey = cloud.bootstrapRoot();
       return {
         address: config.publicAddress,
         runs: { user_token: userToken.token },
         secrets: { root_token: root.token },
+        cloud: {
+          access_key_id: rootKey.accessKeyId,
+          secret_access_key: rootKey.secretAccessKey,
+          iam_endpoint: `${config.publicAddress}/cloud/iam`,
+          sts_endpoint: `${config.publicAddress}/cloud/sts`,
+          region: 'us-east-1',
+        },
       };
     },
     start() {
@@ -226,6 +256,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     },
     async close() {
       if (timer !== undefined) clearInterval(timer);
+      await reactors.stop();
+      cloud.close();
       db.close();
     },
   };

@@ -16,7 +16,28 @@ describe('keel serve', () => {
         address: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) as unknown,
         runs: { user_token: expect.stringMatching(/^\w{14}\.atlasv1\.\w{67}$/) as unknown },
         secrets: { root_token: expect.stringMatching(/^hvs\.\w{24}$/) as unknown },
+        cloud: {
+          access_key_id: expect.stringMatching(/^AKIA[A-Z0-9]{16}$/) as unknown,
+          secret_access_key: expect.stringMatching(/^\S{40}$/) as unknown,
+          iam_endpoint: `${boot.address}/cloud/iam`,
+          sts_endpoint: `${boot.address}/cloud/sts`,
+          region: 'us-east-1',
+        },
       });
+      // The bootstrap key really authenticates against the embedded cloud.
+      const { STSClient, GetCallerIdentityCommand } = await import('@aws-sdk/client-sts');
+      const sts = new STSClient({
+        endpoint: boot.cloud.sts_endpoint,
+        region: boot.cloud.region,
+        credentials: {
+          accessKeyId: boot.cloud.access_key_id,
+          secretAccessKey: boot.cloud.secret_access_key,
+        },
+        maxAttempts: 1,
+      });
+      const me = await sts.send(new GetCallerIdentityCommand({}));
+      expect(me.Arn).toMatch(/^arn:aws:iam::\d{12}:user\/keel-root$/);
+      sts.destroy();
       expect(d.output()).toContain('bootstrap.json');
       expect(statSync(join(d.dataDir, 'keyring')).mode & 0o777).toBe(0o600);
 
