@@ -12,6 +12,7 @@ import { listen } from '../src/http/server.js';
 import { createRun, runDecider } from '../src/runs/run/commands.js';
 import { DEFAULT_MESSAGE } from '../src/runs/run/service.js';
 import { configTarball } from '../test/support/runs-harness.js';
+import { percentile, round, type BenchResult } from './support.js';
 
 /**
  * Runs API benchmarks, each next to its physical limit measured in the same process:
@@ -20,19 +21,7 @@ import { configTarball } from '../test/support/runs-harness.js';
  * - the latency of page 1 and page 500 of a workspace with 100,000 runs.
  */
 
-interface Result {
-  name: string;
-  value: number;
-  unit: string;
-  note?: string;
-}
-
 const KEY = Buffer.alloc(32, 11);
-const round = (x: number, digits = 0) => Number(x.toFixed(digits));
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 
 function rawCommits(dir: string, n: number): number {
   const db = new Database(join(dir, 'raw.sqlite'));
@@ -224,7 +213,7 @@ async function listLatency(dir: string): Promise<{ first: number; deep: number }
 }
 
 /** The runs suite of `npm run bench`. */
-export async function benchRuns(): Promise<Result[]> {
+export async function benchRuns(): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-runs-'));
   try {
     const raw = rawCommits(dir, 20_000);
