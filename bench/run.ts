@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { benchAws } from './aws.js';
 import { benchCloud } from './cloud.js';
 import { benchCore } from './core.js';
 import { benchRuns } from './runs.js';
@@ -10,6 +11,7 @@ import type { BenchResult } from './support.js';
 const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'core', run: benchCore },
   { name: 'cloud', run: benchCloud },
+  { name: 'aws', run: benchAws },
   { name: 'runs', run: benchRuns },
 ];
 

@@ -24,6 +24,9 @@ import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
 import { createRunsContext, type RunsContext } from './runs/index.js';
 import { createSysContext } from './secrets/sys/index.js';
+import type { LeaseProvider } from './secrets/sys/index.js';
+import { createAwsContext } from './secrets/aws/index.js';
+import type { AwsContextOptions } from './secrets/aws/index.js';
 import { secretsSurface } from './secrets/surface.js';
 import type { CloudService } from './cloud/index.js';
 import { createCloud } from './cloud/index.js';
@@ -43,6 +46,8 @@ export interface AppDeps {
   wakeReactorsOnAppend?: boolean;
   /** More contexts to compose with the built-in ones (tests and embedding). */
   extraContexts?: (core: Core) => ContextModule[];
+  /** How the cloud credentials engine reaches IAM/STS (tests point it at an embedded cloud). */
+  aws?: AwsContextOptions;
 }
 
 /** What first start writes to `<data>/bootstrap.json` (mode 0600). */
@@ -71,6 +76,11 @@ export interface App {
   readonly runs: RunsContext;
   /** The embedded IAM/STS service (its own store; not part of the event log). */
   readonly cloud: CloudService;
+  /** Mint tokens outside HTTP (`keel token`, for a lost bootstrap.json). */
+  readonly tokens: {
+    runsUserToken(username: string, description: string): string;
+    secretsToken(policies: string[], ttlSeconds: number): string;
+  };
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
   /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
@@ -98,14 +108,39 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const identity = createIdentityContext(core);
   const runs = createRunsContext(core, { runListLimit: limits.runListLimit });
   const engines = new Map<string, SecretsEngine>();
+  const cloud = createCloud({
+    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
+    clock,
+    ids,
+    logger: logger.child({ component: 'cloud' }),
+  });
+  // The credentials engine talks to the embedded cloud unless config/root (or the test) says otherwise.
+  const aws = createAwsContext(
+    core,
+    deps.aws ?? {
+      provider: {
+        iamEndpoint: `${config.publicAddress}/cloud/iam`,
+        stsEndpoint: `${config.publicAddress}/cloud/sts`,
+        credentials: () => cloud.bootstrapRoot(),
+      },
+    },
+  );
+  const leaseProviders = (): ReadonlyMap<string, LeaseProvider> =>
+    new Map(
+      sys.queries
+        .mounts()
+        .filter((m) => m.type === 'aws')
+        .map((m) => [m.path, aws.leaseProvider]),
+    );
   const sys = createSysContext(core, {
     engineTypes: () => [...engines.keys()],
-    leaseProviders: () => new Map(),
+    leaseProviders,
   });
   const contexts: ContextModule[] = [
     identity.module,
     runs.module,
     sys.module,
+    aws.module,
     ...(deps.extraContexts?.(core) ?? []),
   ];
   for (const c of contexts) if (c.engine !== undefined) engines.set(c.engine.type, c.engine);
@@ -131,13 +166,6 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     contexts.flatMap((c) => c.timers ?? []),
   );
   if (deps.wakeReactorsOnAppend !== false) store.onAppended(() => reactors.notify());
-
-  const cloud = createCloud({
-    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
-    clock,
-    ids,
-    logger: logger.child({ component: 'cloud' }),
-  });
 
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
@@ -180,6 +208,30 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     contexts,
     runs,
     cloud,
+    tokens: {
+      runsUserToken(username, description) {
+        const user = identity.queries.userByName(username);
+        if (user === undefined) throw new Error(`no user named ${JSON.stringify(username)}`);
+        return identity.commands.createToken(
+          {
+            kind: 'user',
+            ownerId: user.id,
+            ownerName: user.username,
+            organization: null,
+            description,
+            expiredAt: null,
+            createdBy: null,
+          },
+          systemMetadata('keel token'),
+        ).token;
+      },
+      secretsToken(policies, ttlSeconds) {
+        return sys.commands.createToken(
+          { policies, displayName: 'token-cli', ttlSeconds, parentAccessor: null, meta: {} },
+          systemMetadata('keel token'),
+        ).token;
+      },
+    },
     callback: (req, res) => {
       void handle(req, res);
     },
