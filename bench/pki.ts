@@ -19,7 +19,6 @@ import { systemMetadata } from '../src/core/events.js';
 import { generateRoot } from '../src/secrets/pki/ca.js';
 import { roleDecider } from '../src/secrets/pki/deciders.js';
 import { streams } from '../src/secrets/pki/events.js';
-import { createPkiContext } from '../src/secrets/pki/index.js';
 import { issue, sign } from '../src/secrets/pki/issue.js';
 import { roleFromInput } from '../src/secrets/pki/role.js';
 import { buildCrl } from '../src/secrets/pki/x509/crl.js';
@@ -64,7 +63,6 @@ async function serve(dir: string): Promise<void> {
   const app = createApp(testConfig(dir), {
     logger: silentLogger(),
     sealKey: Buffer.alloc(32, 9),
-    extraContexts: (core) => [createPkiContext(core)],
   });
   const tokens = app.bootstrap();
   if (!tokens) throw new Error('bootstrap failed');
@@ -78,16 +76,13 @@ async function serve(dir: string): Promise<void> {
 
 /** Issue and sign called in process (no HTTP), still stored and event-logged: the engine's own rate. */
 async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
-  let ctx: ReturnType<typeof createPkiContext> | undefined;
   mkdirSync(join(dir, 'direct'), { recursive: true });
   const app = createApp(testConfig(join(dir, 'direct'), {}), {
     logger: silentLogger(),
     sealKey: Buffer.alloc(32, 9),
     databasePath: join(dir, 'direct.sqlite'),
-    extraContexts: (core) => [(ctx = createPkiContext(core))],
   });
-  const authority = ctx?.authority;
-  if (!authority) throw new Error('pki context missing');
+  const authority = app.pki.authority;
   const meta = systemMetadata('bench');
   try {
     await generateRoot(authority, 'bench', meta, 'internal', {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { benchAws } from './aws.js';
 import { benchCloud } from './cloud.js';
 import { benchCore } from './core.js';
+import { benchPki } from './pki.js';
 import { benchRuns } from './runs.js';
 import type { BenchResult } from './support.js';
 
@@ -12,6 +13,7 @@ const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'core', run: benchCore },
   { name: 'cloud', run: benchCloud },
   { name: 'aws', run: benchAws },
+  { name: 'pki', run: benchPki },
   { name: 'runs', run: benchRuns },
 ];
 

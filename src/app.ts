@@ -26,6 +26,7 @@ import { createRunsContext, type RunsContext } from './runs/index.js';
 import { createSysContext } from './secrets/sys/index.js';
 import type { LeaseProvider } from './secrets/sys/index.js';
 import { createAwsContext } from './secrets/aws/index.js';
+import { createPkiContext } from './secrets/pki/index.js';
 import type { AwsContextOptions } from './secrets/aws/index.js';
 import { secretsSurface } from './secrets/surface.js';
 import type { CloudService } from './cloud/index.js';
@@ -76,6 +77,8 @@ export interface App {
   readonly runs: RunsContext;
   /** The embedded IAM/STS service (its own store; not part of the event log). */
   readonly cloud: CloudService;
+  /** The certificate authority engine's in-process interface (benchmarks, tools). */
+  readonly pki: ReturnType<typeof createPkiContext>;
   /** Mint tokens outside HTTP (`keel token`, for a lost bootstrap.json). */
   readonly tokens: {
     runsUserToken(username: string, description: string): string;
@@ -136,11 +139,13 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     engineTypes: () => [...engines.keys()],
     leaseProviders,
   });
+  const pki = createPkiContext(core);
   const contexts: ContextModule[] = [
     identity.module,
     runs.module,
     sys.module,
     aws.module,
+    pki,
     ...(deps.extraContexts?.(core) ?? []),
   ];
   for (const c of contexts) if (c.engine !== undefined) engines.set(c.engine.type, c.engine);
@@ -208,6 +213,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     contexts,
     runs,
     cloud,
+    pki,
     tokens: {
       runsUserToken(username, description) {
         const user = identity.queries.userByName(username);

@@ -1,4 +1,3 @@
-import { createPkiContext } from '../../src/secrets/pki/index.js';
 import { startTestApp, type TestApp, type TestResponse } from './app.js';
 
 /** A test app with the certificate authority engine mounted at `pki/`, and a root-token caller. */
@@ -11,9 +10,9 @@ export interface PkiTestApp extends TestApp {
   ): Promise<TestResponse & { data: Record<string, unknown> }>;
 }
 
-/** Starts the whole app in process with the pki context composed in. */
+/** Starts the whole app in process; bootstrap mounts the certificate authority at `pki/`. */
 export async function startPkiApp(): Promise<PkiTestApp> {
-  const t = await startTestApp({ deps: { extraContexts: (core) => [createPkiContext(core)] } });
+  const t = await startTestApp();
   return Object.assign(t, {
     async pki(method: string, path: string, body?: unknown) {
       const res = await t.request(method, `/v1/pki/${path}`, {
