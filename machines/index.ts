@@ -1,6 +1,8 @@
 import type { AnyStateMachine } from 'xstate';
 import { certificateMachine } from './certificate.machine.js';
+import { configurationVersionMachine } from './configuration-version.machine.js';
 import { leaseMachine } from './lease.machine.js';
+import { runMachine } from './run.machine.js';
 import { staticRoleMachine } from './static-role.machine.js';
 
 /**
@@ -8,6 +10,8 @@ import { staticRoleMachine } from './static-role.machine.js';
  * added to `machines/` is registered here.
  */
 export const machines: Readonly<Record<string, AnyStateMachine>> = {
+  run: runMachine,
+  'configuration-version': configurationVersionMachine,
   certificate: certificateMachine,
   'static-role': staticRoleMachine,
   lease: leaseMachine,

@@ -22,6 +22,7 @@ import type { Config } from './config.js';
 import type { ContextModule, Core, SecretsEngine } from './context.js';
 import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
+import { createRunsContext, type RunsContext } from './runs/index.js';
 import { createSysContext } from './secrets/sys/index.js';
 import type { LeaseProvider } from './secrets/sys/index.js';
 import { createAwsContext } from './secrets/aws/index.js';
@@ -42,6 +43,11 @@ export interface AppDeps {
   sealKey?: Buffer;
   /** Where the event log lives; by default `<data>/keel.sqlite`. `:memory:` for tests. */
   databasePath?: string;
+  /**
+   * Whether each append wakes the reactors (default true). Tests that step through reactor moves
+   * one at a time turn it off and call `settle()` themselves.
+   */
+  wakeReactorsOnAppend?: boolean;
   /** More contexts to compose with the built-in ones (tests and embedding). */
   extraContexts?: (core: Core) => ContextModule[];
   /** Which machine folds which streams on the `/ui` page; by default every machine in `machines/`. */
@@ -72,6 +78,8 @@ export interface App {
   readonly scheduler: Scheduler;
   readonly callback: RequestListener;
   readonly contexts: readonly ContextModule[];
+  /** The runs context: its read models and the commands the executor sends. */
+  readonly runs: RunsContext;
   /** The embedded IAM/STS service (its own store; not part of the event log). */
   readonly cloud: CloudService;
   /** The certificate authority engine's in-process interface (benchmarks, tools). */
@@ -106,6 +114,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
 
   const limits = createRunsRateLimits(clock, config.rateLimit);
   const identity = createIdentityContext(core);
+  const runs = createRunsContext(core, { runListLimit: limits.runListLimit });
   const engines = new Map<string, SecretsEngine>();
   const cloud = createCloud({
     dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
@@ -138,6 +147,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const pki = createPkiContext(core);
   const contexts: ContextModule[] = [
     identity.module,
+    runs.module,
     sys.module,
     aws.module,
     pki,
@@ -165,7 +175,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     logger,
     contexts.flatMap((c) => c.timers ?? []),
   );
-  store.onAppended(() => reactors.notify());
+  if (deps.wakeReactorsOnAppend !== false) store.onAppended(() => reactors.notify());
 
   const ui = createUi(core, deps.streamKinds ?? streamKinds(machines));
   ui.registerRoutes(sys.routes);
@@ -186,6 +196,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           rateLimit: config.rateLimit,
           principal: identity.principal,
           routers: contexts.flatMap((c) => (c.runsRoutes === undefined ? [] : [c.runsRoutes])),
+          publicRouters: contexts.flatMap((c) =>
+            c.runsPublicRoutes === undefined ? [] : [c.runsPublicRoutes],
+          ),
         },
         limits,
       ),
@@ -208,6 +221,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     reactors,
     scheduler,
     contexts,
+    runs,
     cloud,
     pki,
     tokens: {

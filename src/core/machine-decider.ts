@@ -26,13 +26,15 @@ export function machineDecider<M extends AnyStateMachine>(
   type E = EventFromLogic<M> & NewEvent;
   const events: unknown = machine.events;
   const scope = inertScope(machine);
+  const initial = initialTransition(machine as AnyStateMachine)[0] as S;
   const transitionWith = (state: S, event: E): unknown =>
     (machine.transition as (s: S, e: E, scope: unknown) => unknown)(state, event, scope);
   const known = new Set<string>(
     Array.isArray(events) ? events.filter((e): e is string => typeof e === 'string') : [],
   );
   return {
-    initialState: () => initialTransition(machine as AnyStateMachine)[0] as S,
+    // Snapshots are immutable (every transition returns a new one), so one initial snapshot serves all.
+    initialState: () => initial,
     evolve: (state: S, event: StoredEvent<E>) =>
       known.has((event as NewEvent).type) ? (transitionWith(state, event) as S) : state,
     accepts: (state: S, event: E) =>
