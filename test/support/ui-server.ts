@@ -58,7 +58,7 @@ export async function startUiServer(deps: Partial<AppDeps> = {}): Promise<UiServ
  */
 export function http(
   url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  init: { method?: string; headers?: Record<string, string>; body?: string; raw?: Buffer } = {},
 ): Promise<Response> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -81,6 +81,6 @@ export function http(
       },
     );
     req.on('error', reject);
-    req.end(init.body);
+    req.end(init.raw ?? init.body);
   });
 }
