@@ -180,7 +180,6 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const ui = createUi(core, deps.streamKinds ?? streamKinds(machines));
   ui.registerRoutes(sys.routes);
 
-
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
   // The cloud reads its own bodies and answers in AWS's dialect; it passes other paths on.
