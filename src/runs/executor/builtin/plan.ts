@@ -1,13 +1,7 @@
 import type { Json, RunFlags, StateV4 } from '../types.js';
 import type { ConfigModel, ResourceBlock } from './config.js';
 import { ConfigurationError } from './config.js';
-import {
-  UNKNOWN,
-  evaluate,
-  hasUnknown,
-  jsonEqual,
-  splitUnknown,
-} from './expressions.js';
+import { UNKNOWN, evaluate, hasUnknown, jsonEqual, splitUnknown } from './expressions.js';
 import type { Value } from './expressions.js';
 import { inBlock, instanceCount, priorInstances, scopeFor } from './scope.js';
 import type { PriorInstance } from './scope.js';
