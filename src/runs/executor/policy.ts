@@ -3,7 +3,11 @@ import type { PlanJson } from './types.js';
 
 /** How much a failing policy matters. */
 export type Enforcement = 'advisory' | 'soft-mandatory' | 'hard-mandatory';
-export const ENFORCEMENTS: readonly Enforcement[] = ['advisory', 'soft-mandatory', 'hard-mandatory'];
+export const ENFORCEMENTS: readonly Enforcement[] = [
+  'advisory',
+  'soft-mandatory',
+  'hard-mandatory',
+];
 
 /** One rule: a JSONata expression over the plan JSON that must evaluate to `true`. */
 export interface PolicyRule {
@@ -67,7 +71,9 @@ export function compilePolicy(query: string): jsonata.Expression {
     return jsonata(query);
   } catch (error) {
     const e = error as JsonataFailure;
-    throw new PolicySyntaxError(`${e.message ?? String(error)}${e.position === undefined ? '' : ` (at position ${e.position})`}`);
+    throw new PolicySyntaxError(
+      `${e.message ?? String(error)}${e.position === undefined ? '' : ` (at position ${e.position})`}`,
+    );
   }
 }
 
@@ -81,7 +87,8 @@ function budget(expression: jsonata.Expression): void {
   const entry = () => {
     steps += 1;
     depth += 1;
-    if (steps > MAX_POLICY_STEPS) throw new Error(`policy exceeded ${MAX_POLICY_STEPS} evaluation steps`);
+    if (steps > MAX_POLICY_STEPS)
+      throw new Error(`policy exceeded ${MAX_POLICY_STEPS} evaluation steps`);
     if (depth > MAX_DEPTH) throw new Error(`policy exceeded an evaluation depth of ${MAX_DEPTH}`);
   };
   const exit = () => {
@@ -92,7 +99,11 @@ function budget(expression: jsonata.Expression): void {
   expression.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, exit);
 }
 
-async function evaluatePolicy(set: string, rule: PolicyRule, plan: PlanJson): Promise<PolicyOutcome> {
+async function evaluatePolicy(
+  set: string,
+  rule: PolicyRule,
+  plan: PlanJson,
+): Promise<PolicyOutcome> {
   const outcome = (result: boolean, error: string | null): PolicyOutcome => ({
     policy: `${set}/${rule.name}`,
     description: rule.description ?? null,
@@ -105,7 +116,10 @@ async function evaluatePolicy(set: string, rule: PolicyRule, plan: PlanJson): Pr
     budget(expression);
     const value: unknown = await expression.evaluate(plan);
     if (typeof value !== 'boolean') {
-      return outcome(false, `the policy must evaluate to true or false, not ${value === undefined ? 'nothing' : JSON.stringify(value)}`);
+      return outcome(
+        false,
+        `the policy must evaluate to true or false, not ${value === undefined ? 'nothing' : JSON.stringify(value)}`,
+      );
     }
     return outcome(value, null);
   } catch (error) {
@@ -122,8 +136,10 @@ export async function checkPolicies(
   plan: PlanJson,
 ): Promise<{ status: PolicyCheckStatus; result: PolicyCheckResult }> {
   const policies: PolicyOutcome[] = [];
-  for (const set of sets) for (const rule of set.policies) policies.push(await evaluatePolicy(set.name, rule, plan));
-  const failed = (level: Enforcement) => policies.filter((p) => !p.result && p['enforcement-level'] === level).length;
+  for (const set of sets)
+    for (const rule of set.policies) policies.push(await evaluatePolicy(set.name, rule, plan));
+  const failed = (level: Enforcement) =>
+    policies.filter((p) => !p.result && p['enforcement-level'] === level).length;
   const result: PolicyCheckResult = {
     result: policies.every((p) => p.result || p['enforcement-level'] === 'advisory'),
     passed: policies.filter((p) => p.result).length,
@@ -134,7 +150,12 @@ export async function checkPolicies(
     'duration-ms': 0,
     policies,
   };
-  const status: PolicyCheckStatus = result['hard-failed'] > 0 ? 'hard_failed' : result['soft-failed'] > 0 ? 'soft_failed' : 'passed';
+  const status: PolicyCheckStatus =
+    result['hard-failed'] > 0
+      ? 'hard_failed'
+      : result['soft-failed'] > 0
+        ? 'soft_failed'
+        : 'passed';
   return { status, result };
 }
 
@@ -164,8 +185,17 @@ export function runStatusAfterPolicyCheck(
 export function policyLog(result: PolicyCheckResult): string[] {
   const lines = [`${result.policies.length} policies evaluated.`, ''];
   for (const p of result.policies) {
-    const verdict = p.result ? 'Passed' : p['enforcement-level'] === 'advisory' ? 'Advisory failed' : 'Failed';
-    lines.push(`## Policy: ${p.policy} (${p['enforcement-level']})`, '', `Result: ${verdict}${p.error ? ` — ${p.error}` : ''}`, '');
+    const verdict = p.result
+      ? 'Passed'
+      : p['enforcement-level'] === 'advisory'
+        ? 'Advisory failed'
+        : 'Failed';
+    lines.push(
+      `## Policy: ${p.policy} (${p['enforcement-level']})`,
+      '',
+      `Result: ${verdict}${p.error ? ` — ${p.error}` : ''}`,
+      '',
+    );
   }
   return lines;
 }

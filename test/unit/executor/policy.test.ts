@@ -25,17 +25,41 @@ async function planOf(main: string) {
   return result.plan;
 }
 
-const TWO = 'resource "aws_instance" "a" {\n  instance_type = "t3.micro"\n}\nresource "aws_instance" "b" {\n  instance_type = "m5.xlarge"\n}\n';
-const SMALL_ONLY = '$count(resource_changes[type = "aws_instance" and change.after.instance_type != "t3.micro"]) = 0';
+const TWO =
+  'resource "aws_instance" "a" {\n  instance_type = "t3.micro"\n}\nresource "aws_instance" "b" {\n  instance_type = "m5.xlarge"\n}\n';
+const SMALL_ONLY =
+  '$count(resource_changes[type = "aws_instance" and change.after.instance_type != "t3.micro"]) = 0';
 const AT_MOST_FIVE = '$count(resource_changes[change.actions = "create"]) <= 5';
-const rule = (name: string, query: string, enforcement: Enforcement): PolicyRule => ({ name, query, enforcement });
+const rule = (name: string, query: string, enforcement: Enforcement): PolicyRule => ({
+  name,
+  query,
+  enforcement,
+});
 
 describe('policy checks', () => {
   it('passes when every policy holds', async () => {
-    const { status, result } = await checkPolicies([{ name: 'base', policies: [rule('five', AT_MOST_FIVE, 'hard-mandatory')] }], await planOf(TWO));
+    const { status, result } = await checkPolicies(
+      [{ name: 'base', policies: [rule('five', AT_MOST_FIVE, 'hard-mandatory')] }],
+      await planOf(TWO),
+    );
     expect(status).toBe('passed');
-    expect(result).toMatchObject({ result: true, passed: 1, 'total-failed': 0, 'hard-failed': 0, 'soft-failed': 0, 'advisory-failed': 0 });
-    expect(result.policies).toEqual([{ policy: 'base/five', description: null, 'enforcement-level': 'hard-mandatory', result: true, error: null }]);
+    expect(result).toMatchObject({
+      result: true,
+      passed: 1,
+      'total-failed': 0,
+      'hard-failed': 0,
+      'soft-failed': 0,
+      'advisory-failed': 0,
+    });
+    expect(result.policies).toEqual([
+      {
+        policy: 'base/five',
+        description: null,
+        'enforcement-level': 'hard-mandatory',
+        result: true,
+        error: null,
+      },
+    ]);
   });
 
   it.each([
@@ -43,9 +67,25 @@ describe('policy checks', () => {
     ['soft-mandatory', 'soft_failed', 'soft-failed', false],
     ['hard-mandatory', 'hard_failed', 'hard-failed', false],
   ] as const)('a failing %s policy gives %s', async (enforcement, status, counter, overall) => {
-    const checked = await checkPolicies([{ name: 'sizes', policies: [rule('small', SMALL_ONLY, enforcement), rule('five', AT_MOST_FIVE, 'hard-mandatory')] }], await planOf(TWO));
+    const checked = await checkPolicies(
+      [
+        {
+          name: 'sizes',
+          policies: [
+            rule('small', SMALL_ONLY, enforcement),
+            rule('five', AT_MOST_FIVE, 'hard-mandatory'),
+          ],
+        },
+      ],
+      await planOf(TWO),
+    );
     expect(checked.status).toBe(status);
-    expect(checked.result).toMatchObject({ result: overall, passed: 1, 'total-failed': 1, [counter]: 1 });
+    expect(checked.result).toMatchObject({
+      result: overall,
+      passed: 1,
+      'total-failed': 1,
+      [counter]: 1,
+    });
   });
 
   it('a hard failure outranks a soft one', async () => {
@@ -62,13 +102,30 @@ describe('policy checks', () => {
   });
 
   it('a policy that does not evaluate to a boolean fails with an error', async () => {
-    const { result } = await checkPolicies([{ name: 's', policies: [rule('count', '$count(resource_changes)', 'soft-mandatory'), rule('none', 'nothing.here', 'advisory')] }], await planOf(TWO));
-    expect(result.policies.map((p) => p.error)).toEqual(['the policy must evaluate to true or false, not 2', 'the policy must evaluate to true or false, not nothing']);
+    const { result } = await checkPolicies(
+      [
+        {
+          name: 's',
+          policies: [
+            rule('count', '$count(resource_changes)', 'soft-mandatory'),
+            rule('none', 'nothing.here', 'advisory'),
+          ],
+        },
+      ],
+      await planOf(TWO),
+    );
+    expect(result.policies.map((p) => p.error)).toEqual([
+      'the policy must evaluate to true or false, not 2',
+      'the policy must evaluate to true or false, not nothing',
+    ]);
   });
 
   it('a runaway policy is stopped by the step budget', async () => {
     const loop = '($f := function($n) { $n = 0 ? true : $f($n - 1) }; $f(1000000))';
-    const { result } = await checkPolicies([{ name: 's', policies: [rule('loop', loop, 'hard-mandatory')] }], await planOf(TWO));
+    const { result } = await checkPolicies(
+      [{ name: 's', policies: [rule('loop', loop, 'hard-mandatory')] }],
+      await planOf(TWO),
+    );
     expect(result.policies[0]?.error).toMatch(/evaluation (steps|depth)/);
     expect(MAX_POLICY_STEPS).toBeGreaterThan(0);
   });
@@ -86,7 +143,17 @@ describe('policy checks', () => {
   });
 
   it('writes a readable log', async () => {
-    const { result } = await checkPolicies([{ name: 'sizes', policies: [rule('small', SMALL_ONLY, 'advisory')] }], await planOf(TWO));
-    expect(policyLog(result)).toEqual(['1 policies evaluated.', '', '## Policy: sizes/small (advisory)', '', 'Result: Advisory failed', '']);
+    const { result } = await checkPolicies(
+      [{ name: 'sizes', policies: [rule('small', SMALL_ONLY, 'advisory')] }],
+      await planOf(TWO),
+    );
+    expect(policyLog(result)).toEqual([
+      '1 policies evaluated.',
+      '',
+      '## Policy: sizes/small (advisory)',
+      '',
+      'Result: Advisory failed',
+      '',
+    ]);
   });
 });
