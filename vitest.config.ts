@@ -2,7 +2,12 @@ import { defineConfig } from 'vitest/config';
 
 const level = (name: string, timeout = 10_000) => ({
   extends: true as const,
-  test: { name, include: [`test/${name}/**/*.test.ts`], testTimeout: timeout, hookTimeout: timeout },
+  test: {
+    name,
+    include: [`test/${name}/**/*.test.ts`],
+    testTimeout: timeout,
+    hookTimeout: timeout,
+  },
 });
 
 export default defineConfig({

@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import type { RequestListener } from 'node:http';
+import Koa from 'koa';
+import type { Middleware } from 'koa';
+import type { Clock } from './core/clock.js';
+import { systemClock } from './core/clock.js';
+import { CommandHandler } from './core/command-handler.js';
+import type { Db } from './core/database.js';
+import { openDatabase } from './core/database.js';
+import { EventStore } from './core/event-store.js';
+import { systemMetadata } from './core/events.js';
+import type { Ids } from './core/ids.js';
+import { randomIds } from './core/ids.js';
+import type { Logger } from './core/logger.js';
+import { createLogger } from './core/logger.js';
+import { Projections } from './core/projections.js';
+import { Reactors } from './core/reactors.js';
+import { Scheduler, scheduleProjection } from './core/schedule.js';
+import { Sealer, loadSealKey } from './core/seal.js';
+import type { Config } from './config.js';
+import type { ContextModule, Core, SecretsEngine } from './context.js';
+import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
+import { createIdentityContext } from './runs/identity/index.js';
+import { createSysContext } from './secrets/sys/index.js';
+import { secretsSurface } from './secrets/surface.js';
+
+export interface AppDeps {
+  clock?: Clock;
+  ids?: Ids;
+  logger?: Logger;
+  /** The 32-byte seal key; by default KEEL_SEAL_KEY or `<data>/keyring`. */
+  sealKey?: Buffer;
+  /** Where the event log lives; by default `<data>/keel.sqlite`. `:memory:` for tests. */
+  databasePath?: string;
+}
+
+/** What first start writes to `<data>/bootstrap.json` (mode 0600). */
+export interface Bootstrap {
+  address: string;
+  runs: { user_token: string };
+  secrets: { root_token: string };
+}
+
+export interface App {
+  readonly core: Core;
+  readonly projections: Projections;
+  readonly reactors: Reactors;
+  readonly scheduler: Scheduler;
+  readonly callback: RequestListener;
+  readonly contexts: readonly ContextModule[];
+  /** On an empty log: create the admin user, the root token and the default mounts. */
+  bootstrap(): Bootstrap | null;
+  /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
+  start(): void;
+  /** Run reactors and due timers until nothing moves (tests, after moving the fake clock). */
+  settle(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The composition root: every dependency is built here and passed down as an argument. */
+export function createApp(config: Config, deps: AppDeps = {}): App {
+  const clock = deps.clock ?? systemClock;
+  const ids = deps.ids ?? randomIds;
+  const logger = deps.logger ?? createLogger({ level: config.logLevel });
+  const db: Db = openDatabase(deps.databasePath ?? join(config.dataDir, 'keel.sqlite'));
+  const sealer = new Sealer(deps.sealKey ?? loadSealKey(config.dataDir, process.env.KEEL_SEAL_KEY));
+
+  // The store calls the projections inline; they are registered right after the contexts exist.
+  let inline: (e: Parameters<Projections['apply']>[0]) => void = () => undefined;
+  const store = new EventStore(db, clock, (e) => inline(e));
+  const handler = new CommandHandler(store, clock);
+  const core: Core = { db, store, handler, sealer, clock, ids, logger, config };
+
+  const limits = createRunsRateLimits(clock, config.rateLimit);
+  const identity = createIdentityContext(core);
+  const engines = new Map<string, SecretsEngine>();
+  const sys = createSysContext(core, {
+    engineTypes: () => [...engines.keys()],
+    leaseProviders: () => new Map(),
+  });
+  const contexts: ContextModule[] = [identity.module, sys.module];
+  for (const c of contexts) if (c.engine !== undefined) engines.set(c.engine.type, c.engine);
+
+  const projections = new Projections(db, [
+    scheduleProjection,
+    ...contexts.flatMap((c) => c.projections),
+  ]);
+  const { rebuilt } = projections.open((after, limit) => store.readAll(after, limit));
+  if (rebuilt.length > 0) logger.info({ rebuilt }, 'read models rebuilt from the log');
+  inline = projections.apply;
+
+  const reactors = new Reactors(
+    db,
+    store,
+    logger,
+    contexts.flatMap((c) => c.reactors ?? []),
+  );
+  const scheduler = new Scheduler(
+    db,
+    clock,
+    logger,
+    contexts.flatMap((c) => c.timers ?? []),
+  );
+  store.onAppended(() => reactors.notify());
+
+  const koa = new Koa({ proxy: false });
+  koa.use(requestId());
+  koa.use(
+    prefixed(
+      '/api/v2',
+      runsSurface(
+        {
+          clock,
+          logger,
+          bodyLimitBytes: config.bodyLimitBytes,
+          rateLimit: config.rateLimit,
+          principal: identity.principal,
+          routers: contexts.flatMap((c) => (c.runsRoutes === undefined ? [] : [c.runsRoutes])),
+        },
+        limits,
+      ),
+    ),
+  );
+  koa.use(
+    prefixed('/v1', secretsSurface({ core, queries: sys.queries, sys: sys.routes, engines })),
+  );
+  koa.use(async (ctx) => {
+    ctx.status = 404;
+    ctx.body = { errors: [`no route for ${ctx.method} ${ctx.path}`] };
+  });
+
+  const handle = koa.callback();
+  let timer: NodeJS.Timeout | undefined;
+  const app: App = {
+    core,
+    projections,
+    reactors,
+    scheduler,
+    contexts,
+    callback: (req, res) => {
+      void handle(req, res);
+    },
+    bootstrap() {
+      if (store.lastPosition() > 0) return null;
+      const meta = systemMetadata('bootstrap');
+      const admin = identity.commands.createUser(
+        { username: 'admin', email: 'admin@keel.local', admin: true },
+        meta,
+      );
+      const userToken = identity.commands.createToken(
+        {
+          kind: 'user',
+          ownerId: admin.id,
+          ownerName: admin.username,
+          organization: null,
+          description: 'bootstrap',
+          expiredAt: null,
+          createdBy: null,
+        },
+        meta,
+      );
+      const root = sys.commands.createToken(
+        { policies: ['root'], displayName: 'root', ttlSeconds: 0, parentAccessor: null, meta: {} },
+        meta,
+      );
+      for (const type of ['aws', 'pki']) {
+        if (!engines.has(type)) continue;
+        sys.commands.enableMount(
+          {
+            path: `${type}/`,
+            type,
+            description: `${type} secrets engine`,
+            config: { default_lease_ttl: 0, max_lease_ttl: 0 },
+          },
+          sys.queries.mounts().map((m) => m.path),
+          meta,
+        );
+      }
+      return {
+        address: config.publicAddress,
+        runs: { user_token: userToken.token },
+        secrets: { root_token: root.token },
+      };
+    },
+    start() {
+      const poll = () => {
+        reactors.notify();
+        void scheduler
+          .tick()
+          .catch((err: unknown) => logger.error({ err }, 'schedule tick failed'));
+      };
+      poll();
+      timer = setInterval(poll, config.pollIntervalMs);
+      timer.unref();
+    },
+    async settle() {
+      for (let i = 0; i < 100; i++) {
+        await reactors.settle();
+        if ((await scheduler.tick()) === 0) {
+          await reactors.settle();
+          return;
+        }
+      }
+      throw new Error('the schedule kept firing after 100 rounds');
+    },
+    async close() {
+      if (timer !== undefined) clearInterval(timer);
+      db.close();
+    },
+  };
+  return app;
+}
+
+function requestId(): Middleware {
+  return async (ctx, next) => {
+    const incoming = ctx.get('x-request-id');
+    ctx.state.requestId = /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    await next();
+  };
+}
+
+function prefixed(prefix: string, middleware: Middleware): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path === prefix || ctx.path.startsWith(`${prefix}/`)) {
+      await middleware(ctx, next);
+      return;
+    }
+    await next();
+  };
+}

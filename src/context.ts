@@ -1,0 +1,46 @@
+import type Router from '@koa/router';
+import type { Clock } from './core/clock.js';
+import type { CommandHandler } from './core/command-handler.js';
+import type { Db } from './core/database.js';
+import type { EventStore } from './core/event-store.js';
+import type { Ids } from './core/ids.js';
+import type { Logger } from './core/logger.js';
+import type { Projection } from './core/projections.js';
+import type { Reactor } from './core/reactors.js';
+import type { Timer } from './core/schedule.js';
+import type { Sealer } from './core/seal.js';
+import type { Config } from './config.js';
+import type { Mount } from './http/types.js';
+
+/** What every bounded context is built from: the core services, passed as arguments. */
+export interface Core {
+  readonly db: Db;
+  readonly store: EventStore;
+  readonly handler: CommandHandler;
+  readonly sealer: Sealer;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly logger: Logger;
+  readonly config: Config;
+}
+
+/** A secrets engine type that can be mounted at any path. */
+export interface SecretsEngine {
+  readonly type: string;
+  readonly description: string;
+  /** Routes relative to the mount (`/roles/:name`), built once per mount. */
+  routes(mount: Mount): Router;
+  /** Relative paths (without the leading slash) that need the sudo capability. */
+  readonly sudo?: readonly RegExp[];
+}
+
+/** A bounded context's registry: what it adds to the daemon. */
+export interface ContextModule {
+  readonly name: string;
+  readonly projections: readonly Projection[];
+  readonly reactors?: readonly Reactor[];
+  readonly timers?: readonly Timer[];
+  /** Mounted under `/api/v2`. */
+  readonly runsRoutes?: Router;
+  readonly engine?: SecretsEngine;
+}

@@ -1,0 +1,217 @@
+import { createHash } from 'node:crypto';
+import type { Clock } from './clock.js';
+import { canonicalJson } from './canonical.js';
+import type { Db } from './database.js';
+import { ConcurrencyError } from './errors.js';
+import type { AuditMetadata, NewEvent, StoredEvent } from './events.js';
+
+export type ExpectedVersion = number | 'any';
+
+export interface AppendOptions {
+  expectedVersion: ExpectedVersion;
+  metadata: AuditMetadata;
+}
+
+interface EventRow {
+  position: number;
+  stream: string;
+  version: number;
+  type: string;
+  time: string;
+  data: string;
+  metadata: string;
+  hash: string;
+}
+
+/** The genesis link of the hash chain. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/**
+ * The link of the chain for one event. Everything stored about the event takes part, as the exact
+ * text held in the row, so `keel audit verify` needs no parsing and any changed byte shows.
+ */
+export function chainHash(prevHash: string, row: Omit<EventRow, 'hash'>): string {
+  const body = JSON.stringify([
+    row.position,
+    row.stream,
+    row.version,
+    row.type,
+    row.time,
+    row.data,
+    row.metadata,
+  ]);
+  return createHash('sha256').update(prevHash).update('\n').update(body).digest('hex');
+}
+
+const toEvent = (r: EventRow): StoredEvent => ({
+  position: r.position,
+  stream: r.stream,
+  version: r.version,
+  type: r.type,
+  time: r.time,
+  data: JSON.parse(r.data) as unknown,
+  metadata: JSON.parse(r.metadata) as AuditMetadata,
+  hash: r.hash,
+});
+
+/** Called inside the append transaction for every stored event (inline projections). */
+export type InlineApply = (event: StoredEvent) => void;
+
+/**
+ * The SQLite event log. `append` checks the stream's version, writes the events with their chain
+ * hashes and runs the inline projections, all in one synchronous transaction.
+ */
+export class EventStore {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #inline: InlineApply;
+  readonly #listeners = new Set<(events: readonly StoredEvent[]) => void>();
+  readonly #stmts;
+
+  constructor(db: Db, clock: Clock, inline: InlineApply = () => undefined) {
+    this.#db = db;
+    this.#clock = clock;
+    this.#inline = inline;
+    this.#stmts = {
+      version: db.prepare<[string], { version: number }>(
+        'SELECT version FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1',
+      ),
+      last: db.prepare<[], { position: number; hash: string }>(
+        'SELECT position, hash FROM events ORDER BY position DESC LIMIT 1',
+      ),
+      insert: db.prepare(
+        `INSERT INTO events (position, stream, version, type, time, data, metadata, hash)
+         VALUES (@position, @stream, @version, @type, @time, @data, @metadata, @hash)`,
+      ),
+      stream: db.prepare<[string], EventRow>(
+        'SELECT * FROM events WHERE stream = ? ORDER BY version',
+      ),
+      all: db.prepare<[number, number], EventRow>(
+        'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
+      ),
+      allUntil: db.prepare<[number, string, number], EventRow>(
+        'SELECT * FROM events WHERE position > ? AND time <= ? ORDER BY position LIMIT ?',
+      ),
+    };
+  }
+
+  get db(): Db {
+    return this.#db;
+  }
+
+  /** Current version of a stream; 0 when it has no events. */
+  version(stream: string): number {
+    return this.#stmts.version.get(stream)?.version ?? 0;
+  }
+
+  lastPosition(): number {
+    return this.#stmts.last.get()?.position ?? 0;
+  }
+
+  append<E extends NewEvent>(
+    stream: string,
+    events: readonly E[],
+    options: AppendOptions,
+  ): StoredEvent<E>[] {
+    if (events.length === 0) return [];
+    const stored = this.#db.transaction(() => this.#appendInTransaction(stream, events, options))();
+    for (const listener of this.#listeners) listener(stored);
+    return stored;
+  }
+
+  #appendInTransaction<E extends NewEvent>(
+    stream: string,
+    events: readonly E[],
+    { expectedVersion, metadata }: AppendOptions,
+  ): StoredEvent<E>[] {
+    const actual = this.version(stream);
+    if (expectedVersion !== 'any' && expectedVersion !== actual) {
+      throw new ConcurrencyError(stream, expectedVersion, actual);
+    }
+    const last = this.#stmts.last.get();
+    let prevHash = last?.hash ?? GENESIS_HASH;
+    let position = last?.position ?? 0;
+    const time = this.#clock.now().toISOString();
+    const metadataText = canonicalJson(metadata);
+    const out: StoredEvent<E>[] = [];
+    events.forEach((event, i) => {
+      position += 1;
+      const row = {
+        position,
+        stream,
+        version: actual + i + 1,
+        type: event.type,
+        time,
+        data: canonicalJson(event.data),
+        metadata: metadataText,
+      };
+      const hash = chainHash(prevHash, row);
+      this.#stmts.insert.run({ ...row, hash });
+      prevHash = hash;
+      const storedEvent = {
+        ...event,
+        position,
+        stream,
+        version: row.version,
+        time,
+        metadata,
+        hash,
+      } as StoredEvent<E>;
+      this.#inline(storedEvent);
+      out.push(storedEvent);
+    });
+    return out;
+  }
+
+  readStream(stream: string): StoredEvent[] {
+    return this.#stmts.stream.all(stream).map(toEvent);
+  }
+
+  /** Events after a global position, in order, at most `limit` of them (and none after `until`). */
+  readAll(afterPosition = 0, limit = 1000, until?: string): StoredEvent[] {
+    const rows =
+      until === undefined
+        ? this.#stmts.all.all(afterPosition, limit)
+        : this.#stmts.allUntil.all(afterPosition, until, limit);
+    return rows.map(toEvent);
+  }
+
+  /** Walk the log in pages (up to a time, if given) without holding it all in memory. */
+  *pages(options: { until?: string; pageSize?: number } = {}): Generator<StoredEvent[]> {
+    for (let after = 0; ;) {
+      const page = this.readAll(after, options.pageSize ?? 5000, options.until);
+      if (page.length === 0) return;
+      yield page;
+      after = page[page.length - 1]!.position;
+    }
+  }
+
+  /** Notified after each committed append (reactors wake up on it). */
+  onAppended(listener: (events: readonly StoredEvent[]) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+}
+
+/** Result of walking the chain: ok, or the first position whose hash does not match. */
+export type ChainVerdict =
+  { ok: true; events: number } | { ok: false; position: number; reason: string };
+
+export function verifyChain(db: Db): ChainVerdict {
+  let prevHash = GENESIS_HASH;
+  let expected = 1;
+  let count = 0;
+  const rows = db.prepare<[], EventRow>('SELECT * FROM events ORDER BY position').iterate();
+  for (const row of rows) {
+    if (row.position !== expected) {
+      return { ok: false, position: expected, reason: `event ${expected} is missing` };
+    }
+    if (chainHash(prevHash, row) !== row.hash) {
+      return { ok: false, position: row.position, reason: 'hash does not match the event' };
+    }
+    prevHash = row.hash;
+    expected += 1;
+    count += 1;
+  }
+  return { ok: true, events: count };
+}

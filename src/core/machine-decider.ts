@@ -1,0 +1,39 @@
+import { initialTransition, transition } from 'xstate';
+import type { AnyStateMachine, EventFromLogic, SnapshotFrom } from 'xstate';
+import type { Decider } from './command-handler.js';
+import type { NewEvent, StoredEvent } from './events.js';
+
+/** A state value as text: `planning`, or `rotating.retry` for nested states. */
+export function stateName(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value !== null && typeof value === 'object') {
+    return Object.entries(value)
+      .map(([k, v]) => `${k}.${stateName(v)}`)
+      .join(',');
+  }
+  return String(value);
+}
+
+/**
+ * Turn a pure machine (no invoke, no after) into a decider. The machine's events are the domain
+ * events themselves, so the fold is `transition` and the guard is `snapshot.can`. Event types the
+ * machine does not know (comments, notes) are allowed and leave the state as it is.
+ */
+export function machineDecider<M extends AnyStateMachine>(
+  machine: M,
+): Decider<SnapshotFrom<M>, EventFromLogic<M> & NewEvent> {
+  type S = SnapshotFrom<M>;
+  type E = EventFromLogic<M> & NewEvent;
+  const events: unknown = machine.events;
+  const known = new Set<string>(
+    Array.isArray(events) ? events.filter((e): e is string => typeof e === 'string') : [],
+  );
+  return {
+    initialState: () => initialTransition(machine as AnyStateMachine)[0] as S,
+    evolve: (state: S, event: StoredEvent<E>) =>
+      known.has((event as NewEvent).type) ? transition(machine, state, event)[0] : state,
+    accepts: (state: S, event: E) =>
+      !known.has((event as NewEvent).type) || (state as { can(e: unknown): boolean }).can(event),
+    describe: (state: S) => stateName((state as { value: unknown }).value),
+  };
+}

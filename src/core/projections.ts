@@ -1,0 +1,118 @@
+import type { Db } from './database.js';
+import type { StoredEvent } from './events.js';
+
+/** Reads the log in pages (a connection cannot write while it iterates). */
+export type EventPages = (afterPosition: number, limit: number) => StoredEvent[];
+
+/**
+ * A read model: tables it owns, and an apply function built against a database. `setup` creates
+ * the tables (IF NOT EXISTS) and prepares statements; the returned function is synchronous and
+ * runs inside the append transaction.
+ */
+export interface Projection {
+  readonly name: string;
+  /** Bump to have the read model rebuilt from the log on the next start. */
+  readonly version: number;
+  readonly tables: readonly string[];
+  setup(db: Db): (event: StoredEvent) => void;
+}
+
+/** Rows per transaction while rebuilding; big enough to amortise commits, small enough for memory. */
+const REBUILD_BATCH = 20_000;
+
+export class Projections {
+  readonly #db: Db;
+  readonly #projections: readonly Projection[];
+  #appliers: ((event: StoredEvent) => void)[] = [];
+
+  constructor(db: Db, projections: readonly Projection[]) {
+    const names = new Set<string>();
+    const tables = new Set<string>();
+    for (const p of projections) {
+      if (names.has(p.name)) throw new Error(`projection ${p.name} is registered twice`);
+      names.add(p.name);
+      for (const t of p.tables) {
+        if (tables.has(t)) throw new Error(`table ${t} is owned by two projections`);
+        tables.add(t);
+      }
+    }
+    this.#db = db;
+    this.#projections = projections;
+  }
+
+  get list(): readonly Projection[] {
+    return this.#projections;
+  }
+
+  /** Every table of every read model, in registration order. */
+  get tables(): string[] {
+    return this.#projections.flatMap((p) => [...p.tables]);
+  }
+
+  /**
+   * Prepare every projection. When one's stored version differs (or it is new), every read model
+   * is rebuilt from the log (they share the schedule table, so they are rebuilt together);
+   * otherwise they start as they are, so start-up does not replay.
+   */
+  open(events: EventPages): { rebuilt: string[] } {
+    const stored = new Map(
+      this.#db
+        .prepare<[], { name: string; version: number }>(
+          'SELECT name, version FROM projection_versions',
+        )
+        .all()
+        .map((r) => [r.name, r.version]),
+    );
+    const stale = this.#projections.filter((p) => stored.get(p.name) !== p.version);
+    if (stale.length > 0) this.#rebuild(this.#projections, events);
+    this.#appliers = this.#projections.map((p) => p.setup(this.#db));
+    return { rebuilt: stale.length > 0 ? this.#projections.map((p) => p.name) : [] };
+  }
+
+  /** Inline apply: every projection sees every event, inside the caller's transaction. */
+  apply = (event: StoredEvent): void => {
+    for (const apply of this.#appliers) apply(event);
+  };
+
+  /** Drop every read model and rebuild all of them from the log. */
+  rebuildAll(events: EventPages): void {
+    this.#rebuild(this.#projections, events);
+    this.#appliers = this.#projections.map((p) => p.setup(this.#db));
+  }
+
+  #rebuild(projections: readonly Projection[], events: EventPages): void {
+    const db = this.#db;
+    db.transaction(() => {
+      for (const p of projections) for (const t of p.tables) db.exec(`DROP TABLE IF EXISTS "${t}"`);
+    })();
+    const appliers = projections.map((p) => p.setup(db));
+    const applyPage = db.transaction((items: StoredEvent[]) => {
+      for (const e of items) for (const apply of appliers) apply(e);
+    });
+    for (let after = 0; ;) {
+      const page = events(after, REBUILD_BATCH);
+      if (page.length === 0) break;
+      applyPage(page);
+      after = page[page.length - 1]!.position;
+    }
+    const save = db.prepare(
+      'INSERT INTO projection_versions (name, version) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET version = excluded.version',
+    );
+    db.transaction(() => {
+      for (const p of projections) save.run(p.name, p.version);
+    })();
+  }
+
+  /** Every row of every read-model table, in a stable order: for replay comparisons. */
+  dump(): Record<string, unknown[]> {
+    const out: Record<string, unknown[]> = {};
+    for (const table of this.tables) {
+      const rows = this.#db
+        .prepare(`SELECT * FROM "${table}"`)
+        .all()
+        .map((r) => JSON.stringify(r));
+      out[table] = rows.sort().map((r) => JSON.parse(r) as unknown);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,112 @@
+import type { Db } from './database.js';
+import type { EventStore } from './event-store.js';
+import type { StoredEvent } from './events.js';
+import type { Logger } from './logger.js';
+
+/**
+ * A process manager: reads the log from its stored checkpoint and reacts, usually by sending
+ * commands. Delivery is at least once, so `react` must tolerate seeing an event again.
+ */
+export interface Reactor {
+  readonly name: string;
+  /** Event types it cares about; others only move its checkpoint. */
+  readonly types?: readonly string[];
+  react(event: StoredEvent): Promise<void>;
+}
+
+const PAGE = 500;
+
+export class Reactors {
+  readonly #db: Db;
+  readonly #store: EventStore;
+  readonly #logger: Logger;
+  readonly #reactors: readonly Reactor[];
+  readonly #running = new Map<string, Promise<void>>();
+  readonly #again = new Set<string>();
+  readonly #failing = new Set<string>();
+  readonly #stmts;
+
+  constructor(db: Db, store: EventStore, logger: Logger, reactors: readonly Reactor[]) {
+    this.#db = db;
+    this.#store = store;
+    this.#logger = logger;
+    this.#reactors = reactors;
+    this.#stmts = {
+      get: db.prepare<[string], { position: number }>(
+        'SELECT position FROM checkpoints WHERE name = ?',
+      ),
+      set: db.prepare(
+        'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position',
+      ),
+    };
+  }
+
+  checkpoint(name: string): number {
+    return this.#stmts.get.get(name)?.position ?? 0;
+  }
+
+  /** Wake every reactor (after an append, or on a poll tick). */
+  notify(): void {
+    for (const r of this.#reactors) void this.#drain(r);
+  }
+
+  /**
+   * Run every reactor until none has anything left to do (tests and shutdown use it). Reactors
+   * that fail keep their checkpoint and are left for the next notify.
+   */
+  async settle(): Promise<void> {
+    for (let round = 0; round < 1000; round++) {
+      this.#failing.clear();
+      await Promise.all(this.#reactors.map((r) => this.#drain(r)));
+      const last = this.#store.lastPosition();
+      const behind = this.#reactors.some(
+        (r) => !this.#failing.has(r.name) && this.checkpoint(r.name) < last,
+      );
+      if (!behind && this.#running.size === 0) return;
+    }
+    throw new Error('reactors did not settle after 1000 rounds');
+  }
+
+  #drain(reactor: Reactor): Promise<void> {
+    const running = this.#running.get(reactor.name);
+    if (running !== undefined) {
+      this.#again.add(reactor.name);
+      return running;
+    }
+    const run = this.#run(reactor).finally(() => {
+      this.#running.delete(reactor.name);
+      if (this.#again.delete(reactor.name)) void this.#drain(reactor);
+    });
+    this.#running.set(reactor.name, run);
+    return run;
+  }
+
+  async #run(reactor: Reactor): Promise<void> {
+    const types = reactor.types === undefined ? null : new Set(reactor.types);
+    let position = this.checkpoint(reactor.name);
+    for (;;) {
+      const page = this.#store.readAll(position, PAGE);
+      if (page.length === 0) return;
+      for (const event of page) {
+        if (types === null || types.has(event.type)) {
+          try {
+            await reactor.react(event);
+          } catch (err) {
+            this.#failing.add(reactor.name);
+            this.#logger.error(
+              { err, reactor: reactor.name, position: event.position, type: event.type },
+              'reactor failed; it will retry from this event',
+            );
+            return;
+          }
+        }
+        position = event.position;
+        this.#stmts.set.run(reactor.name, position);
+      }
+    }
+  }
+
+  get db(): Db {
+    return this.#db;
+  }
+}

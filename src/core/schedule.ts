@@ -1,0 +1,111 @@
+import type { Clock } from './clock.js';
+import type { Db } from './database.js';
+import type { Projection } from './projections.js';
+import type { Logger } from './logger.js';
+
+/**
+ * Due times live in a read model (DESIGN rule 4): context projections put and remove rows as
+ * events happen, so after a restart (or a replay) every timer is back. The scheduler only polls.
+ */
+export interface ScheduleEntry {
+  key: string;
+  kind: string;
+  dueAt: string;
+  data: unknown;
+}
+
+export const SCHEDULE_TABLE = 'schedule';
+
+/** The schedule table belongs to this projection; context projections write rows into it. */
+export const scheduleProjection: Projection = {
+  name: 'schedule',
+  version: 1,
+  tables: [SCHEDULE_TABLE],
+  setup(db) {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${SCHEDULE_TABLE} (
+      key TEXT PRIMARY KEY, kind TEXT NOT NULL, due_at TEXT NOT NULL, data TEXT NOT NULL)`);
+    db.exec(`CREATE INDEX IF NOT EXISTS schedule_due ON ${SCHEDULE_TABLE} (due_at)`);
+    return () => undefined;
+  },
+};
+
+/** Statements for writing schedule rows from inside a projection's apply. */
+export function scheduleRows(db: Db): {
+  put(entry: ScheduleEntry): void;
+  remove(key: string): void;
+} {
+  scheduleProjection.setup(db);
+  const put = db.prepare(
+    `INSERT INTO ${SCHEDULE_TABLE} (key, kind, due_at, data) VALUES (?, ?, ?, ?)
+     ON CONFLICT (key) DO UPDATE SET kind = excluded.kind, due_at = excluded.due_at, data = excluded.data`,
+  );
+  const remove = db.prepare(`DELETE FROM ${SCHEDULE_TABLE} WHERE key = ?`);
+  return {
+    put: (e) => put.run(e.key, e.kind, e.dueAt, JSON.stringify(e.data ?? null)),
+    remove: (key) => remove.run(key),
+  };
+}
+
+/** What happens when an entry of a kind falls due. It must send a command that moves or removes the row. */
+export interface Timer {
+  kind: string;
+  fire(entry: ScheduleEntry): Promise<void>;
+}
+
+const MAX_BACKOFF_MS = 5 * 60_000;
+
+export class Scheduler {
+  readonly #db: Db;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #timers: Map<string, Timer>;
+  /** Failed entries wait before the next attempt; in memory only as a courtesy, the row stays due. */
+  readonly #retryAfter = new Map<string, { at: number; failures: number }>();
+
+  constructor(db: Db, clock: Clock, logger: Logger, timers: readonly Timer[]) {
+    this.#db = db;
+    this.#clock = clock;
+    this.#logger = logger;
+    this.#timers = new Map(timers.map((t) => [t.kind, t]));
+  }
+
+  due(now = this.#clock.now()): ScheduleEntry[] {
+    return this.#db
+      .prepare<[string], { key: string; kind: string; due_at: string; data: string }>(
+        `SELECT key, kind, due_at, data FROM ${SCHEDULE_TABLE} WHERE due_at <= ? ORDER BY due_at, key`,
+      )
+      .all(now.toISOString())
+      .map((r) => ({
+        key: r.key,
+        kind: r.kind,
+        dueAt: r.due_at,
+        data: JSON.parse(r.data) as unknown,
+      }));
+  }
+
+  /** Fire every due entry once. Returns how many fired successfully. */
+  async tick(): Promise<number> {
+    const now = this.#clock.now().getTime();
+    let fired = 0;
+    for (const entry of this.due()) {
+      const retry = this.#retryAfter.get(entry.key);
+      if (retry !== undefined && retry.at > now) continue;
+      const timer = this.#timers.get(entry.kind);
+      if (timer === undefined) continue;
+      try {
+        await timer.fire(entry);
+        this.#retryAfter.delete(entry.key);
+        fired += 1;
+      } catch (err) {
+        const failures = (retry?.failures ?? 0) + 1;
+        const wait = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** (failures - 1));
+        this.#retryAfter.set(entry.key, { at: now + wait, failures });
+        this.#logger.warn(
+          { err, key: entry.key, kind: entry.kind, failures },
+          'timer failed; will retry',
+        );
+      }
+    }
+    return fired;
+  }
+}

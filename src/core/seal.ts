@@ -1,0 +1,102 @@
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  hkdfSync,
+  randomBytes,
+  timingSafeEqual,
+} from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * A secret as it rests inside an event: AES-256-GCM ciphertext plus an HMAC of the plaintext, so
+ * `keel events` can show `hmac:<hex>` and two events can be compared without the key.
+ */
+export interface Sealed {
+  readonly $sealed: string;
+  readonly $hmac: string;
+}
+
+export const isSealed = (v: unknown): v is Sealed =>
+  typeof v === 'object' &&
+  v !== null &&
+  typeof (v as Record<string, unknown>).$sealed === 'string' &&
+  typeof (v as Record<string, unknown>).$hmac === 'string';
+
+const VERSION = 'v1';
+
+export class Sealer {
+  readonly #encKey: Buffer;
+  readonly #macKey: Buffer;
+
+  constructor(masterKey: Buffer) {
+    if (masterKey.length !== 32) throw new Error('the seal key must be 32 bytes');
+    this.#encKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'keel seal enc', 32));
+    this.#macKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'keel seal mac', 32));
+  }
+
+  seal(plain: string): Sealed {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.#encKey, iv);
+    const ct = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    const tag = cipher.getAuthTag();
+    return {
+      $sealed: `${VERSION}:${Buffer.concat([iv, tag, ct]).toString('base64url')}`,
+      $hmac: this.hmac(plain),
+    };
+  }
+
+  unseal(sealed: Sealed): string {
+    const [version, body] = sealed.$sealed.split(':');
+    if (version !== VERSION || body === undefined) throw new Error('unknown seal format');
+    const raw = Buffer.from(body, 'base64url');
+    const decipher = createDecipheriv('aes-256-gcm', this.#encKey, raw.subarray(0, 12));
+    decipher.setAuthTag(raw.subarray(12, 28));
+    return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
+  }
+
+  /** Keyed hash for comparing secrets without revealing them (token lookups, audit display). */
+  hmac(plain: string): string {
+    return createHmac('sha256', this.#macKey).update(plain, 'utf8').digest('hex');
+  }
+
+  /** Constant-time check of a candidate secret against a stored HMAC. */
+  matches(candidate: string, storedHmac: string): boolean {
+    const a = Buffer.from(this.hmac(candidate), 'hex');
+    const b = Buffer.from(storedHmac, 'hex');
+    return a.length === b.length && timingSafeEqual(a, b);
+  }
+}
+
+/**
+ * The master key: `KEEL_SEAL_KEY` (64 hex characters or base64 of 32 bytes) if given, else
+ * `<data>/keyring`, created with mode 0600 on first start.
+ */
+export function loadSealKey(dataDir: string, fromEnv: string | undefined): Buffer {
+  if (fromEnv !== undefined && fromEnv !== '') return parseKey(fromEnv, 'KEEL_SEAL_KEY');
+  const path = join(dataDir, 'keyring');
+  if (existsSync(path)) return parseKey(readFileSync(path, 'utf8').trim(), path);
+  const key = randomBytes(32);
+  writeFileSync(path, `${key.toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  chmodSync(path, 0o600);
+  return key;
+}
+
+function parseKey(text: string, source: string): Buffer {
+  const key = /^[0-9a-fA-F]{64}$/.test(text)
+    ? Buffer.from(text, 'hex')
+    : Buffer.from(text, 'base64');
+  if (key.length !== 32) throw new Error(`${source}: a seal key is 32 bytes (64 hex characters)`);
+  return key;
+}
+
+/** Replace every sealed value in a JSON value by `hmac:<hex>` for display. */
+export function redactSealed(value: unknown): unknown {
+  if (isSealed(value)) return `hmac:${value.$hmac}`;
+  if (Array.isArray(value)) return value.map(redactSealed);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactSealed(v)]));
+  }
+  return value;
+}

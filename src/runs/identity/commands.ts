@@ -1,0 +1,74 @@
+import type { Decider } from '../../core/command-handler.js';
+import { ConflictError } from '../../core/errors.js';
+import type { AuditMetadata, StoredEvent } from '../../core/events.js';
+import type { Core } from '../../context.js';
+import type { AuthTokenCreated, IdentityEvent, UserCreated } from './events.js';
+import { authTokenStream, userStream } from './events.js';
+import type { IdentityQueries } from './projection.js';
+
+const existence: Decider<{ exists: boolean }, IdentityEvent> = {
+  initialState: () => ({ exists: false }),
+  evolve: (s, e: StoredEvent<IdentityEvent>) => {
+    switch (e.type) {
+      case 'UserCreated':
+      case 'AuthTokenCreated':
+        return { exists: true };
+      case 'AuthTokenDeleted':
+        return { exists: false };
+      default:
+        return s;
+    }
+  },
+};
+
+/** Tokens look like the reference's: `<14>.atlasv1.<67>` base62. */
+export const newRunsToken = (core: Core): string =>
+  `${core.ids.secret(14)}.atlasv1.${core.ids.secret(67)}`;
+
+export function createIdentityCommands(core: Core, queries: IdentityQueries) {
+  return {
+    createUser(
+      input: Omit<UserCreated['data'], 'id'>,
+      metadata: AuditMetadata,
+    ): UserCreated['data'] {
+      if (queries.userByName(input.username) !== undefined) {
+        throw new ConflictError(`username ${input.username} is already taken`);
+      }
+      const data = { id: core.ids.id('user'), ...input };
+      core.handler.handle(
+        userStream(data.id),
+        existence,
+        () => [{ type: 'UserCreated' as const, data }],
+        metadata,
+      );
+      return data;
+    },
+
+    createToken(
+      input: Omit<AuthTokenCreated['data'], 'id' | 'tokenHmac'>,
+      metadata: AuditMetadata,
+    ): { token: string; data: AuthTokenCreated['data'] } {
+      const token = newRunsToken(core);
+      const data = { id: core.ids.id('at'), tokenHmac: core.sealer.hmac(token), ...input };
+      core.handler.handle(
+        authTokenStream(data.id),
+        existence,
+        () => [{ type: 'AuthTokenCreated' as const, data }],
+        metadata,
+      );
+      return { token, data };
+    },
+
+    deleteToken(id: string, metadata: AuditMetadata): boolean {
+      const { events } = core.handler.handle(
+        authTokenStream(id),
+        existence,
+        (s) => (s.exists ? [{ type: 'AuthTokenDeleted' as const, data: { id } }] : []),
+        metadata,
+      );
+      return events.length > 0;
+    },
+  };
+}
+
+export type IdentityCommands = ReturnType<typeof createIdentityCommands>;

@@ -1,0 +1,141 @@
+import type { Decider } from '../../core/command-handler.js';
+import { ValidationError } from '../../core/errors.js';
+import type { AuditMetadata, StoredEvent } from '../../core/events.js';
+import type { Core } from '../../context.js';
+import type { PathRule } from './acl.js';
+import type { MountEnabled, SecretsTokenCreated, SysEvent } from './events.js';
+import { mountStream, policyStream, tokenStream } from './events.js';
+
+/** Each sys stream only needs to know whether its subject currently exists. */
+interface Exists {
+  exists: boolean;
+}
+
+const existence = (
+  created: SysEvent['type'][],
+  removed: SysEvent['type'][],
+): Decider<Exists, SysEvent> => ({
+  initialState: () => ({ exists: false }),
+  evolve: (s, e: StoredEvent<SysEvent>) =>
+    created.includes(e.type) ? { exists: true } : removed.includes(e.type) ? { exists: false } : s,
+});
+
+export const tokenDecider = existence(['SecretsTokenCreated'], ['SecretsTokenRevoked']);
+export const policyDecider = existence(['AclPolicyWritten'], ['AclPolicyDeleted']);
+export const mountDecider = existence(['MountEnabled'], ['MountDisabled']);
+
+export const RESERVED_MOUNT_PREFIXES = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
+
+export interface CreatedToken {
+  token: string;
+  data: SecretsTokenCreated['data'];
+}
+
+export function createSysCommands(core: Core) {
+  const { handler, ids, sealer, clock } = core;
+  return {
+    createToken(
+      input: {
+        policies: string[];
+        displayName: string;
+        ttlSeconds: number;
+        parentAccessor: string | null;
+        meta: Record<string, string>;
+      },
+      metadata: AuditMetadata,
+    ): CreatedToken {
+      const token = `hvs.${ids.secret(24)}`;
+      const accessor = ids.secret(24);
+      const data: SecretsTokenCreated['data'] = {
+        accessor,
+        tokenHmac: sealer.hmac(token),
+        policies: [...new Set(input.policies)].sort(),
+        displayName: input.displayName,
+        expiresAt:
+          input.ttlSeconds > 0
+            ? new Date(clock.now().getTime() + input.ttlSeconds * 1000).toISOString()
+            : null,
+        ttlSeconds: input.ttlSeconds,
+        parentAccessor: input.parentAccessor,
+        meta: input.meta,
+      };
+      handler.handle(
+        tokenStream(accessor),
+        tokenDecider,
+        () => [{ type: 'SecretsTokenCreated' as const, data }],
+        metadata,
+      );
+      return { token, data };
+    },
+
+    revokeToken(accessor: string, metadata: AuditMetadata): void {
+      handler.handle(
+        tokenStream(accessor),
+        tokenDecider,
+        (s) => (s.exists ? [{ type: 'SecretsTokenRevoked' as const, data: { accessor } }] : []),
+        metadata,
+      );
+    },
+
+    writePolicy(name: string, policy: string, rules: PathRule[], metadata: AuditMetadata): void {
+      if (name === 'root') throw new ValidationError('cannot update "root" policy');
+      handler.handle(
+        policyStream(name),
+        policyDecider,
+        () => [{ type: 'AclPolicyWritten' as const, data: { name, policy, rules } }],
+        metadata,
+      );
+    },
+
+    deletePolicy(name: string, metadata: AuditMetadata): void {
+      if (name === 'root' || name === 'default')
+        throw new ValidationError(`cannot delete "${name}" policy`);
+      handler.handle(
+        policyStream(name),
+        policyDecider,
+        (s) => (s.exists ? [{ type: 'AclPolicyDeleted' as const, data: { name } }] : []),
+        metadata,
+      );
+    },
+
+    enableMount(
+      input: {
+        path: string;
+        type: string;
+        description: string;
+        config: MountEnabled['data']['config'];
+      },
+      existing: readonly string[],
+      metadata: AuditMetadata,
+    ): void {
+      const path = input.path;
+      if (RESERVED_MOUNT_PREFIXES.some((p) => path.startsWith(p))) {
+        throw new ValidationError(`cannot mount under reserved path "${path}"`);
+      }
+      const clash = existing.find((m) => path.startsWith(m) || m.startsWith(path));
+      if (clash !== undefined) throw new ValidationError(`path is already in use at ${clash}`);
+      handler.handle(
+        mountStream(path),
+        mountDecider,
+        () => [
+          {
+            type: 'MountEnabled' as const,
+            data: { ...input, accessor: `${input.type}_${ids.secret(8).toLowerCase()}` },
+          },
+        ],
+        metadata,
+      );
+    },
+
+    disableMount(path: string, metadata: AuditMetadata): void {
+      handler.handle(
+        mountStream(path),
+        mountDecider,
+        (s) => (s.exists ? [{ type: 'MountDisabled' as const, data: { path } }] : []),
+        metadata,
+      );
+    },
+  };
+}
+
+export type SysCommands = ReturnType<typeof createSysCommands>;

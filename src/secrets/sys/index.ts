@@ -1,0 +1,32 @@
+import type { Context } from 'koa';
+import type { ContextModule, Core } from '../../context.js';
+import { secretsMetadata } from '../surface.js';
+import { createSysCommands } from './commands.js';
+import type { LeaseProvider } from './leases.js';
+import { sysProjection, sysQueries } from './projection.js';
+import { sysRoutes } from './routes.js';
+
+export type { LeaseProvider, LeaseInfo } from './leases.js';
+export { parseDuration, formatGoDuration } from './duration.js';
+
+/** Tokens, ACL policies, mounts and leases: the secrets API's system backend. */
+export function createSysContext(
+  core: Core,
+  options: {
+    engineTypes: () => readonly string[];
+    leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
+  },
+) {
+  const queries = sysQueries(core.db);
+  const commands = createSysCommands(core);
+  const routes = sysRoutes({
+    core,
+    commands,
+    queries,
+    engineTypes: options.engineTypes,
+    leaseProviders: options.leaseProviders,
+    metadata: (ctx: Context) => secretsMetadata(ctx),
+  });
+  const module: ContextModule = { name: 'secrets-sys', projections: [sysProjection] };
+  return { module, queries, commands, routes };
+}

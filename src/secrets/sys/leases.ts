@@ -1,0 +1,27 @@
+import type { AuditMetadata } from '../../core/events.js';
+
+/** What `sys/leases/lookup` shows of a lease. */
+export interface LeaseInfo {
+  id: string;
+  issue_time: string;
+  expire_time: string | null;
+  last_renewal: string | null;
+  renewable: boolean;
+  ttl: number;
+}
+
+/**
+ * Engines that hand out leases implement this; `sys/leases/*` routes a lease id to the provider
+ * of the mount it starts with.
+ */
+export interface LeaseProvider {
+  lookup(leaseId: string): LeaseInfo | undefined;
+  renew(
+    leaseId: string,
+    incrementSeconds: number | undefined,
+    metadata: AuditMetadata,
+  ): Promise<LeaseInfo>;
+  revoke(leaseId: string, metadata: AuditMetadata): Promise<void>;
+  /** Revoke every lease whose id starts with the prefix; returns how many. */
+  revokePrefix(prefix: string, metadata: AuditMetadata): Promise<number>;
+}

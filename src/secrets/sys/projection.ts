@@ -1,0 +1,170 @@
+import type { Db } from '../../core/database.js';
+import type { StoredEvent } from '../../core/events.js';
+import type { Projection } from '../../core/projections.js';
+import { statements } from '../../core/sql.js';
+import type { Mount } from '../../http/types.js';
+import type { PathRule } from './acl.js';
+import type { SysEvent } from './events.js';
+
+export const sysProjection: Projection = {
+  name: 'secrets-sys',
+  version: 1,
+  tables: ['secrets_tokens', 'acl_policies', 'mounts'],
+  setup(db) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS secrets_tokens (
+        accessor TEXT PRIMARY KEY, token_hmac TEXT NOT NULL UNIQUE, policies TEXT NOT NULL,
+        display_name TEXT NOT NULL, expires_at TEXT, ttl_seconds INTEGER NOT NULL,
+        parent_accessor TEXT, meta TEXT NOT NULL, created_at TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS acl_policies (name TEXT PRIMARY KEY, policy TEXT NOT NULL, rules TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS mounts (
+        path TEXT PRIMARY KEY, type TEXT NOT NULL, accessor TEXT NOT NULL, description TEXT NOT NULL,
+        config TEXT NOT NULL, created_at TEXT NOT NULL);
+    `);
+    const s = {
+      token: db.prepare(`INSERT INTO secrets_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      revoke: db.prepare('DELETE FROM secrets_tokens WHERE accessor = ?'),
+      policy: db.prepare(
+        'INSERT INTO acl_policies VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET policy = excluded.policy, rules = excluded.rules',
+      ),
+      dropPolicy: db.prepare('DELETE FROM acl_policies WHERE name = ?'),
+      mount: db.prepare('INSERT INTO mounts VALUES (?, ?, ?, ?, ?, ?)'),
+      unmount: db.prepare('DELETE FROM mounts WHERE path = ?'),
+    };
+    return (event) => {
+      const e = event as StoredEvent<SysEvent>;
+      switch (e.type) {
+        case 'SecretsTokenCreated': {
+          const d = e.data;
+          s.token.run(
+            d.accessor,
+            d.tokenHmac,
+            JSON.stringify(d.policies),
+            d.displayName,
+            d.expiresAt,
+            d.ttlSeconds,
+            d.parentAccessor,
+            JSON.stringify(d.meta),
+            e.time,
+          );
+          return;
+        }
+        case 'SecretsTokenRevoked':
+          s.revoke.run(e.data.accessor);
+          return;
+        case 'AclPolicyWritten':
+          s.policy.run(e.data.name, e.data.policy, JSON.stringify(e.data.rules));
+          return;
+        case 'AclPolicyDeleted':
+          s.dropPolicy.run(e.data.name);
+          return;
+        case 'MountEnabled': {
+          const d = e.data;
+          s.mount.run(d.path, d.type, d.accessor, d.description, JSON.stringify(d.config), e.time);
+          return;
+        }
+        case 'MountDisabled':
+          s.unmount.run(e.data.path);
+          return;
+        default:
+          return;
+      }
+    };
+  },
+};
+
+export interface TokenRow {
+  accessor: string;
+  tokenHmac: string;
+  policies: string[];
+  displayName: string;
+  expiresAt: string | null;
+  ttlSeconds: number;
+  parentAccessor: string | null;
+  meta: Record<string, string>;
+  createdAt: string;
+}
+
+export interface MountRow extends Mount {
+  config: { default_lease_ttl: number; max_lease_ttl: number };
+  createdAt: string;
+}
+
+interface RawToken {
+  accessor: string;
+  token_hmac: string;
+  policies: string;
+  display_name: string;
+  expires_at: string | null;
+  ttl_seconds: number;
+  parent_accessor: string | null;
+  meta: string;
+  created_at: string;
+}
+
+const toToken = (r: RawToken): TokenRow => ({
+  accessor: r.accessor,
+  tokenHmac: r.token_hmac,
+  policies: JSON.parse(r.policies) as string[],
+  displayName: r.display_name,
+  expiresAt: r.expires_at,
+  ttlSeconds: r.ttl_seconds,
+  parentAccessor: r.parent_accessor,
+  meta: JSON.parse(r.meta) as Record<string, string>,
+  createdAt: r.created_at,
+});
+
+interface RawMount {
+  path: string;
+  type: string;
+  accessor: string;
+  description: string;
+  config: string;
+  created_at: string;
+}
+
+const toMount = (r: RawMount): MountRow => ({
+  path: r.path,
+  type: r.type,
+  accessor: r.accessor,
+  description: r.description,
+  config: JSON.parse(r.config) as MountRow['config'],
+  createdAt: r.created_at,
+});
+
+/** Read-side queries over the sys tables. */
+export function sysQueries(db: Db) {
+  const sql = statements(db);
+  return {
+    tokenByHmac: (hmac: string): TokenRow | undefined => {
+      const r = sql<[string], RawToken>('SELECT * FROM secrets_tokens WHERE token_hmac = ?').get(
+        hmac,
+      );
+      return r === undefined ? undefined : toToken(r);
+    },
+    tokenByAccessor: (accessor: string): TokenRow | undefined => {
+      const r = sql<[string], RawToken>('SELECT * FROM secrets_tokens WHERE accessor = ?').get(
+        accessor,
+      );
+      return r === undefined ? undefined : toToken(r);
+    },
+    policy: (name: string): { name: string; policy: string; rules: PathRule[] } | undefined => {
+      const r = sql<[string], { name: string; policy: string; rules: string }>(
+        'SELECT * FROM acl_policies WHERE name = ?',
+      ).get(name);
+      return r === undefined ? undefined : { ...r, rules: JSON.parse(r.rules) as PathRule[] };
+    },
+    policyNames: (): string[] =>
+      sql<[], { name: string }>('SELECT name FROM acl_policies ORDER BY name')
+        .all()
+        .map((r) => r.name),
+    mounts: (): MountRow[] =>
+      sql<[], RawMount>('SELECT * FROM mounts ORDER BY path').all().map(toMount),
+    mount: (path: string): MountRow | undefined => {
+      const r = sql<[string], RawMount>('SELECT * FROM mounts WHERE path = ?').get(path);
+      return r === undefined ? undefined : toMount(r);
+    },
+  };
+}
+
+export type SysQueries = ReturnType<typeof sysQueries>;

@@ -1,0 +1,319 @@
+import Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
+import type { Context } from 'koa';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import type { AuditMetadata } from '../../core/events.js';
+import { sendVault, requestData } from '../../http/vault.js';
+import type { Core } from '../../context.js';
+import { BUILTIN_POLICIES, parsePolicy } from './acl.js';
+import type { SysCommands } from './commands.js';
+import type { SysQueries, TokenRow } from './projection.js';
+import type { LeaseProvider } from './leases.js';
+import { parseDuration } from './duration.js';
+
+export interface SysRouteDeps {
+  core: Core;
+  commands: SysCommands;
+  queries: SysQueries;
+  engineTypes: () => readonly string[];
+  leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
+  metadata: (ctx: Context) => AuditMetadata;
+}
+
+const str = (v: unknown, field: string): string | undefined => {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string')
+    throw new ValidationError(
+      `Field validation failed: error converting input for field "${field}": expected a string`,
+    );
+  return v;
+};
+
+const strList = (v: unknown, field: string): string[] | undefined => {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string')
+    return v
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
+  throw new ValidationError(
+    `Field validation failed: error converting input for field "${field}": expected a list of strings`,
+  );
+};
+
+const normalizeMountPath = (p: string) => (p.endsWith('/') ? p : `${p}/`).replace(/^\/+/, '');
+
+/** `sys/*` and `auth/token/*`: the parts of the reference's system backend that Keel serves. */
+export function sysRoutes(deps: SysRouteDeps): Router {
+  const { core, commands, queries } = deps;
+  const r = new Router();
+
+  const mountView = (m: ReturnType<SysQueries['mounts']>[number]) => ({
+    type: m.type,
+    description: m.description,
+    accessor: m.accessor,
+    config: { ...m.config, force_no_cache: false },
+    options: null,
+    local: false,
+    seal_wrap: false,
+    external_entropy_access: false,
+  });
+
+  r.get('/sys/mounts', (ctx) => {
+    const all = Object.fromEntries(queries.mounts().map((m) => [m.path, mountView(m)]));
+    sendVault(ctx, all);
+  });
+  r.get('/sys/mounts/*path', (ctx) => {
+    const m = queries.mount(normalizeMountPath(ctx.params.path ?? ''));
+    if (m === undefined) throw new ValidationError(`No secret engine mount at ${ctx.params.path}`);
+    sendVault(ctx, mountView(m));
+  });
+  r.post('/sys/mounts/*path', (ctx) => {
+    const body = requestData(ctx);
+    const type = str(body.type, 'type');
+    if (type === undefined || type === '')
+      throw new ValidationError('missing required field "type"');
+    if (!deps.engineTypes().includes(type))
+      throw new ValidationError(`plugin not found in the catalog: ${type}`);
+    const config = (body.config ?? {}) as Record<string, unknown>;
+    commands.enableMount(
+      {
+        path: normalizeMountPath(ctx.params.path ?? ''),
+        type,
+        description: str(body.description, 'description') ?? '',
+        config: {
+          default_lease_ttl: parseDuration(config.default_lease_ttl ?? 0, 'default_lease_ttl'),
+          max_lease_ttl: parseDuration(config.max_lease_ttl ?? 0, 'max_lease_ttl'),
+        },
+      },
+      queries.mounts().map((m) => m.path),
+      deps.metadata(ctx),
+    );
+    sendVault(ctx, undefined);
+  });
+  r.delete('/sys/mounts/*path', (ctx) => {
+    commands.disableMount(normalizeMountPath(ctx.params.path ?? ''), deps.metadata(ctx));
+    sendVault(ctx, undefined);
+  });
+
+  const listPolicies = (ctx: Context) => {
+    const names = [...new Set(['default', ...queries.policyNames(), 'root'])].sort();
+    sendVault(ctx, { keys: names, policies: names });
+  };
+  r.get('/sys/policies/acl', listPolicies);
+  r.get('/sys/policy', listPolicies);
+  r.get('/sys/policies/acl/:name', (ctx) => {
+    const name = ctx.params.name!;
+    const stored = queries.policy(name);
+    if (stored !== undefined) return sendVault(ctx, { name, policy: stored.policy });
+    if (name === 'default' || name === 'root') {
+      return sendVault(ctx, { name, policy: describeBuiltin(name) });
+    }
+    throw new NotFoundError('');
+  });
+  const writePolicy = async (ctx: RouterContext) => {
+    const name = ctx.params.name!;
+    const body = requestData(ctx);
+    const policy = str(body.policy, 'policy') ?? str(body.rules, 'rules');
+    if (policy === undefined) throw new ValidationError("'policy' parameter not supplied or empty");
+    const rules = await parsePolicy(name, policy);
+    commands.writePolicy(name, policy, rules, deps.metadata(ctx));
+    sendVault(ctx, undefined);
+  };
+  r.post('/sys/policies/acl/:name', writePolicy);
+  r.put('/sys/policies/acl/:name', writePolicy);
+  r.delete('/sys/policies/acl/:name', (ctx) => {
+    commands.deletePolicy(ctx.params.name!, deps.metadata(ctx));
+    sendVault(ctx, undefined);
+  });
+
+  const tokenView = (t: TokenRow, id?: string) => {
+    const ttl =
+      t.expiresAt === null
+        ? 0
+        : Math.max(0, Math.floor((Date.parse(t.expiresAt) - core.clock.now().getTime()) / 1000));
+    return {
+      accessor: t.accessor,
+      creation_time: Math.floor(Date.parse(t.createdAt) / 1000),
+      creation_ttl: t.ttlSeconds,
+      display_name: t.displayName,
+      entity_id: '',
+      expire_time: t.expiresAt,
+      explicit_max_ttl: 0,
+      ...(id === undefined ? {} : { id }),
+      issue_time: t.createdAt,
+      meta: Object.keys(t.meta).length === 0 ? null : t.meta,
+      num_uses: 0,
+      orphan: t.parentAccessor === null,
+      path: 'auth/token/create',
+      policies: t.policies,
+      renewable: false,
+      ttl,
+      type: 'service',
+    };
+  };
+
+  r.post('/auth/token/create', (ctx) => {
+    const parent = ctx.state.token!;
+    const body = requestData(ctx);
+    const requested = strList(body.policies, 'policies') ?? [...parent.policies];
+    const parentIsRoot = parent.policies.includes('root');
+    if (!parentIsRoot) {
+      const extra = requested.filter((p) => p !== 'default' && !parent.policies.includes(p));
+      if (extra.length > 0) throw new ValidationError('child policies must be subset of parent');
+    }
+    const policies =
+      requested.includes('root') || body.no_default_policy === true
+        ? requested
+        : ['default', ...requested];
+    const ttlSeconds = parseDuration(body.ttl ?? 0, 'ttl');
+    const displayName = str(body.display_name, 'display_name');
+    const meta = (body.meta ?? {}) as Record<string, string>;
+    const created = commands.createToken(
+      {
+        policies,
+        displayName:
+          displayName === undefined || displayName === '' ? 'token' : `token-${displayName}`,
+        ttlSeconds,
+        parentAccessor: body.no_parent === true ? null : parent.accessor,
+        meta,
+      },
+      deps.metadata(ctx),
+    );
+    sendVault(ctx, null, {
+      auth: {
+        client_token: created.token,
+        accessor: created.data.accessor,
+        policies: created.data.policies,
+        token_policies: created.data.policies,
+        metadata: Object.keys(meta).length === 0 ? null : meta,
+        lease_duration: ttlSeconds,
+        renewable: ttlSeconds > 0,
+        entity_id: '',
+        token_type: 'service',
+        orphan: created.data.parentAccessor === null,
+        mfa_requirement: null,
+        num_uses: 0,
+      },
+    });
+  });
+
+  const self = (ctx: Context): TokenRow => {
+    const row = queries.tokenByAccessor(ctx.state.token!.accessor);
+    if (row === undefined) throw new ValidationError('bad token');
+    return row;
+  };
+  r.get('/auth/token/lookup-self', (ctx) =>
+    sendVault(ctx, tokenView(self(ctx), presentedToken(ctx))),
+  );
+  r.post('/auth/token/lookup-self', (ctx) =>
+    sendVault(ctx, tokenView(self(ctx), presentedToken(ctx))),
+  );
+  r.post('/auth/token/lookup', (ctx) => {
+    const token = str(requestData(ctx).token, 'token');
+    if (token === undefined || token === '') throw new ValidationError('missing token to look up');
+    const row = queries.tokenByHmac(core.sealer.hmac(token));
+    if (row === undefined) throw new ValidationError('bad token');
+    sendVault(ctx, tokenView(row, token));
+  });
+  r.post('/auth/token/lookup-accessor', (ctx) => {
+    const accessor = str(requestData(ctx).accessor, 'accessor');
+    const row = accessor === undefined ? undefined : queries.tokenByAccessor(accessor);
+    if (row === undefined) throw new ValidationError('invalid accessor');
+    sendVault(ctx, tokenView(row));
+  });
+  r.post('/auth/token/revoke-self', (ctx) => {
+    commands.revokeToken(ctx.state.token!.accessor, deps.metadata(ctx));
+    sendVault(ctx, undefined);
+  });
+  r.post('/auth/token/revoke', (ctx) => {
+    const token = str(requestData(ctx).token, 'token');
+    if (token === undefined || token === '') throw new ValidationError('missing token');
+    const row = queries.tokenByHmac(core.sealer.hmac(token));
+    if (row !== undefined) commands.revokeToken(row.accessor, deps.metadata(ctx));
+    sendVault(ctx, undefined);
+  });
+
+  const provider = (leaseId: string): LeaseProvider => {
+    for (const [mountPath, p] of deps.leaseProviders()) if (leaseId.startsWith(mountPath)) return p;
+    throw new ValidationError('invalid lease');
+  };
+  const leaseId = (ctx: RouterContext): string => {
+    const body = requestData(ctx);
+    const id = str(body.lease_id, 'lease_id') ?? ctx.params.id;
+    if (id === undefined || id === '') throw new ValidationError('lease_id must be specified');
+    return id;
+  };
+  r.put('/sys/leases/lookup', (ctx) => {
+    const id = leaseId(ctx);
+    const info = provider(id).lookup(id);
+    if (info === undefined) throw new ValidationError('invalid lease');
+    sendVault(ctx, info);
+  });
+  r.post('/sys/leases/lookup', (ctx) => {
+    const id = leaseId(ctx);
+    const info = provider(id).lookup(id);
+    if (info === undefined) throw new ValidationError('invalid lease');
+    sendVault(ctx, info);
+  });
+  const renew = async (ctx: RouterContext) => {
+    const id = leaseId(ctx);
+    const body = requestData(ctx);
+    const increment =
+      body.increment === undefined ? undefined : parseDuration(body.increment, 'increment');
+    const info = await provider(id).renew(id, increment, deps.metadata(ctx));
+    ctx.status = 200;
+    ctx.body = JSON.stringify({
+      request_id: ctx.state.requestId,
+      lease_id: info.id,
+      renewable: info.renewable,
+      lease_duration: info.ttl,
+      data: null,
+      wrap_info: null,
+      warnings: null,
+      auth: null,
+    });
+    ctx.set('Content-Type', 'application/json');
+  };
+  r.put('/sys/leases/renew', renew);
+  r.post('/sys/leases/renew', renew);
+  r.put('/sys/leases/renew/*id', renew);
+  const revoke = async (ctx: RouterContext) => {
+    const id = leaseId(ctx);
+    await provider(id).revoke(id, deps.metadata(ctx));
+    sendVault(ctx, undefined);
+  };
+  r.put('/sys/leases/revoke', revoke);
+  r.post('/sys/leases/revoke', revoke);
+  r.put('/sys/leases/revoke/*id', revoke);
+  const revokePrefix = async (ctx: RouterContext) => {
+    const prefix = ctx.params.prefix ?? '';
+    let total = 0;
+    for (const [mountPath, p] of deps.leaseProviders()) {
+      if (prefix.startsWith(mountPath) || mountPath.startsWith(prefix))
+        total += await p.revokePrefix(prefix, deps.metadata(ctx));
+    }
+    void total;
+    sendVault(ctx, undefined);
+  };
+  r.put('/sys/leases/revoke-prefix/*prefix', revokePrefix);
+  r.post('/sys/leases/revoke-prefix/*prefix', revokePrefix);
+  return r;
+}
+
+/** The token as the caller sent it (lookup-self shows it back as `id`). */
+export function presentedToken(ctx: Context): string | undefined {
+  const bearer = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'))?.[1];
+  return ctx.get('x-secrets-token') || ctx.get('x-vault-token') || bearer || undefined;
+}
+
+function describeBuiltin(name: 'default' | 'root'): string {
+  if (name === 'root') return '';
+  return (BUILTIN_POLICIES.default ?? [])
+    .map(
+      (r) =>
+        `path "${r.path}" {\n    capabilities = [${r.capabilities.map((c) => `"${c}"`).join(', ')}]\n}`,
+    )
+    .join('\n\n');
+}
