@@ -33,6 +33,8 @@ export interface AppDeps {
   sealKey?: Buffer;
   /** Where the event log lives; by default `<data>/keel.sqlite`. `:memory:` for tests. */
   databasePath?: string;
+  /** More contexts to compose with the built-in ones (tests and embedding). */
+  extraContexts?: (core: Core) => ContextModule[];
 }
 
 /** What first start writes to `<data>/bootstrap.json` (mode 0600). */
@@ -79,7 +81,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     engineTypes: () => [...engines.keys()],
     leaseProviders: () => new Map(),
   });
-  const contexts: ContextModule[] = [identity.module, sys.module];
+  const contexts: ContextModule[] = [
+    identity.module,
+    sys.module,
+    ...(deps.extraContexts?.(core) ?? []),
+  ];
   for (const c of contexts) if (c.engine !== undefined) engines.set(c.engine.type, c.engine);
 
   const projections = new Projections(db, [

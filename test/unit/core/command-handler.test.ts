@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { CommandHandler } from '../../../src/core/command-handler.js';
+import { openDatabase } from '../../../src/core/database.js';
+import { IllegalTransitionError } from '../../../src/core/errors.js';
+import { EventStore } from '../../../src/core/event-store.js';
+import { systemMetadata } from '../../../src/core/events.js';
+import { Sealer } from '../../../src/core/seal.js';
+import { accountDecider } from '../../support/ledger/context.js';
+import type { LedgerEvent } from '../../support/ledger/events.js';
+
+const meta = systemMetadata('test');
+const sealer = new Sealer(Buffer.alloc(32, 3));
+
+function setup() {
+  const db = openDatabase(':memory:');
+  const store = new EventStore(db, new ManualClock());
+  return { store, handler: new CommandHandler(store, new ManualClock()) };
+}
+
+const opened = () => ({
+  type: 'AccountOpened' as const,
+  data: { id: 'a', owner: 'o', pin: sealer.seal('1234') },
+});
+
+describe('machine decider + command handler', () => {
+  it('folds a stream through the machine', () => {
+    const { handler } = setup();
+    handler.handle('account-a', accountDecider, () => [opened()], meta);
+    const r = handler.handle(
+      'account-a',
+      accountDecider,
+      () => [{ type: 'FundsDeposited' as const, data: { amount: 5 } }],
+      meta,
+    );
+    expect(r.state.value).toBe('open');
+    expect(r.state.context.balance).toBe(5);
+    expect(r.version).toBe(2);
+  });
+
+  it('refuses an event the machine does not allow, naming the state, and appends nothing', () => {
+    const { handler, store } = setup();
+    expect(() =>
+      handler.handle(
+        'account-a',
+        accountDecider,
+        () => [{ type: 'FundsDeposited' as const, data: { amount: 5 } }],
+        meta,
+      ),
+    ).toThrow(new IllegalTransitionError('account-a', 'none', 'FundsDeposited'));
+    handler.handle('account-a', accountDecider, () => [opened()], meta);
+    expect(() =>
+      handler.handle(
+        'account-a',
+        accountDecider,
+        () => [{ type: 'FundsWithdrawn' as const, data: { amount: 1 } }],
+        meta,
+      ),
+    ).toThrow(IllegalTransitionError);
+    expect(store.lastPosition()).toBe(1);
+  });
+
+  it('checks every proposed event against the state the earlier ones lead to', () => {
+    const { handler, store } = setup();
+    handler.handle('account-a', accountDecider, () => [opened()], meta);
+    const ok = handler.handle(
+      'account-a',
+      accountDecider,
+      (): LedgerEvent[] => [
+        { type: 'FundsDeposited' as const, data: { amount: 5 } },
+        { type: 'FundsWithdrawn' as const, data: { amount: 5 } },
+        { type: 'AccountClosed' as const, data: {} },
+      ],
+      meta,
+    );
+    expect(ok.state.value).toBe('closed');
+    expect(() =>
+      handler.handle(
+        'account-a',
+        accountDecider,
+        () => [{ type: 'FundsDeposited' as const, data: { amount: 1 } }],
+        meta,
+      ),
+    ).toThrow(/is closed/);
+    expect(store.lastPosition()).toBe(4);
+  });
+
+  it('refolds when another writer moved the stream (the cache is not the truth)', () => {
+    const { handler, store } = setup();
+    handler.handle('account-a', accountDecider, () => [opened()], meta);
+    store.append('account-a', [{ type: 'FundsDeposited', data: { amount: 7 } }], {
+      expectedVersion: 1,
+      metadata: meta,
+    });
+    expect(handler.load('account-a', accountDecider).state.context.balance).toBe(7);
+  });
+
+  it('hands no events to the store when the decision is empty', () => {
+    const { handler, store } = setup();
+    const r = handler.handle('account-a', accountDecider, () => [], meta);
+    expect(r.events).toEqual([]);
+    expect(store.lastPosition()).toBe(0);
+  });
+});

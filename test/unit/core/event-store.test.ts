@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { openDatabase } from '../../../src/core/database.js';
+import { ConcurrencyError } from '../../../src/core/errors.js';
+import { EventStore, GENESIS_HASH, chainHash, verifyChain } from '../../../src/core/event-store.js';
+import type { AuditMetadata } from '../../../src/core/events.js';
+
+const meta: AuditMetadata = {
+  actor: { accessor: 'acc-1', name: 'alice' },
+  requestId: 'req-1',
+  remoteAddress: '127.0.0.1',
+};
+
+function store(inline?: (e: unknown) => void) {
+  const db = openDatabase(':memory:');
+  const clock = new ManualClock('2026-03-01T10:00:00.000Z');
+  return { db, clock, store: new EventStore(db, clock, inline) };
+}
+
+describe('EventStore', () => {
+  it('appends with global positions, stream versions, time and audit metadata', () => {
+    const { store: s, clock } = store();
+    s.append('a', [{ type: 'X', data: { n: 1 } }], { expectedVersion: 0, metadata: meta });
+    clock.advance(1500);
+    const [b] = s.append('b', [{ type: 'Y', data: { n: 2 } }], {
+      expectedVersion: 0,
+      metadata: meta,
+    });
+    s.append('a', [{ type: 'Z', data: {} }], { expectedVersion: 1, metadata: meta });
+    expect(b).toMatchObject({
+      position: 2,
+      stream: 'b',
+      version: 1,
+      time: '2026-03-01T10:00:01.500Z',
+      metadata: meta,
+    });
+    expect(s.readStream('a').map((e) => [e.position, e.version, e.type])).toEqual([
+      [1, 1, 'X'],
+      [3, 2, 'Z'],
+    ]);
+    expect(s.readAll(1, 10).map((e) => e.position)).toEqual([2, 3]);
+    expect(s.version('a')).toBe(2);
+    expect(s.version('nothing')).toBe(0);
+  });
+
+  it('refuses an append at the wrong version with a typed error and writes nothing', () => {
+    const { store: s } = store();
+    s.append('a', [{ type: 'X', data: {} }], { expectedVersion: 0, metadata: meta });
+    expect(() =>
+      s.append('a', [{ type: 'Y', data: {} }], { expectedVersion: 0, metadata: meta }),
+    ).toThrow(ConcurrencyError);
+    expect(s.lastPosition()).toBe(1);
+    s.append('a', [{ type: 'Y', data: {} }], { expectedVersion: 'any', metadata: meta });
+    expect(s.version('a')).toBe(2);
+  });
+
+  it('rolls back the events when an inline projection fails', () => {
+    const { store: s } = store((e) => {
+      if ((e as { type: string }).type === 'Boom') throw new Error('projection failed');
+    });
+    expect(() =>
+      s.append(
+        'a',
+        [
+          { type: 'Ok', data: {} },
+          { type: 'Boom', data: {} },
+        ],
+        { expectedVersion: 0, metadata: meta },
+      ),
+    ).toThrow('projection failed');
+    expect(s.lastPosition()).toBe(0);
+  });
+
+  it('links every event to the one before with sha256', () => {
+    const { store: s, db } = store();
+    const events = s.append(
+      'a',
+      [
+        { type: 'X', data: { b: 2, a: 1 } },
+        { type: 'Y', data: {} },
+      ],
+      { expectedVersion: 0, metadata: meta },
+    );
+    const row = db.prepare('SELECT * FROM events WHERE position = 1').get() as Parameters<
+      typeof chainHash
+    >[1] & { hash: string };
+    expect(row.data).toBe('{"a":1,"b":2}');
+    expect(events[0]!.hash).toBe(chainHash(GENESIS_HASH, row));
+    expect(verifyChain(db)).toEqual({ ok: true, events: 2 });
+  });
+
+  it('names the first position whose stored bytes changed', () => {
+    const { store: s, db } = store();
+    for (let i = 0; i < 5; i++)
+      s.append(`s${i}`, [{ type: 'X', data: { i } }], { expectedVersion: 0, metadata: meta });
+    db.prepare(`UPDATE events SET data = '{"i":9}' WHERE position = 3`).run();
+    expect(verifyChain(db)).toMatchObject({ ok: false, position: 3 });
+  });
+
+  it('notices a deleted event', () => {
+    const { store: s, db } = store();
+    for (let i = 0; i < 3; i++)
+      s.append(`s${i}`, [{ type: 'X', data: { i } }], { expectedVersion: 0, metadata: meta });
+    db.prepare('DELETE FROM events WHERE position = 2').run();
+    expect(verifyChain(db)).toMatchObject({ ok: false, position: 2 });
+  });
+
+  it('tells listeners after the commit, not before', () => {
+    const { store: s } = store();
+    const seen: number[] = [];
+    s.onAppended((events) => seen.push(...events.map((e) => e.position)));
+    s.append('a', [{ type: 'X', data: {} }], { expectedVersion: 0, metadata: meta });
+    expect(() =>
+      s.append('a', [{ type: 'X', data: {} }], { expectedVersion: 0, metadata: meta }),
+    ).toThrow();
+    expect(seen).toEqual([1]);
+  });
+
+  it('pages the log up to a time', () => {
+    const { store: s, clock } = store();
+    for (let i = 0; i < 7; i++) {
+      s.append('a', [{ type: 'X', data: { i } }], { expectedVersion: i, metadata: meta });
+      clock.advance(1000);
+    }
+    const pages = [...s.pages({ pageSize: 3, until: '2026-03-01T10:00:04.000Z' })];
+    expect(pages.map((p) => p.length)).toEqual([3, 2]);
+  });
+});

@@ -1,0 +1,61 @@
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Sealer, isSealed, loadSealKey, redactSealed } from '../../../src/core/seal.js';
+
+const sealer = new Sealer(Buffer.alloc(32, 1));
+
+describe('Sealer', () => {
+  it('round-trips any text, and never shows it or its base64', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 4 }), (plain) => {
+        const sealed = sealer.seal(plain);
+        expect(sealer.unseal(sealed)).toBe(plain);
+        const text = JSON.stringify(sealed);
+        expect(text.includes(Buffer.from(plain).toString('base64'))).toBe(false);
+      }),
+    );
+  });
+
+  it('uses a fresh nonce each time but the same hmac', () => {
+    const a = sealer.seal('secret');
+    const b = sealer.seal('secret');
+    expect(a.$sealed).not.toBe(b.$sealed);
+    expect(a.$hmac).toBe(b.$hmac);
+    expect(sealer.matches('secret', a.$hmac)).toBe(true);
+    expect(sealer.matches('other', a.$hmac)).toBe(false);
+  });
+
+  it('refuses a tampered ciphertext and another key', () => {
+    const s = sealer.seal('secret');
+    const flipped = {
+      ...s,
+      $sealed: s.$sealed.slice(0, -2) + (s.$sealed.endsWith('A') ? 'BB' : 'AA'),
+    };
+    expect(() => sealer.unseal(flipped)).toThrow();
+    expect(() => new Sealer(Buffer.alloc(32, 2)).unseal(s)).toThrow();
+  });
+
+  it('redacts sealed values to hmac for display', () => {
+    const s = sealer.seal('x');
+    expect(isSealed(s)).toBe(true);
+    expect(redactSealed({ a: [s], b: 1 })).toEqual({ a: [`hmac:${s.$hmac}`], b: 1 });
+  });
+});
+
+describe('loadSealKey', () => {
+  it('creates a 0600 keyring on first use and reads it back', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-seal-'));
+    const key = loadSealKey(dir, undefined);
+    expect(statSync(join(dir, 'keyring')).mode & 0o777).toBe(0o600);
+    expect(loadSealKey(dir, undefined).equals(key)).toBe(true);
+  });
+
+  it('prefers KEEL_SEAL_KEY and rejects a wrong length', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-seal-'));
+    expect(loadSealKey(dir, 'ab'.repeat(32)).equals(Buffer.alloc(32, 0xab))).toBe(true);
+    expect(() => loadSealKey(dir, 'abcd')).toThrow(/32 bytes/);
+  });
+});
