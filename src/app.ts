@@ -22,6 +22,7 @@ import type { Config } from './config.js';
 import type { ContextModule, Core, SecretsEngine } from './context.js';
 import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
+import { createRunsContext, type RunsContext } from './runs/index.js';
 import { createSysContext } from './secrets/sys/index.js';
 import { secretsSurface } from './secrets/surface.js';
 
@@ -51,6 +52,8 @@ export interface App {
   readonly scheduler: Scheduler;
   readonly callback: RequestListener;
   readonly contexts: readonly ContextModule[];
+  /** The runs context: its read models and the commands the executor sends. */
+  readonly runs: RunsContext;
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
   /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
@@ -76,6 +79,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
 
   const limits = createRunsRateLimits(clock, config.rateLimit);
   const identity = createIdentityContext(core);
+  const runs = createRunsContext(core, { runListLimit: limits.runListLimit });
   const engines = new Map<string, SecretsEngine>();
   const sys = createSysContext(core, {
     engineTypes: () => [...engines.keys()],
@@ -83,6 +87,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   });
   const contexts: ContextModule[] = [
     identity.module,
+    runs.module,
     sys.module,
     ...(deps.extraContexts?.(core) ?? []),
   ];
@@ -123,6 +128,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           rateLimit: config.rateLimit,
           principal: identity.principal,
           routers: contexts.flatMap((c) => (c.runsRoutes === undefined ? [] : [c.runsRoutes])),
+          publicRouters: contexts.flatMap((c) =>
+            c.runsPublicRoutes === undefined ? [] : [c.runsPublicRoutes],
+          ),
         },
         limits,
       ),
@@ -144,6 +152,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     reactors,
     scheduler,
     contexts,
+    runs,
     callback: (req, res) => {
       void handle(req, res);
     },

@@ -42,5 +42,7 @@ export interface ContextModule {
   readonly timers?: readonly Timer[];
   /** Mounted under `/api/v2`. */
   readonly runsRoutes?: Router;
+  /** Mounted under `/api/v2` before authentication and body parsing: the secret is in the address. */
+  readonly runsPublicRoutes?: Router;
   readonly engine?: SecretsEngine;
 }

@@ -15,6 +15,8 @@ export interface RunsSurfaceOptions {
   rateLimit: { enabled: boolean; perSecond: number; runListsPerMinute: number };
   principal(token: string): RunsPrincipal | undefined;
   routers: readonly Router[];
+  /** Routes that take no token and read their own body (upload and log addresses). */
+  publicRouters?: readonly Router[];
 }
 
 const JSONAPI = 'application/vnd.api+json';
@@ -69,6 +71,7 @@ export function runsSurface(
     routes: r.routes() as Middleware,
     allowed: r.allowedMethods() as Middleware,
   }));
+  const publicDispatch = (options.publicRouters ?? []).map((r) => r.routes() as Middleware);
   return async (ctx: Context, _next: Next) =>
     errors(ctx, async () => {
       ctx.set('X-RateLimit-Limit', String(limits.generalLimit));
@@ -76,6 +79,11 @@ export function runsSurface(
       if (ctx.path === '/api/v2/ping' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
         ctx.status = 204;
         return;
+      }
+      ctx.newRouterPath = ctx.path.slice('/api/v2'.length) || '/';
+      for (const routes of publicDispatch) {
+        await routes(ctx, async () => undefined);
+        if (ctx.status !== 404 || ctx.body !== undefined) return;
       }
       if (!PUBLIC.has(ctx.path)) {
         const bearer = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('authorization'))?.[1];

@@ -1,0 +1,229 @@
+import type { ResourceCounts } from '../../machines/run.machine.js';
+
+/**
+ * The runs context's domain events, past tense, named after their aggregate. Run and
+ * configuration-version events are also their machines' events (see `machines/`), so the data of
+ * each carries at least what the machine's guards read.
+ */
+
+/** Who asked: a user, a team (team token) or an organization (organization token). */
+export interface Requester {
+  kind: 'user' | 'team' | 'organization';
+  id: string;
+}
+
+// ---- organizations ---------------------------------------------------------------------------
+
+export type OrganizationCreated = {
+  type: 'OrganizationCreated';
+  data: { name: string; email: string; ownersTeamId: string; createdBy: string | null };
+};
+
+/** Workspace access a team can hold; each level includes the ones before it. */
+export type TeamAccessLevel = 'read' | 'plan' | 'write' | 'admin';
+
+export type TeamCreated = {
+  type: 'TeamCreated';
+  data: { id: string; organization: string; name: string; owners: boolean };
+};
+export type TeamMemberAdded = { type: 'TeamMemberAdded'; data: { teamId: string; userId: string } };
+export type TeamAccessGranted = {
+  type: 'TeamAccessGranted';
+  data: { id: string; teamId: string; workspaceId: string; access: TeamAccessLevel };
+};
+export type TeamAccessChanged = {
+  type: 'TeamAccessChanged';
+  data: { id: string; access: TeamAccessLevel };
+};
+export type TeamAccessRevoked = { type: 'TeamAccessRevoked'; data: { id: string } };
+
+export type OrganizationEvent =
+  | OrganizationCreated
+  | TeamCreated
+  | TeamMemberAdded
+  | TeamAccessGranted
+  | TeamAccessChanged
+  | TeamAccessRevoked;
+
+// ---- workspaces ------------------------------------------------------------------------------
+
+export type WorkspaceCreated = {
+  type: 'WorkspaceCreated';
+  data: {
+    id: string;
+    organization: string;
+    name: string;
+    autoApply: boolean;
+    description: string | null;
+  };
+};
+export type WorkspaceUpdated = {
+  type: 'WorkspaceUpdated';
+  data: { autoApply?: boolean; name?: string; description?: string | null };
+};
+export type WorkspaceDeleted = { type: 'WorkspaceDeleted'; data: { id: string } };
+/** A user, team or run took the workspace lock. */
+export type WorkspaceLocked = {
+  type: 'WorkspaceLocked';
+  data: { by: { kind: 'user' | 'team' | 'run'; id: string }; reason: string | null };
+};
+export type WorkspaceUnlocked = {
+  type: 'WorkspaceUnlocked';
+  data: { by: { kind: 'user' | 'team' | 'run'; id: string }; force: boolean };
+};
+
+// ---- configuration versions ------------------------------------------------------------------
+
+export type ConfigurationVersionCreated = {
+  type: 'ConfigurationVersionCreated';
+  data: {
+    id: string;
+    workspaceId: string;
+    organization: string;
+    autoQueueRuns: boolean;
+    speculative: boolean;
+    provisional: boolean;
+    source: string;
+    /** Runs queued by the upload are created by whoever created the version. */
+    createdBy: Requester | null;
+  };
+};
+/** The archive itself is in the event (base64): the log is the truth, and uploads are small. */
+export type ConfigurationVersionUploaded = {
+  type: 'ConfigurationVersionUploaded';
+  data: { size: number; sha256: string; archive: string; files: string[] };
+};
+export type ConfigurationVersionErrored = {
+  type: 'ConfigurationVersionErrored';
+  data: { message: string };
+};
+export type ConfigurationVersionArchived = { type: 'ConfigurationVersionArchived'; data: object };
+
+// ---- runs ------------------------------------------------------------------------------------
+
+/** A run-specific variable: `value` is a literal in the configuration language (`"\"x\""`). */
+export interface RunVariable {
+  key: string;
+  value: string;
+}
+
+export type RunCreated = {
+  type: 'RunCreated';
+  data: {
+    id: string;
+    workspaceId: string;
+    organization: string;
+    configurationVersionId: string;
+    createdBy: Requester | null;
+    source: string;
+    triggerReason: string;
+    message: string;
+    isDestroy: boolean;
+    refresh: boolean;
+    refreshOnly: boolean;
+    replaceAddrs: string[] | null;
+    targetAddrs: string[] | null;
+    variables: RunVariable[];
+    planOnly: boolean;
+    savePlan: boolean;
+    autoApply: boolean;
+    allowEmptyApply: boolean;
+    allowConfigGeneration: boolean;
+    debuggingMode: boolean;
+    engineVersion: string | null;
+  };
+};
+
+type Empty = Record<string, never>;
+type Commented = { comment: string | null };
+
+export type RunFetchStarted = { type: 'RunFetchStarted'; data: Empty };
+export type RunFetchCompleted = { type: 'RunFetchCompleted'; data: Empty };
+export type RunPrePlanStarted = { type: 'RunPrePlanStarted'; data: Empty };
+export type RunPrePlanCompleted = { type: 'RunPrePlanCompleted'; data: Empty };
+export type RunQueuingStarted = { type: 'RunQueuingStarted'; data: Empty };
+export type RunPlanQueued = { type: 'RunPlanQueued'; data: Empty };
+export type RunPlanStarted = { type: 'RunPlanStarted'; data: Empty };
+export type RunPlanFinished = {
+  type: 'RunPlanFinished';
+  data: { hasChanges: boolean; counts: ResourceCounts; log: string; jsonOutput: unknown };
+};
+export type RunCostEstimateStarted = { type: 'RunCostEstimateStarted'; data: Empty };
+export type RunCostEstimated = { type: 'RunCostEstimated'; data: object };
+export type RunPolicyCheckStarted = { type: 'RunPolicyCheckStarted'; data: Empty };
+export type RunPolicyChecked = {
+  type: 'RunPolicyChecked';
+  data: { outcome: 'passed' | 'soft_failed' };
+};
+export type RunPolicyOverridden = { type: 'RunPolicyOverridden'; data: Commented };
+export type RunPostPlanStarted = { type: 'RunPostPlanStarted'; data: Empty };
+export type RunPostPlanCompleted = { type: 'RunPostPlanCompleted'; data: Empty };
+export type RunPlanStageCompleted = { type: 'RunPlanStageCompleted'; data: Empty };
+export type RunConfirmed = { type: 'RunConfirmed'; data: Commented & { auto: boolean } };
+export type RunApplyQueued = { type: 'RunApplyQueued'; data: Empty };
+export type RunApplyStarted = { type: 'RunApplyStarted'; data: Empty };
+export type RunApplyFinished = {
+  type: 'RunApplyFinished';
+  data: { counts: ResourceCounts; log: string };
+};
+export type RunDiscarded = {
+  type: 'RunDiscarded';
+  data: Commented & { reason: 'user' | 'force_execute' };
+};
+export type RunCancelRequested = {
+  type: 'RunCancelRequested';
+  data: Commented & { at: string; forceCancelAvailableAt: string };
+};
+export type RunCanceled = { type: 'RunCanceled'; data: { log: string | null } };
+export type RunForceCanceled = { type: 'RunForceCanceled'; data: Commented & { at: string } };
+export type RunForceExecuteRequested = { type: 'RunForceExecuteRequested'; data: Empty };
+export type RunErrored = {
+  type: 'RunErrored';
+  data: { phase: 'plan' | 'apply' | null; message: string; log: string | null };
+};
+export type RunCommented = {
+  type: 'RunCommented';
+  data: { id: string; body: string; by: Requester | null };
+};
+
+export type RunEvent =
+  | RunCreated
+  | RunFetchStarted
+  | RunFetchCompleted
+  | RunPrePlanStarted
+  | RunPrePlanCompleted
+  | RunQueuingStarted
+  | RunPlanQueued
+  | RunPlanStarted
+  | RunPlanFinished
+  | RunCostEstimateStarted
+  | RunCostEstimated
+  | RunPolicyCheckStarted
+  | RunPolicyChecked
+  | RunPolicyOverridden
+  | RunPostPlanStarted
+  | RunPostPlanCompleted
+  | RunPlanStageCompleted
+  | RunConfirmed
+  | RunApplyQueued
+  | RunApplyStarted
+  | RunApplyFinished
+  | RunDiscarded
+  | RunCancelRequested
+  | RunCanceled
+  | RunForceCanceled
+  | RunForceExecuteRequested
+  | RunErrored
+  | RunCommented;
+
+export type WorkspaceEvent =
+  WorkspaceCreated | WorkspaceUpdated | WorkspaceDeleted | WorkspaceLocked | WorkspaceUnlocked;
+
+export type ConfigurationVersionEvent =
+  | ConfigurationVersionCreated
+  | ConfigurationVersionUploaded
+  | ConfigurationVersionErrored
+  | ConfigurationVersionArchived;
+
+export type RunsContextEvent =
+  OrganizationEvent | WorkspaceEvent | ConfigurationVersionEvent | RunEvent;

@@ -1,0 +1,112 @@
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import type { ContextModule, Core } from '../context.js';
+import { systemMetadata } from '../core/events.js';
+import { configurationVersionProjection } from './configuration-versions/projection.js';
+import {
+  archivistUploadRoutes,
+  configurationVersionRoutes,
+} from './configuration-versions/routes.js';
+import { RunsModel } from './model.js';
+import { organizationProjection } from './organizations/projection.js';
+import { organizationRoutes } from './organizations/routes.js';
+import { executorCommands, runDecider } from './run/commands.js';
+import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
+import { runProjection } from './run/projection.js';
+import { queueReactor, reconcileWorkspace } from './run/queue.js';
+import { runRoutes } from './run/routes.js';
+import { workspaceProjection } from './workspaces/projection.js';
+import { workspaceRoutes } from './workspaces/routes.js';
+
+export { RunsModel } from './model.js';
+export { executorCommands } from './run/commands.js';
+export type { RunRow } from './run/projection.js';
+
+/** Paths of the two run lists, which have their own rate limit (30 per minute). */
+export const RUN_LIST_PATHS: readonly RegExp[] = [
+  /^\/api\/v2\/workspaces\/[^/]+\/runs\/?$/,
+  /^\/api\/v2\/organizations\/[^/]+\/runs\/?$/,
+];
+
+/** Paths under `/api/v2` that carry their own secret and take no token: uploads and log reads. */
+export const PUBLIC_PATHS: readonly RegExp[] = [/^\/api\/v2\/archivist\//];
+
+type ExecutorCommands = typeof executorCommands;
+
+/**
+ * What the executor (and the queue) call to move a run: each command is checked by the run
+ * machine and recorded with the executor as the actor. The arguments are those of
+ * `executorCommands`, which names and documents them.
+ */
+export type RunExecutor = {
+  [K in keyof ExecutorCommands]: (...args: Parameters<ExecutorCommands[K]>) => void;
+};
+
+export interface RunsContext {
+  readonly module: ContextModule;
+  readonly model: RunsModel;
+  readonly executor: RunExecutor;
+  /** Routes without a token (upload and log addresses); mounted under `/api/v2` before authentication and body parsing. */
+  readonly publicRoutes: Router;
+  /** Bring one workspace's queue to its next step now (the reactor does this after every event). */
+  reconcile(workspaceId: string): void;
+}
+
+export interface RunsContextOptions {
+  /** The run-list rate limiter from the HTTP kernel; none in tests. */
+  runListLimit?: Middleware;
+}
+
+/** The runs context's registry. */
+export function createRunsContext(core: Core, options: RunsContextOptions = {}): RunsContext {
+  const model = new RunsModel(core);
+  const runListLimit: Middleware =
+    options.runListLimit ??
+    (async (_ctx, next) => {
+      await next();
+    });
+
+  const routes = new Router();
+  organizationRoutes(routes, model);
+  workspaceRoutes(routes, model);
+  configurationVersionRoutes(routes, model);
+  runRoutes(routes, model, runListLimit);
+  phaseRoutes(routes, model);
+
+  const publicRoutes = new Router();
+  archivistUploadRoutes(publicRoutes, model);
+  archivistLogRoutes(publicRoutes, model);
+
+  const metadata = systemMetadata('executor');
+  const executor = Object.fromEntries(
+    Object.entries(executorCommands).map(([name, command]) => [
+      name,
+      (runId: string, ...rest: unknown[]) => {
+        const decide = (
+          command as (id: string, ...a: unknown[]) => Parameters<typeof core.handler.handle>[2]
+        )(runId, ...rest);
+        core.handler.handle(runId, runDecider, decide, metadata);
+      },
+    ]),
+  ) as RunExecutor;
+
+  return {
+    model,
+    executor,
+    publicRoutes,
+    reconcile: (workspaceId) => reconcileWorkspace(model, workspaceId),
+    module: {
+      name: 'runs',
+      // Order matters: the workspaces read model looks up rows of the two before it.
+      projections: [
+        configurationVersionProjection,
+        runProjection,
+        organizationProjection,
+        workspaceProjection,
+      ],
+      reactors: [queueReactor(model)],
+      runsRoutes: routes,
+      runsPublicRoutes: publicRoutes,
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { timingSafeEqual } from 'node:crypto';
+import { NotFoundError } from '../../core/errors.js';
+import { API, send, type Resource } from '../jsonapi.js';
+import type { RunsModel } from '../model.js';
+import type { RunEvent } from '../events.js';
+import {
+  applyIdOf,
+  framedLog,
+  isPhaseDone,
+  planIdOf,
+  presentApply,
+  presentPlan,
+  runIdOfPhase,
+} from './presenters.js';
+import type { RunRow } from './projection.js';
+
+/**
+ * Plans, applies, their logs and the run's events. A log is read through a secret, unauthenticated
+ * address (like the reference's archivist): the secret is a keyed hash of the phase id, so it needs
+ * no storage and cannot be guessed.
+ */
+
+export const ARCHIVIST = `${API}/archivist`;
+
+const secretOf = (model: RunsModel, purpose: string, id: string) =>
+  model.core.sealer.hmac(`${purpose}:${id}`).slice(0, 40);
+
+/** Compare a presented secret with the expected one in constant time. */
+export function secretMatches(
+  model: RunsModel,
+  purpose: string,
+  id: string,
+  presented: string,
+): boolean {
+  const expected = Buffer.from(secretOf(model, purpose, id));
+  const given = Buffer.from(presented);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+/** The absolute address a client can GET a phase's log from without a token. */
+export function logUrl(model: RunsModel, phase: 'plan' | 'apply', runId: string): string {
+  const id = phase === 'plan' ? planIdOf(runId) : applyIdOf(runId);
+  return `${model.core.config.publicAddress}${ARCHIVIST}/logs/${id}/${secretOf(model, 'log', id)}`;
+}
+
+/** The absolute, secret upload address of a configuration version. */
+export function uploadUrl(model: RunsModel, cvId: string): string {
+  return `${model.core.config.publicAddress}${ARCHIVIST}/uploads/${cvId}/${secretOf(model, 'upload', cvId)}`;
+}
+
+/** Routes that need a token. */
+export function phaseRoutes(router: Router, model: RunsModel): void {
+  const phase = (
+    ctx: Context,
+    kind: 'plan' | 'apply',
+    runId: string,
+  ): { run: RunRow; body: Resource } => {
+    const { run } = model.run(ctx, runId);
+    return {
+      run,
+      body:
+        kind === 'plan'
+          ? presentPlan(run, logUrl(model, 'plan', run.id))
+          : presentApply(run, logUrl(model, 'apply', run.id)),
+    };
+  };
+  const byPhaseId = (ctx: Context, prefix: 'plan' | 'apply') => {
+    const { id } = ctx.params as { id: string };
+    if (!id.startsWith(`${prefix}-`)) throw new NotFoundError(`${prefix} ${id} not found`);
+    try {
+      return phase(ctx, prefix, runIdOfPhase(id));
+    } catch (err) {
+      if (err instanceof NotFoundError) throw new NotFoundError(`${prefix} ${id} not found`);
+      throw err;
+    }
+  };
+
+  router.get('/plans/:id', (ctx) => send(ctx, 200, { data: byPhaseId(ctx, 'plan').body }));
+  router.get('/applies/:id', (ctx) => send(ctx, 200, { data: byPhaseId(ctx, 'apply').body }));
+  router.get('/runs/:id/plan', (ctx) =>
+    send(ctx, 200, { data: phase(ctx, 'plan', ctx.params.id!).body }),
+  );
+  router.get('/runs/:id/apply', (ctx) =>
+    send(ctx, 200, { data: phase(ctx, 'apply', ctx.params.id!).body }),
+  );
+
+  /** The plan in JSON: 204 until the plan has finished. */
+  const jsonOutput = (ctx: Context, run: RunRow) => {
+    if (run.plan.status !== 'finished') {
+      ctx.status = 204;
+      ctx.body = null;
+      return;
+    }
+    ctx.status = 200;
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify(model.runs.log(run.id, 'plan')?.jsonOutput ?? null);
+  };
+  router.get('/plans/:id/json-output', (ctx) => jsonOutput(ctx, byPhaseId(ctx, 'plan').run));
+  router.get('/runs/:id/plan/json-output', (ctx) =>
+    jsonOutput(ctx, phase(ctx, 'plan', ctx.params.id!).run),
+  );
+
+  /** Run events, built from the run's stream in the log: one per event, oldest first. */
+  router.get('/runs/:id/run-events', (ctx) => {
+    const { run } = model.run(ctx, ctx.params.id!);
+    const events = model.core.store.readStream(run.id);
+    const data = events.map((e, i) => ({
+      id: `re-${run.id.slice(4)}-${i + 1}`,
+      type: 'run-events',
+      attributes: {
+        action: actionName(e.type as RunEvent['type']),
+        'created-at': e.time,
+        description: describe(e as unknown as RunEvent),
+      },
+      relationships: { run: { data: { type: 'runs', id: run.id } } },
+    }));
+    send(ctx, 200, { data });
+  });
+}
+
+/** `RunPlanQueued` → `plan_queued`: the action name of a run event. */
+const actionName = (type: string) =>
+  type
+    .replace(/^Run/, '')
+    .replace(/([a-z])([A-Z])/g, '$1_$2')
+    .toLowerCase();
+
+function describe(e: RunEvent): string | null {
+  if (
+    e.type === 'RunConfirmed' ||
+    e.type === 'RunDiscarded' ||
+    e.type === 'RunCancelRequested' ||
+    e.type === 'RunForceCanceled' ||
+    e.type === 'RunPolicyOverridden'
+  )
+    return e.data.comment;
+  if (e.type === 'RunErrored') return e.data.message;
+  if (e.type === 'RunCommented') return e.data.body;
+  return null;
+}
+
+/** Routes that answer without a token: the secret is in the address. */
+export function archivistLogRoutes(router: Router, model: RunsModel): void {
+  router.get('/archivist/logs/:id/:secret', (ctx) => {
+    const { id, secret } = ctx.params as { id: string; secret: string };
+    const kind = id.startsWith('plan-') ? 'plan' : id.startsWith('apply-') ? 'apply' : null;
+    if (kind === null || !secretMatches(model, 'log', id, secret))
+      throw new NotFoundError('log not found');
+    const run = model.runs.get(runIdOfPhase(id));
+    if (run === null) throw new NotFoundError('log not found');
+    const text = model.runs.log(run.id, kind)?.log ?? '';
+    const full = framedLog(text, isPhaseDone(kind === 'plan' ? run.plan : run.apply));
+    // go-tfe reads logs in chunks with ?limit=&offset=
+    const offset = Number(ctx.query.offset ?? 0) || 0;
+    const limit = Number(ctx.query.limit ?? 0) || full.length;
+    ctx.status = 200;
+    ctx.type = 'text/plain';
+    ctx.body = full.slice(offset, offset + limit);
+  });
+}

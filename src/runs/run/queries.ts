@@ -1,0 +1,206 @@
+import type { Db } from '../../core/database.js';
+import type { RunStatus } from '../../../machines/run.machine.js';
+import type { RunOperation } from '../lifecycle.js';
+import type { Page } from '../jsonapi.js';
+import { RUN_LOGS_TABLE, RUNS_TABLE, toRunRow, type RunRow } from './projection.js';
+
+/** What a run list may be narrowed by; every field is optional (null = not given). */
+export interface RunFilters {
+  operations: RunOperation[] | null;
+  statuses: readonly RunStatus[] | null;
+  sources: string[] | null;
+  agentPoolNames: string[] | null;
+  workspaceNames: string[] | null;
+  /** Inclusive lower and exclusive upper bounds on `created-at` (ISO). */
+  createdFrom: string | null;
+  createdBefore: string | null;
+  searchUser: string | null;
+  searchCommit: string | null;
+  searchBasic: string | null;
+}
+
+export const NO_FILTERS: RunFilters = {
+  operations: null,
+  statuses: null,
+  sources: null,
+  agentPoolNames: null,
+  workspaceNames: null,
+  createdFrom: null,
+  createdBefore: null,
+  searchUser: null,
+  searchCommit: null,
+  searchBasic: null,
+};
+
+type Params = (string | number)[];
+
+const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+/** SQL conditions for the filters; an empty list of values matches nothing. */
+function conditions(f: RunFilters): { where: string[]; params: Params } {
+  const where: string[] = [];
+  const params: Params = [];
+  const oneOf = (column: string, values: readonly string[] | null) => {
+    if (values === null) return;
+    where.push(values.length === 0 ? '0' : `${column} IN (${placeholders(values.length)})`);
+    params.push(...values);
+  };
+  // Plan-only runs are left out unless operations are asked for.
+  if (f.operations === null) where.push('plan_only = 0');
+  oneOf('operation', f.operations);
+  oneOf('status', f.statuses);
+  oneOf('source', f.sources);
+  // Every run executes on the built-in (remote) runner: no agent pool matches.
+  if (f.agentPoolNames !== null) where.push('0');
+  if (f.createdFrom !== null) {
+    where.push('created_at >= ?');
+    params.push(f.createdFrom);
+  }
+  if (f.createdBefore !== null) {
+    where.push('created_at < ?');
+    params.push(f.createdBefore);
+  }
+  // Runs carry no version-control commit, so a commit search matches nothing.
+  if (f.searchCommit !== null) where.push('0');
+  else if (f.searchUser !== null) {
+    where.push('created_by_name = ?');
+    params.push(f.searchUser);
+  } else if (f.searchBasic !== null) {
+    where.push('(id = ? OR created_by_name = ? OR instr(lower(message), lower(?)) > 0)');
+    params.push(f.searchBasic, f.searchBasic, f.searchBasic);
+  }
+  return { where, params };
+}
+
+const isDefault = (f: RunFilters): boolean =>
+  f.operations === null &&
+  f.statuses === null &&
+  f.sources === null &&
+  f.agentPoolNames === null &&
+  f.createdFrom === null &&
+  f.createdBefore === null &&
+  f.searchUser === null &&
+  f.searchCommit === null &&
+  f.searchBasic === null;
+
+/** Read access to runs. */
+export class RunQueries {
+  constructor(private readonly db: Db) {}
+
+  get(id: string): RunRow | null {
+    const row = this.db.prepare(`SELECT * FROM ${RUNS_TABLE} WHERE id = ?`).get(id) as
+      Parameters<typeof toRunRow>[0] | undefined;
+    return row === undefined ? null : toRunRow(row);
+  }
+
+  /**
+   * A workspace's runs, newest first, with the total. The default list (no filter) is a range over
+   * `listed_seq`, so page 500 costs what page 1 does; filtered lists use the status/seq indexes.
+   */
+  listInWorkspace(
+    workspaceId: string,
+    f: RunFilters,
+    page: Page,
+  ): { rows: RunRow[]; total: number } {
+    const offset = (page.number - 1) * page.size;
+    if (isDefault(f)) {
+      const total =
+        (
+          this.db
+            .prepare(`SELECT MAX(listed_seq) AS n FROM ${RUNS_TABLE} WHERE workspace_id = ?`)
+            .get(workspaceId) as { n: number | null }
+        ).n ?? 0;
+      const top = total - offset;
+      const rows = this.db
+        .prepare(
+          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND listed_seq <= ? AND listed_seq > ?
+           ORDER BY listed_seq DESC`,
+        )
+        .all(workspaceId, top, top - page.size) as Parameters<typeof toRunRow>[0][];
+      return { rows: rows.map(toRunRow), total };
+    }
+    const { where, params } = conditions(f);
+    const clause = ['workspace_id = ?', ...where].join(' AND ');
+    const total = (
+      this.db
+        .prepare(`SELECT COUNT(*) AS n FROM ${RUNS_TABLE} WHERE ${clause}`)
+        .get(workspaceId, ...params) as { n: number }
+    ).n;
+    const rows = this.db
+      .prepare(`SELECT * FROM ${RUNS_TABLE} WHERE ${clause} ORDER BY seq DESC LIMIT ? OFFSET ?`)
+      .all(workspaceId, ...params, page.size, offset) as Parameters<typeof toRunRow>[0][];
+    return { rows: rows.map(toRunRow), total };
+  }
+
+  /** An organization's runs, newest first; one extra row tells whether a next page exists. */
+  listInOrganization(
+    organization: string,
+    workspaceIds: string[] | null,
+    f: RunFilters,
+    page: Page,
+  ): { rows: RunRow[]; hasNext: boolean } {
+    const { where, params } = conditions({ ...f, workspaceNames: null });
+    const clauses = ['organization = ?', ...where];
+    const all: Params = [organization, ...params];
+    if (workspaceIds !== null) {
+      clauses.push(
+        workspaceIds.length === 0 ? '0' : `workspace_id IN (${placeholders(workspaceIds.length)})`,
+      );
+      all.push(...workspaceIds);
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM ${RUNS_TABLE} WHERE ${clauses.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`,
+      )
+      .all(...all, page.size + 1, (page.number - 1) * page.size) as Parameters<
+      typeof toRunRow
+    >[0][];
+    return { rows: rows.slice(0, page.size).map(toRunRow), hasNext: rows.length > page.size };
+  }
+
+  /** Pending runs of a workspace that wait for the lock, oldest first (the FIFO queue). */
+  queued(workspaceId: string, limit = -1): RunRow[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = 0 AND save_plan = 0 ORDER BY seq LIMIT ?`,
+        )
+        .all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
+    ).map(toRunRow);
+  }
+
+  /** Runs that start without the lock (plan-only, and saved plans' planning), oldest first. */
+  bypassing(workspaceId: string): RunRow[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND (plan_only = 1 OR save_plan = 1) ORDER BY seq`,
+        )
+        .all(workspaceId) as Parameters<typeof toRunRow>[0][]
+    ).map(toRunRow);
+  }
+
+  /** Confirmed saved-plan runs waiting for the lock to apply, oldest first. */
+  savedPlansToApply(workspaceId: string, limit = -1): RunRow[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'confirmed' AND save_plan = 1 ORDER BY seq LIMIT ?`,
+        )
+        .all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
+    ).map(toRunRow);
+  }
+
+  /** The log text of a phase, and the plan's JSON output. */
+  log(runId: string, phase: 'plan' | 'apply'): { log: string; jsonOutput: unknown } | null {
+    const row = this.db
+      .prepare(`SELECT log, json_output FROM ${RUN_LOGS_TABLE} WHERE run_id = ? AND phase = ?`)
+      .get(runId, phase) as { log: string; json_output: string | null } | undefined;
+    return row === undefined
+      ? null
+      : {
+          log: row.log,
+          jsonOutput: row.json_output === null ? null : (JSON.parse(row.json_output) as unknown),
+        };
+  }
+}

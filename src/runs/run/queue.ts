@@ -1,0 +1,66 @@
+import { systemMetadata, type StoredEvent } from '../../core/events.js';
+import type { Reactor } from '../../core/reactors.js';
+import { isFinalStatus } from '../lifecycle.js';
+import type { RunsModel } from '../model.js';
+import { lockForRun, unlockForRun, workspaceDecider } from '../workspaces/decider.js';
+import { executorCommands, runDecider } from './commands.js';
+
+/**
+ * The workspace run queue, a process manager. For a workspace it brings the log to the one
+ * consistent next step, so it can be re-run at any time (at-least-once delivery, restarts):
+ *
+ * - pending plan-only runs, and pending saved-plan runs (their planning), start without the lock;
+ * - the run holding the lock moves on (pending → plan_queued, confirmed → apply_queued), and gives
+ *   the lock back once it is final;
+ * - an unlocked workspace goes to the oldest waiting run (FIFO): a pending run, or a confirmed
+ *   saved plan that needs the lock to apply. A user or team lock keeps them waiting.
+ */
+export function reconcileWorkspace(model: RunsModel, workspaceId: string): void {
+  const { handler } = model.core;
+  const metadata = systemMetadata('run queue');
+  for (const run of model.runs.bypassing(workspaceId)) {
+    handler.handle(run.id, runDecider, executorCommands.planQueued(run.id), metadata);
+  }
+  // Each round makes one move; a handful of rounds reaches the steady state.
+  for (let round = 0; round < 100; round++) {
+    const ws = model.workspaces.get(workspaceId);
+    if (ws === null) return;
+    if (ws.lock?.kind === 'run') {
+      const holder = model.runs.get(ws.lock.id);
+      if (holder === null || isFinalStatus(holder.status)) {
+        handler.handle(ws.id, workspaceDecider, unlockForRun(ws.lock.id), metadata);
+        continue;
+      }
+      if (holder.status === 'pending')
+        handler.handle(holder.id, runDecider, executorCommands.planQueued(holder.id), metadata);
+      else if (holder.status === 'confirmed')
+        handler.handle(holder.id, runDecider, executorCommands.applyQueued(holder.id), metadata);
+      return;
+    }
+    if (ws.lock !== null) return;
+    const waiting = [
+      ...model.runs.queued(ws.id, 1),
+      ...model.runs.savedPlansToApply(ws.id, 1),
+    ].sort((a, b) => a.seq - b.seq);
+    const next = waiting[0];
+    if (next === undefined) return;
+    handler.handle(ws.id, workspaceDecider, lockForRun(next.id), metadata);
+  }
+  throw new Error(`run queue of workspace ${workspaceId} did not settle`);
+}
+
+/** The queue as a reactor: any run or workspace event re-examines that workspace. */
+export function queueReactor(model: RunsModel): Reactor {
+  return {
+    name: 'runs-queue',
+    async react(event: StoredEvent) {
+      const workspaceId = event.type.startsWith('Workspace')
+        ? event.stream
+        : event.type.startsWith('Run')
+          ? (model.runs.get(event.stream)?.workspaceId ?? null)
+          : null;
+      if (workspaceId !== null && event.type !== 'WorkspaceDeleted')
+        reconcileWorkspace(model, workspaceId);
+    },
+  };
+}

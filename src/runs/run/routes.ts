@@ -1,0 +1,207 @@
+import type Router from '@koa/router';
+import type { Context, Middleware } from 'koa';
+import { NotFoundError } from '../../core/errors.js';
+import { presentConfigurationVersion } from '../configuration-versions/presenters.js';
+import { includesOf, pageOf, paginate, send, type Resource } from '../jsonapi.js';
+import type { WorkspaceAccess } from '../lifecycle.js';
+import { need, type RunsModel } from '../model.js';
+import { presentUser } from '../organizations/presenters.js';
+import { presentWorkspace } from '../workspaces/presenters.js';
+import { confirmRun, discardRun, forceCancel, requestCancel, runDecider } from './commands.js';
+import { runFilters } from './list-params.js';
+import type { RunRow } from './projection.js';
+import {
+  presentApply,
+  presentPlan,
+  presentRun,
+  RUN_INCLUDES,
+  type RunInclude,
+} from './presenters.js';
+import { actionBody, checkVariables, createRunBody, validate } from './schema.js';
+import { forceExecute, newRun, requesterOf } from './service.js';
+import { logUrl } from './logs.js';
+
+/** Run routes: create, show, the two lists and the five actions. */
+export function runRoutes(router: Router, model: RunsModel, runListLimit: Middleware): void {
+  const { handler, clock } = model.core;
+
+  /** The `included` resources a request asked for. */
+  const included = (run: RunRow, include: Set<RunInclude>, access: WorkspaceAccess): Resource[] => {
+    const out: Resource[] = [];
+    for (const inc of include) {
+      switch (inc) {
+        case 'plan':
+          out.push(presentPlan(run, logUrl(model, 'plan', run.id)));
+          break;
+        case 'apply':
+          out.push(presentApply(run, logUrl(model, 'apply', run.id)));
+          break;
+        case 'created_by': {
+          const user =
+            run.attrs.createdBy?.kind === 'user'
+              ? model.identity.user(run.attrs.createdBy.id)
+              : undefined;
+          if (user !== undefined) out.push(presentUser(user));
+          break;
+        }
+        case 'configuration_version': {
+          const cv = model.cvs.get(run.attrs.configurationVersionId);
+          if (cv !== null) out.push(presentConfigurationVersion(cv));
+          break;
+        }
+        case 'workspace': {
+          const ws = model.workspaces.get(run.workspaceId);
+          if (ws !== null) out.push(presentWorkspace(ws, access));
+          break;
+        }
+        // Keel has no cost estimates and no version-control ingress: nothing to include.
+        case 'cost_estimate':
+        case 'configuration_version.ingress_attributes':
+          break;
+        default: {
+          const _never: never = inc;
+          return _never;
+        }
+      }
+    }
+    return out;
+  };
+
+  const document = (
+    ctx: Context,
+    runs: RunRow[],
+    access: (r: RunRow) => WorkspaceAccess,
+    details: boolean,
+  ) => {
+    const include = includesOf(ctx, RUN_INCLUDES);
+    const now = clock.now();
+    const data = runs.map((r) => presentRun(r, access(r), now, { details }));
+    const inc = include.size === 0 ? [] : runs.flatMap((r) => included(r, include, access(r)));
+    const unique = [...new Map(inc.map((r) => [`${r.type}/${r.id}`, r])).values()];
+    return { data, ...(include.size === 0 ? {} : { included: unique }) };
+  };
+
+  router.post('/runs', async (ctx) => {
+    const principal = model.userOrTeam(ctx, 'creating a run');
+    const body = validate(createRunBody, ctx.request.body);
+    const { ws, access } = model.workspace(ctx, body.data.relationships.workspace.data.id);
+    need(access.queuePlans, `queueing plans in workspace ${ws.id}`);
+    const attributes = body.data.attributes ?? {};
+    await checkVariables(attributes.variables ?? []);
+    const created = newRun(
+      model,
+      {
+        ws,
+        access,
+        createdBy: requesterOf(principal),
+        attributes,
+        configurationVersionId: body.data.relationships['configuration-version']?.data?.id ?? null,
+        source: 'engine-api',
+      },
+      model.metadata(ctx),
+    );
+    const run = model.runs.get(created.id)!;
+    send(ctx, 201, { data: presentRun(run, access, clock.now(), { details: true }) });
+  });
+
+  router.get('/runs/:id', (ctx) => {
+    const { run, access } = model.run(ctx, ctx.params.id!);
+    const doc = document(ctx, [run], () => access, true);
+    send(ctx, 200, { ...doc, data: doc.data[0] });
+  });
+
+  router.get('/workspaces/:id/runs', runListLimit, (ctx) => {
+    const { ws, access } = model.workspace(ctx, ctx.params.id!);
+    const page = pageOf(ctx);
+    const { rows, total } = model.runs.listInWorkspace(
+      ws.id,
+      runFilters(ctx, clock.now(), 'workspace'),
+      page,
+    );
+    send(ctx, 200, {
+      ...document(ctx, rows, () => access, false),
+      ...paginate(ctx, page, { total }),
+    });
+  });
+
+  router.get('/organizations/:org/runs', runListLimit, (ctx) => {
+    const org = model.organization(ctx, ctx.params.org!);
+    const principal = model.principal(ctx);
+    const page = pageOf(ctx);
+    const filters = runFilters(ctx, clock.now(), 'organization');
+    const ids =
+      filters.workspaceNames === null
+        ? null
+        : model.workspaces.idsByNames(org.name, filters.workspaceNames);
+    const { rows, hasNext } = model.runs.listInOrganization(org.name, ids, filters, page);
+    // Access is per workspace; a caller sees the runs of the workspaces it can read.
+    const accessOf = new Map<string, WorkspaceAccess>();
+    const access = (r: RunRow) => {
+      let a = accessOf.get(r.workspaceId);
+      if (a === undefined) {
+        a = model.orgs.accessTo(principal, { id: r.workspaceId, organization: r.organization });
+        accessOf.set(r.workspaceId, a);
+      }
+      return a;
+    };
+    const visible = rows.filter((r) => access(r).read);
+    send(ctx, 200, {
+      ...document(ctx, visible, access, false),
+      ...paginate(ctx, page, { hasNext }),
+    });
+  });
+
+  /** The five actions: 202 and no body; the machine decides, the spec words the refusals. */
+  const action = (path: string, run: (ctx: Context, r: RunRow, access: WorkspaceAccess) => void) =>
+    router.post(`/runs/:id/actions/${path}`, (ctx) => {
+      model.userOrTeam(ctx, `${path} on a run`);
+      const { run: r, access } = model.run(ctx, ctx.params.id!);
+      run(ctx, r, access);
+      ctx.body = null;
+      ctx.status = 202; // after the body: an empty body would otherwise turn it into 204
+    });
+
+  action('apply', (ctx, r, access) => {
+    need(access.applyRuns, `applying run ${r.id}`);
+    handler.handle(
+      r.id,
+      runDecider,
+      confirmRun(r.id, validate(actionBody, ctx.request.body)),
+      model.metadata(ctx),
+    );
+  });
+  action('discard', (ctx, r, access) => {
+    need(access.applyRuns, `discarding run ${r.id}`);
+    handler.handle(
+      r.id,
+      runDecider,
+      discardRun(r.id, validate(actionBody, ctx.request.body)),
+      model.metadata(ctx),
+    );
+  });
+  action('cancel', (ctx, r, access) => {
+    need(access.applyRuns, `canceling run ${r.id}`);
+    const comment = validate(actionBody, ctx.request.body);
+    handler.handle(
+      r.id,
+      runDecider,
+      requestCancel(r.id, comment, clock.now(), model.core.config.forceCancelCooloffMs),
+      model.metadata(ctx),
+    );
+  });
+  action('force-cancel', (ctx, r, access) => {
+    need(access.admin, `force-canceling run ${r.id}`);
+    handler.handle(
+      r.id,
+      runDecider,
+      forceCancel(r.id, validate(actionBody, ctx.request.body), clock.now()),
+      model.metadata(ctx),
+    );
+  });
+  action('force-execute', (ctx, r, access) => {
+    need(access.applyRuns, `force-executing run ${r.id}`);
+    const ws = model.workspaces.get(r.workspaceId);
+    if (ws === null) throw new NotFoundError(`run ${r.id} not found`);
+    forceExecute(model, r, ws, model.metadata(ctx));
+  });
+}

@@ -1,0 +1,49 @@
+import { API, toOne, type Resource } from '../jsonapi.js';
+import type { WorkspaceAccess } from '../lifecycle.js';
+import type { WorkspaceRow } from './projection.js';
+
+const LOCK_TYPE = { user: 'users', team: 'teams', run: 'runs' } as const;
+
+/** The workspace resource. */
+export function presentWorkspace(ws: WorkspaceRow, access: WorkspaceAccess): Resource {
+  const self = `${API}/workspaces/${ws.id}`;
+  return {
+    id: ws.id,
+    type: 'workspaces',
+    attributes: {
+      name: ws.name,
+      description: ws.description,
+      'auto-apply': ws.autoApply,
+      'created-at': ws.createdAt,
+      'updated-at': ws.updatedAt,
+      locked: ws.lock !== null,
+      'locked-reason': ws.lockReason ?? '',
+      'execution-mode': 'remote',
+      environment: 'default',
+      actions: { 'is-destroyable': ws.lock === null },
+      permissions: {
+        'can-update': access.admin,
+        'can-destroy': access.admin,
+        'can-queue-run': access.queuePlans,
+        'can-queue-apply': access.applyRuns,
+        'can-queue-destroy': access.applyRuns,
+        'can-lock': access.applyRuns,
+        'can-unlock': access.applyRuns,
+        'can-force-unlock': access.admin,
+        'can-read-settings': access.read,
+      },
+    },
+    relationships: {
+      organization: toOne('organizations', ws.organization),
+      'current-run': toOne('runs', ws.currentRunId),
+      'latest-run': toOne('runs', ws.latestRunId),
+      'locked-by': ws.lock === null ? { data: null } : toOne(LOCK_TYPE[ws.lock.kind], ws.lock.id),
+      'current-configuration-version': toOne(
+        'configuration-versions',
+        ws.currentConfigurationVersionId,
+      ),
+      'current-state-version': toOne('state-versions', ws.currentStateVersionId),
+    },
+    links: { self },
+  };
+}

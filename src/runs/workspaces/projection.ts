@@ -1,0 +1,211 @@
+import type { Db } from '../../core/database.js';
+import type { StoredEvent } from '../../core/events.js';
+import type { Projection } from '../../core/projections.js';
+import type { RunsContextEvent } from '../events.js';
+import type { LockHolder } from './decider.js';
+
+/**
+ * The workspaces read model: settings, the lock, and the pointers clients follow (current and
+ * latest run, latest and current configuration version, current state version).
+ */
+
+export const WORKSPACES_TABLE = 'runs_workspaces';
+
+export interface WorkspaceRow {
+  id: string;
+  organization: string;
+  name: string;
+  autoApply: boolean;
+  description: string | null;
+  lock: LockHolder | null;
+  lockReason: string | null;
+  currentRunId: string | null;
+  latestRunId: string | null;
+  latestConfigurationVersionId: string | null;
+  currentConfigurationVersionId: string | null;
+  currentStateVersionId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface DbRow {
+  id: string;
+  organization: string;
+  name: string;
+  auto_apply: number;
+  description: string | null;
+  locked_by_kind: LockHolder['kind'] | null;
+  locked_by_id: string | null;
+  lock_reason: string | null;
+  current_run_id: string | null;
+  latest_run_id: string | null;
+  latest_cv_id: string | null;
+  current_cv_id: string | null;
+  current_sv_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+const toRow = (r: DbRow): WorkspaceRow => ({
+  id: r.id,
+  organization: r.organization,
+  name: r.name,
+  autoApply: r.auto_apply === 1,
+  description: r.description,
+  lock:
+    r.locked_by_kind === null || r.locked_by_id === null
+      ? null
+      : { kind: r.locked_by_kind, id: r.locked_by_id },
+  lockReason: r.lock_reason,
+  currentRunId: r.current_run_id,
+  latestRunId: r.latest_run_id,
+  latestConfigurationVersionId: r.latest_cv_id,
+  currentConfigurationVersionId: r.current_cv_id,
+  currentStateVersionId: r.current_sv_id,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+
+export const workspaceProjection: Projection = {
+  name: 'runs-workspaces',
+  version: 1,
+  tables: [WORKSPACES_TABLE],
+  setup(db: Db) {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${WORKSPACES_TABLE} (
+      id TEXT PRIMARY KEY, organization TEXT NOT NULL, name TEXT NOT NULL, auto_apply INTEGER NOT NULL,
+      description TEXT, locked_by_kind TEXT, locked_by_id TEXT, lock_reason TEXT, current_run_id TEXT,
+      latest_run_id TEXT, latest_cv_id TEXT, current_cv_id TEXT, current_sv_id TEXT,
+      created_at TEXT NOT NULL, updated_at TEXT NOT NULL, UNIQUE (organization, name))`);
+    const set = (sql: string) => db.prepare(`UPDATE ${WORKSPACES_TABLE} SET ${sql} WHERE id = @id`);
+    const s = {
+      insert:
+        db.prepare(`INSERT INTO ${WORKSPACES_TABLE} (id, organization, name, auto_apply, description, created_at, updated_at)
+        VALUES (@id, @organization, @name, @auto_apply, @description, @at, @at)`),
+      update: set(`auto_apply = COALESCE(@auto_apply, auto_apply), name = COALESCE(@name, name),
+        description = CASE WHEN @set_description = 1 THEN @description ELSE description END, updated_at = @at`),
+      remove: db.prepare(`DELETE FROM ${WORKSPACES_TABLE} WHERE id = ?`),
+      lock: set(`locked_by_kind = @kind, locked_by_id = @holder, lock_reason = @reason,
+        current_run_id = CASE WHEN @kind = 'run' THEN @holder ELSE current_run_id END`),
+      unlock: set('locked_by_kind = NULL, locked_by_id = NULL, lock_reason = NULL'),
+      latestRun: set('latest_run_id = @run, latest_cv_id = @cv'),
+      latestCv: set('latest_cv_id = @cv'),
+      currentCv: set('current_cv_id = @cv'),
+      runCv: db.prepare<[string], { cv: string; ws: string }>(
+        `SELECT json_extract(attrs, '$.configurationVersionId') AS cv, workspace_id AS ws FROM runs_runs WHERE id = ?`,
+      ),
+      cvOf: db.prepare<
+        [string],
+        { provisional: number; speculative: number; workspace_id: string }
+      >(
+        'SELECT provisional, speculative, workspace_id FROM runs_configuration_versions WHERE id = ?',
+      ),
+    };
+    type On = {
+      [K in RunsContextEvent['type']]?: (
+        e: StoredEvent<Extract<RunsContextEvent, { type: K }>>,
+      ) => void;
+    };
+    const on: On = {
+      WorkspaceCreated: (e) =>
+        s.insert.run({
+          id: e.data.id,
+          organization: e.data.organization,
+          name: e.data.name,
+          auto_apply: e.data.autoApply ? 1 : 0,
+          description: e.data.description,
+          at: e.time,
+        }),
+      WorkspaceUpdated: (e) =>
+        s.update.run({
+          id: e.stream,
+          auto_apply: e.data.autoApply === undefined ? null : e.data.autoApply ? 1 : 0,
+          name: e.data.name ?? null,
+          set_description: e.data.description === undefined ? 0 : 1,
+          description: e.data.description ?? null,
+          at: e.time,
+        }),
+      WorkspaceDeleted: (e) => s.remove.run(e.data.id),
+      WorkspaceLocked: (e) =>
+        s.lock.run({
+          id: e.stream,
+          kind: e.data.by.kind,
+          holder: e.data.by.id,
+          reason: e.data.reason,
+        }),
+      WorkspaceUnlocked: (e) => s.unlock.run({ id: e.stream }),
+      ConfigurationVersionCreated: (e) => s.latestCv.run({ id: e.data.workspaceId, cv: e.data.id }),
+      ConfigurationVersionUploaded: (e) => {
+        // A provisional or speculative version becomes current only through an applied run.
+        const cv = s.cvOf.get(e.stream);
+        if (cv !== undefined && cv.provisional === 0 && cv.speculative === 0)
+          s.currentCv.run({ id: cv.workspace_id, cv: e.stream });
+      },
+      RunCreated: (e) =>
+        s.latestRun.run({
+          id: e.data.workspaceId,
+          run: e.data.id,
+          cv: e.data.configurationVersionId,
+        }),
+      RunApplyFinished: (e) => {
+        const run = s.runCv.get(e.stream);
+        if (run !== undefined) s.currentCv.run({ id: run.ws, cv: run.cv });
+      },
+    };
+    return (event: StoredEvent) => {
+      const apply = on[event.type as RunsContextEvent['type']] as
+        ((e: StoredEvent) => void) | undefined;
+      apply?.(event);
+    };
+  },
+};
+
+/** Read access to workspaces. */
+export class WorkspaceQueries {
+  constructor(private readonly db: Db) {}
+
+  get(id: string): WorkspaceRow | null {
+    const r = this.db.prepare(`SELECT * FROM ${WORKSPACES_TABLE} WHERE id = ?`).get(id) as
+      DbRow | undefined;
+    return r === undefined ? null : toRow(r);
+  }
+
+  byName(organization: string, name: string): WorkspaceRow | null {
+    const r = this.db
+      .prepare(`SELECT * FROM ${WORKSPACES_TABLE} WHERE organization = ? AND name = ?`)
+      .get(organization, name) as DbRow | undefined;
+    return r === undefined ? null : toRow(r);
+  }
+
+  /** Ids of the named workspaces of an organization (for `filter[workspace_names]`). */
+  idsByNames(organization: string, names: string[]): string[] {
+    return names
+      .map((n) => this.byName(organization, n)?.id)
+      .filter((id): id is string => id !== undefined);
+  }
+
+  list(
+    organization: string,
+    search: string | null,
+    limit: number,
+    offset: number,
+  ): { rows: WorkspaceRow[]; total: number } {
+    const where = search === null ? 'organization = ?' : 'organization = ? AND instr(name, ?) > 0';
+    const params = search === null ? [organization] : [organization, search];
+    const total = (
+      this.db
+        .prepare(`SELECT COUNT(*) AS n FROM ${WORKSPACES_TABLE} WHERE ${where}`)
+        .get(...params) as { n: number }
+    ).n;
+    const rows = this.db
+      .prepare(`SELECT * FROM ${WORKSPACES_TABLE} WHERE ${where} ORDER BY name LIMIT ? OFFSET ?`)
+      .all(...params, limit, offset) as DbRow[];
+    return { rows: rows.map(toRow), total };
+  }
+
+  /** Every workspace id (the queue's start-up sweep). */
+  allIds(): string[] {
+    return (
+      this.db.prepare(`SELECT id FROM ${WORKSPACES_TABLE} ORDER BY id`).all() as { id: string }[]
+    ).map((r) => r.id);
+  }
+}

@@ -1,0 +1,189 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { z } from 'zod';
+import { ConflictError, NotFoundError } from '../../core/errors.js';
+import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
+import { need, type RunsModel } from '../model.js';
+import { validate } from '../run/schema.js';
+import {
+  createWorkspace,
+  deleteWorkspace,
+  forceUnlockWorkspace,
+  lockWorkspace,
+  unlockWorkspace,
+  updateWorkspace,
+  workspaceDecider,
+  type LockHolder,
+} from './decider.js';
+import { presentWorkspace } from './presenters.js';
+import type { WorkspaceRow } from './projection.js';
+
+const NAME = /^[A-Za-z0-9_-]{1,90}$/;
+
+const createBody = z.object({
+  data: z.object({
+    type: z.literal('workspaces').optional(),
+    attributes: z.object({
+      name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)'),
+      'auto-apply': z.boolean().optional(),
+      description: z.string().nullable().optional(),
+    }),
+  }),
+});
+
+const updateBody = z.object({
+  data: z.object({
+    type: z.literal('workspaces').optional(),
+    attributes: z.object({
+      name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)').optional(),
+      'auto-apply': z.boolean().optional(),
+      description: z.string().nullable().optional(),
+    }),
+  }),
+});
+
+const lockBody = z.object({ reason: z.string().optional() }).optional();
+
+/** Workspace routes: CRUD by id and by organization/name, and the lock actions. */
+export function workspaceRoutes(router: Router, model: RunsModel): void {
+  const { handler } = model.core;
+
+  const byName = (ctx: Context, org: string, name: string) => {
+    model.organization(ctx, org);
+    const ws = model.workspaces.byName(org, name);
+    if (ws === null) throw new NotFoundError(`workspace ${org}/${name} not found`);
+    return model.workspace(ctx, ws.id);
+  };
+  const holderOf = (ctx: Context): LockHolder => {
+    const p = model.userOrTeam(ctx, 'locking a workspace');
+    return { kind: p.kind === 'team' ? 'team' : 'user', id: p.id };
+  };
+  const show = (ctx: Context, ws: WorkspaceRow, status = 200) => {
+    const fresh = model.workspaces.get(ws.id) ?? ws;
+    send(ctx, status, {
+      data: presentWorkspace(fresh, model.orgs.accessTo(model.principal(ctx), fresh)),
+    });
+  };
+
+  router.post('/organizations/:org/workspaces', (ctx) => {
+    const org = model.organization(ctx, ctx.params.org!);
+    need(model.orgs.owns(model.principal(ctx), org.name), `creating workspaces in ${org.name}`);
+    const a = validate(createBody, ctx.request.body).data.attributes;
+    if (model.workspaces.byName(org.name, a.name) !== null)
+      throw new ConflictError(`workspace ${org.name}/${a.name} already exists`, {
+        status: 422,
+        title: 'invalid attribute',
+      });
+    const data = {
+      id: model.core.ids.id('ws'),
+      organization: org.name,
+      name: a.name,
+      autoApply: a['auto-apply'] ?? false,
+      description: a.description ?? null,
+    };
+    handler.handle(data.id, workspaceDecider, createWorkspace(data), model.metadata(ctx));
+    show(ctx, model.workspaces.get(data.id)!, 201);
+  });
+
+  router.get('/organizations/:org/workspaces', (ctx) => {
+    const org = model.organization(ctx, ctx.params.org!);
+    const page = pageOf(ctx);
+    const search = queryValue(ctx, 'search[name]') ?? null;
+    const { rows, total } = model.workspaces.list(
+      org.name,
+      search,
+      page.size,
+      (page.number - 1) * page.size,
+    );
+    const principal = model.principal(ctx);
+    const visible = rows.filter((ws) => model.orgs.accessTo(principal, ws).read);
+    send(ctx, 200, {
+      data: visible.map((ws) => presentWorkspace(ws, model.orgs.accessTo(principal, ws))),
+      ...paginate(ctx, page, { total }),
+    });
+  });
+
+  router.get('/organizations/:org/workspaces/:name', (ctx) =>
+    show(ctx, byName(ctx, ctx.params.org!, ctx.params.name!).ws),
+  );
+  router.get('/workspaces/:id', (ctx) => show(ctx, model.workspace(ctx, ctx.params.id!).ws));
+
+  const update = (ctx: Context, ws: WorkspaceRow, admin: boolean) => {
+    need(admin, `updating workspace ${ws.id}`);
+    const a = validate(updateBody, ctx.request.body).data.attributes;
+    if (
+      a.name !== undefined &&
+      a.name !== ws.name &&
+      model.workspaces.byName(ws.organization, a.name) !== null
+    ) {
+      throw new ConflictError(`workspace ${ws.organization}/${a.name} already exists`, {
+        status: 422,
+        title: 'invalid attribute',
+      });
+    }
+    const changes = {
+      ...(a['auto-apply'] === undefined ? {} : { autoApply: a['auto-apply'] }),
+      ...(a.name === undefined ? {} : { name: a.name }),
+      ...(a.description === undefined ? {} : { description: a.description }),
+    };
+    handler.handle(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
+    show(ctx, ws);
+  };
+  router.patch('/workspaces/:id', (ctx) => {
+    const { ws, access } = model.workspace(ctx, ctx.params.id!);
+    update(ctx, ws, access.admin);
+  });
+  router.patch('/organizations/:org/workspaces/:name', (ctx) => {
+    const { ws, access } = byName(ctx, ctx.params.org!, ctx.params.name!);
+    update(ctx, ws, access.admin);
+  });
+
+  const remove = (ctx: Context, ws: WorkspaceRow, admin: boolean) => {
+    need(admin, `deleting workspace ${ws.id}`);
+    handler.handle(ws.id, workspaceDecider, deleteWorkspace(ws.id), model.metadata(ctx));
+    ctx.status = 204;
+  };
+  router.delete('/workspaces/:id', (ctx) => {
+    const { ws, access } = model.workspace(ctx, ctx.params.id!);
+    remove(ctx, ws, access.admin);
+  });
+  router.delete('/organizations/:org/workspaces/:name', (ctx) => {
+    const { ws, access } = byName(ctx, ctx.params.org!, ctx.params.name!);
+    remove(ctx, ws, access.admin);
+  });
+
+  router.post('/workspaces/:id/actions/lock', (ctx) => {
+    const { ws, access } = model.workspace(ctx, ctx.params.id!);
+    need(access.applyRuns, `locking workspace ${ws.id}`);
+    const reason = validate(lockBody, ctx.request.body)?.reason ?? null;
+    handler.handle(
+      ws.id,
+      workspaceDecider,
+      lockWorkspace(ws.id, holderOf(ctx), reason),
+      model.metadata(ctx),
+    );
+    show(ctx, ws);
+  });
+  router.post('/workspaces/:id/actions/unlock', (ctx) => {
+    const { ws, access } = model.workspace(ctx, ctx.params.id!);
+    need(access.applyRuns, `unlocking workspace ${ws.id}`);
+    handler.handle(
+      ws.id,
+      workspaceDecider,
+      unlockWorkspace(ws.id, holderOf(ctx)),
+      model.metadata(ctx),
+    );
+    show(ctx, ws);
+  });
+  router.post('/workspaces/:id/actions/force-unlock', (ctx) => {
+    const { ws, access } = model.workspace(ctx, ctx.params.id!);
+    need(access.admin, `force-unlocking workspace ${ws.id}`);
+    handler.handle(
+      ws.id,
+      workspaceDecider,
+      forceUnlockWorkspace(ws.id, holderOf(ctx)),
+      model.metadata(ctx),
+    );
+    show(ctx, ws);
+  });
+}

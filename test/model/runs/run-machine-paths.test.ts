@@ -1,0 +1,294 @@
+import { getShortestPaths } from '@xstate/graph';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initialTransition, transition } from 'xstate';
+import { NO_RUN, runMachine, type RunMachineEvent } from '../../../machines/run.machine.js';
+import {
+  actionsOf,
+  FULL_ACCESS,
+  permissionsOf,
+  type RunSnapshot,
+} from '../../../src/runs/lifecycle.js';
+import { startRunsHarness, type RunsHarness } from '../../support/runs-harness.js';
+import {
+  createOrg,
+  createRun,
+  createWorkspace,
+  drivePlan,
+  getRun,
+  uploadedCv,
+} from '../../support/runs-flow.js';
+
+/**
+ * Model-based tests: every state and every transition of the run machine, reached through the HTTP
+ * API and the executor's commands (never by calling the machine), comparing the run's `status`,
+ * `actions` and `permissions` with the machine's snapshot after each step.
+ */
+
+const T0 = '2026-01-01T00:00:00.000Z';
+const T10 = '2026-01-01T00:00:10.000Z';
+const facts = { planOnly: false, savePlan: false, autoApply: false, allowEmptyApply: false };
+
+/** The events the traversal may send, with the payload variants the guards distinguish. */
+const EVENTS: RunMachineEvent[] = [
+  { type: 'RunCreated', data: facts },
+  { type: 'RunCreated', data: { ...facts, planOnly: true } },
+  { type: 'RunCreated', data: { ...facts, savePlan: true } },
+  { type: 'RunCreated', data: { ...facts, autoApply: true } },
+  { type: 'RunCreated', data: { ...facts, allowEmptyApply: true } },
+  { type: 'RunPlanFinished', data: { hasChanges: true } },
+  { type: 'RunPlanFinished', data: { hasChanges: false } },
+  { type: 'RunPolicyChecked', data: { outcome: 'passed' } },
+  { type: 'RunPolicyChecked', data: { outcome: 'soft_failed' } },
+  { type: 'RunCancelRequested', data: { at: T0, forceCancelAvailableAt: T10 } },
+  { type: 'RunForceCanceled', data: { at: T10 } },
+  ...(
+    [
+      'RunFetchStarted',
+      'RunFetchCompleted',
+      'RunPrePlanStarted',
+      'RunPrePlanCompleted',
+      'RunQueuingStarted',
+      'RunPlanQueued',
+      'RunPlanStarted',
+      'RunCostEstimateStarted',
+      'RunCostEstimated',
+      'RunPolicyCheckStarted',
+      'RunPolicyOverridden',
+      'RunPostPlanStarted',
+      'RunPostPlanCompleted',
+      'RunPlanStageCompleted',
+      'RunConfirmed',
+      'RunApplyQueued',
+      'RunApplyStarted',
+      'RunApplyFinished',
+      'RunDiscarded',
+      'RunCanceled',
+      'RunForceExecuteRequested',
+      'RunErrored',
+    ] as const
+  ).map((type) => ({ type, data: {} })),
+];
+
+/** A state is its status plus the context the guards read (timestamps reduced to "requested"). */
+const serializeState = (s: RunSnapshot) =>
+  JSON.stringify([
+    s.value,
+    {
+      ...s.context,
+      cancelRequestedAt: s.context.cancelRequestedAt !== null,
+      forceCancelAvailableAt: null,
+    },
+  ]);
+
+const value = (s: RunSnapshot) => String(s.value);
+
+/** Every transition the machine defines, as `from|event|to` (targetless ones stay in place). */
+function definedTransitions(): Set<string> {
+  const out = new Set<string>();
+  for (const [from, node] of Object.entries(runMachine.root.states)) {
+    for (const [event, candidates] of node.transitions) {
+      for (const t of candidates) out.add(`${from}|${event}|${t.target?.[0]?.key ?? from}`);
+    }
+  }
+  return out;
+}
+
+interface Edge {
+  key: string;
+  steps: RunMachineEvent[];
+}
+
+/** For each defined transition, the shortest event sequence that takes it last. */
+function edgesToCover(): Edge[] {
+  const paths = getShortestPaths(runMachine, { events: EVENTS, serializeState });
+  const edges = new Map<string, Edge>();
+  const sorted = [...paths].sort((a, b) => a.steps.length - b.steps.length);
+  for (const path of sorted) {
+    const steps = path.steps
+      .map((s) => s.event)
+      .filter((e) => (e.type as string) !== 'xstate.init') as RunMachineEvent[];
+    for (const event of EVENTS) {
+      if (!path.state.can(event)) continue;
+      const [next] = transition(runMachine, path.state, event);
+      const key = `${value(path.state)}|${event.type}|${value(next)}`;
+      if (!edges.has(key)) edges.set(key, { key, steps: [...steps, event] });
+    }
+  }
+  return [...edges.values()].sort((a, b) => a.key.localeCompare(b.key));
+}
+
+const EDGES = edgesToCover();
+
+let h: RunsHarness;
+let org: string;
+beforeAll(async () => {
+  h = await startRunsHarness();
+  org = await createOrg(h);
+});
+afterAll(async () => h.close());
+
+/** Drive one machine event against the real system; returns the event as it really happened (times). */
+async function perform(
+  ws: string,
+  runId: { id: string | null },
+  event: RunMachineEvent,
+  state: RunSnapshot,
+): Promise<RunMachineEvent> {
+  const id = () => runId.id!;
+  const x = h.runs.executor;
+  const action = async (name: string) => {
+    const res = await h.api('POST', `/runs/${id()}/actions/${name}`, { body: {} });
+    expect(res.status, `${name}: ${res.text}`).toBe(202);
+  };
+  switch (event.type) {
+    case 'RunCreated': {
+      const d = event.data;
+      const run = await createRun(h, ws, {
+        'plan-only': d.planOnly,
+        'save-plan': d.savePlan,
+        'auto-apply': d.autoApply,
+        'allow-empty-apply': d.allowEmptyApply,
+      });
+      runId.id = run.id;
+      return event;
+    }
+    case 'RunPlanQueued':
+      // The queue admits a pending run; later stages hand over to the planner themselves.
+      if (state.value === 'pending') await h.settle();
+      else x.planQueued(id());
+      return event;
+    case 'RunApplyQueued':
+      await h.settle();
+      return event;
+    case 'RunFetchStarted':
+      x.fetchStarted(id());
+      return event;
+    case 'RunFetchCompleted':
+      x.fetchCompleted(id());
+      return event;
+    case 'RunPrePlanStarted':
+      x.prePlanStarted(id());
+      return event;
+    case 'RunPrePlanCompleted':
+      x.prePlanCompleted(id());
+      return event;
+    case 'RunQueuingStarted':
+      x.queuingStarted(id());
+      return event;
+    case 'RunPlanStarted':
+      x.planStarted(id());
+      return event;
+    case 'RunPlanFinished':
+      x.planFinished(id(), {
+        hasChanges: event.data.hasChanges,
+        log: 'plan log\n',
+        moreStages: true,
+      });
+      return event;
+    case 'RunCostEstimateStarted':
+      x.costEstimateStarted(id());
+      return event;
+    case 'RunCostEstimated':
+      x.costEstimated(id());
+      return event;
+    case 'RunPolicyCheckStarted':
+      x.policyCheckStarted(id());
+      return event;
+    case 'RunPolicyChecked':
+      x.policyChecked(id(), event.data.outcome);
+      return event;
+    case 'RunPolicyOverridden':
+      x.policyOverridden(id(), null);
+      return event;
+    case 'RunPostPlanStarted':
+      x.postPlanStarted(id());
+      return event;
+    case 'RunPostPlanCompleted':
+      x.postPlanCompleted(id());
+      return event;
+    case 'RunPlanStageCompleted':
+      x.planStageCompleted(id());
+      return event;
+    case 'RunApplyStarted':
+      x.applyStarted(id());
+      return event;
+    case 'RunApplyFinished':
+      x.applyFinished(id(), { log: 'apply log\n' });
+      return event;
+    case 'RunCanceled':
+      x.canceled(id());
+      return event;
+    case 'RunErrored':
+      x.errored(id(), { phase: null, message: 'the executor failed' });
+      return event;
+    case 'RunConfirmed':
+      await action('apply');
+      return event;
+    case 'RunDiscarded':
+      await action('discard');
+      return event;
+    case 'RunCancelRequested': {
+      const at = h.clock.now();
+      await action('cancel');
+      return {
+        type: 'RunCancelRequested',
+        data: {
+          at: at.toISOString(),
+          forceCancelAvailableAt: new Date(at.getTime() + 10_000).toISOString(),
+        },
+      };
+    }
+    case 'RunForceCanceled':
+      h.clock.advance(10_000);
+      await action('force-cancel');
+      return { type: 'RunForceCanceled', data: { at: h.clock.now().toISOString() } };
+    case 'RunForceExecuteRequested':
+      await action('force-execute');
+      return event;
+    case 'RunCommented':
+      throw new Error('comments are not lifecycle steps');
+    default: {
+      const _never: never = event;
+      return _never;
+    }
+  }
+}
+
+describe('run machine, every transition through the API', () => {
+  it('has a path for every state and every transition the machine defines', () => {
+    const covered = new Set(EDGES.map((e) => e.key));
+    const missing = [...definedTransitions()].filter((k) => !covered.has(k));
+    expect(missing).toEqual([]);
+    const reached = new Set(EDGES.flatMap((e) => e.key.split('|').filter((_, i) => i !== 1)));
+    const states = Object.keys(runMachine.root.states).filter((s) => s !== NO_RUN);
+    expect(states.filter((s) => !reached.has(s))).toEqual([]);
+  });
+
+  it.each(EDGES.map((e) => [e.key, e] as const))('%s', async (_key, edge) => {
+    const ws = (await createWorkspace(h, org)).id;
+    await uploadedCv(h, ws);
+    const forceExecute = edge.steps.some((e) => e.type === 'RunForceExecuteRequested');
+    if (forceExecute) {
+      // force-execute needs another run holding the lock in a discardable state
+      const blocker = await createRun(h, ws);
+      await h.settle();
+      await drivePlan(h, blocker.id);
+    }
+    let model = initialTransition(runMachine)[0];
+    const run = { id: null as string | null };
+    for (const planned of edge.steps) {
+      const happened = await perform(ws, run, planned, model);
+      expect(model.can(happened), `${planned.type} in ${String(model.value)}`).toBe(true);
+      model = transition(runMachine, model, happened)[0];
+      const real = await getRun(h, run.id!);
+      const now = h.clock.now();
+      expect(real.attributes.status, `after ${planned.type}`).toBe(model.value);
+      expect(real.attributes.actions, `actions after ${planned.type}`).toEqual(
+        actionsOf(model, now),
+      );
+      expect(real.attributes.permissions, `permissions after ${planned.type}`).toEqual(
+        permissionsOf(model, FULL_ACCESS, now),
+      );
+    }
+  });
+});
