@@ -23,6 +23,8 @@ import type { ContextModule, Core, SecretsEngine } from './context.js';
 import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
 import { createRunsContext, type RunsContext } from './runs/index.js';
+import { createExecutorContext, type ExecutorContext } from './runs/executor/index.js';
+import { fileLiveLogs, memoryLiveLogs } from './runs/executor/logs.js';
 import { createSysContext } from './secrets/sys/index.js';
 import { secretsSurface } from './secrets/surface.js';
 
@@ -54,6 +56,8 @@ export interface App {
   readonly contexts: readonly ContextModule[];
   /** The runs context: its read models and the commands the executor sends. */
   readonly runs: RunsContext;
+  /** The executor: drivers, live logs, state versions and workspace variables. */
+  readonly executor: ExecutorContext;
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
   /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
@@ -79,15 +83,24 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
 
   const limits = createRunsRateLimits(clock, config.rateLimit);
   const identity = createIdentityContext(core);
-  const runs = createRunsContext(core, { runListLimit: limits.runListLimit });
+  const liveLogs =
+    deps.databasePath === ':memory:'
+      ? memoryLiveLogs()
+      : fileLiveLogs(join(config.dataDir, 'logs'));
+  const runs = createRunsContext(core, {
+    runListLimit: limits.runListLimit,
+    liveLog: (id) => liveLogs.read(id),
+  });
   const engines = new Map<string, SecretsEngine>();
   const sys = createSysContext(core, {
     engineTypes: () => [...engines.keys()],
     leaseProviders: () => new Map(),
   });
+  const executor = createExecutorContext(core, { runs, liveLogs });
   const contexts: ContextModule[] = [
     identity.module,
     runs.module,
+    executor.module,
     sys.module,
     ...(deps.extraContexts?.(core) ?? []),
   ];
@@ -114,6 +127,13 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     contexts.flatMap((c) => c.timers ?? []),
   );
   store.onAppended(() => reactors.notify());
+
+  let contextsStarted = false;
+  const startContexts = () => {
+    if (contextsStarted) return;
+    contextsStarted = true;
+    for (const c of contexts) c.start?.();
+  };
 
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
@@ -153,6 +173,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     scheduler,
     contexts,
     runs,
+    executor,
     callback: (req, res) => {
       void handle(req, res);
     },
@@ -199,6 +220,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       };
     },
     start() {
+      startContexts();
       const poll = () => {
         reactors.notify();
         void scheduler
@@ -210,9 +232,15 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       timer.unref();
     },
     async settle() {
+      startContexts();
       for (let i = 0; i < 100; i++) {
         await reactors.settle();
-        if ((await scheduler.tick()) === 0) {
+        const before = store.lastPosition();
+        // Background work (running phases) appends when it ends; settle until the log is quiet.
+        await Promise.all(
+          contexts.map((c) => (c.idle === undefined ? Promise.resolve() : c.idle())),
+        );
+        if ((await scheduler.tick()) === 0 && store.lastPosition() === before) {
           await reactors.settle();
           return;
         }
