@@ -55,6 +55,8 @@ export interface RunsContext {
 export interface RunsContextOptions {
   /** The run-list rate limiter from the HTTP kernel; none in tests. */
   runListLimit?: Middleware;
+  /** The text a phase has logged so far while it runs (the executor's live logs). */
+  liveLog?: (phaseId: string) => string | null;
 }
 
 /** The runs context's registry. */
@@ -75,7 +77,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
 
   const publicRoutes = new Router();
   archivistUploadRoutes(publicRoutes, model);
-  archivistLogRoutes(publicRoutes, model);
+  archivistLogRoutes(publicRoutes, model, options.liveLog);
 
   const metadata = systemMetadata('executor');
   const executor = Object.fromEntries(
