@@ -74,6 +74,8 @@ export const RECOVERY_LINES = {
 export class Executor {
   readonly #options: ExecutorOptions;
   readonly #pool: ExecutionPool;
+  /** Phases from start to recorded outcome (the pool only knows the driver part). */
+  readonly #inFlight = new Set<Promise<void>>();
 
   constructor(options: ExecutorOptions) {
     this.#options = options;
@@ -87,12 +89,12 @@ export class Executor {
 
   /** Starts the plan of a run in `planning`; resolves when the outcome is recorded. */
   plan(run: PhaseRun, preface: readonly string[] = []): Promise<void> {
-    return this.#execute(run, 'plan', preface);
+    return this.#track(this.#execute(run, 'plan', preface));
   }
 
   /** Starts the apply of a run in `applying`; resolves when the outcome is recorded. */
   apply(run: PhaseRun): Promise<void> {
-    return this.#execute(run, 'apply', []);
+    return this.#track(this.#execute(run, 'apply', []));
   }
 
   /** A cancel: the running phase is interrupted (SIGINT for the command driver). */
@@ -127,9 +129,15 @@ export class Executor {
     );
   }
 
-  /** Resolves once no phase is running or waiting (tests and shutdown). */
-  idle(): Promise<void> {
-    return this.#pool.idle();
+  /** Resolves once no phase is running, waiting, or recording its outcome (tests and shutdown). */
+  async idle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  #track(work: Promise<void>): Promise<void> {
+    this.#inFlight.add(work);
+    void work.finally(() => this.#inFlight.delete(work)).catch(() => undefined);
+    return work;
   }
 
   async #execute(run: PhaseRun, phase: Phase, preface: readonly string[]): Promise<void> {
