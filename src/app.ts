@@ -249,6 +249,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     },
     async close() {
       if (timer !== undefined) clearInterval(timer);
+      for (const c of contexts) c.stop?.();
       db.close();
     },
   };

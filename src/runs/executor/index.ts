@@ -166,6 +166,7 @@ export function createExecutorContext(
       reactors: [reactor],
       runsRoutes: routes,
       start,
+      stop: () => executor.abandon(),
       idle: () => executor.idle(),
     },
   };

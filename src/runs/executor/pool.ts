@@ -79,6 +79,11 @@ export class ExecutionPool {
     return true;
   }
 
+  /** Kills every phase, running or waiting (the daemon is going away). */
+  killAll(): void {
+    for (const key of [...this.#slots.keys()]) this.kill(key);
+  }
+
   /** Resolves once no phase is running or waiting. */
   idle(): Promise<void> {
     if (this.#slots.size === 0) return Promise.resolve();

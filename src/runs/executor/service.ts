@@ -76,6 +76,7 @@ export class Executor {
   readonly #pool: ExecutionPool;
   /** Phases from start to recorded outcome (the pool only knows the driver part). */
   readonly #inFlight = new Set<Promise<void>>();
+  #abandoned = false;
 
   constructor(options: ExecutorOptions) {
     this.#options = options;
@@ -129,6 +130,15 @@ export class Executor {
     );
   }
 
+  /**
+   * The daemon is stopping: every phase is killed and nothing more is recorded, exactly as if the
+   * process had died. The next start resumes or errors those runs (see {@link recover}).
+   */
+  abandon(): void {
+    this.#abandoned = true;
+    this.#pool.killAll();
+  }
+
   /** Resolves once no phase is running, waiting, or recording its outcome (tests and shutdown). */
   async idle(): Promise<void> {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
@@ -141,6 +151,7 @@ export class Executor {
   }
 
   async #execute(run: PhaseRun, phase: Phase, preface: readonly string[]): Promise<void> {
+    if (this.#abandoned) return;
     const { port, logs } = this.#options;
     const id = port.phaseId(run.id, phase);
     for (const line of preface) logs.append(id, line);
@@ -157,6 +168,7 @@ export class Executor {
       };
       if (phase === 'plan') {
         const result: PlanResult = await this.#pool.submit(run.id, () => driver.plan(request));
+        if (this.#abandoned) return;
         this.#recordPlan(run.id, result, text());
       } else {
         const artifact = port.planArtifact(run.id);
@@ -164,10 +176,12 @@ export class Executor {
         const result: ApplyResult = await this.#pool.submit(run.id, () =>
           driver.apply({ ...request, artifact }),
         );
+        if (this.#abandoned) return;
         this.#recordApply(run.id, result, text());
       }
       logs.discard(id);
     } catch (error) {
+      if (this.#abandoned) return;
       this.#options.onFault?.(run.id, error);
       logs.append(id, '');
       logs.append(id, `Error: ${phase} failed inside Keel: ${(error as Error).message}`);
