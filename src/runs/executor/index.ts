@@ -7,6 +7,11 @@ import type { Reactor } from '../../core/reactors.js';
 import type { RunsContext } from '../index.js';
 import { RUNS_TABLE } from '../run/projection.js';
 import { builtinDriver } from './builtin/index.js';
+import { CheckQueries, checksProjection } from './checks/projection.js';
+import { checkRoutes } from './checks/routes.js';
+import { hasChecks, stagesReactor } from './checks/stages.js';
+import { loadPriceTable } from './cost.js';
+import type { PriceTable } from './cost.js';
 import { commandDriver } from './command/index.js';
 import type { Driver } from './driver.js';
 import type { LiveLogs } from './logs.js';
@@ -29,6 +34,7 @@ export interface ExecutorContext {
   readonly module: ContextModule;
   readonly executor: Executor;
   readonly queries: ExecutorQueries;
+  readonly checks: CheckQueries;
   readonly liveLogs: LiveLogs;
 }
 
@@ -71,7 +77,19 @@ export function createExecutorContext(
               .map((k) => [k, process.env[k] ?? '']),
           ),
         });
-  const port = runsPort(core, runs, queries, () => driver.name);
+  const checks = new CheckQueries(core.db);
+  let prices: Promise<PriceTable> | null = null;
+  const priceTable = () => (prices ??= loadPriceTable(core.config.dataDir));
+  const port = runsPort(
+    core,
+    runs,
+    queries,
+    () => driver.name,
+    (runId, hasChanges) => {
+      const run = runs.model.runs.get(runId);
+      return run !== null && hasChecks(checks, run, hasChanges);
+    },
+  );
   const executor = new Executor({
     port,
     logs: liveLogs,
@@ -155,15 +173,17 @@ export function createExecutorContext(
   const routes = new Router();
   variableRoutes(routes, core, runs.model, queries);
   stateVersionRoutes(routes, runs.model, queries);
+  checkRoutes(routes, core, runs, checks);
 
   return {
     executor,
     queries,
+    checks,
     liveLogs,
     module: {
       name: 'executor',
-      projections: [executorProjection],
-      reactors: [reactor],
+      projections: [executorProjection, checksProjection],
+      reactors: [reactor, stagesReactor(core, runs, checks, priceTable)],
       runsRoutes: routes,
       start,
       stop: () => executor.abandon(),

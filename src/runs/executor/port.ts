@@ -43,6 +43,7 @@ export function runsPort(
   runs: RunsContext,
   queries: ExecutorQueries,
   driverName: () => 'builtin' | 'command',
+  moreStages: (runId: string, hasChanges: boolean) => boolean,
 ): ExecutorPort {
   const metadata = systemMetadata('executor');
   const record = (stream: string, event: ExecutorEvent) =>
@@ -106,6 +107,7 @@ export function runsPort(
           },
           log: result.log,
           jsonOutput: result.plan,
+          moreStages: moreStages(runId, result.counts.hasChanges),
         });
       })();
     },

@@ -1,0 +1,119 @@
+import type { Core } from '../../../context.js';
+import { systemMetadata } from '../../../core/events.js';
+import type { StoredEvent } from '../../../core/events.js';
+import type { Reactor } from '../../../core/reactors.js';
+import type { RunsContext, RunRow } from '../../index.js';
+import { estimateCost } from '../cost.js';
+import type { PriceTable } from '../cost.js';
+import { checkPolicies } from '../policy.js';
+import { appendOnly } from '../port.js';
+import type { PlanJson } from '../types.js';
+import type { CheckEvent } from './events.js';
+import type { CheckQueries } from './projection.js';
+
+/** `ce-…` / `polchk-…`: a run's cost estimate and policy check ids follow the run id. */
+export const costEstimateIdOf = (runId: string): string =>
+  `ce-${runId.slice(runId.indexOf('-') + 1)}`;
+export const policyCheckIdOf = (runId: string): string =>
+  `polchk-${runId.slice(runId.indexOf('-') + 1)}`;
+
+/**
+ * Whether a finished plan goes through the checks stage: only plans with changes are estimated
+ * and checked; cost estimation when the organization enables it, policy checks when policy sets
+ * apply to the workspace.
+ */
+export function hasChecks(checks: CheckQueries, run: RunRow, hasChanges: boolean): boolean {
+  return (
+    hasChanges &&
+    (checks.costEstimationEnabled(run.organization) ||
+      checks.setsFor(run.organization, run.workspaceId).length > 0)
+  );
+}
+
+const STAGE_EVENTS = [
+  'RunPlanFinished',
+  'RunCostEstimated',
+  'RunPolicyChecked',
+  'RunPolicyOverridden',
+] as const;
+
+/**
+ * Moves a planned run through cost estimation and policy checks, one step per event, then
+ * completes the plan stage (the run machine then finishes, pauses, or auto-applies it).
+ */
+export function stagesReactor(
+  core: Core,
+  runs: RunsContext,
+  checks: CheckQueries,
+  prices: () => Promise<PriceTable>,
+): Reactor {
+  const metadata = systemMetadata('executor');
+  const record = (stream: string, event: CheckEvent) =>
+    core.handler.handle(stream, appendOnly, () => [event], metadata);
+  const planOf = (run: RunRow): PlanJson =>
+    runs.model.runs.log(run.id, 'plan')?.jsonOutput as PlanJson;
+
+  const estimate = async (run: RunRow) => {
+    runs.executor.costEstimateStarted(run.id);
+    const table = await prices();
+    const id = costEstimateIdOf(run.id);
+    core.db.transaction(() => {
+      record(id, {
+        type: 'CostEstimateRecorded',
+        data: { id, runId: run.id, estimate: estimateCost(table, planOf(run)) },
+      });
+      runs.executor.costEstimated(run.id);
+    })();
+  };
+
+  const check = async (run: RunRow) => {
+    runs.executor.policyCheckStarted(run.id);
+    const sets = checks.setsFor(run.organization, run.workspaceId).map(({ set, policies }) => ({
+      name: set.name,
+      policies: policies.map((p) => ({
+        name: p.name,
+        query: p.query,
+        enforcement: p.enforcement,
+        ...(p.description ? { description: p.description } : {}),
+      })),
+    }));
+    const { status, result } = await checkPolicies(sets, planOf(run));
+    const id = policyCheckIdOf(run.id);
+    core.db.transaction(() => {
+      record(id, { type: 'PolicyCheckRecorded', data: { id, runId: run.id, status, result } });
+      if (status === 'hard_failed') {
+        runs.executor.errored(run.id, {
+          phase: null,
+          message: `${result['hard-failed']} hard-mandatory policy failed; see policy check ${id}`,
+        });
+      } else {
+        runs.executor.policyChecked(run.id, status);
+      }
+    })();
+  };
+
+  return {
+    name: 'runs-executor-checks',
+    types: STAGE_EVENTS,
+    async react(event: StoredEvent) {
+      const run = runs.model.runs.get(event.stream);
+      if (run === null || run.context.pausedForConfirmation) return;
+      const wantsEstimate =
+        checks.costEstimationEnabled(run.organization) && checks.costEstimateOfRun(run.id) === null;
+      const wantsCheck =
+        checks.setsFor(run.organization, run.workspaceId).length > 0 &&
+        checks.policyChecksOfRun(run.id).length === 0;
+      // Only the three statuses between planning and confirmation move on from here.
+      if (run.status === 'planned') {
+        if (wantsEstimate) return estimate(run);
+        if (wantsCheck) return check(run);
+        runs.executor.planStageCompleted(run.id);
+      } else if (run.status === 'cost_estimated') {
+        if (wantsCheck) return check(run);
+        runs.executor.planStageCompleted(run.id);
+      } else if (run.status === 'policy_checked') {
+        runs.executor.planStageCompleted(run.id);
+      }
+    },
+  };
+}
