@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import defaults from './prices.json' with { type: 'json' };
@@ -33,13 +33,16 @@ export type PriceTable = z.infer<typeof priceTableSchema>;
 /** The price table file in a data directory that replaces the shipped one when present. */
 export const PRICE_TABLE_FILE = 'prices.json';
 
-/** The shipped price table, or `<dataDir>/prices.json` when an operator provides one. */
-export async function loadPriceTable(dataDir: string | null): Promise<PriceTable> {
+/**
+ * The shipped price table, or `<dataDir>/prices.json` when an operator provides one. Read
+ * synchronously (once, small) so that estimating stays inside one synchronous step.
+ */
+export function loadPriceTable(dataDir: string | null): PriceTable {
   if (dataDir) {
     const path = join(dataDir, PRICE_TABLE_FILE);
     let text: string | null = null;
     try {
-      text = await readFile(path, 'utf8');
+      text = readFileSync(path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }

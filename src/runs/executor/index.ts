@@ -78,7 +78,7 @@ export function createExecutorContext(
           ),
         });
   const checks = new CheckQueries(core.db);
-  let prices: Promise<PriceTable> | null = null;
+  let prices: PriceTable | null = null;
   const priceTable = () => (prices ??= loadPriceTable(core.config.dataDir));
   const port = runsPort(
     core,
@@ -108,6 +108,9 @@ export function createExecutorContext(
     name: 'runs-executor',
     types: EXECUTOR_EVENTS,
     async react(event: StoredEvent) {
+      // Yield before appending: an append notifies the reactors synchronously, and a reactor that
+      // appends before its first await would be re-entered before its checkpoint moves.
+      await Promise.resolve();
       const run = runs.model.runs.get(event.stream);
       if (run === null) return;
       switch (event.type) {

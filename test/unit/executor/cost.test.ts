@@ -89,13 +89,13 @@ describe('cost estimation', () => {
   it('ships a default table and lets the data directory override it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'keel-prices-'));
     try {
-      const shipped = await loadPriceTable(dir);
+      const shipped = loadPriceTable(dir);
       expect(shipped.resources.aws_instance?.attribute).toBe('instance_type');
       await writeFile(
         join(dir, 'prices.json'),
         JSON.stringify({ resources: { aws_iam_role: { monthly: 1 } } }),
       );
-      const custom = await loadPriceTable(dir);
+      const custom = loadPriceTable(dir);
       expect(Object.keys(custom.resources)).toEqual(['aws_iam_role']);
       expect(custom.hours_per_month).toBe(730);
     } finally {

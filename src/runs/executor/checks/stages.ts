@@ -45,7 +45,7 @@ export function stagesReactor(
   core: Core,
   runs: RunsContext,
   checks: CheckQueries,
-  prices: () => Promise<PriceTable>,
+  prices: () => PriceTable,
 ): Reactor {
   const metadata = systemMetadata('executor');
   const record = (stream: string, event: CheckEvent) =>
@@ -53,9 +53,11 @@ export function stagesReactor(
   const planOf = (run: RunRow): PlanJson =>
     runs.model.runs.log(run.id, 'plan')?.jsonOutput as PlanJson;
 
-  const estimate = async (run: RunRow) => {
-    runs.executor.costEstimateStarted(run.id);
-    const table = await prices();
+  // Each step starts with the status it moves out of, so a step that failed half-way (or was cut
+  // short by a restart) is finished by the next event rather than left hanging.
+  const estimate = (run: RunRow) => {
+    if (run.status !== 'cost_estimating') runs.executor.costEstimateStarted(run.id);
+    const table = prices();
     const id = costEstimateIdOf(run.id);
     core.db.transaction(() => {
       record(id, {
@@ -67,7 +69,7 @@ export function stagesReactor(
   };
 
   const check = async (run: RunRow) => {
-    runs.executor.policyCheckStarted(run.id);
+    if (run.status !== 'policy_checking') runs.executor.policyCheckStarted(run.id);
     const sets = checks.setsFor(run.organization, run.workspaceId).map(({ set, policies }) => ({
       name: set.name,
       policies: policies.map((p) => ({
@@ -96,6 +98,9 @@ export function stagesReactor(
     name: 'runs-executor-checks',
     types: STAGE_EVENTS,
     async react(event: StoredEvent) {
+      // Yield before appending: an append notifies the reactors synchronously, and a reactor that
+      // appends before its first await would be re-entered before its checkpoint moves.
+      await Promise.resolve();
       const run = runs.model.runs.get(event.stream);
       if (run === null || run.context.pausedForConfirmation) return;
       const wantsEstimate =
@@ -104,6 +109,8 @@ export function stagesReactor(
         checks.setsFor(run.organization, run.workspaceId).length > 0 &&
         checks.policyChecksOfRun(run.id).length === 0;
       // Only the three statuses between planning and confirmation move on from here.
+      if (run.status === 'cost_estimating') return estimate(run);
+      if (run.status === 'policy_checking') return check(run);
       if (run.status === 'planned') {
         if (wantsEstimate) return estimate(run);
         if (wantsCheck) return check(run);
