@@ -11,6 +11,9 @@ import { CheckQueries, checksProjection } from './checks/projection.js';
 import { checkRoutes } from './checks/routes.js';
 import { hasChecks, stagesReactor } from './checks/stages.js';
 import { loadPriceTable } from './cost.js';
+import { RunTaskQueries, runTasksProjection } from './run-tasks/projection.js';
+import { runTaskRoutes, taskCallbackRoutes } from './run-tasks/routes.js';
+import { TaskStages } from './run-tasks/stage.js';
 import type { PriceTable } from './cost.js';
 import { commandDriver } from './command/index.js';
 import type { Driver } from './driver.js';
@@ -78,6 +81,8 @@ export function createExecutorContext(
           ),
         });
   const checks = new CheckQueries(core.db);
+  const taskQueries = new RunTaskQueries(core.db);
+  const taskStages = new TaskStages(core, runs, taskQueries);
   let prices: PriceTable | null = null;
   const priceTable = () => (prices ??= loadPriceTable(core.config.dataDir));
   const port = runsPort(
@@ -87,7 +92,7 @@ export function createExecutorContext(
     () => driver.name,
     (runId, hasChanges) => {
       const run = runs.model.runs.get(runId);
-      return run !== null && hasChecks(checks, run, hasChanges);
+      return run !== null && hasChecks(checks, taskStages, run, hasChanges);
     },
   );
   const executor = new Executor({
@@ -177,6 +182,9 @@ export function createExecutorContext(
   variableRoutes(routes, core, runs.model, queries);
   stateVersionRoutes(routes, runs.model, queries);
   checkRoutes(routes, core, runs, checks);
+  runTaskRoutes(routes, core, runs, taskQueries);
+  const publicRoutes = new Router();
+  taskCallbackRoutes(publicRoutes, core, taskQueries, taskStages);
 
   return {
     executor,
@@ -185,12 +193,17 @@ export function createExecutorContext(
     liveLogs,
     module: {
       name: 'executor',
-      projections: [executorProjection, checksProjection],
-      reactors: [reactor, stagesReactor(core, runs, checks, priceTable)],
+      projections: [executorProjection, checksProjection, runTasksProjection],
+      reactors: [reactor, stagesReactor(core, runs, checks, priceTable, taskStages)],
+      timers: [taskStages.timer()],
+      runsPublicRoutes: publicRoutes,
       runsRoutes: routes,
       start,
       stop: () => executor.abandon(),
-      idle: () => executor.idle(),
+      idle: async () => {
+        await executor.idle();
+        await taskStages.idle();
+      },
     },
   };
 }

@@ -10,6 +10,7 @@ import { appendOnly } from '../port.js';
 import type { PlanJson } from '../types.js';
 import type { CheckEvent } from './events.js';
 import type { CheckQueries } from './projection.js';
+import type { TaskStages } from '../run-tasks/stage.js';
 
 /** `ce-…` / `polchk-…`: a run's cost estimate and policy check ids follow the run id. */
 export const costEstimateIdOf = (runId: string): string =>
@@ -22,11 +23,17 @@ export const policyCheckIdOf = (runId: string): string =>
  * and checked; cost estimation when the organization enables it, policy checks when policy sets
  * apply to the workspace.
  */
-export function hasChecks(checks: CheckQueries, run: RunRow, hasChanges: boolean): boolean {
+export function hasChecks(
+  checks: CheckQueries,
+  tasks: TaskStages,
+  run: RunRow,
+  hasChanges: boolean,
+): boolean {
   return (
     hasChanges &&
     (checks.costEstimationEnabled(run.organization) ||
-      checks.setsFor(run.organization, run.workspaceId).length > 0)
+      checks.setsFor(run.organization, run.workspaceId).length > 0 ||
+      tasks.pending(run, 'post_plan'))
   );
 }
 
@@ -35,6 +42,7 @@ const STAGE_EVENTS = [
   'RunCostEstimated',
   'RunPolicyChecked',
   'RunPolicyOverridden',
+  'RunPostPlanCompleted',
 ] as const;
 
 /**
@@ -46,6 +54,7 @@ export function stagesReactor(
   runs: RunsContext,
   checks: CheckQueries,
   prices: () => PriceTable,
+  tasks: TaskStages,
 ): Reactor {
   const metadata = systemMetadata('executor');
   const record = (stream: string, event: CheckEvent) =>
@@ -108,17 +117,24 @@ export function stagesReactor(
       const wantsCheck =
         checks.setsFor(run.organization, run.workspaceId).length > 0 &&
         checks.policyChecksOfRun(run.id).length === 0;
-      // Only the three statuses between planning and confirmation move on from here.
+      // A step left half-done (an error, a restart) is finished from the status it left behind.
       if (run.status === 'cost_estimating') return estimate(run);
       if (run.status === 'policy_checking') return check(run);
+      // Between planning and confirmation: estimate, check, run post-plan tasks, then complete.
+      const next = (): void => {
+        if (tasks.pending(run, 'post_plan')) tasks.start(run, 'post_plan');
+        else runs.executor.planStageCompleted(run.id);
+      };
       if (run.status === 'planned') {
         if (wantsEstimate) return estimate(run);
         if (wantsCheck) return check(run);
-        runs.executor.planStageCompleted(run.id);
+        next();
       } else if (run.status === 'cost_estimated') {
         if (wantsCheck) return check(run);
-        runs.executor.planStageCompleted(run.id);
+        next();
       } else if (run.status === 'policy_checked') {
+        next();
+      } else if (run.status === 'post_plan_completed') {
         runs.executor.planStageCompleted(run.id);
       }
     },
