@@ -13,6 +13,8 @@ const level = (name: string, timeout = 10_000) => ({
 export default defineConfig({
   test: {
     pool: 'forks',
+    reporters: ['default', 'json'],
+    outputFile: { json: 'test-results/vitest.json' },
     projects: [
       level('unit'),
       level('model', 60_000),

@@ -27,6 +27,8 @@ import { createExecutorContext, type ExecutorContext } from './runs/executor/ind
 import { fileLiveLogs, memoryLiveLogs } from './runs/executor/logs.js';
 import { createSysContext } from './secrets/sys/index.js';
 import { secretsSurface } from './secrets/surface.js';
+import type { CloudService } from './cloud/index.js';
+import { createCloud } from './cloud/index.js';
 
 export interface AppDeps {
   clock?: Clock;
@@ -45,6 +47,14 @@ export interface Bootstrap {
   address: string;
   runs: { user_token: string };
   secrets: { root_token: string };
+  /** The embedded cloud's administrator key and endpoints (what the credentials engine talks to). */
+  cloud: {
+    access_key_id: string;
+    secret_access_key: string;
+    iam_endpoint: string;
+    sts_endpoint: string;
+    region: string;
+  };
 }
 
 export interface App {
@@ -58,6 +68,8 @@ export interface App {
   readonly runs: RunsContext;
   /** The executor: drivers, live logs, state versions and workspace variables. */
   readonly executor: ExecutorContext;
+  /** The embedded IAM/STS service (its own store; not part of the event log). */
+  readonly cloud: CloudService;
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
   /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
@@ -135,8 +147,17 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     for (const c of contexts) c.start?.();
   };
 
+  const cloud = createCloud({
+    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
+    clock,
+    ids,
+    logger: logger.child({ component: 'cloud' }),
+  });
+
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
+  // The cloud reads its own bodies and answers in AWS's dialect; it passes other paths on.
+  koa.use(cloud.middleware());
   koa.use(
     prefixed(
       '/api/v2',
@@ -174,6 +195,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     contexts,
     runs,
     executor,
+    cloud,
     callback: (req, res) => {
       void handle(req, res);
     },
@@ -213,10 +235,18 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           meta,
         );
       }
+      const rootKey = cloud.bootstrapRoot();
       return {
         address: config.publicAddress,
         runs: { user_token: userToken.token },
         secrets: { root_token: root.token },
+        cloud: {
+          access_key_id: rootKey.accessKeyId,
+          secret_access_key: rootKey.secretAccessKey,
+          iam_endpoint: `${config.publicAddress}/cloud/iam`,
+          sts_endpoint: `${config.publicAddress}/cloud/sts`,
+          region: 'us-east-1',
+        },
       };
     },
     start() {
@@ -250,6 +280,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     async close() {
       if (timer !== undefined) clearInterval(timer);
       for (const c of contexts) c.stop?.();
+      await reactors.stop();
+      cloud.close();
       db.close();
     },
   };

@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { machines } from '../machines/index.js';
+import type { AppDeps } from './app.js';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -58,7 +59,11 @@ export function parseArgs(argv: readonly string[]): {
   return { positionals, flags };
 }
 
-export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo,
+  deps: AppDeps = {},
+): Promise<number> {
   const { positionals, flags } = parseArgs(argv);
   const [command, ...rest] = positionals;
   const say = (text: string) => io.stdout.write(`${text}\n`);
@@ -76,9 +81,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   try {
     switch (command) {
       case 'serve':
-        return await serve(config, io);
+        return await serve(config, io, deps);
       case 'replay':
-        return replay(config, flags, say, fail);
+        return replay(config, flags, say, fail, deps);
       case 'events':
         return events(config, flags, say, fail);
       case 'audit':
@@ -101,23 +106,32 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
 }
 
-async function serve(config: Config, io: CliIo): Promise<number> {
+async function serve(config: Config, io: CliIo, deps: AppDeps): Promise<number> {
   const logger = createLogger({ level: config.logLevel, destination: io.stdout });
-  const daemon = await startDaemon(config, { logger });
-  logger.info({ address: daemon.server.url, data: config.dataDir }, 'keel is serving');
+  // Signals that arrive while starting are honoured as soon as the daemon is up.
+  let signalled: string | null = null;
+  let onSignal = (signal: string) => {
+    signalled = signal;
+  };
+  process.once('SIGINT', () => onSignal('SIGINT'));
+  process.once('SIGTERM', () => onSignal('SIGTERM'));
+  const daemon = await startDaemon(config, { ...deps, logger });
   if (daemon.bootstrapPath !== null) {
     logger.info(
       { bootstrap: daemon.bootstrapPath },
       'first start: tokens and endpoints written to bootstrap.json (mode 0600)',
     );
   }
+  logger.info(
+    { address: daemon.server.url, data: config.dataDir, pid: process.pid },
+    'keel is serving',
+  );
   await new Promise<void>((done) => {
-    const stop = (signal: string) => {
+    onSignal = (signal: string) => {
       logger.info({ signal }, 'stopping: finishing in-flight requests');
       void daemon.stop().then(done);
     };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+    if (signalled !== null) onSignal(signalled);
   });
   logger.info('stopped');
   return 0;
@@ -136,6 +150,7 @@ function replay(
   flags: Record<string, string | boolean>,
   say: (t: string) => void,
   fail: (t: string) => number,
+  deps: AppDeps,
 ): number {
   requireLog(config);
   const until = flags.until;
@@ -160,6 +175,7 @@ function replay(
     copy.prepare('DELETE FROM projection_versions').run();
     copy.close();
     const app = createApp(config, {
+      ...deps,
       databasePath: target,
       logger: createLogger({ level: 'warn' }),
     });
@@ -171,7 +187,7 @@ function replay(
   const lock = new DataDirLock(config.dataDir);
   lock.acquire();
   try {
-    const app = createApp(config, { logger: createLogger({ level: 'warn' }) });
+    const app = createApp(config, { ...deps, logger: createLogger({ level: 'warn' }) });
     const started = Date.now();
     app.projections.rebuildAll((after, limit) => app.core.store.readAll(after, limit));
     const count = app.core.store.lastPosition();

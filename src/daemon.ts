@@ -9,6 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import type { RequestListener } from 'node:http';
 import type { App, AppDeps } from './app.js';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
@@ -75,35 +76,44 @@ export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<D
   const lock = new DataDirLock(config.dataDir);
   lock.acquire();
   let app: App | undefined;
+  let server: ListeningServer | undefined;
   try {
-    app = createApp(config, deps);
-    const server = await listen(app.callback, config.listen.host, config.listen.port);
+    // Bind first, so a port chosen by the OS (`:0`) is known before anything records an address.
+    let handler: RequestListener = (_req, res) => {
+      res.statusCode = 503;
+      res.end('starting');
+    };
+    server = await listen((req, res) => handler(req, res), config.listen.host, config.listen.port);
+    const effective: Config =
+      config.listen.port === 0 && config.publicAddress.endsWith(':0')
+        ? Object.freeze({ ...config, publicAddress: server.url })
+        : config;
+    app = createApp(effective, deps);
+    handler = app.callback;
     const boot = app.bootstrap();
     let bootstrapPath: string | null = null;
     if (boot !== null) {
       bootstrapPath = join(config.dataDir, 'bootstrap.json');
-      writeFileSync(
-        bootstrapPath,
-        `${JSON.stringify({ ...boot, address: config.publicAddress }, null, 2)}\n`,
-        { mode: 0o600 },
-      );
+      writeFileSync(bootstrapPath, `${JSON.stringify(boot, null, 2)}\n`, { mode: 0o600 });
       chmodSync(bootstrapPath, 0o600);
     }
     app.start();
     const running = app;
+    const listening = server;
     let stopping: Promise<void> | undefined;
     return {
       app: running,
-      server,
+      server: listening,
       bootstrapPath,
       stop: () =>
         (stopping ??= (async () => {
-          await server.close();
+          await listening.close();
           await running.close();
           lock.release();
         })()),
     };
   } catch (err) {
+    await server?.close();
     await app?.close();
     lock.release();
     throw err;

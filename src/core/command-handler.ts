@@ -74,7 +74,10 @@ export class CommandHandler {
           event.type,
         );
       }
-      next = decider.evolve(next, this.#provisional(stream, version + i + 1, event, metadata));
+      // Only a later event needs the state this one leads to.
+      if (i < proposed.length - 1) {
+        next = decider.evolve(next, this.#provisional(stream, version + i + 1, event, metadata));
+      }
     });
     // 4. Append (with the inline projections) in one transaction.
     const events = this.#store.append(stream, proposed, { expectedVersion: version, metadata });

@@ -22,8 +22,6 @@ const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
         hash     TEXT    NOT NULL,
         UNIQUE (stream, version)
       );
-      CREATE INDEX events_type ON events (type, position);
-      CREATE INDEX events_time ON events (time);
       CREATE TABLE checkpoints (name TEXT PRIMARY KEY, position INTEGER NOT NULL);
       CREATE TABLE projection_versions (name TEXT PRIMARY KEY, version INTEGER NOT NULL);
     `,

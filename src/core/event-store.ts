@@ -43,16 +43,36 @@ export function chainHash(prevHash: string, row: Omit<EventRow, 'hash'>): string
   return createHash('sha256').update(prevHash).update('\n').update(body).digest('hex');
 }
 
-const toEvent = (r: EventRow): StoredEvent => ({
-  position: r.position,
-  stream: r.stream,
-  version: r.version,
-  type: r.type,
-  time: r.time,
-  data: JSON.parse(r.data) as unknown,
-  metadata: JSON.parse(r.metadata) as AuditMetadata,
-  hash: r.hash,
-});
+/** A row as `.raw()` returns it: the columns in table order, without an object per row. */
+type RawRow = [number, string, number, string, string, string, string, string];
+
+/**
+ * Rows to events. Consecutive events of one request share their metadata text, so its parse is
+ * reused (the parsed object is frozen, being shared).
+ */
+function toEvents(rows: readonly RawRow[]): StoredEvent[] {
+  let lastText = '';
+  let lastMeta: AuditMetadata | undefined;
+  const out: StoredEvent[] = new Array<StoredEvent>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const [position, stream, version, type, time, data, metadata, hash] = rows[i]!;
+    if (metadata !== lastText || lastMeta === undefined) {
+      lastText = metadata;
+      lastMeta = Object.freeze(JSON.parse(metadata) as AuditMetadata);
+    }
+    out[i] = {
+      position,
+      stream,
+      version,
+      type,
+      time,
+      data: JSON.parse(data) as unknown,
+      metadata: lastMeta,
+      hash,
+    };
+  }
+  return out;
+}
 
 /** Called inside the append transaction for every stored event (inline projections). */
 export type InlineApply = (event: StoredEvent) => void;
@@ -67,11 +87,21 @@ export class EventStore {
   readonly #inline: InlineApply;
   readonly #listeners = new Set<(events: readonly StoredEvent[]) => void>();
   readonly #stmts;
+  /** Built once: better-sqlite3 transaction wrappers are not free to create. */
+  readonly #transaction: (
+    stream: string,
+    events: readonly NewEvent[],
+    options: AppendOptions,
+  ) => StoredEvent[];
 
   constructor(db: Db, clock: Clock, inline: InlineApply = () => undefined) {
     this.#db = db;
     this.#clock = clock;
     this.#inline = inline;
+    this.#transaction = db.transaction(
+      (stream: string, events: readonly NewEvent[], options: AppendOptions) =>
+        this.#appendInTransaction(stream, events, options),
+    );
     this.#stmts = {
       version: db.prepare<[string], { version: number }>(
         'SELECT version FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1',
@@ -79,19 +109,24 @@ export class EventStore {
       last: db.prepare<[], { position: number; hash: string }>(
         'SELECT position, hash FROM events ORDER BY position DESC LIMIT 1',
       ),
-      insert: db.prepare(
-        `INSERT INTO events (position, stream, version, type, time, data, metadata, hash)
-         VALUES (@position, @stream, @version, @type, @time, @data, @metadata, @hash)`,
+      insert: db.prepare<[number, string, number, string, string, string, string, string]>(
+        'INSERT INTO events (position, stream, version, type, time, data, metadata, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
-      stream: db.prepare<[string], EventRow>(
-        'SELECT * FROM events WHERE stream = ? ORDER BY version',
-      ),
-      all: db.prepare<[number, number], EventRow>(
-        'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
-      ),
-      allUntil: db.prepare<[number, string, number], EventRow>(
-        'SELECT * FROM events WHERE position > ? AND time <= ? ORDER BY position LIMIT ?',
-      ),
+      stream: db
+        .prepare<[string], RawRow>(
+          'SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE stream = ? ORDER BY version',
+        )
+        .raw(true),
+      all: db
+        .prepare<[number, number], RawRow>(
+          'SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE position > ? ORDER BY position LIMIT ?',
+        )
+        .raw(true),
+      allUntil: db
+        .prepare<[number, string, number], RawRow>(
+          'SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE position > ? AND time <= ? ORDER BY position LIMIT ?',
+        )
+        .raw(true),
     };
   }
 
@@ -114,7 +149,7 @@ export class EventStore {
     options: AppendOptions,
   ): StoredEvent<E>[] {
     if (events.length === 0) return [];
-    const stored = this.#db.transaction(() => this.#appendInTransaction(stream, events, options))();
+    const stored = this.#transaction(stream, events, options) as StoredEvent<E>[];
     for (const listener of this.#listeners) listener(stored);
     return stored;
   }
@@ -146,7 +181,16 @@ export class EventStore {
         metadata: metadataText,
       };
       const hash = chainHash(prevHash, row);
-      this.#stmts.insert.run({ ...row, hash });
+      this.#stmts.insert.run(
+        row.position,
+        row.stream,
+        row.version,
+        row.type,
+        row.time,
+        row.data,
+        row.metadata,
+        hash,
+      );
       prevHash = hash;
       const storedEvent = {
         ...event,
@@ -164,7 +208,7 @@ export class EventStore {
   }
 
   readStream(stream: string): StoredEvent[] {
-    return this.#stmts.stream.all(stream).map(toEvent);
+    return toEvents(this.#stmts.stream.all(stream));
   }
 
   /** Events after a global position, in order, at most `limit` of them (and none after `until`). */
@@ -173,7 +217,7 @@ export class EventStore {
       until === undefined
         ? this.#stmts.all.all(afterPosition, limit)
         : this.#stmts.allUntil.all(afterPosition, until, limit);
-    return rows.map(toEvent);
+    return toEvents(rows);
   }
 
   /** Walk the log in pages (up to a time, if given) without holding it all in memory. */

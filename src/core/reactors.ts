@@ -25,6 +25,8 @@ export class Reactors {
   readonly #again = new Set<string>();
   readonly #failing = new Set<string>();
   readonly #stmts;
+  #scheduled = false;
+  #stopped = false;
 
   constructor(db: Db, store: EventStore, logger: Logger, reactors: readonly Reactor[]) {
     this.#db = db;
@@ -45,9 +47,24 @@ export class Reactors {
     return this.#stmts.get.get(name)?.position ?? 0;
   }
 
-  /** Wake every reactor (after an append, or on a poll tick). */
+  /**
+   * Wake every reactor (after an append, or on a poll tick). Wake-ups are coalesced and run
+   * after the current turn, so a burst of appends costs one pass, not one per append.
+   */
   notify(): void {
-    for (const r of this.#reactors) void this.#drain(r);
+    if (this.#scheduled || this.#stopped || this.#reactors.length === 0) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      if (this.#stopped) return;
+      for (const r of this.#reactors) void this.#drain(r);
+    });
+  }
+
+  /** Stop waking reactors and wait for the passes under way (shutdown). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await Promise.allSettled([...this.#running.values()]);
   }
 
   /**
@@ -81,10 +98,15 @@ export class Reactors {
     return run;
   }
 
+  /**
+   * One pass: pages of the log after the checkpoint. The checkpoint is saved after each page and
+   * before a failing event, so after a crash at most one page is delivered again (reactors are
+   * idempotent: delivery is at least once).
+   */
   async #run(reactor: Reactor): Promise<void> {
     const types = reactor.types === undefined ? null : new Set(reactor.types);
     let position = this.checkpoint(reactor.name);
-    for (;;) {
+    while (!this.#stopped) {
       const page = this.#store.readAll(position, PAGE);
       if (page.length === 0) return;
       for (const event of page) {
@@ -92,6 +114,7 @@ export class Reactors {
           try {
             await reactor.react(event);
           } catch (err) {
+            this.#stmts.set.run(reactor.name, position);
             this.#failing.add(reactor.name);
             this.#logger.error(
               { err, reactor: reactor.name, position: event.position, type: event.type },
@@ -101,8 +124,8 @@ export class Reactors {
           }
         }
         position = event.position;
-        this.#stmts.set.run(reactor.name, position);
       }
+      this.#stmts.set.run(reactor.name, position);
     }
   }
 

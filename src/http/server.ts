@@ -7,7 +7,7 @@ import { ListMethodSocket } from './list-method.js';
 export interface ListeningServer {
   readonly url: string;
   readonly address: AddressInfo;
-  /** Stop accepting, let in-flight requests finish, then close idle connections. */
+  /** Stop accepting, let in-flight requests finish, then close every connection. */
   close(): Promise<void>;
 }
 
@@ -21,8 +21,24 @@ export async function listen(
   port: number,
 ): Promise<ListeningServer> {
   const http: HttpServer = createHttpServer({ keepAliveTimeout: 5000 }, handler);
-  const tcp: NetServer = createNetServer((socket) => {
-    http.emit('connection', new ListMethodSocket(socket));
+  /** Open connections and how many requests each is serving right now. */
+  const open = new Map<ListMethodSocket, number>();
+  let closing = false;
+  http.on('request', (req, res) => {
+    const socket = req.socket as unknown as ListMethodSocket;
+    open.set(socket, (open.get(socket) ?? 0) + 1);
+    res.once('close', () => {
+      const left = (open.get(socket) ?? 1) - 1;
+      open.set(socket, left);
+      if (closing && left === 0) socket.destroy();
+    });
+    if (closing) res.setHeader('Connection', 'close');
+  });
+  const tcp: NetServer = createNetServer((raw) => {
+    const socket = new ListMethodSocket(raw);
+    open.set(socket, 0);
+    socket.once('close', () => open.delete(socket));
+    http.emit('connection', socket);
   });
   await new Promise<void>((resolve, reject) => {
     tcp.once('error', reject);
@@ -38,9 +54,10 @@ export async function listen(
     address,
     close: () =>
       new Promise<void>((resolve) => {
+        closing = true;
         tcp.close(() => resolve());
-        http.close();
-        http.closeIdleConnections();
+        // Idle kept-alive connections go now; busy ones when their response is sent.
+        for (const [socket, active] of open) if (active === 0) socket.destroy();
       }),
   };
 }

@@ -24,11 +24,7 @@ export interface SecretsSurfaceDeps {
 const UNAUTHENTICATED = new Set(['sys/health', 'sys/seal-status']);
 
 /** System paths that need sudo besides their capability. */
-const SYS_SUDO: readonly RegExp[] = [
-  /^sys\/mounts(\/|$)/,
-  /^sys\/policies\/acl\/[^/]+$/,
-  /^sys\/leases\/revoke-prefix\//,
-];
+const SYS_SUDO: readonly RegExp[] = [/^sys\/leases\/revoke-prefix\//];
 
 const denied = () => new ForbiddenError('permission denied');
 const invalidToken = () =>

@@ -52,6 +52,13 @@ async function daemon(
       address: '',
       runs: { user_token: token ?? '' },
       secrets: { root_token: '' },
+      cloud: {
+        access_key_id: '',
+        secret_access_key: '',
+        iam_endpoint: '',
+        sts_endpoint: '',
+        region: '',
+      },
     },
     server,
     request: (method, path, opts = {}) => httpRequest(server.url, method, path, opts),

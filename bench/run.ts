@@ -1,0 +1,42 @@
+import { writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { benchCore } from './core.js';
+import type { BenchResult } from './support.js';
+
+/** Every suite, in order; each returns its numbers, measured in this one run. */
+const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
+  { name: 'core', run: benchCore },
+];
+
+const only = process.argv.slice(2);
+const sections: string[] = [];
+for (const suite of suites) {
+  if (only.length > 0 && !only.includes(suite.name)) continue;
+  process.stderr.write(`bench: ${suite.name}…\n`);
+  const results = await suite.run();
+  const rows = results.map(
+    (r) => `| ${r.name} | ${r.value.toLocaleString('en')} ${r.unit} | ${r.note ?? ''} |`,
+  );
+  sections.push(
+    [`## ${suite.name}`, '', '| what | result | note |', '|---|---|---|', ...rows, ''].join('\n'),
+  );
+  for (const r of results)
+    console.log(`${suite.name}: ${r.name}: ${r.value} ${r.unit}${r.note ? ` (${r.note})` : ''}`);
+}
+
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+const doc = [
+  '# Benchmarks',
+  '',
+  'Produced by `npm run bench` (every suite; `npm run bench -- core` for one), which rewrites this file.',
+  'Each suite measures Keel next to a baseline in the same run, so the ratios hold even when the',
+  'absolute numbers move with the machine.',
+  '',
+  `Machine: ${machine}. Run: ${new Date().toISOString()}.`,
+  '',
+  ...sections,
+].join('\n');
+if (only.length === 0)
+  writeFileSync(join(import.meta.dirname, '..', 'docs', 'benchmarks.md'), `${doc}\n`);
+else console.log(`\n${doc}`);

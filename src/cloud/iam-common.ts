@@ -1,0 +1,83 @@
+import type { ActionContext } from './context.js';
+import { arn } from './context.js';
+import { CloudError, validationError } from './errors.js';
+import type { Params } from './params.js';
+import { managedDocument } from './permissions.js';
+import { checkName } from './params.js';
+import type { UserRow } from './store.js';
+import type { XmlNode } from './xml.js';
+import { members } from './xml.js';
+
+/** The user named by `UserName`, or NoSuchEntity as IAM words it. */
+export function requireUser(c: ActionContext, name: string): UserRow {
+  const u = c.store.user(name);
+  if (!u) throw new CloudError('NoSuchEntity', `The user with name ${name} cannot be found.`);
+  return u;
+}
+
+/**
+ * `UserName` when given, otherwise the caller's own user: IAM's rule for GetUser,
+ * CreateAccessKey, ListAccessKeys and friends.
+ */
+export function targetUserName(c: ActionContext): string {
+  const given = c.params.get('UserName');
+  if (given) return checkName(given, 'userName', 64);
+  if (c.principal.kind === 'user' || c.principal.kind === 'session') {
+    if (c.principal.userName) return c.principal.userName;
+  }
+  throw validationError(
+    'userName',
+    null,
+    'Must specify userName when calling with non-User credentials',
+  );
+}
+
+/** The ARN a user action is authorised against (the user need not exist yet). */
+export function userResource(c: ActionContext, name: string, path?: string): string {
+  const u = c.store.user(name);
+  return arn.user(c.account, u?.path ?? path ?? '/', u?.name ?? name);
+}
+
+/** Marker/MaxItems paging over an already-sorted list; the marker is an opaque offset. */
+export function paginate<T>(
+  params: Params,
+  items: readonly T[],
+): { page: T[]; IsTruncated: boolean; Marker: string | undefined } {
+  const max = params.int('MaxItems', 1, 1000) ?? 100;
+  const markerText = params.get('Marker');
+  const start = markerText ? Number.parseInt(markerText, 10) : 0;
+  if (!Number.isInteger(start) || start < 0) {
+    throw validationError(
+      'marker',
+      markerText ?? null,
+      'Member must be a marker from a previous page',
+    );
+  }
+  const page = items.slice(start, start + max);
+  const more = start + max < items.length;
+  return { page, IsTruncated: more, Marker: more ? String(start + max) : undefined };
+}
+
+/** A paged list result: `{ [key]: members(...), IsTruncated, Marker }`. */
+export function listResult<T>(
+  params: Params,
+  key: string,
+  items: readonly T[],
+  present: (item: T) => XmlNode,
+): Record<string, XmlNode> {
+  const { page, IsTruncated, Marker } = paginate(params, items);
+  return { [key]: members(page.map(present)), IsTruncated, Marker };
+}
+
+/** Checks that a policy ARN can be attached: an existing customer policy or a known AWS one. */
+export function requireAttachable(c: ActionContext, policyArn: string): void {
+  if (managedDocument(c.store, policyArn) === undefined) {
+    throw new CloudError(
+      'NoSuchEntity',
+      `Policy ${policyArn} does not exist or is not attachable.`,
+    );
+  }
+}
+
+/** The IAM per-entity attachment quota. */
+export const MAX_ATTACHED = 10;

@@ -1,0 +1,317 @@
+import type { Action, ActionContext } from './context.js';
+import { arn, mint, presentRole, stamp } from './context.js';
+import { CloudError, validationError } from './errors.js';
+import { listResult, MAX_ATTACHED, requireAttachable } from './iam-common.js';
+import { checkName, checkPath } from './params.js';
+import { parsePolicy } from './policy.js';
+import { AWS_MANAGED, managedDocument } from './permissions.js';
+import type { PolicyRow, RoleRow } from './store.js';
+
+const named = (c: ActionContext): string =>
+  checkName(c.params.required('RoleName'), 'roleName', 64);
+
+/** The role named by `RoleName`, or NoSuchEntity. */
+export function requireRole(c: ActionContext, name: string): RoleRow {
+  const r = c.store.role(name);
+  if (!r) throw new CloudError('NoSuchEntity', `The role with name ${name} cannot be found.`);
+  return r;
+}
+
+const roleResource = (c: ActionContext): string => {
+  const name = named(c);
+  const r = c.store.role(name);
+  return arn.role(c.account, r?.path ?? checkPath(c.params.get('Path')), r?.name ?? name);
+};
+
+const attachments = (c: ActionContext, policyArn: string): number =>
+  c.store.get<{ n: number }>(
+    `SELECT (SELECT COUNT(*) FROM user_attached WHERE arn = ?) + (SELECT COUNT(*) FROM group_attached
+     WHERE arn = ?) + (SELECT COUNT(*) FROM role_attached WHERE arn = ?) AS n`,
+    policyArn,
+    policyArn,
+    policyArn,
+  )?.n ?? 0;
+
+const presentPolicy = (c: ActionContext, p: PolicyRow) => ({
+  PolicyName: p.name,
+  PolicyId: p.id,
+  Arn: p.arn,
+  Path: p.path,
+  DefaultVersionId: 'v1',
+  AttachmentCount: attachments(c, p.arn),
+  PermissionsBoundaryUsageCount:
+    c.store.get<{ n: number }>('SELECT COUNT(*) AS n FROM users WHERE boundary_arn = ?', p.arn)
+      ?.n ?? 0,
+  IsAttachable: true,
+  Description: p.description ?? undefined,
+  CreateDate: p.create_date,
+  UpdateDate: p.create_date,
+});
+
+function requirePolicy(c: ActionContext): PolicyRow {
+  const policyArn = c.params.required('PolicyArn');
+  const p = c.store.policy(policyArn);
+  if (!p) throw new CloudError('NoSuchEntity', `Policy ${policyArn} was not found.`);
+  return p;
+}
+
+/** Roles, their policies, and customer managed policies. */
+export const roleActions: Record<string, Action> = {
+  CreateRole: {
+    resource: roleResource,
+    run: (c) => {
+      const name = named(c);
+      // Parameter constraints are checked before the document, as IAM does.
+      const maxSession = c.params.int('MaxSessionDuration', 3600, 43200) ?? 3600;
+      const trust = c.params.required('AssumeRolePolicyDocument');
+      parsePolicy(trust, 'trust');
+      if (c.store.role(name)) {
+        throw new CloudError('EntityAlreadyExists', `Role with name ${name} already exists.`);
+      }
+      c.store.run(
+        `INSERT INTO roles (name, id, path, create_date, trust, max_session, description)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        name,
+        mint.uniqueId(c.ids, 'AROA'),
+        checkPath(c.params.get('Path')),
+        stamp(c.now),
+        trust,
+        maxSession,
+        c.params.get('Description') ?? null,
+      );
+      return { Role: presentRole(c, requireRole(c, name)) };
+    },
+  },
+  GetRole: {
+    resource: roleResource,
+    run: (c) => ({ Role: presentRole(c, requireRole(c, named(c))) }),
+  },
+  ListRoles: {
+    resource: (c) => `arn:aws:iam::${c.account}:role/`,
+    run: (c) => {
+      const roles = c.store.all<RoleRow>('SELECT * FROM roles ORDER BY name');
+      return listResult(c.params, 'Roles', roles, (r) => presentRole(c, r));
+    },
+  },
+  DeleteRole: {
+    resource: roleResource,
+    run: (c) => {
+      const r = requireRole(c, named(c));
+      const has = (table: string): boolean =>
+        (c.store.get<{ n: number }>(
+          `SELECT COUNT(*) AS n FROM ${table} WHERE role_name = ?`,
+          r.name,
+        )?.n ?? 0) > 0;
+      if (has('role_policies')) {
+        throw new CloudError('DeleteConflict', 'Cannot delete entity, must delete policies first.');
+      }
+      if (has('role_attached')) {
+        throw new CloudError(
+          'DeleteConflict',
+          'Cannot delete entity, must detach all policies first.',
+        );
+      }
+      c.store.run('DELETE FROM roles WHERE name = ?', r.name);
+      return null;
+    },
+  },
+  AttachRolePolicy: {
+    resource: roleResource,
+    run: (c) => {
+      const r = requireRole(c, named(c));
+      const policyArn = c.params.required('PolicyArn');
+      requireAttachable(c, policyArn);
+      const n =
+        c.store.get<{ n: number }>(
+          'SELECT COUNT(*) AS n FROM role_attached WHERE role_name = ? AND arn <> ?',
+          r.name,
+          policyArn,
+        )?.n ?? 0;
+      if (n >= MAX_ATTACHED) {
+        throw new CloudError(
+          'LimitExceeded',
+          `Cannot exceed quota for PoliciesPerRole: ${MAX_ATTACHED}`,
+        );
+      }
+      c.store.run(
+        'INSERT OR IGNORE INTO role_attached (role_name, arn) VALUES (?, ?)',
+        r.name,
+        policyArn,
+      );
+      return null;
+    },
+  },
+  DetachRolePolicy: {
+    resource: roleResource,
+    run: (c) => {
+      const r = requireRole(c, named(c));
+      const policyArn = c.params.required('PolicyArn');
+      if (
+        c.store.run(
+          'DELETE FROM role_attached WHERE role_name = ? AND arn = ?',
+          r.name,
+          policyArn,
+        ) === 0
+      ) {
+        throw new CloudError('NoSuchEntity', `Policy ${policyArn} was not found.`);
+      }
+      return null;
+    },
+  },
+  ListAttachedRolePolicies: {
+    resource: roleResource,
+    run: (c) => {
+      const r = requireRole(c, named(c));
+      const rows = c.store.all<{ arn: string }>(
+        'SELECT arn FROM role_attached WHERE role_name = ? ORDER BY arn',
+        r.name,
+      );
+      return listResult(c.params, 'AttachedPolicies', rows, (x) => ({
+        PolicyName: x.arn.slice(x.arn.lastIndexOf('/') + 1),
+        PolicyArn: x.arn,
+      }));
+    },
+  },
+  PutRolePolicy: {
+    resource: roleResource,
+    run: (c) => {
+      const r = requireRole(c, named(c));
+      const name = checkName(c.params.required('PolicyName'), 'policyName', 128);
+      const doc = c.params.required('PolicyDocument');
+      parsePolicy(doc);
+      c.store.run(
+        'INSERT OR REPLACE INTO role_policies (role_name, name, document) VALUES (?, ?, ?)',
+        r.name,
+        name,
+        doc,
+      );
+      return null;
+    },
+  },
+  DeleteRolePolicy: {
+    resource: roleResource,
+    run: (c) => {
+      const r = requireRole(c, named(c));
+      const name = c.params.required('PolicyName');
+      if (
+        c.store.run('DELETE FROM role_policies WHERE role_name = ? AND name = ?', r.name, name) ===
+        0
+      ) {
+        throw new CloudError('NoSuchEntity', `The role policy with name ${name} cannot be found.`);
+      }
+      return null;
+    },
+  },
+  ListRolePolicies: {
+    resource: roleResource,
+    run: (c) => {
+      const r = requireRole(c, named(c));
+      const rows = c.store.all<{ name: string }>(
+        'SELECT name FROM role_policies WHERE role_name = ? ORDER BY name',
+        r.name,
+      );
+      return listResult(c.params, 'PolicyNames', rows, (x) => x.name);
+    },
+  },
+  CreatePolicy: {
+    resource: (c) =>
+      arn.policy(c.account, checkPath(c.params.get('Path')), c.params.required('PolicyName')),
+    run: (c) => {
+      const name = checkName(c.params.required('PolicyName'), 'policyName', 128);
+      const path = checkPath(c.params.get('Path'));
+      const doc = c.params.required('PolicyDocument');
+      parsePolicy(doc);
+      const policyArn = arn.policy(c.account, path, name);
+      if (c.store.policy(policyArn)) {
+        throw new CloudError(
+          'EntityAlreadyExists',
+          `A policy called ${name} already exists. Duplicate names are not allowed.`,
+        );
+      }
+      c.store.run(
+        `INSERT INTO policies (arn, name, id, path, document, description, create_date)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        policyArn,
+        name,
+        mint.uniqueId(c.ids, 'ANPA'),
+        path,
+        doc,
+        c.params.get('Description') ?? null,
+        stamp(c.now),
+      );
+      const row = c.store.policy(policyArn);
+      if (!row) throw new CloudError('InternalFailure', 'policy vanished after insert');
+      return { Policy: presentPolicy(c, row) };
+    },
+  },
+  GetPolicy: {
+    resource: (c) => c.params.required('PolicyArn'),
+    run: (c) => ({ Policy: presentPolicy(c, requirePolicy(c)) }),
+  },
+  GetPolicyVersion: {
+    resource: (c) => c.params.required('PolicyArn'),
+    run: (c) => {
+      const policyArn = c.params.required('PolicyArn');
+      const version = c.params.required('VersionId');
+      const doc = managedDocument(c.store, policyArn);
+      if (doc === undefined || version !== 'v1') {
+        throw new CloudError(
+          'NoSuchEntity',
+          `Policy ${policyArn} version ${version} does not exist or is not attachable.`,
+        );
+      }
+      const created = c.store.policy(policyArn)?.create_date ?? '2015-02-06T18:39:46.000Z';
+      return {
+        PolicyVersion: {
+          Document: encodeURIComponent(doc),
+          VersionId: 'v1',
+          IsDefaultVersion: true,
+          CreateDate: created,
+        },
+      };
+    },
+  },
+  ListPolicies: {
+    resource: () => '*',
+    run: (c) => {
+      const scope = c.params.get('Scope') ?? 'All';
+      if (scope !== 'All' && scope !== 'AWS' && scope !== 'Local') {
+        throw validationError(
+          'scope',
+          scope,
+          'Member must satisfy enum value set: [All, AWS, Local]',
+        );
+      }
+      // AWS managed policies are listed as if created when IAM launched them; they have no owner here.
+      const aws: PolicyRow[] = Object.entries(AWS_MANAGED).map(([name, document]) => ({
+        arn: `arn:aws:iam::aws:policy/${name}`,
+        name,
+        id: `ANPA${name
+          .toUpperCase()
+          .replace(/[^A-Z0-9]/g, '')
+          .padEnd(17, 'X')
+          .slice(0, 17)}`,
+        path: '/',
+        document,
+        description: null,
+        create_date: '2015-02-06T18:39:46.000Z',
+      }));
+      const local = c.store.all<PolicyRow>('SELECT * FROM policies ORDER BY name');
+      const rows = (scope === 'AWS' ? aws : scope === 'Local' ? local : [...aws, ...local])
+        .filter((p) => c.params.get('OnlyAttached') !== 'true' || attachments(c, p.arn) > 0)
+        .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      return listResult(c.params, 'Policies', rows, (p) => presentPolicy(c, p));
+    },
+  },
+  DeletePolicy: {
+    resource: (c) => c.params.required('PolicyArn'),
+    run: (c) => {
+      const p = requirePolicy(c);
+      if (attachments(c, p.arn) > 0) {
+        throw new CloudError('DeleteConflict', 'Cannot delete a policy attached to entities.');
+      }
+      c.store.run('DELETE FROM policies WHERE arn = ?', p.arn);
+      return null;
+    },
+  },
+};

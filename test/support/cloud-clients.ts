@@ -1,0 +1,42 @@
+import { IAMClient } from '@aws-sdk/client-iam';
+import { STSClient } from '@aws-sdk/client-sts';
+import type { Clock } from '../../src/core/clock.js';
+import type { CloudServer } from './cloud-server.js';
+
+/** Credentials as the SDK takes them. */
+export interface Creds {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+/**
+ * SDK clients for the cloud. They sign with the test's clock (through the SDK's clock offset), so
+ * a test can move time across session expiry without the signature itself going stale.
+ */
+export function clientsFor(server: CloudServer, clock: Clock, creds: Creds, region = 'us-east-1') {
+  const common = {
+    region,
+    // A copy: the SDK annotates the credentials object it is given.
+    credentials: { ...creds },
+    maxAttempts: 1,
+    systemClockOffset: clock.now().getTime() - Date.now(),
+  };
+  return {
+    iam: new IAMClient({ ...common, endpoint: server.iamEndpoint }),
+    sts: new STSClient({ ...common, endpoint: server.stsEndpoint }),
+  };
+}
+
+/** The AWS error code and HTTP status of a rejected SDK call. */
+export async function failure(
+  p: Promise<unknown>,
+): Promise<{ code: string; status: number; message: string }> {
+  try {
+    await p;
+  } catch (e) {
+    const err = e as { name: string; message: string; $metadata?: { httpStatusCode?: number } };
+    return { code: err.name, status: err.$metadata?.httpStatusCode ?? 0, message: err.message };
+  }
+  throw new Error('expected the call to fail');
+}
