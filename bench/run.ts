@@ -1,12 +1,14 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { benchCloud } from './cloud.js';
 import { benchCore } from './core.js';
 import type { BenchResult } from './support.js';
 
 /** Every suite, in order; each returns its numbers, measured in this one run. */
 const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'core', run: benchCore },
+  { name: 'cloud', run: benchCloud },
 ];
 
 const only = process.argv.slice(2);

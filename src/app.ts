@@ -38,6 +38,11 @@ export interface AppDeps {
   sealKey?: Buffer;
   /** Where the event log lives; by default `<data>/keel.sqlite`. `:memory:` for tests. */
   databasePath?: string;
+  /**
+   * Whether each append wakes the reactors (default true). Tests that step through reactor moves
+   * one at a time turn it off and call `settle()` themselves.
+   */
+  wakeReactorsOnAppend?: boolean;
   /** More contexts to compose with the built-in ones (tests and embedding). */
   extraContexts?: (core: Core) => ContextModule[];
 }
@@ -138,7 +143,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     logger,
     contexts.flatMap((c) => c.timers ?? []),
   );
-  store.onAppended(() => reactors.notify());
+  if (deps.wakeReactorsOnAppend !== false) store.onAppended(() => reactors.notify());
 
   let contextsStarted = false;
   const startContexts = () => {

@@ -1,5 +1,5 @@
 import type { EventStore } from './event-store.js';
-import { IllegalTransitionError } from './errors.js';
+import { ConcurrencyError, IllegalTransitionError } from './errors.js';
 import type { AuditMetadata, NewEvent, StoredEvent } from './events.js';
 import type { Clock } from './clock.js';
 
@@ -59,12 +59,62 @@ export class CommandHandler {
     decide: (state: S, version: number) => readonly E[],
     metadata: AuditMetadata,
   ): Handled<S, E> {
-    // 1. Fold the stream.
-    const { state, version } = this.load(stream, decider);
-    // 2. Decide (may throw a KeelError).
+    const cache = this.#cacheFor(decider);
+    // Optimistic: trust the cached fold; the append's version check is the arbiter, and a stale
+    // cache (another writer appended) costs one refold and a second decision.
+    for (let attempt = 0; ; attempt++) {
+      const cached = attempt === 0 ? cache.get(stream) : undefined;
+      const { state, version } =
+        (cached as { state: S; version: number } | undefined) ?? this.load(stream, decider);
+      let proposed: readonly E[];
+      try {
+        proposed = this.#decideAndCheck(stream, decider, decide, state, version, metadata);
+      } catch (err) {
+        // A refusal based on a stale cache is not to be believed: refold and decide again.
+        if (cached !== undefined && this.#store.version(stream) !== version) {
+          cache.delete(stream);
+          continue;
+        }
+        throw err;
+      }
+      if (proposed.length === 0) {
+        // Nothing to do, unless the cached state was stale: check before answering so.
+        if (cached !== undefined && this.#store.version(stream) !== version) {
+          cache.delete(stream);
+          continue;
+        }
+        return { events: [], state, version };
+      }
+      // Append (with the inline projections) in one transaction. (with the inline projections) in one transaction.
+      let events: StoredEvent<E>[];
+      try {
+        events = this.#store.append(stream, proposed, { expectedVersion: version, metadata });
+      } catch (err) {
+        if (err instanceof ConcurrencyError && cached !== undefined) {
+          cache.delete(stream);
+          continue;
+        }
+        throw err;
+      }
+      // Fold what was stored, so the state carries the stored times and positions.
+      let folded = state;
+      for (const e of events) folded = decider.evolve(folded, e);
+      const newVersion = version + events.length;
+      this.#remember(cache, stream, { state: folded, version: newVersion });
+      return { events, state: folded, version: newVersion };
+    }
+  }
+
+  /** Decide, then check every proposed event against the state the earlier ones lead to. */
+  #decideAndCheck<S, E extends NewEvent>(
+    stream: string,
+    decider: Decider<S, E>,
+    decide: (state: S, version: number) => readonly E[],
+    state: S,
+    version: number,
+    metadata: AuditMetadata,
+  ): readonly E[] {
     const proposed = decide(state, version);
-    if (proposed.length === 0) return { events: [], state, version };
-    // 3. Every proposed event must be legal in the state it would follow.
     let next = state;
     proposed.forEach((event, i) => {
       if (decider.accepts !== undefined && !decider.accepts(next, event)) {
@@ -79,14 +129,7 @@ export class CommandHandler {
         next = decider.evolve(next, this.#provisional(stream, version + i + 1, event, metadata));
       }
     });
-    // 4. Append (with the inline projections) in one transaction.
-    const events = this.#store.append(stream, proposed, { expectedVersion: version, metadata });
-    // 5. Fold what was stored, so the state carries the stored times and positions.
-    let folded = state;
-    for (const e of events) folded = decider.evolve(folded, e);
-    const newVersion = version + events.length;
-    this.#remember(this.#cacheFor(decider), stream, { state: folded, version: newVersion });
-    return { events, state: folded, version: newVersion };
+    return proposed;
   }
 
   #provisional<E extends NewEvent>(

@@ -87,6 +87,12 @@ export class EventStore {
   readonly #inline: InlineApply;
   readonly #listeners = new Set<(events: readonly StoredEvent[]) => void>();
   readonly #stmts;
+  /**
+   * The end of the log as this process last wrote it, saving a query per append. Positions are
+   * dense, so if another writer appended meanwhile the insert hits the primary key and the append
+   * is retried from the database's end.
+   */
+  #last: { position: number; hash: string } | null = null;
   /** Built once: better-sqlite3 transaction wrappers are not free to create. */
   readonly #transaction: (
     stream: string,
@@ -149,7 +155,17 @@ export class EventStore {
     options: AppendOptions,
   ): StoredEvent<E>[] {
     if (events.length === 0) return [];
-    const stored = this.#transaction(stream, events, options) as StoredEvent<E>[];
+    let stored: StoredEvent<E>[];
+    try {
+      stored = this.#transaction(stream, events, options) as StoredEvent<E>[];
+    } catch (err) {
+      this.#last = null;
+      // Another writer (the CLI, say) appended since the cached end of the log: read it, retry.
+      if (!isPositionTaken(err)) throw err;
+      stored = this.#transaction(stream, events, options) as StoredEvent<E>[];
+    }
+    const end = stored[stored.length - 1]!;
+    this.#last = { position: end.position, hash: end.hash };
     for (const listener of this.#listeners) listener(stored);
     return stored;
   }
@@ -163,9 +179,9 @@ export class EventStore {
     if (expectedVersion !== 'any' && expectedVersion !== actual) {
       throw new ConcurrencyError(stream, expectedVersion, actual);
     }
-    const last = this.#stmts.last.get();
-    let prevHash = last?.hash ?? GENESIS_HASH;
-    let position = last?.position ?? 0;
+    const last = this.#last ?? this.#stmts.last.get() ?? { position: 0, hash: GENESIS_HASH };
+    let prevHash = last.hash;
+    let position = last.position;
     const time = this.#clock.now().toISOString();
     const metadataText = canonicalJson(metadata);
     const out: StoredEvent<E>[] = [];
@@ -236,6 +252,9 @@ export class EventStore {
     return () => this.#listeners.delete(listener);
   }
 }
+
+const isPositionTaken = (err: unknown): boolean =>
+  (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 
 /** Result of walking the chain: ok, or the first position whose hash does not match. */
 export type ChainVerdict =

@@ -1,4 +1,4 @@
-import { initialTransition, transition } from 'xstate';
+import { createActor, initialTransition } from 'xstate';
 import type { AnyStateMachine, EventFromLogic, SnapshotFrom } from 'xstate';
 import type { Decider } from './command-handler.js';
 import type { NewEvent, StoredEvent } from './events.js';
@@ -25,15 +25,40 @@ export function machineDecider<M extends AnyStateMachine>(
   type S = SnapshotFrom<M>;
   type E = EventFromLogic<M> & NewEvent;
   const events: unknown = machine.events;
+  const scope = inertScope(machine);
+  const transitionWith = (state: S, event: E): unknown =>
+    (machine.transition as (s: S, e: E, scope: unknown) => unknown)(state, event, scope);
   const known = new Set<string>(
     Array.isArray(events) ? events.filter((e): e is string => typeof e === 'string') : [],
   );
   return {
     initialState: () => initialTransition(machine as AnyStateMachine)[0] as S,
     evolve: (state: S, event: StoredEvent<E>) =>
-      known.has((event as NewEvent).type) ? transition(machine, state, event)[0] : state,
+      known.has((event as NewEvent).type) ? (transitionWith(state, event) as S) : state,
     accepts: (state: S, event: E) =>
       !known.has((event as NewEvent).type) || (state as { can(e: unknown): boolean }).can(event),
     describe: (state: S) => stateName((state as { value: unknown }).value),
+  };
+}
+
+/**
+ * xstate's `transition()` builds a fresh inert actor and system on every call, which costs more
+ * than the transition itself. Machines here are pure (no invoke, no spawn, no side effects: see
+ * machines/README.md), so one inert scope per machine serves every fold; actions that would
+ * need executing are dropped, exactly as `transition()` returns them unexecuted.
+ */
+function inertScope(machine: AnyStateMachine): unknown {
+  const self = createActor(machine);
+  const ignore = () => undefined;
+  return {
+    self,
+    id: self.id,
+    sessionId: self.sessionId,
+    logger: ignore,
+    defer: ignore,
+    emit: ignore,
+    system: self.system,
+    stopChild: ignore,
+    actionExecutor: ignore,
   };
 }

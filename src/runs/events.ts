@@ -225,5 +225,24 @@ export type ConfigurationVersionEvent =
   | ConfigurationVersionErrored
   | ConfigurationVersionArchived;
 
+// ---- state versions --------------------------------------------------------------------------
+
+/** A new state for a workspace, recorded by the executor after an apply (the state is in the log). */
+export type StateVersionCreated = {
+  type: 'StateVersionCreated';
+  data: {
+    id: string;
+    workspaceId: string;
+    runId: string | null;
+    serial: number;
+    lineage: string;
+    md5: string;
+    /** The state document (JSON text). */
+    state: string;
+    resources: number;
+    engineVersion: string | null;
+  };
+};
+
 export type RunsContextEvent =
-  OrganizationEvent | WorkspaceEvent | ConfigurationVersionEvent | RunEvent;
+  StateVersionCreated | OrganizationEvent | WorkspaceEvent | ConfigurationVersionEvent | RunEvent;

@@ -11,10 +11,13 @@ import { RunsModel } from './model.js';
 import { organizationProjection } from './organizations/projection.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { executorCommands, runDecider } from './run/commands.js';
+import { commentRoutes } from './run/comments.js';
 import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
 import { runProjection } from './run/projection.js';
 import { queueReactor, reconcileWorkspace } from './run/queue.js';
 import { runRoutes } from './run/routes.js';
+import { stateVersionProjection } from './state-versions/projection.js';
+import { recordStateVersion, stateVersionRoutes } from './state-versions/routes.js';
 import { workspaceProjection } from './workspaces/projection.js';
 import { workspaceRoutes } from './workspaces/routes.js';
 
@@ -48,6 +51,13 @@ export interface RunsContext {
   readonly executor: RunExecutor;
   /** Routes without a token (upload and log addresses); mounted under `/api/v2` before authentication and body parsing. */
   readonly publicRoutes: Router;
+  /** Record a workspace's new state (the executor, after an apply). */
+  recordStateVersion(input: {
+    workspaceId: string;
+    runId: string | null;
+    state: string;
+    engineVersion?: string | null;
+  }): { id: string; serial: number };
   /** Bring one workspace's queue to its next step now (the reactor does this after every event). */
   reconcile(workspaceId: string): void;
 }
@@ -74,6 +84,8 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   configurationVersionRoutes(routes, model);
   runRoutes(routes, model, runListLimit);
   phaseRoutes(routes, model);
+  commentRoutes(routes, model);
+  stateVersionRoutes(routes, model);
 
   const publicRoutes = new Router();
   archivistUploadRoutes(publicRoutes, model);
@@ -97,12 +109,14 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
     executor,
     publicRoutes,
     reconcile: (workspaceId) => reconcileWorkspace(model, workspaceId),
+    recordStateVersion: (input) => recordStateVersion(model, input),
     module: {
       name: 'runs',
       // Order matters: the workspaces read model looks up rows of the two before it.
       projections: [
         configurationVersionProjection,
         runProjection,
+        stateVersionProjection,
         organizationProjection,
         workspaceProjection,
       ],

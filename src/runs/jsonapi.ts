@@ -73,7 +73,7 @@ export function pageOf(ctx: Context): Page {
 
 /** The absolute address of this request with another page number. */
 function pageUrl(ctx: Context, page: number, size: number): string {
-  const url = new URL(ctx.originalUrl, ctx.origin);
+  const url = new URL(ctx.originalUrl, `${ctx.protocol}://${ctx.host || 'localhost'}`);
   url.searchParams.set('page[number]', String(page));
   url.searchParams.set('page[size]', String(size));
   return url.toString();

@@ -21,7 +21,7 @@ afterAll(async () => {
 
 describe('the builtin driver through the API', () => {
   it('plans 1 to add, applies 1 added, finds no changes next time, and destroys it', async () => {
-    const { ws } = await flow.workspace();
+    const { org, ws, name } = await flow.workspace();
     const cv = await flow.upload(ws, ONE_RESOURCE);
 
     const first = await flow.run(ws, {}, cv);
@@ -51,10 +51,7 @@ describe('the builtin driver through the API', () => {
     expect(apply.log).toContain('aws_instance.web: Creating...');
     expect(apply.log).toContain('Apply complete! Resources: 1 added, 0 changed, 0 destroyed.');
     const sv1 = await flow.call('GET', `/workspaces/${ws}/current-state-version`, undefined, 200);
-    expect(sv1.doc.data.attributes).toMatchObject({
-      serial: 1,
-      resources: [{ type: 'aws_instance', name: 'web', count: 1 }],
-    });
+    expect(sv1.doc.data.attributes).toMatchObject({ serial: 1, 'terraform-version': '1.9.8' });
     expect(sv1.doc.data.relationships.run?.data?.id).toBe(first);
 
     const second = await flow.run(ws, {}, cv);
@@ -79,19 +76,11 @@ describe('the builtin driver through the API', () => {
 
     const versions = await flow.call<ListDoc>(
       'GET',
-      `/workspaces/${ws}/state-versions`,
+      `/state-versions?filter%5Borganization%5D%5Bname%5D=${org}&filter%5Bworkspace%5D%5Bname%5D=${name}`,
       undefined,
       200,
     );
-    expect(
-      versions.doc.data.map((v) => [
-        v.attributes.serial,
-        (v.attributes.resources as unknown[]).length,
-      ]),
-    ).toEqual([
-      [2, 0],
-      [1, 1],
-    ]);
+    expect(versions.doc.data.map((v) => v.attributes.serial)).toEqual([2, 1]);
     const download = await t.request(
       'GET',
       `/api/v2/state-versions/${versions.doc.data[0]?.id ?? ''}/download`,

@@ -39,7 +39,9 @@ export class Flow {
     return { status: res.status, doc: res.json as T, text: res.text };
   }
 
-  async workspace(attributes: Record<string, unknown> = {}): Promise<{ org: string; ws: string }> {
+  async workspace(
+    attributes: Record<string, unknown> = {},
+  ): Promise<{ org: string; ws: string; name: string }> {
     const org = `org-${++this.#n}`;
     await this.call(
       'POST',
@@ -53,7 +55,7 @@ export class Flow {
       { data: { type: 'workspaces', attributes: { name: `ws-${this.#n}`, ...attributes } } },
       201,
     );
-    return { org, ws: ws.doc.data.id };
+    return { org, ws: ws.doc.data.id, name: `ws-${this.#n}` };
   }
 
   /** A configuration version holding `files`, uploaded through its secret upload address. */

@@ -1,28 +1,16 @@
-import Koa from 'koa';
-import type { Middleware } from 'koa';
-import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as tar from 'tar';
-import { loadConfig, type Config } from '../../src/config.js';
+import type { Config } from '../../src/config.js';
 import type { Core } from '../../src/context.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { CommandHandler } from '../../src/core/command-handler.js';
-import { migrate } from '../../src/core/database.js';
-import { EventStore } from '../../src/core/event-store.js';
 import { systemMetadata } from '../../src/core/events.js';
-import { sequentialIds } from '../../src/core/ids.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { Projections } from '../../src/core/projections.js';
-import { Reactors } from '../../src/core/reactors.js';
-import { scheduleProjection } from '../../src/core/schedule.js';
-import { Sealer } from '../../src/core/seal.js';
-import { jsonApiErrors } from '../../src/http/errors.js';
-import { createRunsRateLimits, runsSurface } from '../../src/http/runs-surface.js';
-import { listen, type ListeningServer } from '../../src/http/server.js';
-import { createIdentityContext } from '../../src/runs/identity/index.js';
-import { createRunsContext, PUBLIC_PATHS, type RunsContext } from '../../src/runs/index.js';
+import type { Projections } from '../../src/core/projections.js';
+import { createIdentityCommands } from '../../src/runs/identity/commands.js';
+import { identityQueries } from '../../src/runs/identity/projection.js';
+import type { RunsContext } from '../../src/runs/index.js';
+import { startTestApp } from './app.js';
 
 /**
  * The runs API in process on a loopback port: the real core, read models, reactors and HTTP
@@ -85,95 +73,20 @@ export interface RunsHarness {
 }
 
 export async function startRunsHarness(
-  options: { config?: Record<string, string | boolean> } = {},
+  options: { config?: Partial<Config>; wakeReactors?: boolean } = {},
 ): Promise<RunsHarness> {
   const clock = new ManualClock('2026-03-01T12:00:00.000Z');
-  const ids = sequentialIds();
-  const logger = silentLogger();
-  const db = new Database(':memory:');
-  migrate(db);
-  const config: Config = loadConfig(
-    { data: tmpdir(), 'rate-limit': false, listen: '127.0.0.1:0', ...options.config },
-    {},
-  );
-  let inline: (e: Parameters<Projections['apply']>[0]) => void = () => undefined;
-  const store = new EventStore(db, clock, (e) => inline(e));
-  const handler = new CommandHandler(store, clock);
-  const sealer = new Sealer(Buffer.alloc(32, 7));
-  const identity = createIdentityContext({
-    db,
-    store,
-    handler,
-    sealer,
+  // Reactors (the queue) move only on settle(), so each step is observable.
+  const t = await startTestApp({
     clock,
-    ids,
-    logger,
-    config,
+    config: options.config,
+    deps: { wakeReactorsOnAppend: options.wakeReactors ?? false },
   });
-  let server: ListeningServer | null = null;
-  // The public address is known only once the server listens; upload and log URLs read it lazily.
-  const core: Core = {
-    db,
-    store,
-    handler,
-    sealer,
-    clock,
-    ids,
-    logger,
-    get config() {
-      return { ...config, publicAddress: server?.url ?? config.publicAddress };
-    },
-  };
-  const runs = createRunsContext(core);
-  const projections = new Projections(db, [
-    scheduleProjection,
-    ...identity.module.projections,
-    ...runs.module.projections,
-  ]);
-  projections.open((after, limit) => store.readAll(after, limit));
-  inline = projections.apply;
-  const reactors = new Reactors(db, store, logger, runs.module.reactors ?? []);
-
-  const limits = createRunsRateLimits(clock, config.rateLimit);
-  const koa = new Koa();
-  koa.use(async (ctx, next) => {
-    ctx.state.requestId = 'req-test';
-    await next();
-  });
-  const publicRoutes = runs.publicRoutes.routes() as Middleware;
-  const errors = jsonApiErrors(logger);
-  koa.use(async (ctx, next) => {
-    if (!PUBLIC_PATHS.some((re) => re.test(ctx.path))) {
-      await next();
-      return;
-    }
-    ctx.newRouterPath = ctx.path.slice('/api/v2'.length);
-    await errors(ctx, async () => {
-      await publicRoutes(ctx, async () => undefined);
-    });
-  });
-  koa.use(
-    runsSurface(
-      {
-        clock,
-        logger,
-        bodyLimitBytes: config.bodyLimitBytes,
-        rateLimit: config.rateLimit,
-        principal: identity.principal,
-        routers: [identity.module.runsRoutes!, runs.module.runsRoutes!],
-      },
-      limits,
-    ),
-  );
-  server = await listen(koa.callback(), '127.0.0.1', 0);
-
+  const { app } = t;
   const meta = systemMetadata('test');
-  const admin = identity.commands.createUser(
-    { username: 'admin', email: 'admin@example.com', admin: true },
-    meta,
-  );
+  const identity = createIdentityCommands(app.core, identityQueries(app.core.db));
   const tokenFor = (id: string, name: string) =>
-    identity.commands.createToken(
+    identity.createToken(
       {
         kind: 'user',
         ownerId: id,
@@ -185,19 +98,18 @@ export async function startRunsHarness(
       },
       meta,
     ).token;
-  const adminToken = tokenFor(admin.id, 'admin');
-  const url = server.url;
+  const url = t.server.url;
 
   return {
     url,
     clock,
-    core,
-    runs,
-    projections,
-    adminToken,
+    core: app.core,
+    runs: app.runs,
+    projections: app.projections,
+    adminToken: t.tokens.runs.user_token,
     async api(method, path, o = {}) {
       const headers: Record<string, string> = {};
-      const token = o.token === undefined ? adminToken : o.token;
+      const token = o.token === undefined ? t.tokens.runs.user_token : o.token;
       if (token !== null) headers.authorization = `Bearer ${token}`;
       let body: string | Uint8Array | undefined;
       if (o.raw !== undefined) {
@@ -207,11 +119,12 @@ export async function startRunsHarness(
         body = typeof o.body === 'string' ? o.body : JSON.stringify(o.body);
         headers['content-type'] = o.contentType ?? 'application/vnd.api+json';
       }
-      const res = await fetch(path.startsWith('http') ? path : `${url}/api/v2${path}`, {
-        method,
-        headers,
-        body,
-      });
+      // Absolute addresses (upload and log URLs) carry the configured public address; the test
+      // server listens on a random port, so only their path is used.
+      const target = path.startsWith('http')
+        ? `${url}${new URL(path).pathname}${new URL(path).search}`
+        : `${url}/api/v2${path}`;
+      const res = await fetch(target, { method, headers, body: body as BodyInit | undefined });
       const text = await res.text();
       let json = {} as Body;
       try {
@@ -221,13 +134,10 @@ export async function startRunsHarness(
       }
       return { status: res.status, headers: res.headers, text, json };
     },
-    settle: () => reactors.settle(),
-    async close() {
-      await server?.close();
-      db.close();
-    },
+    settle: () => t.settle(),
+    close: () => t.close(),
     user(name) {
-      const u = identity.commands.createUser(
+      const u = identity.createUser(
         { username: name, email: `${name}@example.com`, admin: false },
         meta,
       );

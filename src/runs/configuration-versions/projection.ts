@@ -1,4 +1,5 @@
 import type { Db } from '../../core/database.js';
+import { statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { ConfigurationVersionStatus } from '../../../machines/configuration-version.machine.js';
@@ -138,11 +139,15 @@ export const configurationVersionProjection: Projection = {
 
 /** Read access to configuration versions. */
 export class ConfigurationVersionQueries {
-  constructor(private readonly db: Db) {}
+  /** Statements are prepared on first use and kept (see core/sql.ts). */
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(db: Db) {
+    this.sql = statements(db);
+  }
 
   get(id: string): ConfigurationVersionRow | null {
-    const r = this.db.prepare(`SELECT * FROM ${CVS_TABLE} WHERE id = ?`).get(id) as
-      DbRow | undefined;
+    const r = this.sql(`SELECT * FROM ${CVS_TABLE} WHERE id = ?`).get(id) as DbRow | undefined;
     return r === undefined ? null : toRow(r);
   }
 
@@ -152,15 +157,13 @@ export class ConfigurationVersionQueries {
     offset: number,
   ): { rows: ConfigurationVersionRow[]; total: number } {
     const total = (
-      this.db
-        .prepare(`SELECT COUNT(*) AS n FROM ${CVS_TABLE} WHERE workspace_id = ?`)
-        .get(workspaceId) as { n: number }
+      this.sql(`SELECT COUNT(*) AS n FROM ${CVS_TABLE} WHERE workspace_id = ?`).get(
+        workspaceId,
+      ) as { n: number }
     ).n;
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM ${CVS_TABLE} WHERE workspace_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?`,
-      )
-      .all(workspaceId, limit, offset) as DbRow[];
+    const rows = this.sql(
+      `SELECT * FROM ${CVS_TABLE} WHERE workspace_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?`,
+    ).all(workspaceId, limit, offset) as DbRow[];
     return { rows: rows.map(toRow), total };
   }
 }

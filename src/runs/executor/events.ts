@@ -1,9 +1,8 @@
 import type { Sealed } from '../../core/seal.js';
-import type { StateV4 } from './types.js';
 
 /**
- * The executor context's events. Plan artifacts live on `<run id>:plan-artifact`, state versions
- * on their own id, workspace variables on theirs. Each is recorded in the same transaction as the
+ * The executor context's events. Plan artifacts live on `<run id>:plan-artifact`, workspace
+ * variables on their own id. Each is recorded in the same transaction as the
  * run event it belongs to.
  */
 
@@ -11,20 +10,6 @@ import type { StateV4 } from './types.js';
 export type PlanArtifactRecorded = {
   type: 'PlanArtifactRecorded';
   data: { runId: string; driver: 'builtin' | 'command'; artifact: string /* base64 */ };
-};
-
-/** A new state for a workspace, produced by an apply (or a failed or canceled one that changed it). */
-export type StateVersionCreated = {
-  type: 'StateVersionCreated';
-  data: {
-    id: string;
-    workspaceId: string;
-    runId: string | null;
-    serial: number;
-    lineage: string;
-    md5: string;
-    state: StateV4;
-  };
 };
 
 /** A workspace variable; a sensitive value is sealed and never leaves the daemon again. */
@@ -58,7 +43,6 @@ export type WorkspaceVariableDeleted = { type: 'WorkspaceVariableDeleted'; data:
 
 export type ExecutorEvent =
   | PlanArtifactRecorded
-  | StateVersionCreated
   | WorkspaceVariableCreated
   | WorkspaceVariableUpdated
   | WorkspaceVariableDeleted;

@@ -21,7 +21,6 @@ import type { LiveLogs } from './logs.js';
 import { fileLiveLogs, memoryLiveLogs } from './logs.js';
 import { phaseRunOf, runsPort } from './port.js';
 import { ExecutorQueries, executorProjection } from './projection.js';
-import { stateVersionRoutes } from './state-versions.js';
 import { Executor } from './service.js';
 import { variableRoutes } from './variables.js';
 
@@ -180,7 +179,6 @@ export function createExecutorContext(
 
   const routes = new Router();
   variableRoutes(routes, core, runs.model, queries);
-  stateVersionRoutes(routes, runs.model, queries);
   checkRoutes(routes, core, runs, checks);
   runTaskRoutes(routes, core, runs, taskQueries);
   const publicRoutes = new Router();

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Core } from '../../context.js';
 import type { Decider } from '../../core/command-handler.js';
 import { systemMetadata } from '../../core/events.js';
@@ -6,6 +5,7 @@ import type { NewEvent } from '../../core/events.js';
 import { isSealed } from '../../core/seal.js';
 import type { RunsContext, RunRow } from '../index.js';
 import { applyIdOf, planIdOf } from '../run/presenters.js';
+import { StateVersionQueries } from '../state-versions/projection.js';
 import type { ExecutorEvent } from './events.js';
 import type { ExecutorQueries } from './projection.js';
 import type { ExecutorPort, PhaseRun } from './service.js';
@@ -46,24 +46,17 @@ export function runsPort(
   moreStages: (runId: string, hasChanges: boolean) => boolean,
 ): ExecutorPort {
   const metadata = systemMetadata('executor');
+  const states = new StateVersionQueries(core.db);
   const record = (stream: string, event: ExecutorEvent) =>
     core.handler.handle(stream, appendOnly, () => [event], metadata);
   const recordState = (runId: string, state: StateV4) => {
     const run = runs.model.runs.get(runId);
     if (!run) return;
-    const id = core.ids.id('sv');
-    const text = JSON.stringify(state);
-    record(id, {
-      type: 'StateVersionCreated',
-      data: {
-        id,
-        workspaceId: run.workspaceId,
-        runId,
-        serial: state.serial,
-        lineage: state.lineage,
-        md5: createHash('md5').update(text).digest('hex'),
-        state,
-      },
+    runs.recordStateVersion({
+      workspaceId: run.workspaceId,
+      runId,
+      state: JSON.stringify(state),
+      engineVersion: state.terraform_version,
     });
   };
   const inFlight = (runId: string) => {
@@ -80,7 +73,12 @@ export function runsPort(
         throw new Error(`configuration version ${cvId} has no uploaded configuration`);
       return Buffer.from(data.archive, 'base64');
     },
-    currentState: (workspaceId) => queries.currentState(workspaceId)?.state ?? null,
+    currentState: (workspaceId) => {
+      const current = states.current(workspaceId);
+      if (current === null) return null;
+      const created = core.store.readStream(current.id)[0]?.data as { state?: string } | undefined;
+      return created?.state ? (JSON.parse(created.state) as StateV4) : null;
+    },
     workspaceVariables: (workspaceId) =>
       queries.variables(workspaceId).map((v) => ({
         key: v.key,

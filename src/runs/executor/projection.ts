@@ -3,27 +3,13 @@ import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { Sealed } from '../../core/seal.js';
 import type { ExecutorEvent } from './events.js';
-import type { StateV4 } from './types.js';
 
 /**
- * Read models of the executor: plan artifacts by run, state versions by workspace, and workspace
- * variables. Sealed values stay sealed here; they are unsealed only to run a phase.
+ * Read models of the executor: plan artifacts by run and workspace variables. Sealed values stay sealed here; they are unsealed only to run a phase.
  */
 
 const ARTIFACTS = 'exec_plan_artifacts';
-const STATES = 'exec_state_versions';
 const VARIABLES = 'exec_workspace_variables';
-
-export interface StateVersionRow {
-  id: string;
-  workspaceId: string;
-  runId: string | null;
-  serial: number;
-  lineage: string;
-  md5: string;
-  createdAt: string;
-  state: StateV4;
-}
 
 export interface VariableRow {
   id: string;
@@ -39,14 +25,10 @@ export interface VariableRow {
 export const executorProjection: Projection = {
   name: 'executor',
   version: 1,
-  tables: [ARTIFACTS, STATES, VARIABLES],
+  tables: [ARTIFACTS, VARIABLES],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${ARTIFACTS} (run_id TEXT PRIMARY KEY, driver TEXT NOT NULL, artifact TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS ${STATES} (
-        id TEXT PRIMARY KEY, seq INTEGER NOT NULL, workspace_id TEXT NOT NULL, run_id TEXT,
-        serial INTEGER NOT NULL, lineage TEXT NOT NULL, md5 TEXT NOT NULL, created_at TEXT NOT NULL, state TEXT NOT NULL);
-      CREATE INDEX IF NOT EXISTS ${STATES}_ws ON ${STATES} (workspace_id, seq);
       CREATE TABLE IF NOT EXISTS ${VARIABLES} (
         id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
         description TEXT, category TEXT NOT NULL, hcl INTEGER NOT NULL, sensitive INTEGER NOT NULL);
@@ -54,9 +36,6 @@ export const executorProjection: Projection = {
     `);
     const putArtifact = db.prepare(
       `INSERT OR REPLACE INTO ${ARTIFACTS} (run_id, driver, artifact) VALUES (?, ?, ?)`,
-    );
-    const putState = db.prepare(
-      `INSERT OR REPLACE INTO ${STATES} (id, seq, workspace_id, run_id, serial, lineage, md5, created_at, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const putVariable = db.prepare(
       `INSERT OR REPLACE INTO ${VARIABLES} (id, workspace_id, key, value, description, category, hcl, sensitive) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -82,21 +61,6 @@ export const executorProjection: Projection = {
         case 'PlanArtifactRecorded':
           putArtifact.run(event.data.runId, event.data.driver, event.data.artifact);
           return;
-        case 'StateVersionCreated': {
-          const d = event.data;
-          putState.run(
-            d.id,
-            stored.position,
-            d.workspaceId,
-            d.runId,
-            d.serial,
-            d.lineage,
-            d.md5,
-            stored.time,
-            JSON.stringify(d.state),
-          );
-          return;
-        }
         case 'WorkspaceVariableCreated':
           writeVariable(event.data);
           return;
@@ -137,28 +101,6 @@ const toVariable = (r: VariableDbRow): VariableRow => ({
   sensitive: r.sensitive === 1,
 });
 
-interface StateDbRow {
-  id: string;
-  workspace_id: string;
-  run_id: string | null;
-  serial: number;
-  lineage: string;
-  md5: string;
-  created_at: string;
-  state: string;
-}
-
-const toState = (r: StateDbRow): StateVersionRow => ({
-  id: r.id,
-  workspaceId: r.workspace_id,
-  runId: r.run_id,
-  serial: r.serial,
-  lineage: r.lineage,
-  md5: r.md5,
-  createdAt: r.created_at,
-  state: JSON.parse(r.state) as StateV4,
-});
-
 /** Queries over the executor's read models. */
 export class ExecutorQueries {
   readonly #db: Db;
@@ -174,41 +116,6 @@ export class ExecutorQueries {
       )
       .get(runId);
     return row ? { driver: row.driver, artifact: Buffer.from(row.artifact, 'base64') } : null;
-  }
-
-  currentState(workspaceId: string): StateVersionRow | null {
-    const row = this.#db
-      .prepare<[string], StateDbRow>(
-        `SELECT * FROM ${STATES} WHERE workspace_id = ? ORDER BY seq DESC LIMIT 1`,
-      )
-      .get(workspaceId);
-    return row ? toState(row) : null;
-  }
-
-  stateVersion(id: string): StateVersionRow | null {
-    const row = this.#db
-      .prepare<[string], StateDbRow>(`SELECT * FROM ${STATES} WHERE id = ?`)
-      .get(id);
-    return row ? toState(row) : null;
-  }
-
-  stateVersions(
-    workspaceId: string,
-    limit: number,
-    offset: number,
-  ): { rows: StateVersionRow[]; total: number } {
-    const rows = this.#db
-      .prepare<[string, number, number], StateDbRow>(
-        `SELECT * FROM ${STATES} WHERE workspace_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?`,
-      )
-      .all(workspaceId, limit, offset);
-    const total =
-      this.#db
-        .prepare<[string], { n: number }>(
-          `SELECT COUNT(*) AS n FROM ${STATES} WHERE workspace_id = ?`,
-        )
-        .get(workspaceId)?.n ?? 0;
-    return { rows: rows.map(toState), total };
   }
 
   variables(workspaceId: string): VariableRow[] {

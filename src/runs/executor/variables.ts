@@ -36,7 +36,6 @@ export const variableDecider: Decider<VariableState, ExecutorEvent> = {
       case 'WorkspaceVariableDeleted':
         return { exists: false };
       case 'PlanArtifactRecorded':
-      case 'StateVersionCreated':
         return state;
       default: {
         const _never: never = event;

@@ -1,4 +1,5 @@
 import type { Db } from '../../core/database.js';
+import { statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { RunsPrincipal } from '../../http/types.js';
@@ -137,10 +138,15 @@ const union = (a: WorkspaceAccess, b: WorkspaceAccess): WorkspaceAccess => ({
 
 /** Queries over organizations and teams, and the access rule. */
 export class OrganizationQueries {
-  constructor(private readonly db: Db) {}
+  /** Statements are prepared on first use and kept (see core/sql.ts). */
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(db: Db) {
+    this.sql = statements(db);
+  }
 
   organization(name: string): OrganizationRow | null {
-    const r = this.db.prepare(`SELECT * FROM ${T.orgs} WHERE name = ?`).get(name) as
+    const r = this.sql(`SELECT * FROM ${T.orgs} WHERE name = ?`).get(name) as
       { name: string; email: string; owners_team_id: string; created_at: string } | undefined;
     return r === undefined
       ? null
@@ -148,13 +154,13 @@ export class OrganizationQueries {
   }
 
   organizations(): OrganizationRow[] {
-    return (
-      this.db.prepare(`SELECT name FROM ${T.orgs} ORDER BY name`).all() as { name: string }[]
-    ).map((r) => this.organization(r.name)!);
+    return (this.sql(`SELECT name FROM ${T.orgs} ORDER BY name`).all() as { name: string }[]).map(
+      (r) => this.organization(r.name)!,
+    );
   }
 
   team(id: string): TeamRow | null {
-    const r = this.db.prepare(`SELECT * FROM ${T.teams} WHERE id = ?`).get(id) as
+    const r = this.sql(`SELECT * FROM ${T.teams} WHERE id = ?`).get(id) as
       | { id: string; organization: string; name: string; owners: number; created_at: string }
       | undefined;
     return r === undefined
@@ -170,29 +176,30 @@ export class OrganizationQueries {
 
   teams(organization: string): TeamRow[] {
     return (
-      this.db
-        .prepare(`SELECT id FROM ${T.teams} WHERE organization = ? ORDER BY name`)
-        .all(organization) as { id: string }[]
+      this.sql(`SELECT id FROM ${T.teams} WHERE organization = ? ORDER BY name`).all(
+        organization,
+      ) as { id: string }[]
     ).map((r) => this.team(r.id)!);
   }
 
   teamByName(organization: string, name: string): TeamRow | null {
-    const r = this.db
-      .prepare(`SELECT id FROM ${T.teams} WHERE organization = ? AND name = ?`)
-      .get(organization, name) as { id: string } | undefined;
+    const r = this.sql(`SELECT id FROM ${T.teams} WHERE organization = ? AND name = ?`).get(
+      organization,
+      name,
+    ) as { id: string } | undefined;
     return r === undefined ? null : this.team(r.id);
   }
 
   members(teamId: string): string[] {
     return (
-      this.db
-        .prepare(`SELECT user_id FROM ${T.members} WHERE team_id = ? ORDER BY user_id`)
-        .all(teamId) as { user_id: string }[]
+      this.sql(`SELECT user_id FROM ${T.members} WHERE team_id = ? ORDER BY user_id`).all(
+        teamId,
+      ) as { user_id: string }[]
     ).map((r) => r.user_id);
   }
 
   teamAccess(id: string): TeamAccessRow | null {
-    const r = this.db.prepare(`SELECT * FROM ${T.access} WHERE id = ?`).get(id) as
+    const r = this.sql(`SELECT * FROM ${T.access} WHERE id = ?`).get(id) as
       { id: string; team_id: string; workspace_id: string; access: TeamAccessLevel } | undefined;
     return r === undefined
       ? null
@@ -201,9 +208,9 @@ export class OrganizationQueries {
 
   teamAccessOn(workspaceId: string): TeamAccessRow[] {
     return (
-      this.db
-        .prepare(`SELECT id FROM ${T.access} WHERE workspace_id = ? ORDER BY id`)
-        .all(workspaceId) as { id: string }[]
+      this.sql(`SELECT id FROM ${T.access} WHERE workspace_id = ? ORDER BY id`).all(
+        workspaceId,
+      ) as { id: string }[]
     ).map((r) => this.teamAccess(r.id)!);
   }
 
@@ -212,11 +219,9 @@ export class OrganizationQueries {
     if (principal.admin) return true;
     if (principal.kind !== 'user') return principal.organization === organization;
     return (
-      this.db
-        .prepare(
-          `SELECT 1 FROM ${T.members} m JOIN ${T.teams} t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization = ? LIMIT 1`,
-        )
-        .get(principal.id, organization) !== undefined
+      this.sql(
+        `SELECT 1 FROM ${T.members} m JOIN ${T.teams} t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization = ? LIMIT 1`,
+      ).get(principal.id, organization) !== undefined
     );
   }
 
@@ -233,11 +238,9 @@ export class OrganizationQueries {
         );
       case 'user':
         return (
-          this.db
-            .prepare(
-              `SELECT 1 FROM ${T.members} m JOIN ${T.teams} t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization = ? AND t.owners = 1`,
-            )
-            .get(principal.id, organization) !== undefined
+          this.sql(
+            `SELECT 1 FROM ${T.members} m JOIN ${T.teams} t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization = ? AND t.owners = 1`,
+          ).get(principal.id, organization) !== undefined
         );
       default: {
         const _never: never = principal.kind;
@@ -254,15 +257,14 @@ export class OrganizationQueries {
     if (this.owns(principal, workspace.organization)) return FULL_ACCESS;
     const levels =
       principal.kind === 'team'
-        ? (this.db
-            .prepare(`SELECT access FROM ${T.access} WHERE workspace_id = ? AND team_id = ?`)
-            .all(workspace.id, principal.id) as { access: TeamAccessLevel }[])
+        ? (this.sql(`SELECT access FROM ${T.access} WHERE workspace_id = ? AND team_id = ?`).all(
+            workspace.id,
+            principal.id,
+          ) as { access: TeamAccessLevel }[])
         : principal.kind === 'user'
-          ? (this.db
-              .prepare(
-                `SELECT a.access FROM ${T.access} a JOIN ${T.members} m ON m.team_id = a.team_id WHERE a.workspace_id = ? AND m.user_id = ?`,
-              )
-              .all(workspace.id, principal.id) as { access: TeamAccessLevel }[])
+          ? (this.sql(
+              `SELECT a.access FROM ${T.access} a JOIN ${T.members} m ON m.team_id = a.team_id WHERE a.workspace_id = ? AND m.user_id = ?`,
+            ).all(workspace.id, principal.id) as { access: TeamAccessLevel }[])
           : [];
     return levels.map((l) => accessOfLevel(l.access)).reduce(union, NO_ACCESS);
   }

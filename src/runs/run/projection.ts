@@ -1,4 +1,5 @@
 import { initialTransition, transition } from 'xstate';
+import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
@@ -17,6 +18,8 @@ import { operationOf, statusOf, timestampKey, type RunSnapshot } from '../lifecy
  * `actions.*` can be derived at read time, the creation attributes, and the plan and apply phases.
  * `seq` (the log position of `RunCreated`) orders runs; `listed_seq` numbers a workspace's
  * non-plan-only runs 1, 2, 3… so its default list is a range scan that costs the page only.
+ * JSON columns are canonical (sorted keys) wherever event data flows in, so a replay, which reads
+ * events back from the log, writes byte-identical rows.
  */
 
 export const RUNS_TABLE = 'runs_runs';
@@ -145,7 +148,7 @@ function movePhases(
 /** The projection. It folds each run event through the machine, exactly as the command side does. */
 export const runProjection: Projection = {
   name: 'runs-runs',
-  version: 1,
+  version: 2,
   tables: [RUNS_TABLE, RUN_LOGS_TABLE],
   setup(db: Db) {
     db.exec(`
@@ -158,7 +161,8 @@ export const runProjection: Projection = {
       CREATE INDEX IF NOT EXISTS runs_runs_ws ON ${RUNS_TABLE} (workspace_id, seq);
       CREATE UNIQUE INDEX IF NOT EXISTS runs_runs_ws_listed ON ${RUNS_TABLE} (workspace_id, listed_seq);
       CREATE INDEX IF NOT EXISTS runs_runs_org ON ${RUNS_TABLE} (organization, seq);
-      CREATE INDEX IF NOT EXISTS runs_runs_ws_status ON ${RUNS_TABLE} (workspace_id, status, seq);
+      -- the queue's lookups (oldest pending run that waits for the lock, runs that bypass it) are range scans
+      CREATE INDEX IF NOT EXISTS runs_runs_queue ON ${RUNS_TABLE} (workspace_id, status, plan_only, save_plan, seq);
       CREATE TABLE IF NOT EXISTS ${RUN_LOGS_TABLE} (
         run_id TEXT NOT NULL, phase TEXT NOT NULL, log TEXT NOT NULL, json_output TEXT,
         PRIMARY KEY (run_id, phase));
@@ -208,11 +212,11 @@ export const runProjection: Projection = {
           message: d.message,
           created_at: e.time,
           created_by_name: e.metadata.actor?.name ?? null,
-          context: JSON.stringify(snapshot.context),
-          attrs: JSON.stringify(d),
+          context: canonicalJson(snapshot.context),
+          attrs: canonicalJson(d),
           status_timestamps: JSON.stringify({ 'plan-queueable-at': e.time }),
-          plan: JSON.stringify(newPhase()),
-          apply: JSON.stringify(newPhase()),
+          plan: canonicalJson(newPhase()),
+          apply: canonicalJson(newPhase()),
         });
         return;
       }
@@ -226,10 +230,10 @@ export const runProjection: Projection = {
       s.update.run({
         id: row.id,
         status: after,
-        context: JSON.stringify(next.context),
+        context: canonicalJson(next.context),
         status_timestamps: JSON.stringify(row.statusTimestamps),
-        plan: JSON.stringify(row.plan),
-        apply: JSON.stringify(row.apply),
+        plan: canonicalJson(row.plan),
+        apply: canonicalJson(row.apply),
       });
       const log = logOf(e, row.status);
       if (log !== null) s.log.run(row.id, log.phase, log.text, log.json);
@@ -243,7 +247,7 @@ function logOf(
   before: RunStatus,
 ): { phase: 'plan' | 'apply'; text: string; json: string | null } | null {
   if (e.type === 'RunPlanFinished')
-    return { phase: 'plan', text: e.data.log, json: JSON.stringify(e.data.jsonOutput ?? null) };
+    return { phase: 'plan', text: e.data.log, json: canonicalJson(e.data.jsonOutput ?? null) };
   if (e.type === 'RunApplyFinished') return { phase: 'apply', text: e.data.log, json: null };
   if ((e.type === 'RunErrored' || e.type === 'RunCanceled') && e.data.log !== null) {
     return {

@@ -1,4 +1,5 @@
 import type { Db } from '../../core/database.js';
+import { statements } from '../../core/sql.js';
 import type { RunStatus } from '../../../machines/run.machine.js';
 import type { RunOperation } from '../lifecycle.js';
 import type { Page } from '../jsonapi.js';
@@ -85,10 +86,15 @@ const isDefault = (f: RunFilters): boolean =>
 
 /** Read access to runs. */
 export class RunQueries {
-  constructor(private readonly db: Db) {}
+  /** Statements are prepared on first use and kept (see core/sql.ts). */
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(db: Db) {
+    this.sql = statements(db);
+  }
 
   get(id: string): RunRow | null {
-    const row = this.db.prepare(`SELECT * FROM ${RUNS_TABLE} WHERE id = ?`).get(id) as
+    const row = this.sql(`SELECT * FROM ${RUNS_TABLE} WHERE id = ?`).get(id) as
       Parameters<typeof toRunRow>[0] | undefined;
     return row === undefined ? null : toRunRow(row);
   }
@@ -106,29 +112,28 @@ export class RunQueries {
     if (isDefault(f)) {
       const total =
         (
-          this.db
-            .prepare(`SELECT MAX(listed_seq) AS n FROM ${RUNS_TABLE} WHERE workspace_id = ?`)
-            .get(workspaceId) as { n: number | null }
+          this.sql(`SELECT MAX(listed_seq) AS n FROM ${RUNS_TABLE} WHERE workspace_id = ?`).get(
+            workspaceId,
+          ) as { n: number | null }
         ).n ?? 0;
       const top = total - offset;
-      const rows = this.db
-        .prepare(
-          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND listed_seq <= ? AND listed_seq > ?
+      const rows = this.sql(
+        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND listed_seq <= ? AND listed_seq > ?
            ORDER BY listed_seq DESC`,
-        )
-        .all(workspaceId, top, top - page.size) as Parameters<typeof toRunRow>[0][];
+      ).all(workspaceId, top, top - page.size) as Parameters<typeof toRunRow>[0][];
       return { rows: rows.map(toRunRow), total };
     }
     const { where, params } = conditions(f);
     const clause = ['workspace_id = ?', ...where].join(' AND ');
     const total = (
-      this.db
-        .prepare(`SELECT COUNT(*) AS n FROM ${RUNS_TABLE} WHERE ${clause}`)
-        .get(workspaceId, ...params) as { n: number }
+      this.sql(`SELECT COUNT(*) AS n FROM ${RUNS_TABLE} WHERE ${clause}`).get(
+        workspaceId,
+        ...params,
+      ) as { n: number }
     ).n;
-    const rows = this.db
-      .prepare(`SELECT * FROM ${RUNS_TABLE} WHERE ${clause} ORDER BY seq DESC LIMIT ? OFFSET ?`)
-      .all(workspaceId, ...params, page.size, offset) as Parameters<typeof toRunRow>[0][];
+    const rows = this.sql(
+      `SELECT * FROM ${RUNS_TABLE} WHERE ${clause} ORDER BY seq DESC LIMIT ? OFFSET ?`,
+    ).all(workspaceId, ...params, page.size, offset) as Parameters<typeof toRunRow>[0][];
     return { rows: rows.map(toRunRow), total };
   }
 
@@ -148,54 +153,46 @@ export class RunQueries {
       );
       all.push(...workspaceIds);
     }
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM ${RUNS_TABLE} WHERE ${clauses.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`,
-      )
-      .all(...all, page.size + 1, (page.number - 1) * page.size) as Parameters<
-      typeof toRunRow
-    >[0][];
+    const rows = this.sql(
+      `SELECT * FROM ${RUNS_TABLE} WHERE ${clauses.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`,
+    ).all(...all, page.size + 1, (page.number - 1) * page.size) as Parameters<typeof toRunRow>[0][];
     return { rows: rows.slice(0, page.size).map(toRunRow), hasNext: rows.length > page.size };
   }
 
   /** Pending runs of a workspace that wait for the lock, oldest first (the FIFO queue). */
   queued(workspaceId: string, limit = -1): RunRow[] {
     return (
-      this.db
-        .prepare(
-          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = 0 AND save_plan = 0 ORDER BY seq LIMIT ?`,
-        )
-        .all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
+      this.sql(
+        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = 0 AND save_plan = 0 ORDER BY seq LIMIT ?`,
+      ).all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
     ).map(toRunRow);
   }
 
   /** Runs that start without the lock (plan-only, and saved plans' planning), oldest first. */
   bypassing(workspaceId: string): RunRow[] {
-    return (
-      this.db
-        .prepare(
-          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND (plan_only = 1 OR save_plan = 1) ORDER BY seq`,
-        )
-        .all(workspaceId) as Parameters<typeof toRunRow>[0][]
-    ).map(toRunRow);
+    const select = (planOnly: number, savePlan: number) =>
+      this.sql(
+        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = ? AND save_plan = ? ORDER BY seq`,
+      ).all(workspaceId, planOnly, savePlan) as Parameters<typeof toRunRow>[0][];
+    return [...select(1, 0), ...select(0, 1), ...select(1, 1)]
+      .sort((a, b) => a.seq - b.seq)
+      .map(toRunRow);
   }
 
   /** Confirmed saved-plan runs waiting for the lock to apply, oldest first. */
   savedPlansToApply(workspaceId: string, limit = -1): RunRow[] {
     return (
-      this.db
-        .prepare(
-          `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'confirmed' AND save_plan = 1 ORDER BY seq LIMIT ?`,
-        )
-        .all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
+      this.sql(
+        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'confirmed' AND plan_only = 0 AND save_plan = 1 ORDER BY seq LIMIT ?`,
+      ).all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
     ).map(toRunRow);
   }
 
   /** The log text of a phase, and the plan's JSON output. */
   log(runId: string, phase: 'plan' | 'apply'): { log: string; jsonOutput: unknown } | null {
-    const row = this.db
-      .prepare(`SELECT log, json_output FROM ${RUN_LOGS_TABLE} WHERE run_id = ? AND phase = ?`)
-      .get(runId, phase) as { log: string; json_output: string | null } | undefined;
+    const row = this.sql(
+      `SELECT log, json_output FROM ${RUN_LOGS_TABLE} WHERE run_id = ? AND phase = ?`,
+    ).get(runId, phase) as { log: string; json_output: string | null } | undefined;
     return row === undefined
       ? null
       : {

@@ -1,4 +1,5 @@
 import type { Db } from '../../core/database.js';
+import { statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { RunsContextEvent } from '../events.js';
@@ -90,6 +91,7 @@ export const workspaceProjection: Projection = {
       latestRun: set('latest_run_id = @run, latest_cv_id = @cv'),
       latestCv: set('latest_cv_id = @cv'),
       currentCv: set('current_cv_id = @cv'),
+      currentSv: set('current_sv_id = @sv'),
       runCv: db.prepare<[string], { cv: string; ws: string }>(
         `SELECT json_extract(attrs, '$.configurationVersionId') AS cv, workspace_id AS ws FROM runs_runs WHERE id = ?`,
       ),
@@ -140,6 +142,7 @@ export const workspaceProjection: Projection = {
         if (cv !== undefined && cv.provisional === 0 && cv.speculative === 0)
           s.currentCv.run({ id: cv.workspace_id, cv: e.stream });
       },
+      StateVersionCreated: (e) => s.currentSv.run({ id: e.data.workspaceId, sv: e.data.id }),
       RunCreated: (e) =>
         s.latestRun.run({
           id: e.data.workspaceId,
@@ -161,18 +164,24 @@ export const workspaceProjection: Projection = {
 
 /** Read access to workspaces. */
 export class WorkspaceQueries {
-  constructor(private readonly db: Db) {}
+  /** Statements are prepared on first use and kept (see core/sql.ts). */
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(db: Db) {
+    this.sql = statements(db);
+  }
 
   get(id: string): WorkspaceRow | null {
-    const r = this.db.prepare(`SELECT * FROM ${WORKSPACES_TABLE} WHERE id = ?`).get(id) as
+    const r = this.sql(`SELECT * FROM ${WORKSPACES_TABLE} WHERE id = ?`).get(id) as
       DbRow | undefined;
     return r === undefined ? null : toRow(r);
   }
 
   byName(organization: string, name: string): WorkspaceRow | null {
-    const r = this.db
-      .prepare(`SELECT * FROM ${WORKSPACES_TABLE} WHERE organization = ? AND name = ?`)
-      .get(organization, name) as DbRow | undefined;
+    const r = this.sql(`SELECT * FROM ${WORKSPACES_TABLE} WHERE organization = ? AND name = ?`).get(
+      organization,
+      name,
+    ) as DbRow | undefined;
     return r === undefined ? null : toRow(r);
   }
 
@@ -192,20 +201,20 @@ export class WorkspaceQueries {
     const where = search === null ? 'organization = ?' : 'organization = ? AND instr(name, ?) > 0';
     const params = search === null ? [organization] : [organization, search];
     const total = (
-      this.db
-        .prepare(`SELECT COUNT(*) AS n FROM ${WORKSPACES_TABLE} WHERE ${where}`)
-        .get(...params) as { n: number }
+      this.sql(`SELECT COUNT(*) AS n FROM ${WORKSPACES_TABLE} WHERE ${where}`).get(...params) as {
+        n: number;
+      }
     ).n;
-    const rows = this.db
-      .prepare(`SELECT * FROM ${WORKSPACES_TABLE} WHERE ${where} ORDER BY name LIMIT ? OFFSET ?`)
-      .all(...params, limit, offset) as DbRow[];
+    const rows = this.sql(
+      `SELECT * FROM ${WORKSPACES_TABLE} WHERE ${where} ORDER BY name LIMIT ? OFFSET ?`,
+    ).all(...params, limit, offset) as DbRow[];
     return { rows: rows.map(toRow), total };
   }
 
   /** Every workspace id (the queue's start-up sweep). */
   allIds(): string[] {
     return (
-      this.db.prepare(`SELECT id FROM ${WORKSPACES_TABLE} ORDER BY id`).all() as { id: string }[]
+      this.sql(`SELECT id FROM ${WORKSPACES_TABLE} ORDER BY id`).all() as { id: string }[]
     ).map((r) => r.id);
   }
 }

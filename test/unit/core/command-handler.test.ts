@@ -95,6 +95,34 @@ describe('machine decider + command handler', () => {
     expect(handler.load('account-a', accountDecider).state.context.balance).toBe(7);
   });
 
+  it('decides again on a fresh fold when another writer moved the stream after it was cached', () => {
+    const { handler, store } = setup();
+    handler.handle('account-a', accountDecider, () => [opened()], meta);
+    handler.handle(
+      'account-a',
+      accountDecider,
+      () => [{ type: 'FundsDeposited' as const, data: { amount: 3 } }],
+      meta,
+    );
+    store.append('account-a', [{ type: 'FundsDeposited', data: { amount: 4 } }], {
+      expectedVersion: 2,
+      metadata: meta,
+    });
+    const seen: number[] = [];
+    const r = handler.handle(
+      'account-a',
+      accountDecider,
+      (state) => {
+        seen.push(state.context.balance);
+        return [{ type: 'FundsWithdrawn' as const, data: { amount: 7 } }];
+      },
+      meta,
+    );
+    expect(seen).toEqual([3, 7]);
+    expect(r.state.context.balance).toBe(0);
+    expect(r.version).toBe(4);
+  });
+
   it('hands no events to the store when the decision is empty', () => {
     const { handler, store } = setup();
     const r = handler.handle('account-a', accountDecider, () => [], meta);

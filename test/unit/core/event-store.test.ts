@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { openDatabase } from '../../../src/core/database.js';
@@ -103,6 +106,25 @@ describe('EventStore', () => {
       s.append(`s${i}`, [{ type: 'X', data: { i } }], { expectedVersion: 0, metadata: meta });
     db.prepare('DELETE FROM events WHERE position = 2').run();
     expect(verifyChain(db)).toMatchObject({ ok: false, position: 2 });
+  });
+
+  it('keeps the chain whole when two writers share one database file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-store-'));
+    const a = openDatabase(join(dir, 'k.sqlite'));
+    const b = openDatabase(join(dir, 'k.sqlite'));
+    const clock = new ManualClock();
+    const first = new EventStore(a, clock);
+    const second = new EventStore(b, clock);
+    for (let i = 0; i < 6; i++) {
+      (i % 2 === 0 ? first : second).append(`s${i}`, [{ type: 'X', data: { i } }], {
+        expectedVersion: 0,
+        metadata: meta,
+      });
+      first.append(`t${i}`, [{ type: 'Y', data: { i } }], { expectedVersion: 0, metadata: meta });
+    }
+    expect(verifyChain(a)).toEqual({ ok: true, events: 12 });
+    a.close();
+    b.close();
   });
 
   it('tells listeners after the commit, not before', () => {

@@ -1,0 +1,285 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { createApp, type App } from '../src/app.js';
+import { testConfig } from '../src/config.js';
+import { systemClock } from '../src/core/clock.js';
+import { systemMetadata } from '../src/core/events.js';
+import { randomIds } from '../src/core/ids.js';
+import { silentLogger } from '../src/core/logger.js';
+import { listen } from '../src/http/server.js';
+import { createRun, runDecider } from '../src/runs/run/commands.js';
+import { DEFAULT_MESSAGE } from '../src/runs/run/service.js';
+import { configTarball } from '../test/support/runs-harness.js';
+
+/**
+ * Runs API benchmarks, each next to its physical limit measured in the same process:
+ * - `POST /runs` and `GET /runs/:id` requests/s on loopback (rate limits off), against raw SQLite
+ *   commits/s (one row per transaction, WAL, synchronous=NORMAL);
+ * - the latency of page 1 and page 500 of a workspace with 100,000 runs.
+ */
+
+interface Result {
+  name: string;
+  value: number;
+  unit: string;
+  note?: string;
+}
+
+const KEY = Buffer.alloc(32, 11);
+const round = (x: number, digits = 0) => Number(x.toFixed(digits));
+const percentile = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+
+function rawCommits(dir: string, n: number): number {
+  const db = new Database(join(dir, 'raw.sqlite'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.exec(
+    'CREATE TABLE events (position INTEGER PRIMARY KEY, stream TEXT NOT NULL, version INTEGER NOT NULL, data TEXT NOT NULL, UNIQUE (stream, version))',
+  );
+  const insert = db.prepare('INSERT INTO events (stream, version, data) VALUES (?, ?, ?)');
+  const start = performance.now();
+  for (let i = 0; i < n; i++)
+    insert.run(`run-${i}`, 1, `{"n":${i},"message":"${DEFAULT_MESSAGE}"}`);
+  const perSec = n / ((performance.now() - start) / 1000);
+  db.close();
+  return perSec;
+}
+
+/** `requests` calls of `call`, `concurrency` at a time; returns requests per second. */
+async function throughput(
+  requests: number,
+  concurrency: number,
+  call: (i: number) => Promise<void>,
+): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < requests; i = next++) await call(i);
+    }),
+  );
+  return requests / ((performance.now() - start) / 1000);
+}
+
+async function setup(
+  dir: string,
+  name: string,
+  wake: boolean,
+): Promise<{ app: App; url: string; token: string; ws: string; close(): Promise<void> }> {
+  const app = createApp(
+    testConfig(dir, { rateLimit: { enabled: false, perSecond: 30, runListsPerMinute: 30 } }),
+    {
+      clock: systemClock,
+      ids: randomIds,
+      logger: silentLogger(),
+      sealKey: KEY,
+      databasePath: join(dir, `${name}.sqlite`),
+      wakeReactorsOnAppend: wake,
+    },
+  );
+  const token = app.bootstrap()!.runs.user_token;
+  const server = await listen(app.callback, '127.0.0.1', 0);
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${server.url}/api/v2${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await res.json()) as { data: { id: string; attributes: Record<string, string> } };
+  };
+  await call('POST', '/organizations', {
+    data: { attributes: { name: 'bench', email: 'bench@example.com' } },
+  });
+  const ws = (
+    await call('POST', '/organizations/bench/workspaces', { data: { attributes: { name: name } } })
+  ).data.id;
+  const cv = await call('POST', `/workspaces/${ws}/configuration-versions`, {
+    data: { attributes: { 'auto-queue-runs': false } },
+  });
+  const upload = new URL(cv.data.attributes['upload-url']!);
+  await fetch(`${server.url}${upload.pathname}`, {
+    method: 'PUT',
+    body: new Uint8Array(configTarball()),
+  });
+  return {
+    app,
+    url: server.url,
+    token,
+    ws,
+    close: async () => {
+      await server.close();
+      await app.close();
+    },
+  };
+}
+
+const runBody = (ws: string) =>
+  JSON.stringify({
+    data: {
+      type: 'runs',
+      attributes: {},
+      relationships: { workspace: { data: { type: 'workspaces', id: ws } } },
+    },
+  });
+
+async function requestRates(dir: string): Promise<{ create: number; show: number }> {
+  const s = await setup(dir, 'rates', true);
+  const headers = {
+    authorization: `Bearer ${s.token}`,
+    'content-type': 'application/vnd.api+json',
+  };
+  const ids: string[] = [];
+  const post = async () => {
+    const res = await fetch(`${s.url}/api/v2/runs`, {
+      method: 'POST',
+      headers,
+      body: runBody(s.ws),
+    });
+    ids.push(((await res.json()) as { data: { id: string } }).data.id);
+  };
+  await throughput(200, 8, post); // warm-up
+  const create = await throughput(3000, 8, post);
+  const show = await throughput(5000, 8, async (i) => {
+    await (await fetch(`${s.url}/api/v2/runs/${ids[i % ids.length]}`, { headers })).arrayBuffer();
+  });
+  await s.close();
+  return { create, show };
+}
+
+/** 100,000 runs in one workspace, written through the command handler in batches (no HTTP). */
+async function listLatency(dir: string): Promise<{ first: number; deep: number }> {
+  const s = await setup(dir, 'lists', false);
+  const { core } = s.app;
+  const ws = s.app.runs.model.workspaces.get(s.ws)!;
+  const cv = ws.latestConfigurationVersionId!;
+  const meta = systemMetadata('bench');
+  const batch = core.db.transaction((from: number) => {
+    for (let i = from; i < from + 1000; i++) {
+      const id = core.ids.id('run');
+      core.handler.handle(
+        id,
+        runDecider,
+        createRun({
+          id,
+          workspaceId: ws.id,
+          organization: ws.organization,
+          configurationVersionId: cv,
+          createdBy: null,
+          source: 'engine-api',
+          triggerReason: 'manual',
+          message: `run ${i}`,
+          isDestroy: false,
+          refresh: true,
+          refreshOnly: false,
+          replaceAddrs: null,
+          targetAddrs: null,
+          variables: [],
+          planOnly: false,
+          savePlan: false,
+          autoApply: false,
+          allowEmptyApply: false,
+          allowConfigGeneration: false,
+          debuggingMode: false,
+          engineVersion: null,
+        }),
+        meta,
+      );
+    }
+  });
+  for (let i = 0; i < 100_000; i += 1000) batch(i);
+  const headers = { authorization: `Bearer ${s.token}` };
+  // The build held the event loop for seconds: idle keep-alive connections were closed meanwhile,
+  // and the first request on a stale one fails. Warm up with a retry.
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await (await fetch(`${s.url}/api/v2/workspaces/${ws.id}/runs`, { headers })).arrayBuffer();
+      break;
+    } catch {
+      // retry on a fresh connection
+    }
+  }
+  const sample = async (page: number) => {
+    const times: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      const t = performance.now();
+      await (
+        await fetch(
+          `${s.url}/api/v2/workspaces/${ws.id}/runs?page%5Bnumber%5D=${page}&page%5Bsize%5D=20`,
+          { headers },
+        )
+      ).arrayBuffer();
+      times.push(performance.now() - t);
+    }
+    return percentile(times.slice(50), 50);
+  };
+  const first = await sample(1);
+  const deep = await sample(500);
+  await s.close();
+  return { first, deep };
+}
+
+/** The runs suite of `npm run bench`. */
+export async function benchRuns(): Promise<Result[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-bench-runs-'));
+  try {
+    const raw = rawCommits(dir, 20_000);
+    const { create, show } = await requestRates(dir);
+    const { first, deep } = await listLatency(dir);
+    return [
+      {
+        name: 'raw SQLite commits',
+        value: round(raw),
+        unit: 'commits/s',
+        note: 'one row per transaction, WAL, synchronous=NORMAL',
+      },
+      {
+        name: 'runs: POST /runs',
+        value: round(create),
+        unit: 'req/s',
+        note: 'loopback, 8 concurrent clients, rate limits off, queue reactor on',
+      },
+      {
+        name: 'runs: POST /runs vs raw commits',
+        value: round((100 * create) / raw, 1),
+        unit: '%',
+        note: 'target ≥ 25%',
+      },
+      {
+        name: 'runs: GET /runs/:id',
+        value: round(show),
+        unit: 'req/s',
+        note: 'loopback, 8 concurrent clients',
+      },
+      {
+        name: 'runs: list page 1 of 100k runs, p50',
+        value: round(first, 2),
+        unit: 'ms',
+        note: 'GET /workspaces/:id/runs, page size 20; target < 5 ms',
+      },
+      {
+        name: 'runs: list page 500 of 100k runs, p50',
+        value: round(deep, 2),
+        unit: 'ms',
+        note: 'target < 5 ms and within 2× of page 1',
+      },
+      {
+        name: 'runs: page 500 / page 1 latency',
+        value: round(deep / first, 2),
+        unit: '×',
+        note: 'target ≤ 2',
+      },
+    ];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const r of await benchRuns())
+    console.log(`${r.name}: ${r.value} ${r.unit}${r.note === undefined ? '' : `  (${r.note})`}`);
+}

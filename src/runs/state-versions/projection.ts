@@ -1,0 +1,138 @@
+import type { Decider } from '../../core/command-handler.js';
+import type { Db } from '../../core/database.js';
+import { ConflictError } from '../../core/errors.js';
+import type { StoredEvent } from '../../core/events.js';
+import type { Projection } from '../../core/projections.js';
+import { statements } from '../../core/sql.js';
+import type { StateVersionCreated } from '../events.js';
+
+/** State versions: one row per recorded state (the document itself stays in the log). */
+
+export const STATE_VERSIONS_TABLE = 'runs_state_versions';
+
+export interface StateVersionRow {
+  id: string;
+  seq: number;
+  workspaceId: string;
+  runId: string | null;
+  serial: number;
+  lineage: string;
+  md5: string;
+  size: number;
+  resources: number;
+  engineVersion: string | null;
+  createdAt: string;
+}
+
+export const stateVersionProjection: Projection = {
+  name: 'runs-state-versions',
+  version: 1,
+  tables: [STATE_VERSIONS_TABLE],
+  setup(db: Db) {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${STATE_VERSIONS_TABLE} (id TEXT PRIMARY KEY, seq INTEGER NOT NULL,
+      workspace_id TEXT NOT NULL, run_id TEXT, serial INTEGER NOT NULL, lineage TEXT NOT NULL, md5 TEXT NOT NULL,
+      size INTEGER NOT NULL, resources INTEGER NOT NULL, engine_version TEXT, created_at TEXT NOT NULL);
+      CREATE INDEX IF NOT EXISTS runs_state_versions_ws ON ${STATE_VERSIONS_TABLE} (workspace_id, seq);`);
+    const insert = db.prepare(
+      `INSERT INTO ${STATE_VERSIONS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const drop = db.prepare(`DELETE FROM ${STATE_VERSIONS_TABLE} WHERE workspace_id = ?`);
+    return (event: StoredEvent) => {
+      if (event.type === 'WorkspaceDeleted') drop.run((event.data as { id: string }).id);
+      if (event.type !== 'StateVersionCreated') return;
+      const d = (event as StoredEvent<StateVersionCreated>).data;
+      insert.run(
+        d.id,
+        event.position,
+        d.workspaceId,
+        d.runId,
+        d.serial,
+        d.lineage,
+        d.md5,
+        Buffer.byteLength(d.state),
+        d.resources,
+        d.engineVersion,
+        event.time,
+      );
+    };
+  },
+};
+
+interface DbRow {
+  id: string;
+  seq: number;
+  workspace_id: string;
+  run_id: string | null;
+  serial: number;
+  lineage: string;
+  md5: string;
+  size: number;
+  resources: number;
+  engine_version: string | null;
+  created_at: string;
+}
+
+const toRow = (r: DbRow): StateVersionRow => ({
+  id: r.id,
+  seq: r.seq,
+  workspaceId: r.workspace_id,
+  runId: r.run_id,
+  serial: r.serial,
+  lineage: r.lineage,
+  md5: r.md5,
+  size: r.size,
+  resources: r.resources,
+  engineVersion: r.engine_version,
+  createdAt: r.created_at,
+});
+
+export class StateVersionQueries {
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(db: Db) {
+    this.sql = statements(db);
+  }
+
+  get(id: string): StateVersionRow | null {
+    const r = this.sql(`SELECT * FROM ${STATE_VERSIONS_TABLE} WHERE id = ?`).get(id) as
+      DbRow | undefined;
+    return r === undefined ? null : toRow(r);
+  }
+
+  /** The newest state version of a workspace. */
+  current(workspaceId: string): StateVersionRow | null {
+    const r = this.sql(
+      `SELECT * FROM ${STATE_VERSIONS_TABLE} WHERE workspace_id = ? ORDER BY seq DESC LIMIT 1`,
+    ).get(workspaceId) as DbRow | undefined;
+    return r === undefined ? null : toRow(r);
+  }
+
+  list(
+    workspaceId: string,
+    limit: number,
+    offset: number,
+  ): { rows: StateVersionRow[]; total: number } {
+    const total = (
+      this.sql(`SELECT COUNT(*) AS n FROM ${STATE_VERSIONS_TABLE} WHERE workspace_id = ?`).get(
+        workspaceId,
+      ) as { n: number }
+    ).n;
+    const rows = this.sql(
+      `SELECT * FROM ${STATE_VERSIONS_TABLE} WHERE workspace_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?`,
+    ).all(workspaceId, limit, offset) as DbRow[];
+    return { rows: rows.map(toRow), total };
+  }
+}
+
+/** A state version stream holds one event; its serial must grow within the workspace (checked by the caller). */
+export const stateVersionDecider: Decider<{ exists: boolean }, StateVersionCreated> = {
+  initialState: () => ({ exists: false }),
+  evolve: () => ({ exists: true }),
+};
+
+export const createStateVersion =
+  (data: StateVersionCreated['data']) =>
+  (s: { exists: boolean }): StateVersionCreated[] => {
+    if (s.exists) throw new ConflictError(`state version ${data.id} already exists`);
+    return [{ type: 'StateVersionCreated', data }];
+  };

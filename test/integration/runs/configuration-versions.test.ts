@@ -1,0 +1,141 @@
+import { gzipSync } from 'node:zlib';
+import * as tar from 'tar';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { configTarball, startRunsHarness, type RunsHarness } from '../../support/runs-harness.js';
+import { createOrg, createWorkspace, getRun } from '../../support/runs-flow.js';
+
+/** Configuration versions: create, the one-time upload address, upload checks, auto-queued runs. */
+
+let h: RunsHarness;
+let org: string;
+beforeAll(async () => {
+  h = await startRunsHarness({ config: { uploadLimitBytes: 64 * 1024 } });
+  org = await createOrg(h);
+});
+afterAll(async () => h.close());
+
+async function newCv(ws: string, attributes: Record<string, unknown> = {}) {
+  const res = await h.api('POST', `/workspaces/${ws}/configuration-versions`, {
+    body: { data: { type: 'configuration-versions', attributes } },
+  });
+  expect(res.status, res.text).toBe(201);
+  return res.json.data;
+}
+
+/** A tar.gz holding one entry with the given path (written by hand: tar refuses to write `..`). */
+function archiveWith(path: string): Buffer {
+  const header = new tar.Header({ path, size: 3, type: 'File', mode: 0o644, mtime: new Date(0) });
+  const block = Buffer.alloc(512);
+  header.encode(block, 0);
+  const body = Buffer.alloc(512);
+  body.write('abc');
+  return gzipSync(Buffer.concat([block, body, Buffer.alloc(1024)]));
+}
+
+describe('configuration versions', () => {
+  it('returns the upload address only on create, then uploads, auto-queues a run and downloads', async () => {
+    const ws = (await createWorkspace(h, org)).id;
+    const cv = await newCv(ws);
+    expect(cv.attributes).toMatchObject({
+      status: 'pending',
+      'auto-queue-runs': true,
+      speculative: false,
+      provisional: false,
+      source: 'engine-api',
+      error: null,
+    });
+    const url = String(cv.attributes['upload-url']);
+    expect(url).toMatch(/\/api\/v2\/archivist\/uploads\/cv-/);
+    const shown = await h.api('GET', `/configuration-versions/${cv.id}`);
+    expect(shown.json.data.attributes['upload-url']).toBeUndefined();
+    expect((await h.api('GET', `/configuration-versions/${cv.id}/download`)).status).toBe(404);
+
+    const put = await h.api('PUT', url, { token: null, raw: configTarball() });
+    expect(put.status, put.text).toBe(200);
+    const uploaded = await h.api('GET', `/configuration-versions/${cv.id}`);
+    expect(uploaded.json.data.attributes.status).toBe('uploaded');
+    expect(Object.keys(uploaded.json.data.attributes['status-timestamps'] as object)).toEqual([
+      'uploaded-at',
+    ]);
+
+    const runs = await h.api('GET', `/workspaces/${ws}/runs`);
+    expect(runs.json.data).toHaveLength(1);
+    const run = runs.json.data[0]!;
+    expect(run.attributes.source).toBe('engine-configuration-version');
+    expect(run.relationships['configuration-version']?.data?.id).toBe(cv.id);
+    expect(run.relationships['created-by']?.data?.type).toBe('users');
+
+    const download = await h.api('GET', `/configuration-versions/${cv.id}/download`);
+    expect(download.status).toBe(200);
+    expect(download.headers.get('content-type')).toBe('application/octet-stream');
+    const viaRun = await h.api('GET', `/runs/${run.id}/configuration-version/download`);
+    expect(viaRun.status).toBe(200);
+
+    // a second upload is refused
+    expect((await h.api('PUT', url, { token: null, raw: configTarball() })).status).toBe(409);
+  });
+
+  it('refuses a wrong address, an oversized body, and archives that leave the directory', async () => {
+    const ws = (await createWorkspace(h, org)).id;
+    const cv = await newCv(ws, { 'auto-queue-runs': false });
+    const url = String(cv.attributes['upload-url']);
+    expect(
+      (await h.api('PUT', url.slice(0, -3), { token: null, raw: configTarball() })).status,
+    ).toBe(404);
+
+    const before = h.core.store.lastPosition();
+    const big = await h.api('PUT', url, { token: null, raw: Buffer.alloc(65 * 1024, 1) });
+    expect(big.status).toBe(413);
+    expect(h.core.store.lastPosition()).toBe(before);
+    expect(
+      (await h.api('GET', `/configuration-versions/${cv.id}`)).json.data.attributes.status,
+    ).toBe('pending');
+
+    const evil = await h.api('PUT', url, { token: null, raw: archiveWith('../../evil.tf') });
+    expect(evil.status).toBe(422);
+    expect(evil.json.errors[0]!.detail).toMatch(/outside the configuration directory/);
+    const errored = await h.api('GET', `/configuration-versions/${cv.id}`);
+    expect(errored.json.data.attributes).toMatchObject({
+      status: 'errored',
+      error: 'invalid_archive',
+    });
+
+    const cv2 = await newCv(ws, { 'auto-queue-runs': false });
+    const junk = await h.api('PUT', String(cv2.attributes['upload-url']), {
+      token: null,
+      raw: Buffer.from('not an archive'),
+    });
+    expect(junk.status).toBe(422);
+    expect((await h.api('GET', `/workspaces/${ws}/runs`)).json.data).toEqual([]);
+  });
+
+  it('makes speculative versions queue plan-only runs, and lists versions newest first', async () => {
+    const ws = (await createWorkspace(h, org)).id;
+    const cv = await newCv(ws, { speculative: true });
+    await h.api('PUT', String(cv.attributes['upload-url']), { token: null, raw: configTarball() });
+    const runs = await h.api('GET', `/workspaces/${ws}/runs?filter[operation]=plan_only`);
+    expect(runs.json.data).toHaveLength(1);
+    expect(runs.json.data[0]!.attributes['plan-only']).toBe(true);
+    await h.settle();
+    expect((await getRun(h, runs.json.data[0]!.id)).attributes.status).toBe('plan_queued');
+
+    const refused = await h.api('POST', '/runs', {
+      body: {
+        data: {
+          type: 'runs',
+          attributes: { 'plan-only': false },
+          relationships: {
+            workspace: { data: { id: ws } },
+            'configuration-version': { data: { id: cv.id } },
+          },
+        },
+      },
+    });
+    expect(refused.status).toBe(422);
+
+    const second = await newCv(ws, { provisional: true, 'auto-queue-runs': false });
+    const list = await h.api('GET', `/workspaces/${ws}/configuration-versions`);
+    expect(list.json.data.map((c) => c.id)).toEqual([second.id, cv.id]);
+    expect(list.json.meta.pagination['total-count']).toBe(2);
+  });
+});
