@@ -45,6 +45,11 @@ export interface AppDeps {
   wakeReactorsOnAppend?: boolean;
   /** More contexts to compose with the built-in ones (tests and embedding). */
   extraContexts?: (core: Core) => ContextModule[];
+  /**
+   * Whether the executor runs plans and applies (default true). Tests that send the executor's
+   * commands themselves, to observe each step, turn it off.
+   */
+  executor?: boolean;
 }
 
 /** What first start writes to `<data>/bootstrap.json` (mode 0600). */
@@ -116,8 +121,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const executor = createExecutorContext(core, { runs, liveLogs });
   const contexts: ContextModule[] = [
     identity.module,
+    // Before the runs context: its routes (policy checks, task stages of a run) take precedence.
+    ...(deps.executor === false ? [] : [executor.module]),
     runs.module,
-    executor.module,
     sys.module,
     ...(deps.extraContexts?.(core) ?? []),
   ];
