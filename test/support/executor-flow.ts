@@ -30,13 +30,13 @@ export class Flow {
     path: string,
     body?: unknown,
     expected?: number,
-  ): Promise<{ status: number; doc: T; text: string }> {
+  ): Promise<{ status: number; doc: T & { errors?: Doc['errors'] }; text: string }> {
     const res = await this.t.request(method, `/api/v2${path}`, {
       token: this.token,
       ...(body === undefined ? {} : { body }),
     });
     if (expected !== undefined) expect(res.status, res.text).toBe(expected);
-    return { status: res.status, doc: res.json as T, text: res.text };
+    return { status: res.status, doc: res.json as T & { errors?: Doc['errors'] }, text: res.text };
   }
 
   async workspace(

@@ -60,6 +60,26 @@ export interface ExecutorOptions {
   onFault?(runId: string, error: unknown): void;
 }
 
+/**
+ * Log lines never carry a sensitive variable's value, whatever the driver prints: each
+ * occurrence becomes `(sensitive value)`. Very short values are left alone (they would mask
+ * unrelated text and reveal little).
+ */
+export function redactor(secrets: readonly string[]): (line: string) => string {
+  const values = [...new Set(secrets.filter((s) => s.length >= 4))].sort(
+    (a, b) => b.length - a.length,
+  );
+  if (values.length === 0) return (line) => line;
+  // A quoted value (as plans print strings) loses its quotes too, as terraform shows it.
+  const mask = (text: string, secret: string) =>
+    text
+      .split(JSON.stringify(secret))
+      .join('(sensitive value)')
+      .split(secret)
+      .join('(sensitive value)');
+  return (line) => values.reduce(mask, line);
+}
+
 /** Lines the executor adds to a phase's log around the driver's own output. */
 export const RECOVERY_LINES = {
   plan: 'Keel restarted while this plan was running; the plan is started again from the beginning.',
@@ -158,13 +178,15 @@ export class Executor {
     const text = () => logs.read(id) ?? '';
     try {
       const driver = this.#options.driverFor(run.workspaceId);
+      const workspaceVariables = port.workspaceVariables(run.workspaceId);
+      const scrub = redactor(workspaceVariables.filter((v) => v.sensitive).map((v) => v.value));
       const request = {
         configuration: port.configuration(run.configurationVersionId),
-        workspaceVariables: port.workspaceVariables(run.workspaceId),
+        workspaceVariables,
         runVariables: run.variables,
         state: port.currentState(run.workspaceId),
         flags: run.flags,
-        log: (line: string) => logs.append(id, line),
+        log: (line: string) => logs.append(id, scrub(line)),
       };
       if (phase === 'plan') {
         const result: PlanResult = await this.#pool.submit(run.id, () => driver.plan(request));
