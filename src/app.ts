@@ -22,7 +22,7 @@ import type { Config } from './config.js';
 import type { ContextModule, Core, SecretsEngine } from './context.js';
 import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
-import { createRunsContext, type RunsContext } from './runs/index.js';
+import { createRunsContext, type RunRow, type RunsContext } from './runs/index.js';
 import { createExecutorContext, type ExecutorContext } from './runs/executor/index.js';
 import { fileLiveLogs, memoryLiveLogs } from './runs/executor/logs.js';
 import { createSysContext } from './secrets/sys/index.js';
@@ -109,9 +109,12 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     deps.databasePath === ':memory:'
       ? memoryLiveLogs()
       : fileLiveLogs(join(config.dataDir, 'logs'));
+  let prePlan: (run: RunRow) => boolean = () => false;
   const runs = createRunsContext(core, {
     runListLimit: limits.runListLimit,
     liveLog: (id) => liveLogs.read(id),
+    // Bound below: the executor exists only after the runs context it drives.
+    prePlan: (run) => prePlan(run),
   });
   const engines = new Map<string, SecretsEngine>();
   const sys = createSysContext(core, {
@@ -119,6 +122,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     leaseProviders: () => new Map(),
   });
   const executor = createExecutorContext(core, { runs, liveLogs });
+  if (deps.executor !== false) prePlan = (run) => executor.prePlan(run);
   const contexts: ContextModule[] = [
     identity.module,
     // Before the runs context: its routes (policy checks, task stages of a run) take precedence.

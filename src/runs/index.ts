@@ -23,6 +23,7 @@ import { workspaceRoutes } from './workspaces/routes.js';
 
 export { RunsModel } from './model.js';
 export { executorCommands } from './run/commands.js';
+import type { RunRow } from './run/projection.js';
 export type { RunRow } from './run/projection.js';
 
 /** Paths of the two run lists, which have their own rate limit (30 per minute). */
@@ -67,6 +68,8 @@ export interface RunsContextOptions {
   runListLimit?: Middleware;
   /** The text a phase has logged so far while it runs (the executor's live logs). */
   liveLog?: (phaseId: string) => string | null;
+  /** Starts a run's pre-plan tasks instead of queuing its plan; true when it did (the executor). */
+  prePlan?: (run: RunRow) => boolean;
 }
 
 /** The runs context's registry. */
@@ -108,7 +111,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
     model,
     executor,
     publicRoutes,
-    reconcile: (workspaceId) => reconcileWorkspace(model, workspaceId),
+    reconcile: (workspaceId) => reconcileWorkspace(model, workspaceId, options.prePlan),
     recordStateVersion: (input) => recordStateVersion(model, input),
     module: {
       name: 'runs',
@@ -120,7 +123,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         organizationProjection,
         workspaceProjection,
       ],
-      reactors: [queueReactor(model)],
+      reactors: [queueReactor(model, options.prePlan)],
       runsRoutes: routes,
       runsPublicRoutes: publicRoutes,
     },

@@ -53,7 +53,11 @@ afterAll(async () => {
   await t.close();
 });
 
-async function withTask(enforcement: 'advisory' | 'mandatory', hmacKey: string | null = null) {
+async function withTask(
+  enforcement: 'advisory' | 'mandatory',
+  hmacKey: string | null = null,
+  stage: 'pre_plan' | 'post_plan' = 'post_plan',
+) {
   const { org, ws } = await flow.workspace();
   const task = await flow.call(
     'POST',
@@ -72,7 +76,7 @@ async function withTask(enforcement: 'advisory' | 'mandatory', hmacKey: string |
     {
       data: {
         type: 'workspace-tasks',
-        attributes: { 'enforcement-level': enforcement, stage: 'post_plan' },
+        attributes: { 'enforcement-level': enforcement, stage },
         relationships: { task: { data: { id: task.doc.data.id, type: 'tasks' } } },
       },
     },
@@ -103,6 +107,35 @@ async function callback(
     },
   });
 }
+
+describe('pre-plan run tasks', () => {
+  it('hold the plan until the task passes, then queue it through queuing', async () => {
+    const { run, request } = await withTask('mandatory', null, 'pre_plan');
+    expect(await flow.status(run)).toBe('pre_plan_running');
+    expect(request?.payload).toMatchObject({ stage: 'pre_plan' });
+    expect(request?.payload).not.toHaveProperty('plan_json_api_url');
+    expect((await callback(request?.payload, 'passed')).status).toBe(200);
+    await t.settle();
+    const details = await flow.get(run);
+    expect(details.attributes.status).toBe('planned');
+    expect(Object.keys(details.attributes['status-timestamps'] as object)).toEqual(
+      expect.arrayContaining([
+        'pre-plan-running-at',
+        'pre-plan-completed-at',
+        'queuing-at',
+        'plan-queued-at',
+      ]),
+    );
+  });
+
+  it('a failed mandatory pre-plan task errors the run before it plans', async () => {
+    const { run, request } = await withTask('mandatory', null, 'pre_plan');
+    await callback(request?.payload, 'failed');
+    await t.settle();
+    expect(await flow.status(run)).toBe('errored');
+    expect((await flow.phase(run, 'plan')).attributes.status).not.toBe('finished');
+  });
+});
 
 describe('post-plan run tasks', () => {
   it('sends a signed payload, waits in post_plan_running, and continues when the task passes', async () => {

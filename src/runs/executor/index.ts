@@ -4,7 +4,7 @@ import Router from '@koa/router';
 import type { ContextModule, Core } from '../../context.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Reactor } from '../../core/reactors.js';
-import type { RunsContext } from '../index.js';
+import type { RunRow, RunsContext } from '../index.js';
 import { RUNS_TABLE } from '../run/projection.js';
 import { builtinDriver } from './builtin/index.js';
 import { CheckQueries, checksProjection } from './checks/projection.js';
@@ -38,6 +38,8 @@ export interface ExecutorContext {
   readonly queries: ExecutorQueries;
   readonly checks: CheckQueries;
   readonly liveLogs: LiveLogs;
+  /** Starts a run's pre-plan tasks, if its workspace has any that have not run; true if it did. */
+  prePlan(run: RunRow): boolean;
 }
 
 const EXECUTOR_EVENTS = [
@@ -189,6 +191,11 @@ export function createExecutorContext(
     queries,
     checks,
     liveLogs,
+    prePlan(run) {
+      if (!taskStages.pending(run, 'pre_plan')) return false;
+      taskStages.start(run, 'pre_plan');
+      return true;
+    },
     module: {
       name: 'executor',
       projections: [executorProjection, checksProjection, runTasksProjection],

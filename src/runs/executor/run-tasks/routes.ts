@@ -37,9 +37,9 @@ const attachBody = z.object({
     attributes: z.object({
       'enforcement-level': z.enum(['advisory', 'mandatory']),
       stage: z
-        .literal('post_plan')
+        .enum(['pre_plan', 'post_plan'])
         .optional()
-        .describe('post_plan; pre_plan tasks are not run by Keel yet'),
+        .describe('when the task runs (default post_plan)'),
     }),
     relationships: z.object({
       task: z.object({ data: z.object({ id: z.string(), type: z.literal('tasks') }) }),

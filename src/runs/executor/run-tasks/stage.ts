@@ -172,7 +172,12 @@ export class TaskStages {
         message: `mandatory ${stage.stage} task failed: ${failed.join(', ')}`,
       });
     } else if (stage.stage === 'post_plan') this.runs.executor.postPlanCompleted(run.id);
-    else this.runs.executor.prePlanCompleted(run.id);
+    else {
+      // The plan was held back for the tasks: queue it now, through `queuing`.
+      this.runs.executor.prePlanCompleted(run.id);
+      this.runs.executor.queuingStarted(run.id);
+      this.runs.executor.planQueued(run.id);
+    }
   }
 
   /** A result that has not answered by its deadline is errored. */
