@@ -1,14 +1,18 @@
 import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { benchAws } from './aws.js';
 import { benchCloud } from './cloud.js';
 import { benchCore } from './core.js';
+import { benchPki } from './pki.js';
 import type { BenchResult } from './support.js';
 
 /** Every suite, in order; each returns its numbers, measured in this one run. */
 const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'core', run: benchCore },
   { name: 'cloud', run: benchCloud },
+  { name: 'aws', run: benchAws },
+  { name: 'pki', run: benchPki },
 ];
 
 const only = process.argv.slice(2);

@@ -26,6 +26,10 @@ import { createRunsContext, type RunRow, type RunsContext } from './runs/index.j
 import { createExecutorContext, type ExecutorContext } from './runs/executor/index.js';
 import { fileLiveLogs, memoryLiveLogs } from './runs/executor/logs.js';
 import { createSysContext } from './secrets/sys/index.js';
+import type { LeaseProvider } from './secrets/sys/index.js';
+import { createAwsContext } from './secrets/aws/index.js';
+import { createPkiContext } from './secrets/pki/index.js';
+import type { AwsContextOptions } from './secrets/aws/index.js';
 import { secretsSurface } from './secrets/surface.js';
 import type { CloudService } from './cloud/index.js';
 import { createCloud } from './cloud/index.js';
@@ -50,6 +54,8 @@ export interface AppDeps {
    * commands themselves, to observe each step, turn it off.
    */
   executor?: boolean;
+  /** How the cloud credentials engine reaches IAM/STS (tests point it at an embedded cloud). */
+  aws?: AwsContextOptions;
 }
 
 /** What first start writes to `<data>/bootstrap.json` (mode 0600). */
@@ -80,6 +86,13 @@ export interface App {
   readonly executor: ExecutorContext;
   /** The embedded IAM/STS service (its own store; not part of the event log). */
   readonly cloud: CloudService;
+  /** The certificate authority engine's in-process interface (benchmarks, tools). */
+  readonly pki: ReturnType<typeof createPkiContext>;
+  /** Mint tokens outside HTTP (`keel token`, for a lost bootstrap.json). */
+  readonly tokens: {
+    runsUserToken(username: string, description: string): string;
+    secretsToken(policies: string[], ttlSeconds: number): string;
+  };
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
   /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
@@ -117,18 +130,45 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     prePlan: (run) => prePlan(run),
   });
   const engines = new Map<string, SecretsEngine>();
+  const cloud = createCloud({
+    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
+    clock,
+    ids,
+    logger: logger.child({ component: 'cloud' }),
+  });
+  // The credentials engine talks to the embedded cloud unless config/root (or the test) says otherwise.
+  const aws = createAwsContext(
+    core,
+    deps.aws ?? {
+      provider: {
+        iamEndpoint: `${config.publicAddress}/cloud/iam`,
+        stsEndpoint: `${config.publicAddress}/cloud/sts`,
+        credentials: () => cloud.bootstrapRoot(),
+      },
+    },
+  );
+  const leaseProviders = (): ReadonlyMap<string, LeaseProvider> =>
+    new Map(
+      sys.queries
+        .mounts()
+        .filter((m) => m.type === 'aws')
+        .map((m) => [m.path, aws.leaseProvider]),
+    );
   const sys = createSysContext(core, {
     engineTypes: () => [...engines.keys()],
-    leaseProviders: () => new Map(),
+    leaseProviders,
   });
   const executor = createExecutorContext(core, { runs, liveLogs });
   if (deps.executor !== false) prePlan = (run) => executor.prePlan(run);
+  const pki = createPkiContext(core);
   const contexts: ContextModule[] = [
     identity.module,
     // Before the runs context: its routes (policy checks, task stages of a run) take precedence.
     ...(deps.executor === false ? [] : [executor.module]),
     runs.module,
     sys.module,
+    aws.module,
+    pki,
     ...(deps.extraContexts?.(core) ?? []),
   ];
   for (const c of contexts) if (c.engine !== undefined) engines.set(c.engine.type, c.engine);
@@ -161,13 +201,6 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     contextsStarted = true;
     for (const c of contexts) c.start?.();
   };
-
-  const cloud = createCloud({
-    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
-    clock,
-    ids,
-    logger: logger.child({ component: 'cloud' }),
-  });
 
   const koa = new Koa({ proxy: false });
   koa.use(requestId());
@@ -211,6 +244,31 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     runs,
     executor,
     cloud,
+    pki,
+    tokens: {
+      runsUserToken(username, description) {
+        const user = identity.queries.userByName(username);
+        if (user === undefined) throw new Error(`no user named ${JSON.stringify(username)}`);
+        return identity.commands.createToken(
+          {
+            kind: 'user',
+            ownerId: user.id,
+            ownerName: user.username,
+            organization: null,
+            description,
+            expiredAt: null,
+            createdBy: null,
+          },
+          systemMetadata('keel token'),
+        ).token;
+      },
+      secretsToken(policies, ttlSeconds) {
+        return sys.commands.createToken(
+          { policies, displayName: 'token-cli', ttlSeconds, parentAccessor: null, meta: {} },
+          systemMetadata('keel token'),
+        ).token;
+      },
+    },
     callback: (req, res) => {
       void handle(req, res);
     },

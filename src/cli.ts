@@ -11,6 +11,7 @@ import { createLogger } from './core/logger.js';
 import { redactSealed } from './core/seal.js';
 import { DataDirLock, startDaemon } from './daemon.js';
 import { renderDiagram } from './ui/diagram.js';
+import { parseDuration } from './secrets/sys/duration.js';
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -27,6 +28,8 @@ commands:
   events       print events as JSON lines [--stream S] [--type T] [--since TIME] [--limit N]
   audit verify walk the hash chain; exit 1 naming the first bad position
   diagram      draw a machine            <machine> [--format mermaid|dot|svg]
+  token        mint a token without HTTP (a lost bootstrap.json)
+               token runs [--user admin] | token secrets [--policy P,…] [--ttl 1h]
 
 every command takes --data DIR (default: data/)`;
 
@@ -92,6 +95,8 @@ export async function runCli(
             `unknown audit command ${JSON.stringify(rest[0] ?? '')}; try: keel audit verify`,
           );
         return audit(config, say, io);
+      case 'token':
+        return token(config, rest, flags, say, fail);
       case 'diagram':
         return await diagram(rest[0], flags, say, fail);
       case undefined:
@@ -198,6 +203,33 @@ function replay(
     return 0;
   } finally {
     lock.release();
+  }
+}
+
+function token(
+  config: Config,
+  rest: string[],
+  flags: Record<string, string | boolean>,
+  say: (t: string) => void,
+  fail: (t: string) => number,
+): number {
+  requireLog(config);
+  const kind = rest[0];
+  if (kind !== 'runs' && kind !== 'secrets') return fail('keel token runs | keel token secrets');
+  // No directory lock: appends are safe beside a running daemon (optimistic versions).
+  const app = createApp(config, { logger: createLogger({ level: 'warn' }) });
+  try {
+    if (kind === 'runs') {
+      const user = typeof flags.user === 'string' ? flags.user : 'admin';
+      say(app.tokens.runsUserToken(user, 'keel token'));
+    } else {
+      const policies = typeof flags.policy === 'string' ? flags.policy.split(',') : ['root'];
+      const ttl = typeof flags.ttl === 'string' ? parseDuration(flags.ttl, 'ttl') : 0;
+      say(app.tokens.secretsToken(policies, ttl));
+    }
+    return 0;
+  } finally {
+    void app.close();
   }
 }
 

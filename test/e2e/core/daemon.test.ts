@@ -99,6 +99,41 @@ describe('keel serve', () => {
     }
   });
 
+  it('keel token mints working tokens beside a running daemon', async () => {
+    const d = await startDaemon();
+    try {
+      const secrets = keel([
+        'token',
+        'secrets',
+        '--data',
+        d.dataDir,
+        '--policy',
+        'default',
+        '--ttl',
+        '1h',
+      ]);
+      expect(secrets.status).toBe(0);
+      const lookup = await httpRequest(d.url, 'GET', '/v1/auth/token/lookup-self', {
+        token: secrets.stdout.trim(),
+      });
+      expect(lookup.json).toMatchObject({
+        data: { policies: ['default'], creation_ttl: 3600, display_name: 'token-cli' },
+      });
+      const runs = keel(['token', 'runs', '--data', d.dataDir]);
+      expect(runs.status).toBe(0);
+      expect(
+        (await httpRequest(d.url, 'GET', '/api/v2/account/details', { token: runs.stdout.trim() }))
+          .status,
+      ).toBe(200);
+      expect(keel(['token', 'runs', '--data', d.dataDir, '--user', 'nobody']).stderr).toMatch(
+        /no user named "nobody"/,
+      );
+      expect(keel(['audit', 'verify', '--data', d.dataDir]).status).toBe(0);
+    } finally {
+      await d.stop();
+    }
+  });
+
   it('prints CLI usage problems with exit code 2', () => {
     expect(keel(['frobnicate']).status).toBe(2);
     expect(keel(['serve', '--listen', 'nowhere']).stderr).toMatch(

@@ -1,0 +1,123 @@
+/** Load generation and the cfssl peer for bench/pki.ts. */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+/** Runs `total` calls with `concurrency` in flight; returns calls per second. */
+export async function rate(
+  total: number,
+  concurrency: number,
+  call: (i: number) => Promise<void>,
+): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await call(next++);
+    }),
+  );
+  return total / ((performance.now() - start) / 1000);
+}
+
+export async function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Record<string, unknown>> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+export function opensslCsr(dir: string, name: string): string {
+  const out = spawnSync(
+    'openssl',
+    [
+      'req',
+      '-new',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      join(dir, `${name}.key`),
+      '-subj',
+      '/CN=svc.example.com',
+    ],
+    { encoding: 'utf8' },
+  );
+  return out.stdout;
+}
+
+export async function startCfssl(dir: string): Promise<{ url: string; proc: ChildProcess }> {
+  spawnSync('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    join(dir, 'ca-key.pem'),
+    '-out',
+    join(dir, 'ca.pem'),
+    '-subj',
+    '/CN=cfssl bench CA',
+    '-days',
+    '30',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify({
+      signing: {
+        default: {
+          expiry: '1h',
+          usages: ['digital signature', 'key encipherment', 'server auth', 'client auth'],
+        },
+      },
+    }),
+  );
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const proc = spawn(
+    'cfssl',
+    [
+      'serve',
+      '-address',
+      '127.0.0.1',
+      '-port',
+      String(port),
+      '-ca',
+      join(dir, 'ca.pem'),
+      '-ca-key',
+      join(dir, 'ca-key.pem'),
+      '-config',
+      join(dir, 'config.json'),
+      '-loglevel',
+      '5',
+    ],
+    { stdio: 'ignore' },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    try {
+      await fetch(`${url}/api/v1/cfssl/info`, { method: 'POST', body: '{}' });
+      return { url, proc };
+    } catch {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  proc.kill();
+  throw new Error('cfssl serve did not start');
+}

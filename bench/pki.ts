@@ -1,0 +1,320 @@
+/**
+ * Certificate authority benchmarks: certificates per second through the HTTP API (stored and
+ * event-logged), next to cfssl doing the same work on the same machine, and the CRL build time
+ * for 100k revoked certificates. Run alone with `npx tsx bench/pki.ts`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createApp } from '../src/app.js';
+import type { BenchResult } from './support.js';
+import { opensslCsr, post, rate, startCfssl } from './pki-support.js';
+import { testConfig } from '../src/config.js';
+import { silentLogger } from '../src/core/logger.js';
+import { listen } from '../src/http/server.js';
+import { systemMetadata } from '../src/core/events.js';
+import { generateRoot } from '../src/secrets/pki/ca.js';
+import { roleDecider } from '../src/secrets/pki/deciders.js';
+import { streams } from '../src/secrets/pki/events.js';
+import { issue, sign } from '../src/secrets/pki/issue.js';
+import { roleFromInput } from '../src/secrets/pki/role.js';
+import { buildCrl } from '../src/secrets/pki/x509/crl.js';
+import { encodeName, randomSerial, serialText } from '../src/secrets/pki/x509/certificate.js';
+import { rebuildCrl } from '../src/secrets/pki/crls.js';
+import { generateKeyPair, keySpecOf, signatureScheme } from '../src/secrets/pki/x509/keys.js';
+
+/** Requests in flight against each HTTP server (Keel and cfssl alike). */
+const CONCURRENCY = 16;
+
+/** Starts Keel with the certificate authority engine in a child process; resolves with its address. */
+async function startDaemon(
+  dir: string,
+): Promise<{ url: string; token: string; proc: ChildProcess }> {
+  const proc = spawn(
+    process.execPath,
+    [
+      ...(process.env.KEEL_BENCH_PROFILE
+        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KEEL_BENCH_PROFILE}`]
+        : []),
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      '--serve',
+      dir,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return new Promise((resolve, reject) => {
+    let text = '';
+    proc.stdout?.on('data', (d: Buffer) => {
+      text += d.toString();
+      const line = text.split('\n')[0];
+      if (text.includes('\n') && line)
+        resolve({ ...(JSON.parse(line) as { url: string; token: string }), proc });
+    });
+    proc.on('exit', (code) => reject(new Error(`bench daemon exited with ${code}`)));
+  });
+}
+
+async function serve(dir: string): Promise<void> {
+  const app = createApp(testConfig(dir), {
+    logger: silentLogger(),
+    sealKey: Buffer.alloc(32, 9),
+  });
+  const tokens = app.bootstrap();
+  if (!tokens) throw new Error('bootstrap failed');
+  const server = await listen(app.callback, '127.0.0.1', 0);
+  process.stdout.write(
+    `${JSON.stringify({ url: server.url, token: tokens.secrets.root_token })}\n`,
+  );
+  // Exit normally on SIGTERM, so `node --cpu-prof` can write the daemon's profile.
+  process.on('SIGTERM', () => process.exit(0));
+}
+
+/** Issue and sign called in process (no HTTP), still stored and event-logged: the engine's own rate. */
+async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
+  mkdirSync(join(dir, 'direct'), { recursive: true });
+  const app = createApp(testConfig(join(dir, 'direct'), {}), {
+    logger: silentLogger(),
+    sealKey: Buffer.alloc(32, 9),
+    databasePath: join(dir, 'direct.sqlite'),
+  });
+  const authority = app.pki.authority;
+  const meta = systemMetadata('bench');
+  try {
+    await generateRoot(authority, 'bench', meta, 'internal', {
+      common_name: 'Direct Root',
+      key_type: 'ec',
+    });
+    const { role } = roleFromInput({
+      allowed_domains: 'example.com',
+      allow_subdomains: true,
+      key_type: 'ec',
+      ttl: '1h',
+    });
+    app.core.handler.handle(
+      streams.role('bench', 'ec'),
+      roleDecider,
+      () => [{ type: 'PkiRoleWritten' as const, data: { mount: 'bench', name: 'ec', role } }],
+      meta,
+    );
+    for (let i = 0; i < 200; i++)
+      await issue(authority, 'bench', meta, 'ec', undefined, { common_name: `w${i}.example.com` });
+    const issued = await rate(
+      3000,
+      8,
+      async (i) =>
+        void (await issue(authority, 'bench', meta, 'ec', undefined, {
+          common_name: `d${i}.example.com`,
+        })),
+    );
+    const signed = await rate(
+      3000,
+      1,
+      async () => void sign(authority, 'bench', meta, 'ec', undefined, { csr }),
+    );
+    // 100k revoked certificates in the read model (written directly: the rebuild is what is
+    // measured), then one full CRL rebuild: query, build, sign and append the PkiCrlBuilt event.
+    const issuer = authority.resolveIssuer('bench', 'default');
+    const insert = app.core.db.prepare(
+      `INSERT INTO pki_certs (mount, serial, issuer_id, certificate, not_after, common_name, is_ca, stored, revoked_at, reason, position)
+       VALUES ('bench', ?, ?, '', '2027-01-01T00:00:00.000Z', '', 0, 1, '2026-01-01T00:00:00.000Z', NULL, 0)`,
+    );
+    app.core.db.transaction(() => {
+      for (let i = 0; i < 100_000; i++) insert.run(serialText(randomSerial()), issuer.issuer_id);
+    })();
+    const crlStart = performance.now();
+    rebuildCrl(authority, 'bench', meta, issuer);
+    const crlMs = performance.now() - crlStart;
+    return [
+      {
+        name: 'CRL rebuild, 100k revoked (in process, event-logged)',
+        value: Math.round(crlMs),
+        unit: 'ms',
+        note: 'read model query + build + sign + append; target < 2000 ms',
+      },
+      {
+        name: 'pki issue ec P-256 (in process, stored + event-logged)',
+        value: Math.round(issued),
+        unit: 'certs/s',
+        note: 'engine without the HTTP kernel',
+      },
+      {
+        name: 'pki sign CSR ec P-256 (in process, stored + event-logged)',
+        value: Math.round(signed),
+        unit: 'certs/s',
+        note: 'engine without the HTTP kernel',
+      },
+    ];
+  } finally {
+    await app.close();
+  }
+}
+
+/** The certificate authority benchmarks. */
+export async function benchPki(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-bench-pki-'));
+  const results: BenchResult[] = [];
+  // The daemon runs in its own process, as cfssl does, so the load generator does not share its thread.
+  const daemon = await startDaemon(dir);
+  const headers = { 'x-vault-token': daemon.token };
+  const pki = (path: string, body: unknown) => post(`${daemon.url}/v1/pki/${path}`, body, headers);
+  let cfssl: { url: string; proc: ChildProcess } | undefined;
+  try {
+    await pki('root/generate/internal', { common_name: 'Bench Root', key_type: 'ec' });
+    await pki('roles/ec', {
+      allowed_domains: 'example.com',
+      allow_subdomains: true,
+      key_type: 'ec',
+      ttl: '1h',
+    });
+    await pki('roles/rsa', {
+      allowed_domains: 'example.com',
+      allow_subdomains: true,
+      key_type: 'rsa',
+      key_bits: 2048,
+      ttl: '1h',
+    });
+    await pki('roles/sign', {
+      allowed_domains: 'example.com',
+      allow_subdomains: true,
+      key_type: 'ec',
+      ttl: '1h',
+    });
+    const csr = opensslCsr(dir, 'leaf');
+    for (let i = 0; i < 200; i++) await pki('issue/ec', { common_name: `warm${i}.example.com` });
+
+    const baseline = await rate(3000, CONCURRENCY, async () => {
+      const res = await fetch(`${daemon.url}/v1/pki/config/urls`, { headers });
+      await res.arrayBuffer();
+    });
+    results.push({
+      name: 'Keel GET config/urls (HTTP kernel baseline)',
+      value: Math.round(baseline),
+      unit: 'req/s',
+      note: 'the ceiling any engine route can reach here',
+    });
+    const ecIssue = await rate(
+      3000,
+      CONCURRENCY,
+      async (i) => void (await pki('issue/ec', { common_name: `h${i}.example.com` })),
+    );
+    results.push({
+      name: 'pki issue ec P-256 (HTTP, stored + event-logged)',
+      value: Math.round(ecIssue),
+      unit: 'certs/s',
+      note: `concurrency ${CONCURRENCY}, EC P-256 CA`,
+    });
+    const rsaIssue = await rate(
+      30,
+      2,
+      async (i) => void (await pki('issue/rsa', { common_name: `r${i}.example.com` })),
+    );
+    results.push({
+      name: 'pki issue rsa 2048 (HTTP, stored + event-logged)',
+      value: Number(rsaIssue.toFixed(1)),
+      unit: 'certs/s',
+      note: 'RSA key generation on the libuv pool dominates',
+    });
+    const ecSign = await rate(
+      3000,
+      CONCURRENCY,
+      async () => void (await pki('sign/sign', { csr, common_name: 'svc.example.com' })),
+    );
+    results.push({
+      name: 'pki sign CSR ec P-256 (HTTP, stored + event-logged)',
+      value: Math.round(ecSign),
+      unit: 'certs/s',
+      note: `concurrency ${CONCURRENCY}`,
+    });
+
+    cfssl = await startCfssl(dir);
+    const cf = cfssl.url;
+    const request = {
+      hosts: ['cf.example.com'],
+      CN: 'cf.example.com',
+      key: { algo: 'ecdsa', size: 256 },
+    };
+    for (let i = 0; i < 100; i++) await post(`${cf}/api/v1/cfssl/newcert`, { request });
+    const cfIssue = await rate(
+      3000,
+      CONCURRENCY,
+      async () => void (await post(`${cf}/api/v1/cfssl/newcert`, { request })),
+    );
+    results.push({
+      name: 'cfssl newcert ec P-256 (HTTP, not stored)',
+      value: Math.round(cfIssue),
+      unit: 'certs/s',
+      note: `Keel/cfssl = ${(ecIssue / cfIssue).toFixed(2)}`,
+    });
+    const rsaRequest = { ...request, key: { algo: 'rsa', size: 2048 } };
+    const cfRsa = await rate(
+      30,
+      2,
+      async () => void (await post(`${cf}/api/v1/cfssl/newcert`, { request: rsaRequest })),
+    );
+    results.push({
+      name: 'cfssl newcert rsa 2048 (HTTP, not stored)',
+      value: Number(cfRsa.toFixed(1)),
+      unit: 'certs/s',
+      note: `Keel/cfssl = ${(rsaIssue / cfRsa).toFixed(2)}`,
+    });
+    const cfSign = await rate(
+      3000,
+      CONCURRENCY,
+      async () =>
+        void (await post(`${cf}/api/v1/cfssl/sign`, {
+          certificate_request: csr,
+          hosts: ['svc.example.com'],
+        })),
+    );
+    results.push({
+      name: 'cfssl sign CSR ec P-256 (HTTP, not stored)',
+      value: Math.round(cfSign),
+      unit: 'certs/s',
+      note: `Keel/cfssl = ${(ecSign / cfSign).toFixed(2)}`,
+    });
+
+    results.push(...(await engineOnly(dir, csr)));
+
+    const ca = await generateKeyPair({ type: 'ec', bits: 256 });
+    const entries = Array.from({ length: 100_000 }, () => ({
+      serial: randomSerial(),
+      revokedAt: new Date(),
+    }));
+    const start = performance.now();
+    const crl = buildCrl({
+      issuer: encodeName({ commonName: 'Bench Root' }),
+      issuerKeyId: undefined,
+      number: 1,
+      thisUpdate: new Date(),
+      nextUpdate: new Date(Date.now() + 86400_000),
+      entries,
+      scheme: signatureScheme(keySpecOf(ca.privateKey)),
+      signingKey: ca.privateKey,
+    });
+    results.push({
+      name: 'CRL build, 100k revoked (P-256 issuer)',
+      value: Math.round(performance.now() - start),
+      unit: 'ms',
+      note: `${(crl.length / 1e6).toFixed(1)} MB DER; target < 2000 ms`,
+    });
+  } finally {
+    cfssl?.proc.kill();
+    daemon.proc.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return results;
+}
+
+if (process.argv[2] === '--serve') {
+  await serve(process.argv[3] ?? '.');
+} else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  for (const r of await benchPki())
+    console.log(
+      `${r.name.padEnd(55)} ${String(r.value).padStart(8)} ${r.unit}${r.note ? `  (${r.note})` : ''}`,
+    );
+}

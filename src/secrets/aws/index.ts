@@ -1,0 +1,82 @@
+import type { AwsClientFactory, ProviderDefaults } from './clients.js';
+import { sdkClientFactory } from './clients.js';
+import { CredsService } from './creds.js';
+import type { EngineDeps } from './deps.js';
+import { mountClients } from './deps.js';
+import type { MountRef } from './events.js';
+import { TIMER_LEASE_EXPIRY, TIMER_ROOT_ROTATION, TIMER_STATIC_ROTATION } from './events.js';
+import { LeaseService } from './leases.js';
+import type { ContextModule, Core } from '../../context.js';
+import type { LeaseProvider } from '../sys/index.js';
+import type { ScheduleEntry } from '../../core/schedule.js';
+import { awsProjection } from './projection.js';
+import { AwsReads } from './queries.js';
+import { RoleService } from './roles.js';
+import { RootService } from './root.js';
+import { awsRoutes } from './routes.js';
+import { StaticRoleService } from './static-roles.js';
+
+export type { AwsClientFactory, ProviderDefaults } from './clients.js';
+
+/** Options of the engine: how to reach IAM/STS (the embedded cloud by default). */
+export interface AwsContextOptions {
+  clients?: AwsClientFactory;
+  provider?: ProviderDefaults;
+}
+
+/**
+ * The cloud credentials engine's registry: its projection, its timers (static-role rotation,
+ * lease expiry, scheduled root rotation), the engine routes for every mount of type `aws`, and
+ * the lease interface the sys/leases endpoints use.
+ */
+export function createAwsContext(
+  core: Core,
+  options: AwsContextOptions = {},
+): { module: ContextModule; leaseProvider: LeaseProvider } {
+  const reads = new AwsReads(core.db);
+  const factory = options.clients ?? sdkClientFactory({ clock: core.clock, ...options.provider });
+  const deps: EngineDeps = {
+    core,
+    reads,
+    clientsFor: mountClients(reads, core.sealer, factory),
+    templateEnv: {
+      now: () => core.clock.now(),
+      random: (n) => core.ids.secret(n),
+      uuid: () => core.ids.uuid(),
+    },
+  };
+  const root = new RootService(deps);
+  const services = {
+    root,
+    roles: new RoleService(deps),
+    creds: new CredsService(deps, root),
+    staticRoles: new StaticRoleService(deps),
+  };
+  const leases = new LeaseService(deps, root);
+  const data = <T>(e: ScheduleEntry) => e.data as T;
+  const module: ContextModule = {
+    name: 'aws',
+    projections: [awsProjection()],
+    timers: [
+      {
+        kind: TIMER_STATIC_ROTATION,
+        fire: (e) => {
+          const { accessor, name } = data<{ accessor: string; name: string }>(e);
+          return services.staticRoles.rotateDue(accessor, name);
+        },
+      },
+      { kind: TIMER_LEASE_EXPIRY, fire: (e) => leases.fire(data<{ leaseId: string }>(e).leaseId) },
+      {
+        kind: TIMER_ROOT_ROTATION,
+        fire: (e) => root.fireScheduled(data<{ mount: MountRef }>(e).mount, e.dueAt),
+      },
+    ],
+    engine: {
+      type: 'aws',
+      description:
+        'cloud credentials (IAM users, assumed roles, federation and session tokens, static roles)',
+      routes: () => awsRoutes(services),
+    },
+  };
+  return { module, leaseProvider: leases };
+}

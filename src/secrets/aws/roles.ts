@@ -1,0 +1,50 @@
+import { NotFoundError } from '../../core/errors.js';
+import type { AuditMetadata } from '../../core/events.js';
+import { roleDecider } from './commands.js';
+import type { EngineDeps } from './deps.js';
+import type { MountRef } from './events.js';
+import { roleStream } from './events.js';
+import type { RoleEvent } from './events.js';
+import type { Raw } from './fields.js';
+import { ignoredFieldsWarning } from './fields.js';
+import type { RoleEntry } from './role-schema.js';
+import { ROLE_FIELDS, applyRoleWrite } from './role-schema.js';
+
+/** Roles: upsert with validation, read, list, delete. */
+export class RoleService {
+  constructor(private readonly d: EngineDeps) {}
+
+  /** POST roles/:name; returns the warnings for a 200 (none → 204). */
+  write(mount: MountRef, name: string, raw: Raw, metadata: AuditMetadata): string[] {
+    const existing = this.d.reads.role(mount.accessor, name);
+    const { role, warnings } = applyRoleWrite(existing, raw);
+    this.d.core.handler.handle(
+      roleStream(mount.accessor, name),
+      roleDecider,
+      (): RoleEvent[] => [{ type: 'AwsRoleWritten', data: { mount, name, role } }],
+      metadata,
+    );
+    // The reference drops the unknown-parameter warning on a 204; it is only added next to others.
+    return warnings.length ? [...warnings, ...ignoredFieldsWarning(raw, ROLE_FIELDS)] : [];
+  }
+
+  read(mount: MountRef, name: string): RoleEntry | null {
+    return this.d.reads.role(mount.accessor, name);
+  }
+
+  list(mount: MountRef): string[] {
+    return this.d.reads.roleNames(mount.accessor);
+  }
+
+  /** DELETE roles/:name: 404 when absent, as the spec says. Leases of the role stay (use revoke-prefix). */
+  delete(mount: MountRef, name: string, metadata: AuditMetadata): void {
+    if (!this.d.reads.role(mount.accessor, name))
+      throw new NotFoundError(`role "${name}" not found`);
+    this.d.core.handler.handle(
+      roleStream(mount.accessor, name),
+      roleDecider,
+      (): RoleEvent[] => [{ type: 'AwsRoleDeleted', data: { mount, name } }],
+      metadata,
+    );
+  }
+}

@@ -1,0 +1,180 @@
+import { KeelError, ValidationError } from '../../core/errors.js';
+import type { AuditMetadata } from '../../core/events.js';
+import { configDecider } from './commands.js';
+import { CloudStepError, awsErrorText } from './cloud-calls.js';
+import { deleteAccessKey, createOwnKey } from './key-calls.js';
+import type { EngineDeps } from './deps.js';
+import { addSeconds, systemMetadata } from './deps.js';
+import type { ConfigEvent, MountRef } from './events.js';
+import { configStream } from './events.js';
+import type { Raw } from './fields.js';
+import { nextRootRotation, retryAt } from './projection.js';
+import { applyRootWrite, parseLeaseWrite } from './schema.js';
+import { DEFAULT_USERNAME_TEMPLATE } from './template/index.js';
+
+/** Lease settings when config/lease was never written: the mount default of 768 hours for both. */
+export const DEFAULT_LEASE_SECONDS = 768 * 3600;
+
+/** Root configuration, its rotation (manual and scheduled) and the lease settings of a mount. */
+export class RootService {
+  constructor(private readonly d: EngineDeps) {}
+
+  private append(mount: MountRef, events: ConfigEvent[], metadata: AuditMetadata) {
+    return this.d.core.handler.handle(
+      configStream(mount.accessor),
+      configDecider,
+      () => events,
+      metadata,
+    );
+  }
+
+  /** POST config/root: validates, seals the secret key, stores (partial update). */
+  write(mount: MountRef, raw: Raw, metadata: AuditMetadata): void {
+    const row = this.d.reads.config(mount.accessor);
+    const { settings, secretKey } = applyRootWrite(
+      row?.settings ?? null,
+      raw,
+      DEFAULT_USERNAME_TEMPLATE,
+    );
+    // A new access key without a new secret would pair the wrong secret; an unchanged key keeps its secret.
+    const sealed =
+      secretKey !== undefined
+        ? secretKey === ''
+          ? null
+          : this.d.core.sealer.seal(secretKey)
+        : settings.accessKey === ''
+          ? null
+          : (row?.secretKey ?? null);
+    if (settings.accessKey !== '' && sealed === null) {
+      throw new ValidationError('secret_key must be given with access_key');
+    }
+    this.append(
+      mount,
+      [{ type: 'AwsRootConfigured', data: { mount, settings, secretKey: sealed } }],
+      metadata,
+    );
+  }
+
+  read(mount: MountRef) {
+    return this.d.reads.config(mount.accessor)?.settings ?? null;
+  }
+
+  /**
+   * config/rotate-root (research §5.1): GetUser → CreateAccessKey → store the new key →
+   * DeleteAccessKey(old) with the old credentials. Returns the new access key id.
+   */
+  async rotate(mount: MountRef, metadata: AuditMetadata, scheduled = false): Promise<string> {
+    const row = this.d.reads.config(mount.accessor);
+    if (!row?.settings)
+      throw new KeelError('internal', 'no configuration found for config/root', { status: 500 });
+    if (row.settings.accessKey === '' || row.secretKey === null) {
+      throw new ValidationError(
+        'Cannot call config/rotate-root when either access_key or secret_key is empty',
+      );
+    }
+    const oldClients = this.d.clientsFor(mount);
+    const oldIam = oldClients.iam();
+    let created: Awaited<ReturnType<typeof createOwnKey>>;
+    try {
+      created = await createOwnKey(oldIam);
+    } catch (e) {
+      throw new KeelError('internal', e instanceof CloudStepError ? e.message : String(e), {
+        status: 500,
+      });
+    }
+    const previous = row.settings.accessKey;
+    this.append(
+      mount,
+      [
+        {
+          type: 'AwsRootRotated',
+          data: {
+            mount,
+            accessKey: created.accessKeyId,
+            secretKey: this.d.core.sealer.seal(created.secretAccessKey),
+            previousAccessKey: previous,
+            rotatedAt: this.d.core.clock.now().toISOString(),
+            scheduled,
+          },
+        },
+      ],
+      metadata,
+    );
+    try {
+      await deleteAccessKey(oldIam, created.userName, previous);
+    } catch (e) {
+      throw new KeelError('internal', `error deleting old access key: ${awsErrorText(e)}`, {
+        status: 500,
+      });
+    }
+    return created.accessKeyId;
+  }
+
+  /** The scheduled root rotation timer: rotate, or skip an occurrence found outside its window. */
+  async fireScheduled(mount: MountRef, dueAt: string): Promise<void> {
+    const row = this.d.reads.config(mount.accessor);
+    const s = row?.settings;
+    if (!s || nextRootRotation(s, dueAt) === null) return;
+    const now = this.d.core.clock.now();
+    if (
+      s.rotationWindow > 0 &&
+      now.getTime() > new Date(dueAt).getTime() + s.rotationWindow * 1000
+    ) {
+      const nextAt = nextRootRotation(s, now.toISOString()) as string;
+      this.append(
+        mount,
+        [{ type: 'AwsRootRotationSkipped', data: { mount, dueAt, nextAt } }],
+        systemMetadata,
+      );
+      return;
+    }
+    try {
+      await this.rotate(mount, systemMetadata, true);
+    } catch (e) {
+      const attempt =
+        this.d.core.handler.load(configStream(mount.accessor), configDecider).state.rootFailures +
+        1;
+      this.d.core.logger.warn(
+        { mount: mount.path, attempt, err: (e as Error).message },
+        'scheduled root rotation failed',
+      );
+      this.append(
+        mount,
+        [
+          {
+            type: 'AwsRootRotationFailed',
+            data: { mount, error: (e as Error).message, attempt, retryAt: retryAt(now, attempt) },
+          },
+        ],
+        systemMetadata,
+      );
+    }
+  }
+
+  /** POST config/lease. */
+  writeLease(mount: MountRef, raw: Raw, metadata: AuditMetadata): void {
+    const { lease, leaseMax } = parseLeaseWrite(raw);
+    this.append(
+      mount,
+      [{ type: 'AwsLeaseConfigured', data: { mount, lease, leaseMax } }],
+      metadata,
+    );
+  }
+
+  /** The lease settings in force (stored, else the defaults). */
+  lease(mount: MountRef): { lease: number; leaseMax: number } {
+    const row = this.d.reads.config(mount.accessor);
+    return {
+      lease: row?.lease ?? DEFAULT_LEASE_SECONDS,
+      leaseMax: row?.leaseMax ?? DEFAULT_LEASE_SECONDS,
+    };
+  }
+
+  /** The iam_user lease TTL and its max end, from the lease settings. */
+  leaseWindow(mount: MountRef, from: Date): { ttl: number; expiresAt: Date; maxExpiresAt: Date } {
+    const { lease, leaseMax } = this.lease(mount);
+    const max = leaseMax > 0 ? leaseMax : DEFAULT_LEASE_SECONDS;
+    const ttl = Math.min(lease > 0 ? lease : DEFAULT_LEASE_SECONDS, max);
+    return { ttl, expiresAt: addSeconds(from, ttl), maxExpiresAt: addSeconds(from, max) };
+  }
+}

@@ -1,0 +1,186 @@
+import Router from '@koa/router';
+import type { Context, Next } from 'koa';
+import { KeelError, isKeelError } from '../../core/errors.js';
+import { multierror } from '../../http/errors.js';
+import { requestData, sendVault } from '../../http/vault.js';
+import { secretsMetadata } from '../surface.js';
+import type { CredsService } from './creds.js';
+import type { MountRef } from './events.js';
+import type { Raw } from './fields.js';
+import { ignoredFieldsWarning } from './fields.js';
+import { presentLease, presentRole, presentRoot, presentStaticRole } from './presenters.js';
+import type { RoleService } from './roles.js';
+import type { RootService } from './root.js';
+import { CREDS_FIELDS, STATIC_ROLE_FIELDS, checkName } from './schema.js';
+import type { StaticRoleService } from './static-roles.js';
+
+/** The services the routes call; each route is validate → command → present. */
+export interface AwsServices {
+  root: RootService;
+  roles: RoleService;
+  creds: CredsService;
+  staticRoles: StaticRoleService;
+}
+
+function mountOf(ctx: Context): MountRef {
+  const m = ctx.state.mount;
+  if (!m) throw new KeelError('internal', 'route reached without a mount');
+  return { accessor: m.accessor, path: m.path };
+}
+
+const metadataOf = secretsMetadata;
+/** The `:name` segment, checked against the reference's name pattern. */
+const nameParam = (ctx: Context): string =>
+  checkName((ctx as Context & { params: Record<string, string | undefined> }).params.name);
+const dataOf = (ctx: Context): Raw => requestData(ctx);
+
+/** The reference's answer for a read of nothing: 404 with an empty error list. */
+function notFound(): never {
+  throw new KeelError('not_found', '');
+}
+
+const noContent = (ctx: Context) => sendVault(ctx, undefined);
+
+function unsupported(): never {
+  throw new KeelError('unsupported', multierror('unsupported operation'));
+}
+
+/**
+ * Server-side failures read as the reference prints a plain Go error: a one-item multierror.
+ * Caller mistakes (400) keep their text as it is.
+ */
+async function referenceErrors(_ctx: Context, next: Next): Promise<void> {
+  try {
+    await next();
+  } catch (e) {
+    if (
+      isKeelError(e) &&
+      (e.details.status ?? 500) >= 500 &&
+      e.code === 'internal' &&
+      !/^\d+ errors? occurred:/.test(e.message)
+    ) {
+      throw new KeelError('internal', multierror(e.message), e.details, { cause: e });
+    }
+    throw e;
+  }
+}
+
+/** Routes of one mount, relative to it (`/config/root`, `/roles/:name`, ...). */
+export function awsRoutes(s: AwsServices): Router {
+  const r = new Router();
+  r.use(referenceErrors);
+
+  r.get('/config/root', (ctx) => {
+    const settings = s.root.read(mountOf(ctx));
+    if (!settings) notFound();
+    sendVault(ctx, presentRoot(settings));
+  });
+  r.post('/config/root', (ctx) => {
+    s.root.write(mountOf(ctx), dataOf(ctx), metadataOf(ctx));
+    noContent(ctx);
+  });
+  r.put('/config/root', (ctx) => {
+    s.root.write(mountOf(ctx), dataOf(ctx), metadataOf(ctx));
+    noContent(ctx);
+  });
+
+  const rotateRoot = async (ctx: Context) => {
+    const accessKey = await s.root.rotate(mountOf(ctx), metadataOf(ctx));
+    sendVault(ctx, { access_key: accessKey });
+  };
+  r.post('/config/rotate-root', rotateRoot);
+  r.put('/config/rotate-root', rotateRoot);
+
+  r.get('/config/lease', (ctx) => {
+    const { lease, leaseMax } = s.root.lease(mountOf(ctx));
+    sendVault(ctx, presentLease(lease, leaseMax));
+  });
+  const writeLease = (ctx: Context) => {
+    s.root.writeLease(mountOf(ctx), dataOf(ctx), metadataOf(ctx));
+    noContent(ctx);
+  };
+  r.post('/config/lease', writeLease);
+  r.put('/config/lease', writeLease);
+
+  r.get(['/roles', '/roles/'], (ctx) => {
+    if (!ctx.state.list) unsupported();
+    const keys = s.roles.list(mountOf(ctx));
+    if (keys.length === 0) notFound();
+    sendVault(ctx, { keys });
+  });
+  r.get('/roles/:name', (ctx) => {
+    if (ctx.state.list) unsupported();
+    const role = s.roles.read(mountOf(ctx), nameParam(ctx));
+    if (!role) notFound();
+    sendVault(ctx, presentRole(role));
+  });
+  const writeRole = (ctx: Context) => {
+    const warnings = s.roles.write(mountOf(ctx), nameParam(ctx), dataOf(ctx), metadataOf(ctx));
+    if (warnings.length === 0) return noContent(ctx);
+    sendVault(ctx, null, { warnings });
+  };
+  r.post('/roles/:name', writeRole);
+  r.put('/roles/:name', writeRole);
+  r.delete('/roles/:name', (ctx) => {
+    s.roles.delete(mountOf(ctx), nameParam(ctx), metadataOf(ctx));
+    noContent(ctx);
+  });
+
+  for (const path of ['creds', 'sts'] as const) {
+    const issue = async (ctx: Context) => {
+      if (ctx.state.list) unsupported();
+      const raw = dataOf(ctx);
+      const out = await s.creds.issue(
+        mountOf(ctx),
+        nameParam(ctx),
+        path,
+        raw,
+        ctx.state.token?.displayName ?? '',
+        metadataOf(ctx),
+      );
+      const warnings = ignoredFieldsWarning(raw, CREDS_FIELDS);
+      sendVault(ctx, out.data, {
+        leaseId: out.leaseId,
+        leaseDuration: out.leaseDuration,
+        renewable: out.renewable,
+        ...(warnings.length ? { warnings } : {}),
+      });
+    };
+    r.get(`/${path}/:name`, issue);
+    r.post(`/${path}/:name`, issue);
+    r.put(`/${path}/:name`, issue);
+  }
+
+  r.get(['/static-roles', '/static-roles/'], (ctx) => {
+    if (!ctx.state.list) unsupported();
+    const keys = s.staticRoles.list(mountOf(ctx));
+    if (keys.length === 0) notFound();
+    sendVault(ctx, { keys });
+  });
+  r.get('/static-roles/:name', (ctx) => {
+    if (ctx.state.list) unsupported();
+    const row = s.staticRoles.read(mountOf(ctx), nameParam(ctx));
+    if (!row) notFound();
+    sendVault(ctx, presentStaticRole(row));
+  });
+  const writeStatic = async (ctx: Context) => {
+    const raw = dataOf(ctx);
+    const view = await s.staticRoles.write(mountOf(ctx), nameParam(ctx), raw, metadataOf(ctx));
+    const warnings = ignoredFieldsWarning(raw, STATIC_ROLE_FIELDS);
+    sendVault(ctx, presentStaticRole(view), warnings.length ? { warnings } : {});
+  };
+  r.post('/static-roles/:name', writeStatic);
+  r.put('/static-roles/:name', writeStatic);
+  r.delete('/static-roles/:name', async (ctx) => {
+    await s.staticRoles.delete(mountOf(ctx), nameParam(ctx), metadataOf(ctx));
+    noContent(ctx);
+  });
+
+  r.get('/static-creds/:name', (ctx) => {
+    if (ctx.state.list) unsupported();
+    const name = nameParam(ctx);
+    sendVault(ctx, s.staticRoles.creds(mountOf(ctx), name));
+  });
+
+  return r;
+}

@@ -1,0 +1,373 @@
+import { createPrivateKey, type KeyObject } from 'node:crypto';
+import type { Clock } from '../../core/clock.js';
+import type { CommandHandler } from '../../core/command-handler.js';
+import type { Db } from '../../core/database.js';
+import { ValidationError } from '../../core/errors.js';
+import type { AuditMetadata } from '../../core/events.js';
+import type { Ids } from '../../core/ids.js';
+import type { Sealer, Sealed } from '../../core/seal.js';
+import { configDecider, certificateDecider, issuerDecider, keyDecider } from './deciders.js';
+import { streams, type CrlConfig, type IssuerSettings, type TidyResult } from './events.js';
+import type { Signer, UrlConfig } from './issuance.js';
+import { PkiQueries, type IssuerRow, type KeyRow } from './projection.js';
+import { keySpecOf, signatureScheme, spkiDer } from './x509/keys.js';
+import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
+
+/** What the certificate authority needs from Keel's core (a subset of the composition root's Core). */
+export interface PkiCore {
+  db: Db;
+  handler: CommandHandler;
+  sealer: Sealer;
+  clock: Clock;
+  ids: Ids;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The defaults of `config/crl` (research §2.2). */
+export const DEFAULT_CRL_CONFIG: CrlConfig = {
+  expiry: 72 * 3600,
+  disable: false,
+  ocsp_disable: false,
+  ocsp_expiry: 12 * 3600,
+  auto_rebuild: false,
+  auto_rebuild_grace_period: 12 * 3600,
+  enable_delta: false,
+  delta_rebuild_interval: 15 * 60,
+  allow_expired_cert_revocation: false,
+};
+
+/** Settings a new issuer starts with: `err` for leaves that would outlive it, every usage. */
+export const newIssuerSettings = (name: string): IssuerSettings => ({
+  name,
+  leafNotAfterBehavior: 'err',
+  usage: ['read-only', 'issuing-certificates', 'crl-signing', 'ocsp-signing'],
+  manualChain: [],
+  revocationSignatureAlgorithm: '',
+  issuingCertificates: [],
+  crlDistributionPoints: [],
+  ocspServers: [],
+});
+
+/**
+ * The mount-level state of a certificate authority: issuer and key resolution, signers (CA keys
+ * unsealed on first use and kept in memory), chains, configuration, and the commands shared by
+ * several routes (keys, issuers, certificate records, CRLs).
+ */
+export class Authority {
+  readonly #core: PkiCore;
+  #q: PkiQueries | undefined;
+  readonly #keys = new Map<string, KeyObject>();
+  readonly #certs = new Map<string, ParsedCertificate>();
+  /** chains by mount and issuer; cleared by the projection whenever an issuer event is applied */
+  readonly #chains = new Map<string, string[]>();
+  /** signature checks between two issuers, which never change for a pair of ids */
+  readonly #signedBy = new Map<string, boolean>();
+
+  constructor(core: PkiCore) {
+    this.#core = core;
+  }
+
+  /** Read-model queries, prepared on first use (after the projection has opened its tables). */
+  get q(): PkiQueries {
+    this.#q ??= new PkiQueries(this.#core.db);
+    return this.#q;
+  }
+
+  get core(): PkiCore {
+    return this.#core;
+  }
+
+  /** Runs several appends as one transaction (better-sqlite3 nests them as savepoints). */
+  atomically<T>(fn: () => T): T {
+    return this.#core.db.transaction(fn)();
+  }
+
+  defaults(mount: string): { defaultIssuer: string; defaultFollowsLatestIssuer: boolean } {
+    return (
+      this.q.config(mount, 'issuers') ?? { defaultIssuer: '', defaultFollowsLatestIssuer: false }
+    );
+  }
+
+  defaultKey = (mount: string): string =>
+    this.q.config<{ defaultKey: string }>(mount, 'keys')?.defaultKey ?? '';
+
+  urls = (mount: string): UrlConfig =>
+    this.q.config<UrlConfig>(mount, 'urls') ?? {
+      issuing_certificates: [],
+      crl_distribution_points: [],
+      ocsp_servers: [],
+    };
+
+  crlConfig = (mount: string): CrlConfig => ({
+    ...DEFAULT_CRL_CONFIG,
+    ...this.q.config<CrlConfig>(mount, 'crl'),
+  });
+
+  tidyStatus = (mount: string): TidyResult | undefined => this.q.config<TidyResult>(mount, 'tidy');
+
+  /** `default`, an issuer id, or an issuer name; the reference's texts when it does not resolve. */
+  resolveIssuer(mount: string, ref: string): IssuerRow {
+    if (ref === 'default' || ref === '') {
+      const id = this.defaults(mount).defaultIssuer;
+      const row = id ? this.q.issuer(mount, id) : undefined;
+      if (!row) throw new ValidationError('no default issuer currently configured');
+      return row;
+    }
+    const byId = UUID.test(ref) ? this.q.issuer(mount, ref) : undefined;
+    const row = byId ?? this.q.issuers(mount).find((i) => i.name === ref);
+    if (!row) throw new ValidationError(`unable to resolve issuer id for reference: ${ref}`);
+    return row;
+  }
+
+  /** `default`, a key id, or a key name. */
+  resolveKey(mount: string, ref: string): KeyRow {
+    if (ref === 'default' || ref === '') {
+      const id = this.defaultKey(mount);
+      const row = id ? this.q.key(mount, id) : undefined;
+      if (!row) throw new ValidationError('no default key currently configured');
+      return row;
+    }
+    const row =
+      (UUID.test(ref) ? this.q.key(mount, ref) : undefined) ??
+      this.q.keys(mount).find((k) => k.name === ref);
+    if (!row) throw new ValidationError(`unable to resolve key id for reference: ${ref}`);
+    return row;
+  }
+
+  parsed(issuer: { issuer_id: string; certificate: string }): ParsedCertificate {
+    let cert = this.#certs.get(issuer.issuer_id);
+    if (!cert) {
+      cert = parseCertificate(
+        Buffer.from(issuer.certificate.replace(/-----[A-Z ]+-----|\s/g, ''), 'base64'),
+      );
+      this.#certs.set(issuer.issuer_id, cert);
+    }
+    return cert;
+  }
+
+  privateKey(key: KeyRow): KeyObject {
+    let k = this.#keys.get(key.key_id);
+    if (!k) {
+      k = createPrivateKey(this.#core.sealer.unseal(JSON.parse(key.private_key) as Sealed));
+      this.#keys.set(key.key_id, k);
+    }
+    return k;
+  }
+
+  /** The signer for an issuer, refusing issuers without a key or without the needed usage. */
+  signer(
+    mount: string,
+    issuer: IssuerRow,
+    usage: 'issuing-certificates' | 'crl-signing',
+    signatureBits = 0,
+    usePss = false,
+  ): Signer {
+    const key = issuer.key_id ? this.q.key(mount, issuer.key_id) : undefined;
+    if (!key) {
+      throw new ValidationError(
+        `unable to fetch corresponding key for issuer ${issuer.issuer_id}; unable to use this issuer for signing`,
+      );
+    }
+    if (!issuer.settings.usage.includes(usage)) {
+      throw new ValidationError(`issuer ${issuer.issuer_id} does not have the ${usage} usage`);
+    }
+    const cert = this.parsed(issuer);
+    return {
+      cert,
+      key: this.privateKey(key),
+      scheme: signatureScheme(cert.key, signatureBits, usePss),
+    };
+  }
+
+  /** Drops cached chains (an issuer was created, changed or deleted). */
+  issuersChanged(): void {
+    this.#chains.clear();
+  }
+
+  #isSignedBy(child: IssuerRow, parent: IssuerRow): boolean {
+    const key = `${child.issuer_id}|${parent.issuer_id}`;
+    let hit = this.#signedBy.get(key);
+    if (hit === undefined) {
+      hit = isSignedBy(this.parsed(child), this.parsed(parent));
+      this.#signedBy.set(key, hit);
+    }
+    return hit;
+  }
+
+  /** The issuer's chain: itself, then its parents among this mount's issuers, up to a root. */
+  chain(mount: string, issuer: IssuerRow): string[] {
+    const key = `${mount}|${issuer.issuer_id}`;
+    let chain = this.#chains.get(key);
+    if (!chain) {
+      chain = this.#buildChain(mount, issuer);
+      this.#chains.set(key, chain);
+    }
+    return chain;
+  }
+
+  #buildChain(mount: string, issuer: IssuerRow): string[] {
+    if (issuer.settings.manualChain.length) {
+      return issuer.settings.manualChain.flatMap((ref) => {
+        const row = this.q.issuer(mount, ref);
+        return row ? [row.certificate] : [];
+      });
+    }
+    const all = this.q.issuers(mount);
+    const out = [issuer];
+    for (let cur = issuer; out.length < 10;) {
+      const child = this.parsed(cur);
+      if (child.issuer.equals(child.subject) && isSignedBy(child, child)) break;
+      const parent = all.find((p) => !out.includes(p) && isSignedBy(child, this.parsed(p)));
+      if (!parent) break;
+      out.push(parent);
+      cur = parent;
+    }
+    return out.map((i) => i.certificate);
+  }
+
+  /** Stores a new CA key (sealed) and makes it the default key when there is none. */
+  createKey(mount: string, meta: AuditMetadata, key: KeyObject, name: string): string {
+    if (name && this.q.keys(mount).some((k) => k.name === name))
+      throw new ValidationError(`key name (${name}) already in use`);
+    if (name === 'default') throw new ValidationError('reserved key name: default');
+    const keyId = this.#core.ids.uuid();
+    const spec = keySpecOf(key);
+    const privateKey = this.#core.sealer.seal(
+      key.export({ type: 'pkcs8', format: 'pem' }) as string,
+    );
+    this.#core.handler.handle(
+      streams.key(mount, keyId),
+      keyDecider,
+      () => [
+        {
+          type: 'PkiKeyCreated' as const,
+          data: {
+            mount,
+            keyId,
+            name,
+            keyType: spec.type,
+            keyBits: spec.bits,
+            privateKey,
+            publicKey: spkiDer(key).toString('base64'),
+          },
+        },
+      ],
+      meta,
+    );
+    this.#keys.set(keyId, key);
+    if (!this.defaultKey(mount)) {
+      this.#core.handler.handle(
+        streams.config(mount),
+        configDecider,
+        () => [{ type: 'PkiKeysConfigured' as const, data: { mount, defaultKey: keyId } }],
+        meta,
+      );
+    }
+    return keyId;
+  }
+
+  /** The stored key whose public key matches, if any. */
+  keyFor(mount: string, spki: Buffer): KeyRow | undefined {
+    const b64 = spki.toString('base64');
+    return this.q.keys(mount).find((k) => k.public_key === b64);
+  }
+
+  /**
+   * Records a CA certificate as an issuer, linked to the mount's matching key, the default issuer
+   * when there is none (or when the default follows the latest). Returns the new issuer id.
+   */
+  createIssuer(
+    mount: string,
+    meta: AuditMetadata,
+    cert: ParsedCertificate,
+    name: string,
+    certificatePem: string,
+  ): string {
+    if (name && this.q.issuers(mount).some((i) => i.name === name))
+      throw new ValidationError(`issuer name (${name}) already in use`);
+    if (name === 'default') throw new ValidationError('reserved issuer name: default');
+    const issuerId = this.#core.ids.uuid();
+    const key = this.keyFor(mount, cert.spki);
+    this.#core.handler.handle(
+      streams.issuer(mount, issuerId),
+      issuerDecider,
+      () => [
+        {
+          type: 'PkiIssuerCreated' as const,
+          data: {
+            mount,
+            issuerId,
+            keyId: key?.key_id ?? '',
+            certificate: certificatePem,
+            serial: cert.serial,
+            notAfter: cert.notAfter.toISOString(),
+            publicKey: cert.spki.toString('base64'),
+            ...newIssuerSettings(name),
+          },
+        },
+      ],
+      meta,
+    );
+    this.#certs.set(issuerId, cert);
+    const defaults = this.defaults(mount);
+    if (
+      !defaults.defaultIssuer ||
+      !this.q.issuer(mount, defaults.defaultIssuer) ||
+      defaults.defaultFollowsLatestIssuer
+    ) {
+      this.#core.handler.handle(
+        streams.config(mount),
+        configDecider,
+        () => [
+          {
+            type: 'PkiIssuersConfigured' as const,
+            data: {
+              mount,
+              defaultIssuer: issuerId,
+              defaultFollowsLatestIssuer: defaults.defaultFollowsLatestIssuer,
+            },
+          },
+        ],
+        meta,
+      );
+    }
+    return issuerId;
+  }
+
+  /** Appends CertificateIssued on the serial's own stream; a serial already used in the mount is refused. */
+  recordIssued(
+    mount: string,
+    meta: AuditMetadata,
+    data: {
+      serial: string;
+      issuerId: string;
+      certificate: string;
+      notAfter: Date;
+      commonName: string;
+      isCa: boolean;
+      stored: boolean;
+    },
+  ): void {
+    this.#core.handler.handle(
+      streams.cert(mount, data.serial),
+      certificateDecider,
+      () => [
+        {
+          type: 'CertificateIssued' as const,
+          data: {
+            mount,
+            serial: data.serial,
+            issuerId: data.issuerId,
+            certificate: data.stored ? data.certificate : '',
+            notAfter: data.notAfter.toISOString(),
+            commonName: data.commonName,
+            isCa: data.isCa,
+            stored: data.stored,
+          },
+        },
+      ],
+      meta,
+    );
+  }
+}

@@ -1,0 +1,373 @@
+import type { KeyObject } from 'node:crypto';
+import { ValidationError } from '../../core/errors.js';
+import type { AuditMetadata } from '../../core/events.js';
+import type { Authority } from './authority.js';
+import { bool, duration, int, list, str } from './fields.js';
+import { buildCa } from './issuance.js';
+import { isSelfSigned, type Issued } from './issue.js';
+import { resolveNames } from './names.js';
+import { encodeIssued, formatOf, privateKeyFormatOf } from './present.js';
+import { defaultRole, type Role } from './role.js';
+import { resolveNotAfter } from './ttl.js';
+import { encodeName, pem, pemBlocks, randomSerial, type SubjectSpec } from './x509/certificate.js';
+import * as der from './x509/der.js';
+import * as ext from './x509/extensions.js';
+import { keyUsageBit, type NameConstraintSet } from './x509/extensions.js';
+import {
+  generateKeyPair,
+  keySpecOf,
+  normaliseKeySpec,
+  parsePrivateKey,
+  privateKeyPem,
+  signatureAlgorithm,
+  signatureScheme,
+  signWith,
+  spkiDer,
+} from './x509/keys.js';
+import { parseCertificate, type ParsedCertificate } from './x509/parse.js';
+import { rebuildCrl } from './crls.js';
+
+/** The internal role CA certificates are named under: any name, no hostname rules. */
+export const CA_ROLE: Role = {
+  ...defaultRole(),
+  allow_any_name: true,
+  enforce_hostnames: false,
+  cn_validations: ['disabled'],
+  require_cn: false,
+  allow_ip_sans: true,
+  allowed_uri_sans: ['*'],
+  allowed_other_sans: ['*'],
+  allowed_serial_numbers: ['*'],
+  allowed_user_ids: ['*'],
+  use_csr_common_name: false,
+  use_csr_sans: false,
+};
+
+/** Subject attributes from a request body (comma-separated strings or JSON lists). */
+export function subjectOf(b: Record<string, unknown>, commonName: string): SubjectSpec {
+  return {
+    country: list(b, 'country'),
+    province: list(b, 'province'),
+    locality: list(b, 'locality'),
+    streetAddress: list(b, 'street_address'),
+    postalCode: list(b, 'postal_code'),
+    organization: list(b, 'organization'),
+    ou: list(b, 'ou'),
+    commonName,
+    serialNumber: str(b, 'serial_number'),
+  };
+}
+
+/** Name constraints from a request body. */
+export function constraintsOf(b: Record<string, unknown>): NameConstraintSet {
+  return {
+    permittedDns: list(b, 'permitted_dns_domains'),
+    excludedDns: list(b, 'excluded_dns_domains'),
+    permittedIp: list(b, 'permitted_ip_ranges'),
+    excludedIp: list(b, 'excluded_ip_ranges'),
+    permittedEmail: list(b, 'permitted_email_addresses'),
+    excludedEmail: list(b, 'excluded_email_addresses'),
+    permittedUri: list(b, 'permitted_uri_domains'),
+    excludedUri: list(b, 'excluded_uri_domains'),
+  };
+}
+
+const KEY_PATH_TYPES = ['internal', 'exported', 'existing', 'kms'] as const;
+
+/** Checks the `:type` path segment of root/intermediate/key generation. */
+export function keyPathType(
+  type: string,
+  allowExisting = true,
+): 'internal' | 'exported' | 'existing' {
+  if (
+    !(KEY_PATH_TYPES as readonly string[]).includes(type) ||
+    (!allowExisting && type === 'existing')
+  ) {
+    throw new ValidationError(
+      'the "exported" path parameter must be "internal", "existing", exported" or "kms"',
+    );
+  }
+  if (type === 'kms') throw new ValidationError('managed keys (kms) are not supported by Keel');
+  return type as 'internal' | 'exported' | 'existing';
+}
+
+/** The key for root/intermediate generation: an existing one, or a fresh one generated off the event loop. */
+async function keyForGeneration(
+  authority: Authority,
+  mount: string,
+  type: 'internal' | 'exported' | 'existing',
+  b: Record<string, unknown>,
+): Promise<{ key: KeyObject; existingId?: string }> {
+  if (type === 'existing') {
+    const row = authority.resolveKey(mount, str(b, 'key_ref', 'default'));
+    return { key: authority.privateKey(row), existingId: row.key_id };
+  }
+  const spec = normaliseKeySpec(str(b, 'key_type', 'rsa'), int(b, 'key_bits', 0));
+  return { key: (await generateKeyPair(spec)).privateKey };
+}
+
+export function caKeyUsage(b: Record<string, unknown>): number[] {
+  const bits = new Set([5, 6]);
+  for (const n of list(b, 'key_usage')) {
+    const bit = keyUsageBit(n);
+    if (bit !== undefined) bits.add(bit);
+  }
+  return [...bits].sort((x, y) => x - y);
+}
+
+/** `root/generate/:type` (and `issuers/generate/root/:type`): a new self-signed issuer. */
+export async function generateRoot(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  type: string,
+  b: Record<string, unknown>,
+): Promise<Issued> {
+  const kind = keyPathType(type);
+  const format = formatOf(b.format);
+  const keyFormat = privateKeyFormatOf(b.private_key_format);
+  const commonName = str(b, 'common_name').trim();
+  const names = resolveNames(CA_ROLE, {
+    commonName,
+    altNames: list(b, 'alt_names'),
+    ipSans: list(b, 'ip_sans'),
+    uriSans: list(b, 'uri_sans'),
+    otherSans: list(b, 'other_sans'),
+    userIds: [],
+    serialNumber: '',
+    excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
+  });
+  const now = authority.core.clock.now();
+  const { notAfter, warnings } = resolveNotAfter({
+    now,
+    requestTtl: duration(b, 'ttl'),
+    notAfter: str(b, 'not_after') || undefined,
+    roleTtl: 0,
+    roleMaxTtl: 0,
+    issuerNotAfter: undefined,
+    behavior: 'permit',
+  });
+  const nc = constraintsOf(b);
+  const { key, existingId } = await keyForGeneration(authority, mount, kind, b);
+  const scheme = signatureScheme(
+    keySpecOf(key),
+    int(b, 'signature_bits', 0),
+    bool(b, 'use_pss', false),
+  );
+  const serial = randomSerial();
+  const der = buildCa({
+    subject: encodeName(subjectOf(b, commonName)),
+    altNames: names.altNames,
+    spki: spkiDer(key),
+    signer: undefined,
+    selfKey: { key, scheme },
+    maxPathLength: int(b, 'max_path_length', -1),
+    keyUsage: caKeyUsage(b),
+    nameConstraints: nc,
+    urls: authority.urls(mount),
+    serial,
+    notBefore: new Date(now.getTime() - (duration(b, 'not_before_duration') ?? 30) * 1000),
+    notAfter,
+  });
+  const cert = parseCertificate(der);
+  const certPem = pem('CERTIFICATE', der);
+  const keyName = str(b, 'key_name');
+  const issuerName = str(b, 'issuer_name');
+  const { issuerId, keyId } = authority.atomically(() => {
+    const keyId = existingId ?? authority.createKey(mount, meta, key, keyName);
+    const issuerId = authority.createIssuer(mount, meta, cert, issuerName, certPem);
+    const row = authority.q.issuer(mount, issuerId);
+    if (row) rebuildCrl(authority, mount, meta, row);
+    authority.recordIssued(mount, meta, {
+      serial: cert.serial,
+      issuerId,
+      certificate: certPem,
+      notAfter,
+      commonName,
+      isCa: true,
+      stored: true,
+    });
+    return { issuerId, keyId };
+  });
+  if (!commonName)
+    warnings.push(
+      'This issuer certificate was generated without a Subject; this makes it likely that issuing leaf certs with this certificate will fail. Consider setting a common_name.',
+    );
+  const urls = authority.urls(mount);
+  if (
+    !urls.issuing_certificates.length &&
+    !urls.crl_distribution_points.length &&
+    !urls.ocsp_servers.length
+  ) {
+    warnings.push(
+      "This mount hasn't configured any authority information access (AIA) fields; this may make it harder for systems to find missing certificates in the chain or to validate revocation status of certificates. Consider updating /config/urls or the newly generated issuer with this information.",
+    );
+  }
+  const data = encodeIssued(
+    {
+      certificate: der,
+      chain: [certPem],
+      ...(kind === 'exported' ? { privateKey: key } : {}),
+      bundleChain: false,
+      removeRoots: false,
+      isRoot: isSelfSigned,
+    },
+    format,
+    keyFormat,
+  );
+  delete data.ca_chain;
+  const keyRow = authority.q.key(mount, keyId);
+  return {
+    data: {
+      ...data,
+      expiration: String(Math.floor(notAfter.getTime() / 1000)),
+      serial_number: cert.serial,
+      issuer_id: issuerId,
+      issuer_name: issuerName,
+      key_id: keyId,
+      key_name: keyRow?.name ?? '',
+    },
+    warnings,
+  };
+}
+
+/** `intermediate/generate/:type`: a key and a CSR for it; no issuer exists until set-signed. */
+export async function generateIntermediate(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  type: string,
+  b: Record<string, unknown>,
+): Promise<Issued> {
+  const kind = keyPathType(type);
+  const format = formatOf(b.format);
+  const keyFormat = privateKeyFormatOf(b.private_key_format);
+  const commonName = str(b, 'common_name').trim();
+  const names = resolveNames(CA_ROLE, {
+    commonName,
+    altNames: list(b, 'alt_names'),
+    ipSans: list(b, 'ip_sans'),
+    uriSans: list(b, 'uri_sans'),
+    otherSans: list(b, 'other_sans'),
+    userIds: [],
+    serialNumber: '',
+    excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
+  });
+  const { key, existingId } = await keyForGeneration(authority, mount, kind, b);
+  const csrDer = buildCsr(
+    key,
+    encodeName(subjectOf(b, commonName)),
+    names.altNames,
+    bool(b, 'add_basic_constraints', false),
+  );
+  const keyId = existingId ?? authority.createKey(mount, meta, key, str(b, 'key_name'));
+  const csrPem = pem('CERTIFICATE REQUEST', csrDer);
+  const data: Record<string, unknown> = { key_id: keyId };
+  if (format === 'der') data.csr = csrDer.toString('base64');
+  else
+    data.csr =
+      format === 'pem_bundle' && kind === 'exported'
+        ? `${privateKeyPem(key, keyFormat)}\n${csrPem}`
+        : csrPem;
+  if (kind === 'exported') {
+    data.private_key = privateKeyPem(key, keyFormat);
+    data.private_key_type = keySpecOf(key).type;
+  }
+  return { data, warnings: names.warnings };
+}
+
+/** A PKCS#10 request signed by `key`, with SANs and optionally CA basic constraints requested. */
+export function buildCsr(
+  key: KeyObject,
+  subject: Buffer,
+  altNames: readonly ext.AltName[],
+  basicConstraints: boolean,
+): Buffer {
+  const exts = [
+    ...(altNames.length ? [ext.subjectAltName(altNames, false)] : []),
+    ...(basicConstraints ? [ext.basicConstraints(true)] : []),
+  ];
+  const attrs = exts.length
+    ? der.seq(der.oid('1.2.840.113549.1.9.14'), der.set(der.seq(...exts)))
+    : Buffer.alloc(0);
+  const info = der.seq(der.int(0), subject, spkiDer(key), der.implicitConstructed(0, attrs));
+  const scheme = signatureScheme(keySpecOf(key));
+  return der.seq(info, signatureAlgorithm(scheme), der.bits(signWith(scheme, key, info)));
+}
+
+/** Parsed PEM bundle: certificates and private keys in any order. */
+function bundle(text: string): {
+  certs: { cert: ParsedCertificate; pem: string }[];
+  keys: KeyObject[];
+} {
+  const blocks = pemBlocks(text);
+  if (!text.trim() || blocks.length === 0) throw new ValidationError('no data found in PEM bundle');
+  const certs: { cert: ParsedCertificate; pem: string }[] = [];
+  const keys: KeyObject[] = [];
+  for (const blk of blocks) {
+    if (blk.label === 'CERTIFICATE')
+      certs.push({ cert: parseCertificate(blk.der), pem: pem('CERTIFICATE', blk.der) });
+    else if (/PRIVATE KEY$/.test(blk.label)) keys.push(parsePrivateKey(pem(blk.label, blk.der)));
+    else throw new ValidationError(`unsupported PEM block in bundle: ${blk.label}`);
+  }
+  return { certs, keys };
+}
+
+/**
+ * `config/ca`, `issuers/import/bundle`, `issuers/import/cert`, `intermediate/set-signed`:
+ * imports CA certificates (and, where allowed, keys), de-duplicating what the mount already has.
+ */
+export function importBundle(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  text: string,
+  allowKeys: boolean,
+): Issued {
+  const { certs, keys } = bundle(text);
+  if (keys.length && !allowKeys)
+    throw new ValidationError(
+      'private keys found in the PEM bundle but not allowed by the path; use /issuers/import/bundle',
+    );
+  for (const c of certs)
+    if (!c.cert.isCA)
+      throw new ValidationError(`refusing to import non-CA certificate ${c.cert.serial}`);
+  const result = {
+    imported_issuers: [] as string[],
+    imported_keys: [] as string[],
+    existing_issuers: [] as string[],
+    existing_keys: [] as string[],
+    mapping: {} as Record<string, string>,
+  };
+  authority.atomically(() => {
+    for (const key of keys) {
+      const existing = authority.keyFor(mount, spkiDer(key));
+      if (existing) result.existing_keys.push(existing.key_id);
+      else result.imported_keys.push(authority.createKey(mount, meta, key, ''));
+    }
+    for (const c of certs) {
+      const existing = authority.q
+        .issuers(mount)
+        .find((i) => authority.parsed(i).der.equals(c.cert.der));
+      if (existing) {
+        result.existing_issuers.push(existing.issuer_id);
+        continue;
+      }
+      const id = authority.createIssuer(mount, meta, c.cert, '', c.pem);
+      result.imported_issuers.push(id);
+    }
+    for (const id of [...result.imported_issuers, ...result.existing_issuers])
+      result.mapping[id] = authority.q.issuer(mount, id)?.key_id ?? '';
+    for (const id of result.imported_issuers) {
+      const row = authority.q.issuer(mount, id);
+      if (row) rebuildCrl(authority, mount, meta, row);
+    }
+  });
+  const warnings: string[] = [];
+  const def = authority.defaults(mount).defaultIssuer;
+  if (def && !authority.q.issuer(mount, def)?.key_id)
+    warnings.push(
+      'The default issuer has no key associated with it. Some operations like issuing certificates and signing CRLs will be unavailable with the requested default issuer until a key is imported or the default issuer is changed.',
+    );
+  return { data: result, warnings };
+}

@@ -1,0 +1,143 @@
+import type { Sealed } from '../../core/seal.js';
+import type { CertificateEvent } from '../../../machines/certificate.machine.js';
+import type { Role } from './role.js';
+import type { LeafNotAfterBehavior } from './ttl.js';
+import type { UrlConfig } from './issuance.js';
+
+export type { CertificateEvent } from '../../../machines/certificate.machine.js';
+
+/** Every event carries the mount's accessor, so one read model serves every mount. */
+interface OnMount {
+  mount: string;
+}
+
+export type RoleEvent =
+  | { type: 'PkiRoleWritten'; data: OnMount & { name: string; role: Role } }
+  | { type: 'PkiRoleDeleted'; data: OnMount & { name: string } };
+
+/** A CA key; the private key is sealed at rest and never readable through the API. */
+export interface KeyCreatedData extends OnMount {
+  keyId: string;
+  name: string;
+  keyType: 'rsa' | 'ec' | 'ed25519';
+  keyBits: number;
+  privateKey: Sealed;
+  /** SubjectPublicKeyInfo, base64 DER: lets issuers be matched to keys without unsealing */
+  publicKey: string;
+}
+
+export type KeyEvent =
+  | { type: 'PkiKeyCreated'; data: KeyCreatedData }
+  | { type: 'PkiKeyRenamed'; data: OnMount & { keyId: string; name: string } }
+  | { type: 'PkiKeyDeleted'; data: OnMount & { keyId: string } };
+
+/** The settable part of an issuer (`POST /issuer/:ref`). */
+export interface IssuerSettings {
+  name: string;
+  leafNotAfterBehavior: LeafNotAfterBehavior;
+  usage: string[];
+  manualChain: string[];
+  revocationSignatureAlgorithm: string;
+  issuingCertificates: string[];
+  crlDistributionPoints: string[];
+  ocspServers: string[];
+}
+
+export interface IssuerCreatedData extends OnMount, IssuerSettings {
+  issuerId: string;
+  /** '' when the mount holds no key for this certificate */
+  keyId: string;
+  certificate: string;
+  serial: string;
+  notAfter: string;
+  /** the issuer's SubjectPublicKeyInfo, base64 DER */
+  publicKey: string;
+}
+
+export type IssuerEvent =
+  | { type: 'PkiIssuerCreated'; data: IssuerCreatedData }
+  | { type: 'PkiIssuerUpdated'; data: OnMount & IssuerSettings & { issuerId: string } }
+  | { type: 'PkiIssuerKeyLinked'; data: OnMount & { issuerId: string; keyId: string } }
+  | { type: 'PkiIssuerDeleted'; data: OnMount & { issuerId: string } };
+
+/** CRL settings (`config/crl`). */
+export interface CrlConfig {
+  expiry: number;
+  disable: boolean;
+  ocsp_disable: boolean;
+  ocsp_expiry: number;
+  auto_rebuild: boolean;
+  auto_rebuild_grace_period: number;
+  enable_delta: boolean;
+  delta_rebuild_interval: number;
+  allow_expired_cert_revocation: boolean;
+}
+
+/** Tidy's outcome, served by `tidy-status`. */
+export interface TidyResult {
+  startedAt: string;
+  finishedAt: string;
+  safetyBuffer: number;
+  tidyCertStore: boolean;
+  tidyRevokedCerts: boolean;
+  certStoreDeleted: number;
+  revokedCertDeleted: number;
+}
+
+export type ConfigEvent =
+  | { type: 'PkiUrlsConfigured'; data: OnMount & { urls: UrlConfig } }
+  | { type: 'PkiCrlConfigured'; data: OnMount & { config: CrlConfig } }
+  | {
+      type: 'PkiIssuersConfigured';
+      data: OnMount & { defaultIssuer: string; defaultFollowsLatestIssuer: boolean };
+    }
+  | { type: 'PkiKeysConfigured'; data: OnMount & { defaultKey: string } }
+  | { type: 'PkiTidied'; data: OnMount & TidyResult };
+
+/** A CRL signed by one issuer; the DER is in the event so a replay restores the exact bytes. */
+export interface CrlBuiltData extends OnMount {
+  issuerId: string;
+  number: number;
+  thisUpdate: string;
+  nextUpdate: string;
+  /** base64 DER */
+  crl: string;
+}
+
+export type CrlEvent = { type: 'PkiCrlBuilt'; data: CrlBuiltData };
+
+/** Every event of the certificate authority context. */
+export type PkiEvent =
+  CertificateEvent | RoleEvent | KeyEvent | IssuerEvent | ConfigEvent | CrlEvent;
+
+/** Stream names: one per serial, role, key, issuer and CRL; one for the mount's configuration. */
+export const streams = {
+  cert: (mount: string, serial: string) => `pki/${mount}/cert/${serial}`,
+  role: (mount: string, name: string) => `pki/${mount}/role/${name}`,
+  key: (mount: string, id: string) => `pki/${mount}/key/${id}`,
+  issuer: (mount: string, id: string) => `pki/${mount}/issuer/${id}`,
+  crl: (mount: string, issuerId: string) => `pki/${mount}/crl/${issuerId}`,
+  config: (mount: string) => `pki/${mount}/config`,
+};
+
+/** The event types this context owns. */
+export const PKI_EVENT_TYPES: readonly PkiEvent['type'][] = [
+  'CertificateIssued',
+  'CertificateRevoked',
+  'CertificateDeleted',
+  'PkiRoleWritten',
+  'PkiRoleDeleted',
+  'PkiKeyCreated',
+  'PkiKeyRenamed',
+  'PkiKeyDeleted',
+  'PkiIssuerCreated',
+  'PkiIssuerUpdated',
+  'PkiIssuerKeyLinked',
+  'PkiIssuerDeleted',
+  'PkiUrlsConfigured',
+  'PkiCrlConfigured',
+  'PkiIssuersConfigured',
+  'PkiKeysConfigured',
+  'PkiTidied',
+  'PkiCrlBuilt',
+];

@@ -1,0 +1,56 @@
+import Router from '@koa/router';
+import type { ContextModule, Core } from '../../context.js';
+import type { Mount } from '../../http/types.js';
+import { Authority } from './authority.js';
+import { systemMetadata } from '../../core/events.js';
+import { CRL_REBUILD, pkiProjection } from './projection.js';
+import { configRoutes } from './routes/config.js';
+import { fetchRoutes } from './routes/fetch.js';
+import { issueRoutes } from './routes/issue.js';
+import { issuerRoutes } from './routes/issuers.js';
+import { keyRoutes } from './routes/keys.js';
+import { revokeRoutes } from './routes/revoke.js';
+import { roleRoutes } from './routes/roles.js';
+import { rebuildCrl } from './crls.js';
+
+/**
+ * The certificate authority engine's registry: its read models and, per mount, its routes (one
+ * file per path group, as the reference's backend lists its paths).
+ */
+export function createPkiContext(core: Core): ContextModule & { authority: Authority } {
+  const authority = new Authority(core);
+  return {
+    name: 'pki',
+    authority,
+    projections: [pkiProjection(() => authority.issuersChanged())],
+    timers: [
+      {
+        kind: CRL_REBUILD,
+        // auto_rebuild: rebuild a grace period before expiry; the new CRL moves the schedule row.
+        async fire(entry) {
+          const { mount, issuerId } = entry.data as { mount: string; issuerId: string };
+          const issuer = authority.q.issuer(mount, issuerId);
+          if (issuer) rebuildCrl(authority, mount, systemMetadata('pki-crl-rebuild'), issuer);
+        },
+      },
+    ],
+    engine: {
+      type: 'pki',
+      description: 'certificate authority: issuers, roles, issue, sign, revoke, CRLs',
+      routes(mount: Mount): Router {
+        const router = new Router();
+        const scope = { mount, id: mount.accessor };
+        roleRoutes(router, authority, scope);
+        issueRoutes(router, authority, scope);
+        issuerRoutes(router, authority, scope);
+        keyRoutes(router, authority, scope);
+        configRoutes(router, authority, scope);
+        revokeRoutes(router, authority, scope);
+        fetchRoutes(router, authority, scope);
+        return router;
+      },
+      // Relative paths that need the sudo capability besides their own (as in the reference).
+      sudo: [/^root\/sign-self-issued$/, /^root$/],
+    },
+  };
+}

@@ -1,0 +1,380 @@
+import type { KeyObject } from 'node:crypto';
+import { ValidationError } from '../../core/errors.js';
+import type { AuditMetadata } from '../../core/events.js';
+import type { Authority } from './authority.js';
+import { bool, duration, list, str } from './fields.js';
+import { buildLeaf } from './issuance.js';
+import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
+import { encodeIssued, formatOf, privateKeyFormatOf } from './present.js';
+import { defaultRole, type Role } from './role.js';
+import { resolveNotAfter, type LeafNotAfterBehavior } from './ttl.js';
+import { encodeName, pem, randomSerial, serialText } from './x509/certificate.js';
+import * as der from './x509/der.js';
+import * as ext from './x509/extensions.js';
+import { generateKeyPair, normaliseKeySpec, spkiDer, type KeySpec } from './x509/keys.js';
+import { parseCertificate, parseCsr, type ParsedCsr } from './x509/parse.js';
+import { buildCertificate } from './x509/certificate.js';
+import { keyIdentifier } from './x509/keys.js';
+
+/** The result of an issuing endpoint: response data and warnings. */
+export interface Issued {
+  data: Record<string, unknown>;
+  warnings: string[];
+}
+
+/** Loads a role or answers the reference's `unknown role: X`. */
+export function loadRole(authority: Authority, mount: string, name: string): Role {
+  const stored = authority.q.role(mount, name);
+  if (!stored) throw new ValidationError(`unknown role: ${name}`);
+  // Stored roles were validated when written; defaults fill fields added since.
+  return { ...defaultRole(), ...(stored as Partial<Role>) };
+}
+
+/** The naming fields of issue and sign bodies. */
+export function nameRequest(b: Record<string, unknown>): NameRequest {
+  return {
+    commonName: str(b, 'common_name').trim(),
+    altNames: [...new Set(list(b, 'alt_names'))],
+    ipSans: list(b, 'ip_sans'),
+    uriSans: list(b, 'uri_sans'),
+    otherSans: list(b, 'other_sans'),
+    userIds: list(b, 'user_ids'),
+    serialNumber: str(b, 'serial_number'),
+    excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
+  };
+}
+
+/** Minimum key checks of a CSR against a role (research §3.5). */
+export function checkCsrKey(role: Pick<Role, 'key_type' | 'key_bits'>, key: KeySpec): void {
+  if (key.type === 'rsa' && key.bits < 2048) {
+    throw new ValidationError(
+      `role requires a minimum of a 2048-bit key, but CSR's key is ${key.bits} bits`,
+    );
+  }
+  if (role.key_type === 'any') return;
+  if (key.type !== role.key_type)
+    throw new ValidationError(`role requires keys of type ${role.key_type}`);
+  if (key.type !== 'ed25519' && key.bits < role.key_bits) {
+    throw new ValidationError(
+      `role requires a minimum of a ${role.key_bits}-bit key, but CSR's key is ${key.bits} bits`,
+    );
+  }
+}
+
+/** Parses a CSR and refuses one whose self-signature does not verify. */
+export function verifiedCsr(text: string): ParsedCsr {
+  const csr = parseCsr(text);
+  if (!csr.signatureValid) throw new ValidationError('certificate request signature is invalid');
+  return csr;
+}
+
+function checkMetadata(b: Record<string, unknown>, role: Role | undefined): void {
+  if (b.cert_metadata === undefined || b.cert_metadata === '') return;
+  if (!role || role.no_store_metadata) {
+    throw new ValidationError(
+      'cert_metadata cannot be stored: the role has no_store_metadata set or no role was given',
+    );
+  }
+  throw new ValidationError(
+    'cert_metadata is an edition-restricted feature and is not available in Keel',
+  );
+}
+
+interface LeafJob {
+  mount: string;
+  meta: AuditMetadata;
+  role: Role;
+  roleName: string;
+  issuerRef: string;
+  body: Record<string, unknown>;
+  names: ResolvedNames;
+  spki: Buffer;
+  behavior?: LeafNotAfterBehavior;
+}
+
+/** Signs a leaf for a prepared request, records it, and encodes the response. */
+function signLeaf(authority: Authority, job: LeafJob, privateKey: KeyObject | undefined): Issued {
+  const { mount, role, body } = job;
+  const issuer = authority.resolveIssuer(mount, job.issuerRef);
+  const signer = authority.signer(
+    mount,
+    issuer,
+    'issuing-certificates',
+    role.signature_bits,
+    role.use_pss,
+  );
+  const now = authority.core.clock.now();
+  const requestNotAfter = str(body, 'not_after') || undefined;
+  const requestTtl = duration(body, 'ttl');
+  const { notAfter, warnings } = resolveNotAfter({
+    now,
+    requestTtl,
+    notAfter:
+      requestNotAfter ?? (requestTtl === undefined && role.not_after ? role.not_after : undefined),
+    roleTtl: role.ttl,
+    roleMaxTtl: role.max_ttl,
+    issuerNotAfter: signer.cert.notAfter,
+    behavior: job.behavior ?? issuer.settings.leafNotAfterBehavior,
+  });
+  const serial = randomSerial();
+  const der = buildLeaf({
+    role,
+    names: job.names,
+    spki: job.spki,
+    signer,
+    urls: authority.urls(mount),
+    serial,
+    notBefore: new Date(now.getTime() - role.not_before_duration * 1000),
+    notAfter,
+  });
+  const serialHex = serialText(serial);
+  authority.recordIssued(mount, job.meta, {
+    serial: serialHex,
+    issuerId: issuer.issuer_id,
+    certificate: pem('CERTIFICATE', der),
+    notAfter,
+    commonName: job.names.commonName,
+    isCa: false,
+    stored: !role.no_store,
+  });
+  const data = encodeIssued(
+    {
+      certificate: der,
+      chain: authority.chain(mount, issuer),
+      ...(privateKey ? { privateKey } : {}),
+      bundleChain: true,
+      removeRoots: bool(body, 'remove_roots_from_chain', false),
+      isRoot: isSelfSigned,
+    },
+    formatOf(body.format),
+    privateKeyFormatOf(body.private_key_format),
+  );
+  if (role.generate_lease)
+    warnings.push(
+      'generate_lease is not supported by Keel; no lease was created for this certificate',
+    );
+  return {
+    data: {
+      ...data,
+      serial_number: serialHex,
+      expiration: String(Math.floor(notAfter.getTime() / 1000)),
+    },
+    warnings: [...job.names.warnings, ...warnings],
+  };
+}
+
+/** `issue/:role` and `issuer/:ref/issue/:role`: generate a key (off the event loop), then sign. */
+export async function issue(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  roleName: string,
+  issuerRef: string | undefined,
+  body: Record<string, unknown>,
+): Promise<Issued> {
+  const role = loadRole(authority, mount, roleName);
+  checkMetadata(body, role);
+  formatOf(body.format);
+  privateKeyFormatOf(body.private_key_format);
+  const warnings: string[] = [];
+  let spec: KeySpec;
+  if (role.key_type === 'any') {
+    const type = str(body, 'key_type');
+    if (!type || type === 'any') {
+      throw new ValidationError(
+        'role key type "any" not allowed for issuing certificates without providing key_type and/or key_bits request parameters',
+      );
+    }
+    spec = normaliseKeySpec(type, Number(body.key_bits ?? 0) || 0);
+  } else {
+    spec = { type: role.key_type, bits: role.key_bits };
+    if (body.key_type !== undefined || body.key_bits !== undefined)
+      warnings.push('parameters key_type and key_bits ignored as role had specific values');
+  }
+  const names = resolveNames(role, nameRequest(body));
+  // Resolve the issuer before the expensive key generation, so a bad reference fails fast.
+  authority.signer(
+    mount,
+    authority.resolveIssuer(mount, issuerRef ?? role.issuer_ref),
+    'issuing-certificates',
+  );
+  const keys = await generateKeyPair(spec);
+  const out = signLeaf(
+    authority,
+    {
+      mount,
+      meta,
+      role,
+      roleName,
+      issuerRef: issuerRef ?? role.issuer_ref,
+      body,
+      names,
+      spki: spkiDer(keys.publicKey),
+    },
+    keys.privateKey,
+  );
+  return { data: out.data, warnings: [...warnings, ...out.warnings] };
+}
+
+/** `sign/:role` and `issuer/:ref/sign/:role`: sign a CSR under the role's policy. */
+export function sign(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  roleName: string,
+  issuerRef: string | undefined,
+  body: Record<string, unknown>,
+): Issued {
+  const role = loadRole(authority, mount, roleName);
+  checkMetadata(body, role);
+  const csr = verifiedCsr(str(body, 'csr'));
+  checkCsrKey(role, csr.key);
+  const names = resolveNames(role, nameRequest(body), csr);
+  return signLeaf(
+    authority,
+    {
+      mount,
+      meta,
+      role,
+      roleName,
+      issuerRef: issuerRef ?? role.issuer_ref,
+      body,
+      names,
+      spki: csr.spki,
+    },
+    undefined,
+  );
+}
+
+/**
+ * `sign-verbatim[/:role]`: the CSR's subject and extensions as they are. Without a role, the
+ * engine defaults apply (768h, no name policy); with one, its ttl, max_ttl, issuer, no_store and
+ * not_before_duration do. Intermediate CA CSRs are refused.
+ */
+export function signVerbatim(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  roleName: string | undefined,
+  issuerRef: string | undefined,
+  body: Record<string, unknown>,
+): Issued {
+  const role = roleName ? loadRole(authority, mount, roleName) : undefined;
+  checkMetadata(body, role);
+  const csr = verifiedCsr(str(body, 'csr'));
+  const bc = csr.extensions.find((e) => e.id === '2.5.29.19');
+  if (bc && bc.value.length > 2 && bc.value.includes(0xff)) {
+    throw new ValidationError(
+      'sign-verbatim refuses to issue an intermediate CA certificate; use sign-intermediate',
+    );
+  }
+  const issuer = authority.resolveIssuer(mount, issuerRef ?? role?.issuer_ref ?? 'default');
+  const signer = authority.signer(
+    mount,
+    issuer,
+    'issuing-certificates',
+    Number(body.signature_bits ?? 0) || 0,
+    bool(body, 'use_pss', false),
+  );
+  const now = authority.core.clock.now();
+  const enforce = bool(body, 'enforce_leaf_not_after_behavior', false);
+  const { notAfter, warnings } = resolveNotAfter({
+    now,
+    requestTtl: duration(body, 'ttl'),
+    notAfter: str(body, 'not_after') || undefined,
+    roleTtl: role?.ttl ?? 0,
+    roleMaxTtl: role?.max_ttl ?? 0,
+    issuerNotAfter: signer.cert.notAfter,
+    behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
+  });
+  const has = (id: string) => csr.extensions.some((e) => e.id === id);
+  const extensions = csr.extensions
+    .filter((e) => !['2.5.29.14', '2.5.29.35', '2.5.29.31', '1.3.6.1.5.5.7.1.1'].includes(e.id))
+    .map((e) => e.encoded);
+  if (!has('2.5.29.15')) {
+    const names =
+      body.key_usage === undefined
+        ? ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment']
+        : list(body, 'key_usage');
+    const bits = names.flatMap((n) => {
+      const b = ext.keyUsageBit(n);
+      return b === undefined ? [] : [b];
+    });
+    if (bits.length) extensions.push(ext.keyUsage(bits));
+  }
+  if (!has('2.5.29.37')) {
+    const oids = [
+      ...list(body, 'ext_key_usage').map((n) => ext.extKeyUsageOid(n) ?? ''),
+      ...list(body, 'ext_key_usage_oids'),
+    ].filter((o) => o);
+    for (const o of oids)
+      if (!ext.isOid(o))
+        throw new ValidationError(
+          `"${o}" could not be parsed as a valid oid for an extended key usage`,
+        );
+    if (oids.length) extensions.push(ext.extKeyUsage(oids));
+  }
+  extensions.push(ext.subjectKeyId(keyIdentifier(csr.spki)));
+  if (signer.cert.subjectKeyId) extensions.push(ext.authorityKeyId(signer.cert.subjectKeyId));
+  const urls = authority.urls(mount);
+  if (urls.ocsp_servers.length || urls.issuing_certificates.length)
+    extensions.push(ext.authorityInfoAccess(urls.ocsp_servers, urls.issuing_certificates));
+  if (urls.crl_distribution_points.length)
+    extensions.push(ext.crlDistributionPoints(urls.crl_distribution_points));
+  const userIds = list(body, 'user_ids');
+  const subject = userIds.length ? appendUserIds(csr.subject, userIds) : csr.subject;
+  const serial = randomSerial();
+  const der = buildCertificate({
+    serial,
+    issuer: signer.cert.subject,
+    subject,
+    notBefore: new Date(now.getTime() - (role?.not_before_duration ?? 30) * 1000),
+    notAfter,
+    spki: csr.spki,
+    extensions,
+    scheme: signer.scheme,
+    signingKey: signer.key,
+  });
+  const serialHex = serialText(serial);
+  const cert = parseCertificate(der);
+  authority.recordIssued(mount, meta, {
+    serial: serialHex,
+    issuerId: issuer.issuer_id,
+    certificate: pem('CERTIFICATE', der),
+    notAfter,
+    commonName: cert.commonName,
+    isCa: false,
+    stored: !(role?.no_store ?? false),
+  });
+  const data = encodeIssued(
+    {
+      certificate: der,
+      chain: authority.chain(mount, issuer),
+      bundleChain: true,
+      removeRoots: bool(body, 'remove_roots_from_chain', false),
+      isRoot: isSelfSigned,
+    },
+    formatOf(body.format),
+    'der',
+  );
+  return {
+    data: {
+      ...data,
+      serial_number: serialHex,
+      expiration: String(Math.floor(notAfter.getTime() / 1000)),
+    },
+    warnings,
+  };
+}
+
+/** True for a self-signed certificate PEM. */
+export function isSelfSigned(pemText: string): boolean {
+  const c = parseCertificate(Buffer.from(pemText.replace(/-----[A-Z ]+-----|\s/g, ''), 'base64'));
+  return c.issuer.equals(c.subject);
+}
+
+/** Adds UID attributes to the end of a DER Name (sign-verbatim's `user_ids`). */
+function appendUserIds(name: Buffer, userIds: readonly string[]): Buffer {
+  const extra = encodeName({ userIds });
+  return der.seq(der.content(name, der.read(name)), der.content(extra, der.read(extra)));
+}

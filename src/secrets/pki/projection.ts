@@ -1,0 +1,367 @@
+import { canonicalJson } from '../../core/canonical.js';
+import type { Db } from '../../core/database.js';
+import type { StoredEvent } from '../../core/events.js';
+import type { Projection } from '../../core/projections.js';
+import { scheduleRows } from '../../core/schedule.js';
+import { PKI_EVENT_TYPES, type IssuerSettings, type PkiEvent } from './events.js';
+
+/** The schedule kind of automatic CRL rebuilds. */
+export const CRL_REBUILD = 'pki-crl-rebuild';
+const crlRebuildKey = (mount: string, issuerId: string) => `pki-crl/${mount}/${issuerId}`;
+
+const TABLES = [
+  'pki_roles',
+  'pki_keys',
+  'pki_issuers',
+  'pki_config',
+  'pki_certs',
+  'pki_crls',
+] as const;
+const OWN = new Set<string>(PKI_EVENT_TYPES);
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS pki_roles (mount TEXT NOT NULL, name TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (mount, name));
+  CREATE TABLE IF NOT EXISTS pki_keys (mount TEXT NOT NULL, key_id TEXT NOT NULL, name TEXT NOT NULL, key_type TEXT NOT NULL,
+    key_bits INTEGER NOT NULL, private_key TEXT NOT NULL, public_key TEXT NOT NULL, position INTEGER NOT NULL, PRIMARY KEY (mount, key_id));
+  CREATE TABLE IF NOT EXISTS pki_issuers (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, name TEXT NOT NULL, key_id TEXT NOT NULL,
+    certificate TEXT NOT NULL, serial TEXT NOT NULL, not_after TEXT NOT NULL, public_key TEXT NOT NULL, settings TEXT NOT NULL,
+    position INTEGER NOT NULL, PRIMARY KEY (mount, issuer_id));
+  CREATE TABLE IF NOT EXISTS pki_config (mount TEXT NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (mount, kind));
+  CREATE TABLE IF NOT EXISTS pki_certs (mount TEXT NOT NULL, serial TEXT NOT NULL, issuer_id TEXT NOT NULL, certificate TEXT NOT NULL,
+    not_after TEXT NOT NULL, common_name TEXT NOT NULL, is_ca INTEGER NOT NULL, stored INTEGER NOT NULL,
+    revoked_at TEXT, reason INTEGER, position INTEGER NOT NULL, PRIMARY KEY (mount, serial));
+  CREATE INDEX IF NOT EXISTS pki_certs_revoked ON pki_certs (mount, issuer_id, revoked_at) WHERE revoked_at IS NOT NULL;
+  CREATE TABLE IF NOT EXISTS pki_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL, this_update TEXT NOT NULL,
+    next_update TEXT NOT NULL, crl TEXT NOT NULL, PRIMARY KEY (mount, issuer_id));
+`;
+
+/**
+ * The read models of every certificate authority mount. `onIssuersChanged` lets in-memory caches
+ * derived from issuers (chains) drop what an issuer event made stale.
+ */
+export const pkiProjection = (onIssuersChanged: () => void = () => undefined): Projection => ({
+  name: 'pki',
+  version: 1,
+  tables: TABLES,
+  setup(db: Db) {
+    db.exec(SCHEMA);
+    const schedule = scheduleRows(db);
+    const crlConfig = db.prepare<[string], { value: string }>(
+      "SELECT value FROM pki_config WHERE mount = ? AND kind = 'crl'",
+    );
+    const s = {
+      putRole: db.prepare(
+        'INSERT INTO pki_roles (mount, name, role) VALUES (?, ?, ?) ON CONFLICT (mount, name) DO UPDATE SET role = excluded.role',
+      ),
+      delRole: db.prepare('DELETE FROM pki_roles WHERE mount = ? AND name = ?'),
+      putKey: db.prepare(
+        'INSERT INTO pki_keys (mount, key_id, name, key_type, key_bits, private_key, public_key, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      renameKey: db.prepare('UPDATE pki_keys SET name = ? WHERE mount = ? AND key_id = ?'),
+      delKey: db.prepare('DELETE FROM pki_keys WHERE mount = ? AND key_id = ?'),
+      putIssuer: db.prepare(
+        'INSERT INTO pki_issuers (mount, issuer_id, name, key_id, certificate, serial, not_after, public_key, settings, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      updIssuer: db.prepare(
+        'UPDATE pki_issuers SET name = ?, settings = ? WHERE mount = ? AND issuer_id = ?',
+      ),
+      linkIssuer: db.prepare('UPDATE pki_issuers SET key_id = ? WHERE mount = ? AND issuer_id = ?'),
+      delIssuer: db.prepare('DELETE FROM pki_issuers WHERE mount = ? AND issuer_id = ?'),
+      delIssuerCrl: db.prepare('DELETE FROM pki_crls WHERE mount = ? AND issuer_id = ?'),
+      putConfig: db.prepare(
+        'INSERT INTO pki_config (mount, kind, value) VALUES (?, ?, ?) ON CONFLICT (mount, kind) DO UPDATE SET value = excluded.value',
+      ),
+      putCert: db.prepare(
+        'INSERT INTO pki_certs (mount, serial, issuer_id, certificate, not_after, common_name, is_ca, stored, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      revokeCert: db.prepare(
+        `INSERT INTO pki_certs (mount, serial, issuer_id, certificate, not_after, common_name, is_ca, stored, revoked_at, reason, position)
+         VALUES (?, ?, ?, ?, ?, '', 0, 1, ?, ?, ?)
+         ON CONFLICT (mount, serial) DO UPDATE SET revoked_at = excluded.revoked_at, reason = excluded.reason, stored = 1,
+           certificate = CASE WHEN pki_certs.certificate = '' THEN excluded.certificate ELSE pki_certs.certificate END`,
+      ),
+      delCert: db.prepare('DELETE FROM pki_certs WHERE mount = ? AND serial = ?'),
+      putCrl: db.prepare(
+        `INSERT INTO pki_crls (mount, issuer_id, number, this_update, next_update, crl) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (mount, issuer_id) DO UPDATE SET number = excluded.number, this_update = excluded.this_update,
+           next_update = excluded.next_update, crl = excluded.crl`,
+      ),
+    };
+    return (stored: StoredEvent) => {
+      if (!OWN.has(stored.type)) return;
+      const e = stored as StoredEvent<PkiEvent>;
+      if (e.type.startsWith('PkiIssuer')) onIssuersChanged();
+      switch (e.type) {
+        case 'PkiRoleWritten':
+          s.putRole.run(e.data.mount, e.data.name, canonicalJson(e.data.role));
+          break;
+        case 'PkiRoleDeleted':
+          s.delRole.run(e.data.mount, e.data.name);
+          break;
+        case 'PkiKeyCreated': {
+          const d = e.data;
+          s.putKey.run(
+            d.mount,
+            d.keyId,
+            d.name,
+            d.keyType,
+            d.keyBits,
+            canonicalJson(d.privateKey),
+            d.publicKey,
+            e.position,
+          );
+          break;
+        }
+        case 'PkiKeyRenamed':
+          s.renameKey.run(e.data.name, e.data.mount, e.data.keyId);
+          break;
+        case 'PkiKeyDeleted':
+          s.delKey.run(e.data.mount, e.data.keyId);
+          break;
+        case 'PkiIssuerCreated': {
+          const { mount, issuerId, keyId, certificate, serial, notAfter, publicKey, ...rest } =
+            e.data;
+          const settings: IssuerSettings = rest;
+          s.putIssuer.run(
+            mount,
+            issuerId,
+            settings.name,
+            keyId,
+            certificate,
+            serial,
+            notAfter,
+            publicKey,
+            canonicalJson(settings),
+            e.position,
+          );
+          break;
+        }
+        case 'PkiIssuerUpdated': {
+          const { mount, issuerId, ...settings } = e.data;
+          s.updIssuer.run(settings.name, canonicalJson(settings), mount, issuerId);
+          break;
+        }
+        case 'PkiIssuerKeyLinked':
+          s.linkIssuer.run(e.data.keyId, e.data.mount, e.data.issuerId);
+          break;
+        case 'PkiIssuerDeleted':
+          s.delIssuer.run(e.data.mount, e.data.issuerId);
+          s.delIssuerCrl.run(e.data.mount, e.data.issuerId);
+          schedule.remove(crlRebuildKey(e.data.mount, e.data.issuerId));
+          break;
+        case 'PkiUrlsConfigured':
+          s.putConfig.run(e.data.mount, 'urls', canonicalJson(e.data.urls));
+          break;
+        case 'PkiCrlConfigured':
+          s.putConfig.run(e.data.mount, 'crl', canonicalJson(e.data.config));
+          break;
+        case 'PkiIssuersConfigured':
+          s.putConfig.run(
+            e.data.mount,
+            'issuers',
+            canonicalJson({
+              defaultIssuer: e.data.defaultIssuer,
+              defaultFollowsLatestIssuer: e.data.defaultFollowsLatestIssuer,
+            }),
+          );
+          break;
+        case 'PkiKeysConfigured':
+          s.putConfig.run(e.data.mount, 'keys', canonicalJson({ defaultKey: e.data.defaultKey }));
+          break;
+        case 'PkiTidied': {
+          const { mount, ...result } = e.data;
+          s.putConfig.run(mount, 'tidy', canonicalJson(result));
+          break;
+        }
+        case 'CertificateIssued': {
+          const d = e.data;
+          s.putCert.run(
+            d.mount,
+            d.serial,
+            d.issuerId,
+            d.certificate,
+            d.notAfter,
+            d.commonName,
+            d.isCa ? 1 : 0,
+            d.stored ? 1 : 0,
+            e.position,
+          );
+          break;
+        }
+        case 'CertificateRevoked': {
+          const d = e.data;
+          s.revokeCert.run(
+            d.mount,
+            d.serial,
+            d.issuerId,
+            d.certificate ?? '',
+            d.notAfter,
+            d.revokedAt,
+            d.reason ?? null,
+            e.position,
+          );
+          break;
+        }
+        case 'CertificateDeleted':
+          s.delCert.run(e.data.mount, e.data.serial);
+          break;
+        case 'PkiCrlBuilt': {
+          const d = e.data;
+          s.putCrl.run(d.mount, d.issuerId, d.number, d.thisUpdate, d.nextUpdate, d.crl);
+          // With auto_rebuild, the next build is due a grace period before this CRL expires.
+          const row = crlConfig.get(d.mount);
+          const config = row
+            ? (JSON.parse(row.value) as {
+                auto_rebuild?: boolean;
+                auto_rebuild_grace_period?: number;
+              })
+            : {};
+          const key = crlRebuildKey(d.mount, d.issuerId);
+          if (config.auto_rebuild) {
+            const dueAt = new Date(
+              Date.parse(d.nextUpdate) - (config.auto_rebuild_grace_period ?? 12 * 3600) * 1000,
+            ).toISOString();
+            schedule.put({
+              key,
+              kind: CRL_REBUILD,
+              dueAt,
+              data: { mount: d.mount, issuerId: d.issuerId },
+            });
+          } else {
+            schedule.remove(key);
+          }
+          break;
+        }
+        default: {
+          const _never: never = e;
+          throw new Error(`unhandled pki event ${canonicalJson(_never)}`);
+        }
+      }
+    };
+  },
+});
+
+/** A stored CA key row. */
+export interface KeyRow {
+  key_id: string;
+  name: string;
+  key_type: 'rsa' | 'ec' | 'ed25519';
+  key_bits: number;
+  /** JSON of the sealed PKCS#8 PEM */
+  private_key: string;
+  public_key: string;
+}
+
+/** A stored issuer row with its settings parsed. */
+export interface IssuerRow {
+  issuer_id: string;
+  name: string;
+  key_id: string;
+  certificate: string;
+  serial: string;
+  not_after: string;
+  public_key: string;
+  settings: IssuerSettings;
+  position: number;
+}
+
+/** A stored certificate row. */
+export interface CertRow {
+  serial: string;
+  issuer_id: string;
+  certificate: string;
+  not_after: string;
+  common_name: string;
+  is_ca: number;
+  stored: number;
+  revoked_at: string | null;
+  reason: number | null;
+}
+
+/** A stored CRL row. */
+export interface CrlRow {
+  issuer_id: string;
+  number: number;
+  this_update: string;
+  next_update: string;
+  crl: string;
+}
+
+/** Queries over the read models; built after the projection has created its tables. */
+export class PkiQueries {
+  readonly #s;
+
+  constructor(db: Db) {
+    db.exec(SCHEMA);
+    this.#s = {
+      role: db.prepare<[string, string], { role: string }>(
+        'SELECT role FROM pki_roles WHERE mount = ? AND name = ?',
+      ),
+      roles: db.prepare<[string], { name: string }>(
+        'SELECT name FROM pki_roles WHERE mount = ? ORDER BY name',
+      ),
+      key: db.prepare<[string, string], KeyRow>(
+        'SELECT * FROM pki_keys WHERE mount = ? AND key_id = ?',
+      ),
+      keys: db.prepare<[string], KeyRow>(
+        'SELECT * FROM pki_keys WHERE mount = ? ORDER BY position',
+      ),
+      issuer: db.prepare<[string, string], IssuerRow & { settings: string }>(
+        'SELECT * FROM pki_issuers WHERE mount = ? AND issuer_id = ?',
+      ),
+      issuers: db.prepare<[string], IssuerRow & { settings: string }>(
+        'SELECT * FROM pki_issuers WHERE mount = ? ORDER BY position',
+      ),
+      config: db.prepare<[string, string], { value: string }>(
+        'SELECT value FROM pki_config WHERE mount = ? AND kind = ?',
+      ),
+      cert: db.prepare<[string, string], CertRow>(
+        'SELECT * FROM pki_certs WHERE mount = ? AND serial = ?',
+      ),
+      certs: db.prepare<[string], { serial: string }>(
+        'SELECT serial FROM pki_certs WHERE mount = ? AND stored = 1 ORDER BY position',
+      ),
+      revoked: db.prepare<[string], { serial: string }>(
+        'SELECT serial FROM pki_certs WHERE mount = ? AND revoked_at IS NOT NULL ORDER BY position',
+      ),
+      revokedOf: db.prepare<
+        [string, string],
+        { serial: string; revoked_at: string; reason: number | null }
+      >(
+        'SELECT serial, revoked_at, reason FROM pki_certs WHERE mount = ? AND issuer_id = ? AND revoked_at IS NOT NULL',
+      ),
+      expired: db.prepare<[string, string], CertRow>(
+        'SELECT * FROM pki_certs WHERE mount = ? AND not_after < ? AND is_ca = 0',
+      ),
+      crl: db.prepare<[string, string], CrlRow>(
+        'SELECT * FROM pki_crls WHERE mount = ? AND issuer_id = ?',
+      ),
+    };
+  }
+
+  role(mount: string, name: string): unknown {
+    const row = this.#s.role.get(mount, name);
+    return row ? (JSON.parse(row.role) as unknown) : undefined;
+  }
+  roleNames = (mount: string): string[] => this.#s.roles.all(mount).map((r) => r.name);
+  key = (mount: string, id: string): KeyRow | undefined => this.#s.key.get(mount, id);
+  keys = (mount: string): KeyRow[] => this.#s.keys.all(mount);
+  issuer(mount: string, id: string): IssuerRow | undefined {
+    const row = this.#s.issuer.get(mount, id);
+    return row ? { ...row, settings: JSON.parse(row.settings) as IssuerSettings } : undefined;
+  }
+  issuers = (mount: string): IssuerRow[] =>
+    this.#s.issuers
+      .all(mount)
+      .map((row) => ({ ...row, settings: JSON.parse(row.settings) as IssuerSettings }));
+  config<T>(mount: string, kind: string): T | undefined {
+    const row = this.#s.config.get(mount, kind);
+    return row ? (JSON.parse(row.value) as T) : undefined;
+  }
+  cert = (mount: string, serial: string): CertRow | undefined => this.#s.cert.get(mount, serial);
+  storedSerials = (mount: string): string[] => this.#s.certs.all(mount).map((r) => r.serial);
+  revokedSerials = (mount: string): string[] => this.#s.revoked.all(mount).map((r) => r.serial);
+  revokedOf = (mount: string, issuerId: string) => this.#s.revokedOf.all(mount, issuerId);
+  expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);
+  crl = (mount: string, issuerId: string): CrlRow | undefined => this.#s.crl.get(mount, issuerId);
+}

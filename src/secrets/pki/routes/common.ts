@@ -1,0 +1,64 @@
+import type { Context } from 'koa';
+import { NotFoundError } from '../../../core/errors.js';
+import type { AuditMetadata } from '../../../core/events.js';
+import { requestData, sendVault } from '../../../http/vault.js';
+import type { Mount } from '../../../http/types.js';
+import { secretsMetadata } from '../../surface.js';
+import { body } from '../fields.js';
+
+/** What every route file receives: the mount it serves. */
+export interface RouteScope {
+  mount: Mount;
+  /** the key of this mount's rows and streams */
+  id: string;
+}
+
+/** The request's data (JSON body over query) as a plain object. */
+export const input = (ctx: Context): Record<string, unknown> => body(requestData(ctx));
+
+/** Audit metadata of the request. */
+export const meta = (ctx: Context): AuditMetadata => secretsMetadata(ctx);
+
+/** Sends a Vault envelope with the given data and warnings. */
+export function send(ctx: Context, data: unknown, warnings: readonly string[] = []): void {
+  sendVault(ctx, data, warnings.length ? { warnings } : {});
+}
+
+/** A LIST answer; an empty list is 404 `{"errors":[]}` as the reference answers it. */
+export function sendKeys(
+  ctx: Context,
+  keys: readonly string[],
+  keyInfo?: Record<string, unknown>,
+): void {
+  if (keys.length === 0) throw new NotFoundError('');
+  send(ctx, keyInfo ? { keys, key_info: keyInfo } : { keys });
+}
+
+/** A raw (non-JSON) body; nothing to send is 204 with an empty body, as the reference does. */
+export function sendRaw(
+  ctx: Context,
+  bytes: Buffer | string | undefined,
+  contentType: string,
+): void {
+  if (bytes === undefined || bytes.length === 0) {
+    ctx.status = 204;
+    ctx.body = null;
+    return;
+  }
+  ctx.status = 200;
+  ctx.body = bytes;
+  ctx.set('Content-Type', contentType);
+}
+
+/** A route parameter, percent-decoded (hvac quotes serial colons as %3A). */
+export function param(
+  ctx: Context & { params?: Record<string, string | undefined> },
+  name: string,
+): string {
+  const v = ctx.params?.[name] ?? '';
+  try {
+    return decodeURIComponent(v);
+  } catch {
+    return v;
+  }
+}

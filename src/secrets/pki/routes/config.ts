@@ -1,0 +1,177 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { ValidationError } from '../../../core/errors.js';
+import type { Authority } from '../authority.js';
+import { configDecider } from '../deciders.js';
+import { streams, type CrlConfig } from '../events.js';
+import { bool, duration, list } from '../fields.js';
+import type { UrlConfig } from '../issuance.js';
+import { durationText } from '../role.js';
+import { tidy } from '../revoke.js';
+import { input, meta, send, type RouteScope } from './common.js';
+import { rebuildAllCrls } from '../crls.js';
+
+const crlView = (c: CrlConfig) => ({
+  ...c,
+  expiry: durationText(c.expiry),
+  ocsp_expiry: durationText(c.ocsp_expiry),
+  auto_rebuild_grace_period: durationText(c.auto_rebuild_grace_period),
+  delta_rebuild_interval: durationText(c.delta_rebuild_interval),
+});
+
+/** `config/urls`, `config/crl`, `crl/rotate`, `tidy` and `tidy-status`. */
+export function configRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
+  r.get('/config/urls', (ctx) => send(ctx, { ...authority.urls(id), enable_templating: false }));
+  const setUrls = (ctx: Context) => {
+    const b = input(ctx);
+    const current = authority.urls(id);
+    const urls: UrlConfig = {
+      issuing_certificates:
+        b.issuing_certificates === undefined
+          ? current.issuing_certificates
+          : list(b, 'issuing_certificates'),
+      crl_distribution_points:
+        b.crl_distribution_points === undefined
+          ? current.crl_distribution_points
+          : list(b, 'crl_distribution_points'),
+      ocsp_servers: b.ocsp_servers === undefined ? current.ocsp_servers : list(b, 'ocsp_servers'),
+    };
+    for (const u of [
+      ...urls.issuing_certificates,
+      ...urls.crl_distribution_points,
+      ...urls.ocsp_servers,
+    ]) {
+      if (!URL.canParse(u)) throw new ValidationError(`invalid URL: ${u}`);
+    }
+    authority.core.handler.handle(
+      streams.config(id),
+      configDecider,
+      () => [{ type: 'PkiUrlsConfigured' as const, data: { mount: id, urls } }],
+      meta(ctx),
+    );
+    send(ctx, { ...urls, enable_templating: false });
+  };
+  r.post('/config/urls', setUrls);
+  r.put('/config/urls', setUrls);
+
+  r.get('/config/crl', (ctx) => send(ctx, crlView(authority.crlConfig(id))));
+  const setCrl = (ctx: Context) => {
+    const b = input(ctx);
+    const c = authority.crlConfig(id);
+    const d = (field: keyof CrlConfig) => {
+      try {
+        return duration(b, field) ?? (c[field] as number);
+      } catch (e) {
+        if (field === 'expiry')
+          throw new ValidationError(`given expiry could not be decoded: ${(e as Error).message}`);
+        throw e;
+      }
+    };
+    const next: CrlConfig = {
+      expiry: d('expiry'),
+      disable: bool(b, 'disable', c.disable),
+      ocsp_disable: bool(b, 'ocsp_disable', c.ocsp_disable),
+      ocsp_expiry: d('ocsp_expiry'),
+      auto_rebuild: bool(b, 'auto_rebuild', c.auto_rebuild),
+      auto_rebuild_grace_period: d('auto_rebuild_grace_period'),
+      enable_delta: bool(b, 'enable_delta', c.enable_delta),
+      delta_rebuild_interval: d('delta_rebuild_interval'),
+      allow_expired_cert_revocation: bool(
+        b,
+        'allow_expired_cert_revocation',
+        c.allow_expired_cert_revocation,
+      ),
+    };
+    if (next.expiry <= 0)
+      throw new ValidationError('given expiry could not be decoded: expiry must be positive');
+    if (next.auto_rebuild && next.auto_rebuild_grace_period >= next.expiry) {
+      throw new ValidationError(
+        `CRL auto-rebuilding grace period (${durationText(next.auto_rebuild_grace_period)}) must be strictly shorter than CRL expiry (${durationText(next.expiry)}) value when auto-rebuilding of CRLs is enabled`,
+      );
+    }
+    if (next.enable_delta && !next.auto_rebuild)
+      throw new ValidationError(
+        'Delta CRLs cannot be enabled when auto rebuilding is disabled as the complete CRL is always regenerated!',
+      );
+    if (next.enable_delta)
+      throw new ValidationError('delta CRLs are not supported by Keel; leave enable_delta false');
+    authority.atomically(() => {
+      authority.core.handler.handle(
+        streams.config(id),
+        configDecider,
+        () => [{ type: 'PkiCrlConfigured' as const, data: { mount: id, config: next } }],
+        meta(ctx),
+      );
+      // A change of expiry, disable or auto-rebuild shows in every issuer's CRL (and its schedule) at once.
+      if (
+        next.disable !== c.disable ||
+        next.expiry !== c.expiry ||
+        next.auto_rebuild !== c.auto_rebuild ||
+        next.auto_rebuild_grace_period !== c.auto_rebuild_grace_period
+      )
+        rebuildAllCrls(authority, id, meta(ctx));
+    });
+    send(ctx, crlView(next));
+  };
+  r.post('/config/crl', setCrl);
+  r.put('/config/crl', setCrl);
+
+  r.get('/crl/rotate', (ctx) => {
+    authority.atomically(() => {
+      rebuildAllCrls(authority, id, meta(ctx));
+    });
+    send(ctx, { success: true });
+  });
+
+  r.post('/tidy', (ctx) => {
+    const b = input(ctx);
+    const safetyBuffer = duration(b, 'safety_buffer') ?? 72 * 3600;
+    if (safetyBuffer <= 0) throw new ValidationError('safety_buffer must be greater than zero');
+    const { ran } = tidy(authority, id, meta(ctx), b, safetyBuffer);
+    ctx.status = 202;
+    ctx.body = JSON.stringify({
+      request_id: ctx.state.requestId,
+      lease_id: '',
+      renewable: false,
+      lease_duration: 0,
+      data: null,
+      wrap_info: null,
+      warnings: [
+        ran
+          ? "Tidy operation successfully started. Any information from the operation will be printed to Keel's server logs."
+          : 'Manual tidy requested but no tidy operations were set. Enable at least one tidy operation to be run (tidy_cert_store or tidy_revoked_certs).',
+      ],
+      auth: null,
+    });
+    ctx.set('Content-Type', 'application/json');
+  });
+
+  r.get('/tidy-status', (ctx) => {
+    const s = authority.tidyStatus(id);
+    send(
+      ctx,
+      s
+        ? {
+            state: 'Finished',
+            error: null,
+            time_started: s.startedAt,
+            time_finished: s.finishedAt,
+            safety_buffer: s.safetyBuffer,
+            tidy_cert_store: s.tidyCertStore,
+            tidy_revoked_certs: s.tidyRevokedCerts,
+            cert_store_deleted_count: s.certStoreDeleted,
+            revoked_cert_deleted_count: s.revokedCertDeleted,
+            message: 'Tidy operation successfully completed',
+          }
+        : {
+            state: 'Inactive',
+            error: null,
+            time_started: null,
+            time_finished: null,
+            cert_store_deleted_count: 0,
+            revoked_cert_deleted_count: 0,
+            message: '',
+          },
+    );
+  });
+}

@@ -1,0 +1,290 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { NotFoundError, ValidationError } from '../../../core/errors.js';
+import type { Authority } from '../authority.js';
+import { newIssuerSettings } from '../authority.js';
+import { generateIntermediate, generateRoot, importBundle } from '../ca.js';
+import { configDecider, issuerDecider, keyDecider } from '../deciders.js';
+import { streams, type IssuerSettings } from '../events.js';
+import { bool, list, NAME_PATTERN, str } from '../fields.js';
+import type { IssuerRow } from '../projection.js';
+import { input, meta, param, send, sendKeys, type RouteScope } from './common.js';
+
+const USAGES = ['read-only', 'issuing-certificates', 'crl-signing', 'ocsp-signing'];
+
+/** The issuer read shape (`GET issuer/:ref`). */
+export function issuerView(
+  authority: Authority,
+  id: string,
+  row: IssuerRow,
+): Record<string, unknown> {
+  const s = row.settings;
+  return {
+    issuer_id: row.issuer_id,
+    issuer_name: s.name,
+    key_id: row.key_id,
+    certificate: row.certificate,
+    ca_chain: authority.chain(id, row),
+    serial_number: row.serial,
+    not_after: row.not_after,
+    manual_chain: s.manualChain.length ? s.manualChain : null,
+    leaf_not_after_behavior: s.leafNotAfterBehavior,
+    usage: s.usage.join(','),
+    revocation_signature_algorithm: s.revocationSignatureAlgorithm,
+    revoked: false,
+    issuing_certificates: s.issuingCertificates,
+    crl_distribution_points: s.crlDistributionPoints,
+    delta_crl_distribution_points: [],
+    ocsp_servers: s.ocspServers,
+  };
+}
+
+/** Root and intermediate generation, imports, issuer management and `config/issuers`. */
+export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope): void {
+  const { id } = scope;
+  const root = async (ctx: Context & { params: Record<string, string> }) => {
+    const out = await generateRoot(authority, id, meta(ctx), param(ctx, 'type'), input(ctx));
+    send(ctx, out.data, out.warnings);
+  };
+  r.post('/root/generate/:type', root);
+  r.post('/issuers/generate/root/:type', root);
+  const intermediate = async (ctx: Context & { params: Record<string, string> }) => {
+    const out = await generateIntermediate(
+      authority,
+      id,
+      meta(ctx),
+      param(ctx, 'type'),
+      input(ctx),
+    );
+    send(ctx, out.data, out.warnings);
+  };
+  r.post('/intermediate/generate/:type', intermediate);
+  r.post('/issuers/generate/intermediate/:type', intermediate);
+
+  const importWith =
+    (allowKeys: boolean, field: 'pem_bundle' | 'certificate') => (ctx: Context) => {
+      const b = input(ctx);
+      const out = importBundle(
+        authority,
+        id,
+        meta(ctx),
+        str(b, field) || str(b, 'pem_bundle'),
+        allowKeys,
+      );
+      send(ctx, out.data, out.warnings);
+    };
+  r.post('/config/ca', importWith(true, 'pem_bundle'));
+  r.post('/issuers/import/bundle', importWith(true, 'pem_bundle'));
+  r.post('/issuers/import/cert', importWith(false, 'pem_bundle'));
+  r.post('/intermediate/set-signed', importWith(false, 'certificate'));
+
+  r.get('/issuers', (ctx) => {
+    if (!ctx.state.list) throw new NotFoundError('');
+    const rows = authority.q.issuers(id);
+    sendKeys(
+      ctx,
+      rows.map((i) => i.issuer_id),
+      Object.fromEntries(
+        rows.map((i) => [
+          i.issuer_id,
+          {
+            issuer_name: i.settings.name,
+            key_id: i.key_id,
+            serial_number: i.serial,
+            is_default: authority.defaults(id).defaultIssuer === i.issuer_id,
+          },
+        ]),
+      ),
+    );
+  });
+
+  r.get('/issuer/:ref', (ctx) =>
+    send(ctx, issuerView(authority, id, authority.resolveIssuer(id, param(ctx, 'ref')))),
+  );
+
+  const update = (patch: boolean) => (ctx: Context & { params: Record<string, string> }) => {
+    const row = authority.resolveIssuer(id, param(ctx, 'ref'));
+    const b = input(ctx);
+    const base: IssuerSettings = patch
+      ? row.settings
+      : { ...newIssuerSettings(row.settings.name), name: row.settings.name };
+    const name = b.issuer_name === undefined ? base.name : str(b, 'issuer_name');
+    if (name === 'default') throw new ValidationError('reserved issuer name: default');
+    if (name && !NAME_PATTERN.test(name))
+      throw new ValidationError(`invalid issuer name ${JSON.stringify(name)}`);
+    if (
+      name &&
+      authority.q.issuers(id).some((i) => i.settings.name === name && i.issuer_id !== row.issuer_id)
+    ) {
+      throw new ValidationError(`issuer name (${name}) already in use`);
+    }
+    const behavior = str(b, 'leaf_not_after_behavior', base.leafNotAfterBehavior);
+    if (behavior !== 'err' && behavior !== 'truncate' && behavior !== 'permit') {
+      throw new ValidationError(
+        'Unknown value for field `leaf_not_after_behavior`. Possible values are `err`, `truncate`, and `permit`.',
+      );
+    }
+    const usage = b.usage === undefined ? base.usage : list(b, 'usage');
+    for (const u of usage)
+      if (!USAGES.includes(u))
+        throw new ValidationError(
+          `unknown issuer usage ${JSON.stringify(u)}; must be one of ${USAGES.join(', ')}`,
+        );
+    const manualChain = (
+      b.manual_chain === undefined ? base.manualChain : list(b, 'manual_chain')
+    ).map((ref) => (ref === 'self' ? row.issuer_id : authority.resolveIssuer(id, ref).issuer_id));
+    const settings: IssuerSettings = {
+      name,
+      leafNotAfterBehavior: behavior,
+      usage,
+      manualChain,
+      revocationSignatureAlgorithm: str(
+        b,
+        'revocation_signature_algorithm',
+        base.revocationSignatureAlgorithm,
+      ),
+      issuingCertificates:
+        b.issuing_certificates === undefined
+          ? base.issuingCertificates
+          : list(b, 'issuing_certificates'),
+      crlDistributionPoints:
+        b.crl_distribution_points === undefined
+          ? base.crlDistributionPoints
+          : list(b, 'crl_distribution_points'),
+      ocspServers: b.ocsp_servers === undefined ? base.ocspServers : list(b, 'ocsp_servers'),
+    };
+    authority.core.handler.handle(
+      streams.issuer(id, row.issuer_id),
+      issuerDecider,
+      () => [
+        {
+          type: 'PkiIssuerUpdated' as const,
+          data: { mount: id, issuerId: row.issuer_id, ...settings },
+        },
+      ],
+      meta(ctx),
+    );
+    const updated = authority.q.issuer(id, row.issuer_id);
+    send(ctx, updated ? issuerView(authority, id, updated) : null);
+  };
+  r.post('/issuer/:ref', update(false));
+  r.put('/issuer/:ref', update(false));
+  r.patch('/issuer/:ref', update(true));
+
+  r.delete('/issuer/:ref', (ctx) => {
+    let row: IssuerRow;
+    try {
+      row = authority.resolveIssuer(id, param(ctx, 'ref'));
+    } catch {
+      ctx.status = 204;
+      ctx.body = null;
+      return;
+    }
+    const warnings: string[] = [];
+    authority.atomically(() => {
+      authority.core.handler.handle(
+        streams.issuer(id, row.issuer_id),
+        issuerDecider,
+        () => [{ type: 'PkiIssuerDeleted' as const, data: { mount: id, issuerId: row.issuer_id } }],
+        meta(ctx),
+      );
+      const defaults = authority.defaults(id);
+      if (defaults.defaultIssuer === row.issuer_id) {
+        authority.core.handler.handle(
+          streams.config(id),
+          configDecider,
+          () => [
+            {
+              type: 'PkiIssuersConfigured' as const,
+              data: {
+                mount: id,
+                defaultIssuer: '',
+                defaultFollowsLatestIssuer: defaults.defaultFollowsLatestIssuer,
+              },
+            },
+          ],
+          meta(ctx),
+        );
+        warnings.push(
+          'Deleted issuer was the default issuer; a new default issuer has not been set',
+        );
+      }
+    });
+    if (warnings.length) send(ctx, null, warnings);
+    else {
+      ctx.status = 204;
+      ctx.body = null;
+    }
+  });
+
+  r.get('/config/issuers', (ctx) => {
+    const d = authority.defaults(id);
+    send(ctx, {
+      default: d.defaultIssuer,
+      default_follows_latest_issuer: d.defaultFollowsLatestIssuer,
+    });
+  });
+  const setDefault = (ctx: Context) => {
+    const b = input(ctx);
+    const current = authority.defaults(id);
+    const ref = str(b, 'default');
+    const issuerId = ref ? authority.resolveIssuer(id, ref).issuer_id : current.defaultIssuer;
+    const follows = bool(b, 'default_follows_latest_issuer', current.defaultFollowsLatestIssuer);
+    authority.core.handler.handle(
+      streams.config(id),
+      configDecider,
+      () => [
+        {
+          type: 'PkiIssuersConfigured' as const,
+          data: { mount: id, defaultIssuer: issuerId, defaultFollowsLatestIssuer: follows },
+        },
+      ],
+      meta(ctx),
+    );
+    send(ctx, { default: issuerId, default_follows_latest_issuer: follows });
+  };
+  r.post('/config/issuers', setDefault);
+  r.put('/config/issuers', setDefault);
+
+  r.delete('/root', (ctx) => {
+    authority.atomically(() => {
+      for (const row of authority.q.issuers(id)) {
+        authority.core.handler.handle(
+          streams.issuer(id, row.issuer_id),
+          issuerDecider,
+          () => [
+            { type: 'PkiIssuerDeleted' as const, data: { mount: id, issuerId: row.issuer_id } },
+          ],
+          meta(ctx),
+        );
+      }
+      for (const key of authority.q.keys(id)) {
+        authority.core.handler.handle(
+          streams.key(id, key.key_id),
+          keyDecider,
+          () => [{ type: 'PkiKeyDeleted' as const, data: { mount: id, keyId: key.key_id } }],
+          meta(ctx),
+        );
+      }
+      authority.core.handler.handle(
+        streams.config(id),
+        configDecider,
+        () => [
+          {
+            type: 'PkiIssuersConfigured' as const,
+            data: {
+              mount: id,
+              defaultIssuer: '',
+              defaultFollowsLatestIssuer: authority.defaults(id).defaultFollowsLatestIssuer,
+            },
+          },
+          { type: 'PkiKeysConfigured' as const, data: { mount: id, defaultKey: '' } },
+        ],
+        meta(ctx),
+      );
+    });
+    send(ctx, null, [
+      'DELETE /root deletes all keys and issuers; prefer the new multi-issuer directives (DELETE /issuer/:ref and DELETE /key/:ref) for finer control',
+    ]);
+  });
+}

@@ -1,0 +1,171 @@
+import { ValidationError } from '../../core/errors.js';
+import type { AuditMetadata } from '../../core/events.js';
+import type { Authority } from './authority.js';
+import { CA_ROLE, caKeyUsage, constraintsOf, subjectOf } from './ca.js';
+import { bool, duration, int, list, str } from './fields.js';
+import { buildCa, effectivePathLength, type Signer } from './issuance.js';
+import { isSelfSigned, verifiedCsr, type Issued } from './issue.js';
+import { resolveNames } from './names.js';
+import { encodeIssued, formatOf } from './present.js';
+import { resolveNotAfter } from './ttl.js';
+import {
+  buildCertificate,
+  encodeName,
+  pem,
+  pemBlocks,
+  randomSerial,
+  serialText,
+} from './x509/certificate.js';
+import * as ext from './x509/extensions.js';
+import { isSignedBy, parseCertificate } from './x509/parse.js';
+
+/** `root/sign-intermediate` and `issuer/:ref/sign-intermediate`. */
+export function signIntermediate(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  issuerRef: string,
+  b: Record<string, unknown>,
+): Issued {
+  const csr = verifiedCsr(str(b, 'csr'));
+  const useCsr = bool(b, 'use_csr_values', false);
+  const format = formatOf(b.format);
+  const issuer = authority.resolveIssuer(mount, issuerRef);
+  const signer: Signer = authority.signer(
+    mount,
+    issuer,
+    'issuing-certificates',
+    int(b, 'signature_bits', 0),
+    bool(b, 'use_pss', false),
+  );
+  const commonName = useCsr ? csr.commonName : str(b, 'common_name').trim();
+  if (!commonName && !useCsr) throw new ValidationError('the common_name field is required');
+  const names = resolveNames(
+    { ...CA_ROLE, use_csr_common_name: useCsr, use_csr_sans: useCsr },
+    {
+      commonName,
+      altNames: list(b, 'alt_names'),
+      ipSans: list(b, 'ip_sans'),
+      uriSans: list(b, 'uri_sans'),
+      otherSans: list(b, 'other_sans'),
+      userIds: [],
+      serialNumber: '',
+      excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
+    },
+    useCsr ? csr : undefined,
+  );
+  const now = authority.core.clock.now();
+  const enforce = bool(b, 'enforce_leaf_not_after_behavior', false);
+  const { notAfter, warnings } = resolveNotAfter({
+    now,
+    requestTtl: duration(b, 'ttl'),
+    notAfter: str(b, 'not_after') || undefined,
+    roleTtl: 0,
+    roleMaxTtl: 0,
+    issuerNotAfter: signer.cert.notAfter,
+    behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
+  });
+  const keyUsage = caKeyUsage(b);
+  const copied = useCsr
+    ? csr.extensions.filter((e) => !['2.5.29.19', '2.5.29.14', '2.5.29.35'].includes(e.id))
+    : [];
+  const serial = randomSerial();
+  const derBytes = buildCa({
+    subject: useCsr ? csr.subject : encodeName(subjectOf(b, commonName)),
+    altNames: names.altNames,
+    spki: csr.spki,
+    signer,
+    maxPathLength: effectivePathLength(int(b, 'max_path_length', -1), signer.cert),
+    keyUsage,
+    nameConstraints: constraintsOf(b),
+    urls: authority.urls(mount),
+    serial,
+    notBefore: new Date(now.getTime() - (duration(b, 'not_before_duration') ?? 30) * 1000),
+    notAfter,
+    ...(str(b, 'skid') ? { skid: str(b, 'skid') } : {}),
+    copied,
+  });
+  const certPem = pem('CERTIFICATE', derBytes);
+  authority.recordIssued(mount, meta, {
+    serial: serialText(serial),
+    issuerId: issuer.issuer_id,
+    certificate: certPem,
+    notAfter,
+    commonName,
+    isCa: true,
+    stored: true,
+  });
+  const data = encodeIssued(
+    {
+      certificate: derBytes,
+      chain: authority.chain(mount, issuer),
+      bundleChain: true,
+      removeRoots: false,
+      isRoot: isSelfSigned,
+    },
+    format,
+    'der',
+  );
+  return {
+    data: {
+      ...data,
+      serial_number: serialText(serial),
+      expiration: String(Math.floor(notAfter.getTime() / 1000)),
+    },
+    warnings: [...names.warnings, ...warnings],
+  };
+}
+
+/**
+ * `root/sign-self-issued` and `issuer/:ref/sign-self-issued`: re-signs a self-issued CA
+ * certificate as it is; only the issuer, the authority key id and the signature change.
+ */
+export function signSelfIssued(
+  authority: Authority,
+  mount: string,
+  issuerRef: string,
+  b: Record<string, unknown>,
+): Issued {
+  const blocks = pemBlocks(str(b, 'certificate')).filter((x) => x.label === 'CERTIFICATE');
+  if (blocks.length === 0) throw new ValidationError('no certificate found in input');
+  if (blocks.length > 1) throw new ValidationError('more than one certificate found in input');
+  const cert = parseCertificate(blocks[0]!.der);
+  if (!cert.issuer.equals(cert.subject))
+    throw new ValidationError('given certificate is not self-issued');
+  if (!cert.isCA) throw new ValidationError('given certificate is not a CA certificate');
+  const issuer = authority.resolveIssuer(mount, issuerRef);
+  const signer = authority.signer(mount, issuer, 'issuing-certificates');
+  if (
+    bool(b, 'require_matching_certificate_algorithms', false) &&
+    signer.cert.key.type !== cert.key.type
+  ) {
+    throw new ValidationError(
+      "signing certificate's public key algorithm does not match submitted certificate's, and require_matching_certificate_algorithms is set",
+    );
+  }
+  const kept = cert.extensions
+    .filter((e) => !['2.5.29.35', '2.5.29.31', '1.3.6.1.5.5.7.1.1'].includes(e.id))
+    .map((e) => e.encoded);
+  if (signer.cert.subjectKeyId) kept.push(ext.authorityKeyId(signer.cert.subjectKeyId));
+  const urls = authority.urls(mount);
+  if (urls.ocsp_servers.length || urls.issuing_certificates.length)
+    kept.push(ext.authorityInfoAccess(urls.ocsp_servers, urls.issuing_certificates));
+  if (urls.crl_distribution_points.length)
+    kept.push(ext.crlDistributionPoints(urls.crl_distribution_points));
+  const derBytes = buildCertificate({
+    serial: cert.serialBytes,
+    issuer: signer.cert.subject,
+    subject: cert.subject,
+    notBefore: cert.notBefore,
+    notAfter: cert.notAfter,
+    spki: cert.spki,
+    extensions: kept,
+    scheme: signer.scheme,
+    signingKey: signer.key,
+  });
+  const certPem = pem('CERTIFICATE', derBytes);
+  const issued = parseCertificate(derBytes);
+  if (!isSignedBy(issued, signer.cert))
+    throw new Error('self-issued re-signing produced an unverifiable certificate');
+  return { data: { certificate: certPem, issuing_ca: issuer.certificate }, warnings: [] };
+}

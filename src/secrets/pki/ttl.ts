@@ -1,0 +1,161 @@
+import { ValidationError } from '../../core/errors.js';
+
+const UNIT_SECONDS: Record<string, number> = {
+  ns: 1e-9,
+  us: 1e-6,
+  µs: 1e-6,
+  ms: 1e-3,
+  s: 1,
+  m: 60,
+  h: 3600,
+  d: 86400,
+};
+
+/**
+ * Parses a duration the way the reference's `ParseDurationSecond` does: an integer number of
+ * seconds, a string of digits, a Go duration (`72h`, `1h30m`, `90s`) or days (`7d`). Returns whole
+ * seconds; throws a ValidationError naming the field.
+ */
+export function parseDuration(value: unknown, field: string): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+  if (typeof value === 'string') {
+    const text = value.trim();
+    if (text === '') return 0;
+    if (/^\d+$/.test(text)) return Number(text);
+    const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/gy;
+    let total = 0;
+    let matched = 0;
+    for (let m = re.exec(text); m; m = re.exec(text)) {
+      total += Number(m[1]) * (UNIT_SECONDS[m[2] ?? 's'] ?? 1);
+      matched = re.lastIndex;
+    }
+    if (matched === text.length && matched > 0) return Math.floor(total);
+  }
+  throw new ValidationError(
+    `Field validation failed: error converting input for field "${field}": invalid duration ${JSON.stringify(value)}`,
+  );
+}
+
+/** Go's `time.Duration.String()` for whole seconds: `2h0m0s`, `1m30s`, `45s`. */
+export function goDuration(seconds: number): string {
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  if (h > 0) return `${h}h${m}m${s}s`;
+  if (m > 0) return `${m}m${s}s`;
+  return `${s}s`;
+}
+
+/** How an issuer treats a leaf that would outlive it. */
+export type LeafNotAfterBehavior = 'err' | 'truncate' | 'permit';
+
+/** The system's default and maximum lease, 768h, which the reference uses when a role sets none. */
+export const MOUNT_DEFAULT_TTL = 768 * 3600;
+export const MOUNT_MAX_TTL = 768 * 3600;
+
+/** The latest notAfter a caller may ask for. */
+export const LATEST_NOT_AFTER = '9999-12-31T23:59:59Z';
+
+/** The inputs of notAfter resolution (research §3.1). */
+export interface NotAfterInput {
+  now: Date;
+  /** request `ttl` in seconds, undefined when absent */
+  requestTtl: number | undefined;
+  /** request `not_after`, undefined or '' when absent */
+  notAfter: string | undefined;
+  /** role ttl in seconds, 0 when unset */
+  roleTtl: number;
+  /** role max_ttl in seconds, 0 when unset */
+  roleMaxTtl: number;
+  /** the signing issuer's notAfter; undefined for self-signed roots */
+  issuerNotAfter: Date | undefined;
+  behavior: LeafNotAfterBehavior;
+}
+
+/** The resolved notAfter and any warnings. */
+export interface NotAfterResult {
+  notAfter: Date;
+  warnings: string[];
+}
+
+/** Parses an RFC 3339 time (offsets allowed); throws the reference's style of error. */
+export function parseNotAfter(text: string): Date {
+  const m = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/.exec(
+    text.trim(),
+  );
+  const d = m ? new Date(text.trim()) : undefined;
+  if (!m || !d || Number.isNaN(d.getTime())) {
+    throw new ValidationError(
+      `parsing time "${text}" as "2006-01-02T15:04:05Z07:00": cannot parse "${text}" as RFC 3339`,
+    );
+  }
+  return d;
+}
+
+const rfc3339Nano = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+
+/**
+ * Resolves a certificate's notAfter: request ttl, else role ttl, else the mount default; capped at
+ * max_ttl (role, else mount) with the reference's warning; `not_after` instead of a ttl (never
+ * both), capped by an explicit role max_ttl (hashicorp/vault#29928); then the issuer's expiry decides through
+ * `leaf_not_after_behavior`.
+ */
+export function resolveNotAfter(input: NotAfterInput): NotAfterResult {
+  const warnings: string[] = [];
+  const hasNotAfter = input.notAfter !== undefined && input.notAfter !== '';
+  if (hasNotAfter && input.requestTtl !== undefined && input.requestTtl > 0) {
+    throw new ValidationError(
+      'Either ttl or not_after should be provided. Both should not be provided in the same request.',
+    );
+  }
+  const maxTtl = input.roleMaxTtl > 0 ? input.roleMaxTtl : MOUNT_MAX_TTL;
+  const nowMs = input.now.getTime();
+  let notAfter: Date;
+  if (hasNotAfter) {
+    notAfter = parseNotAfter(input.notAfter ?? '');
+    // An explicit role max_ttl caps not_after too (hashicorp/vault#29928); without one the
+    // caller's date stands, so 9999-12-31T23:59:59Z works for roots and long-lived roles.
+    if (input.roleMaxTtl > 0 && notAfter.getTime() > nowMs + maxTtl * 1000) {
+      warnings.push(
+        `not_after ${rfc3339Nano(notAfter)} is later than permitted by max_ttl "${goDuration(maxTtl)}", so max_ttl is being used`,
+      );
+      notAfter = new Date(nowMs + maxTtl * 1000);
+    }
+  } else {
+    let ttl = input.requestTtl || input.roleTtl || MOUNT_DEFAULT_TTL;
+    if (ttl > maxTtl) {
+      warnings.push(
+        `TTL "${goDuration(ttl)}" is longer than permitted maxTTL "${goDuration(maxTtl)}", so maxTTL is being used`,
+      );
+      ttl = maxTtl;
+    }
+    notAfter = new Date(nowMs + ttl * 1000);
+  }
+  if (input.issuerNotAfter && notAfter.getTime() > input.issuerNotAfter.getTime()) {
+    switch (input.behavior) {
+      case 'err':
+        throw new ValidationError(
+          `cannot satisfy request, as TTL would result in notAfter of ${rfc3339Nano(notAfter)} that is beyond the expiration of the CA certificate at ${rfc3339Nano(input.issuerNotAfter)}`,
+        );
+      case 'truncate':
+        if (input.issuerNotAfter.getTime() <= nowMs) {
+          throw new ValidationError(
+            `cannot satisfy request, as the CA certificate expired at ${rfc3339Nano(input.issuerNotAfter)}`,
+          );
+        }
+        notAfter = input.issuerNotAfter;
+        break;
+      case 'permit':
+        break;
+      default: {
+        const _never: never = input.behavior;
+        throw new Error(`unknown behavior ${String(_never)}`);
+      }
+    }
+  }
+  if (notAfter.getTime() <= nowMs)
+    throw new ValidationError(
+      `cannot satisfy request, as notAfter ${rfc3339Nano(notAfter)} is in the past`,
+    );
+  return { notAfter, warnings };
+}

@@ -1,0 +1,243 @@
+import { describe, expect, it } from 'vitest';
+import { ValidationError } from '../../../src/core/errors.js';
+import {
+  applyRootWrite,
+  checkName,
+  checkRotationPeriod,
+  parseCredsRequest,
+  parseLeaseWrite,
+  parseStaticRoleWrite,
+} from '../../../src/secrets/aws/schema.js';
+import { formatGoDuration, parseDurationSeconds } from '../../../src/secrets/aws/durations.js';
+import { parseCron } from '../../../src/secrets/aws/cron.js';
+import { providerError } from '../../../src/secrets/aws/deps.js';
+
+const fail = (f: () => unknown): Error => {
+  try {
+    f();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('expected an error');
+};
+
+describe('config/root writes', () => {
+  const T = 'TEMPLATE';
+  const ok = (raw: Record<string, unknown>) => applyRootWrite(null, raw, T).settings;
+  const err = (raw: Record<string, unknown>) => fail(() => applyRootWrite(null, raw, T)).message;
+  it('defaults', () => {
+    expect(ok({ access_key: 'A', secret_key: 'S' })).toMatchObject({
+      maxRetries: -1,
+      usernameTemplate: T,
+      rotationPeriod: 0,
+    });
+  });
+  it("stores hvac's max_retries null as 0", () =>
+    expect(ok({ max_retries: null }).maxRetries).toBe(0));
+  const cases: [Record<string, unknown>, string][] = [
+    [
+      { access_key: 'A', identity_token_audience: 'x' },
+      "only one of 'access_key' or 'identity_token_audience' can be set",
+    ],
+    [
+      { identity_token_audience: 'x' },
+      "missing required 'role_arn' when 'identity_token_audience' is set",
+    ],
+    [
+      { identity_token_audience: 'x', role_arn: 'arn:aws:iam::1:role/r' },
+      'plugin workload identity federation (identity_token_audience, role_arn, identity_token_ttl) is not supported by Keel: it has no plugin identity token issuer; configure access_key and secret_key instead',
+    ],
+    [
+      { identity_token_ttl: 'x' },
+      'Field validation failed: error converting input for field "identity_token_ttl": time: invalid duration "x"',
+    ],
+    [{ access_key: 'A' }, 'secret_key must be given with access_key'],
+    [{ secret_key: 'S' }, 'access_key must be given with secret_key'],
+    [
+      { max_retries: 'x' },
+      'Field validation failed: error converting input for field "max_retries": cannot parse \'max_retries\' as int: "x"',
+    ],
+    [{ max_retries: -2 }, 'max_retries must be -1 (the client default) or more'],
+    [
+      { sts_fallback_endpoints: 'http://a' },
+      'fallback endpoints and fallback regions must be the same length',
+    ],
+    [{ iam_endpoint: 'ftp://x' }, 'iam_endpoint must be an http or https URL: "ftp://x"'],
+    [
+      { access_key: 'A', secret_key: 'S', rotation_period: 60, rotation_schedule: '* * * * *' },
+      'mutually exclusive fields rotation_schedule and rotation_period were both specified; only one of them can be provided',
+    ],
+    [
+      { access_key: 'A', secret_key: 'S', rotation_period: 5 },
+      'rotation_period must be 0 (never) or at least 10 seconds',
+    ],
+    [
+      { access_key: 'A', secret_key: 'S', rotation_schedule: '* * *' },
+      'failed to parse provided rotation_schedule: expected exactly 5 fields, found 3: * * *',
+    ],
+    [
+      { access_key: 'A', secret_key: 'S', rotation_schedule: '61 * * * *' },
+      'failed to parse provided rotation_schedule: minute value 61 out of range [0, 59]',
+    ],
+    [
+      { access_key: 'A', secret_key: 'S', rotation_period: 60, rotation_window: '2h' },
+      'rotation_window does not apply to period',
+    ],
+    [
+      { access_key: 'A', secret_key: 'S', rotation_window: '2h' },
+      'cannot use rotation_window without rotation_schedule',
+    ],
+    [
+      { access_key: 'A', secret_key: 'S', rotation_schedule: '0 * * * *', rotation_window: 60 },
+      'rotation_window must be at least 3600 seconds (1 hour)',
+    ],
+    [
+      { rotation_period: 60 },
+      'scheduled root rotation needs static credentials: set access_key and secret_key',
+    ],
+    [
+      { disable_automated_rotation: 'maybe' },
+      'Field validation failed: error converting input for field "disable_automated_rotation": cannot parse \'disable_automated_rotation\' as bool: "maybe"',
+    ],
+  ];
+  it.each(cases)('%j → 400', (raw, message) => {
+    expect(fail(() => applyRootWrite(null, raw, T))).toBeInstanceOf(ValidationError);
+    expect(err(raw)).toBe(message);
+  });
+  it('applies rotation settings and lets one kind replace the other', () => {
+    const a = ok({
+      access_key: 'A',
+      secret_key: 'S',
+      rotation_schedule: '0 3 * * *',
+      rotation_window: '1h',
+    });
+    expect(a).toMatchObject({ rotationSchedule: '0 3 * * *', rotationWindow: 3600 });
+    const b = applyRootWrite(a, { rotation_period: '1h' }, T).settings;
+    expect(b).toMatchObject({ rotationPeriod: 3600, rotationSchedule: '', rotationWindow: 0 });
+  });
+  it('resets the username template when a write omits it, keeps other fields', () => {
+    const a = ok({ access_key: 'A', secret_key: 'S', region: 'eu-west-1', username_template: 'x' });
+    expect(applyRootWrite(a, {}, T).settings).toMatchObject({
+      region: 'eu-west-1',
+      usernameTemplate: T,
+      accessKey: 'A',
+    });
+  });
+});
+
+describe('other parameters', () => {
+  it('config/lease', () => {
+    expect(parseLeaseWrite({ lease: '30m', lease_max: '12h' })).toEqual({
+      lease: 1800,
+      leaseMax: 43200,
+    });
+    expect(fail(() => parseLeaseWrite({ lease_max: '1h' })).message).toBe(
+      "'lease' is a required parameter",
+    );
+    expect(fail(() => parseLeaseWrite({ lease: '1h' })).message).toBe(
+      "'lease_max' is a required parameter",
+    );
+    expect(fail(() => parseLeaseWrite({ lease: 'x', lease_max: '1h' })).message).toMatch(
+      /^Invalid lease: /,
+    );
+    expect(fail(() => parseLeaseWrite({ lease: '1h', lease_max: 'x' })).message).toMatch(
+      /^Invalid lease_max: /,
+    );
+  });
+  it('static roles', () => {
+    expect(fail(() => parseStaticRoleWrite({ rotation_period: 60 }, true)).message).toBe(
+      'missing "username" parameter',
+    );
+    expect(fail(() => parseStaticRoleWrite({ username: 'u' }, true)).message).toBe(
+      'missing "rotation_period" parameter',
+    );
+    expect(parseStaticRoleWrite({ rotation_period: '24h' }, false).rotationPeriod).toBe(86400);
+    expect(
+      fail(() =>
+        parseStaticRoleWrite({ username: 'u', rotation_period: 60, assume_role_arn: 'a' }, true),
+      ).message,
+    ).toBe('assume_role_session_name is required when assume_role_arn is set');
+    expect(
+      fail(() =>
+        parseStaticRoleWrite(
+          { username: 'u', rotation_period: 60, assume_role_session_name: 's' },
+          true,
+        ),
+      ).message,
+    ).toBe('assume_role_arn is required when assume_role_session_name is set');
+    expect(
+      fail(() =>
+        parseStaticRoleWrite({ username: 'u', rotation_period: 60, external_id: 'e' }, true),
+      ).message,
+    ).toBe('external_id is only used with assume_role_arn');
+    expect(fail(() => checkRotationPeriod(59)).message).toBe(
+      'role rotation period out of range: must be at least 60 seconds (1 minute), got 59',
+    );
+    expect(() => checkRotationPeriod(60)).not.toThrow();
+  });
+  it('creds parameters', () => {
+    expect(parseCredsRequest({ ttl: '15m', role_arn: 'a' })).toEqual({
+      roleArn: 'a',
+      roleSessionName: '',
+      ttl: 900,
+      mfaCode: '',
+    });
+    expect(fail(() => parseCredsRequest({ ttl: 'x' })).message).toBe(
+      'Field validation failed: error converting input for field "ttl": time: invalid duration "x"',
+    );
+  });
+  it('names', () => {
+    expect(checkName('a.b-c@d_e')).toBe('a.b-c@d_e');
+    for (const bad of ['', '-a', 'a-', 'a b', 'a/b'])
+      expect(fail(() => checkName(bad)).message).toBe('unsupported path');
+  });
+});
+
+describe('durations and cron', () => {
+  it('parses seconds and Go durations; formats like Go', () => {
+    expect([3600, '3600', '1h', '1h30m', '1.5h', '90s', '500ms'].map(parseDurationSeconds)).toEqual(
+      [3600, 3600, 3600, 5400, 5400, 90, 0],
+    );
+    expect(() => parseDurationSeconds('1d')).toThrow('time: invalid duration "1d"');
+    expect([0, 45, 1800, 43200, 2764800, 3661].map(formatGoDuration)).toEqual([
+      '0s',
+      '45s',
+      '30m0s',
+      '12h0m0s',
+      '768h0m0s',
+      '1h1m1s',
+    ]);
+  });
+  it('finds the next matching minute', () => {
+    const at = new Date('2026-01-01T10:17:30Z');
+    expect(parseCron('*/15 * * * *').next(at).toISOString()).toBe('2026-01-01T10:30:00.000Z');
+    expect(parseCron('0 3 * * *').next(at).toISOString()).toBe('2026-01-02T03:00:00.000Z');
+    expect(parseCron('0 0 1 jan *').next(at).toISOString()).toBe('2027-01-01T00:00:00.000Z');
+    expect(parseCron('30 9 * * mon-fri').next(new Date('2026-01-03T00:00:00Z')).toISOString()).toBe(
+      '2026-01-05T09:30:00.000Z',
+    );
+    expect(() => parseCron('0 0 31 2 *').next(at)).toThrow('never matches');
+  });
+});
+
+describe('provider errors', () => {
+  const awsError = (name: string, message: string) =>
+    Object.assign(new Error(message), {
+      name,
+      $metadata: { httpStatusCode: 409, requestId: 'req-1' },
+    });
+  it('reads as aws-sdk-go prints it, under the step that failed', () => {
+    const e = providerError(
+      'Error creating IAM user',
+      awsError('EntityAlreadyExistsException', 'User with name x already exists.'),
+    );
+    expect(e.code).toBe('validation');
+    expect(e.message).toBe(
+      'Error creating IAM user: EntityAlreadyExists: User with name x already exists.\n\tstatus code: 409, request id: req-1',
+    );
+  });
+  it('throttling is a 502', () => {
+    const e = providerError('Error assuming role', awsError('Throttling', 'Rate exceeded'));
+    expect(e.details.status).toBe(502);
+  });
+});

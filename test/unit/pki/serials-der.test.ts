@@ -1,0 +1,67 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  normaliseSerial,
+  pem,
+  pemBlocks,
+  randomSerial,
+  serialText,
+} from '../../../src/secrets/pki/x509/certificate.js';
+import * as der from '../../../src/secrets/pki/x509/der.js';
+
+describe('serials', () => {
+  it('are positive, at most 159 bits, minimal bytes, colon hex', () => {
+    for (let i = 0; i < 500; i++) {
+      const s = randomSerial();
+      expect(s.length).toBeLessThanOrEqual(20);
+      expect(s[0]).not.toBe(0);
+      if (s.length === 20) expect((s[0] ?? 0) & 0x80).toBe(0);
+      expect(serialText(s)).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2})*$/);
+    }
+    expect(
+      serialText(randomSerial(() => Buffer.from([0, 0, 1, ...Array<number>(17).fill(2)]))),
+    ).toBe(`01:${Array<string>(17).fill('02').join(':')}`);
+  });
+
+  it('normalise from colons or hyphens in any case, and refuse what is not hex', () => {
+    expect(normaliseSerial('39-DD-2E')).toBe('39:dd:2e');
+    expect(normaliseSerial('00:39:dd')).toBe('39:dd');
+    expect(normaliseSerial('xyz')).toBeUndefined();
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 20 }), (bytes) => {
+        const text = serialText(Buffer.from(bytes));
+        expect(normaliseSerial(text.toUpperCase().replace(/:/g, '-'))).toBe(normaliseSerial(text));
+      }),
+    );
+  });
+});
+
+describe('DER', () => {
+  it('writes integers, OIDs and times that read back', () => {
+    expect(der.int(0).toString('hex')).toBe('020100');
+    expect(der.int(128).toString('hex')).toBe('02020080');
+    expect(der.oid('1.2.840.113549.1.1.11').toString('hex')).toBe('06092a864886f70d01010b');
+    expect(der.oidText(der.content(der.oid('2.5.29.37.0'), der.read(der.oid('2.5.29.37.0'))))).toBe(
+      '2.5.29.37.0',
+    );
+    expect(der.time(new Date('2049-12-31T23:59:59Z')).toString('latin1')).toContain(
+      '491231235959Z',
+    );
+    expect(der.time(new Date('9999-12-31T23:59:59Z')).toString('latin1')).toContain(
+      '99991231235959Z',
+    );
+    const long = der.octets(Buffer.alloc(300));
+    expect(der.read(long).end).toBe(long.length);
+    expect(() => der.read(Buffer.from([0x30, 0x05, 0x01]))).toThrow('truncated DER');
+  });
+
+  it('PEM round-trips without a trailing newline', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 1, maxLength: 400 }), (bytes) => {
+        const text = pem('CERTIFICATE', Buffer.from(bytes));
+        expect(text.endsWith('-----END CERTIFICATE-----')).toBe(true);
+        expect(pemBlocks(text)[0]?.der.equals(Buffer.from(bytes))).toBe(true);
+      }),
+    );
+  });
+});
