@@ -5,6 +5,7 @@ import { benchAws } from './aws.js';
 import { benchCloud } from './cloud.js';
 import { benchCore } from './core.js';
 import { benchPki } from './pki.js';
+import { benchRuns } from './runs.js';
 import type { BenchResult } from './support.js';
 
 /** Every suite, in order; each returns its numbers, measured in this one run. */
@@ -13,6 +14,7 @@ const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'cloud', run: benchCloud },
   { name: 'aws', run: benchAws },
   { name: 'pki', run: benchPki },
+  { name: 'runs', run: benchRuns },
 ];
 
 const only = process.argv.slice(2);

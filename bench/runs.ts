@@ -12,6 +12,7 @@ import { listen } from '../src/http/server.js';
 import { createRun, runDecider } from '../src/runs/run/commands.js';
 import { DEFAULT_MESSAGE } from '../src/runs/run/service.js';
 import { configTarball } from '../test/support/runs-harness.js';
+import { percentile, round, type BenchResult } from './support.js';
 
 /**
  * Runs API benchmarks, each next to its physical limit measured in the same process:
@@ -20,19 +21,7 @@ import { configTarball } from '../test/support/runs-harness.js';
  * - the latency of page 1 and page 500 of a workspace with 100,000 runs.
  */
 
-interface Result {
-  name: string;
-  value: number;
-  unit: string;
-  note?: string;
-}
-
 const KEY = Buffer.alloc(32, 11);
-const round = (x: number, digits = 0) => Number(x.toFixed(digits));
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
-};
 
 function rawCommits(dir: string, n: number): number {
   const db = new Database(join(dir, 'raw.sqlite'));
@@ -127,7 +116,7 @@ const runBody = (ws: string) =>
     },
   });
 
-async function requestRates(dir: string): Promise<{ create: number; show: number }> {
+async function requestRates(dir: string): Promise<{ create: number; show: number; ping: number }> {
   const s = await setup(dir, 'rates', true);
   const headers = {
     authorization: `Bearer ${s.token}`,
@@ -143,23 +132,29 @@ async function requestRates(dir: string): Promise<{ create: number; show: number
     ids.push(((await res.json()) as { data: { id: string } }).data.id);
   };
   await throughput(200, 8, post); // warm-up
+  // The HTTP ceiling on this machine: the cheapest route, no token, no command.
+  const ping = await throughput(3000, 8, async () => {
+    await (await fetch(`${s.url}/api/v2/ping`)).arrayBuffer();
+  });
   const create = await throughput(3000, 8, post);
   const show = await throughput(5000, 8, async (i) => {
     await (await fetch(`${s.url}/api/v2/runs/${ids[i % ids.length]}`, { headers })).arrayBuffer();
   });
   await s.close();
-  return { create, show };
+  return { create, show, ping };
 }
 
 /** 100,000 runs in one workspace, written through the command handler in batches (no HTTP). */
-async function listLatency(dir: string): Promise<{ first: number; deep: number }> {
+async function listLatency(
+  dir: string,
+): Promise<{ first: number; deep: number; commands: number }> {
   const s = await setup(dir, 'lists', false);
   const { core } = s.app;
   const ws = s.app.runs.model.workspaces.get(s.ws)!;
   const cv = ws.latestConfigurationVersionId!;
   const meta = systemMetadata('bench');
-  const batch = core.db.transaction((from: number) => {
-    for (let i = from; i < from + 1000; i++) {
+  const batchOne = (i: number) => {
+    {
       const id = core.ids.id('run');
       core.handler.handle(
         id,
@@ -190,8 +185,16 @@ async function listLatency(dir: string): Promise<{ first: number; deep: number }
         meta,
       );
     }
+  };
+  const batch = core.db.transaction((from: number) => {
+    for (let i = from; i < from + 1000; i++) batchOne(i);
   });
-  for (let i = 0; i < 100_000; i += 1000) batch(i);
+  // One command per transaction first, as a request would make it (no HTTP).
+  const single = core.db.transaction((i: number) => batchOne(i));
+  const start = performance.now();
+  for (let i = 0; i < 2000; i++) single(i);
+  const commands = 2000 / ((performance.now() - start) / 1000);
+  for (let i = 2000; i < 100_000; i += 1000) batch(i);
   const headers = { authorization: `Bearer ${s.token}` };
   // The build held the event loop for seconds: idle keep-alive connections were closed meanwhile,
   // and the first request on a stale one fails. Warm up with a retry.
@@ -220,16 +223,16 @@ async function listLatency(dir: string): Promise<{ first: number; deep: number }
   const first = await sample(1);
   const deep = await sample(500);
   await s.close();
-  return { first, deep };
+  return { first, deep, commands };
 }
 
 /** The runs suite of `npm run bench`. */
-export async function benchRuns(): Promise<Result[]> {
+export async function benchRuns(): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-runs-'));
   try {
     const raw = rawCommits(dir, 20_000);
-    const { create, show } = await requestRates(dir);
-    const { first, deep } = await listLatency(dir);
+    const { create, show, ping } = await requestRates(dir);
+    const { first, deep, commands } = await listLatency(dir);
     return [
       {
         name: 'raw SQLite commits',
@@ -248,6 +251,23 @@ export async function benchRuns(): Promise<Result[]> {
         value: round((100 * create) / raw, 1),
         unit: '%',
         note: 'target ≥ 25%',
+      },
+      {
+        name: 'runs: create-run commands in process',
+        value: round(commands),
+        unit: 'commands/s',
+        note: 'command handler, machine check, hash chain and every read model, one transaction each, no HTTP',
+      },
+      {
+        name: 'runs: create-run commands vs raw commits',
+        value: round((100 * commands) / raw, 1),
+        unit: '%',
+      },
+      {
+        name: 'runs: GET /api/v2/ping',
+        value: round(ping),
+        unit: 'req/s',
+        note: 'the HTTP ceiling in the same run: no token, no command, no read model',
       },
       {
         name: 'runs: GET /runs/:id',

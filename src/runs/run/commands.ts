@@ -1,6 +1,5 @@
 import { ConflictError, NotFoundError } from '../../core/errors.js';
-import { machineDecider } from '../../core/machine-decider.js';
-import { runMachine, NO_RUN, type ResourceCounts } from '../../../machines/run.machine.js';
+import { NO_RUN, type ResourceCounts } from '../../../machines/run.machine.js';
 import type { RunCreated, RunEvent } from '../events.js';
 import type { RunSnapshot } from '../lifecycle.js';
 
@@ -9,7 +8,7 @@ import type { RunSnapshot } from '../lifecycle.js';
  * add the spec's wording to refusals and stamp times from the caller (never from a global clock).
  */
 
-export const runDecider = machineDecider(runMachine);
+export { runDecider } from './decider.js';
 
 type Decide = (s: RunSnapshot) => RunEvent[];
 

@@ -1,4 +1,4 @@
-import { initialTransition, transition } from 'xstate';
+import { initialTransition } from 'xstate';
 import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
@@ -6,11 +6,11 @@ import type { Projection } from '../../core/projections.js';
 import {
   runMachine,
   type RunMachineContext,
-  type RunMachineEvent,
   type RunStatus,
 } from '../../../machines/run.machine.js';
 import type { ResourceCounts } from '../../../machines/run.machine.js';
 import type { RunCreated, RunEvent } from '../events.js';
+import { runDecider } from './decider.js';
 import { operationOf, statusOf, timestampKey, type RunSnapshot } from '../lifecycle.js';
 
 /**
@@ -82,8 +82,23 @@ export const toRunRow = (r: DbRow): RunRow => ({
 });
 
 /** The machine snapshot a row stands for. */
-export const snapshotOf = (row: Pick<RunRow, 'status' | 'context'>): RunSnapshot =>
-  runMachine.resolveState({ value: row.status, context: row.context });
+export function snapshotOf(row: Pick<RunRow, 'status' | 'context'>): RunSnapshot {
+  // Resolving a snapshot costs far more than reading it, and most runs share a few states.
+  const key = `${row.status} ${canonicalJson(row.context)}`;
+  let snapshot = SNAPSHOTS.get(key);
+  if (snapshot === undefined) {
+    snapshot = runMachine.resolveState({ value: row.status, context: row.context });
+    if (SNAPSHOTS.size >= 1000) SNAPSHOTS.delete(SNAPSHOTS.keys().next().value!);
+    SNAPSHOTS.set(key, snapshot);
+  }
+  return snapshot;
+}
+
+/** Snapshots are immutable values, so equal (status, context) pairs can share one. */
+const SNAPSHOTS = new Map<string, RunSnapshot>();
+
+/** The state before `RunCreated`, computed once. */
+const INITIAL: RunSnapshot = initialTransition(runMachine)[0];
 
 const newPhase = (): Phase => ({
   status: 'pending',
@@ -193,11 +208,7 @@ export const runProjection: Projection = {
       const e = event as StoredEvent<RunEvent>;
       if (e.type === 'RunCreated') {
         const d = e.data;
-        const [snapshot] = transition(
-          runMachine,
-          initialTransition(runMachine)[0],
-          e as RunMachineEvent,
-        );
+        const snapshot = runDecider.evolve(INITIAL, e);
         s.insert.run({
           id: d.id,
           seq: e.position,
@@ -223,7 +234,7 @@ export const runProjection: Projection = {
       const found = s.get.get(e.stream);
       if (found === undefined) return;
       const row = toRunRow(found);
-      const [next] = transition(runMachine, snapshotOf(row), e as RunMachineEvent);
+      const next = runDecider.evolve(snapshotOf(row), e);
       const after = statusOf(next);
       if (after !== row.status) row.statusTimestamps[timestampKey(after)] = e.time;
       movePhases(row, e, row.status, after);
