@@ -106,6 +106,9 @@ describe('policy checks', () => {
   it('a soft-mandatory failure waits in policy_override until overridden, then applies', async () => {
     const { run } = await planned({}, (org, ws) => policy(org, ws, 'soft-mandatory'));
     expect(await flow.status(run)).toBe('policy_override');
+    expect((await flow.get(run)).attributes['status-timestamps']).toHaveProperty(
+      'policy-checking-at',
+    );
     const checks = await flow.call<ListDoc>('GET', `/runs/${run}/policy-checks`, undefined, 200);
     const check = checks.doc.data[0];
     expect(check?.attributes).toMatchObject({

@@ -97,6 +97,41 @@ describe('the builtin driver through the API', () => {
     expect(await flow.status(run)).toBe('applied');
   });
 
+  it('a saved-plan run stops at planned_and_saved and applies when confirmed later', async () => {
+    const { ws } = await flow.workspace();
+    const cv = await flow.upload(ws, ONE_RESOURCE);
+    const run = await flow.run(ws, { 'save-plan': true }, cv);
+    await t.settle();
+    expect(await flow.status(run)).toBe('planned_and_saved');
+    await flow.action(run, 'apply');
+    await t.settle();
+    const details = await flow.get(run);
+    expect(details.attributes.status).toBe('applied');
+    expect(Object.keys(details.attributes['status-timestamps'] as object)).toEqual(
+      expect.arrayContaining([
+        'planned-and-saved-at',
+        'confirmed-at',
+        'apply-queued-at',
+        'applying-at',
+        'applied-at',
+      ]),
+    );
+  });
+
+  it('a planned run can be discarded, and the next run goes ahead', async () => {
+    const { ws } = await flow.workspace();
+    const cv = await flow.upload(ws, ONE_RESOURCE);
+    const first = await flow.run(ws, {}, cv);
+    const second = await flow.run(ws, {}, cv);
+    await t.settle();
+    expect(await flow.status(first)).toBe('planned');
+    expect(await flow.status(second)).toBe('pending');
+    await flow.action(first, 'discard');
+    await t.settle();
+    expect(await flow.status(first)).toBe('discarded');
+    expect(await flow.status(second)).toBe('planned');
+  });
+
   it('errors the run with the parser diagnostic in the plan log', async () => {
     const { ws } = await flow.workspace();
     const cv = await flow.upload(ws, { 'main.tf': 'resource "aws_instance" "web" {\n' });
