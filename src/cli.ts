@@ -11,7 +11,7 @@ import { createLogger } from './core/logger.js';
 import { redactSealed } from './core/seal.js';
 import { DataDirLock, startDaemon } from './daemon.js';
 import { renderDiagram } from './ui/diagram.js';
-import { parseDuration } from './secrets/sys/duration.js';
+import { parseDuration } from './secrets/duration.js';
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;

@@ -1,50 +1,9 @@
 import { ValidationError } from '../../core/errors.js';
 
-const UNIT_SECONDS: Record<string, number> = {
-  ns: 1e-9,
-  us: 1e-6,
-  µs: 1e-6,
-  ms: 1e-3,
-  s: 1,
-  m: 60,
-  h: 3600,
-  d: 86400,
-};
+import { formatGoDuration as goDuration } from '../duration.js';
 
-/**
- * Parses a duration the way the reference's `ParseDurationSecond` does: an integer number of
- * seconds, a string of digits, a Go duration (`72h`, `1h30m`, `90s`) or days (`7d`). Returns whole
- * seconds; throws a ValidationError naming the field.
- */
-export function parseDuration(value: unknown, field: string): number {
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
-  if (typeof value === 'string') {
-    const text = value.trim();
-    if (text === '') return 0;
-    if (/^\d+$/.test(text)) return Number(text);
-    const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h|d)/gy;
-    let total = 0;
-    let matched = 0;
-    for (let m = re.exec(text); m; m = re.exec(text)) {
-      total += Number(m[1]) * (UNIT_SECONDS[m[2] ?? 's'] ?? 1);
-      matched = re.lastIndex;
-    }
-    if (matched === text.length && matched > 0) return Math.floor(total);
-  }
-  throw new ValidationError(
-    `Field validation failed: error converting input for field "${field}": invalid duration ${JSON.stringify(value)}`,
-  );
-}
-
-/** Go's `time.Duration.String()` for whole seconds: `2h0m0s`, `1m30s`, `45s`. */
-export function goDuration(seconds: number): string {
-  const h = Math.floor(seconds / 3600);
-  const m = Math.floor((seconds % 3600) / 60);
-  const s = seconds % 60;
-  if (h > 0) return `${h}h${m}m${s}s`;
-  if (m > 0) return `${m}m${s}s`;
-  return `${s}s`;
-}
+export { parseDuration } from '../duration.js';
+export { goDuration };
 
 /** How an issuer treats a leaf that would outlive it. */
 export type LeafNotAfterBehavior = 'err' | 'truncate' | 'permit';

@@ -7,7 +7,7 @@ import { sysProjection, sysQueries } from './projection.js';
 import { sysRoutes } from './routes.js';
 
 export type { LeaseProvider, LeaseInfo } from './leases.js';
-export { parseDuration, formatGoDuration } from './duration.js';
+export { parseDuration, formatGoDuration } from '../duration.js';
 
 /** Tokens, ACL policies, mounts and leases: the secrets API's system backend. */
 export function createSysContext(

@@ -9,7 +9,7 @@ import { BUILTIN_POLICIES, parsePolicy } from './acl.js';
 import type { SysCommands } from './commands.js';
 import type { SysQueries, TokenRow } from './projection.js';
 import type { LeaseProvider } from './leases.js';
-import { parseDuration } from './duration.js';
+import { parseDuration } from '../duration.js';
 
 export interface SysRouteDeps {
   core: Core;

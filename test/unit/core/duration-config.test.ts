@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import { RateLimiter } from '../../../src/http/rate-limit.js';
-import { formatGoDuration, parseDuration } from '../../../src/secrets/sys/duration.js';
+import { formatGoDuration, parseDuration } from '../../../src/secrets/duration.js';
 
 describe('durations', () => {
   it.each([
