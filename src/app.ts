@@ -22,7 +22,9 @@ import type { Config } from './config.js';
 import type { ContextModule, Core, SecretsEngine } from './context.js';
 import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
-import { createRunsContext, type RunsContext } from './runs/index.js';
+import { createRunsContext, type RunRow, type RunsContext } from './runs/index.js';
+import { createExecutorContext, type ExecutorContext } from './runs/executor/index.js';
+import { fileLiveLogs, memoryLiveLogs } from './runs/executor/logs.js';
 import { createSysContext } from './secrets/sys/index.js';
 import type { LeaseProvider } from './secrets/sys/index.js';
 import { createAwsContext } from './secrets/aws/index.js';
@@ -52,6 +54,11 @@ export interface AppDeps {
   extraContexts?: (core: Core) => ContextModule[];
   /** Which machine folds which streams on the `/ui` page; by default every machine in `machines/`. */
   streamKinds?: readonly StreamKind[];
+  /**
+   * Whether the executor runs plans and applies (default true). Tests that send the executor's
+   * commands themselves, to observe each step, turn it off.
+   */
+  executor?: boolean;
   /** How the cloud credentials engine reaches IAM/STS (tests point it at an embedded cloud). */
   aws?: AwsContextOptions;
 }
@@ -80,6 +87,8 @@ export interface App {
   readonly contexts: readonly ContextModule[];
   /** The runs context: its read models and the commands the executor sends. */
   readonly runs: RunsContext;
+  /** The executor: drivers, live logs, state versions and workspace variables. */
+  readonly executor: ExecutorContext;
   /** The embedded IAM/STS service (its own store; not part of the event log). */
   readonly cloud: CloudService;
   /** The certificate authority engine's in-process interface (benchmarks, tools). */
@@ -114,7 +123,17 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
 
   const limits = createRunsRateLimits(clock, config.rateLimit);
   const identity = createIdentityContext(core);
-  const runs = createRunsContext(core, { runListLimit: limits.runListLimit });
+  const liveLogs =
+    deps.databasePath === ':memory:'
+      ? memoryLiveLogs()
+      : fileLiveLogs(join(config.dataDir, 'logs'));
+  let prePlan: (run: RunRow) => boolean = () => false;
+  const runs = createRunsContext(core, {
+    runListLimit: limits.runListLimit,
+    liveLog: (id) => liveLogs.read(id),
+    // Bound below: the executor exists only after the runs context it drives.
+    prePlan: (run) => prePlan(run),
+  });
   const engines = new Map<string, SecretsEngine>();
   const cloud = createCloud({
     dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
@@ -144,9 +163,13 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     engineTypes: () => [...engines.keys()],
     leaseProviders,
   });
+  const executor = createExecutorContext(core, { runs, liveLogs });
+  if (deps.executor !== false) prePlan = (run) => executor.prePlan(run);
   const pki = createPkiContext(core);
   const contexts: ContextModule[] = [
     identity.module,
+    // Before the runs context: its routes (policy checks, task stages of a run) take precedence.
+    ...(deps.executor === false ? [] : [executor.module]),
     runs.module,
     sys.module,
     aws.module,
@@ -176,6 +199,13 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     contexts.flatMap((c) => c.timers ?? []),
   );
   if (deps.wakeReactorsOnAppend !== false) store.onAppended(() => reactors.notify());
+
+  let contextsStarted = false;
+  const startContexts = () => {
+    if (contextsStarted) return;
+    contextsStarted = true;
+    for (const c of contexts) c.start?.();
+  };
 
   const ui = createUi(core, deps.streamKinds ?? streamKinds(machines));
   ui.registerRoutes(sys.routes);
@@ -221,6 +251,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     scheduler,
     contexts,
     runs,
+    executor,
     cloud,
     pki,
     tokens: {
@@ -301,6 +332,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       };
     },
     start() {
+      startContexts();
       const poll = () => {
         reactors.notify();
         void scheduler
@@ -312,9 +344,15 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       timer.unref();
     },
     async settle() {
+      startContexts();
       for (let i = 0; i < 100; i++) {
         await reactors.settle();
-        if ((await scheduler.tick()) === 0) {
+        const before = store.lastPosition();
+        // Background work (running phases) appends when it ends; settle until the log is quiet.
+        await Promise.all(
+          contexts.map((c) => (c.idle === undefined ? Promise.resolve() : c.idle())),
+        );
+        if ((await scheduler.tick()) === 0 && store.lastPosition() === before) {
           await reactors.settle();
           return;
         }
@@ -324,6 +362,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     async close() {
       if (timer !== undefined) clearInterval(timer);
       ui.close();
+      for (const c of contexts) c.stop?.();
       await reactors.stop();
       cloud.close();
       db.close();

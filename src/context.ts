@@ -45,4 +45,10 @@ export interface ContextModule {
   /** Mounted under `/api/v2` before authentication and body parsing: the secret is in the address. */
   readonly runsPublicRoutes?: Router;
   readonly engine?: SecretsEngine;
+  /** Called once when the daemon starts (or a test first settles): resume work a restart interrupted. */
+  readonly start?: () => void;
+  /** The daemon is closing: stop background work without recording more (a restart resumes it). */
+  readonly stop?: () => void;
+  /** Resolves when the context's background work (e.g. running plans) has finished. */
+  readonly idle?: () => Promise<void>;
 }

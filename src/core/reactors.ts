@@ -90,10 +90,14 @@ export class Reactors {
       this.#again.add(reactor.name);
       return running;
     }
-    const run = this.#run(reactor).finally(() => {
-      this.#running.delete(reactor.name);
-      if (this.#again.delete(reactor.name)) void this.#drain(reactor);
-    });
+    // Recorded as running before it starts, so a reactor whose first step appends (and so wakes
+    // the reactors) is not entered twice.
+    const run = Promise.resolve()
+      .then(() => this.#run(reactor))
+      .finally(() => {
+        this.#running.delete(reactor.name);
+        if (this.#again.delete(reactor.name)) void this.#drain(reactor);
+      });
     this.#running.set(reactor.name, run);
     return run;
   }

@@ -23,6 +23,7 @@ import { workspaceRoutes } from './workspaces/routes.js';
 
 export { RunsModel } from './model.js';
 export { executorCommands } from './run/commands.js';
+import type { RunRow } from './run/projection.js';
 export type { RunRow } from './run/projection.js';
 
 /** Paths of the two run lists, which have their own rate limit (30 per minute). */
@@ -65,6 +66,10 @@ export interface RunsContext {
 export interface RunsContextOptions {
   /** The run-list rate limiter from the HTTP kernel; none in tests. */
   runListLimit?: Middleware;
+  /** The text a phase has logged so far while it runs (the executor's live logs). */
+  liveLog?: (phaseId: string) => string | null;
+  /** Starts a run's pre-plan tasks instead of queuing its plan; true when it did (the executor). */
+  prePlan?: (run: RunRow) => boolean;
 }
 
 /** The runs context's registry. */
@@ -87,7 +92,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
 
   const publicRoutes = new Router();
   archivistUploadRoutes(publicRoutes, model);
-  archivistLogRoutes(publicRoutes, model);
+  archivistLogRoutes(publicRoutes, model, options.liveLog);
 
   const metadata = systemMetadata('executor');
   const executor = Object.fromEntries(
@@ -106,7 +111,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
     model,
     executor,
     publicRoutes,
-    reconcile: (workspaceId) => reconcileWorkspace(model, workspaceId),
+    reconcile: (workspaceId) => reconcileWorkspace(model, workspaceId, options.prePlan),
     recordStateVersion: (input) => recordStateVersion(model, input),
     module: {
       name: 'runs',
@@ -118,7 +123,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         organizationProjection,
         workspaceProjection,
       ],
-      reactors: [queueReactor(model)],
+      reactors: [queueReactor(model, options.prePlan)],
       runsRoutes: routes,
       runsPublicRoutes: publicRoutes,
     },

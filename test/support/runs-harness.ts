@@ -80,7 +80,8 @@ export async function startRunsHarness(
   const t = await startTestApp({
     clock,
     config: options.config,
-    deps: { wakeReactorsOnAppend: options.wakeReactors ?? false },
+    // The harness sends the executor's commands itself (the drive* helpers), step by step.
+    deps: { wakeReactorsOnAppend: options.wakeReactors ?? false, executor: false },
   });
   const { app } = t;
   const meta = systemMetadata('test');

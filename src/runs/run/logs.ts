@@ -142,7 +142,11 @@ function describe(e: RunEvent): string | null {
 }
 
 /** Routes that answer without a token: the secret is in the address. */
-export function archivistLogRoutes(router: Router, model: RunsModel): void {
+export function archivistLogRoutes(
+  router: Router,
+  model: RunsModel,
+  liveLog: (phaseId: string) => string | null = () => null,
+): void {
   router.get('/archivist/logs/:id/:secret', (ctx) => {
     const { id, secret } = ctx.params as { id: string; secret: string };
     const kind = id.startsWith('plan-') ? 'plan' : id.startsWith('apply-') ? 'apply' : null;
@@ -150,7 +154,8 @@ export function archivistLogRoutes(router: Router, model: RunsModel): void {
       throw new NotFoundError('log not found');
     const run = model.runs.get(runIdOfPhase(id));
     if (run === null) throw new NotFoundError('log not found');
-    const text = model.runs.log(run.id, kind)?.log ?? '';
+    // A running phase streams into the live log; a finished one has its log in the read model.
+    const text = model.runs.log(run.id, kind)?.log ?? liveLog(id) ?? '';
     const full = framedLog(text, isPhaseDone(kind === 'plan' ? run.plan : run.apply));
     // go-tfe reads logs in chunks with ?limit=&offset=
     const offset = Number(ctx.query.offset ?? 0) || 0;

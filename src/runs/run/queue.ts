@@ -4,6 +4,7 @@ import { isFinalStatus } from '../lifecycle.js';
 import type { RunsModel } from '../model.js';
 import { lockForRun, unlockForRun, workspaceDecider } from '../workspaces/decider.js';
 import { executorCommands, runDecider } from './commands.js';
+import type { RunRow } from './projection.js';
 
 /**
  * The workspace run queue, a process manager. For a workspace it brings the log to the one
@@ -15,12 +16,19 @@ import { executorCommands, runDecider } from './commands.js';
  * - an unlocked workspace goes to the oldest waiting run (FIFO): a pending run, or a confirmed
  *   saved plan that needs the lock to apply. A user or team lock keeps them waiting.
  */
-export function reconcileWorkspace(model: RunsModel, workspaceId: string): void {
+export function reconcileWorkspace(
+  model: RunsModel,
+  workspaceId: string,
+  prePlan: (run: RunRow) => boolean = () => false,
+): void {
   const { handler } = model.core;
   const metadata = systemMetadata('run queue');
-  for (const run of model.runs.bypassing(workspaceId)) {
-    handler.handle(run.id, runDecider, executorCommands.planQueued(run.id), metadata);
-  }
+  // A run with pre-plan tasks goes to them first (the executor queues its plan afterwards).
+  const startPlan = (run: RunRow) => {
+    if (!prePlan(run))
+      handler.handle(run.id, runDecider, executorCommands.planQueued(run.id), metadata);
+  };
+  for (const run of model.runs.bypassing(workspaceId)) startPlan(run);
   // Each round makes one move; a handful of rounds reaches the steady state.
   for (let round = 0; round < 100; round++) {
     const ws = model.workspaces.get(workspaceId);
@@ -31,8 +39,7 @@ export function reconcileWorkspace(model: RunsModel, workspaceId: string): void 
         handler.handle(ws.id, workspaceDecider, unlockForRun(ws.lock.id), metadata);
         continue;
       }
-      if (holder.status === 'pending')
-        handler.handle(holder.id, runDecider, executorCommands.planQueued(holder.id), metadata);
+      if (holder.status === 'pending') startPlan(holder);
       else if (holder.status === 'confirmed')
         handler.handle(holder.id, runDecider, executorCommands.applyQueued(holder.id), metadata);
       return;
@@ -50,7 +57,10 @@ export function reconcileWorkspace(model: RunsModel, workspaceId: string): void 
 }
 
 /** The queue as a reactor: any run or workspace event re-examines that workspace. */
-export function queueReactor(model: RunsModel): Reactor {
+export function queueReactor(
+  model: RunsModel,
+  prePlan: (run: RunRow) => boolean = () => false,
+): Reactor {
   return {
     name: 'runs-queue',
     async react(event: StoredEvent) {
@@ -60,7 +70,7 @@ export function queueReactor(model: RunsModel): Reactor {
           ? (model.runs.get(event.stream)?.workspaceId ?? null)
           : null;
       if (workspaceId !== null && event.type !== 'WorkspaceDeleted')
-        reconcileWorkspace(model, workspaceId);
+        reconcileWorkspace(model, workspaceId, prePlan);
     },
   };
 }

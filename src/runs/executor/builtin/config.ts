@@ -1,0 +1,265 @@
+import { parse } from '@cdktf/hcl2json';
+import type { ConfigFiles, Json } from '../types.js';
+import { EvaluationError, parseReference, referencesIn, templateParts } from './expressions.js';
+
+/** A `resource` block: the raw (unevaluated) attribute values as hcl2json gives them. */
+export interface ResourceBlock {
+  type: string;
+  name: string;
+  address: string;
+  count: Json | undefined;
+  attributes: Record<string, Json>;
+  /** Resource addresses (`type.name`) this block refers to or lists in `depends_on`. */
+  dependsOn: string[];
+  file: string;
+}
+
+export interface VariableBlock {
+  name: string;
+  default: Json | undefined;
+  type: string | null;
+  sensitive: boolean;
+}
+
+export interface OutputBlock {
+  name: string;
+  value: Json;
+  sensitive: boolean;
+}
+
+export interface ImportBlock {
+  /** The instance address being imported into, e.g. `aws_s3_bucket.b` or `aws_instance.web[0]`. */
+  to: string;
+  id: Json;
+}
+
+/** The root module of a configuration, as far as the builtin driver understands one. */
+export interface ConfigModel {
+  variables: Record<string, VariableBlock>;
+  locals: Record<string, Json>;
+  resources: ResourceBlock[];
+  outputs: Record<string, OutputBlock>;
+  imports: ImportBlock[];
+}
+
+/** The configuration cannot be used: the message is the diagnostic terraform users expect. */
+export class ConfigurationError extends Error {
+  constructor(
+    readonly summary: string,
+    readonly detail: string,
+  ) {
+    super(detail ? `${summary}: ${detail}` : summary);
+    this.name = 'ConfigurationError';
+  }
+}
+
+/** Meta-arguments of a resource block that are not attributes of the object. */
+const META = new Set([
+  'count',
+  'for_each',
+  'provider',
+  'depends_on',
+  'lifecycle',
+  'provisioner',
+  'connection',
+]);
+/** Top-level blocks that carry nothing the builtin driver plans. */
+const IGNORED = new Set(['terraform', 'provider', 'moved', 'removed', 'check']);
+
+type Blocks = Record<string, Json>;
+
+function asRecord(value: Json | undefined): Record<string, Json> {
+  return value && typeof value === 'object' && !Array.isArray(value) ? value : {};
+}
+
+function bodies(value: Json | undefined): Record<string, Json>[] {
+  return Array.isArray(value) ? value.map(asRecord) : [];
+}
+
+/**
+ * The parser's diagnostic (`main.tf:1,31-32: Summary; Detail`) laid out as terraform prints it:
+ * the summary, the file and line with its source, then the detail.
+ */
+function diagnostic(error: unknown, text: string): ConfigurationError {
+  const raw = (error instanceof Error ? error.message : String(error))
+    .replace(/^parse config: \[/, '')
+    .replace(/\]$/, '');
+  const match = /^(.+?):(\d+),(\d+)-(\d+): ([^;]+)(?:; (.*))?$/s.exec(raw);
+  if (!match) return new ConfigurationError(raw, '');
+  const [, file, line, , , summary, detail] = match;
+  const source = text.split('\n')[Number(line) - 1] ?? '';
+  const where = `  on ${file} line ${line}:\n  ${String(line).padStart(3)}: ${source}`;
+  return new ConfigurationError(summary ?? raw, detail ? `${where}\n\n${detail}` : where);
+}
+
+/** Root-module `.tf` files in name order, as terraform loads them. */
+function rootModuleFiles(files: ConfigFiles): [string, string][] {
+  return [...files]
+    .filter(([path]) => path.endsWith('.tf') && !path.includes('/'))
+    .sort(([a], [b]) => a.localeCompare(b));
+}
+
+/** Parses every root-module `.tf` file with the HCL parser and collects the blocks Keel plans. */
+export async function loadConfiguration(files: ConfigFiles): Promise<ConfigModel> {
+  const model: ConfigModel = { variables: {}, locals: {}, resources: [], outputs: {}, imports: [] };
+  const tfFiles = rootModuleFiles(files);
+  if (tfFiles.length === 0) {
+    throw new ConfigurationError(
+      'No configuration files',
+      'the configuration contains no .tf files in its root directory',
+    );
+  }
+  for (const [file, text] of tfFiles) {
+    let blocks: Blocks;
+    try {
+      blocks = (await parse(file, text)) as Blocks;
+    } catch (error) {
+      throw diagnostic(error, text);
+    }
+    collect(model, blocks, file);
+  }
+  for (const target of model.imports) {
+    parseReference(target.to);
+  }
+  return model;
+}
+
+function collect(model: ConfigModel, blocks: Blocks, file: string): void {
+  for (const [kind, content] of Object.entries(blocks)) {
+    if (IGNORED.has(kind)) continue;
+    switch (kind) {
+      case 'resource':
+        for (const [type, named] of Object.entries(asRecord(content))) {
+          for (const [name, list] of Object.entries(asRecord(named))) {
+            for (const body of bodies(list))
+              model.resources.push(resourceBlock(model, type, name, body, file));
+          }
+        }
+        break;
+      case 'variable':
+        for (const [name, list] of Object.entries(asRecord(content))) {
+          const body = bodies(list)[0] ?? {};
+          if (model.variables[name])
+            throw new ConfigurationError(
+              'Duplicate variable declaration',
+              `variable "${name}" is declared twice (${file})`,
+            );
+          const type =
+            typeof body.type === 'string' ? body.type.replace(/^\$\{(.*)\}$/, '$1') : null;
+          model.variables[name] = {
+            name,
+            default: body.default,
+            type,
+            sensitive: body.sensitive === true,
+          };
+        }
+        break;
+      case 'locals':
+        for (const body of bodies(content)) {
+          for (const [name, value] of Object.entries(body)) {
+            if (name in model.locals)
+              throw new ConfigurationError(
+                'Duplicate local value definition',
+                `local.${name} is defined twice (${file})`,
+              );
+            model.locals[name] = value;
+          }
+        }
+        break;
+      case 'output':
+        for (const [name, list] of Object.entries(asRecord(content))) {
+          const body = bodies(list)[0] ?? {};
+          if (model.outputs[name])
+            throw new ConfigurationError(
+              'Duplicate output definition',
+              `output "${name}" is defined twice (${file})`,
+            );
+          if (!('value' in body))
+            throw new ConfigurationError(
+              'Missing required argument',
+              `output "${name}" has no "value" (${file})`,
+            );
+          model.outputs[name] = {
+            name,
+            value: body.value ?? null,
+            sensitive: body.sensitive === true,
+          };
+        }
+        break;
+      case 'import':
+        for (const body of bodies(content)) {
+          const to = typeof body.to === 'string' ? body.to.replace(/^\$\{(.*)\}$/, '$1') : '';
+          if (!to || body.id === undefined)
+            throw new ConfigurationError(
+              'Invalid import block',
+              `an import block needs "to" and "id" (${file})`,
+            );
+          model.imports.push({ to, id: body.id });
+        }
+        break;
+      case 'module':
+      case 'data':
+        throw new ConfigurationError(
+          `Unsupported block type "${kind}"`,
+          `the builtin driver plans resource, variable, locals, output and import blocks; use the command driver for ${kind} blocks (${file})`,
+        );
+      default:
+        throw new ConfigurationError(
+          `Unsupported block type "${kind}"`,
+          `blocks of type "${kind}" are not expected here (${file})`,
+        );
+    }
+  }
+}
+
+function resourceBlock(
+  model: ConfigModel,
+  type: string,
+  name: string,
+  body: Record<string, Json>,
+  file: string,
+): ResourceBlock {
+  const address = `${type}.${name}`;
+  if (model.resources.some((r) => r.address === address)) {
+    throw new ConfigurationError(
+      'Duplicate resource configuration',
+      `a ${type} resource named "${name}" was already declared (${file})`,
+    );
+  }
+  if ('for_each' in body) {
+    throw new ConfigurationError(
+      'Unsupported argument',
+      `${address}: the builtin driver supports count but not for_each (${file})`,
+    );
+  }
+  const attributes: Record<string, Json> = {};
+  for (const [key, value] of Object.entries(body)) if (!META.has(key)) attributes[key] = value;
+  const dependsOn = new Set<string>();
+  try {
+    const explicit = Array.isArray(body.depends_on) ? body.depends_on : [];
+    for (const ref of [
+      ...referencesIn(attributes),
+      ...referencesIn(body.count ?? null),
+      ...referencesIn(explicit),
+    ]) {
+      if (
+        ref.root !== 'var' &&
+        ref.root !== 'local' &&
+        ref.root !== 'count' &&
+        typeof ref.steps[0] === 'string'
+      ) {
+        dependsOn.add(`${ref.root}.${ref.steps[0]}`);
+      }
+    }
+  } catch (error) {
+    if (error instanceof EvaluationError)
+      throw new ConfigurationError(error.summary, `${error.detail} (${address}, ${file})`);
+    throw error;
+  }
+  return { type, name, address, count: body.count, attributes, dependsOn: [...dependsOn], file };
+}
+
+/** True when a string holds no interpolation, i.e. it is a literal. */
+export function isLiteral(value: string): boolean {
+  return templateParts(value).every((part) => 'text' in part);
+}

@@ -1,0 +1,108 @@
+import { parse } from '@cdktf/hcl2json';
+import type { Json, RunVariable, WorkspaceVariable } from '../types.js';
+import { ConfigurationError, isLiteral } from './config.js';
+import type { VariableBlock } from './config.js';
+
+/** Parses one HCL literal (`"text"`, `3`, `true`, `["a"]`, `{ a = 1 }`) into its JSON value. */
+export async function parseHclLiteral(key: string, literal: string): Promise<Json> {
+  let parsed: Record<string, Json>;
+  try {
+    parsed = (await parse(`<value for var.${key}>`, `value = ${literal}\n`)) as Record<
+      string,
+      Json
+    >;
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    throw new ConfigurationError(
+      'Invalid value for variable',
+      `var.${key}: ${text.replace(/^parse config: \[|\]$/g, '')}`,
+    );
+  }
+  const value = parsed.value ?? null;
+  if (!literalOnly(value)) {
+    throw new ConfigurationError(
+      'Variables not allowed',
+      `the value of var.${key} must be a literal, got ${literal}`,
+    );
+  }
+  return value;
+}
+
+function literalOnly(value: Json): boolean {
+  if (typeof value === 'string') return isLiteral(value);
+  if (Array.isArray(value)) return value.every(literalOnly);
+  if (value && typeof value === 'object') return Object.values(value).every(literalOnly);
+  return true;
+}
+
+/** Converts a value to the declared primitive type where terraform would do so. */
+function convert(name: string, type: string | null, value: Json): Json {
+  const invalid = (wanted: string) =>
+    new ConfigurationError(
+      'Invalid value for input variable',
+      `var.${name}: ${wanted} is required`,
+    );
+  if (type === 'number') {
+    if (typeof value === 'number') return value;
+    if (typeof value === 'string' && value.trim() !== '' && !Number.isNaN(Number(value))) {
+      return Number(value);
+    }
+    throw invalid('a number');
+  }
+  if (type === 'bool') {
+    if (typeof value === 'boolean') return value;
+    if (value === 'true' || value === 'false') return value === 'true';
+    throw invalid('a bool');
+  }
+  if (type === 'string') {
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    if (typeof value !== 'string') throw invalid('a string');
+    return value;
+  }
+  return value;
+}
+
+/** The resolved input variables of a run, plus warnings for values nothing declares. */
+export interface ResolvedVariables {
+  values: Record<string, Json>;
+  warnings: string[];
+}
+
+/**
+ * Resolves every declared variable: run variables override workspace terraform variables, which
+ * override `default`; a variable with none of these is an error, as in terraform.
+ */
+export async function resolveVariables(
+  declared: Record<string, VariableBlock>,
+  workspace: readonly WorkspaceVariable[],
+  run: readonly RunVariable[],
+): Promise<ResolvedVariables> {
+  const given = new Map<string, Json>();
+  for (const variable of workspace) {
+    if (variable.category !== 'terraform') continue;
+    given.set(
+      variable.key,
+      variable.hcl ? await parseHclLiteral(variable.key, variable.value) : variable.value,
+    );
+  }
+  for (const variable of run)
+    given.set(variable.key, await parseHclLiteral(variable.key, variable.value));
+  const warnings = [...given.keys()]
+    .filter((key) => !(key in declared))
+    .map(
+      (key) =>
+        `Value for undeclared variable: the configuration does not declare a variable named "${key}"; its value is ignored.`,
+    );
+  const values: Record<string, Json> = {};
+  for (const block of Object.values(declared)) {
+    const value = given.has(block.name) ? given.get(block.name) : block.default;
+    if (value === undefined) {
+      throw new ConfigurationError(
+        'No value for required variable',
+        `The root module input variable "${block.name}" is not set, and has no default value. Use a workspace or run variable to provide a value.`,
+      );
+    }
+    values[block.name] = value === null ? null : convert(block.name, block.type, value);
+  }
+  return { values, warnings };
+}

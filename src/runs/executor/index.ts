@@ -1,0 +1,214 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Router from '@koa/router';
+import type { ContextModule, Core } from '../../context.js';
+import type { StoredEvent } from '../../core/events.js';
+import type { Reactor } from '../../core/reactors.js';
+import type { RunRow, RunsContext } from '../index.js';
+import { RUNS_TABLE } from '../run/projection.js';
+import { builtinDriver } from './builtin/index.js';
+import { CheckQueries, checksProjection } from './checks/projection.js';
+import { checkRoutes } from './checks/routes.js';
+import { hasChecks, stagesReactor } from './checks/stages.js';
+import { loadPriceTable } from './cost.js';
+import { RunTaskQueries, runTasksProjection } from './run-tasks/projection.js';
+import { runTaskRoutes, taskCallbackRoutes } from './run-tasks/routes.js';
+import { TaskStages } from './run-tasks/stage.js';
+import type { PriceTable } from './cost.js';
+import { commandDriver } from './command/index.js';
+import type { Driver } from './driver.js';
+import type { LiveLogs } from './logs.js';
+import { fileLiveLogs, memoryLiveLogs } from './logs.js';
+import { phaseRunOf, runsPort } from './port.js';
+import { ExecutorQueries, executorProjection } from './projection.js';
+import { Executor } from './service.js';
+import { variableRoutes } from './variables.js';
+
+export interface ExecutorContextOptions {
+  runs: RunsContext;
+  /** How many phases run at once. */
+  concurrency?: number;
+  /** Live logs; by default files under `<data>/logs` (memory for an in-memory daemon). */
+  liveLogs?: LiveLogs;
+}
+
+export interface ExecutorContext {
+  readonly module: ContextModule;
+  readonly executor: Executor;
+  readonly queries: ExecutorQueries;
+  readonly checks: CheckQueries;
+  readonly liveLogs: LiveLogs;
+  /** Starts a run's pre-plan tasks, if its workspace has any that have not run; true if it did. */
+  prePlan(run: RunRow): boolean;
+}
+
+const EXECUTOR_EVENTS = [
+  'RunPlanQueued',
+  'RunApplyQueued',
+  'RunCancelRequested',
+  'RunForceCanceled',
+] as const;
+
+/**
+ * The executor context: it picks up `plan_queued` and `apply_queued` runs, runs their phases with
+ * the configured driver, streams logs, records outcomes and state versions, and serves workspace
+ * variables and state versions.
+ */
+export function createExecutorContext(
+  core: Core,
+  options: ExecutorContextOptions,
+): ExecutorContext {
+  const { runs } = options;
+  const queries = new ExecutorQueries(core.db);
+  const liveLogs =
+    options.liveLogs ??
+    (core.config.dataDir === ':memory:'
+      ? memoryLiveLogs()
+      : fileLiveLogs(join(core.config.dataDir, 'logs')));
+  const engine = core.config.engineBin;
+  const driver: Driver =
+    engine === null
+      ? builtinDriver({
+          newId: (type) => core.ids.id(type.split('_').slice(1).join('-') || type),
+          newLineage: () => core.ids.uuid(),
+        })
+      : commandDriver({
+          binary: engine,
+          scratchRoot: tmpdir(),
+          baseEnv: Object.fromEntries(
+            ['PATH', 'HOME', 'TMPDIR', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']
+              .filter((k) => process.env[k] !== undefined)
+              .map((k) => [k, process.env[k] ?? '']),
+          ),
+        });
+  const checks = new CheckQueries(core.db);
+  const taskQueries = new RunTaskQueries(core.db);
+  const taskStages = new TaskStages(core, runs, taskQueries);
+  let prices: PriceTable | null = null;
+  const priceTable = () => (prices ??= loadPriceTable(core.config.dataDir));
+  const port = runsPort(
+    core,
+    runs,
+    queries,
+    () => driver.name,
+    (runId, hasChanges) => {
+      const run = runs.model.runs.get(runId);
+      return run !== null && hasChecks(checks, taskStages, run, hasChanges);
+    },
+  );
+  const executor = new Executor({
+    port,
+    logs: liveLogs,
+    driverFor: () => driver,
+    concurrency: options.concurrency ?? 4,
+    onFault: (runId, err) =>
+      core.logger.error({ err, runId }, 'run phase failed inside the executor'),
+  });
+  const background = (work: Promise<void>, runId: string) => {
+    void work.catch((err: unknown) =>
+      core.logger.error({ err, runId }, 'recording a phase outcome failed'),
+    );
+  };
+
+  const reactor: Reactor = {
+    name: 'runs-executor',
+    types: EXECUTOR_EVENTS,
+    async react(event: StoredEvent) {
+      // Yield before appending: an append notifies the reactors synchronously, and a reactor that
+      // appends before its first await would be re-entered before its checkpoint moves.
+      await Promise.resolve();
+      const run = runs.model.runs.get(event.stream);
+      if (run === null) return;
+      switch (event.type) {
+        case 'RunPlanQueued':
+          if (run.status !== 'plan_queued') return;
+          runs.executor.planStarted(run.id);
+          background(executor.plan(phaseRunOf(run)), run.id);
+          return;
+        case 'RunApplyQueued':
+          if (run.status !== 'apply_queued') return;
+          runs.executor.applyStarted(run.id);
+          background(executor.apply(phaseRunOf(run)), run.id);
+          return;
+        case 'RunCancelRequested':
+          // A phase no longer here (it ended, or the daemon restarted) cannot be interrupted.
+          if (
+            !executor.cancel(run.id) &&
+            (run.status === 'planning' || run.status === 'applying')
+          ) {
+            runs.executor.canceled(
+              run.id,
+              'Interrupt received.\nThe phase was no longer running; the run is canceled.\n',
+            );
+          }
+          return;
+        case 'RunForceCanceled':
+          executor.forceCancel(run.id);
+          return;
+        default:
+          return;
+      }
+    },
+  };
+
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    const lost = core.db
+      .prepare<[], { id: string }>(
+        `SELECT id FROM ${RUNS_TABLE} WHERE status IN ('planning', 'applying') ORDER BY seq`,
+      )
+      .all()
+      .flatMap(({ id }) => {
+        const run = runs.model.runs.get(id);
+        return run
+          ? [
+              {
+                run: phaseRunOf(run),
+                phase: run.status === 'planning' ? ('plan' as const) : ('apply' as const),
+              },
+            ]
+          : [];
+      });
+    if (lost.length > 0)
+      core.logger.warn(
+        { runs: lost.map((l) => l.run.id) },
+        'resuming phases interrupted by a restart',
+      );
+    background(executor.recover(lost), 'recovery');
+  };
+
+  const routes = new Router();
+  variableRoutes(routes, core, runs.model, queries);
+  checkRoutes(routes, core, runs, checks);
+  runTaskRoutes(routes, core, runs, taskQueries);
+  const publicRoutes = new Router();
+  taskCallbackRoutes(publicRoutes, core, taskQueries, taskStages);
+
+  return {
+    executor,
+    queries,
+    checks,
+    liveLogs,
+    prePlan(run) {
+      if (!taskStages.pending(run, 'pre_plan')) return false;
+      taskStages.start(run, 'pre_plan');
+      return true;
+    },
+    module: {
+      name: 'executor',
+      projections: [executorProjection, checksProjection, runTasksProjection],
+      reactors: [reactor, stagesReactor(core, runs, checks, priceTable, taskStages)],
+      timers: [taskStages.timer()],
+      runsPublicRoutes: publicRoutes,
+      runsRoutes: routes,
+      start,
+      stop: () => executor.abandon(),
+      idle: async () => {
+        await executor.idle();
+        await taskStages.idle();
+      },
+    },
+  };
+}

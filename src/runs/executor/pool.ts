@@ -1,0 +1,98 @@
+import type { Execution } from './driver.js';
+
+interface Slot {
+  execution: Execution<unknown> | null;
+  stop: 'interrupt' | 'kill' | null;
+}
+
+/**
+ * Runs phases with bounded concurrency, keyed by run id, and routes cancel (interrupt) and
+ * force-cancel (kill) to the phase of that run whether it is running or still waiting for a slot.
+ */
+export class ExecutionPool {
+  readonly #limit: number;
+  readonly #slots = new Map<string, Slot>();
+  readonly #waiting: (() => void)[] = [];
+  readonly #settled = new Set<() => void>();
+  #running = 0;
+
+  constructor(limit: number) {
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new RangeError('concurrency must be a whole number ≥ 1');
+    this.#limit = limit;
+  }
+
+  /** Whether a phase of this run is running or waiting. */
+  has(key: string): boolean {
+    return this.#slots.has(key);
+  }
+
+  /** How many phases hold a slot right now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /**
+   * Runs `start()` once a slot is free. A second submit for a run that already has a phase is
+   * refused, so at-least-once event delivery cannot start a phase twice.
+   */
+  async submit<R>(key: string, start: () => Execution<R>): Promise<R> {
+    if (this.#slots.has(key)) throw new Error(`run ${key} already has a phase executing`);
+    const slot: Slot = { execution: null, stop: null };
+    this.#slots.set(key, slot);
+    try {
+      if (this.#running >= this.#limit)
+        await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      this.#running += 1;
+      try {
+        const execution = start();
+        slot.execution = execution;
+        if (slot.stop === 'kill') execution.kill();
+        else if (slot.stop === 'interrupt') execution.interrupt();
+        return await execution.result;
+      } finally {
+        this.#running -= 1;
+        this.#waiting.shift()?.();
+      }
+    } finally {
+      this.#slots.delete(key);
+      if (this.#slots.size === 0) for (const done of this.#settled) done();
+    }
+  }
+
+  /** Sends the run's phase a graceful stop; false when the run has no phase here. */
+  interrupt(key: string): boolean {
+    return this.#signal(key, 'interrupt');
+  }
+
+  /** Stops the run's phase at once; false when the run has no phase here. */
+  kill(key: string): boolean {
+    return this.#signal(key, 'kill');
+  }
+
+  #signal(key: string, how: 'interrupt' | 'kill'): boolean {
+    const slot = this.#slots.get(key);
+    if (!slot) return false;
+    if (slot.stop !== 'kill') slot.stop = how;
+    if (how === 'kill') slot.execution?.kill();
+    else slot.execution?.interrupt();
+    return true;
+  }
+
+  /** Kills every phase, running or waiting (the daemon is going away). */
+  killAll(): void {
+    for (const key of [...this.#slots.keys()]) this.kill(key);
+  }
+
+  /** Resolves once no phase is running or waiting. */
+  idle(): Promise<void> {
+    if (this.#slots.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.#settled.delete(done);
+        resolve();
+      };
+      this.#settled.add(done);
+    });
+  }
+}

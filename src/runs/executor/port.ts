@@ -1,0 +1,133 @@
+import type { Core } from '../../context.js';
+import type { Decider } from '../../core/command-handler.js';
+import { systemMetadata } from '../../core/events.js';
+import type { NewEvent } from '../../core/events.js';
+import { isSealed } from '../../core/seal.js';
+import type { RunsContext, RunRow } from '../index.js';
+import { applyIdOf, planIdOf } from '../run/presenters.js';
+import { StateVersionQueries } from '../state-versions/projection.js';
+import type { ExecutorEvent } from './events.js';
+import type { ExecutorQueries } from './projection.js';
+import type { ExecutorPort, PhaseRun } from './service.js';
+import type { StateV4 } from './types.js';
+
+/** Streams the executor only appends to (artifacts, state versions) need no state to decide. */
+export const appendOnly: Decider<null, NewEvent> = { initialState: () => null, evolve: () => null };
+
+/** The run's facts that matter to a phase. */
+export function phaseRunOf(run: RunRow): PhaseRun {
+  const a = run.attrs;
+  return {
+    id: run.id,
+    workspaceId: run.workspaceId,
+    configurationVersionId: a.configurationVersionId,
+    flags: {
+      refresh: a.refresh,
+      refreshOnly: a.refreshOnly,
+      isDestroy: a.isDestroy,
+      replaceAddrs: a.replaceAddrs ?? [],
+      targetAddrs: a.targetAddrs ?? [],
+      allowEmptyApply: a.allowEmptyApply,
+      allowConfigGeneration: a.allowConfigGeneration,
+    },
+    variables: a.variables,
+  };
+}
+
+/**
+ * The executor's view of the runs context: inputs from the read models and the log, outcomes as
+ * run commands, each recorded in one transaction with the executor's own events.
+ */
+export function runsPort(
+  core: Core,
+  runs: RunsContext,
+  queries: ExecutorQueries,
+  driverName: () => 'builtin' | 'command',
+  moreStages: (runId: string, hasChanges: boolean) => boolean,
+): ExecutorPort {
+  const metadata = systemMetadata('executor');
+  const states = new StateVersionQueries(core.db);
+  const record = (stream: string, event: ExecutorEvent) =>
+    core.handler.handle(stream, appendOnly, () => [event], metadata);
+  const recordState = (runId: string, state: StateV4) => {
+    const run = runs.model.runs.get(runId);
+    if (!run) return;
+    runs.recordStateVersion({
+      workspaceId: run.workspaceId,
+      runId,
+      state: JSON.stringify(state),
+      engineVersion: state.terraform_version,
+    });
+  };
+  const inFlight = (runId: string) => {
+    const status = runs.model.runs.get(runId)?.status;
+    return status === 'planning' || status === 'applying';
+  };
+  return {
+    configuration(cvId) {
+      const uploaded = core.store
+        .readStream(cvId)
+        .find((e) => e.type === 'ConfigurationVersionUploaded');
+      const data = uploaded?.data as { archive?: string } | undefined;
+      if (!data?.archive)
+        throw new Error(`configuration version ${cvId} has no uploaded configuration`);
+      return Buffer.from(data.archive, 'base64');
+    },
+    currentState: (workspaceId) => {
+      const current = states.current(workspaceId);
+      if (current === null) return null;
+      const created = core.store.readStream(current.id)[0]?.data as { state?: string } | undefined;
+      return created?.state ? (JSON.parse(created.state) as StateV4) : null;
+    },
+    workspaceVariables: (workspaceId) =>
+      queries.variables(workspaceId).map((v) => ({
+        key: v.key,
+        value: isSealed(v.value) ? core.sealer.unseal(v.value) : v.value,
+        category: v.category,
+        hcl: v.hcl,
+        sensitive: v.sensitive,
+      })),
+    planArtifact: (runId) => queries.artifact(runId)?.artifact ?? null,
+    phaseId: (runId, phase) => (phase === 'plan' ? planIdOf(runId) : applyIdOf(runId)),
+    planFinished(runId, result) {
+      core.db.transaction(() => {
+        record(`${runId}:plan-artifact`, {
+          type: 'PlanArtifactRecorded',
+          data: { runId, driver: driverName(), artifact: result.artifact.toString('base64') },
+        });
+        runs.executor.planFinished(runId, {
+          hasChanges: result.counts.hasChanges,
+          counts: {
+            additions: result.counts.additions,
+            changes: result.counts.changes,
+            destructions: result.counts.destructions,
+            imports: result.counts.imports,
+          },
+          log: result.log,
+          jsonOutput: result.plan,
+          moreStages: moreStages(runId, result.counts.hasChanges),
+        });
+      })();
+    },
+    applyFinished(runId, result) {
+      core.db.transaction(() => {
+        recordState(runId, result.state);
+        runs.executor.applyFinished(runId, { counts: result.counts, log: result.log });
+      })();
+    },
+    phaseErrored(runId, phase, failure) {
+      core.db.transaction(() => {
+        if (failure.state) recordState(runId, failure.state);
+        if (inFlight(runId))
+          runs.executor.errored(runId, { phase, message: failure.message, log: failure.log });
+      })();
+    },
+    phaseCanceled(runId, _phase, outcome) {
+      core.db.transaction(() => {
+        if (outcome.state) recordState(runId, outcome.state);
+        // A force-cancel has already ended the run; the killed phase only leaves its state behind.
+        if (inFlight(runId)) runs.executor.canceled(runId, outcome.log);
+      })();
+    },
+  };
+}

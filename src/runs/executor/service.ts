@@ -1,0 +1,269 @@
+import type { ApplyResult, Driver, PlanResult } from './driver.js';
+import type { LiveLogs } from './logs.js';
+import { ExecutionPool } from './pool.js';
+import type {
+  ApplyCounts,
+  PlanCounts,
+  PlanJson,
+  RunFlags,
+  RunVariable,
+  StateV4,
+  WorkspaceVariable,
+} from './types.js';
+
+/** What the executor needs to know about a run to execute one of its phases. */
+export interface PhaseRun {
+  id: string;
+  workspaceId: string;
+  configurationVersionId: string;
+  flags: RunFlags;
+  variables: readonly RunVariable[];
+}
+
+export type Phase = 'plan' | 'apply';
+
+/**
+ * The runs context as the executor sees it: where inputs come from and where outcomes go. Each
+ * outcome method sends one command (one append), so a phase's result is recorded atomically.
+ */
+export interface ExecutorPort {
+  configuration(configurationVersionId: string): Buffer;
+  currentState(workspaceId: string): StateV4 | null;
+  /** Workspace variables with sensitive values unsealed, for the phase only. */
+  workspaceVariables(workspaceId: string): WorkspaceVariable[];
+  planArtifact(runId: string): Buffer | null;
+  /** The id under which the phase's log is served (`plan-…`, `apply-…`). */
+  phaseId(runId: string, phase: Phase): string;
+  planFinished(
+    runId: string,
+    result: { plan: PlanJson; counts: PlanCounts; artifact: Buffer; log: string },
+  ): void;
+  applyFinished(runId: string, result: { state: StateV4; counts: ApplyCounts; log: string }): void;
+  /** The phase failed; an apply may still have changed state, which must be kept. */
+  phaseErrored(
+    runId: string,
+    phase: Phase,
+    failure: { message: string; log: string; state?: StateV4 },
+  ): void;
+  /** The phase stopped after an interrupt or kill. */
+  phaseCanceled(runId: string, phase: Phase, outcome: { log: string; state?: StateV4 }): void;
+}
+
+/** Options of an executor. */
+export interface ExecutorOptions {
+  port: ExecutorPort;
+  logs: LiveLogs;
+  /** The driver for a workspace (the builtin one unless the workspace or daemon names a binary). */
+  driverFor(workspaceId: string): Driver;
+  concurrency: number;
+  /** Faults (not run failures) are reported here; the run is errored with the message. */
+  onFault?(runId: string, error: unknown): void;
+}
+
+/**
+ * Log lines never carry a sensitive variable's value, whatever the driver prints: each
+ * occurrence becomes `(sensitive value)`. Very short values are left alone (they would mask
+ * unrelated text and reveal little).
+ */
+export function redactor(secrets: readonly string[]): (line: string) => string {
+  const values = [...new Set(secrets.filter((s) => s.length >= 4))].sort(
+    (a, b) => b.length - a.length,
+  );
+  if (values.length === 0) return (line) => line;
+  // A quoted value (as plans print strings) loses its quotes too, as terraform shows it.
+  const mask = (text: string, secret: string) =>
+    text
+      .split(JSON.stringify(secret))
+      .join('(sensitive value)')
+      .split(secret)
+      .join('(sensitive value)');
+  return (line) => values.reduce(mask, line);
+}
+
+/** Lines the executor adds to a phase's log around the driver's own output. */
+export const RECOVERY_LINES = {
+  plan: 'Keel restarted while this plan was running; the plan is started again from the beginning.',
+  apply:
+    'Keel restarted while this apply was running; it cannot tell which changes were made, so the run is errored. Check the real infrastructure and the workspace state before running again.',
+} as const;
+
+/**
+ * Runs plan and apply phases through a driver, with bounded concurrency. Output lines stream into
+ * the live log as they are produced; the outcome, with the whole log, is recorded through the port.
+ */
+export class Executor {
+  readonly #options: ExecutorOptions;
+  readonly #pool: ExecutionPool;
+  /** Phases from start to recorded outcome (the pool only knows the driver part). */
+  readonly #inFlight = new Set<Promise<void>>();
+  #abandoned = false;
+
+  constructor(options: ExecutorOptions) {
+    this.#options = options;
+    this.#pool = new ExecutionPool(options.concurrency);
+  }
+
+  /** Whether a phase of this run is running or waiting here. */
+  has(runId: string): boolean {
+    return this.#pool.has(runId);
+  }
+
+  /** Starts the plan of a run in `planning`; resolves when the outcome is recorded. */
+  plan(run: PhaseRun, preface: readonly string[] = []): Promise<void> {
+    return this.#track(this.#execute(run, 'plan', preface));
+  }
+
+  /** Starts the apply of a run in `applying`; resolves when the outcome is recorded. */
+  apply(run: PhaseRun): Promise<void> {
+    return this.#track(this.#execute(run, 'apply', []));
+  }
+
+  /** A cancel: the running phase is interrupted (SIGINT for the command driver). */
+  cancel(runId: string): boolean {
+    return this.#pool.interrupt(runId);
+  }
+
+  /** A force-cancel: the running phase is killed (SIGKILL for the command driver). */
+  forceCancel(runId: string): boolean {
+    return this.#pool.kill(runId);
+  }
+
+  /**
+   * After a restart, phases that were running are gone. A plan has no side effects, so it is
+   * started again; an apply may have half-happened, so its run is errored with a clear line.
+   */
+  async recover(lost: readonly { run: PhaseRun; phase: Phase }[]): Promise<void> {
+    const { port, logs } = this.#options;
+    await Promise.all(
+      lost.map(async ({ run, phase }) => {
+        if (this.has(run.id)) return;
+        if (phase === 'plan') return this.plan(run, ['', RECOVERY_LINES.plan, '']);
+        const id = port.phaseId(run.id, 'apply');
+        logs.append(id, '');
+        logs.append(id, RECOVERY_LINES.apply);
+        port.phaseErrored(run.id, 'apply', {
+          message: RECOVERY_LINES.apply,
+          log: logs.read(id) ?? '',
+        });
+        logs.discard(id);
+      }),
+    );
+  }
+
+  /**
+   * The daemon is stopping: every phase is killed and nothing more is recorded, exactly as if the
+   * process had died. The next start resumes or errors those runs (see {@link recover}).
+   */
+  abandon(): void {
+    this.#abandoned = true;
+    this.#pool.killAll();
+  }
+
+  /** Resolves once no phase is running, waiting, or recording its outcome (tests and shutdown). */
+  async idle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  #track(work: Promise<void>): Promise<void> {
+    this.#inFlight.add(work);
+    void work.finally(() => this.#inFlight.delete(work)).catch(() => undefined);
+    return work;
+  }
+
+  async #execute(run: PhaseRun, phase: Phase, preface: readonly string[]): Promise<void> {
+    if (this.#abandoned) return;
+    const { port, logs } = this.#options;
+    const id = port.phaseId(run.id, phase);
+    for (const line of preface) logs.append(id, line);
+    const text = () => logs.read(id) ?? '';
+    try {
+      const driver = this.#options.driverFor(run.workspaceId);
+      const workspaceVariables = port.workspaceVariables(run.workspaceId);
+      const scrub = redactor(workspaceVariables.filter((v) => v.sensitive).map((v) => v.value));
+      const request = {
+        configuration: port.configuration(run.configurationVersionId),
+        workspaceVariables,
+        runVariables: run.variables,
+        state: port.currentState(run.workspaceId),
+        flags: run.flags,
+        log: (line: string) => logs.append(id, scrub(line)),
+      };
+      if (phase === 'plan') {
+        const result: PlanResult = await this.#pool.submit(run.id, () => driver.plan(request));
+        if (this.#abandoned) return;
+        this.#recordPlan(run.id, result, text());
+      } else {
+        const artifact = port.planArtifact(run.id);
+        if (!artifact) throw new Error(`run ${run.id} has no plan to apply`);
+        const result: ApplyResult = await this.#pool.submit(run.id, () =>
+          driver.apply({ ...request, artifact }),
+        );
+        if (this.#abandoned) return;
+        this.#recordApply(run.id, result, text());
+      }
+      logs.discard(id);
+    } catch (error) {
+      if (this.#abandoned) return;
+      this.#options.onFault?.(run.id, error);
+      logs.append(id, '');
+      logs.append(id, `Error: ${phase} failed inside Keel: ${(error as Error).message}`);
+      try {
+        port.phaseErrored(run.id, phase, { message: (error as Error).message, log: text() });
+        logs.discard(id);
+      } catch (recordError) {
+        // The run moved on (e.g. force-canceled) while the phase failed; nothing left to record.
+        this.#options.onFault?.(run.id, recordError);
+      }
+    }
+  }
+
+  #recordPlan(runId: string, result: PlanResult, log: string): void {
+    const { port } = this.#options;
+    switch (result.status) {
+      case 'finished':
+        port.planFinished(runId, {
+          plan: result.plan,
+          counts: result.counts,
+          artifact: result.artifact,
+          log,
+        });
+        return;
+      case 'errored':
+        port.phaseErrored(runId, 'plan', { message: result.message, log });
+        return;
+      case 'canceled':
+        port.phaseCanceled(runId, 'plan', { log });
+        return;
+      default: {
+        const _never: never = result;
+        return _never;
+      }
+    }
+  }
+
+  #recordApply(runId: string, result: ApplyResult, log: string): void {
+    const { port } = this.#options;
+    switch (result.status) {
+      case 'finished':
+        port.applyFinished(runId, { state: result.state, counts: result.counts, log });
+        return;
+      case 'errored':
+        port.phaseErrored(runId, 'apply', {
+          message: result.message,
+          log,
+          ...(result.state ? { state: result.state } : {}),
+        });
+        return;
+      case 'canceled':
+        port.phaseCanceled(runId, 'apply', {
+          log,
+          ...(result.state ? { state: result.state } : {}),
+        });
+        return;
+      default: {
+        const _never: never = result;
+        return _never;
+      }
+    }
+  }
+}

@@ -1,0 +1,164 @@
+/**
+ * Shapes shared by the execution drivers: terraform state (format v4), the plan JSON that
+ * `terraform show -json` prints, the run's flags and inputs, and the outcome of a phase.
+ */
+
+/** The JSON value space of configurations, states and plans. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** One instance of a resource in a state file. */
+export interface StateInstance {
+  index_key?: number | string;
+  schema_version: number;
+  status?: 'tainted';
+  attributes: Record<string, Json>;
+  sensitive_attributes: Json[];
+  dependencies?: string[];
+}
+
+/** One resource block's worth of instances in a state file. */
+export interface StateResource {
+  mode: 'managed' | 'data';
+  type: string;
+  name: string;
+  provider: string;
+  instances: StateInstance[];
+}
+
+/** A terraform state file, format version 4. */
+export interface StateV4 {
+  version: 4;
+  terraform_version: string;
+  serial: number;
+  lineage: string;
+  outputs: Record<string, { value: Json; type: Json; sensitive?: boolean }>;
+  resources: StateResource[];
+  check_results?: Json;
+}
+
+/** The run attributes that change what a plan does. */
+export interface RunFlags {
+  refresh: boolean;
+  refreshOnly: boolean;
+  isDestroy: boolean;
+  replaceAddrs: readonly string[];
+  targetAddrs: readonly string[];
+  allowEmptyApply: boolean;
+  allowConfigGeneration: boolean;
+}
+
+export const defaultFlags: RunFlags = {
+  refresh: true,
+  refreshOnly: false,
+  isDestroy: false,
+  replaceAddrs: [],
+  targetAddrs: [],
+  allowEmptyApply: false,
+  allowConfigGeneration: false,
+};
+
+/** A workspace variable as the executor receives it (sensitive values already unsealed). */
+export interface WorkspaceVariable {
+  key: string;
+  value: string;
+  category: 'terraform' | 'env';
+  /** When true a terraform variable's value is an HCL literal, otherwise a plain string. */
+  hcl: boolean;
+  sensitive: boolean;
+}
+
+/** A run variable: the value is always an HCL literal (`"\"text\""`, `3`, `["a"]`). */
+export interface RunVariable {
+  key: string;
+  value: string;
+}
+
+/** The configuration files of a configuration version: relative path → text. */
+export type ConfigFiles = ReadonlyMap<string, string>;
+
+/** The change record of one resource instance, as in `terraform show -json`. */
+export interface ResourceChange {
+  address: string;
+  mode: 'managed';
+  type: string;
+  name: string;
+  index?: number;
+  provider_name: string;
+  change: {
+    actions: Action[];
+    before: Json;
+    after: Json;
+    after_unknown: Json;
+    before_sensitive: Json;
+    after_sensitive: Json;
+    importing?: { id: string };
+  };
+  action_reason?: 'replace_by_request' | 'replace_because_tainted';
+}
+
+export type Action = 'no-op' | 'create' | 'read' | 'update' | 'delete';
+
+export interface OutputChange {
+  actions: Action[];
+  before: Json;
+  after: Json;
+  after_unknown: boolean;
+  before_sensitive: boolean;
+  after_sensitive: boolean;
+}
+
+/** The machine-readable plan (`terraform show -json plan.tfplan`). */
+export interface PlanJson {
+  format_version: string;
+  terraform_version: string;
+  variables: Record<string, { value: Json }>;
+  planned_values: {
+    outputs: Record<string, { sensitive: boolean; value?: Json }>;
+    root_module: { resources: PlannedResource[] };
+  };
+  resource_changes: ResourceChange[];
+  output_changes: Record<string, OutputChange>;
+  prior_state?: {
+    format_version: string;
+    terraform_version: string;
+    values: {
+      outputs: Record<string, { sensitive: boolean; value: Json }>;
+      root_module: { resources: PlannedResource[] };
+    };
+  };
+  applyable: boolean;
+  complete: boolean;
+  errored: boolean;
+}
+
+export interface PlannedResource {
+  address: string;
+  mode: 'managed';
+  type: string;
+  name: string;
+  index?: number;
+  provider_name: string;
+  schema_version: number;
+  values: Record<string, Json>;
+  sensitive_values: Record<string, Json>;
+}
+
+/** The counts a plan resource reports. */
+export interface PlanCounts {
+  additions: number;
+  changes: number;
+  destructions: number;
+  imports: number;
+  hasChanges: boolean;
+}
+
+/** The counts an apply resource reports. */
+export interface ApplyCounts {
+  additions: number;
+  changes: number;
+  destructions: number;
+  imports: number;
+}
+
+/** Where a phase writes its log, one line at a time, as the lines are produced. */
+export type LogSink = (line: string) => void;

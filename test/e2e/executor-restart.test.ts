@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { App } from '../../src/app.js';
+import { createApp } from '../../src/app.js';
+import { testConfig } from '../../src/config.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { sequentialIds } from '../../src/core/ids.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { listen } from '../../src/http/server.js';
+import type { ListeningServer } from '../../src/http/server.js';
+import { RECOVERY_LINES } from '../../src/runs/executor/service.js';
+import { TEST_SEAL_KEY, httpRequest } from '../support/app.js';
+import type { TestApp } from '../support/app.js';
+import { Flow } from '../support/executor-flow.js';
+
+const FAKE = resolve('test/fixtures/fake-terraform');
+const CONFIG = { 'main.tf': 'resource "aws_instance" "web" {\n  ami = "ami-123"\n}\n' };
+
+interface Daemon {
+  app: App;
+  server: ListeningServer;
+  testApp: TestApp;
+}
+
+const dirs: string[] = [];
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A daemon on a data directory that outlives it, so a second daemon can start on the same log. */
+async function daemon(
+  dataDir: string,
+  engineBin: string | null,
+  token: string | null,
+): Promise<Daemon> {
+  const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+  const config = testConfig(dataDir, { engineBin });
+  // Ids continue where the first daemon stopped: a restart must not reuse them.
+  const ids = sequentialIds();
+  if (token !== null) for (let i = 0; i < 1000; i += 1) ids.id('skip');
+  const app = createApp(config, { clock, ids, logger: silentLogger(), sealKey: TEST_SEAL_KEY });
+  const tokens = token === null ? app.bootstrap() : null;
+  const server = await listen(app.callback, '127.0.0.1', 0);
+  const testApp: TestApp = {
+    app,
+    clock,
+    config,
+    dataDir,
+    tokens: tokens ?? {
+      address: '',
+      runs: { user_token: token ?? '' },
+      secrets: { root_token: '' },
+      cloud: {
+        access_key_id: '',
+        secret_access_key: '',
+        iam_endpoint: '',
+        sts_endpoint: '',
+        region: '',
+      },
+    },
+    server,
+    request: (method, path, opts = {}) => httpRequest(server.url, method, path, opts),
+    settle: () => app.settle(),
+    close: async () => {
+      await server.close();
+      await app.close();
+    },
+  };
+  return { app, server, testApp };
+}
+
+function logged(app: App, pattern: RegExp): Promise<void> {
+  const logs = app.executor.liveLogs;
+  const append = logs.append.bind(logs);
+  return new Promise((done) => {
+    logs.append = (id, line) => {
+      append(id, line);
+      if (pattern.test(line)) done();
+    };
+  });
+}
+
+describe('a restart while phases run', () => {
+  it('plans again a plan that was running, and errors an apply that was running', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'keel-restart-'));
+    dirs.push(dataDir);
+    const first = await daemon(dataDir, FAKE, null);
+    const flow = new Flow(first.testApp);
+    const token = flow.token;
+
+    // one run stuck in its plan, another stuck in its apply
+    const planning = await flow.workspace();
+    await flow.call(
+      'POST',
+      `/workspaces/${planning.ws}/vars`,
+      {
+        data: {
+          type: 'vars',
+          attributes: { key: 'FAKE_TF_PLAN_DELAY_MS', value: '600000', category: 'env' },
+        },
+      },
+      201,
+    );
+    const applying = await flow.workspace();
+    await flow.call(
+      'POST',
+      `/workspaces/${applying.ws}/vars`,
+      {
+        data: {
+          type: 'vars',
+          attributes: { key: 'FAKE_TF_APPLY_DELAY_MS', value: '600000', category: 'env' },
+        },
+      },
+      201,
+    );
+    const applyCv = await flow.upload(applying.ws, CONFIG);
+    const applyRun = await flow.run(applying.ws, {}, applyCv);
+    await first.app.settle();
+    const creating = logged(first.app, /Creating\.\.\./);
+    await flow.action(applyRun, 'apply');
+    await creating;
+    const planCv = await flow.upload(planning.ws, CONFIG);
+    // the fake binary waits before planning each change, so this plan stays running
+    const refreshing = logged(first.app, /Initializing the backend/);
+    const planRun = await flow.run(planning.ws, {}, planCv);
+    await refreshing;
+    expect(await flow.status(planRun)).toBe('planning');
+    expect(await flow.status(applyRun)).toBe('applying');
+
+    // the daemon goes away: its phases are killed and nothing more is recorded
+    await first.testApp.close();
+    await first.app.executor.executor.idle();
+
+    const second = await daemon(dataDir, null, token);
+    const again = new Flow(second.testApp);
+    await second.app.settle();
+    expect(await again.status(planRun)).toBe('planned');
+    const plan = await again.phase(planRun, 'plan');
+    expect(plan.log).toContain(RECOVERY_LINES.plan);
+    expect(plan.log).toContain('Plan: 1 to add, 0 to change, 0 to destroy.');
+    expect(await again.status(applyRun)).toBe('errored');
+    expect((await again.phase(applyRun, 'apply')).log).toContain(RECOVERY_LINES.apply);
+    await second.testApp.close();
+  });
+});
