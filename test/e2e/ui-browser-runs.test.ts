@@ -45,7 +45,7 @@ describe('the /ui run page', () => {
   const status = async () => (await api('GET', `/runs/${runId}`)).json.data.attributes.status;
 
   beforeAll(async () => {
-    t = await startTestApp({ deps: { wakeReactorsOnAppend: false } });
+    t = await startTestApp({ deps: { wakeReactorsOnAppend: false, executor: false } });
     const org = await api('POST', '/organizations', {
       data: { type: 'organizations', attributes: { name: 'acme', email: 'ops@acme.test' } },
     });
