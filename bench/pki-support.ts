@@ -3,6 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { call } from './http.js';
 
 /** Runs `total` calls with `concurrency` in flight; returns calls per second. */
 export async function rate(
@@ -25,12 +26,13 @@ export async function post(
   body: unknown,
   headers: Record<string, string> = {},
 ): Promise<Record<string, unknown>> {
-  const res = await fetch(url, {
+  // The same lean keep-alive client for Keel and cfssl, so the client is not what is measured.
+  const res = await call(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
   });
-  const json = (await res.json()) as Record<string, unknown>;
+  const json = res.json<Record<string, unknown>>();
   if (res.status !== 200) throw new Error(`${url}: ${res.status} ${JSON.stringify(json)}`);
   return json;
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createApp } from '../src/app.js';
+import { call } from './http.js';
 import type { BenchResult } from './support.js';
 import { opensslCsr, post, rate, startCfssl } from './pki-support.js';
 import { testConfig } from '../src/config.js';
@@ -188,8 +189,7 @@ export async function benchPki(): Promise<BenchResult[]> {
     for (let i = 0; i < 200; i++) await pki('issue/ec', { common_name: `warm${i}.example.com` });
 
     const baseline = await rate(3000, CONCURRENCY, async () => {
-      const res = await fetch(`${daemon.url}/v1/pki/config/urls`, { headers });
-      await res.arrayBuffer();
+      await call(`${daemon.url}/v1/pki/config/urls`, { headers });
     });
     results.push({
       name: 'Keel GET config/urls (HTTP kernel baseline)',

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,6 +12,7 @@ import { listen } from '../src/http/server.js';
 import { createRun, runDecider } from '../src/runs/run/commands.js';
 import { DEFAULT_MESSAGE } from '../src/runs/run/service.js';
 import { configTarball } from '../test/support/runs-harness.js';
+import { call, serveInChild } from './http.js';
 import { percentile, round, type BenchResult } from './support.js';
 
 /**
@@ -117,34 +118,58 @@ const runBody = (ws: string) =>
   });
 
 async function requestRates(dir: string): Promise<{ create: number; show: number; ping: number }> {
-  const s = await setup(dir, 'rates', true);
-  const headers = {
-    authorization: `Bearer ${s.token}`,
-    'content-type': 'application/vnd.api+json',
-  };
-  const ids: string[] = [];
-  const post = async () => {
-    const res = await fetch(`${s.url}/api/v2/runs`, {
-      method: 'POST',
-      headers,
-      body: runBody(s.ws),
+  mkdirSync(join(dir, 'rates'), { recursive: true });
+  const server = await serveInChild(join(dir, 'rates'));
+  try {
+    const headers = {
+      authorization: `Bearer ${server.runsToken}`,
+      'content-type': 'application/vnd.api+json',
+    };
+    const api = async (method: string, path: string, body?: unknown) =>
+      (
+        await call(`${server.url}/api/v2${path}`, {
+          method,
+          headers,
+          body: body === undefined ? undefined : JSON.stringify(body),
+        })
+      ).json<{ data: { id: string; attributes: Record<string, string> } }>();
+    await api('POST', '/organizations', {
+      data: { attributes: { name: 'bench', email: 'bench@example.com' } },
     });
-    ids.push(((await res.json()) as { data: { id: string } }).data.id);
-  };
-  await throughput(200, 8, post); // warm-up
-  // The HTTP ceiling on this machine: the cheapest route, no token, no command.
-  const ping = await throughput(3000, 8, async () => {
-    await (await fetch(`${s.url}/api/v2/ping`)).arrayBuffer();
-  });
-  const create = await throughput(3000, 8, post);
-  const show = await throughput(5000, 8, async (i) => {
-    await (await fetch(`${s.url}/api/v2/runs/${ids[i % ids.length]}`, { headers })).arrayBuffer();
-  });
-  await s.close();
-  return { create, show, ping };
+    const ws = (
+      await api('POST', '/organizations/bench/workspaces', {
+        data: { attributes: { name: 'rates' } },
+      })
+    ).data.id;
+    const cv = await api('POST', `/workspaces/${ws}/configuration-versions`, {
+      data: { attributes: { 'auto-queue-runs': false } },
+    });
+    const upload = new URL(cv.data.attributes['upload-url']!);
+    await call(`${server.url}${upload.pathname}`, { method: 'PUT', body: configTarball() });
+    const ids: string[] = [];
+    const post = async () => {
+      const res = await call(`${server.url}/api/v2/runs`, {
+        method: 'POST',
+        headers,
+        body: runBody(ws),
+      });
+      ids.push(res.json<{ data: { id: string } }>().data.id);
+    };
+    await throughput(200, 8, post); // warm-up
+    // The HTTP ceiling on this machine: the cheapest route, no token, no command.
+    const ping = await throughput(5000, 8, async () => {
+      await call(`${server.url}/api/v2/ping`);
+    });
+    const create = await throughput(3000, 8, post);
+    const show = await throughput(5000, 8, async (i) => {
+      await call(`${server.url}/api/v2/runs/${ids[i % ids.length]}`, { headers });
+    });
+    return { create, show, ping };
+  } finally {
+    await server.close();
+  }
 }
 
-/** 100,000 runs in one workspace, written through the command handler in batches (no HTTP). */
 async function listLatency(
   dir: string,
 ): Promise<{ first: number; deep: number; commands: number }> {
