@@ -115,6 +115,20 @@ export function caKeyUsage(b: Record<string, unknown>): number[] {
   return [...bits].sort((x, y) => x - y);
 }
 
+/** The names a CA request body asks for (the fields every CA-generating path shares). */
+export function caNameRequest(b: Record<string, unknown>, commonName: string) {
+  return {
+    commonName,
+    altNames: list(b, 'alt_names'),
+    ipSans: list(b, 'ip_sans'),
+    uriSans: list(b, 'uri_sans'),
+    otherSans: list(b, 'other_sans'),
+    userIds: [],
+    serialNumber: '',
+    excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
+  };
+}
+
 /** `root/generate/:type` (and `issuers/generate/root/:type`): a new self-signed issuer. */
 export async function generateRoot(
   authority: Authority,
@@ -127,16 +141,7 @@ export async function generateRoot(
   const format = formatOf(b.format);
   const keyFormat = privateKeyFormatOf(b.private_key_format);
   const commonName = str(b, 'common_name').trim();
-  const names = resolveNames(CA_ROLE, {
-    commonName,
-    altNames: list(b, 'alt_names'),
-    ipSans: list(b, 'ip_sans'),
-    uriSans: list(b, 'uri_sans'),
-    otherSans: list(b, 'other_sans'),
-    userIds: [],
-    serialNumber: '',
-    excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
-  });
+  const names = resolveNames(CA_ROLE, caNameRequest(b, commonName));
   const now = authority.core.clock.now();
   const { notAfter, warnings } = resolveNotAfter({
     now,
@@ -243,16 +248,7 @@ export async function generateIntermediate(
   const format = formatOf(b.format);
   const keyFormat = privateKeyFormatOf(b.private_key_format);
   const commonName = str(b, 'common_name').trim();
-  const names = resolveNames(CA_ROLE, {
-    commonName,
-    altNames: list(b, 'alt_names'),
-    ipSans: list(b, 'ip_sans'),
-    uriSans: list(b, 'uri_sans'),
-    otherSans: list(b, 'other_sans'),
-    userIds: [],
-    serialNumber: '',
-    excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
-  });
+  const names = resolveNames(CA_ROLE, caNameRequest(b, commonName));
   const { key, existingId } = await keyForGeneration(authority, mount, kind, b);
   const csrDer = buildCsr(
     key,

@@ -1,8 +1,8 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { CA_ROLE, caKeyUsage, constraintsOf, subjectOf } from './ca.js';
-import { bool, duration, int, list, str } from './fields.js';
+import { CA_ROLE, caKeyUsage, caNameRequest, constraintsOf, subjectOf } from './ca.js';
+import { bool, duration, int, str } from './fields.js';
 import { buildCa, effectivePathLength, type Signer } from './issuance.js';
 import { isSelfSigned, verifiedCsr, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
@@ -42,16 +42,7 @@ export function signIntermediate(
   if (!commonName && !useCsr) throw new ValidationError('the common_name field is required');
   const names = resolveNames(
     { ...CA_ROLE, use_csr_common_name: useCsr, use_csr_sans: useCsr },
-    {
-      commonName,
-      altNames: list(b, 'alt_names'),
-      ipSans: list(b, 'ip_sans'),
-      uriSans: list(b, 'uri_sans'),
-      otherSans: list(b, 'other_sans'),
-      userIds: [],
-      serialNumber: '',
-      excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
-    },
+    caNameRequest(b, commonName),
     useCsr ? csr : undefined,
   );
   const now = authority.core.clock.now();
