@@ -36,6 +36,11 @@ export type TeamAccessChanged = {
   data: { id: string; access: TeamAccessLevel };
 };
 export type TeamAccessRevoked = { type: 'TeamAccessRevoked'; data: { id: string } };
+/** An organization's settings changed (`PATCH /organizations/:name`). */
+export type OrganizationUpdated = {
+  type: 'OrganizationUpdated';
+  data: { name: string; costEstimationEnabled: boolean };
+};
 
 export type OrganizationEvent =
   | OrganizationCreated
@@ -43,7 +48,8 @@ export type OrganizationEvent =
   | TeamMemberAdded
   | TeamAccessGranted
   | TeamAccessChanged
-  | TeamAccessRevoked;
+  | TeamAccessRevoked
+  | OrganizationUpdated;
 
 // ---- workspaces ------------------------------------------------------------------------------
 
