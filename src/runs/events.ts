@@ -61,11 +61,18 @@ export type WorkspaceCreated = {
     name: string;
     autoApply: boolean;
     description: string | null;
+    /** `builtin` or a configured engine's name; absent: the daemon's default. */
+    executionEngine?: string;
   };
 };
 export type WorkspaceUpdated = {
   type: 'WorkspaceUpdated';
-  data: { autoApply?: boolean; name?: string; description?: string | null };
+  data: {
+    autoApply?: boolean;
+    name?: string;
+    description?: string | null;
+    executionEngine?: string;
+  };
 };
 export type WorkspaceDeleted = { type: 'WorkspaceDeleted'; data: { id: string } };
 /** A user, team or run took the workspace lock. */
