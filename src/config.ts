@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 
 /** Everything Keel can be told, frozen at start. Each key is documented in docs/operations.md. */
 export interface Config {
@@ -23,6 +23,12 @@ export interface Config {
   readonly pollIntervalMs: number;
   /** A terraform-compatible binary for the `command` executor driver, if any. */
   readonly engineBin: string | null;
+  /**
+   * Named terraform-compatible binaries (`KEEL_ENGINES`) a workspace may choose by name (its
+   * `execution-engine`); `engineBin` is the engine `default` (see `enginesOf`). Only the
+   * operator names binaries, never an API caller.
+   */
+  readonly engines: Readonly<Record<string, string>>;
 }
 
 export class ConfigError extends Error {
@@ -116,13 +122,44 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     ),
     pollIntervalMs: int('poll-interval-ms', 'KEEL_POLL_INTERVAL_MS', defaults.poll, 10),
     engineBin: text('engine-bin', 'KEEL_ENGINE_BIN', '') || null,
+    engines: Object.freeze(parseEngines(text('engines', 'KEEL_ENGINES', ''), problems)),
   };
+  if (config.engineBin !== null && 'default' in config.engines)
+    problems.push('KEEL_ENGINES (--engines) cannot name "default" when KEEL_ENGINE_BIN is set');
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(config.logLevel)) {
     problems.push(`KEEL_LOG_LEVEL (--log-level) must be one of ${levels.join(', ')}`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);
+}
+
+/** Every engine a workspace may name: `KEEL_ENGINES`, and `KEEL_ENGINE_BIN` as `default`. */
+export function enginesOf(config: Config): Readonly<Record<string, string>> {
+  return config.engineBin === null
+    ? config.engines
+    : { ...config.engines, default: config.engineBin };
+}
+
+const ENGINE_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/** `name=/abs/path,other=/abs/path`: every bad entry is reported, the good ones are kept. */
+function parseEngines(value: string, problems: string[]): Record<string, string> {
+  const engines: Record<string, string> = {};
+  for (const entry of value.split(',').map((e) => e.trim())) {
+    if (entry === '') continue;
+    const at = entry.indexOf('=');
+    const name = at < 0 ? entry : entry.slice(0, at);
+    const path = at < 0 ? '' : entry.slice(at + 1);
+    const bad = (why: string) =>
+      problems.push(`KEEL_ENGINES (--engines) entry ${JSON.stringify(entry)}: ${why}`);
+    if (!ENGINE_NAME.test(name)) bad('the name must be lowercase letters, digits, - and _');
+    else if (name === 'builtin') bad('"builtin" is the built-in driver and cannot name a binary');
+    else if (name in engines) bad(`${name} is named twice`);
+    else if (!isAbsolute(path)) bad('the binary must be an absolute path (name=/path/to/bin)');
+    else engines[name] = path;
+  }
+  return engines;
 }
 
 function parseListen(value: string): { host: string; port: number } | null {

@@ -36,6 +36,11 @@ export type TeamAccessChanged = {
   data: { id: string; access: TeamAccessLevel };
 };
 export type TeamAccessRevoked = { type: 'TeamAccessRevoked'; data: { id: string } };
+/** An organization's settings changed (`PATCH /organizations/:name`). */
+export type OrganizationUpdated = {
+  type: 'OrganizationUpdated';
+  data: { name: string; costEstimationEnabled: boolean };
+};
 
 export type OrganizationEvent =
   | OrganizationCreated
@@ -43,7 +48,8 @@ export type OrganizationEvent =
   | TeamMemberAdded
   | TeamAccessGranted
   | TeamAccessChanged
-  | TeamAccessRevoked;
+  | TeamAccessRevoked
+  | OrganizationUpdated;
 
 // ---- workspaces ------------------------------------------------------------------------------
 
@@ -55,11 +61,18 @@ export type WorkspaceCreated = {
     name: string;
     autoApply: boolean;
     description: string | null;
+    /** `builtin` or a configured engine's name; absent: the daemon's default. */
+    executionEngine?: string;
   };
 };
 export type WorkspaceUpdated = {
   type: 'WorkspaceUpdated';
-  data: { autoApply?: boolean; name?: string; description?: string | null };
+  data: {
+    autoApply?: boolean;
+    name?: string;
+    description?: string | null;
+    executionEngine?: string;
+  };
 };
 export type WorkspaceDeleted = { type: 'WorkspaceDeleted'; data: { id: string } };
 /** A user, team or run took the workspace lock. */

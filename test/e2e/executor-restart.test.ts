@@ -34,9 +34,10 @@ async function daemon(
   dataDir: string,
   engineBin: string | null,
   token: string | null,
+  engines: Record<string, string> = {},
 ): Promise<Daemon> {
   const clock = new ManualClock('2026-01-01T00:00:00.000Z');
-  const config = testConfig(dataDir, { engineBin });
+  const config = testConfig(dataDir, { engineBin, engines });
   // Ids continue where the first daemon stopped: a restart must not reuse them.
   const ids = sequentialIds();
   if (token !== null) for (let i = 0; i < 1000; i += 1) ids.id('skip');
@@ -142,6 +143,38 @@ describe('a restart while phases run', () => {
     expect(plan.log).toContain('Plan: 1 to add, 0 to change, 0 to destroy.');
     expect(await again.status(applyRun)).toBe('errored');
     expect((await again.phase(applyRun, 'apply')).log).toContain(RECOVERY_LINES.apply);
+    await second.testApp.close();
+  });
+});
+
+describe('a restart without the engine a workspace chose', () => {
+  it("errors the workspace's next run, saying the engine is not configured", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'keel-restart-'));
+    dirs.push(dataDir);
+    const first = await daemon(dataDir, null, null, { fake: FAKE });
+    const flow = new Flow(first.testApp);
+    const token = flow.token;
+    const { ws } = await flow.workspace({ 'execution-engine': 'fake' });
+    const cv = await flow.upload(ws, CONFIG);
+    await first.testApp.close();
+
+    const second = await daemon(dataDir, null, token);
+    const again = new Flow(second.testApp);
+    const shown = await again.call('GET', `/workspaces/${ws}`, undefined, 200);
+    expect(shown.doc.data.attributes['execution-engine']).toBe('fake');
+    const run = await again.run(ws, {}, cv);
+    await second.app.settle();
+    expect(await again.status(run)).toBe('errored');
+    expect((await again.phase(run, 'plan')).log).toContain(
+      'execution engine fake is not configured on this daemon',
+    );
+    // The workspace can be pointed at an engine that exists.
+    await again.call(
+      'PATCH',
+      `/workspaces/${ws}`,
+      { data: { attributes: { 'execution-engine': 'builtin' } } },
+      200,
+    );
     await second.testApp.close();
   });
 });

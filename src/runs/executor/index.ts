@@ -6,6 +6,8 @@ import type { StoredEvent } from '../../core/events.js';
 import type { Reactor } from '../../core/reactors.js';
 import type { RunRow, RunsContext } from '../index.js';
 import { RUNS_TABLE } from '../run/projection.js';
+import { enginesOf } from '../../config.js';
+import { executionEngineOf } from '../workspaces/presenters.js';
 import { builtinDriver } from './builtin/index.js';
 import { CheckQueries, checksProjection } from './checks/projection.js';
 import { checkRoutes } from './checks/routes.js';
@@ -65,22 +67,34 @@ export function createExecutorContext(
     (core.config.dataDir === ':memory:'
       ? memoryLiveLogs()
       : fileLiveLogs(join(core.config.dataDir, 'logs')));
-  const engine = core.config.engineBin;
-  const driver: Driver =
-    engine === null
-      ? builtinDriver({
-          newId: (type) => core.ids.id(type.split('_').slice(1).join('-') || type),
-          newLineage: () => core.ids.uuid(),
-        })
-      : commandDriver({
-          binary: engine,
-          scratchRoot: tmpdir(),
-          baseEnv: Object.fromEntries(
-            ['PATH', 'HOME', 'TMPDIR', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']
-              .filter((k) => process.env[k] !== undefined)
-              .map((k) => [k, process.env[k] ?? '']),
-          ),
-        });
+  const builtin = builtinDriver({
+    newId: (type) => core.ids.id(type.split('_').slice(1).join('-') || type),
+    newLineage: () => core.ids.uuid(),
+  });
+  const engines = enginesOf(core.config);
+  const commands = new Map<string, Driver>();
+  const baseEnv = Object.fromEntries(
+    ['PATH', 'HOME', 'TMPDIR', 'HTTPS_PROXY', 'HTTP_PROXY', 'NO_PROXY']
+      .filter((k) => process.env[k] !== undefined)
+      .map((k) => [k, process.env[k] ?? '']),
+  );
+  /** A workspace's driver: `builtin`, or the command driver over the engine it names. */
+  const driverFor = (workspaceId: string): Driver => {
+    const ws = runs.model.workspaces.get(workspaceId);
+    if (ws === null) throw new Error(`workspace ${workspaceId} not found`);
+    const name = executionEngineOf(ws, core.config);
+    if (name === 'builtin') return builtin;
+    const binary = engines[name];
+    // The operator removed the engine after the workspace chose it: the run errors, saying so.
+    if (binary === undefined)
+      throw new Error(`execution engine ${name} is not configured on this daemon`);
+    let driver = commands.get(name);
+    if (driver === undefined) {
+      driver = commandDriver({ binary, scratchRoot: tmpdir(), baseEnv });
+      commands.set(name, driver);
+    }
+    return driver;
+  };
   const checks = new CheckQueries(core.db);
   const taskQueries = new RunTaskQueries(core.db);
   const taskStages = new TaskStages(core, runs, taskQueries);
@@ -90,7 +104,10 @@ export function createExecutorContext(
     core,
     runs,
     queries,
-    () => driver.name,
+    (runId) => {
+      const run = runs.model.runs.get(runId);
+      return run === null ? 'builtin' : driverFor(run.workspaceId).name;
+    },
     (runId, hasChanges) => {
       const run = runs.model.runs.get(runId);
       return run !== null && hasChecks(checks, taskStages, run, hasChanges);
@@ -99,7 +116,7 @@ export function createExecutorContext(
   const executor = new Executor({
     port,
     logs: liveLogs,
-    driverFor: () => driver,
+    driverFor,
     concurrency: options.concurrency ?? 4,
     onFault: (runId, err) =>
       core.logger.error({ err, runId }, 'run phase failed inside the executor'),

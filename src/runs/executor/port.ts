@@ -42,7 +42,7 @@ export function runsPort(
   core: Core,
   runs: RunsContext,
   queries: ExecutorQueries,
-  driverName: () => 'builtin' | 'command',
+  driverName: (runId: string) => 'builtin' | 'command',
   moreStages: (runId: string, hasChanges: boolean) => boolean,
 ): ExecutorPort {
   const metadata = systemMetadata('executor');
@@ -93,7 +93,7 @@ export function runsPort(
       core.db.transaction(() => {
         record(`${runId}:plan-artifact`, {
           type: 'PlanArtifactRecorded',
-          data: { runId, driver: driverName(), artifact: result.artifact.toString('base64') },
+          data: { runId, driver: driverName(runId), artifact: result.artifact.toString('base64') },
         });
         runs.executor.planFinished(runId, {
           hasChanges: result.counts.hasChanges,

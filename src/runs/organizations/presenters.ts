@@ -27,6 +27,7 @@ export function presentOrganization(o: OrganizationRow, owner: boolean): Resourc
       email: o.email,
       'created-at': o.createdAt,
       'external-id': o.name,
+      'cost-estimation-enabled': o.costEstimationEnabled,
       permissions: {
         'can-create-workspace': owner,
         'can-update': owner,

@@ -20,6 +20,8 @@ export interface OrganizationRow {
   email: string;
   ownersTeamId: string;
   createdAt: string;
+  /** Whether runs in the organization get a cost estimate after their plan. */
+  costEstimationEnabled: boolean;
 }
 
 export interface TeamRow {
@@ -45,15 +47,19 @@ const TYPES = new Set([
   'TeamAccessChanged',
   'TeamAccessRevoked',
   'WorkspaceDeleted',
+  'OrganizationUpdated',
+  // The executor's `/organizations/:org/execution-settings` resource sets the same flag.
+  'ExecutionSettingsUpdated',
 ]);
 
 export const organizationProjection: Projection = {
   name: 'runs-organizations',
-  version: 1,
+  version: 2,
   tables: [T.orgs, T.teams, T.members, T.access],
   setup(db: Db) {
     db.exec(`
-      CREATE TABLE IF NOT EXISTS ${T.orgs} (name TEXT PRIMARY KEY, email TEXT NOT NULL, owners_team_id TEXT NOT NULL, created_at TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS ${T.orgs} (name TEXT PRIMARY KEY, email TEXT NOT NULL, owners_team_id TEXT NOT NULL, created_at TEXT NOT NULL,
+        cost_estimation INTEGER NOT NULL DEFAULT 0);
       CREATE TABLE IF NOT EXISTS ${T.teams} (id TEXT PRIMARY KEY, organization TEXT NOT NULL, name TEXT NOT NULL,
         owners INTEGER NOT NULL, created_at TEXT NOT NULL, UNIQUE (organization, name));
       CREATE TABLE IF NOT EXISTS ${T.members} (team_id TEXT NOT NULL, user_id TEXT NOT NULL, PRIMARY KEY (team_id, user_id));
@@ -72,6 +78,7 @@ export const organizationProjection: Projection = {
       grant: db.prepare(
         `INSERT INTO ${T.access} (id, team_id, workspace_id, access) VALUES (?, ?, ?, ?)`,
       ),
+      costEstimation: db.prepare(`UPDATE ${T.orgs} SET cost_estimation = ? WHERE name = ?`),
       change: db.prepare(`UPDATE ${T.access} SET access = ? WHERE id = ?`),
       revoke: db.prepare(`DELETE FROM ${T.access} WHERE id = ?`),
       dropWorkspace: db.prepare(`DELETE FROM ${T.access} WHERE workspace_id = ?`),
@@ -80,6 +87,11 @@ export const organizationProjection: Projection = {
       if (!TYPES.has(event.type)) return;
       if (event.type === 'WorkspaceDeleted') {
         s.dropWorkspace.run((event.data as { id: string }).id);
+        return;
+      }
+      if (event.type === 'ExecutionSettingsUpdated') {
+        const d = event.data as { organization: string; costEstimationEnabled: boolean };
+        s.costEstimation.run(d.costEstimationEnabled ? 1 : 0, d.organization);
         return;
       }
       const e = event as StoredEvent<OrganizationEvent>;
@@ -101,6 +113,9 @@ export const organizationProjection: Projection = {
           return;
         case 'TeamAccessRevoked':
           s.revoke.run(e.data.id);
+          return;
+        case 'OrganizationUpdated':
+          s.costEstimation.run(e.data.costEstimationEnabled ? 1 : 0, e.data.name);
           return;
         default: {
           const _never: never = e;
@@ -147,10 +162,23 @@ export class OrganizationQueries {
 
   organization(name: string): OrganizationRow | null {
     const r = this.sql(`SELECT * FROM ${T.orgs} WHERE name = ?`).get(name) as
-      { name: string; email: string; owners_team_id: string; created_at: string } | undefined;
+      | {
+          name: string;
+          email: string;
+          owners_team_id: string;
+          created_at: string;
+          cost_estimation: number;
+        }
+      | undefined;
     return r === undefined
       ? null
-      : { name: r.name, email: r.email, ownersTeamId: r.owners_team_id, createdAt: r.created_at };
+      : {
+          name: r.name,
+          email: r.email,
+          ownersTeamId: r.owners_team_id,
+          createdAt: r.created_at,
+          costEstimationEnabled: r.cost_estimation === 1,
+        };
   }
 
   organizations(): OrganizationRow[] {

@@ -32,6 +32,12 @@ const orgBody = z.object({
     attributes: z.object({ name: z.string().regex(NAME), email: z.string().email() }),
   }),
 });
+const orgUpdateBody = z.object({
+  data: z.object({
+    type: z.literal('organizations').optional(),
+    attributes: z.object({ 'cost-estimation-enabled': z.boolean().optional() }).strict(),
+  }),
+});
 const teamBody = z.object({
   data: z.object({
     type: z.literal('teams').optional(),
@@ -142,6 +148,23 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     });
   });
 
+  router.patch('/organizations/:org', (ctx) => {
+    const org = owned(ctx, ctx.params.org!);
+    const a = validate(orgUpdateBody, ctx.request.body).data.attributes;
+    const enabled = a['cost-estimation-enabled'];
+    if (enabled !== undefined && enabled !== org.costEstimationEnabled) {
+      handler.handle(
+        `org-${org.name}`,
+        existence,
+        (): OrganizationEvent[] => [
+          { type: 'OrganizationUpdated', data: { name: org.name, costEstimationEnabled: enabled } },
+        ],
+        model.metadata(ctx),
+      );
+    }
+    send(ctx, 200, { data: presentOrganization(model.orgs.organization(org.name)!, true) });
+  });
+
   router.get('/organizations/:org/entitlement-set', (ctx) => {
     const org = model.organization(ctx, ctx.params.org!);
     const on = {
@@ -151,7 +174,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
       teams: true,
       'vcs-integrations': false,
       sentinel: false,
-      'cost-estimation': false,
+      'cost-estimation': true,
       'run-tasks': false,
     };
     send(ctx, 200, { data: { id: org.name, type: 'entitlement-sets', attributes: on } });

@@ -51,7 +51,7 @@ export function runRoutes(router: Router, model: RunsModel, runListLimit: Middle
         }
         case 'workspace': {
           const ws = model.workspaces.get(run.workspaceId);
-          if (ws !== null) out.push(presentWorkspace(ws, access));
+          if (ws !== null) out.push(presentWorkspace(ws, access, model.core.config));
           break;
         }
         // Keel has no cost estimates and no version-control ingress: nothing to include.

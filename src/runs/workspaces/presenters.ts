@@ -1,11 +1,21 @@
+import type { Config } from '../../config.js';
 import { API, toOne, type Resource } from '../jsonapi.js';
 import type { WorkspaceAccess } from '../lifecycle.js';
 import type { WorkspaceRow } from './projection.js';
 
+/** The engine a workspace's runs use: its own choice, else `default` when configured, else `builtin`. */
+export function executionEngineOf(ws: WorkspaceRow, config: Config): string {
+  return ws.executionEngine ?? (config.engineBin === null ? 'builtin' : 'default');
+}
+
 const LOCK_TYPE = { user: 'users', team: 'teams', run: 'runs' } as const;
 
 /** The workspace resource. */
-export function presentWorkspace(ws: WorkspaceRow, access: WorkspaceAccess): Resource {
+export function presentWorkspace(
+  ws: WorkspaceRow,
+  access: WorkspaceAccess,
+  config: Config,
+): Resource {
   const self = `${API}/workspaces/${ws.id}`;
   return {
     id: ws.id,
@@ -19,6 +29,7 @@ export function presentWorkspace(ws: WorkspaceRow, access: WorkspaceAccess): Res
       locked: ws.lock !== null,
       'locked-reason': ws.lockReason ?? '',
       'execution-mode': 'remote',
+      'execution-engine': executionEngineOf(ws, config),
       environment: 'default',
       actions: { 'is-destroyable': ws.lock === null },
       permissions: {

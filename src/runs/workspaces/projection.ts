@@ -18,6 +18,8 @@ export interface WorkspaceRow {
   name: string;
   autoApply: boolean;
   description: string | null;
+  /** The engine the workspace chose (`builtin` or a configured name); null: the daemon's default. */
+  executionEngine: string | null;
   lock: LockHolder | null;
   lockReason: string | null;
   currentRunId: string | null;
@@ -35,6 +37,7 @@ interface DbRow {
   name: string;
   auto_apply: number;
   description: string | null;
+  execution_engine: string | null;
   locked_by_kind: LockHolder['kind'] | null;
   locked_by_id: string | null;
   lock_reason: string | null;
@@ -53,6 +56,7 @@ const toRow = (r: DbRow): WorkspaceRow => ({
   name: r.name,
   autoApply: r.auto_apply === 1,
   description: r.description,
+  executionEngine: r.execution_engine,
   lock:
     r.locked_by_kind === null || r.locked_by_id === null
       ? null
@@ -69,21 +73,23 @@ const toRow = (r: DbRow): WorkspaceRow => ({
 
 export const workspaceProjection: Projection = {
   name: 'runs-workspaces',
-  version: 1,
+  version: 2,
   tables: [WORKSPACES_TABLE],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${WORKSPACES_TABLE} (
       id TEXT PRIMARY KEY, organization TEXT NOT NULL, name TEXT NOT NULL, auto_apply INTEGER NOT NULL,
       description TEXT, locked_by_kind TEXT, locked_by_id TEXT, lock_reason TEXT, current_run_id TEXT,
       latest_run_id TEXT, latest_cv_id TEXT, current_cv_id TEXT, current_sv_id TEXT,
-      created_at TEXT NOT NULL, updated_at TEXT NOT NULL, UNIQUE (organization, name))`);
+      created_at TEXT NOT NULL, updated_at TEXT NOT NULL, execution_engine TEXT,
+      UNIQUE (organization, name))`);
     const set = (sql: string) => db.prepare(`UPDATE ${WORKSPACES_TABLE} SET ${sql} WHERE id = @id`);
     const s = {
       insert:
-        db.prepare(`INSERT INTO ${WORKSPACES_TABLE} (id, organization, name, auto_apply, description, created_at, updated_at)
-        VALUES (@id, @organization, @name, @auto_apply, @description, @at, @at)`),
+        db.prepare(`INSERT INTO ${WORKSPACES_TABLE} (id, organization, name, auto_apply, description, execution_engine, created_at, updated_at)
+        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @at, @at)`),
       update: set(`auto_apply = COALESCE(@auto_apply, auto_apply), name = COALESCE(@name, name),
-        description = CASE WHEN @set_description = 1 THEN @description ELSE description END, updated_at = @at`),
+        description = CASE WHEN @set_description = 1 THEN @description ELSE description END,
+        execution_engine = COALESCE(@engine, execution_engine), updated_at = @at`),
       remove: db.prepare(`DELETE FROM ${WORKSPACES_TABLE} WHERE id = ?`),
       lock: set(`locked_by_kind = @kind, locked_by_id = @holder, lock_reason = @reason,
         current_run_id = CASE WHEN @kind = 'run' THEN @holder ELSE current_run_id END`),
@@ -115,6 +121,7 @@ export const workspaceProjection: Projection = {
           name: e.data.name,
           auto_apply: e.data.autoApply ? 1 : 0,
           description: e.data.description,
+          engine: e.data.executionEngine ?? null,
           at: e.time,
         }),
       WorkspaceUpdated: (e) =>
@@ -124,6 +131,7 @@ export const workspaceProjection: Projection = {
           name: e.data.name ?? null,
           set_description: e.data.description === undefined ? 0 : 1,
           description: e.data.description ?? null,
+          engine: e.data.executionEngine ?? null,
           at: e.time,
         }),
       WorkspaceDeleted: (e) => s.remove.run(e.data.id),

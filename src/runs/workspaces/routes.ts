@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
-import { ConflictError, NotFoundError } from '../../core/errors.js';
+import { enginesOf } from '../../config.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
 import { validate } from '../run/schema.js';
@@ -15,7 +16,7 @@ import {
   workspaceDecider,
   type LockHolder,
 } from './decider.js';
-import { presentWorkspace } from './presenters.js';
+import { executionEngineOf, presentWorkspace } from './presenters.js';
 import type { WorkspaceRow } from './projection.js';
 
 const NAME = /^[A-Za-z0-9_-]{1,90}$/;
@@ -27,6 +28,7 @@ const createBody = z.object({
       name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)'),
       'auto-apply': z.boolean().optional(),
       description: z.string().nullable().optional(),
+      'execution-engine': z.string().optional(),
     }),
   }),
 });
@@ -38,6 +40,7 @@ const updateBody = z.object({
       name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)').optional(),
       'auto-apply': z.boolean().optional(),
       description: z.string().nullable().optional(),
+      'execution-engine': z.string().optional(),
     }),
   }),
 });
@@ -58,10 +61,24 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
     const p = model.userOrTeam(ctx, 'locking a workspace');
     return { kind: p.kind === 'team' ? 'team' : 'user', id: p.id };
   };
+  /** Only `builtin` and the engines the operator configured can be named. */
+  const engine = (name: string | undefined): string | undefined => {
+    if (name === undefined) return undefined;
+    const known = ['builtin', ...Object.keys(enginesOf(model.core.config))];
+    if (!known.includes(name))
+      throw new ValidationError(
+        `/data/attributes/execution-engine: unknown engine ${JSON.stringify(name)}; one of ${known.join(', ')}`,
+      );
+    return name;
+  };
   const show = (ctx: Context, ws: WorkspaceRow, status = 200) => {
     const fresh = model.workspaces.get(ws.id) ?? ws;
     send(ctx, status, {
-      data: presentWorkspace(fresh, model.orgs.accessTo(model.principal(ctx), fresh)),
+      data: presentWorkspace(
+        fresh,
+        model.orgs.accessTo(model.principal(ctx), fresh),
+        model.core.config,
+      ),
     });
   };
 
@@ -80,6 +97,9 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       name: a.name,
       autoApply: a['auto-apply'] ?? false,
       description: a.description ?? null,
+      ...(a['execution-engine'] === undefined
+        ? {}
+        : { executionEngine: engine(a['execution-engine']) }),
     };
     handler.handle(data.id, workspaceDecider, createWorkspace(data), model.metadata(ctx));
     show(ctx, model.workspaces.get(data.id)!, 201);
@@ -98,7 +118,9 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
     const principal = model.principal(ctx);
     const visible = rows.filter((ws) => model.orgs.accessTo(principal, ws).read);
     send(ctx, 200, {
-      data: visible.map((ws) => presentWorkspace(ws, model.orgs.accessTo(principal, ws))),
+      data: visible.map((ws) =>
+        presentWorkspace(ws, model.orgs.accessTo(principal, ws), model.core.config),
+      ),
       ...paginate(ctx, page, { total }),
     });
   });
@@ -121,10 +143,23 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
         title: 'invalid attribute',
       });
     }
+    // A run's plan artifact is only understood by the driver that made it.
+    if (
+      a['execution-engine'] !== undefined &&
+      a['execution-engine'] !== executionEngineOf(ws, model.core.config) &&
+      ws.lock?.kind === 'run'
+    )
+      throw new ConflictError(
+        `workspace ${ws.id} has run ${ws.lock.id} in progress; change its execution engine after it completes`,
+        { title: 'conflict' },
+      );
     const changes = {
       ...(a['auto-apply'] === undefined ? {} : { autoApply: a['auto-apply'] }),
       ...(a.name === undefined ? {} : { name: a.name }),
       ...(a.description === undefined ? {} : { description: a.description }),
+      ...(a['execution-engine'] === undefined
+        ? {}
+        : { executionEngine: engine(a['execution-engine']) }),
     };
     handler.handle(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
     show(ctx, ws);

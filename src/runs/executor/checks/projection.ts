@@ -3,6 +3,7 @@ import type { StoredEvent } from '../../../core/events.js';
 import type { Projection } from '../../../core/projections.js';
 import type { CostEstimate } from '../cost.js';
 import type { Enforcement, PolicyCheckResult, PolicyCheckStatus } from '../policy.js';
+import type { OrganizationUpdated } from '../../events.js';
 import type { CheckEvent } from './events.js';
 
 /** Read models of cost estimation and policy checks. */
@@ -79,11 +80,15 @@ export const checksProjection: Projection = {
       `SELECT doc FROM ${CHECKS} WHERE id = ?`,
     );
     return (stored: StoredEvent) => {
-      const e = stored as StoredEvent<CheckEvent>;
+      // `PATCH /organizations/:name` sets the flag too.
+      const e = stored as StoredEvent<CheckEvent | OrganizationUpdated>;
       const at = stored.time;
       switch (e.type) {
         case 'ExecutionSettingsUpdated':
           settings.run(e.data.organization, e.data.costEstimationEnabled ? 1 : 0);
+          return;
+        case 'OrganizationUpdated':
+          settings.run(e.data.name, e.data.costEstimationEnabled ? 1 : 0);
           return;
         case 'PolicySetCreated':
           putSet.run(e.data.id, e.data.organization, JSON.stringify({ ...e.data, createdAt: at }));
