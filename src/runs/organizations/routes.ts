@@ -1,3 +1,4 @@
+import type { RouterContext } from '@koa/router';
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
@@ -180,15 +181,20 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: { id: org.name, type: 'entitlement-sets', attributes: on } });
   });
 
-  router.post('/organizations/:org/authentication-token', (ctx) => {
-    const org = owned(ctx, ctx.params.org!);
+  /** Team and organization tokens: the same body and answer, another owner. */
+  const createOwnedToken = (
+    ctx: RouterContext,
+    owner: {
+      kind: 'team' | 'organization';
+      ownerId: string;
+      ownerName: string;
+      organization: string;
+    },
+  ) => {
     const a = validate(tokenBody, ctx.request.body)?.data?.attributes ?? {};
     const { token, data } = identity.createToken(
       {
-        kind: 'organization',
-        ownerId: org.name,
-        ownerName: org.name,
-        organization: org.name,
+        ...owner,
         description: a.description ?? null,
         expiredAt: a['expired-at'] ?? null,
         createdBy: model.principal(ctx).id,
@@ -196,6 +202,16 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
       model.metadata(ctx),
     );
     send(ctx, 201, { data: presentToken(data, token, model.core.clock.now().toISOString()) });
+  };
+
+  router.post('/organizations/:org/authentication-token', (ctx) => {
+    const org = owned(ctx, ctx.params.org!);
+    createOwnedToken(ctx, {
+      kind: 'organization',
+      ownerId: org.name,
+      ownerName: org.name,
+      organization: org.name,
+    });
   });
 
   router.post('/organizations/:org/teams', (ctx) => {
@@ -258,20 +274,12 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
   router.post('/teams/:id/authentication-token', (ctx) => {
     const t = team(ctx, ctx.params.id!);
     owned(ctx, t.organization);
-    const a = validate(tokenBody, ctx.request.body)?.data?.attributes ?? {};
-    const { token, data } = identity.createToken(
-      {
-        kind: 'team',
-        ownerId: t.id,
-        ownerName: t.name,
-        organization: t.organization,
-        description: a.description ?? null,
-        expiredAt: a['expired-at'] ?? null,
-        createdBy: model.principal(ctx).id,
-      },
-      model.metadata(ctx),
-    );
-    send(ctx, 201, { data: presentToken(data, token, model.core.clock.now().toISOString()) });
+    createOwnedToken(ctx, {
+      kind: 'team',
+      ownerId: t.id,
+      ownerName: t.name,
+      organization: t.organization,
+    });
   });
 
   const grant = (ctx: Context, id: string) => {
