@@ -40,7 +40,23 @@ export function chainHash(prevHash: string, row: Omit<EventRow, 'hash'>): string
     row.data,
     row.metadata,
   ]);
-  return createHash('sha256').update(prevHash).update('\n').update(body).digest('hex');
+  return createHash('sha256').update(`${prevHash}\n${body}`).digest('hex');
+}
+
+/**
+ * Metadata text by object: the events of one request share their metadata object, so it is
+ * serialised once. An object is frozen when first appended, so its text cannot go stale.
+ */
+const metadataTexts = new WeakMap<AuditMetadata, string>();
+
+function metadataText(metadata: AuditMetadata): string {
+  let text = metadataTexts.get(metadata);
+  if (text === undefined) {
+    text = canonicalJson(metadata);
+    if (metadata.actor !== null) Object.freeze(metadata.actor);
+    metadataTexts.set(Object.freeze(metadata), text);
+  }
+  return text;
 }
 
 /** A row as `.raw()` returns it: the columns in table order, without an object per row. */
@@ -93,6 +109,12 @@ export class EventStore {
    * is retried from the database's end.
    */
   #last: { position: number; hash: string } | null = null;
+  /**
+   * Stream versions as this process last committed them, saving the version query when the
+   * caller's expected version agrees. Only a hint: a writer this process did not see makes the
+   * insert hit UNIQUE (stream, version), which is the same concurrency error.
+   */
+  readonly #versions = new Map<string, number>();
   /** Built once: better-sqlite3 transaction wrappers are not free to create. */
   readonly #transaction: (
     stream: string,
@@ -155,19 +177,47 @@ export class EventStore {
     options: AppendOptions,
   ): StoredEvent<E>[] {
     if (events.length === 0) return [];
+    // Inside a caller's transaction nothing is committed yet: that transaction may still roll
+    // back, so what this append writes must not be remembered as the end of the log.
+    const enclosed = this.#db.inTransaction;
     let stored: StoredEvent<E>[];
     try {
       stored = this.#transaction(stream, events, options) as StoredEvent<E>[];
     } catch (err) {
       this.#last = null;
+      this.#versions.delete(stream);
       // Another writer (the CLI, say) appended since the cached end of the log: read it, retry.
       if (!isPositionTaken(err)) throw err;
       stored = this.#transaction(stream, events, options) as StoredEvent<E>[];
     }
     const end = stored[stored.length - 1]!;
-    this.#last = { position: end.position, hash: end.hash };
+    if (enclosed) {
+      this.#last = null;
+      this.#versions.delete(stream);
+    } else {
+      this.#last = { position: end.position, hash: end.hash };
+      this.#rememberVersion(stream, end.version);
+    }
     for (const listener of this.#listeners) listener(stored);
     return stored;
+  }
+
+  #rememberVersion(stream: string, version: number): void {
+    this.#versions.delete(stream);
+    this.#versions.set(stream, version);
+    if (this.#versions.size > VERSION_HINTS) {
+      const oldest = this.#versions.keys().next();
+      if (oldest.done !== true) this.#versions.delete(oldest.value);
+    }
+  }
+
+  /**
+   * The version to append after. The remembered one is trusted only when it agrees with the
+   * caller; a disagreement (or no hint, or `any`) asks the database, which decides.
+   */
+  #currentVersion(stream: string, expected: ExpectedVersion): number {
+    if (expected !== 'any' && this.#versions.get(stream) === expected) return expected;
+    return this.version(stream);
   }
 
   #appendInTransaction<E extends NewEvent>(
@@ -175,7 +225,7 @@ export class EventStore {
     events: readonly E[],
     { expectedVersion, metadata }: AppendOptions,
   ): StoredEvent<E>[] {
-    const actual = this.version(stream);
+    const actual = this.#currentVersion(stream, expectedVersion);
     if (expectedVersion !== 'any' && expectedVersion !== actual) {
       throw new ConcurrencyError(stream, expectedVersion, actual);
     }
@@ -183,9 +233,10 @@ export class EventStore {
     let prevHash = last.hash;
     let position = last.position;
     const time = this.#clock.now().toISOString();
-    const metadataText = canonicalJson(metadata);
-    const out: StoredEvent<E>[] = [];
-    events.forEach((event, i) => {
+    const metadataJson = metadataText(metadata);
+    const out: StoredEvent<E>[] = new Array<StoredEvent<E>>(events.length);
+    for (let i = 0; i < events.length; i++) {
+      const event = events[i]!;
       position += 1;
       const row = {
         position,
@@ -194,19 +245,25 @@ export class EventStore {
         type: event.type,
         time,
         data: canonicalJson(event.data),
-        metadata: metadataText,
+        metadata: metadataJson,
       };
       const hash = chainHash(prevHash, row);
-      this.#stmts.insert.run(
-        row.position,
-        row.stream,
-        row.version,
-        row.type,
-        row.time,
-        row.data,
-        row.metadata,
-        hash,
-      );
+      try {
+        this.#stmts.insert.run(
+          row.position,
+          row.stream,
+          row.version,
+          row.type,
+          row.time,
+          row.data,
+          row.metadata,
+          hash,
+        );
+      } catch (err) {
+        // The stream moved on under a stale version hint: a concurrency conflict like any other.
+        if (!isVersionTaken(err)) throw err;
+        throw new ConcurrencyError(stream, actual, this.version(stream));
+      }
       prevHash = hash;
       const storedEvent = {
         ...event,
@@ -218,8 +275,8 @@ export class EventStore {
         hash,
       } as StoredEvent<E>;
       this.#inline(storedEvent);
-      out.push(storedEvent);
-    });
+      out[i] = storedEvent;
+    }
     return out;
   }
 
@@ -255,6 +312,12 @@ export class EventStore {
 
 const isPositionTaken = (err: unknown): boolean =>
   (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+
+const isVersionTaken = (err: unknown): boolean =>
+  (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
+
+/** Streams whose version this process remembers (the least recently written are forgotten). */
+const VERSION_HINTS = 10_000;
 
 /** Result of walking the chain: ok, or the first position whose hash does not match. */
 export type ChainVerdict =

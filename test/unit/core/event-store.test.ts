@@ -127,6 +127,51 @@ describe('EventStore', () => {
     b.close();
   });
 
+  it('keeps the chain whole when an enclosing transaction rolls back', () => {
+    const { store: s, db } = store();
+    s.append('a', [{ type: 'X', data: {} }], { expectedVersion: 0, metadata: meta });
+    expect(() =>
+      db.transaction(() => {
+        s.append('a', [{ type: 'X', data: { inner: 1 } }], { expectedVersion: 1, metadata: meta });
+        s.append('b', [{ type: 'X', data: { inner: 2 } }], { expectedVersion: 0, metadata: meta });
+        throw new Error('the enclosing command fails');
+      })(),
+    ).toThrow('the enclosing command fails');
+    const [next] = s.append('a', [{ type: 'Y', data: {} }], {
+      expectedVersion: 1,
+      metadata: meta,
+    });
+    expect(next).toMatchObject({ position: 2, version: 2 });
+    s.append('b', [{ type: 'Y', data: {} }], { expectedVersion: 0, metadata: meta });
+    expect(verifyChain(db)).toEqual({ ok: true, events: 3 });
+  });
+
+  it('refuses a stale expected version even when another writer moved the stream', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-store-'));
+    const a = openDatabase(join(dir, 'k.sqlite'));
+    const b = openDatabase(join(dir, 'k.sqlite'));
+    const clock = new ManualClock();
+    const first = new EventStore(a, clock);
+    const second = new EventStore(b, clock);
+    first.append('s', [{ type: 'X', data: {} }], { expectedVersion: 0, metadata: meta });
+    second.append('s', [{ type: 'X', data: { by: 'second' } }], {
+      expectedVersion: 1,
+      metadata: meta,
+    });
+    const stale = () =>
+      first.append('s', [{ type: 'X', data: { by: 'first' } }], {
+        expectedVersion: 1,
+        metadata: meta,
+      });
+    expect(stale).toThrow(ConcurrencyError);
+    expect(stale).toThrow('stream s is at version 2, expected 1');
+    expect(first.readStream('s').map((e) => e.data)).toEqual([{}, { by: 'second' }]);
+    first.append('s', [{ type: 'Y', data: {} }], { expectedVersion: 2, metadata: meta });
+    expect(verifyChain(a)).toEqual({ ok: true, events: 3 });
+    a.close();
+    b.close();
+  });
+
   it('tells listeners after the commit, not before', () => {
     const { store: s } = store();
     const seen: number[] = [];
