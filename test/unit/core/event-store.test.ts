@@ -20,6 +20,15 @@ function store(inline?: (e: unknown) => void) {
   return { db, clock, store: new EventStore(db, clock, inline) };
 }
 
+/** Two connections, each with its own store, on one database file (the CLI next to the daemon). */
+function twoWriters() {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-store-'));
+  const a = openDatabase(join(dir, 'k.sqlite'));
+  const b = openDatabase(join(dir, 'k.sqlite'));
+  const clock = new ManualClock();
+  return { a, b, first: new EventStore(a, clock), second: new EventStore(b, clock) };
+}
+
 describe('EventStore', () => {
   it('appends with global positions, stream versions, time and audit metadata', () => {
     const { store: s, clock } = store();
@@ -109,12 +118,7 @@ describe('EventStore', () => {
   });
 
   it('keeps the chain whole when two writers share one database file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'keel-store-'));
-    const a = openDatabase(join(dir, 'k.sqlite'));
-    const b = openDatabase(join(dir, 'k.sqlite'));
-    const clock = new ManualClock();
-    const first = new EventStore(a, clock);
-    const second = new EventStore(b, clock);
+    const { a, b, first, second } = twoWriters();
     for (let i = 0; i < 6; i++) {
       (i % 2 === 0 ? first : second).append(`s${i}`, [{ type: 'X', data: { i } }], {
         expectedVersion: 0,
@@ -147,12 +151,7 @@ describe('EventStore', () => {
   });
 
   it('refuses a stale expected version even when another writer moved the stream', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'keel-store-'));
-    const a = openDatabase(join(dir, 'k.sqlite'));
-    const b = openDatabase(join(dir, 'k.sqlite'));
-    const clock = new ManualClock();
-    const first = new EventStore(a, clock);
-    const second = new EventStore(b, clock);
+    const { a, b, first, second } = twoWriters();
     first.append('s', [{ type: 'X', data: {} }], { expectedVersion: 0, metadata: meta });
     second.append('s', [{ type: 'X', data: { by: 'second' } }], {
       expectedVersion: 1,
