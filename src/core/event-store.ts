@@ -115,6 +115,7 @@ export class EventStore {
    * insert hit UNIQUE (stream, version), which is the same concurrency error.
    */
   readonly #versions = new Map<string, number>();
+  #time = { ms: Number.NaN, text: '' };
   /** Built once: better-sqlite3 transaction wrappers are not free to create. */
   readonly #transaction: (
     stream: string,
@@ -202,6 +203,13 @@ export class EventStore {
     return stored;
   }
 
+  /** The clock's time as text; appends within one millisecond share the formatting. */
+  #isoNow(): string {
+    const ms = this.#clock.now().getTime();
+    if (ms !== this.#time.ms) this.#time = { ms, text: new Date(ms).toISOString() };
+    return this.#time.text;
+  }
+
   #rememberVersion(stream: string, version: number): void {
     this.#versions.delete(stream);
     this.#versions.set(stream, version);
@@ -232,7 +240,7 @@ export class EventStore {
     const last = this.#last ?? this.#stmts.last.get() ?? { position: 0, hash: GENESIS_HASH };
     let prevHash = last.hash;
     let position = last.position;
-    const time = this.#clock.now().toISOString();
+    const time = this.#isoNow();
     const metadataJson = metadataText(metadata);
     const out: StoredEvent<E>[] = new Array<StoredEvent<E>>(events.length);
     for (let i = 0; i < events.length; i++) {
