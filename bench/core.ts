@@ -29,7 +29,7 @@ function timed(n: number, from: number, step: (i: number) => void): number {
 }
 
 /** Raw SQLite: one row per transaction, WAL, synchronous=NORMAL — the physical limit for one writer. */
-function rawCommits(dir: string): { loop: Loop; close(): void } {
+function rawCommits(dir: string): { loop: Loop; close(): Promise<void> } {
   const db = new Database(join(dir, 'raw.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
@@ -53,7 +53,7 @@ function rawCommits(dir: string): { loop: Loop; close(): void } {
           'x'.repeat(64),
         ),
       ),
-    close: () => db.close(),
+    close: async () => void db.close(),
   };
 }
 
