@@ -24,6 +24,7 @@ import {
   signWith,
   spkiDer,
 } from './x509/keys.js';
+import { encodedKeyOf } from './x509/encoded-key.js';
 import { parseCertificate, type ParsedCertificate } from './x509/parse.js';
 import { rebuildCrl } from './crls.js';
 
@@ -212,7 +213,7 @@ export async function generateRoot(
     {
       certificate: der,
       chain: [certPem],
-      ...(kind === 'exported' ? { privateKey: key } : {}),
+      ...(kind === 'exported' ? { privateKey: encodedKeyOf(key) } : {}),
       bundleChain: false,
       removeRoots: false,
       isRoot: isSelfSigned,

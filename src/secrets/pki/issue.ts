@@ -1,9 +1,8 @@
-import type { KeyObject } from 'node:crypto';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { bool, duration, list, str } from './fields.js';
-import { buildLeaf } from './issuance.js';
+import { buildLeafAsync } from './issuance.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
 import { encodeIssued, formatOf, privateKeyFormatOf } from './present.js';
 import { defaultRole, type Role } from './role.js';
@@ -11,7 +10,8 @@ import { resolveNotAfter, type LeafNotAfterBehavior } from './ttl.js';
 import { encodeName, pem, randomSerial, serialText } from './x509/certificate.js';
 import * as der from './x509/der.js';
 import * as ext from './x509/extensions.js';
-import { generateKeyPair, normaliseKeySpec, spkiDer, type KeySpec } from './x509/keys.js';
+import { generateEncodedKey, type EncodedKey } from './x509/encoded-key.js';
+import { normaliseKeySpec, verifyWith, verifyWithAsync, type KeySpec } from './x509/keys.js';
 import { parseCertificate, parseCsr, type ParsedCsr } from './x509/parse.js';
 import { buildCertificate } from './x509/certificate.js';
 import { keyIdentifier } from './x509/keys.js';
@@ -61,10 +61,23 @@ export function checkCsrKey(role: Pick<Role, 'key_type' | 'key_bits'>, key: KeyS
   }
 }
 
+const INVALID_CSR_SIGNATURE = 'certificate request signature is invalid';
+
 /** Parses a CSR and refuses one whose self-signature does not verify. */
 export function verifiedCsr(text: string): ParsedCsr {
   const csr = parseCsr(text);
-  if (!csr.signatureValid) throw new ValidationError('certificate request signature is invalid');
+  const { algorithm, data, signature } = csr.signed;
+  if (!verifyWith(algorithm, csr.publicKey, data, signature))
+    throw new ValidationError(INVALID_CSR_SIGNATURE);
+  return csr;
+}
+
+/** `verifiedCsr` with the signature checked on the libuv pool. */
+export async function verifiedCsrAsync(text: string): Promise<ParsedCsr> {
+  const csr = parseCsr(text);
+  const { algorithm, data, signature } = csr.signed;
+  if (!(await verifyWithAsync(algorithm, csr.publicKey, data, signature)))
+    throw new ValidationError(INVALID_CSR_SIGNATURE);
   return csr;
 }
 
@@ -92,8 +105,15 @@ interface LeafJob {
   behavior?: LeafNotAfterBehavior;
 }
 
-/** Signs a leaf for a prepared request, records it, and encodes the response. */
-function signLeaf(authority: Authority, job: LeafJob, privateKey: KeyObject | undefined): Issued {
+/**
+ * Signs a leaf for a prepared request (the signature on the libuv pool), records it, and encodes
+ * the response.
+ */
+async function signLeaf(
+  authority: Authority,
+  job: LeafJob,
+  privateKey: EncodedKey | undefined,
+): Promise<Issued> {
   const { mount, role, body } = job;
   const issuer = authority.resolveIssuer(mount, job.issuerRef);
   const signer = authority.signer(
@@ -117,7 +137,7 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: KeyObject | un
     behavior: job.behavior ?? issuer.settings.leafNotAfterBehavior,
   });
   const serial = randomSerial();
-  const der = buildLeaf({
+  const der = await buildLeafAsync({
     role,
     names: job.names,
     spki: job.spki,
@@ -198,8 +218,8 @@ export async function issue(
     authority.resolveIssuer(mount, issuerRef ?? role.issuer_ref),
     'issuing-certificates',
   );
-  const keys = await generateKeyPair(spec);
-  const out = signLeaf(
+  const key = await generateEncodedKey(spec);
+  const out = await signLeaf(
     authority,
     {
       mount,
@@ -209,25 +229,25 @@ export async function issue(
       issuerRef: issuerRef ?? role.issuer_ref,
       body,
       names,
-      spki: spkiDer(keys.publicKey),
+      spki: key.spki,
     },
-    keys.privateKey,
+    key,
   );
   return { data: out.data, warnings: [...warnings, ...out.warnings] };
 }
 
 /** `sign/:role` and `issuer/:ref/sign/:role`: sign a CSR under the role's policy. */
-export function sign(
+export async function sign(
   authority: Authority,
   mount: string,
   meta: AuditMetadata,
   roleName: string,
   issuerRef: string | undefined,
   body: Record<string, unknown>,
-): Issued {
+): Promise<Issued> {
   const role = loadRole(authority, mount, roleName);
   checkMetadata(body, role);
-  const csr = verifiedCsr(str(body, 'csr'));
+  const csr = await verifiedCsrAsync(str(body, 'csr'));
   checkCsrKey(role, csr.key);
   const names = resolveNames(role, nameRequest(body), csr);
   return signLeaf(

@@ -1,7 +1,7 @@
-import type { KeyObject } from 'node:crypto';
 import { ValidationError } from '../../core/errors.js';
 import { pem, pemBlocks } from './x509/certificate.js';
-import { keySpecOf, privateKeyDer, privateKeyPem, type PrivateKeyFormat } from './x509/keys.js';
+import { privateKeyLabel, type EncodedKey } from './x509/encoded-key.js';
+import type { PrivateKeyFormat } from './x509/keys.js';
 
 /** Output encodings of issuing endpoints. */
 export type Format = 'pem' | 'der' | 'pem_bundle';
@@ -30,7 +30,7 @@ export interface IssuedOutput {
   certificate: Buffer;
   /** the signing issuer's chain as PEM, issuer first */
   chain: readonly string[];
-  privateKey?: KeyObject;
+  privateKey?: EncodedKey;
   /** include the chain in a pem_bundle (false for a self-signed root) */
   bundleChain: boolean;
   removeRoots: boolean;
@@ -50,36 +50,40 @@ export function encodeIssued(
   const chain = out.removeRoots ? out.chain.filter((c) => !out.isRoot(c)) : [...out.chain];
   const issuing = out.chain[0] ?? certPem;
   const data: Record<string, unknown> = {};
-  const keyPem = out.privateKey ? privateKeyPem(out.privateKey, keyFormat) : undefined;
+  const key = out.privateKey;
+  const keyPem = (f: PrivateKeyFormat) =>
+    key ? pem(privateKeyLabel(key.spec, f), key.privateDer(f)) : '';
   switch (format) {
     case 'pem':
       data.certificate = certPem;
       data.issuing_ca = issuing;
       if (chain.length) data.ca_chain = chain;
-      if (out.privateKey) data.private_key = keyPem;
+      if (key) data.private_key = keyPem(keyFormat);
       break;
     case 'der':
       data.certificate = out.certificate.toString('base64');
       data.issuing_ca = derOf(issuing).toString('base64');
       if (chain.length) data.ca_chain = chain.map((c) => derOf(c).toString('base64'));
-      if (out.privateKey)
-        data.private_key = privateKeyDer(out.privateKey, keyFormat).toString('base64');
+      if (key) data.private_key = key.privateDer(keyFormat).toString('base64');
       break;
-    case 'pem_bundle':
+    case 'pem_bundle': {
+      // The bundle always carries the per-type form; private_key follows private_key_format.
+      const bundled = key ? keyPem('der') : '';
       data.certificate = [
-        ...(out.privateKey ? [privateKeyPem(out.privateKey)] : []),
+        ...(key ? [bundled] : []),
         certPem,
         ...(out.bundleChain ? chain : []),
       ].join('\n');
       data.issuing_ca = issuing;
       if (chain.length) data.ca_chain = chain;
-      if (out.privateKey) data.private_key = keyPem;
+      if (key) data.private_key = keyFormat === 'der' ? bundled : keyPem(keyFormat);
       break;
+    }
     default: {
       const _never: never = format;
       throw new Error(`unknown format ${String(_never)}`);
     }
   }
-  if (out.privateKey) data.private_key_type = keySpecOf(out.privateKey).type;
+  if (key) data.private_key_type = key.spec.type;
   return data;
 }
