@@ -1,13 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import type { Role } from './role.js';
 import type { ResolvedNames } from './names.js';
-import {
-  buildCertificate,
-  buildCertificateAsync,
-  encodeName,
-  type CertificateSpec,
-  type SubjectSpec,
-} from './x509/certificate.js';
+import { buildCertificate, encodeName, type SubjectSpec } from './x509/certificate.js';
 import * as ext from './x509/extensions.js';
 import { keyIdentifier, type SignatureScheme } from './x509/keys.js';
 import type { ParsedCertificate } from './x509/parse.js';
@@ -101,9 +95,10 @@ export function leafExtensions(spec: LeafSpec, subjectEmpty: boolean): Buffer[] 
   return out;
 }
 
-function leafCertificate(spec: LeafSpec): CertificateSpec {
+/** Builds and signs a leaf; returns its DER. */
+export function buildLeaf(spec: LeafSpec): Buffer {
   const subject = encodeName(subjectOf(spec.role, spec.names));
-  return {
+  return buildCertificate({
     serial: spec.serial,
     issuer: spec.signer.cert.subject,
     subject,
@@ -113,15 +108,8 @@ function leafCertificate(spec: LeafSpec): CertificateSpec {
     extensions: leafExtensions(spec, subject.length <= 2),
     scheme: spec.signer.scheme,
     signingKey: spec.signer.key,
-  };
+  });
 }
-
-/** Builds and signs a leaf; returns its DER. */
-export const buildLeaf = (spec: LeafSpec): Buffer => buildCertificate(leafCertificate(spec));
-
-/** Builds a leaf and signs it on the libuv pool; resolves with its DER. */
-export const buildLeafAsync = (spec: LeafSpec): Promise<Buffer> =>
-  buildCertificateAsync(leafCertificate(spec));
 
 /** What a CA certificate (root or intermediate) is built from. */
 export interface CaSpec {

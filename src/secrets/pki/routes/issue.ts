@@ -17,8 +17,8 @@ export function issueRoutes(r: Router, authority: Authority, { id }: RouteScope)
       const out = await issue(authority, id, meta(ctx), param(ctx, 'role'), ref(ctx), input(ctx));
       send(ctx, out.data, out.warnings);
     });
-    r.post(`${prefix}/sign/:role`, async (ctx) => {
-      const out = await sign(authority, id, meta(ctx), param(ctx, 'role'), ref(ctx), input(ctx));
+    r.post(`${prefix}/sign/:role`, (ctx) => {
+      const out = sign(authority, id, meta(ctx), param(ctx, 'role'), ref(ctx), input(ctx));
       send(ctx, out.data, out.warnings);
     });
     r.post(`${prefix}/sign-verbatim`, (ctx) => {

@@ -1,6 +1,6 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
 import * as der from './der.js';
-import { signatureAlgorithm, signWith, signWithAsync, type SignatureScheme } from './keys.js';
+import { signatureAlgorithm, signWith, type SignatureScheme } from './keys.js';
 
 /** Subject attributes in the order Go's `pkix.Name` writes them. */
 export interface SubjectSpec {
@@ -81,7 +81,8 @@ export interface CertificateSpec {
   signingKey: KeyObject;
 }
 
-function tbsCertificate(spec: CertificateSpec): { tbs: Buffer; algorithm: Buffer } {
+/** Builds and signs a v3 certificate; returns its DER. */
+export function buildCertificate(spec: CertificateSpec): Buffer {
   const algorithm = signatureAlgorithm(spec.scheme);
   const tbs = der.seq(
     der.explicit(0, der.int(2)),
@@ -93,20 +94,7 @@ function tbsCertificate(spec: CertificateSpec): { tbs: Buffer; algorithm: Buffer
     spec.spki,
     ...(spec.extensions.length ? [der.explicit(3, der.seq(...spec.extensions))] : []),
   );
-  return { tbs, algorithm };
-}
-
-/** Builds and signs a v3 certificate; returns its DER. */
-export function buildCertificate(spec: CertificateSpec): Buffer {
-  const { tbs, algorithm } = tbsCertificate(spec);
   return der.seq(tbs, algorithm, der.bits(signWith(spec.scheme, spec.signingKey, tbs)));
-}
-
-/** `buildCertificate` with the signature computed on the libuv pool. */
-export async function buildCertificateAsync(spec: CertificateSpec): Promise<Buffer> {
-  const { tbs, algorithm } = tbsCertificate(spec);
-  const signature = await signWithAsync(spec.scheme, spec.signingKey, tbs);
-  return der.seq(tbs, algorithm, der.bits(signature));
 }
 
 /** PEM text of DER bytes, without a trailing newline (as the reference returns it). */

@@ -236,64 +236,17 @@ export function signatureAlgorithm(s: SignatureScheme): Buffer {
   );
 }
 
-type SignKey = KeyObject | { key: KeyObject; padding: number; saltLength: number };
-
-function signArgs(s: SignatureScheme, key: KeyObject): [string | null, SignKey] {
-  if (s.hash === null) return [null, key];
-  if (s.pss)
-    return [
-      s.hash,
-      { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: HASH_LEN[s.hash] },
-    ];
-  return [s.hash, key];
-}
-
-/** Signs `data` with the scheme, synchronously (CA certificates, CRLs, CSRs). */
+/** Signs `data` with the scheme; synchronous, since one signature is well under a millisecond for EC. */
 export function signWith(s: SignatureScheme, key: KeyObject, data: Buffer): Buffer {
-  const [hash, signKey] = signArgs(s, key);
-  return cryptoSign(hash, data, signKey);
-}
-
-/** Signs `data` with the scheme on the libuv pool, keeping the event loop free (leaf certificates). */
-export function signWithAsync(s: SignatureScheme, key: KeyObject, data: Buffer): Promise<Buffer> {
-  const [hash, signKey] = signArgs(s, key);
-  return new Promise((resolve, reject) =>
-    cryptoSign(hash, data, signKey, (err, signature) => (err ? reject(err) : resolve(signature))),
-  );
-}
-
-type VerifyKey = KeyObject | { key: KeyObject; padding: number; saltLength: number };
-
-/** The hash and key options for an AlgorithmIdentifier; undefined for algorithms Keel does not know. */
-function verifyArgs(
-  algorithm: Buffer,
-  [oidEl, params]: der.Element[],
-  publicKey: KeyObject,
-): [string | null, VerifyKey] | undefined {
-  if (!oidEl) return undefined;
-  const name = der.oidText(der.content(algorithm, oidEl));
-  const lookup = (table: Record<string, string>) =>
-    Object.entries(table).find(([, v]) => v === name)?.[0] as
-      'sha256' | 'sha384' | 'sha512' | undefined;
-  if (name === '1.3.101.112') return [null, publicKey];
-  const plain = lookup(RSA_OID) ?? lookup(ECDSA_OID);
-  if (plain) return [plain, publicKey];
-  if (name === '1.2.840.113549.1.1.5') return ['sha1', publicKey];
-  if (name === '1.2.840.113549.1.1.10' && params) {
-    const hashParam = der.children(algorithm, params)[0];
-    let hash: 'sha256' | 'sha384' | 'sha512' = 'sha256';
-    if (hashParam) {
-      const inner = der.children(algorithm, hashParam)[0];
-      const hashOid = inner ? der.children(algorithm, inner)[0] : undefined;
-      const text = hashOid ? der.oidText(der.content(algorithm, hashOid)) : '';
-      hash =
-        (Object.entries(HASH_OID).find(([, v]) => v === text)?.[0] as typeof hash | undefined) ??
-        'sha256';
-    }
-    const pss = constants.RSA_PKCS1_PSS_PADDING;
-    return [hash, { key: publicKey, padding: pss, saltLength: constants.RSA_PSS_SALTLEN_AUTO }];
+  if (s.hash === null) return cryptoSign(null, data, key);
+  if (s.pss) {
+    return cryptoSign(s.hash, data, {
+      key,
+      padding: constants.RSA_PKCS1_PSS_PADDING,
+      saltLength: HASH_LEN[s.hash],
+    });
   }
-  return undefined;
+  return cryptoSign(s.hash, data, key);
 }
 
 /**
@@ -306,32 +259,46 @@ export function verifyWith(
   data: Buffer,
   signature: Buffer,
 ): boolean {
-  // A malformed identifier throws, as a malformed certificate does; a failing check answers false.
-  const parts = der.children(algorithm, der.read(algorithm));
+  const el = der.read(algorithm);
+  const [oidEl, params] = der.children(algorithm, el);
+  if (!oidEl) return false;
+  const name = der.oidText(der.content(algorithm, oidEl));
+  const lookup = (table: Record<string, string>) =>
+    Object.entries(table).find(([, v]) => v === name)?.[0] as
+      'sha256' | 'sha384' | 'sha512' | undefined;
   try {
-    const args = verifyArgs(algorithm, parts, publicKey);
-    return args ? cryptoVerify(args[0], data, args[1], signature) : false;
+    if (name === '1.3.101.112') return cryptoVerify(null, data, publicKey, signature);
+    const rsa = lookup(RSA_OID);
+    if (rsa) return cryptoVerify(rsa, data, publicKey, signature);
+    const ec = lookup(ECDSA_OID);
+    if (ec) return cryptoVerify(ec, data, publicKey, signature);
+    if (name === '1.2.840.113549.1.1.5') return cryptoVerify('sha1', data, publicKey, signature);
+    if (name === '1.2.840.113549.1.1.10' && params) {
+      const hashParam = der.children(algorithm, params)[0];
+      let hash: 'sha256' | 'sha384' | 'sha512' = 'sha256';
+      if (hashParam) {
+        const inner = der.children(algorithm, hashParam)[0];
+        const hashOid = inner ? der.children(algorithm, inner)[0] : undefined;
+        const text = hashOid ? der.oidText(der.content(algorithm, hashOid)) : '';
+        hash =
+          (Object.entries(HASH_OID).find(([, v]) => v === text)?.[0] as typeof hash | undefined) ??
+          'sha256';
+      }
+      return cryptoVerify(
+        hash,
+        data,
+        {
+          key: publicKey,
+          padding: constants.RSA_PKCS1_PSS_PADDING,
+          saltLength: constants.RSA_PSS_SALTLEN_AUTO,
+        },
+        signature,
+      );
+    }
   } catch {
     return false;
   }
-}
-
-/** `verifyWith` on the libuv pool (a P-256 verification is ~80 µs of CPU); never rejects. */
-export function verifyWithAsync(
-  algorithm: Buffer,
-  publicKey: KeyObject,
-  data: Buffer,
-  signature: Buffer,
-): Promise<boolean> {
-  return new Promise((resolve) => {
-    try {
-      const args = verifyArgs(algorithm, der.children(algorithm, der.read(algorithm)), publicKey);
-      if (!args) resolve(false);
-      else cryptoVerify(args[0], data, args[1], signature, (err, ok) => resolve(!err && ok));
-    } catch {
-      resolve(false);
-    }
-  });
+  return false;
 }
 
 /** True when the private key belongs to the public key (compares the derived SubjectPublicKeyInfo). */

@@ -205,13 +205,12 @@ export interface ParsedCsr {
   key: KeySpec;
   extensions: RawExtension[];
   altNames: AltName[];
-  /** what the self-signature covers, to be checked with `verifyWith` or `verifyWithAsync` */
-  signed: { algorithm: Buffer; data: Buffer; signature: Buffer };
+  signatureValid: boolean;
 }
 
 /**
  * Parses a CSR PEM with the reference's error texts (`"csr" is empty`, `csr contains no data`,
- * `certificate request could not be parsed: …`); the self-signature is left to the caller.
+ * `certificate request could not be parsed: …`) and checks its self-signature.
  */
 export function parseCsr(pemText: string): ParsedCsr {
   if (!pemText.trim()) throw new ValidationError('"csr" is empty');
@@ -238,7 +237,6 @@ export function parseCsr(pemText: string): ParsedCsr {
     }
     const subject = Buffer.from(der.whole(bytes, subjectEl));
     const san = extensions.find((e) => e.id === '2.5.29.17');
-    der.children(bytes, algEl); // a malformed signature algorithm is a parse error
     return {
       subject,
       commonName: nameAttribute(subject, '2.5.4.3') ?? '',
@@ -247,11 +245,12 @@ export function parseCsr(pemText: string): ParsedCsr {
       key: keySpecOf(publicKey),
       extensions,
       altNames: san ? parseGeneralNames(san.value) : [],
-      signed: {
-        algorithm: der.whole(bytes, algEl),
-        data: der.whole(bytes, infoEl),
-        signature: der.content(bytes, sigEl).subarray(1),
-      },
+      signatureValid: verifyWith(
+        der.whole(bytes, algEl),
+        publicKey,
+        der.whole(bytes, infoEl),
+        der.content(bytes, sigEl).subarray(1),
+      ),
     };
   } catch (e) {
     if (e instanceof ValidationError) throw e;
