@@ -10,6 +10,7 @@ import { configDecider, certificateDecider, issuerDecider, keyDecider } from './
 import { streams, type CrlConfig, type IssuerSettings, type TidyResult } from './events.js';
 import type { Signer, UrlConfig } from './issuance.js';
 import { PkiQueries, type IssuerRow, type KeyRow } from './projection.js';
+import { PkiReads } from './reads.js';
 import { keySpecOf, signatureScheme, spkiDer } from './x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
 
@@ -57,6 +58,8 @@ export const newIssuerSettings = (name: string): IssuerSettings => ({
 export class Authority {
   readonly #core: PkiCore;
   #q: PkiQueries | undefined;
+  /** rows the issuing path reads on every request; cleared by the projection on any change */
+  readonly #reads: PkiReads;
   readonly #keys = new Map<string, KeyObject>();
   readonly #certs = new Map<string, ParsedCertificate>();
   /** chains by mount and issuer; cleared by the projection whenever an issuer event is applied */
@@ -66,6 +69,7 @@ export class Authority {
 
   constructor(core: PkiCore) {
     this.#core = core;
+    this.#reads = new PkiReads(core.db, () => this.q);
   }
 
   /** Read-model queries, prepared on first use (after the projection has opened its tables). */
@@ -83,17 +87,23 @@ export class Authority {
     return this.#core.db.transaction(fn)();
   }
 
+  /** A stored role as written (without the defaults of fields added since), if any. */
+  role = (mount: string, name: string): unknown => this.#reads.role(mount, name);
+
   defaults(mount: string): { defaultIssuer: string; defaultFollowsLatestIssuer: boolean } {
     return (
-      this.q.config(mount, 'issuers') ?? { defaultIssuer: '', defaultFollowsLatestIssuer: false }
+      this.#reads.config(mount, 'issuers') ?? {
+        defaultIssuer: '',
+        defaultFollowsLatestIssuer: false,
+      }
     );
   }
 
   defaultKey = (mount: string): string =>
-    this.q.config<{ defaultKey: string }>(mount, 'keys')?.defaultKey ?? '';
+    this.#reads.config<{ defaultKey: string }>(mount, 'keys')?.defaultKey ?? '';
 
   urls = (mount: string): UrlConfig =>
-    this.q.config<UrlConfig>(mount, 'urls') ?? {
+    this.#reads.config<UrlConfig>(mount, 'urls') ?? {
       issuing_certificates: [],
       crl_distribution_points: [],
       ocsp_servers: [],
@@ -101,7 +111,7 @@ export class Authority {
 
   crlConfig = (mount: string): CrlConfig => ({
     ...DEFAULT_CRL_CONFIG,
-    ...this.q.config<CrlConfig>(mount, 'crl'),
+    ...this.#reads.config<CrlConfig>(mount, 'crl'),
   });
 
   tidyStatus = (mount: string): TidyResult | undefined => this.q.config<TidyResult>(mount, 'tidy');
@@ -110,11 +120,11 @@ export class Authority {
   resolveIssuer(mount: string, ref: string): IssuerRow {
     if (ref === 'default' || ref === '') {
       const id = this.defaults(mount).defaultIssuer;
-      const row = id ? this.q.issuer(mount, id) : undefined;
+      const row = id ? this.#reads.issuer(mount, id) : undefined;
       if (!row) throw new ValidationError('no default issuer currently configured');
       return row;
     }
-    const byId = UUID.test(ref) ? this.q.issuer(mount, ref) : undefined;
+    const byId = UUID.test(ref) ? this.#reads.issuer(mount, ref) : undefined;
     const row = byId ?? this.q.issuers(mount).find((i) => i.name === ref);
     if (!row) throw new ValidationError(`unable to resolve issuer id for reference: ${ref}`);
     return row;
@@ -163,7 +173,7 @@ export class Authority {
     signatureBits = 0,
     usePss = false,
   ): Signer {
-    const key = issuer.key_id ? this.q.key(mount, issuer.key_id) : undefined;
+    const key = issuer.key_id ? this.#reads.key(mount, issuer.key_id) : undefined;
     if (!key) {
       throw new ValidationError(
         `unable to fetch corresponding key for issuer ${issuer.issuer_id}; unable to use this issuer for signing`,
@@ -180,8 +190,9 @@ export class Authority {
     };
   }
 
-  /** Drops cached chains (an issuer was created, changed or deleted). */
-  issuersChanged(): void {
+  /** Drops cached rows and chains (a role, key, issuer or configuration event was applied). */
+  readModelsChanged(): void {
+    this.#reads.clear();
     this.#chains.clear();
   }
 

@@ -22,7 +22,7 @@ export function createPkiContext(core: Core): ContextModule & { authority: Autho
   return {
     name: 'pki',
     authority,
-    projections: [pkiProjection(() => authority.issuersChanged())],
+    projections: [pkiProjection(() => authority.readModelsChanged())],
     timers: [
       {
         kind: CRL_REBUILD,

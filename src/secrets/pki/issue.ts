@@ -24,7 +24,7 @@ export interface Issued {
 
 /** Loads a role or answers the reference's `unknown role: X`. */
 export function loadRole(authority: Authority, mount: string, name: string): Role {
-  const stored = authority.q.role(mount, name);
+  const stored = authority.role(mount, name);
   if (!stored) throw new ValidationError(`unknown role: ${name}`);
   // Stored roles were validated when written; defaults fill fields added since.
   return { ...defaultRole(), ...(stored as Partial<Role>) };

@@ -35,11 +35,20 @@ const SCHEMA = `
     next_update TEXT NOT NULL, crl TEXT NOT NULL, PRIMARY KEY (mount, issuer_id));
 `;
 
+/** Events that touch only certificates and CRLs, never a role, key, issuer or configuration. */
+const CERTIFICATE_ONLY = new Set<string>([
+  'CertificateIssued',
+  'CertificateRevoked',
+  'CertificateDeleted',
+  'PkiCrlBuilt',
+]);
+
 /**
- * The read models of every certificate authority mount. `onIssuersChanged` lets in-memory caches
- * derived from issuers (chains) drop what an issuer event made stale.
+ * The read models of every certificate authority mount. `onChanged` lets in-memory caches of
+ * roles, keys, issuers, configuration and what derives from them (chains) drop what any other
+ * event made stale.
  */
-export const pkiProjection = (onIssuersChanged: () => void = () => undefined): Projection => ({
+export const pkiProjection = (onChanged: () => void = () => undefined): Projection => ({
   name: 'pki',
   version: 1,
   tables: TABLES,
@@ -90,7 +99,7 @@ export const pkiProjection = (onIssuersChanged: () => void = () => undefined): P
     return (stored: StoredEvent) => {
       if (!OWN.has(stored.type)) return;
       const e = stored as StoredEvent<PkiEvent>;
-      if (e.type.startsWith('PkiIssuer')) onIssuersChanged();
+      if (!CERTIFICATE_ONLY.has(e.type)) onChanged();
       switch (e.type) {
         case 'PkiRoleWritten':
           s.putRole.run(e.data.mount, e.data.name, canonicalJson(e.data.role));
