@@ -132,10 +132,11 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | u
     notAfter,
   });
   const serialHex = serialText(serial);
+  const certificatePem = pem('CERTIFICATE', der);
   authority.recordIssued(mount, job.meta, {
     serial: serialHex,
     issuerId: issuer.issuer_id,
-    certificate: pem('CERTIFICATE', der),
+    certificate: certificatePem,
     notAfter,
     commonName: job.names.commonName,
     isCa: false,
@@ -144,6 +145,7 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | u
   const data = encodeIssued(
     {
       certificate: der,
+      certificatePem,
       chain: authority.chain(mount, issuer),
       ...(privateKey ? { privateKey } : {}),
       bundleChain: true,

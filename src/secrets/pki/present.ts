@@ -28,6 +28,8 @@ export type IsRoot = (pemText: string) => boolean;
 /** What an issuing endpoint hands back, before encoding. */
 export interface IssuedOutput {
   certificate: Buffer;
+  /** the certificate's PEM, when the caller already has it */
+  certificatePem?: string;
   /** the signing issuer's chain as PEM, issuer first */
   chain: readonly string[];
   privateKey?: EncodedKey;
@@ -46,7 +48,7 @@ export function encodeIssued(
   format: Format,
   keyFormat: PrivateKeyFormat,
 ): Record<string, unknown> {
-  const certPem = pem('CERTIFICATE', out.certificate);
+  const certPem = out.certificatePem ?? pem('CERTIFICATE', out.certificate);
   const chain = out.removeRoots ? out.chain.filter((c) => !out.isRoot(c)) : [...out.chain];
   const issuing = out.chain[0] ?? certPem;
   const data: Record<string, unknown> = {};

@@ -52,14 +52,39 @@ describe('DER', () => {
     );
     const long = der.octets(Buffer.alloc(300));
     expect(der.read(long).end).toBe(long.length);
+    expect(long.subarray(0, 4).toString('hex')).toBe('0482012c');
+    expect(der.seq(Buffer.alloc(200)).subarray(0, 3).toString('hex')).toBe('3081c8');
+    expect(der.bits(Buffer.from([0xff]), 3).toString('hex')).toBe('030203ff');
+    expect(der.set().toString('hex')).toBe('3100');
     expect(() => der.read(Buffer.from([0x30, 0x05, 0x01]))).toThrow('truncated DER');
   });
 
-  it('PEM round-trips without a trailing newline', () => {
+  it('constructed elements hold their items in order, with short and long lengths', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 70_000 }), { maxLength: 4 }),
+        fc.constantFrom(0x30, 0x31),
+        (sizes, tag) => {
+          const items = sizes.map((n, i) => der.octets(Buffer.alloc(n, i + 1)));
+          const whole = tag === 0x30 ? der.seq(...items) : der.set(...items);
+          const el = der.read(whole);
+          expect([el.tag, el.end]).toEqual([tag, whole.length]);
+          expect(der.children(whole, el).map((c) => der.whole(whole, c))).toEqual(items);
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+
+  it('PEM round-trips without a trailing newline, in lines of 64', () => {
     fc.assert(
       fc.property(fc.uint8Array({ minLength: 1, maxLength: 400 }), (bytes) => {
         const text = pem('CERTIFICATE', Buffer.from(bytes));
         expect(text.endsWith('-----END CERTIFICATE-----')).toBe(true);
+        const body = text.split('\n').slice(1, -1);
+        expect(body.slice(0, -1).every((line) => line.length === 64)).toBe(true);
+        expect(body.at(-1)?.length).toBeGreaterThan(0);
+        expect(body.at(-1)?.length).toBeLessThanOrEqual(64);
         expect(pemBlocks(text)[0]?.der.equals(Buffer.from(bytes))).toBe(true);
       }),
     );

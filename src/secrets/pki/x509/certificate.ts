@@ -99,11 +99,12 @@ export function buildCertificate(spec: CertificateSpec): Buffer {
 
 /** PEM text of DER bytes, without a trailing newline (as the reference returns it). */
 export function pem(label: string, bytes: Buffer): string {
-  const b64 = bytes
-    .toString('base64')
-    .replace(/(.{64})/g, '$1\n')
-    .replace(/\n$/, '');
-  return `-----BEGIN ${label}-----\n${b64}\n-----END ${label}-----`;
+  const b64 = bytes.toString('base64');
+  const lines: string[] = [`-----BEGIN ${label}-----`];
+  // An empty body still gets its (empty) line, as it always has.
+  for (let i = 0; i === 0 || i < b64.length; i += 64) lines.push(b64.slice(i, i + 64));
+  lines.push(`-----END ${label}-----`);
+  return lines.join('\n');
 }
 
 /** Every PEM block in a text, with its label and DER bytes. */

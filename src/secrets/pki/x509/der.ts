@@ -4,25 +4,55 @@
  * keeps issuing at a fraction of a millisecond (the schema route costs ~3 ms a certificate).
  */
 
-function length(n: number): Buffer {
-  if (n < 0x80) return Buffer.from([n]);
-  const bytes: number[] = [];
-  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v & 0xff);
-  return Buffer.from([0x80 | bytes.length, ...bytes]);
+/** Bytes taken by the length octets of a content of `n` bytes. */
+const lengthSize = (n: number): number =>
+  n < 0x80 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : n < 0x1000000 ? 4 : 5;
+
+/**
+ * Writes tag and length at the start of `out`; returns where the content begins. Each TLV is one
+ * allocation: certificates are built from dozens of them on every request.
+ */
+function header(out: Buffer, tag: number, n: number): number {
+  out[0] = tag;
+  const size = lengthSize(n);
+  if (size === 1) {
+    out[1] = n;
+    return 2;
+  }
+  out[1] = 0x80 | (size - 1);
+  for (let i = size - 1, v = n; i >= 1; i--, v = Math.floor(v / 256)) out[1 + i] = v & 0xff;
+  return 1 + size;
 }
 
 /** One TLV with the given tag byte. */
 export function tlv(tag: number, content: Buffer): Buffer {
-  return Buffer.concat([Buffer.from([tag]), length(content.length), content]);
+  const out = Buffer.allocUnsafe(1 + lengthSize(content.length) + content.length);
+  content.copy(out, header(out, tag, content.length));
+  return out;
 }
 
-export const seq = (...items: readonly Buffer[]): Buffer => tlv(0x30, Buffer.concat(items));
-export const set = (...items: readonly Buffer[]): Buffer => tlv(0x31, Buffer.concat(items));
+/** One constructed TLV whose content is `items` one after another. */
+function constructed(tag: number, items: readonly Buffer[]): Buffer {
+  let n = 0;
+  for (const item of items) n += item.length;
+  const out = Buffer.allocUnsafe(1 + lengthSize(n) + n);
+  let at = header(out, tag, n);
+  for (const item of items) at += item.copy(out, at);
+  return out;
+}
+
+export const seq = (...items: readonly Buffer[]): Buffer => constructed(0x30, items);
+export const set = (...items: readonly Buffer[]): Buffer => constructed(0x31, items);
 export const nul = (): Buffer => Buffer.from([0x05, 0x00]);
 export const bool = (b: boolean): Buffer => Buffer.from([0x01, 0x01, b ? 0xff : 0x00]);
 export const octets = (b: Buffer): Buffer => tlv(0x04, b);
-export const bits = (b: Buffer, unused = 0): Buffer =>
-  tlv(0x03, Buffer.concat([Buffer.from([unused]), b]));
+export function bits(b: Buffer, unused = 0): Buffer {
+  const out = Buffer.allocUnsafe(1 + lengthSize(b.length + 1) + b.length + 1);
+  const at = header(out, 0x03, b.length + 1);
+  out[at] = unused;
+  b.copy(out, at + 1);
+  return out;
+}
 export const utf8 = (s: string): Buffer => tlv(0x0c, Buffer.from(s, 'utf8'));
 export const printable = (s: string): Buffer => tlv(0x13, Buffer.from(s, 'latin1'));
 export const ia5 = (s: string): Buffer => tlv(0x16, Buffer.from(s, 'latin1'));
