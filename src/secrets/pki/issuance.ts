@@ -20,7 +20,33 @@ export interface Signer {
   scheme: SignatureScheme;
 }
 
-function urlExtensions(urls: UrlConfig): Buffer[] {
+/**
+ * Extension bytes that depend only on an object that does not change: a role or URL
+ * configuration the authority remembers (frozen), a parsed issuer certificate. A leaf re-encodes
+ * only what is its own; objects that are not frozen are encoded afresh each time.
+ */
+const byRole = new WeakMap<Role, { head: Buffer[]; policies: Buffer[] }>();
+const byUrls = new WeakMap<UrlConfig, Buffer[]>();
+const byIssuer = new WeakMap<ParsedCertificate, Buffer[]>();
+
+function remembered<K extends object, V>(
+  map: WeakMap<K, V>,
+  key: K,
+  make: () => V,
+  keep = Object.isFrozen(key),
+): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    if (keep) map.set(key, value);
+  }
+  return value;
+}
+
+const urlExtensions = (urls: UrlConfig): Buffer[] =>
+  remembered(byUrls, urls, () => encodeUrlExtensions(urls));
+
+function encodeUrlExtensions(urls: UrlConfig): Buffer[] {
   const out: Buffer[] = [];
   if (urls.ocsp_servers.length || urls.issuing_certificates.length) {
     out.push(ext.authorityInfoAccess(urls.ocsp_servers, urls.issuing_certificates));
@@ -68,13 +94,35 @@ export interface LeafSpec {
  * `ext_key_usage` then the OIDs, basic constraints only when asked, SKID/AKID, SANs, AIA and CDP.
  */
 export function leafExtensions(spec: LeafSpec, subjectEmpty: boolean): Buffer[] {
-  const { role } = spec;
-  const out: Buffer[] = [];
+  const { head, policies } = remembered(byRole, spec.role, () => roleExtensions(spec.role));
+  // A parsed certificate's key identifier never changes.
+  const aki = remembered(
+    byIssuer,
+    spec.signer.cert,
+    () => {
+      const id = spec.signer.cert.subjectKeyId;
+      return id ? [ext.authorityKeyId(id)] : [];
+    },
+    true,
+  );
+  return [
+    ...head,
+    ext.subjectKeyId(keyIdentifier(spec.spki)),
+    ...aki,
+    ...(spec.names.altNames.length ? [ext.subjectAltName(spec.names.altNames, subjectEmpty)] : []),
+    ...policies,
+    ...urlExtensions(spec.urls),
+  ];
+}
+
+/** The role's own extensions: those before the key identifiers, and its policies. */
+function roleExtensions(role: Role): { head: Buffer[]; policies: Buffer[] } {
+  const head: Buffer[] = [];
   const kuBits = role.key_usage.flatMap((n) => {
     const bit = ext.keyUsageBit(n);
     return bit === undefined ? [] : [bit];
   });
-  if (kuBits.length) out.push(ext.keyUsage(kuBits));
+  if (kuBits.length) head.push(ext.keyUsage(kuBits));
   const eku = [
     ...(role.server_flag ? [ext.EXT_KEY_USAGES.ServerAuth ?? ''] : []),
     ...(role.client_flag ? [ext.EXT_KEY_USAGES.ClientAuth ?? ''] : []),
@@ -83,16 +131,12 @@ export function leafExtensions(spec: LeafSpec, subjectEmpty: boolean): Buffer[] 
     ...role.ext_key_usage.map((n) => ext.extKeyUsageOid(n) ?? ''),
     ...role.ext_key_usage_oids,
   ].filter((o) => o !== '');
-  if (eku.length) out.push(ext.extKeyUsage([...new Set(eku)]));
-  if (role.basic_constraints_valid_for_non_ca) out.push(ext.basicConstraints(false));
-  out.push(ext.subjectKeyId(keyIdentifier(spec.spki)));
-  const aki = spec.signer.cert.subjectKeyId;
-  if (aki) out.push(ext.authorityKeyId(aki));
-  if (spec.names.altNames.length) out.push(ext.subjectAltName(spec.names.altNames, subjectEmpty));
-  if (role.policy_identifiers.length)
-    out.push(ext.certificatePolicies(role.policy_identifiers.map((oid) => ({ oid }))));
-  out.push(...urlExtensions(spec.urls));
-  return out;
+  if (eku.length) head.push(ext.extKeyUsage([...new Set(eku)]));
+  if (role.basic_constraints_valid_for_non_ca) head.push(ext.basicConstraints(false));
+  const policies = role.policy_identifiers.length
+    ? [ext.certificatePolicies(role.policy_identifiers.map((oid) => ({ oid })))]
+    : [];
+  return { head, policies };
 }
 
 /** Builds and signs a leaf; returns its DER. */

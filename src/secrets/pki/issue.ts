@@ -5,6 +5,7 @@ import { bool, duration, list, str } from './fields.js';
 import { buildLeaf } from './issuance.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
 import { encodeIssued, formatOf, privateKeyFormatOf } from './present.js';
+import { deepFreeze } from './reads.js';
 import { defaultRole, type Role } from './role.js';
 import { resolveNotAfter, type LeafNotAfterBehavior } from './ttl.js';
 import { encodeName, pem, randomSerial, serialText } from './x509/certificate.js';
@@ -22,12 +23,23 @@ export interface Issued {
   warnings: string[];
 }
 
-/** Loads a role or answers the reference's `unknown role: X`. */
+/** Roles with their defaults filled in, by the stored (remembered, frozen) row they came from. */
+const withDefaults = new WeakMap<object, Role>();
+
+/**
+ * Loads a role or answers the reference's `unknown role: X`. Stored roles were validated when
+ * written; defaults fill fields added since. The result is frozen: while the stored row is
+ * unchanged, every request shares it (and what is encoded from it).
+ */
 export function loadRole(authority: Authority, mount: string, name: string): Role {
   const stored = authority.role(mount, name);
-  if (!stored) throw new ValidationError(`unknown role: ${name}`);
-  // Stored roles were validated when written; defaults fill fields added since.
-  return { ...defaultRole(), ...(stored as Partial<Role>) };
+  if (!stored || typeof stored !== 'object') throw new ValidationError(`unknown role: ${name}`);
+  let role = withDefaults.get(stored);
+  if (!role) {
+    role = deepFreeze({ ...defaultRole(), ...(stored as Partial<Role>) });
+    if (Object.isFrozen(stored)) withDefaults.set(stored, role);
+  }
+  return role;
 }
 
 /** The naming fields of issue and sign bodies. */

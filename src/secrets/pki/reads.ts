@@ -4,7 +4,8 @@ import type { IssuerRow, KeyRow, PkiQueries } from './projection.js';
 /** Entries kept at most; past it the memo starts again (it only saves queries). */
 const LIMIT = 10_000;
 
-function deepFreeze<T>(value: T): T {
+/** Freezes an object and everything in it (values shared between requests). */
+export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const v of Object.values(value)) deepFreeze(v);

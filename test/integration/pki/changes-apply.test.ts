@@ -50,6 +50,11 @@ describe('changes apply to the next certificate', () => {
       ttl: '1h',
     });
     expect((await issue()).status).toBe(200);
+    const ekuOf = async () =>
+      new X509Certificate((await issue()).data.certificate as string).keyUsage;
+    expect(await ekuOf()).toEqual(['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
+    await t.pki('PATCH', 'roles/web', { server_flag: false, ext_key_usage_oids: '1.2.3.4' });
+    expect(await ekuOf()).toEqual(['1.3.6.1.5.5.7.3.2', '1.2.3.4']);
     await t.pki('DELETE', 'roles/web');
     const gone = await issue();
     expect(gone.status).toBe(400);

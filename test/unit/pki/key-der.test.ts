@@ -69,6 +69,14 @@ describe('generated keys', () => {
     }
   });
 
+  it('are fresh every time (P-256 keys come from one reused generator)', async () => {
+    const keys = await Promise.all(
+      Array.from({ length: 50 }, () => generateEncodedKey({ type: 'ec', bits: 256 })),
+    );
+    expect(new Set(keys.map((k) => k.spki.toString('hex'))).size).toBe(50);
+    expect(new Set(keys.map((k) => k.privateDer('der').toString('hex'))).size).toBe(50);
+  });
+
   it('pad an EC scalar with leading zero bytes to the curve size', () => {
     const curve = curveOf(256)!;
     const ecdh = createECDH('prime256v1');
