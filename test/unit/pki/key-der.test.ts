@@ -126,6 +126,27 @@ describe('public keys from SubjectPublicKeyInfo', () => {
     expect(keySpecOf(publicKeyFromSpki(p224))).toEqual({ type: 'ec', bits: 224 });
   });
 
+  it('hand RSA keys without NULL parameters or with non-minimal integers to OpenSSL', () => {
+    const jwk = createPublicKey(fixtureRsaKey(1)).export({ format: 'jwk' });
+    const n = Buffer.from(jwk.n ?? '', 'base64url');
+    const e = Buffer.from(jwk.e ?? '', 'base64url');
+    const rsa = (params: Buffer[], modulus: Buffer, exponent: Buffer) =>
+      der.seq(
+        der.seq(der.oid('1.2.840.113549.1.1.1'), ...params),
+        der.bits(der.seq(der.tlv(0x02, modulus), der.tlv(0x02, exponent))),
+      );
+    const canonical = rsa([der.nul()], Buffer.concat([Buffer.from([0]), n]), e);
+    expect(jwkFromSpki(canonical)?.spec).toEqual({ type: 'rsa', bits: 2048 });
+    expect(jwkFromSpki(rsa([], Buffer.concat([Buffer.from([0]), n]), e))).toBeUndefined();
+    expect(
+      jwkFromSpki(rsa([der.nul()], Buffer.concat([Buffer.from([0, 0]), n]), e)),
+    ).toBeUndefined();
+    expect(jwkFromSpki(rsa([der.nul()], n, e))).toBeUndefined(); // negative
+    expect(
+      jwkFromSpki(rsa([der.nul()], Buffer.concat([Buffer.from([0]), n]), Buffer.from([0]))),
+    ).toBeUndefined();
+  });
+
   it('refuse a point off its curve and trailing bytes as OpenSSL does', () => {
     const spki = spkiOf(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey);
     expect(() => publicKeyFromSpki(flipped(spki, -1))).toThrow();

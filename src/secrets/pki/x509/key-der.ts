@@ -113,6 +113,10 @@ export function derFromJwk(jwk: JsonWebKey): JwkDer {
   }
 }
 
+/** True for the content of a minimally encoded, positive DER INTEGER. */
+const positive = (v: Buffer): boolean =>
+  v.length > 0 && !((v[0] ?? 0) & 0x80) && (v[0] !== 0 || (v.length > 1 && !!((v[1] ?? 0) & 0x80)));
+
 const bitLength = (magnitude: Buffer): number => {
   let i = 0;
   while (i < magnitude.length - 1 && magnitude[i] === 0) i++;
@@ -143,15 +147,16 @@ export function jwkFromSpki(spki: Buffer): { jwk: JsonWebKey; spec: KeySpec } | 
       return { jwk: { kty: 'EC', crv: curve.jwk, x, y }, spec: { type: 'ec', bits: curve.bits } };
     }
     case RSA_ENCRYPTION: {
-      if (paramEl && paramEl.tag !== 0x05) return undefined;
+      // RFC 3279 NULL parameters; anything looser is for OpenSSL's decoder to judge.
+      if (paramEl?.tag !== 0x05 || paramEl.end !== paramEl.contentStart) return undefined;
       const seq = der.read(bits);
       if (seq.tag !== 0x30 || seq.end !== bits.length) return undefined;
       const [nEl, eEl, rest] = der.children(bits, seq);
       if (!nEl || !eEl || rest || nEl.tag !== 0x02 || eEl.tag !== 0x02) return undefined;
       const [n, e] = [der.content(bits, nEl), der.content(bits, eEl)];
-      // Negative or zero integers are not RSA keys; let the decoder refuse them in its own words.
-      if ((n[0] ?? 0x80) & 0x80 || (e[0] ?? 0x80) & 0x80) return undefined;
-      const strip = (v: Buffer) => (v.length > 1 && v[0] === 0 ? v.subarray(1) : v);
+      // Only minimal positive integers; the decoder refuses the others in its own words.
+      if (!positive(n) || !positive(e)) return undefined;
+      const strip = (v: Buffer) => (v[0] === 0 ? v.subarray(1) : v);
       return {
         jwk: { kty: 'RSA', n: strip(n).toString('base64url'), e: strip(e).toString('base64url') },
         spec: { type: 'rsa', bits: bitLength(n) },
