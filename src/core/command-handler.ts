@@ -42,9 +42,12 @@ export class CommandHandler {
     decider: Decider<S, E>,
   ): { state: S; version: number } {
     const cache = this.#cacheFor(decider);
-    const version = this.#store.version(stream);
     const hit = cache.get(stream);
-    if (hit !== undefined && hit.version === version) return { state: hit.state as S, version };
+    // A remembered fold is checked against the stream's version; without one, the stream is read
+    // (one query either way).
+    if (hit !== undefined && hit.version === this.#store.version(stream)) {
+      return { state: hit.state as S, version: hit.version };
+    }
     let state = decider.initialState();
     const events = this.#store.readStream(stream) as StoredEvent<E>[];
     for (const e of events) state = decider.evolve(state, e);
@@ -85,7 +88,7 @@ export class CommandHandler {
         }
         return { events: [], state, version };
       }
-      // Append (with the inline projections) in one transaction. (with the inline projections) in one transaction.
+      // Append, with the inline projections, in one transaction.
       let events: StoredEvent<E>[];
       try {
         events = this.#store.append(stream, proposed, { expectedVersion: version, metadata });
