@@ -64,6 +64,8 @@ async function serve(dir: string): Promise<void> {
   const app = createApp(testConfig(dir), {
     logger: silentLogger(),
     sealKey: Buffer.alloc(32, 9),
+    // As keel serve runs (ADR 0006).
+    backgroundCheckpoints: true,
   });
   const tokens = app.bootstrap();
   if (!tokens) throw new Error('bootstrap failed');
