@@ -119,7 +119,8 @@ export class CommandHandler {
   ): readonly E[] {
     const proposed = decide(state, version);
     let next = state;
-    proposed.forEach((event, i) => {
+    for (let i = 0; i < proposed.length; i++) {
+      const event = proposed[i]!;
       if (decider.accepts !== undefined && !decider.accepts(next, event)) {
         throw new IllegalTransitionError(
           stream,
@@ -131,7 +132,7 @@ export class CommandHandler {
       if (i < proposed.length - 1) {
         next = decider.evolve(next, this.#provisional(stream, version + i + 1, event, metadata));
       }
-    });
+    }
     return proposed;
   }
 
