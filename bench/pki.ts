@@ -64,6 +64,8 @@ async function serve(dir: string): Promise<void> {
   const app = createApp(testConfig(dir), {
     logger: silentLogger(),
     sealKey: Buffer.alloc(32, 9),
+    // As keel serve runs (ADR 0006).
+    backgroundCheckpoints: true,
   });
   const tokens = app.bootstrap();
   if (!tokens) throw new Error('bootstrap failed');
@@ -188,7 +190,7 @@ export async function benchPki(): Promise<BenchResult[]> {
     const csr = opensslCsr(dir, 'leaf');
     for (let i = 0; i < 200; i++) await pki('issue/ec', { common_name: `warm${i}.example.com` });
 
-    const baseline = await rate(3000, CONCURRENCY, async () => {
+    const baseline = await rate(10_000, CONCURRENCY, async () => {
       await call(`${daemon.url}/v1/pki/config/urls`, { headers });
     });
     results.push({
@@ -198,7 +200,7 @@ export async function benchPki(): Promise<BenchResult[]> {
       note: 'the ceiling any engine route can reach here',
     });
     const ecIssue = await rate(
-      3000,
+      5000,
       CONCURRENCY,
       async (i) => void (await pki('issue/ec', { common_name: `h${i}.example.com` })),
     );
@@ -220,7 +222,7 @@ export async function benchPki(): Promise<BenchResult[]> {
       note: 'RSA key generation on the libuv pool dominates',
     });
     const ecSign = await rate(
-      3000,
+      5000,
       CONCURRENCY,
       async () => void (await pki('sign/sign', { csr, common_name: 'svc.example.com' })),
     );
@@ -240,7 +242,7 @@ export async function benchPki(): Promise<BenchResult[]> {
     };
     for (let i = 0; i < 100; i++) await post(`${cf}/api/v1/cfssl/newcert`, { request });
     const cfIssue = await rate(
-      3000,
+      5000,
       CONCURRENCY,
       async () => void (await post(`${cf}/api/v1/cfssl/newcert`, { request })),
     );
@@ -263,7 +265,7 @@ export async function benchPki(): Promise<BenchResult[]> {
       note: `Keel/cfssl = ${(rsaIssue / cfRsa).toFixed(2)}`,
     });
     const cfSign = await rate(
-      3000,
+      5000,
       CONCURRENCY,
       async () =>
         void (await post(`${cf}/api/v1/cfssl/sign`, {

@@ -5,6 +5,7 @@ import { benchAws } from './aws.js';
 import { benchCloud } from './cloud.js';
 import { benchCore } from './core.js';
 import { benchPki } from './pki.js';
+import { closeConnections } from './http.js';
 import { benchRuns } from './runs.js';
 import type { BenchResult } from './support.js';
 
@@ -32,6 +33,8 @@ for (const suite of suites) {
   for (const r of results)
     console.log(`${suite.name}: ${r.name}: ${r.value} ${r.unit}${r.note ? ` (${r.note})` : ''}`);
 }
+
+closeConnections();
 
 const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
 const doc = [

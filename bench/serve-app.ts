@@ -11,6 +11,8 @@ const app = createApp(
   {
     logger: silentLogger(),
     sealKey: Buffer.alloc(32, 9),
+    // As keel serve runs (ADR 0006).
+    backgroundCheckpoints: true,
   },
 );
 const boot = app.bootstrap();

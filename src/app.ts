@@ -7,6 +7,7 @@ import type { Clock } from './core/clock.js';
 import { systemClock } from './core/clock.js';
 import { CommandHandler } from './core/command-handler.js';
 import type { Db } from './core/database.js';
+import { Checkpointer } from './core/checkpointer.js';
 import { openDatabase } from './core/database.js';
 import { EventStore } from './core/event-store.js';
 import { systemMetadata } from './core/events.js';
@@ -50,6 +51,11 @@ export interface AppDeps {
    * one at a time turn it off and call `settle()` themselves.
    */
   wakeReactorsOnAppend?: boolean;
+  /**
+   * Checkpoint the write-ahead log on a worker thread instead of inside commits (ADR 0006). The
+   * daemon turns it on; tests leave it off (default false) to keep one thread per app.
+   */
+  backgroundCheckpoints?: boolean;
   /** More contexts to compose with the built-in ones (tests and embedding). */
   extraContexts?: (core: Core) => ContextModule[];
   /** Which machine folds which streams on the `/ui` page; by default every machine in `machines/`. */
@@ -113,6 +119,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const ids = deps.ids ?? randomIds;
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
   const db: Db = openDatabase(deps.databasePath ?? join(config.dataDir, 'keel.sqlite'));
+  const checkpointer = deps.backgroundCheckpoints === true ? Checkpointer.start(db) : undefined;
   const sealer = new Sealer(deps.sealKey ?? loadSealKey(config.dataDir, process.env.KEEL_SEAL_KEY));
 
   // The store calls the projections inline; they are registered right after the contexts exist.
@@ -365,6 +372,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       for (const c of contexts) c.stop?.();
       await reactors.stop();
       cloud.close();
+      await checkpointer?.stop();
       db.close();
     },
   };

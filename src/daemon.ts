@@ -88,7 +88,7 @@ export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<D
       config.listen.port === 0 && config.publicAddress.endsWith(':0')
         ? Object.freeze({ ...config, publicAddress: server.url })
         : config;
-    app = createApp(effective, deps);
+    app = createApp(effective, { backgroundCheckpoints: true, ...deps });
     handler = app.callback;
     const boot = app.bootstrap();
     let bootstrapPath: string | null = null;

@@ -42,9 +42,12 @@ export class CommandHandler {
     decider: Decider<S, E>,
   ): { state: S; version: number } {
     const cache = this.#cacheFor(decider);
-    const version = this.#store.version(stream);
     const hit = cache.get(stream);
-    if (hit !== undefined && hit.version === version) return { state: hit.state as S, version };
+    // A remembered fold is checked against the stream's version; without one, the stream is read
+    // (one query either way).
+    if (hit !== undefined && hit.version === this.#store.version(stream)) {
+      return { state: hit.state as S, version: hit.version };
+    }
     let state = decider.initialState();
     const events = this.#store.readStream(stream) as StoredEvent<E>[];
     for (const e of events) state = decider.evolve(state, e);
@@ -85,7 +88,7 @@ export class CommandHandler {
         }
         return { events: [], state, version };
       }
-      // Append (with the inline projections) in one transaction. (with the inline projections) in one transaction.
+      // Append, with the inline projections, in one transaction.
       let events: StoredEvent<E>[];
       try {
         events = this.#store.append(stream, proposed, { expectedVersion: version, metadata });
@@ -116,7 +119,8 @@ export class CommandHandler {
   ): readonly E[] {
     const proposed = decide(state, version);
     let next = state;
-    proposed.forEach((event, i) => {
+    for (let i = 0; i < proposed.length; i++) {
+      const event = proposed[i]!;
       if (decider.accepts !== undefined && !decider.accepts(next, event)) {
         throw new IllegalTransitionError(
           stream,
@@ -128,7 +132,7 @@ export class CommandHandler {
       if (i < proposed.length - 1) {
         next = decider.evolve(next, this.#provisional(stream, version + i + 1, event, metadata));
       }
-    });
+    }
     return proposed;
   }
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Clock } from './clock.js';
 import { canonicalJson } from './canonical.js';
 import type { Db } from './database.js';
@@ -40,7 +40,7 @@ export function chainHash(prevHash: string, row: Omit<EventRow, 'hash'>): string
     row.data,
     row.metadata,
   ]);
-  return createHash('sha256').update(`${prevHash}\n${body}`).digest('hex');
+  return hash('sha256', `${prevHash}\n${body}`, 'hex');
 }
 
 /**

@@ -127,6 +127,8 @@ export class ListMethodRewriter {
     else if (chunked) this.#mode = { kind: 'chunk-size' };
     else if (length > 0) this.#mode = { kind: 'body', remaining: length };
     else this.#mode = { kind: 'head' };
+    // Most heads need no change: handed on as they came, without being rebuilt.
+    if (!isList && headers.length === lines.length - 3) return head;
     const marker = isList ? [`${LIST_MARKER_HEADER}: LIST`] : [];
     return Buffer.from([requestLine, ...marker, ...headers, '', ''].join('\r\n'), 'latin1');
   }
@@ -160,6 +162,17 @@ export class ListMethodSocket extends Duplex {
 
   override _write(chunk: Buffer, encoding: BufferEncoding, cb: (err?: Error | null) => void): void {
     this.#socket.write(chunk, encoding, cb);
+  }
+
+  /** The response head and body, corked together by the server, leave in one write. */
+  override _writev(
+    chunks: { chunk: Buffer; encoding: BufferEncoding }[],
+    cb: (err?: Error | null) => void,
+  ): void {
+    this.#socket.write(
+      chunks.length === 1 ? chunks[0]!.chunk : Buffer.concat(chunks.map((c) => c.chunk)),
+      cb,
+    );
   }
 
   override _final(cb: (err?: Error | null) => void): void {

@@ -132,7 +132,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         return;
       }
 
-      const mount = queries.mounts().find((m) => `${path}/`.startsWith(m.path));
+      const mount = queries.mountFor(path);
       if (mount === undefined) {
         throw new KeelError('not_found', `no handler for route "${path}". route entry not found.`);
       }

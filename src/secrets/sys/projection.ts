@@ -160,6 +160,13 @@ export function sysQueries(db: Db) {
         .map((r) => r.name),
     mounts: (): MountRow[] =>
       sql<[], RawMount>('SELECT * FROM mounts ORDER BY path').all().map(toMount),
+    /** The mount a request path falls under (the longest mount path it starts with). */
+    mountFor: (requestPath: string): MountRow | undefined => {
+      const r = sql<[string], RawMount>(
+        'SELECT * FROM mounts WHERE substr(?, 1, length(path)) = path ORDER BY length(path) DESC LIMIT 1',
+      ).get(`${requestPath}/`);
+      return r === undefined ? undefined : toMount(r);
+    },
     mount: (path: string): MountRow | undefined => {
       const r = sql<[string], RawMount>('SELECT * FROM mounts WHERE path = ?').get(path);
       return r === undefined ? undefined : toMount(r);

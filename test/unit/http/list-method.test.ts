@@ -14,6 +14,11 @@ describe('ListMethodRewriter', () => {
     );
   });
 
+  it('hands any other head on as the very bytes that came', () => {
+    const head = Buffer.from('GET /v1/sys/health HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n');
+    expect(new ListMethodRewriter().feed(head).equals(head)).toBe(true);
+  });
+
   it('strips a marker a client sent itself', () => {
     expect(
       feedAll(['POST /v1/x HTTP/1.1\r\nX-Keel-Original-Method: LIST\r\nContent-Length: 0\r\n\r\n']),
