@@ -111,6 +111,9 @@ interface LeafJob {
  */
 function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | undefined): Issued {
   const { mount, role, body } = job;
+  // Read before anything is recorded: a bad value must leave no certificate behind.
+  const format = formatOf(body.format);
+  const keyFormat = privateKeyFormatOf(body.private_key_format);
   const issuer = authority.resolveIssuer(mount, job.issuerRef);
   const signer = authority.signer(
     mount,
@@ -164,8 +167,8 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | u
       removeRoots: bool(body, 'remove_roots_from_chain', false),
       isRoot: isSelfSigned,
     },
-    formatOf(body.format),
-    privateKeyFormatOf(body.private_key_format),
+    format,
+    keyFormat,
   );
   if (role.generate_lease)
     warnings.push(
@@ -282,6 +285,7 @@ export function signVerbatim(
 ): Issued {
   const role = roleName ? loadRole(authority, mount, roleName) : undefined;
   checkMetadata(body, role);
+  const format = formatOf(body.format);
   const csr = verifiedCsr(str(body, 'csr'));
   const bc = csr.extensions.find((e) => e.id === '2.5.29.19');
   if (bc && bc.value.length > 2 && bc.value.includes(0xff)) {
@@ -375,7 +379,7 @@ export function signVerbatim(
       removeRoots: bool(body, 'remove_roots_from_chain', false),
       isRoot: isSelfSigned,
     },
-    formatOf(body.format),
+    format,
     'der',
   );
   return {

@@ -306,6 +306,36 @@ describe('sign', () => {
     expect((res.json as { errors: string[] }).errors[0]).toContain(message);
   });
 
+  it.each([
+    [
+      'sign/web',
+      { format: 'p12' },
+      'the "format" path parameter must be "pem", "der", or "pem_bundle"',
+    ],
+    [
+      'sign/web',
+      { private_key_format: 'jks' },
+      'the "private_key_format" field must be "der" or "pkcs8"',
+    ],
+    [
+      'sign-verbatim',
+      { format: 'p12' },
+      'the "format" path parameter must be "pem", "der", or "pem_bundle"',
+    ],
+  ])(
+    '%s with a bad output format answers 400 and records no certificate',
+    async (path, bad, message) => {
+      const keys = async () =>
+        ((await t.pki('LIST', 'certs')).data.keys as string[] | undefined)?.length ?? 0;
+      const before = await keys();
+      const { csr } = await csrPem('format.example.com');
+      const res = await t.pki('POST', path, { csr, ...bad });
+      expect(res.status).toBe(400);
+      expect(res.json).toEqual({ errors: [message] });
+      expect(await keys()).toBe(before);
+    },
+  );
+
   it('refuses a CSR whose signature does not verify', async () => {
     const { csr } = await csrPem('tamper.example.com');
     const der = Buffer.from(csr.replace(/-----[A-Z ]+-----|\s/g, ''), 'base64');
