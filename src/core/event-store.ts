@@ -116,22 +116,18 @@ export class EventStore {
    */
   readonly #versions = new Map<string, number>();
   #time = { ms: Number.NaN, text: '' };
-  /** Built once: better-sqlite3 transaction wrappers are not free to create. */
-  readonly #transaction: (
-    stream: string,
-    events: readonly NewEvent[],
-    options: AppendOptions,
-  ) => StoredEvent[];
 
   constructor(db: Db, clock: Clock, inline: InlineApply = () => undefined) {
     this.#db = db;
     this.#clock = clock;
     this.#inline = inline;
-    this.#transaction = db.transaction(
-      (stream: string, events: readonly NewEvent[], options: AppendOptions) =>
-        this.#appendInTransaction(stream, events, options),
-    );
     this.#stmts = {
+      begin: db.prepare('BEGIN'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT keel_append'),
+      release: db.prepare('RELEASE keel_append'),
+      rollbackTo: db.prepare('ROLLBACK TO keel_append'),
       version: db.prepare<[string], { version: number }>(
         'SELECT version FROM events WHERE stream = ? ORDER BY version DESC LIMIT 1',
       ),
@@ -181,15 +177,16 @@ export class EventStore {
     // Inside a caller's transaction nothing is committed yet: that transaction may still roll
     // back, so what this append writes must not be remembered as the end of the log.
     const enclosed = this.#db.inTransaction;
+    const write = () => this.#appendInTransaction(stream, events, options);
     let stored: StoredEvent<E>[];
     try {
-      stored = this.#transaction(stream, events, options) as StoredEvent<E>[];
+      stored = this.#atomically(enclosed, write);
     } catch (err) {
       this.#last = null;
       this.#versions.delete(stream);
       // Another writer (the CLI, say) appended since the cached end of the log: read it, retry.
       if (!isPositionTaken(err)) throw err;
-      stored = this.#transaction(stream, events, options) as StoredEvent<E>[];
+      stored = this.#atomically(enclosed, write);
     }
     const end = stored[stored.length - 1]!;
     if (enclosed) {
@@ -203,6 +200,28 @@ export class EventStore {
     return stored;
   }
 
+  /**
+   * `fn` as one transaction, or as a savepoint inside the caller's; undone if it throws. (What
+   * better-sqlite3's `transaction()` does, without its per-call bookkeeping.)
+   */
+  #atomically<T>(enclosed: boolean, fn: () => T): T {
+    const s = this.#stmts;
+    (enclosed ? s.savepoint : s.begin).run();
+    try {
+      const result = fn();
+      (enclosed ? s.release : s.commit).run();
+      return result;
+    } catch (err) {
+      if (this.#db.inTransaction) {
+        if (enclosed) {
+          s.rollbackTo.run();
+          s.release.run();
+        } else s.rollback.run();
+      }
+      throw err;
+    }
+  }
+
   /** The clock's time as text; appends within one millisecond share the formatting. */
   #isoNow(): string {
     const ms = this.#clock.now().getTime();
@@ -211,7 +230,7 @@ export class EventStore {
   }
 
   #rememberVersion(stream: string, version: number): void {
-    this.#versions.delete(stream);
+    // Oldest written first out: a forgotten hint costs one version query.
     this.#versions.set(stream, version);
     if (this.#versions.size > VERSION_HINTS) {
       const oldest = this.#versions.keys().next();
