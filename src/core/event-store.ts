@@ -320,6 +320,23 @@ export class EventStore {
     return toEvents(rows);
   }
 
+  /**
+   * A reader of the events whose type matches one of `types` (a name, or a prefix ending in `*`),
+   * filtered by SQLite: the others are neither read nor parsed.
+   */
+  readerOf(types: readonly string[]): (afterPosition: number, limit: number) => StoredEvent[] {
+    if (types.length === 0) return () => [];
+    const statement = this.#db
+      .prepare<unknown[], RawRow>(
+        `SELECT position, stream, version, type, time, data, metadata, hash FROM events
+          WHERE position > ? AND (${types.map(() => 'type GLOB ?').join(' OR ')})
+          ORDER BY position LIMIT ?`,
+      )
+      .raw(true);
+    const patterns = types.map(globOf);
+    return (afterPosition, limit) => toEvents(statement.all(afterPosition, ...patterns, limit));
+  }
+
   /** Walk the log in pages (up to a time, if given) without holding it all in memory. */
   *pages(options: { until?: string; pageSize?: number } = {}): Generator<StoredEvent[]> {
     for (let after = 0; ;) {
@@ -339,6 +356,17 @@ export class EventStore {
 
 const isPositionTaken = (err: unknown): boolean =>
   (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+
+/** `Run*` stays a prefix; any other GLOB character in a type name is matched literally. */
+function globOf(type: string): string {
+  const prefix = type.endsWith('*');
+  const name = prefix ? type.slice(0, -1) : type;
+  return `${name.replace(/[*?[\]]/g, (c) => `[${c}]`)}${prefix ? '*' : ''}`;
+}
+
+/** Whether an event type matches a reader's type (a name, or a prefix ending in `*`). */
+export const typeMatches = (pattern: string, type: string): boolean =>
+  pattern.endsWith('*') ? type.startsWith(pattern.slice(0, -1)) : type === pattern;
 
 const isVersionTaken = (err: unknown): boolean =>
   (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';

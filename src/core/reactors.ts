@@ -9,12 +9,21 @@ import type { Logger } from './logger.js';
  */
 export interface Reactor {
   readonly name: string;
-  /** Event types it cares about; others only move its checkpoint. */
+  /**
+   * Event types it cares about (a name, or a prefix ending in `*`: `Run*`). The others are
+   * filtered out by SQLite and only move its checkpoint. Without it, a reactor sees every event.
+   */
   readonly types?: readonly string[];
   react(event: StoredEvent): Promise<void>;
 }
 
 const PAGE = 500;
+/**
+ * A reactor that only passes over events it does not care about saves its checkpoint once it is
+ * this far ahead of the saved one, not after every pass: after a crash it re-reads at most this
+ * many positions (filtered by type, so cheaply), and it saves a write per append meanwhile.
+ */
+const CHECKPOINT_LAG = 1000;
 
 export class Reactors {
   readonly #db: Db;
@@ -24,6 +33,9 @@ export class Reactors {
   readonly #running = new Map<string, Promise<void>>();
   readonly #again = new Set<string>();
   readonly #failing = new Set<string>();
+  /** How far each reactor has read (its saved checkpoint may be up to CHECKPOINT_LAG behind). */
+  readonly #progress = new Map<string, number>();
+  readonly #readers = new Map<string, (after: number, limit: number) => StoredEvent[]>();
   readonly #stmts;
   #scheduled = false;
   #stopped = false;
@@ -77,7 +89,7 @@ export class Reactors {
       await Promise.all(this.#reactors.map((r) => this.#drain(r)));
       const last = this.#store.lastPosition();
       const behind = this.#reactors.some(
-        (r) => !this.#failing.has(r.name) && this.checkpoint(r.name) < last,
+        (r) => !this.#failing.has(r.name) && this.#progressOf(r) < last,
       );
       if (!behind && this.#running.size === 0) return;
     }
@@ -102,34 +114,58 @@ export class Reactors {
     return run;
   }
 
+  #progressOf(reactor: Reactor): number {
+    return this.#progress.get(reactor.name) ?? this.checkpoint(reactor.name);
+  }
+
   /**
-   * One pass: pages of the log after the checkpoint. The checkpoint is saved after each page and
-   * before a failing event, so after a crash at most one page is delivered again (reactors are
-   * idempotent: delivery is at least once).
+   * One pass: pages of the log after the checkpoint. The checkpoint is saved after each page that
+   * had events for the reactor and before a failing event, so after a crash at most one page is
+   * delivered again (reactors are idempotent: delivery is at least once).
    */
   async #run(reactor: Reactor): Promise<void> {
-    const types = reactor.types === undefined ? null : new Set(reactor.types);
-    let position = this.checkpoint(reactor.name);
+    const filtered = reactor.types !== undefined;
+    let reader = this.#readers.get(reactor.name);
+    if (reader === undefined) {
+      const types = reactor.types;
+      reader =
+        types === undefined
+          ? (after, limit) => this.#store.readAll(after, limit)
+          : this.#store.readerOf(types);
+      this.#readers.set(reactor.name, reader);
+    }
+    let saved = this.checkpoint(reactor.name);
+    let position = Math.max(saved, this.#progress.get(reactor.name) ?? 0);
+    const save = (at: number) => {
+      this.#stmts.set.run(reactor.name, at);
+      saved = at;
+    };
     while (!this.#stopped) {
-      const page = this.#store.readAll(position, PAGE);
-      if (page.length === 0) return;
+      // Read together with the page (no await between): what the filter skipped is behind `end`.
+      const end = filtered ? this.#store.lastPosition() : 0;
+      const page = reader(position, PAGE);
       for (const event of page) {
-        if (types === null || types.has(event.type)) {
-          try {
-            await reactor.react(event);
-          } catch (err) {
-            this.#stmts.set.run(reactor.name, position);
-            this.#failing.add(reactor.name);
-            this.#logger.error(
-              { err, reactor: reactor.name, position: event.position, type: event.type },
-              'reactor failed; it will retry from this event',
-            );
-            return;
-          }
+        try {
+          await reactor.react(event);
+        } catch (err) {
+          save(position);
+          this.#progress.set(reactor.name, position);
+          this.#failing.add(reactor.name);
+          this.#logger.error(
+            { err, reactor: reactor.name, position: event.position, type: event.type },
+            'reactor failed; it will retry from this event',
+          );
+          return;
         }
         position = event.position;
       }
-      this.#stmts.set.run(reactor.name, position);
+      const done = page.length < PAGE;
+      if (done && filtered) position = Math.max(position, end);
+      this.#progress.set(reactor.name, position);
+      if (page.length > 0 || position - saved >= CHECKPOINT_LAG) {
+        if (position !== saved) save(position);
+      }
+      if (done) return;
     }
   }
 

@@ -63,6 +63,7 @@ export function queueReactor(
 ): Reactor {
   return {
     name: 'runs-queue',
+    types: ['Run*', 'Workspace*'],
     async react(event: StoredEvent) {
       const workspaceId = event.type.startsWith('Workspace')
         ? event.stream
