@@ -6,7 +6,7 @@ import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './core/database.js';
-import { verifyChain } from './core/event-store.js';
+import { verifyChain } from './core/chain.js';
 import { createLogger } from './core/logger.js';
 import { redactSealed } from './core/seal.js';
 import { DataDirLock, startDaemon } from './daemon.js';

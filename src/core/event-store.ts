@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { GENESIS_HASH, chainHash } from './chain.js';
 import type { Clock } from './clock.js';
 import { canonicalJson } from './canonical.js';
 import type { Db } from './database.js';
@@ -10,37 +10,6 @@ export type ExpectedVersion = number | 'any';
 export interface AppendOptions {
   expectedVersion: ExpectedVersion;
   metadata: AuditMetadata;
-}
-
-interface EventRow {
-  position: number;
-  stream: string;
-  version: number;
-  type: string;
-  time: string;
-  data: string;
-  metadata: string;
-  hash: string;
-}
-
-/** The genesis link of the hash chain. */
-export const GENESIS_HASH = '0'.repeat(64);
-
-/**
- * The link of the chain for one event. Everything stored about the event takes part, as the exact
- * text held in the row, so `keel audit verify` needs no parsing and any changed byte shows.
- */
-export function chainHash(prevHash: string, row: Omit<EventRow, 'hash'>): string {
-  const body = JSON.stringify([
-    row.position,
-    row.stream,
-    row.version,
-    row.type,
-    row.time,
-    row.data,
-    row.metadata,
-  ]);
-  return hash('sha256', `${prevHash}\n${body}`, 'hex');
 }
 
 /**
@@ -373,26 +342,3 @@ const isVersionTaken = (err: unknown): boolean =>
 
 /** Streams whose version this process remembers (the least recently written are forgotten). */
 const VERSION_HINTS = 10_000;
-
-/** Result of walking the chain: ok, or the first position whose hash does not match. */
-export type ChainVerdict =
-  { ok: true; events: number } | { ok: false; position: number; reason: string };
-
-export function verifyChain(db: Db): ChainVerdict {
-  let prevHash = GENESIS_HASH;
-  let expected = 1;
-  let count = 0;
-  const rows = db.prepare<[], EventRow>('SELECT * FROM events ORDER BY position').iterate();
-  for (const row of rows) {
-    if (row.position !== expected) {
-      return { ok: false, position: expected, reason: `event ${expected} is missing` };
-    }
-    if (chainHash(prevHash, row) !== row.hash) {
-      return { ok: false, position: row.position, reason: 'hash does not match the event' };
-    }
-    prevHash = row.hash;
-    expected += 1;
-    count += 1;
-  }
-  return { ok: true, events: count };
-}

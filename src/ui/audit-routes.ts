@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../core/errors.js';
-import { verifyChain } from '../core/event-store.js';
+import { verifyChain } from '../core/chain.js';
 import type { EventStore } from '../core/event-store.js';
 import { SCHEDULE_TABLE } from '../core/schedule.js';
 import { redactSealed } from '../core/seal.js';

@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Checkpointer, type CheckpointResult } from '../../../src/core/checkpointer.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import { openDatabase, type Db } from '../../../src/core/database.js';
-import { EventStore, verifyChain } from '../../../src/core/event-store.js';
+import { verifyChain } from '../../../src/core/chain.js';
+import { EventStore } from '../../../src/core/event-store.js';
 import { systemMetadata } from '../../../src/core/events.js';
 
 const dirs: string[] = [];

@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { openDatabase } from '../../../src/core/database.js';
 import { ConcurrencyError } from '../../../src/core/errors.js';
-import { EventStore, GENESIS_HASH, chainHash, verifyChain } from '../../../src/core/event-store.js';
+import { GENESIS_HASH, chainHash, verifyChain } from '../../../src/core/chain.js';
+import { EventStore } from '../../../src/core/event-store.js';
 import type { AuditMetadata } from '../../../src/core/events.js';
 
 const meta: AuditMetadata = {
