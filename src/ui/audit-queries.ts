@@ -2,6 +2,7 @@ import type { Db } from '../core/database.js';
 import { ValidationError } from '../core/errors.js';
 import type { AuditMetadata } from '../core/events.js';
 import { redactSealed } from '../core/seal.js';
+import type { EventRow } from '../core/chain.js';
 
 /** Filters of the audit timeline; every one is optional and they combine with AND. */
 export interface AuditFilter {
@@ -78,17 +79,6 @@ export function parseAuditFilter(query: Record<string, unknown>): AuditFilter {
   return filter;
 }
 
-interface Row {
-  position: number;
-  stream: string;
-  version: number;
-  type: string;
-  time: string;
-  data: string;
-  metadata: string;
-  hash: string;
-}
-
 /** The newest events matching the filter, newest first. */
 export function queryAuditEvents(db: Db, f: AuditFilter): AuditEvent[] {
   const where: string[] = [];
@@ -125,7 +115,7 @@ export function queryAuditEvents(db: Db, f: AuditFilter): AuditEvent[] {
   }
   const sql = `SELECT * FROM events ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY position DESC LIMIT ?`;
   return db
-    .prepare<(string | number)[], Row>(sql)
+    .prepare<(string | number)[], EventRow>(sql)
     .all(...params, f.limit)
     .map((r) => {
       const meta = JSON.parse(r.metadata) as AuditMetadata;
