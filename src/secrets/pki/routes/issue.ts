@@ -2,7 +2,8 @@ import type Router from '@koa/router';
 import { ValidationError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
 import { signIntermediate, signSelfIssued } from '../sign-ca.js';
-import { issue, sign, signVerbatim } from '../issue.js';
+import { issue, sign } from '../issue.js';
+import { signVerbatim } from '../sign-verbatim.js';
 import { input, meta, param, send, type RouteScope } from './common.js';
 
 /**
