@@ -119,7 +119,13 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const ids = deps.ids ?? randomIds;
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
   const db: Db = openDatabase(deps.databasePath ?? join(config.dataDir, 'keel.sqlite'));
-  const checkpointer = deps.backgroundCheckpoints === true ? Checkpointer.start(db) : undefined;
+  const checkpointer =
+    deps.backgroundCheckpoints === true
+      ? Checkpointer.start(db, {
+          onError: (err) =>
+            logger.error({ err }, 'the checkpoint worker failed; checkpoints are inline again'),
+        })
+      : undefined;
   const sealer = new Sealer(deps.sealKey ?? loadSealKey(config.dataDir, process.env.KEEL_SEAL_KEY));
 
   // The store calls the projections inline; they are registered right after the contexts exist.

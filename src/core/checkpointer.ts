@@ -17,16 +17,36 @@ export class Checkpointer {
   readonly #worker: Worker;
   readonly #db: Db;
   #stopped: Promise<void> | undefined;
+  #exited = false;
 
-  private constructor(db: Db, worker: Worker) {
+  private constructor(db: Db, worker: Worker, onError: (err: unknown) => void) {
     this.#db = db;
     this.#worker = worker;
+    // A worker that fails (or ends on its own) hands checkpoints back to the commits.
+    worker.on('error', (err: unknown) => {
+      this.#inline();
+      onError(err);
+    });
+    worker.on('exit', () => {
+      this.#exited = true;
+      this.#inline();
+    });
+  }
+
+  /** SQLite's own checkpoints in the committing connection again. */
+  #inline(): void {
+    if (this.#db.open) this.#db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_PAGES}`);
   }
 
   /** Starts checkpointing the database `db` has open (a file; not `:memory:`). */
   static start(
     db: Db,
-    options: { intervalMs?: number; onCheckpoint?: (result: CheckpointResult) => void } = {},
+    options: {
+      intervalMs?: number;
+      onCheckpoint?: (result: CheckpointResult) => void;
+      /** Told when the worker fails; checkpoints are then made inline again. */
+      onError?: (err: unknown) => void;
+    } = {},
   ): Checkpointer {
     if (db.memory) throw new Error('an in-memory database has no write-ahead log to checkpoint');
     // The inline checkpoint stays as a backstop should the worker fall far behind.
@@ -45,18 +65,18 @@ export class Checkpointer {
     if (listener !== undefined) worker.on('message', (m: CheckpointResult) => listener(m));
     // The worker must not keep a process alive that has nothing else to do.
     worker.unref();
-    return new Checkpointer(db, worker);
+    return new Checkpointer(db, worker, options.onError ?? (() => undefined));
   }
 
   /** Stops the worker after its current checkpoint; the caller then closes its connection. */
   stop(): Promise<void> {
-    this.#stopped ??= new Promise<void>((resolve) => {
-      this.#worker.ref();
-      this.#worker.once('exit', () => resolve());
-      this.#worker.postMessage('stop');
-    }).then(() => {
-      if (this.#db.open) this.#db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_PAGES}`);
-    });
+    this.#stopped ??= this.#exited
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          this.#worker.ref();
+          this.#worker.once('exit', () => resolve());
+          this.#worker.postMessage('stop');
+        });
     return this.#stopped;
   }
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -52,6 +52,20 @@ describe('Checkpointer', () => {
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(20_000);
     await checkpointer.stop();
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    db.close();
+  });
+
+  it('hands checkpoints back to the commits when the worker fails', async () => {
+    const db = database();
+    // The worker opens the file by name; gone, it fails to start.
+    unlinkSync(db.name);
+    let failure: (err: unknown) => void = () => undefined;
+    const failed = new Promise<unknown>((resolve) => (failure = resolve));
+    const checkpointer = Checkpointer.start(db, { intervalMs: 5, onError: failure });
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(20_000);
+    expect(await failed).toMatchObject({ code: 'SQLITE_CANTOPEN' });
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    await checkpointer.stop();
     db.close();
   });
 
