@@ -74,6 +74,21 @@ describe('execution-engine', () => {
     expect((await planLog(ws)).log).not.toContain(COMMAND_LINE);
   });
 
+  it('a saved plan is not applied by another engine than the one that made it', async () => {
+    const { ws } = await flow.workspace({ 'execution-engine': 'fake' });
+    const run = await flow.run(ws, { 'save-plan': true }, await flow.upload(ws, CONFIG));
+    await t.settle();
+    expect(await flow.status(run)).toBe('planned_and_saved');
+    // A saved plan does not hold the workspace, so its engine may change meanwhile.
+    await setEngine(ws, 'builtin', 200);
+    await flow.action(run, 'apply');
+    await t.settle();
+    expect(await flow.status(run)).toBe('errored');
+    expect((await flow.phase(run, 'apply')).log).toContain(
+      'the plan was made by execution engine fake and the workspace now uses builtin; start a new run',
+    );
+  });
+
   it('refuses names the operator did not configure with 422, changing nothing', async () => {
     const { org, ws } = await flow.workspace({ 'execution-engine': 'fake' });
     for (const bad of ['default', '/bin/sh', 'FAKE', '']) {

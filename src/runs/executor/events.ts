@@ -6,10 +6,18 @@ import type { Sealed } from '../../core/seal.js';
  * run event it belongs to.
  */
 
-/** The plan artifact an apply consumes: the builtin plan or the command driver's plan file. */
+/**
+ * The plan artifact an apply consumes: the builtin plan or the command driver's plan file, and the
+ * execution engine that made it (absent in logs written before it was recorded).
+ */
 export type PlanArtifactRecorded = {
   type: 'PlanArtifactRecorded';
-  data: { runId: string; driver: 'builtin' | 'command'; artifact: string /* base64 */ };
+  data: {
+    runId: string;
+    driver: 'builtin' | 'command';
+    engine?: string;
+    artifact: string /* base64 */;
+  };
 };
 
 /** A workspace variable; a sensitive value is sealed and never leaves the daemon again. */

@@ -106,7 +106,12 @@ export function createExecutorContext(
     queries,
     (runId) => {
       const run = runs.model.runs.get(runId);
-      return run === null ? 'builtin' : driverFor(run.workspaceId).name;
+      const ws = run === null ? null : runs.model.workspaces.get(run.workspaceId);
+      if (run === null || ws === null) return { driver: 'builtin', engine: 'builtin' };
+      return {
+        driver: driverFor(run.workspaceId).name,
+        engine: executionEngineOf(ws, core.config),
+      };
     },
     (runId, hasChanges) => {
       const run = runs.model.runs.get(runId);

@@ -42,7 +42,8 @@ export function runsPort(
   core: Core,
   runs: RunsContext,
   queries: ExecutorQueries,
-  driverName: (runId: string) => 'builtin' | 'command',
+  /** The driver and execution engine the run's workspace uses now. */
+  engineOf: (runId: string) => { driver: 'builtin' | 'command'; engine: string },
   moreStages: (runId: string, hasChanges: boolean) => boolean,
 ): ExecutorPort {
   const metadata = systemMetadata('executor');
@@ -87,13 +88,24 @@ export function runsPort(
         hcl: v.hcl,
         sensitive: v.sensitive,
       })),
-    planArtifact: (runId) => queries.artifact(runId)?.artifact ?? null,
+    planArtifact(runId) {
+      const planned = queries.artifact(runId);
+      if (planned === null) return null;
+      // A plan is only understood by the engine that made it (a saved plan may wait while the
+      // workspace switches engines).
+      const now = engineOf(runId).engine;
+      if (planned.engine !== null && planned.engine !== now)
+        throw new Error(
+          `the plan was made by execution engine ${planned.engine} and the workspace now uses ${now}; start a new run`,
+        );
+      return planned.artifact;
+    },
     phaseId: (runId, phase) => (phase === 'plan' ? planIdOf(runId) : applyIdOf(runId)),
     planFinished(runId, result) {
       core.db.transaction(() => {
         record(`${runId}:plan-artifact`, {
           type: 'PlanArtifactRecorded',
-          data: { runId, driver: driverName(runId), artifact: result.artifact.toString('base64') },
+          data: { runId, ...engineOf(runId), artifact: result.artifact.toString('base64') },
         });
         runs.executor.planFinished(runId, {
           hasChanges: result.counts.hasChanges,

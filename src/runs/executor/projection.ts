@@ -24,18 +24,19 @@ export interface VariableRow {
 
 export const executorProjection: Projection = {
   name: 'executor',
-  version: 1,
+  version: 2,
   tables: [ARTIFACTS, VARIABLES],
   setup(db: Db) {
     db.exec(`
-      CREATE TABLE IF NOT EXISTS ${ARTIFACTS} (run_id TEXT PRIMARY KEY, driver TEXT NOT NULL, artifact TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS ${ARTIFACTS} (run_id TEXT PRIMARY KEY, driver TEXT NOT NULL,
+        engine TEXT, artifact TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS ${VARIABLES} (
         id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
         description TEXT, category TEXT NOT NULL, hcl INTEGER NOT NULL, sensitive INTEGER NOT NULL);
       CREATE INDEX IF NOT EXISTS ${VARIABLES}_ws ON ${VARIABLES} (workspace_id, key);
     `);
     const putArtifact = db.prepare(
-      `INSERT OR REPLACE INTO ${ARTIFACTS} (run_id, driver, artifact) VALUES (?, ?, ?)`,
+      `INSERT OR REPLACE INTO ${ARTIFACTS} (run_id, driver, engine, artifact) VALUES (?, ?, ?, ?)`,
     );
     const putVariable = db.prepare(
       `INSERT OR REPLACE INTO ${VARIABLES} (id, workspace_id, key, value, description, category, hcl, sensitive) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -59,7 +60,12 @@ export const executorProjection: Projection = {
       const event = stored as StoredEvent<ExecutorEvent>;
       switch (event.type) {
         case 'PlanArtifactRecorded':
-          putArtifact.run(event.data.runId, event.data.driver, event.data.artifact);
+          putArtifact.run(
+            event.data.runId,
+            event.data.driver,
+            event.data.engine ?? null,
+            event.data.artifact,
+          );
           return;
         case 'WorkspaceVariableCreated':
           writeVariable(event.data);
@@ -109,13 +115,15 @@ export class ExecutorQueries {
     executorProjection.setup(db);
   }
 
-  artifact(runId: string): { driver: string; artifact: Buffer } | null {
+  artifact(runId: string): { driver: string; engine: string | null; artifact: Buffer } | null {
     const row = this.#db
-      .prepare<[string], { driver: string; artifact: string }>(
-        `SELECT driver, artifact FROM ${ARTIFACTS} WHERE run_id = ?`,
+      .prepare<[string], { driver: string; engine: string | null; artifact: string }>(
+        `SELECT driver, engine, artifact FROM ${ARTIFACTS} WHERE run_id = ?`,
       )
       .get(runId);
-    return row ? { driver: row.driver, artifact: Buffer.from(row.artifact, 'base64') } : null;
+    return row
+      ? { driver: row.driver, engine: row.engine, artifact: Buffer.from(row.artifact, 'base64') }
+      : null;
   }
 
   variables(workspaceId: string): VariableRow[] {
