@@ -333,12 +333,8 @@ function globOf(type: string): string {
   return `${name.replace(/[*?[\]]/g, (c) => `[${c}]`)}${prefix ? '*' : ''}`;
 }
 
-/** Whether an event type matches a reader's type (a name, or a prefix ending in `*`). */
-export const typeMatches = (pattern: string, type: string): boolean =>
-  pattern.endsWith('*') ? type.startsWith(pattern.slice(0, -1)) : type === pattern;
-
 const isVersionTaken = (err: unknown): boolean =>
   (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';
 
-/** Streams whose version this process remembers (the least recently written are forgotten). */
+/** Streams whose version this process remembers (past it, the first written is forgotten). */
 const VERSION_HINTS = 10_000;
