@@ -13,6 +13,8 @@ const level = (name: string, timeout = 10_000) => ({
 export default defineConfig({
   test: {
     pool: 'forks',
+    // Every flat machine fold is also taken through xstate's transition and compared (ADR 0007).
+    env: { KEEL_CHECK_FOLDS: '1' },
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
     projects: [

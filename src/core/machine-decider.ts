@@ -1,7 +1,16 @@
+import { isDeepStrictEqual } from 'node:util';
 import { createActor, initialTransition } from 'xstate';
-import type { AnyStateMachine, EventFromLogic, SnapshotFrom } from 'xstate';
+import type { AnyMachineSnapshot, AnyStateMachine, EventFromLogic, SnapshotFrom } from 'xstate';
 import type { Decider } from './command-handler.js';
 import type { NewEvent, StoredEvent } from './events.js';
+import type { FoldScope, FoldStep } from './flat-fold.js';
+import { flatFold } from './flat-fold.js';
+
+/**
+ * With `KEEL_CHECK_FOLDS=1` every flat fold step is also taken through xstate's `transition` and
+ * the two snapshots compared; a difference throws. The test suite runs with it on.
+ */
+const CHECK_FOLDS = process.env['KEEL_CHECK_FOLDS'] === '1';
 
 /** A state value as text: `planning`, or `rotating.retry` for nested states. */
 export function stateName(value: unknown): string {
@@ -17,18 +26,28 @@ export function stateName(value: unknown): string {
 /**
  * Turn a pure machine (no invoke, no after) into a decider. The machine's events are the domain
  * events themselves, so the fold is `transition` and the guard is `snapshot.can`. Event types the
- * machine does not know (comments, notes) are allowed and leave the state as it is.
+ * machine does not know (comments, notes) are allowed and leave the state as it is. A flat
+ * machine folds through `flatFold` (ADR 0007), which gives the snapshots `transition` gives.
  */
 export function machineDecider<M extends AnyStateMachine>(
   machine: M,
+  options: { checkFolds?: boolean } = {},
 ): Decider<SnapshotFrom<M>, EventFromLogic<M> & NewEvent> {
   type S = SnapshotFrom<M>;
   type E = EventFromLogic<M> & NewEvent;
   const events: unknown = machine.events;
   const scope = inertScope(machine);
   const initial = initialTransition(machine as AnyStateMachine)[0] as S;
-  const transitionWith = (state: S, event: E): unknown =>
-    (machine.transition as (s: S, e: E, scope: unknown) => unknown)(state, event, scope);
+  const full: FoldStep = (state, event) =>
+    (machine.transition as (s: unknown, e: unknown, scope: unknown) => AnyMachineSnapshot)(
+      state,
+      event,
+      scope,
+    );
+  const flat = flatFold(machine, scope, full);
+  const step = 'step' in flat ? flat.step : full;
+  const transitionWith =
+    (options.checkFolds ?? CHECK_FOLDS) && step !== full ? checked(machine, step, full) : step;
   const known = new Set<string>(
     Array.isArray(events) ? events.filter((e): e is string => typeof e === 'string') : [],
   );
@@ -43,13 +62,30 @@ export function machineDecider<M extends AnyStateMachine>(
   };
 }
 
+/** A step that also takes `full` and throws when the two snapshots differ. */
+function checked(machine: AnyStateMachine, step: FoldStep, full: FoldStep): FoldStep {
+  return (state, event) => {
+    const fast = step(state, event);
+    const slow = full(state, event);
+    for (const key of ['value', 'context', 'status', 'output', 'error'] as const) {
+      if (!isDeepStrictEqual(fast[key], slow[key])) {
+        throw new Error(
+          `machine ${machine.id}: the flat fold of ${event.type} gives ${key} ` +
+            `${JSON.stringify(fast[key])}, transition gives ${JSON.stringify(slow[key])}`,
+        );
+      }
+    }
+    return fast;
+  };
+}
+
 /**
  * xstate's `transition()` builds a fresh inert actor and system on every call, which costs more
  * than the transition itself. Machines here are pure (no invoke, no spawn, no side effects: see
  * machines/README.md), so one inert scope per machine serves every fold; actions that would
  * need executing are dropped, exactly as `transition()` returns them unexecuted.
  */
-function inertScope(machine: AnyStateMachine): unknown {
+function inertScope(machine: AnyStateMachine): FoldScope & Record<string, unknown> {
   const self = createActor(machine);
   const ignore = () => undefined;
   return {

@@ -1,0 +1,46 @@
+import type { RunMachineEvent } from '../../machines/run.machine.js';
+
+const T0 = '2026-01-01T00:00:00.000Z';
+const T10 = '2026-01-01T00:00:10.000Z';
+const facts = { planOnly: false, savePlan: false, autoApply: false, allowEmptyApply: false };
+
+/** The events the traversal may send, with the payload variants the guards distinguish. */
+export const RUN_EVENTS: RunMachineEvent[] = [
+  { type: 'RunCreated', data: facts },
+  { type: 'RunCreated', data: { ...facts, planOnly: true } },
+  { type: 'RunCreated', data: { ...facts, savePlan: true } },
+  { type: 'RunCreated', data: { ...facts, autoApply: true } },
+  { type: 'RunCreated', data: { ...facts, allowEmptyApply: true } },
+  { type: 'RunPlanFinished', data: { hasChanges: true } },
+  { type: 'RunPlanFinished', data: { hasChanges: false } },
+  { type: 'RunPolicyChecked', data: { outcome: 'passed' } },
+  { type: 'RunPolicyChecked', data: { outcome: 'soft_failed' } },
+  { type: 'RunCancelRequested', data: { at: T0, forceCancelAvailableAt: T10 } },
+  { type: 'RunForceCanceled', data: { at: T10 } },
+  ...(
+    [
+      'RunFetchStarted',
+      'RunFetchCompleted',
+      'RunPrePlanStarted',
+      'RunPrePlanCompleted',
+      'RunQueuingStarted',
+      'RunPlanQueued',
+      'RunPlanStarted',
+      'RunCostEstimateStarted',
+      'RunCostEstimated',
+      'RunPolicyCheckStarted',
+      'RunPolicyOverridden',
+      'RunPostPlanStarted',
+      'RunPostPlanCompleted',
+      'RunPlanStageCompleted',
+      'RunConfirmed',
+      'RunApplyQueued',
+      'RunApplyStarted',
+      'RunApplyFinished',
+      'RunDiscarded',
+      'RunCanceled',
+      'RunForceExecuteRequested',
+      'RunErrored',
+    ] as const
+  ).map((type) => ({ type, data: {} })),
+];
