@@ -137,6 +137,15 @@ export class EventStore {
     return this.#stmts.last.get()?.position ?? 0;
   }
 
+  /**
+   * The end of the log as far as this process knows without a query: what it last committed, or
+   * the database's answer when it has not remembered one. Another writer may have gone further;
+   * callers use it where a lower answer is only a missed shortcut.
+   */
+  knownEnd(): number {
+    return this.#last?.position ?? this.lastPosition();
+  }
+
   append<E extends NewEvent>(
     stream: string,
     events: readonly E[],
@@ -209,9 +218,12 @@ export class EventStore {
 
   /**
    * The version to append after. The remembered one is trusted only when it agrees with the
-   * caller; a disagreement (or no hint, or `any`) asks the database, which decides.
+   * caller; a disagreement (or no hint, or `any`) asks the database, which decides. A caller that
+   * expects a new stream needs no answer: if the stream has events, its version 1 is taken and
+   * the insert fails on UNIQUE (stream, version).
    */
   #currentVersion(stream: string, expected: ExpectedVersion): number {
+    if (expected === 0) return 0;
     if (expected !== 'any' && this.#versions.get(stream) === expected) return expected;
     return this.version(stream);
   }

@@ -35,6 +35,8 @@ export class Reactors {
   readonly #failing = new Set<string>();
   /** How far each reactor has read (its saved checkpoint may be up to CHECKPOINT_LAG behind). */
   readonly #progress = new Map<string, number>();
+  /** Each reactor's checkpoint as this process last read or saved it (one daemon per database). */
+  readonly #saved = new Map<string, number>();
   readonly #readers = new Map<string, (after: number, limit: number) => StoredEvent[]>();
   readonly #stmts;
   #scheduled = false;
@@ -134,15 +136,17 @@ export class Reactors {
           : this.#store.readerOf(types);
       this.#readers.set(reactor.name, reader);
     }
-    let saved = this.checkpoint(reactor.name);
+    let saved = this.#saved.get(reactor.name) ?? this.checkpoint(reactor.name);
     let position = Math.max(saved, this.#progress.get(reactor.name) ?? 0);
     const save = (at: number) => {
       this.#stmts.set.run(reactor.name, at);
       saved = at;
+      this.#saved.set(reactor.name, at);
     };
     while (!this.#stopped) {
       // Read together with the page (no await between): what the filter skipped is behind `end`.
-      const end = filtered ? this.#store.lastPosition() : 0;
+      // An end that is too low only leaves skipped positions to be filtered again next time.
+      const end = filtered ? this.#store.knownEnd() : 0;
       const page = reader(position, PAGE);
       for (const event of page) {
         try {

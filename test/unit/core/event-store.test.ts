@@ -172,6 +172,24 @@ describe('EventStore', () => {
     b.close();
   });
 
+  it('refuses to start a stream another writer has started', () => {
+    const { a, b, first, second } = twoWriters();
+    second.append('n', [{ type: 'X', data: { by: 'second' } }], {
+      expectedVersion: 0,
+      metadata: meta,
+    });
+    const start = () =>
+      first.append('n', [{ type: 'X', data: { by: 'first' } }], {
+        expectedVersion: 0,
+        metadata: meta,
+      });
+    expect(start).toThrow('stream n is at version 1, expected 0');
+    expect(first.readStream('n').map((e) => e.data)).toEqual([{ by: 'second' }]);
+    expect(verifyChain(a)).toEqual({ ok: true, events: 1 });
+    a.close();
+    b.close();
+  });
+
   it('tells listeners after the commit, not before', () => {
     const { store: s } = store();
     const seen: number[] = [];
