@@ -103,8 +103,10 @@ export class EventStore {
       last: db.prepare<[], { position: number; hash: string }>(
         'SELECT position, hash FROM events ORDER BY position DESC LIMIT 1',
       ),
-      insert: db.prepare<[number, string, number, string, string, string, string, string]>(
-        'INSERT INTO events (position, stream, version, type, time, data, metadata, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      // SQLite gives the row the next position (cheaper than checking one given); the append
+      // checks that it is the position the hash was computed for.
+      insert: db.prepare<[string, number, string, string, string, string, string]>(
+        'INSERT INTO events (stream, version, type, time, data, metadata, hash) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
       stream: db
         .prepare<[string], RawRow>(
@@ -256,9 +258,9 @@ export class EventStore {
         metadata: metadataJson,
       };
       const hash = chainHash(prevHash, row);
+      let stored: number | bigint;
       try {
-        this.#stmts.insert.run(
-          row.position,
+        stored = this.#stmts.insert.run(
           row.stream,
           row.version,
           row.type,
@@ -266,12 +268,14 @@ export class EventStore {
           row.data,
           row.metadata,
           hash,
-        );
+        ).lastInsertRowid;
       } catch (err) {
         // The stream moved on under a stale version hint: a concurrency conflict like any other.
         if (!isVersionTaken(err)) throw err;
         throw new ConcurrencyError(stream, actual, this.version(stream));
       }
+      // Another writer appended since the end this process remembers: undo, and retry.
+      if (Number(stored) !== position) throw new StaleEnd();
       prevHash = hash;
       const storedEvent = {
         ...event,
@@ -335,7 +339,15 @@ export class EventStore {
   }
 }
 
+/** The log's end moved under this process (another writer appended): the append is retried. */
+class StaleEnd extends Error {
+  constructor() {
+    super('the end of the event log moved during the append');
+  }
+}
+
 const isPositionTaken = (err: unknown): boolean =>
+  err instanceof StaleEnd ||
   (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 
 /** `Run*` stays a prefix; any other GLOB character in a type name is matched literally. */
