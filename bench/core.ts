@@ -120,15 +120,24 @@ const countingDecider: Decider<number, NewEvent> = {
   evolve: (count) => count + 1,
 };
 
+/** Commit rates of the loops, and each one's ratio to the two raw baselines. */
+interface CommitRates {
+  /** Median rate of each loop over the rounds. */
+  rate: { raw: number; rawWorker: number; bare: number; keel: number; plain: number };
+  /** Median over the rounds of a loop's rate divided by the worker baseline's in the same round. */
+  ofRawWorker: { bare: number; keel: number; plain: number };
+  /** The same against the raw baseline with SQLite's defaults. */
+  ofRaw: { bare: number };
+  /** The lowest and highest round's ratio of the machine commands to the worker baseline. */
+  bareSpread: [number, number];
+}
+
 /**
  * Rounds of the loops, interleaved so that a noisy moment on the machine touches all of them
- * alike; each result is the median of its rounds (the first, warm-up round is dropped).
+ * alike. Each rate is the median of its rounds (the first, warm-up round is dropped), and each
+ * ratio the median of the rounds' ratios, so a slow stretch of the machine cancels out.
  */
-async function commitRates(
-  dir: string,
-  rounds: number,
-  n: number,
-): Promise<{ raw: number; rawWorker: number; bare: number; keel: number; plain: number }> {
+async function commitRates(dir: string, rounds: number, n: number): Promise<CommitRates> {
   const loops = [
     rawCommits(dir, 'inline'),
     rawCommits(dir, 'worker'),
@@ -147,14 +156,31 @@ async function commitRates(
     }
   }
   for (const l of loops) await l.close();
-  const [raw, rawWorker, bare, keel, plain] = rates.map(median) as [
-    number,
-    number,
-    number,
-    number,
-    number,
+  const [raw, rawWorker, bare, keel, plain] = rates as [
+    number[],
+    number[],
+    number[],
+    number[],
+    number[],
   ];
-  return { raw, rawWorker, bare, keel, plain };
+  const ratios = (xs: number[], of: number[]) => xs.map((x, r) => x / of[r]!);
+  const ratio = (xs: number[], of: number[]) => median(ratios(xs, of));
+  return {
+    rate: {
+      raw: median(raw),
+      rawWorker: median(rawWorker),
+      bare: median(bare),
+      keel: median(keel),
+      plain: median(plain),
+    },
+    ofRawWorker: {
+      bare: ratio(bare, rawWorker),
+      keel: ratio(keel, rawWorker),
+      plain: ratio(plain, rawWorker),
+    },
+    ofRaw: { bare: ratio(bare, raw) },
+    bareSpread: [Math.min(...ratios(bare, rawWorker)), Math.max(...ratios(bare, rawWorker))],
+  };
 }
 
 function median(values: readonly number[]): number {
@@ -199,7 +225,9 @@ function buildLog(path: string, total: number): void {
 export async function benchCore(): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-'));
   try {
-    const { raw, rawWorker, bare, keel, plain } = await commitRates(dir, ROUNDS, ROUND_SIZE);
+    const { rate, ofRawWorker, ofRaw, bareSpread } = await commitRates(dir, ROUNDS, ROUND_SIZE);
+    const { raw, rawWorker, bare, keel, plain } = rate;
+    const percent = (x: number) => round(x * 100);
 
     const total = 1_000_000;
     const logPath = join(dir, 'replay.sqlite');
@@ -235,7 +263,7 @@ export async function benchCore(): Promise<BenchResult[]> {
         name: 'raw SQLite single-row commits, checkpoints on a worker thread',
         value: round(rawWorker),
         unit: 'commits/s',
-        note: `WAL, synchronous=NORMAL, the checkpoint worker Keel's daemon uses (ADR 0006); one INSERT per transaction; median of ${ROUNDS} interleaved rounds`,
+        note: `WAL, synchronous=NORMAL, the checkpoint worker Keel's daemon uses (ADR 0006); one INSERT per transaction; median of ${ROUNDS} interleaved rounds; the percentages below are medians of each round's ratio`,
       },
       {
         name: 'raw SQLite single-row commits, SQLite defaults',
@@ -247,19 +275,19 @@ export async function benchCore(): Promise<BenchResult[]> {
         name: 'Keel single-event commands through the command handler',
         value: round(bare),
         unit: 'commands/s',
-        note: `${round((bare / rawWorker) * 100)}% of raw with the same checkpoints (target ≥ 60%); ${round((bare / raw) * 100)}% of SQLite defaults; as the daemon runs; fold cache, machine check, hash chain, audit metadata`,
+        note: `${percent(ofRawWorker.bare)}% of raw with the same checkpoints (target ≥ 60%; rounds ${percent(bareSpread[0])}–${percent(bareSpread[1])}%); ${percent(ofRaw.bare)}% of SQLite defaults; as the daemon runs; fold cache, machine check, hash chain, audit metadata`,
       },
       {
         name: 'the same command through a plain decider (no machine)',
         value: round(plain),
         unit: 'commands/s',
-        note: `${round((plain / rawWorker) * 100)}% of raw with the same checkpoints: the difference to the row above is the XState machine's check and fold`,
+        note: `${percent(ofRawWorker.plain)}% of raw with the same checkpoints: the difference to the row above is the XState machine's check and fold`,
       },
       {
         name: 'the same, with an inline projection writing two read-model rows',
         value: round(keel),
         unit: 'commands/s',
-        note: `${round((keel / rawWorker) * 100)}% of raw with the same checkpoints`,
+        note: `${percent(ofRawWorker.keel)}% of raw with the same checkpoints`,
       },
       {
         name: `full replay of ${events.toLocaleString('en')} events`,
