@@ -20,7 +20,7 @@ import { round } from './support.js';
 const KEY = Buffer.alloc(32, 9);
 /** Interleaved measuring rounds of the commit loops, and commands or commits per round. */
 const ROUNDS = 10;
-const ROUND_SIZE = 10_000;
+const ROUND_SIZE = 30_000;
 
 /** A measured loop: `step(i)` for i in [from, from + n); returns calls per second. */
 type Loop = (from: number, n: number) => number;
