@@ -5,7 +5,7 @@ import { bool, duration, list, str } from './fields.js';
 import { buildLeaf } from './issuance.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
 import { encodeIssued, formatOf, privateKeyFormatOf } from './present.js';
-import { deepFreeze } from './reads.js';
+import { deepFreeze } from '../../core/read-memo.js';
 import { defaultRole, type Role } from './role.js';
 import { resolveNotAfter, type LeafNotAfterBehavior } from './ttl.js';
 import { pem, randomSerial, serialText } from './x509/certificate.js';

@@ -1,17 +1,6 @@
 import type { Db } from '../../core/database.js';
+import { ReadMemo } from '../../core/read-memo.js';
 import type { IssuerRow, KeyRow, PkiQueries } from './projection.js';
-
-/** Entries kept at most; past it the memo starts again (it only saves queries). */
-const LIMIT = 10_000;
-
-/** Freezes an object and everything in it (values shared between requests). */
-export function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
 
 /**
  * The read-model rows every issue and sign request needs (its role, the issuer, the issuer's key,
@@ -22,13 +11,12 @@ export function deepFreeze<T>(value: T): T {
  * absent rows are only remembered for configuration kinds, whose keys are Keel's own.
  */
 export class PkiReads {
-  readonly #db: Db;
   readonly #q: () => PkiQueries;
-  readonly #memo = new Map<string, unknown>();
+  readonly #memo: ReadMemo;
 
   constructor(db: Db, q: () => PkiQueries) {
-    this.#db = db;
     this.#q = q;
+    this.#memo = new ReadMemo(db);
   }
 
   /** Forgets every row (a role, key, issuer or configuration event was applied). */
@@ -37,13 +25,7 @@ export class PkiReads {
   }
 
   #get<T>(key: string, read: () => T, keepAbsent = false): T {
-    if (this.#memo.has(key)) return this.#memo.get(key) as T;
-    const value = deepFreeze(read());
-    if ((value !== undefined || keepAbsent) && !this.#db.inTransaction) {
-      if (this.#memo.size >= LIMIT) this.#memo.clear();
-      this.#memo.set(key, value);
-    }
-    return value;
+    return this.#memo.get(key, read, keepAbsent);
   }
 
   role = (mount: string, name: string): unknown =>

@@ -27,6 +27,9 @@ export function createSysContext(
     leaseProviders: options.leaseProviders,
     metadata: (ctx: Context) => secretsMetadata(ctx),
   });
-  const module: ContextModule = { name: 'secrets-sys', projections: [sysProjection] };
+  const module: ContextModule = {
+    name: 'secrets-sys',
+    projections: [sysProjection(() => queries.forget())],
+  };
   return { module, queries, commands, routes };
 }

@@ -1,12 +1,17 @@
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
+import { ReadMemo } from '../../core/read-memo.js';
 import { statements } from '../../core/sql.js';
 import type { Mount } from '../../http/types.js';
 import type { PathRule } from './acl.js';
 import type { SysEvent } from './events.js';
 
-export const sysProjection: Projection = {
+/**
+ * The sys read models. `changed` runs after every event that changes a token, policy or mount,
+ * inside the append's transaction (the queries' memo is cleared by it).
+ */
+export const sysProjection = (changed: () => void = () => undefined): Projection => ({
   name: 'secrets-sys',
   version: 1,
   tables: ['secrets_tokens', 'acl_policies', 'mounts'],
@@ -47,31 +52,32 @@ export const sysProjection: Projection = {
             JSON.stringify(d.meta),
             e.time,
           );
-          return;
+          break;
         }
         case 'SecretsTokenRevoked':
           s.revoke.run(e.data.accessor);
-          return;
+          break;
         case 'AclPolicyWritten':
           s.policy.run(e.data.name, e.data.policy, JSON.stringify(e.data.rules));
-          return;
+          break;
         case 'AclPolicyDeleted':
           s.dropPolicy.run(e.data.name);
-          return;
+          break;
         case 'MountEnabled': {
           const d = e.data;
           s.mount.run(d.path, d.type, d.accessor, d.description, JSON.stringify(d.config), e.time);
-          return;
+          break;
         }
         case 'MountDisabled':
           s.unmount.run(e.data.path);
-          return;
+          break;
         default:
           return;
       }
+      changed();
     };
   },
-};
+});
 
 export interface TokenRow {
   accessor: string;
@@ -135,25 +141,36 @@ const toMount = (r: RawMount): MountRow => ({
 /** Read-side queries over the sys tables. */
 export function sysQueries(db: Db) {
   const sql = statements(db);
+  // Every request reads its token and its mount (and a token's policies): remembered until the
+  // projection applies a sys event (ReadMemo). Unknown tokens are not remembered.
+  const memo = new ReadMemo(db);
+  const mountsByLength = (): readonly MountRow[] =>
+    memo.get('mounts', () =>
+      sql<[], RawMount>('SELECT * FROM mounts ORDER BY length(path) DESC, path').all().map(toMount),
+    );
   return {
-    tokenByHmac: (hmac: string): TokenRow | undefined => {
-      const r = sql<[string], RawToken>('SELECT * FROM secrets_tokens WHERE token_hmac = ?').get(
-        hmac,
-      );
-      return r === undefined ? undefined : toToken(r);
-    },
+    /** Forgets remembered rows: the sys projection calls it after every event it applies. */
+    forget: (): void => memo.clear(),
+    tokenByHmac: (hmac: string): TokenRow | undefined =>
+      memo.get(`token\0${hmac}`, () => {
+        const r = sql<[string], RawToken>('SELECT * FROM secrets_tokens WHERE token_hmac = ?').get(
+          hmac,
+        );
+        return r === undefined ? undefined : toToken(r);
+      }),
     tokenByAccessor: (accessor: string): TokenRow | undefined => {
       const r = sql<[string], RawToken>('SELECT * FROM secrets_tokens WHERE accessor = ?').get(
         accessor,
       );
       return r === undefined ? undefined : toToken(r);
     },
-    policy: (name: string): { name: string; policy: string; rules: PathRule[] } | undefined => {
-      const r = sql<[string], { name: string; policy: string; rules: string }>(
-        'SELECT * FROM acl_policies WHERE name = ?',
-      ).get(name);
-      return r === undefined ? undefined : { ...r, rules: JSON.parse(r.rules) as PathRule[] };
-    },
+    policy: (name: string): { name: string; policy: string; rules: PathRule[] } | undefined =>
+      memo.get(`policy\0${name}`, () => {
+        const r = sql<[string], { name: string; policy: string; rules: string }>(
+          'SELECT * FROM acl_policies WHERE name = ?',
+        ).get(name);
+        return r === undefined ? undefined : { ...r, rules: JSON.parse(r.rules) as PathRule[] };
+      }),
     policyNames: (): string[] =>
       sql<[], { name: string }>('SELECT name FROM acl_policies ORDER BY name')
         .all()
@@ -162,10 +179,8 @@ export function sysQueries(db: Db) {
       sql<[], RawMount>('SELECT * FROM mounts ORDER BY path').all().map(toMount),
     /** The mount a request path falls under (the longest mount path it starts with). */
     mountFor: (requestPath: string): MountRow | undefined => {
-      const r = sql<[string], RawMount>(
-        'SELECT * FROM mounts WHERE substr(?, 1, length(path)) = path ORDER BY length(path) DESC LIMIT 1',
-      ).get(`${requestPath}/`);
-      return r === undefined ? undefined : toMount(r);
+      const path = `${requestPath}/`;
+      return mountsByLength().find((m) => path.startsWith(m.path));
     },
     mount: (path: string): MountRow | undefined => {
       const r = sql<[string], RawMount>('SELECT * FROM mounts WHERE path = ?').get(path);

@@ -158,6 +158,39 @@ describe('ACL policies, tokens and mounts', () => {
     );
   });
 
+  it('a changed policy, mount or token counts from the next request on', async () => {
+    // Each is read (and remembered) first, then changed: the next request sees the change.
+    const write = (policy: string) =>
+      t.request('PUT', '/v1/sys/policies/acl/mover', { token: root, body: { policy } });
+    expect((await write('path "sys/mounts" { capabilities = ["deny"] }')).status).toBe(204);
+    const created = await t.request('POST', '/v1/auth/token/create', {
+      token: root,
+      body: { policies: ['mover'] },
+    });
+    const token = (created.json as { auth: { client_token: string } }).auth.client_token;
+    expect((await t.request('GET', '/v1/sys/mounts', { token })).status).toBe(403);
+    expect((await write('path "sys/mounts" { capabilities = ["read"] }')).status).toBe(204);
+    expect((await t.request('GET', '/v1/sys/mounts', { token })).status).toBe(200);
+    await t.request('DELETE', '/v1/sys/policies/acl/mover', { token: root });
+    expect((await t.request('GET', '/v1/sys/mounts', { token })).status).toBe(403);
+
+    expect((await t.request('GET', '/v1/later/roles', { token: root })).status).toBe(404);
+    const mounted = await t.request('POST', '/v1/sys/mounts/later', {
+      token: root,
+      body: { type: 'pki' },
+    });
+    expect(mounted.status).toBe(204);
+    expect((await t.request('LIST', '/v1/later/roles', { token: root })).status).toBe(404);
+    expect(errors(await t.request('LIST', '/v1/later/roles', { token: root }))).toEqual([]);
+    await t.request('DELETE', '/v1/sys/mounts/later', { token: root });
+    expect(errors(await t.request('LIST', '/v1/later/roles', { token: root }))).toEqual([
+      'no handler for route "later/roles". route entry not found.',
+    ]);
+
+    await t.request('POST', '/v1/auth/token/revoke-self', { token });
+    expect((await t.request('GET', '/v1/auth/token/lookup-self', { token })).status).toBe(403);
+  });
+
   it('policy parse errors are 400 with the diagnostic; root cannot be changed', async () => {
     const r = await t.request('PUT', '/v1/sys/policies/acl/broken', {
       token: root,

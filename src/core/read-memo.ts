@@ -1,0 +1,44 @@
+import type { Db } from './database.js';
+
+/** Freezes an object and everything in it (values shared between requests). */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
+/**
+ * Read-model rows remembered between requests instead of queried and parsed each time. The owner
+ * calls `clear` from its projection whenever an event changes any of them, inside the same
+ * transaction, so a remembered row is never older than the table. Values are frozen, being
+ * shared; a value read inside a transaction may still roll back and is not kept; absent rows are
+ * kept only when asked (for keys the caller controls, never for what a client sends).
+ */
+export class ReadMemo {
+  readonly #db: Db;
+  readonly #limit: number;
+  readonly #memo = new Map<string, unknown>();
+
+  /** Past `limit` entries the memo starts again (it only saves queries). */
+  constructor(db: Db, limit = 10_000) {
+    this.#db = db;
+    this.#limit = limit;
+  }
+
+  /** Forgets every row. */
+  clear(): void {
+    this.#memo.clear();
+  }
+
+  get<T>(key: string, read: () => T, keepAbsent = false): T {
+    if (this.#memo.has(key)) return this.#memo.get(key) as T;
+    const value = deepFreeze(read());
+    if ((value !== undefined || keepAbsent) && !this.#db.inTransaction) {
+      if (this.#memo.size >= this.#limit) this.#memo.clear();
+      this.#memo.set(key, value);
+    }
+    return value;
+  }
+}
