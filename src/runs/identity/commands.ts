@@ -59,6 +59,22 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
       return { token, data };
     },
 
+    /**
+     * A new token for a team or organization that replaces any it had (the reference: "generates
+     * a new token, replacing any existing token"). The old ones are deleted in the same
+     * transaction, so no moment has both or neither.
+     */
+    replaceToken(
+      input: Omit<AuthTokenCreated['data'], 'id' | 'tokenHmac'> & { kind: 'team' | 'organization' },
+      metadata: AuditMetadata,
+    ): { token: string; data: AuthTokenCreated['data'] } {
+      return core.db.transaction(() => {
+        for (const old of queries.tokensOf(input.kind, input.ownerId))
+          this.deleteToken(old.id, metadata);
+        return this.createToken(input, metadata);
+      })();
+    },
+
     deleteToken(id: string, metadata: AuditMetadata): boolean {
       const { events } = core.handler.handle(
         authTokenStream(id),

@@ -192,7 +192,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     },
   ) => {
     const a = validate(tokenBody, ctx.request.body)?.data?.attributes ?? {};
-    const { token, data } = identity.createToken(
+    const { token, data } = identity.replaceToken(
       {
         ...owner,
         description: a.description ?? null,
