@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { KeelError, NotFoundError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
+import { ReadMemo } from '../../core/read-memo.js';
 import type { RunsPrincipal } from '../../http/types.js';
 import type { ContextModule, Core } from '../../context.js';
 import { createIdentityCommands } from './commands.js';
@@ -64,13 +65,20 @@ export function createIdentityContext(core: Core) {
   const queries = identityQueries(core.db);
   const commands = createIdentityCommands(core, queries);
 
+  // Every request reads its token and user: remembered until an identity event (ReadMemo).
+  const memo = new ReadMemo(core.db);
+
   /** The principal behind a bearer token, or undefined when the token is unknown or expired. */
   const principal = (token: string): RunsPrincipal | undefined => {
-    const row = queries.tokenByHmac(core.sealer.hmac(token));
+    const hmac = core.sealer.hmac(token);
+    const row = memo.get(`token\0${hmac}`, () => queries.tokenByHmac(hmac));
     if (row === undefined) return undefined;
     if (row.expiredAt !== null && Date.parse(row.expiredAt) <= core.clock.now().getTime())
       return undefined;
-    const user = row.kind === 'user' ? queries.user(row.ownerId) : undefined;
+    const user =
+      row.kind === 'user'
+        ? memo.get(`user\0${row.ownerId}`, () => queries.user(row.ownerId))
+        : undefined;
     return {
       kind: row.kind,
       id: row.ownerId,
@@ -148,7 +156,7 @@ export function createIdentityContext(core: Core) {
 
   const module: ContextModule = {
     name: 'runs-identity',
-    projections: [identityProjection],
+    projections: [identityProjection(() => memo.clear())],
     runsRoutes: routes,
   };
   return { module, queries, commands, principal };

@@ -4,7 +4,11 @@ import type { Projection } from '../../core/projections.js';
 import { statements } from '../../core/sql.js';
 import type { AuthTokenCreated, IdentityEvent } from './events.js';
 
-export const identityProjection: Projection = {
+/**
+ * Users and tokens. `changed` runs after every event that changes them, inside the append's
+ * transaction (the principal memo is cleared by it).
+ */
+export const identityProjection = (changed: () => void = () => undefined): Projection => ({
   name: 'runs-identity',
   version: 1,
   tables: ['users', 'auth_tokens'],
@@ -29,7 +33,7 @@ export const identityProjection: Projection = {
       switch (e.type) {
         case 'UserCreated':
           s.user.run(e.data.id, e.data.username, e.data.email, e.data.admin ? 1 : 0, e.time);
-          return;
+          break;
         case 'AuthTokenCreated': {
           const d = e.data;
           s.token.run(
@@ -44,17 +48,18 @@ export const identityProjection: Projection = {
             d.createdBy,
             e.time,
           );
-          return;
+          break;
         }
         case 'AuthTokenDeleted':
           s.drop.run(e.data.id);
-          return;
+          break;
         default:
           return;
       }
+      changed();
     };
   },
-};
+});
 
 export interface UserRow {
   id: string;
