@@ -44,25 +44,49 @@ export function whyNotFlat(machine: AnyStateMachine): string | undefined {
   return undefined;
 }
 
+/** A flat machine's fold step and legality check. */
+export interface FlatFold {
+  step: FoldStep;
+  /** What `snapshot.can(event)` answers. */
+  can: (state: AnyMachineSnapshot, event: EventObject) => boolean;
+}
+
 /**
- * The fold of a flat machine (see `whyNotFlat`), or the reason it has none. xstate still selects
- * the transition (`getTransitionData`, the same selection `snapshot.can` makes, guards and all);
- * this step only skips the macrostep's general machinery. A targetless transition keeps the
- * snapshot's shape and gets the new context; a transition with a target takes the shape of the
- * snapshot `full` returned the first time that transition was taken. Snapshots that are no
- * longer active go to `full`, as do the first passes of each transition.
+ * The fold of a flat machine (see `whyNotFlat`), or the reason it has none. The transition is the
+ * one xstate selects: where a state's first candidate for an event has no guard (and no wildcard
+ * could add one), that candidate, whatever the context; otherwise xstate's own selection
+ * (`getTransitionData`, guards and all). This step only skips the macrostep's general machinery.
+ * A targetless transition keeps the snapshot's shape and gets the new context; a transition with
+ * a target takes the shape of the snapshot `full` returned the first time that transition was
+ * taken. Snapshots that are no longer active go to `full`, as do the first passes of each
+ * transition.
  */
 export function flatFold(
   machine: AnyStateMachine,
   scope: FoldScope,
   full: FoldStep,
-): { step: FoldStep } | { unsupported: string } {
+): FlatFold | { unsupported: string } {
   const reason = whyNotFlat(machine);
   if (reason !== undefined) return { unsupported: reason };
   const shapes = new WeakMap<object, AnyMachineSnapshot>();
+  const selections = new Map<unknown, Map<string, Selection>>();
+  const select = (state: AnyMachineSnapshot, event: EventObject): readonly Transition[] => {
+    let byType = selections.get(state.value);
+    if (byType === undefined) {
+      byType = new Map();
+      selections.set(state.value, byType);
+    }
+    let selection = byType.get(event.type);
+    if (selection === undefined) {
+      selection = fixedSelection(machine, state.value, event.type);
+      byType.set(event.type, selection);
+    }
+    if (selection === 'guarded') return machine.getTransitionData(state, event);
+    return selection === null ? [] : [selection];
+  };
   const step: FoldStep = (state, event) => {
     if (state.status !== 'active') return full(state, event);
-    const [transition] = machine.getTransitionData(state, event);
+    const [transition] = select(state, event);
     if (transition === undefined) return state;
     const actions = transition.actions as readonly unknown[];
     if (transition.target === undefined) {
@@ -83,7 +107,33 @@ export function flatFold(
       context: contextAfter(machine, scope, actions, state.context as object, event),
     };
   };
-  return { step };
+  // As xstate's `can`: some selected transition goes somewhere or does something.
+  const can = (state: AnyMachineSnapshot, event: EventObject): boolean =>
+    select(state, event).some((t) => t.target !== undefined || t.actions.length > 0);
+  return { step, can };
+}
+
+type Transition = ReturnType<AnyStateMachine['getTransitionData']>[number];
+
+/** The transition a state always selects for an event type (or none), or `guarded`: it depends. */
+type Selection = Transition | null | 'guarded';
+
+/**
+ * xstate's selection for a top-level state, where it does not depend on the context or event: a
+ * state's candidates are its transitions for the type (a wildcard key could add more: then it
+ * depends); the first whose guard passes wins; with none, the root's candidates are asked the
+ * same way.
+ */
+function fixedSelection(machine: AnyStateMachine, value: unknown, type: string): Selection {
+  const node = typeof value === 'string' ? machine.root.states[value] : undefined;
+  if (node === undefined) return 'guarded';
+  for (const candidateOf of [node, machine.root]) {
+    if ([...candidateOf.transitions.keys()].some((key) => key.includes('*'))) return 'guarded';
+    const first = candidateOf.transitions.get(type)?.[0];
+    if (first === undefined) continue;
+    return first.guard === undefined ? first : 'guarded';
+  }
+  return null;
 }
 
 interface Assign {

@@ -1,9 +1,15 @@
 import { isDeepStrictEqual } from 'node:util';
 import { createActor, initialTransition } from 'xstate';
-import type { AnyMachineSnapshot, AnyStateMachine, EventFromLogic, SnapshotFrom } from 'xstate';
+import type {
+  AnyMachineSnapshot,
+  AnyStateMachine,
+  EventFromLogic,
+  EventObject,
+  SnapshotFrom,
+} from 'xstate';
 import type { Decider } from './command-handler.js';
 import type { NewEvent, StoredEvent } from './events.js';
-import type { FoldScope, FoldStep } from './flat-fold.js';
+import type { FlatFold, FoldScope, FoldStep } from './flat-fold.js';
 import { flatFold } from './flat-fold.js';
 
 /**
@@ -45,9 +51,9 @@ export function machineDecider<M extends AnyStateMachine>(
       scope,
     );
   const flat = flatFold(machine, scope, full);
-  const step = 'step' in flat ? flat.step : full;
-  const transitionWith =
-    (options.checkFolds ?? CHECK_FOLDS) && step !== full ? checked(machine, step, full) : step;
+  const fullCan: FlatFold['can'] = (state, event) => state.can(event);
+  let fold: FlatFold = 'step' in flat ? flat : { step: full, can: fullCan };
+  if ((options.checkFolds ?? CHECK_FOLDS) && 'step' in flat) fold = checked(machine, flat, full);
   const known = new Set<string>(
     Array.isArray(events) ? events.filter((e): e is string => typeof e === 'string') : [],
   );
@@ -55,27 +61,38 @@ export function machineDecider<M extends AnyStateMachine>(
     // Snapshots are immutable (every transition returns a new one), so one initial snapshot serves all.
     initialState: () => initial,
     evolve: (state: S, event: StoredEvent<E>) =>
-      known.has((event as NewEvent).type) ? (transitionWith(state, event) as S) : state,
-    accepts: (state: S, event: E) =>
-      !known.has((event as NewEvent).type) || (state as { can(e: unknown): boolean }).can(event),
+      known.has((event as NewEvent).type) ? (fold.step(state, event) as S) : state,
+    accepts: (state: S, event: E) => !known.has((event as NewEvent).type) || fold.can(state, event),
     describe: (state: S) => stateName((state as { value: unknown }).value),
   };
 }
 
-/** A step that also takes `full` and throws when the two snapshots differ. */
-function checked(machine: AnyStateMachine, step: FoldStep, full: FoldStep): FoldStep {
-  return (state, event) => {
-    const fast = step(state, event);
-    const slow = full(state, event);
-    for (const key of ['value', 'context', 'status', 'output', 'error'] as const) {
-      if (!isDeepStrictEqual(fast[key], slow[key])) {
-        throw new Error(
-          `machine ${machine.id}: the flat fold of ${event.type} gives ${key} ` +
-            `${JSON.stringify(fast[key])}, transition gives ${JSON.stringify(slow[key])}`,
-        );
+/**
+ * The flat fold, also taking every step through `full` and every check through `snapshot.can`,
+ * throwing when they differ.
+ */
+function checked(machine: AnyStateMachine, flat: FlatFold, full: FoldStep): FlatFold {
+  const differ = (what: string, event: EventObject, fast: unknown, slow: unknown) =>
+    new Error(
+      `machine ${machine.id}: the flat fold of ${event.type} gives ${what} ` +
+        `${JSON.stringify(fast)}, transition gives ${JSON.stringify(slow)}`,
+    );
+  return {
+    step: (state, event) => {
+      const fast = flat.step(state, event);
+      const slow = full(state, event);
+      for (const key of ['value', 'context', 'status', 'output', 'error'] as const) {
+        if (!isDeepStrictEqual(fast[key], slow[key]))
+          throw differ(key, event, fast[key], slow[key]);
       }
-    }
-    return fast;
+      return fast;
+    },
+    can: (state, event) => {
+      const fast = flat.can(state, event);
+      const slow = state.can(event);
+      if (fast !== slow) throw differ('can', event, fast, slow);
+      return fast;
+    },
   };
 }
 

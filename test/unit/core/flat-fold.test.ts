@@ -153,6 +153,63 @@ describe('flatFold', () => {
   });
 });
 
+describe('flatFold can', () => {
+  const guarded = setup({
+    types: { context: {} as { n: number }, events: {} as { type: string; n?: number } },
+    guards: { big: ({ event }) => (event.n ?? 0) > 5 },
+  }).createMachine({
+    initial: 'a',
+    context: { n: 0 },
+    on: { RESET: '.a', PING: {} },
+    states: {
+      a: {
+        on: {
+          GO: 'b',
+          JUMP: [{ guard: 'big', target: 'b' }, { target: 'a' }],
+          MAYBE: { guard: 'big', target: 'b' },
+          NOTE: {},
+          COUNT: { actions: assign({ n: ({ context }) => context.n + 1 }) },
+        },
+      },
+      b: { on: { 'ANY.*': 'a' } },
+    },
+  });
+  const wildcard = createMachine({
+    initial: 'a',
+    states: { a: { on: { '*': 'b', STAY: {} } }, b: { type: 'final' } },
+  });
+
+  it.each([
+    ['a machine with guards, root transitions and partial wildcards', guarded],
+    ['a machine with a wildcard', wildcard],
+  ])('answers as snapshot.can for %s', (_, machine) => {
+    const flat = flatFold(
+      machine as AnyStateMachine,
+      scope,
+      (s, e) => transition(machine as AnyStateMachine, s as never, e as never)[0],
+    );
+    if (!('step' in flat)) throw new Error(flat.unsupported);
+    const events = [
+      'GO',
+      'JUMP',
+      'MAYBE',
+      'NOTE',
+      'COUNT',
+      'RESET',
+      'PING',
+      'ANY.x',
+      'STAY',
+      'X',
+    ].flatMap((type) => [{ type }, { type, n: 9 }]);
+    let state = initialTransition(machine as AnyStateMachine)[0] as AnyMachineSnapshot;
+    for (const next of [...events, ...events]) {
+      for (const e of events)
+        expect(flat.can(state, e), `${String(state.value)} ${e.type}`).toBe(state.can(e));
+      state = flat.step(state, next);
+    }
+  });
+});
+
 describe('machineDecider with checkFolds', () => {
   it('throws when the flat fold and transition disagree', () => {
     // An assign that reads outside state differs on its second call: the check sees it.
