@@ -127,9 +127,9 @@ type Selection = Transition | null | 'guarded';
 function fixedSelection(machine: AnyStateMachine, value: unknown, type: string): Selection {
   const node = typeof value === 'string' ? machine.root.states[value] : undefined;
   if (node === undefined) return 'guarded';
-  for (const candidateOf of [node, machine.root]) {
-    if ([...candidateOf.transitions.keys()].some((key) => key.includes('*'))) return 'guarded';
-    const first = candidateOf.transitions.get(type)?.[0];
+  for (const source of [node, machine.root]) {
+    if ([...source.transitions.keys()].some((key) => key.includes('*'))) return 'guarded';
+    const first = source.transitions.get(type)?.[0];
     if (first === undefined) continue;
     return first.guard === undefined ? first : 'guarded';
   }
