@@ -14,7 +14,8 @@ import { flatFold } from './flat-fold.js';
 
 /**
  * With `KEEL_CHECK_FOLDS=1` every flat fold step is also taken through xstate's `transition` and
- * the two snapshots compared; a difference throws. The test suite runs with it on.
+ * every legality check through `snapshot.can`, and the answers compared; a difference throws.
+ * The test suite runs with it on.
  */
 const CHECK_FOLDS = process.env['KEEL_CHECK_FOLDS'] === '1';
 
@@ -51,8 +52,7 @@ export function machineDecider<M extends AnyStateMachine>(
       scope,
     );
   const flat = flatFold(machine, scope, full);
-  const fullCan: FlatFold['can'] = (state, event) => state.can(event);
-  let fold: FlatFold = 'step' in flat ? flat : { step: full, can: fullCan };
+  let fold: FlatFold = 'step' in flat ? flat : { step: full, can: (state, e) => state.can(e) };
   if ((options.checkFolds ?? CHECK_FOLDS) && 'step' in flat) fold = checked(machine, flat, full);
   const known = new Set<string>(
     Array.isArray(events) ? events.filter((e): e is string => typeof e === 'string') : [],

@@ -26,7 +26,7 @@ export const newRunsToken = (core: Core): string =>
   `${core.ids.secret(14)}.atlasv1.${core.ids.secret(67)}`;
 
 export function createIdentityCommands(core: Core, queries: IdentityQueries) {
-  return {
+  const commands = {
     createUser(
       input: Omit<UserCreated['data'], 'id'>,
       metadata: AuditMetadata,
@@ -70,8 +70,8 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
     ): { token: string; data: AuthTokenCreated['data'] } {
       return core.db.transaction(() => {
         for (const old of queries.tokensOf(input.kind, input.ownerId))
-          this.deleteToken(old.id, metadata);
-        return this.createToken(input, metadata);
+          commands.deleteToken(old.id, metadata);
+        return commands.createToken(input, metadata);
       })();
     },
 
@@ -85,6 +85,7 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
       return events.length > 0;
     },
   };
+  return commands;
 }
 
 export type IdentityCommands = ReturnType<typeof createIdentityCommands>;

@@ -43,7 +43,8 @@ function remembered<K extends object, V>(
   return value;
 }
 
-const urlExtensions = (urls: UrlConfig): Buffer[] =>
+/** The authority information access and CRL distribution point extensions of `config/urls`. */
+export const urlExtensions = (urls: UrlConfig): readonly Buffer[] =>
   remembered(byUrls, urls, () => encodeUrlExtensions(urls));
 
 function encodeUrlExtensions(urls: UrlConfig): Buffer[] {

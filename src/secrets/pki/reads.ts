@@ -24,19 +24,15 @@ export class PkiReads {
     this.#memo.clear();
   }
 
-  #get<T>(key: string, read: () => T, keepAbsent = false): T {
-    return this.#memo.get(key, read, keepAbsent);
-  }
-
   role = (mount: string, name: string): unknown =>
-    this.#get(`role\0${mount}\0${name}`, () => this.#q().role(mount, name));
+    this.#memo.get(`role\0${mount}\0${name}`, () => this.#q().role(mount, name));
 
   issuer = (mount: string, id: string): IssuerRow | undefined =>
-    this.#get(`issuer\0${mount}\0${id}`, () => this.#q().issuer(mount, id));
+    this.#memo.get(`issuer\0${mount}\0${id}`, () => this.#q().issuer(mount, id));
 
   key = (mount: string, id: string): KeyRow | undefined =>
-    this.#get(`key\0${mount}\0${id}`, () => this.#q().key(mount, id));
+    this.#memo.get(`key\0${mount}\0${id}`, () => this.#q().key(mount, id));
 
   config = <T>(mount: string, kind: string): T | undefined =>
-    this.#get(`config\0${mount}\0${kind}`, () => this.#q().config<T>(mount, kind), true);
+    this.#memo.get(`config\0${mount}\0${kind}`, () => this.#q().config<T>(mount, kind), true);
 }

@@ -3,7 +3,7 @@ import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { CA_ROLE, caKeyUsage, caNameRequest, constraintsOf, subjectOf } from './ca.js';
 import { bool, duration, int, str } from './fields.js';
-import { buildCa, effectivePathLength, type Signer } from './issuance.js';
+import { buildCa, effectivePathLength, urlExtensions, type Signer } from './issuance.js';
 import { isSelfSigned, verifiedCsr, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
 import { encodeIssued, formatOf } from './present.js';
@@ -138,11 +138,7 @@ export function signSelfIssued(
     .filter((e) => !['2.5.29.35', '2.5.29.31', '1.3.6.1.5.5.7.1.1'].includes(e.id))
     .map((e) => e.encoded);
   if (signer.cert.subjectKeyId) kept.push(ext.authorityKeyId(signer.cert.subjectKeyId));
-  const urls = authority.urls(mount);
-  if (urls.ocsp_servers.length || urls.issuing_certificates.length)
-    kept.push(ext.authorityInfoAccess(urls.ocsp_servers, urls.issuing_certificates));
-  if (urls.crl_distribution_points.length)
-    kept.push(ext.crlDistributionPoints(urls.crl_distribution_points));
+  kept.push(...urlExtensions(authority.urls(mount)));
   const derBytes = buildCertificate({
     serial: cert.serialBytes,
     issuer: signer.cert.subject,

@@ -3,6 +3,7 @@ import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { bool, duration, list, str } from './fields.js';
 import { checkMetadata, isSelfSigned, loadRole, verifiedCsr, type Issued } from './issue.js';
+import { urlExtensions } from './issuance.js';
 import { encodeIssued, formatOf } from './present.js';
 import { resolveNotAfter } from './ttl.js';
 import { buildCertificate, encodeName, pem, randomSerial, serialText } from './x509/certificate.js';
@@ -82,11 +83,7 @@ export function signVerbatim(
   }
   extensions.push(ext.subjectKeyId(keyIdentifier(csr.spki)));
   if (signer.cert.subjectKeyId) extensions.push(ext.authorityKeyId(signer.cert.subjectKeyId));
-  const urls = authority.urls(mount);
-  if (urls.ocsp_servers.length || urls.issuing_certificates.length)
-    extensions.push(ext.authorityInfoAccess(urls.ocsp_servers, urls.issuing_certificates));
-  if (urls.crl_distribution_points.length)
-    extensions.push(ext.crlDistributionPoints(urls.crl_distribution_points));
+  extensions.push(...urlExtensions(authority.urls(mount)));
   const userIds = list(body, 'user_ids');
   const subject = userIds.length ? appendUserIds(csr.subject, userIds) : csr.subject;
   const serial = randomSerial();
