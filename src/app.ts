@@ -211,7 +211,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     logger,
     contexts.flatMap((c) => c.timers ?? []),
   );
-  if (deps.wakeReactorsOnAppend !== false) store.onAppended(() => reactors.notify());
+  if (deps.wakeReactorsOnAppend !== false) store.onAppended((events) => reactors.notify(events));
 
   let contextsStarted = false;
   const startContexts = () => {

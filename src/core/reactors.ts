@@ -38,6 +38,18 @@ export class Reactors {
   /** Each reactor's checkpoint as this process last read or saved it (one daemon per database). */
   readonly #saved = new Map<string, number>();
   readonly #readers = new Map<string, (after: number, limit: number) => StoredEvent[]>();
+  /**
+   * Filtered reactors that may have events of their types past their progress. A clean one, woken
+   * by appends it has no types in, moves past them without reading the log.
+   */
+  readonly #dirty = new Set<string>();
+  /** Whether each filtered reactor wants an event type, by reactor and type. */
+  readonly #wanted = new Map<string, Map<string, boolean>>();
+  /**
+   * The last position of an append this process was told of, when every position up to it was
+   * told of (no other writer between); -1 until the first append, or after a gap.
+   */
+  #toldEnd = -1;
   readonly #stmts;
   #scheduled = false;
   #stopped = false;
@@ -47,6 +59,7 @@ export class Reactors {
     this.#store = store;
     this.#logger = logger;
     this.#reactors = reactors;
+    for (const r of reactors) this.#dirty.add(r.name);
     this.#stmts = {
       get: db.prepare<[string], { position: number }>(
         'SELECT position FROM checkpoints WHERE name = ?',
@@ -62,10 +75,14 @@ export class Reactors {
   }
 
   /**
-   * Wake every reactor (after an append, or on a poll tick). Wake-ups are coalesced and run
-   * after the current turn, so a burst of appends costs one pass, not one per append.
+   * Wake the reactors: after an append (with its events), or on a poll tick (without). Wake-ups
+   * are coalesced and run after the current turn, so a burst of appends costs one pass, not one
+   * per append. An append wakes a filtered reactor for a read of the log only if it holds one of
+   * the reactor's types; a poll tick, or appends after a gap (another writer), wake every reactor
+   * for a read.
    */
-  notify(): void {
+  notify(appended?: readonly StoredEvent[]): void {
+    this.#mark(appended);
     if (this.#scheduled || this.#stopped || this.#reactors.length === 0) return;
     this.#scheduled = true;
     setImmediate(() => {
@@ -73,6 +90,34 @@ export class Reactors {
       if (this.#stopped) return;
       for (const r of this.#reactors) void this.#drain(r);
     });
+  }
+
+  #mark(appended: readonly StoredEvent[] | undefined): void {
+    if (appended === undefined) {
+      for (const r of this.#reactors) this.#dirty.add(r.name);
+      return;
+    }
+    const first = appended[0];
+    const contiguous =
+      first !== undefined && this.#toldEnd >= 0 && first.position === this.#toldEnd + 1;
+    this.#toldEnd = appended[appended.length - 1]?.position ?? -1;
+    for (const r of this.#reactors) {
+      if (!contiguous || appended.some((e) => this.#wants(r, e.type))) this.#dirty.add(r.name);
+    }
+  }
+
+  #wants(reactor: Reactor, type: string): boolean {
+    if (reactor.types === undefined) return true;
+    let byType = this.#wanted.get(reactor.name);
+    if (byType === undefined) this.#wanted.set(reactor.name, (byType = new Map<string, boolean>()));
+    let wanted = byType.get(type);
+    if (wanted === undefined) {
+      wanted = reactor.types.some((t) =>
+        t.endsWith('*') ? type.startsWith(t.slice(0, -1)) : t === type,
+      );
+      byType.set(type, wanted);
+    }
+    return wanted;
   }
 
   /** Stop waking reactors and wait for the passes under way (shutdown). */
@@ -86,6 +131,7 @@ export class Reactors {
    * that fail keep their checkpoint and are left for the next notify.
    */
   async settle(): Promise<void> {
+    for (const r of this.#reactors) this.#dirty.add(r.name);
     for (let round = 0; round < 1000; round++) {
       this.#failing.clear();
       await Promise.all(this.#reactors.map((r) => this.#drain(r)));
@@ -136,13 +182,23 @@ export class Reactors {
           : this.#store.readerOf(types);
       this.#readers.set(reactor.name, reader);
     }
-    let saved = this.#saved.get(reactor.name) ?? this.checkpoint(reactor.name);
+    let saved = this.#saved.get(reactor.name);
+    if (saved === undefined) this.#saved.set(reactor.name, (saved = this.checkpoint(reactor.name)));
     let position = Math.max(saved, this.#progress.get(reactor.name) ?? 0);
     const save = (at: number) => {
       this.#stmts.set.run(reactor.name, at);
       saved = at;
       this.#saved.set(reactor.name, at);
     };
+    if (filtered && !this.#dirty.has(reactor.name) && this.#toldEnd === this.#store.knownEnd()) {
+      // Every append up to the end was told of, and those since its last read held none of its
+      // types.
+      position = Math.max(position, this.#toldEnd);
+      this.#progress.set(reactor.name, position);
+      if (position - saved >= CHECKPOINT_LAG) save(position);
+      return;
+    }
+    this.#dirty.delete(reactor.name);
     while (!this.#stopped) {
       // Read together with the page (no await between): what the filter skipped is behind `end`.
       // An end that is too low only leaves skipped positions to be filtered again next time.
@@ -155,6 +211,7 @@ export class Reactors {
           save(position);
           this.#progress.set(reactor.name, position);
           this.#failing.add(reactor.name);
+          this.#dirty.add(reactor.name);
           this.#logger.error(
             { err, reactor: reactor.name, position: event.position, type: event.type },
             'reactor failed; it will retry from this event',

@@ -102,3 +102,106 @@ describe('Reactors', () => {
     expect(saved()).toBe(7);
   });
 });
+
+describe('Reactors woken by appends', () => {
+  /** Reactors wired as the app wires them, with a count of the reads of the log. */
+  function wired() {
+    const s = setup();
+    let reads = 0;
+    const readerOf = s.store.readerOf.bind(s.store);
+    s.store.readerOf = (types) => {
+      const read = readerOf(types);
+      return (after, limit) => {
+        reads += 1;
+        return read(after, limit);
+      };
+    };
+    const reactors = new Reactors(s.db, s.store, silentLogger(), [s.reactor]);
+    s.store.onAppended((events) => reactors.notify(events));
+    // A wake runs after the current turn; its pass is a few promise steps.
+    const passes = async () => {
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    return { ...s, reactors, passes, reads: () => reads };
+  }
+
+  it('read the log only for appends holding one of their types', async () => {
+    const { append, seen, reactors, passes, reads } = wired();
+    await reactors.settle();
+    append('RunCreated');
+    await passes();
+    expect(seen).toEqual(['RunCreated@1']);
+    const before = reads();
+    append('CertificateIssued', 20);
+    await passes();
+    expect(reads()).toBe(before);
+    append('WorkspaceLocked');
+    await passes();
+    expect(seen).toEqual(['RunCreated@1', 'WorkspaceLocked@22']);
+    expect(reads()).toBe(before + 1);
+  });
+
+  it('still save a checkpoint that far behind the appends they passed over', async () => {
+    const { append, reactors, passes, saved } = wired();
+    await reactors.settle();
+    append('RunCreated');
+    await passes();
+    for (let i = 0; i < 1001; i++) {
+      append('CertificateIssued');
+      await passes();
+    }
+    expect(saved()).toBeGreaterThanOrEqual(1001);
+  });
+
+  it('read the log after an append by another writer, and deliver what it appended', async () => {
+    const { db, append, seen, reactors, passes, reads } = wired();
+    await reactors.settle();
+    append('CertificateIssued');
+    await passes();
+    new EventStore(db, new ManualClock()).append('other', [{ type: 'RunCreated', data: {} }], {
+      expectedVersion: 0,
+      metadata: meta,
+    });
+    const before = reads();
+    append('CertificateIssued');
+    await passes();
+    expect(reads()).toBeGreaterThan(before);
+    expect(seen).toEqual(['RunCreated@2']);
+  });
+
+  it('read the log in settle when their own appends were not told of', async () => {
+    const { db, store, seen } = setup();
+    const chained: Reactor = {
+      name: 'chained',
+      types: ['Run*'],
+      async react(event) {
+        seen.push(event.type);
+        if (event.type === 'RunCreated') {
+          store.append('next', [{ type: 'RunPlanQueued', data: {} }], {
+            expectedVersion: 0,
+            metadata: meta,
+          });
+        }
+      },
+    };
+    const reactors = new Reactors(db, store, silentLogger(), [chained]);
+    store.append('first', [{ type: 'RunCreated', data: {} }], {
+      expectedVersion: 0,
+      metadata: meta,
+    });
+    await reactors.settle();
+    expect(seen).toEqual(['RunCreated', 'RunPlanQueued']);
+  });
+
+  it('read the log on a poll tick, which finds appends nobody was told of', async () => {
+    const { db, seen, reactors, passes } = wired();
+    await reactors.settle();
+    new EventStore(db, new ManualClock()).append('other', [{ type: 'RunCreated', data: {} }], {
+      expectedVersion: 0,
+      metadata: meta,
+    });
+    reactors.notify();
+    await passes();
+    expect(seen).toEqual(['RunCreated@1']);
+  });
+});
