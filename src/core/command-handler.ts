@@ -56,17 +56,29 @@ export class CommandHandler {
     return loaded;
   }
 
+  /**
+   * `options.newStream`: the caller has just made the stream's id (a random id or serial), so the
+   * stream is taken to be empty without reading it. The assumption is checked like a cached fold:
+   * the append refuses a stream that exists, which is then read and decided again.
+   */
   handle<S, E extends NewEvent>(
     stream: string,
     decider: Decider<S, E>,
     decide: (state: S, version: number) => readonly E[],
     metadata: AuditMetadata,
+    options: { newStream?: boolean } = {},
   ): Handled<S, E> {
     const cache = this.#cacheFor(decider);
     // Optimistic: trust the cached fold; the append's version check is the arbiter, and a stale
     // cache (another writer appended) costs one refold and a second decision.
     for (let attempt = 0; ; attempt++) {
-      const cached = attempt === 0 ? cache.get(stream) : undefined;
+      const cached =
+        attempt > 0
+          ? undefined
+          : (cache.get(stream) ??
+            (options.newStream === true
+              ? { state: decider.initialState(), version: 0 }
+              : undefined));
       const { state, version } =
         (cached as { state: S; version: number } | undefined) ?? this.load(stream, decider);
       let proposed: readonly E[];

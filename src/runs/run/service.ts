@@ -84,7 +84,7 @@ export function newRun(
     debuggingMode: a['debugging-mode'] ?? false,
     engineVersion,
   };
-  model.core.handler.handle(data.id, runDecider, createRun(data), metadata);
+  model.core.handler.handle(data.id, runDecider, createRun(data), metadata, { newStream: true });
   return data;
 }
 

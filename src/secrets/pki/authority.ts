@@ -379,6 +379,8 @@ export class Authority {
         },
       ],
       meta,
+      // A fresh random serial: a stream that exists is refused by the append and then decided on.
+      { newStream: true },
     );
   }
 }

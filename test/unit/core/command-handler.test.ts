@@ -123,6 +123,47 @@ describe('machine decider + command handler', () => {
     expect(r.version).toBe(4);
   });
 
+  it('takes a new stream to be empty without reading it', () => {
+    const { handler, store } = setup();
+    let reads = 0;
+    const readStream = store.readStream.bind(store);
+    store.readStream = (stream) => {
+      reads += 1;
+      return readStream(stream);
+    };
+    const r = handler.handle('account-a', accountDecider, () => [opened()], meta, {
+      newStream: true,
+    });
+    expect(reads).toBe(0);
+    expect(r.version).toBe(1);
+    expect(r.state.value).toBe('open');
+  });
+
+  it('decides on the stored stream when one said to be new exists, and appends nothing it refuses', () => {
+    const { handler, store } = setup();
+    new CommandHandler(store, new ManualClock()).handle(
+      'account-a',
+      accountDecider,
+      () => [opened()],
+      meta,
+    );
+    const seen: string[] = [];
+    const open = () =>
+      handler.handle(
+        'account-a',
+        accountDecider,
+        (state) => {
+          seen.push(String(state.value));
+          return [opened()];
+        },
+        meta,
+        { newStream: true },
+      );
+    expect(open).toThrow(new IllegalTransitionError('account-a', 'open', 'AccountOpened'));
+    expect(seen).toEqual(['none', 'open']);
+    expect(store.lastPosition()).toBe(1);
+  });
+
   it('hands no events to the store when the decision is empty', () => {
     const { handler, store } = setup();
     const r = handler.handle('account-a', accountDecider, () => [], meta);
