@@ -154,23 +154,25 @@ export interface ChildServer {
   close(): Promise<void>;
 }
 
-/**
- * The whole app in a child process (its own event loop and core), rate limits off, on a data
- * directory of its own: what the load is measured against.
- */
-export async function serveInChild(dataDir: string): Promise<ChildServer> {
-  const child = fork(new URL('./serve-app.ts', import.meta.url).pathname, [dataDir], {
+export interface FloorServer {
+  url: string;
+  token: string;
+  close(): Promise<void>;
+}
+
+/** Forks a bench server script on a data directory; resolves with what it reports once listening. */
+async function forkServer<T>(
+  script: string,
+  dataDir: string,
+): Promise<T & { close(): Promise<void> }> {
+  const child = fork(new URL(script, import.meta.url).pathname, [dataDir], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-  const ready = await new Promise<{ url: string; runsToken: string; rootToken: string }>(
-    (resolve, reject) => {
-      child.once('message', (m) =>
-        resolve(m as { url: string; runsToken: string; rootToken: string }),
-      );
-      child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
-    },
-  );
+  const ready = await new Promise<T>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as T));
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
   return {
     ...ready,
     close: () =>
@@ -180,3 +182,14 @@ export async function serveInChild(dataDir: string): Promise<ChildServer> {
       }),
   };
 }
+
+/**
+ * The whole app in a child process (its own event loop and core), rate limits off, on a data
+ * directory of its own: what the load is measured against.
+ */
+export const serveInChild = (dataDir: string): Promise<ChildServer> =>
+  forkServer<Omit<ChildServer, 'close'>>('./serve-app.ts', dataDir);
+
+/** The floor server (bench/floor.ts) in a child process, as Keel's is measured. */
+export const serveFloorInChild = (dataDir: string): Promise<FloorServer> =>
+  forkServer<Omit<FloorServer, 'close'>>('./floor.ts', dataDir);

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createApp } from '../src/app.js';
-import { call } from './http.js';
+import { call, serveFloorInChild } from './http.js';
 import type { BenchResult } from './support.js';
 import { opensslCsr, post, rate, startCfssl } from './pki-support.js';
 import { testConfig } from '../src/config.js';
@@ -279,6 +279,32 @@ export async function benchPki(): Promise<BenchResult[]> {
       unit: 'certs/s',
       note: `Keel/cfssl = ${(ecSign / cfSign).toFixed(2)}`,
     });
+
+    // The same issue against the floor server (bench/floor.ts): keygen, DER, signature, one
+    // transaction, nothing else; what this machine allows a Node process for the work.
+    mkdirSync(join(dir, 'floor'), { recursive: true });
+    const floor = await serveFloorInChild(join(dir, 'floor'));
+    try {
+      const floorHeaders = { 'x-vault-token': floor.token };
+      const floorIssue = await rate(
+        5000,
+        CONCURRENCY,
+        async (i) =>
+          void (await post(
+            `${floor.url}/issue`,
+            { common_name: `f${i}.example.com` },
+            floorHeaders,
+          )),
+      );
+      results.push({
+        name: 'floor: issue ec P-256 on a bare server (HTTP, stored + event-logged)',
+        value: Math.round(floorIssue),
+        unit: 'certs/s',
+        note: `bench/floor.ts: node:http, key, leaf, one transaction; no policy, ACL, audit or read models. Floor/cfssl = ${(floorIssue / cfIssue).toFixed(2)}; Keel/floor = ${(ecIssue / floorIssue).toFixed(2)}`,
+      });
+    } finally {
+      await floor.close();
+    }
 
     results.push(...(await engineOnly(dir, csr)));
 

@@ -13,7 +13,7 @@ import { Checkpointer } from '../src/core/checkpointer.js';
 import { createRun, runDecider } from '../src/runs/run/commands.js';
 import { DEFAULT_MESSAGE } from '../src/runs/run/service.js';
 import { configTarball } from '../test/support/runs-harness.js';
-import { call, serveInChild } from './http.js';
+import { call, serveFloorInChild, serveInChild } from './http.js';
 import { percentile, round, type BenchResult } from './support.js';
 
 /**
@@ -122,14 +122,16 @@ const runBody = (ws: string) =>
     },
   });
 
+const jsonApiHeaders = (token: string) => ({
+  authorization: `Bearer ${token}`,
+  'content-type': 'application/vnd.api+json',
+});
+
 async function requestRates(dir: string): Promise<{ create: number; show: number; ping: number }> {
   mkdirSync(join(dir, 'rates'), { recursive: true });
   const server = await serveInChild(join(dir, 'rates'));
   try {
-    const headers = {
-      authorization: `Bearer ${server.runsToken}`,
-      'content-type': 'application/vnd.api+json',
-    };
+    const headers = jsonApiHeaders(server.runsToken);
     const api = async (method: string, path: string, body?: unknown) =>
       (
         await call(`${server.url}/api/v2${path}`, {
@@ -178,6 +180,33 @@ async function requestRates(dir: string): Promise<{ create: number; show: number
       await call(`${server.url}/api/v2/runs/${ids[i % ids.length]}`, { headers });
     });
     return { create, show, ping };
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * The same POST against the floor server (bench/floor.ts): node:http, one transaction with an
+ * event and a run row, no framework or rules. What this machine allows any server for the request.
+ */
+async function floorRates(dir: string): Promise<{ single: number; batched: number }> {
+  mkdirSync(join(dir, 'floor'), { recursive: true });
+  const server = await serveFloorInChild(join(dir, 'floor'));
+  try {
+    const headers = jsonApiHeaders(server.token);
+    const rateOf = async (path: string) => {
+      const post = async () => {
+        const res = await call(`${server.url}${path}`, {
+          method: 'POST',
+          headers,
+          body: runBody('ws-floor'),
+        });
+        if (res.status !== 201) throw new Error(`floor POST ${path}: ${res.status}`);
+      };
+      await throughput(1000, 8, post);
+      return throughput(5000, 8, post);
+    };
+    return { single: await rateOf('/runs'), batched: await rateOf('/runs/batched') };
   } finally {
     await server.close();
   }
@@ -271,6 +300,7 @@ export async function benchRuns(): Promise<BenchResult[]> {
   try {
     const raw = await rawCommits(dir, 20_000);
     const { create, show, ping } = await requestRates(dir);
+    const floor = await floorRates(dir);
     const { first, deep, commands } = await listLatency(dir);
     return [
       {
@@ -290,6 +320,18 @@ export async function benchRuns(): Promise<BenchResult[]> {
         value: round((100 * create) / raw, 1),
         unit: '%',
         note: 'target ≥ 25%',
+      },
+      {
+        name: 'floor: POST /runs on a bare server',
+        value: round(floor.single),
+        unit: 'req/s',
+        note: `${round((100 * floor.single) / raw, 1)}% of raw commits; bench/floor.ts: node:http, one transaction (chained event + run row) per request, no framework, validation, access or read models; Keel does ${round((100 * create) / floor.single)}% of it`,
+      },
+      {
+        name: 'floor: the same with group commit',
+        value: round(floor.batched),
+        unit: 'req/s',
+        note: `${round((100 * floor.batched) / raw, 1)}% of raw commits; the requests read in one event-loop turn share a transaction`,
       },
       {
         name: 'runs: create-run commands in process',
