@@ -63,8 +63,9 @@ function openLog(dataDir: string) {
     last = hash;
   };
   /** One transaction per request: the chained event, then the read-model row. */
+  const appendOne = db.transaction(write);
   const append = (w: Write): Promise<void> => {
-    db.transaction(write)(w);
+    appendOne(w);
     return Promise.resolve();
   };
   /** Group commit: the writes of the requests read in one turn of the event loop share a transaction. */
