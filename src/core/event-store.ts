@@ -351,6 +351,11 @@ const isPositionTaken = (err: unknown): boolean =>
   (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 
 /** `Run*` stays a prefix; any other GLOB character in a type name is matched literally. */
+/** Whether an event type matches a reactor's type pattern (a name, or a prefix ending in `*`). */
+export const typeMatches = (pattern: string, type: string): boolean =>
+  pattern.endsWith('*') ? type.startsWith(pattern.slice(0, -1)) : pattern === type;
+
+/** The SQLite GLOB for a type pattern: the trailing `*` only is a wildcard. */
 function globOf(type: string): string {
   const prefix = type.endsWith('*');
   const name = prefix ? type.slice(0, -1) : type;

@@ -1,5 +1,5 @@
 import type { Db } from './database.js';
-import type { EventStore } from './event-store.js';
+import { typeMatches, type EventStore } from './event-store.js';
 import type { StoredEvent } from './events.js';
 import type { Logger } from './logger.js';
 
@@ -112,9 +112,7 @@ export class Reactors {
     if (byType === undefined) this.#wanted.set(reactor.name, (byType = new Map<string, boolean>()));
     let wanted = byType.get(type);
     if (wanted === undefined) {
-      wanted = reactor.types.some((t) =>
-        t.endsWith('*') ? type.startsWith(t.slice(0, -1)) : t === type,
-      );
+      wanted = reactor.types.some((pattern) => typeMatches(pattern, type));
       byType.set(type, wanted);
     }
     return wanted;

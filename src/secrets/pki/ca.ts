@@ -6,7 +6,7 @@ import { bool, duration, int, list, str } from './fields.js';
 import { buildCa } from './issuance.js';
 import { isSelfSigned, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
-import { encodeIssued, formatOf, privateKeyFormatOf } from './present.js';
+import { encodeIssued, issuedIdentity, formatOf, privateKeyFormatOf } from './present.js';
 import { defaultRole, type Role } from './role.js';
 import { resolveNotAfter } from './ttl.js';
 import { encodeName, pem, pemBlocks, randomSerial, type SubjectSpec } from './x509/certificate.js';
@@ -226,8 +226,7 @@ export async function generateRoot(
   return {
     data: {
       ...data,
-      expiration: String(Math.floor(notAfter.getTime() / 1000)),
-      serial_number: cert.serial,
+      ...issuedIdentity(cert.serial, notAfter),
       issuer_id: issuerId,
       issuer_name: issuerName,
       key_id: keyId,

@@ -4,7 +4,7 @@ import type { Authority } from './authority.js';
 import { bool, duration, list, str } from './fields.js';
 import { buildLeaf } from './issuance.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
-import { encodeIssued, formatOf, privateKeyFormatOf } from './present.js';
+import { encodeIssued, issuedIdentity, formatOf, privateKeyFormatOf } from './present.js';
 import { deepFreeze } from '../../core/read-memo.js';
 import { defaultRole, type Role } from './role.js';
 import { resolveNotAfter, type LeafNotAfterBehavior } from './ttl.js';
@@ -174,8 +174,7 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | u
   return {
     data: {
       ...data,
-      serial_number: serialHex,
-      expiration: String(Math.floor(notAfter.getTime() / 1000)),
+      ...issuedIdentity(serialHex, notAfter),
     },
     warnings: [...job.names.warnings, ...warnings],
   };

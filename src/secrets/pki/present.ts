@@ -39,6 +39,12 @@ export interface IssuedOutput {
   isRoot: IsRoot;
 }
 
+/** The `serial_number` and `expiration` (Unix seconds, as text) of every issuing answer. */
+export const issuedIdentity = (serial: string, notAfter: Date) => ({
+  serial_number: serial,
+  expiration: String(Math.floor(notAfter.getTime() / 1000)),
+});
+
 /**
  * Encodes certificate, issuing_ca, ca_chain and the private key fields per research §3.6: PEM
  * without trailing newlines, base64 DER for `der`, key + certificate + chain for `pem_bundle`.

@@ -6,7 +6,7 @@ import { bool, duration, int, str } from './fields.js';
 import { buildCa, effectivePathLength, urlExtensions, type Signer } from './issuance.js';
 import { isSelfSigned, verifiedCsr, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
-import { encodeIssued, formatOf } from './present.js';
+import { encodeIssued, issuedIdentity, formatOf } from './present.js';
 import { resolveNotAfter } from './ttl.js';
 import {
   buildCertificate,
@@ -100,8 +100,7 @@ export function signIntermediate(
   return {
     data: {
       ...data,
-      serial_number: serialText(serial),
-      expiration: String(Math.floor(notAfter.getTime() / 1000)),
+      ...issuedIdentity(serialText(serial), notAfter),
     },
     warnings: [...names.warnings, ...warnings],
   };

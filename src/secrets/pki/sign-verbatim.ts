@@ -4,7 +4,7 @@ import type { Authority } from './authority.js';
 import { bool, duration, list, str } from './fields.js';
 import { checkMetadata, isSelfSigned, loadRole, verifiedCsr, type Issued } from './issue.js';
 import { urlExtensions } from './issuance.js';
-import { encodeIssued, formatOf } from './present.js';
+import { encodeIssued, issuedIdentity, formatOf } from './present.js';
 import { resolveNotAfter } from './ttl.js';
 import { buildCertificate, encodeName, pem, randomSerial, serialText } from './x509/certificate.js';
 import * as der from './x509/der.js';
@@ -123,8 +123,7 @@ export function signVerbatim(
   return {
     data: {
       ...data,
-      serial_number: serialHex,
-      expiration: String(Math.floor(notAfter.getTime() / 1000)),
+      ...issuedIdentity(serialHex, notAfter),
     },
     warnings,
   };
