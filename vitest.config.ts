@@ -20,7 +20,7 @@ export default defineConfig({
     projects: [
       level('unit'),
       level('model', 60_000),
-      level('integration', 30_000),
+      level('integration', 60_000),
       level('e2e', 60_000),
       level('interop', 60_000),
     ],

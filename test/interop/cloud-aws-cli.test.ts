@@ -71,7 +71,11 @@ afterAll(async () => {
   await server.close();
 });
 
-describe.runIf(existsSync(AWS))('the aws CLI against the cloud', () => {
+describe('the aws CLI against the cloud', () => {
+  it('has the aws CLI to drive (.ci/run installs Debian awscli)', () => {
+    expect(existsSync(AWS), `${AWS} is missing: install Debian's awscli`).toBe(true);
+  });
+
   it('manages users and keys with the bootstrap keys, and deleted or rotated keys stop working', async () => {
     const root = server.root;
     const me = await aws(root, 'sts', 'get-caller-identity');
