@@ -1,15 +1,8 @@
 #!/usr/bin/env node
-// Runs the TypeScript entry point through tsx, so `keel` works from a checkout without a build.
-import { spawnSync } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+// Runs the TypeScript entry point in this same process through tsx's loader, so `keel` works from
+// a checkout without a build. One process: signals reach the daemon itself, and `keel` exits
+// when and as the daemon does.
+import { register } from 'tsx/esm/api';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', join(root, 'src/main.ts'), ...process.argv.slice(2)],
-  {
-    stdio: 'inherit',
-  },
-);
-process.exit(result.status ?? 1);
+register();
+await import('../src/main.ts');

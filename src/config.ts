@@ -38,7 +38,25 @@ export class ConfigError extends Error {
   }
 }
 
-export type Flags = Readonly<Record<string, string | boolean | undefined>>;
+/** Every flag `keel serve` takes; each is also a `KEEL_*` environment variable. */
+export const CONFIG_FLAGS = [
+  'data',
+  'listen',
+  'public-address',
+  'log-level',
+  'body-limit',
+  'upload-limit',
+  'rate-limit',
+  'rate-limit-per-second',
+  'rate-limit-run-lists-per-minute',
+  'force-cancel-cooloff-ms',
+  'poll-interval-ms',
+  'engine-bin',
+  'engines',
+] as const;
+export type ConfigFlag = (typeof CONFIG_FLAGS)[number];
+
+export type Flags = Readonly<Partial<Record<ConfigFlag, string | boolean>>>;
 
 const defaults = {
   data: 'data',
@@ -58,12 +76,12 @@ const defaults = {
  */
 export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
   const problems: string[] = [];
-  const text = (flag: string, envName: string, fallback: string): string => {
+  const text = (flag: ConfigFlag, envName: string, fallback: string): string => {
     const v = flags[flag];
     if (typeof v === 'string') return v;
     return env[envName] ?? fallback;
   };
-  const int = (flag: string, envName: string, fallback: number, min = 0): number => {
+  const int = (flag: ConfigFlag, envName: string, fallback: number, min = 0): number => {
     const raw = text(flag, envName, String(fallback));
     const n = Number(raw);
     if (!Number.isInteger(n) || n < min) {
@@ -74,7 +92,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     }
     return n;
   };
-  const bool = (flag: string, envName: string, fallback: boolean): boolean => {
+  const bool = (flag: ConfigFlag, envName: string, fallback: boolean): boolean => {
     const v = flags[flag];
     if (typeof v === 'boolean') return v;
     const raw = typeof v === 'string' ? v : env[envName];

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bootstrap } from '../../src/app.js';
 
-const ROOT = join(import.meta.dirname, '..', '..');
+export const ROOT = join(import.meta.dirname, '..', '..');
 export const MAIN = join(ROOT, 'src', 'main.ts');
 export const LEDGER_MAIN = join(ROOT, 'test', 'support', 'ledger-daemon.ts');
 

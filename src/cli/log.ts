@@ -1,0 +1,196 @@
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { CommandCall } from '../cli.js';
+import type { Config } from '../config.js';
+import { verifyChain } from '../core/chain.js';
+import { openDatabase } from '../core/database.js';
+import { redactSealed } from '../core/seal.js';
+
+export function dbPath(config: Config): string {
+  return join(config.dataDir, 'keel.sqlite');
+}
+
+export function requireLog(config: Config): void {
+  if (!existsSync(dbPath(config))) throw new Error(`no event log at ${dbPath(config)}`);
+}
+
+/** `keel replay`: rebuild the read models, or build them as of a time into a new file. */
+export async function replay({ config, options, deps, say, fail }: CommandCall): Promise<number> {
+  requireLog(config);
+  const [{ createApp }, { createLogger }, { DataDirLock }] = await Promise.all([
+    import('../app.js'),
+    import('../core/logger.js'),
+    import('../daemon.js'),
+  ]);
+  const until = options.until;
+  if (until !== undefined) {
+    if (typeof until !== 'string' || Number.isNaN(Date.parse(until)))
+      return fail('--until takes an ISO 8601 time');
+    const into = options.into;
+    if (typeof into !== 'string')
+      return fail('--until needs --into FILE (the live read models are not rolled back)');
+    const target = resolve(into);
+    if (existsSync(target)) return fail(`${target} exists; choose a new file`);
+    mkdirSync(dirname(target), { recursive: true });
+    const cutoff = new Date(until).toISOString();
+    // Copy the log up to the cutoff into the new file, then build its read models there.
+    const source = openDatabase(dbPath(config));
+    source.pragma('wal_checkpoint(TRUNCATE)');
+    source.close();
+    copyFileSync(dbPath(config), target);
+    const copy = openDatabase(target);
+    copy.prepare('DELETE FROM events WHERE time > ?').run(cutoff);
+    copy.prepare('DELETE FROM checkpoints').run();
+    copy.prepare('DELETE FROM projection_versions').run();
+    copy.close();
+    const app = createApp(config, {
+      ...deps,
+      databasePath: target,
+      logger: createLogger({ level: 'warn' }),
+    });
+    const last = app.core.store.lastPosition();
+    void app.close();
+    say(`read models as of ${cutoff} (${last} events) written to ${target}`);
+    return 0;
+  }
+  if (options.into !== undefined) return fail('--into needs --until TIME');
+  const lock = new DataDirLock(config.dataDir);
+  lock.acquire();
+  try {
+    const app = createApp(config, { ...deps, logger: createLogger({ level: 'warn' }) });
+    const started = Date.now();
+    app.projections.rebuildAll((after, limit) => app.core.store.readAll(after, limit));
+    const count = app.core.store.lastPosition();
+    void app.close();
+    say(
+      `rebuilt ${app.projections.list.length} read models from ${count} events in ${Date.now() - started} ms`,
+    );
+    return 0;
+  } finally {
+    lock.release();
+  }
+}
+
+/** Longest string value `keel events` prints whole unless asked for `--full`. */
+export const SUMMARY_CHARS = 160;
+
+/** Long string values shortened to their start and length: archives and documents stay readable. */
+export function summarise(value: unknown): unknown {
+  if (typeof value === 'string') {
+    return value.length <= SUMMARY_CHARS
+      ? value
+      : `${value.slice(0, 48)}… (${value.length} chars; --full prints all)`;
+  }
+  if (Array.isArray(value)) return value.map(summarise);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, summarise(v)]));
+  }
+  return value;
+}
+
+const count = (raw: string | boolean | string[] | undefined, name: string): number | string => {
+  if (raw === undefined) return Infinity;
+  const n = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : NaN;
+  return Number.isSafeInteger(n) ? n : `--${name} takes a whole number`;
+};
+
+/** `keel events`: the log as JSON lines, filtered, oldest or newest first, and followed. */
+export async function events({ config, options, say, fail }: CommandCall): Promise<number> {
+  requireLog(config);
+  const since = options.since;
+  if (typeof since === 'string' && Number.isNaN(Date.parse(since)))
+    return fail('--since takes an ISO 8601 time');
+  const limit = count(options.limit, 'limit');
+  if (typeof limit === 'string') return fail(limit);
+  const newest = count(options.newest, 'newest');
+  if (typeof newest === 'string') return fail(newest);
+  if (options.limit !== undefined && options.newest !== undefined)
+    return fail('--limit (the oldest N) and --newest (the newest N) cannot be combined');
+  const where: string[] = [];
+  const params: string[] = [];
+  if (typeof options.stream === 'string') {
+    where.push('stream = ?');
+    params.push(options.stream);
+  }
+  if (typeof options.type === 'string') {
+    where.push('type = ?');
+    params.push(options.type);
+  }
+  if (typeof since === 'string') {
+    where.push('time >= ?');
+    params.push(new Date(since).toISOString());
+  }
+  const full = options.full === true;
+  const db = openDatabase(dbPath(config));
+  let last = 0;
+  const print = (rows: Iterable<Record<string, unknown>>) => {
+    for (const row of rows) {
+      last = row.position as number;
+      const data = redactSealed(JSON.parse(row.data as string));
+      say(
+        JSON.stringify({
+          position: row.position,
+          stream: row.stream,
+          version: row.version,
+          type: row.type,
+          time: row.time,
+          data: full ? data : summarise(data),
+          metadata: JSON.parse(row.metadata as string) as unknown,
+          hash: row.hash,
+        }),
+      );
+    }
+  };
+  const query = (after: number, take: number, fromEnd: boolean) => {
+    const clause = ['position > ?', ...where].join(' AND ');
+    const order = fromEnd ? 'DESC' : 'ASC';
+    const sql = `SELECT * FROM events WHERE ${clause} ORDER BY position ${order} LIMIT ?`;
+    const rows = db.prepare(sql).all(after, ...params, take) as Record<string, unknown>[];
+    return fromEnd ? rows.reverse() : rows;
+  };
+  try {
+    const take = (n: number) => (Number.isFinite(n) ? n : -1);
+    if (Number.isFinite(newest)) print(query(0, take(newest), true));
+    else print(query(0, take(limit), false));
+    if (options.follow === true) await follow(() => print(query(last, -1, false)));
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+/** Print what is appended from now on, until SIGINT or SIGTERM. */
+function follow(more: () => void): Promise<void> {
+  return new Promise((done) => {
+    const timer = setInterval(more, 250);
+    const stop = () => {
+      clearInterval(timer);
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      done();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+}
+
+/** `keel audit verify`: walk the chain and name the first broken position. */
+export async function audit({ config, positionals, io, say, fail }: CommandCall): Promise<number> {
+  if (positionals[0] !== 'verify')
+    return fail(
+      `unknown audit command ${JSON.stringify(positionals[0] ?? '')}; try: keel audit verify`,
+    );
+  requireLog(config);
+  const db = openDatabase(dbPath(config));
+  try {
+    const verdict = verifyChain(db);
+    if (verdict.ok) {
+      say(`chain verified: ${verdict.events} events`);
+      return 0;
+    }
+    io.stderr.write(`chain broken at position ${verdict.position}: ${verdict.reason}\n`);
+    return 1;
+  } finally {
+    db.close();
+  }
+}
