@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { benchAws } from './aws.js';
+import { benchCli } from './cli.js';
 import { benchCloud } from './cloud.js';
 import { benchCore } from './core.js';
 import { benchPki } from './pki.js';
@@ -16,6 +17,7 @@ const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'aws', run: benchAws },
   { name: 'pki', run: benchPki },
   { name: 'runs', run: benchRuns },
+  { name: 'cli', run: benchCli },
 ];
 
 const only = process.argv.slice(2);
