@@ -77,7 +77,7 @@ describe('config/root writes', () => {
     ],
     [
       { access_key: 'A', secret_key: 'S', rotation_schedule: '61 * * * *' },
-      'failed to parse provided rotation_schedule: minute value 61 out of range [0, 59]',
+      'failed to parse provided rotation_schedule: CronPattern: Invalid value for minute: 61',
     ],
     [
       { access_key: 'A', secret_key: 'S', rotation_period: 60, rotation_window: '2h' },
@@ -217,6 +217,34 @@ describe('durations and cron', () => {
       '2026-01-05T09:30:00.000Z',
     );
     expect(() => parseCron('0 0 31 2 *').next(at)).toThrow('never matches');
+  });
+  it('takes the descriptors, @every and a CRON_TZ prefix as the reference does', () => {
+    const at = new Date('2026-01-01T10:17:30.250Z');
+    const next = (s: string) => parseCron(s).next(at).toISOString();
+    expect(next('@daily')).toBe('2026-01-02T00:00:00.000Z');
+    expect(next('@midnight')).toBe('2026-01-02T00:00:00.000Z');
+    expect(next('@hourly')).toBe('2026-01-01T11:00:00.000Z');
+    expect(next('@weekly')).toBe('2026-01-04T00:00:00.000Z');
+    expect(next('@monthly')).toBe('2026-02-01T00:00:00.000Z');
+    expect(next('@yearly')).toBe('2027-01-01T00:00:00.000Z');
+    expect(next('@annually')).toBe('2027-01-01T00:00:00.000Z');
+    expect(next('@every 90m')).toBe('2026-01-01T11:47:30.000Z');
+    expect(next('@every 1h30m')).toBe('2026-01-01T11:47:30.000Z');
+    // 09:00 in New York is 14:00 UTC in January (EST) and 13:00 UTC in July (EDT).
+    expect(next('CRON_TZ=America/New_York 0 9 * * *')).toBe('2026-01-01T14:00:00.000Z');
+    expect(
+      parseCron('TZ=America/New_York 0 9 * * *')
+        .next(new Date('2026-07-01T00:00:00Z'))
+        .toISOString(),
+    ).toBe('2026-07-01T13:00:00.000Z');
+    // Both days restricted: either matches (1 Jan 2026 is a Thursday).
+    expect(next('0 0 1 * mon')).toBe('2026-01-05T00:00:00.000Z');
+    expect(() => parseCron('@fortnightly')).toThrow('unrecognized descriptor: @fortnightly');
+    expect(() => parseCron('@every soon')).toThrow('failed to parse duration @every soon');
+    expect(() => parseCron('CRON_TZ=Mars/Olympus 0 9 * * *')).toThrow(
+      'provided bad location Mars/Olympus',
+    );
+    expect(() => parseCron('0 0 * * * *')).toThrow('expected exactly 5 fields, found 6');
   });
 });
 
