@@ -15,6 +15,7 @@ export default defineConfig({
     pool: 'forks',
     // Every flat machine fold is also taken through xstate's transition and compared (ADR 0007).
     env: { KEEL_CHECK_FOLDS: '1' },
+    setupFiles: ['test/support/setup.ts'],
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
     projects: [

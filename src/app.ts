@@ -33,6 +33,7 @@ import { createPkiContext } from './secrets/pki/index.js';
 import type { AwsContextOptions } from './secrets/aws/index.js';
 import { secretsSurface } from './secrets/surface.js';
 import { machines } from '../machines/index.js';
+import { checkFolds } from './core/machine-decider.js';
 import type { StreamKind } from './ui/index.js';
 import { createUi, streamKinds } from './ui/index.js';
 import type { CloudService } from './cloud/index.js';
@@ -42,7 +43,7 @@ export interface AppDeps {
   clock?: Clock;
   ids?: Ids;
   logger?: Logger;
-  /** The 32-byte seal key; by default KEEL_SEAL_KEY or `<data>/keyring`. */
+  /** The 32-byte seal key; by default `config.sealKey` (KEEL_SEAL_KEY) or `<data>/keyring`. */
   sealKey?: Buffer;
   /** Where the event log lives; by default `<data>/keel.sqlite`. `:memory:` for tests. */
   databasePath?: string;
@@ -126,7 +127,10 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
             logger.error({ err }, 'the checkpoint worker failed; checkpoints are inline again'),
         })
       : undefined;
-  const sealer = new Sealer(deps.sealKey ?? loadSealKey(config.dataDir, process.env.KEEL_SEAL_KEY));
+  if (config.checkFolds) checkFolds(true);
+  const sealer = new Sealer(
+    deps.sealKey ?? loadSealKey(config.dataDir, config.sealKey ?? undefined),
+  );
 
   // The store calls the projections inline; they are registered right after the contexts exist.
   let inline: (e: Parameters<Projections['apply']>[0]) => void = () => undefined;

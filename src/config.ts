@@ -29,6 +29,13 @@ export interface Config {
    * operator names binaries, never an API caller.
    */
   readonly engines: Readonly<Record<string, string>>;
+  /**
+   * The 32-byte seal key as given in `KEEL_SEAL_KEY` (64 hex characters or base64), or null for
+   * `<data>/keyring`. Environment only: a key on the command line would show in `ps`.
+   */
+  readonly sealKey: string | null;
+  /** `KEEL_CHECK_FOLDS=1`: every flat machine fold is also checked against xstate (ADR 0007). */
+  readonly checkFolds: boolean;
 }
 
 export class ConfigError extends Error {
@@ -141,6 +148,8 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     pollIntervalMs: int('poll-interval-ms', 'KEEL_POLL_INTERVAL_MS', defaults.poll, 10),
     engineBin: text('engine-bin', 'KEEL_ENGINE_BIN', '') || null,
     engines: Object.freeze(parseEngines(text('engines', 'KEEL_ENGINES', ''), problems)),
+    sealKey: env.KEEL_SEAL_KEY === undefined || env.KEEL_SEAL_KEY === '' ? null : env.KEEL_SEAL_KEY,
+    checkFolds: env.KEEL_CHECK_FOLDS === '1',
   };
   if (config.engineBin !== null && 'default' in config.engines)
     problems.push('KEEL_ENGINES (--engines) cannot name "default" when KEEL_ENGINE_BIN is set');
@@ -190,8 +199,10 @@ function parseListen(value: string): { host: string; port: number } | null {
 
 /** A configuration for tests and embedding: defaults, rate limits off, the given data dir. */
 export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
+  // The suite's fold checking (vitest sets KEEL_CHECK_FOLDS) carries over to in-process apps.
+  const env = { KEEL_CHECK_FOLDS: process.env.KEEL_CHECK_FOLDS };
   return Object.freeze({
-    ...loadConfig({ data: dataDir, 'rate-limit': false }, {}),
+    ...loadConfig({ data: dataDir, 'rate-limit': false }, env),
     ...overrides,
   });
 }

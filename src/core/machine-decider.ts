@@ -12,12 +12,17 @@ import type { NewEvent, StoredEvent } from './events.js';
 import type { FlatFold, FoldScope, FoldStep } from './flat-fold.js';
 import { flatFold } from './flat-fold.js';
 
+let checkingFolds = false;
+
 /**
- * With `KEEL_CHECK_FOLDS=1` every flat fold step is also taken through xstate's `transition` and
- * every legality check through `snapshot.can`, and the answers compared; a difference throws.
- * The test suite runs with it on.
+ * With checking on (`config.checkFolds`, `KEEL_CHECK_FOLDS=1`, set by `createApp`) every flat fold
+ * step is also taken through xstate's `transition` and every legality check through
+ * `snapshot.can`, and the answers compared; a difference throws. The test suite runs with it on.
+ * It holds for the whole process, deciders made before the call included.
  */
-const CHECK_FOLDS = process.env['KEEL_CHECK_FOLDS'] === '1';
+export function checkFolds(on: boolean): void {
+  checkingFolds = on;
+}
 
 /** A state value as text: `planning`, or `rotating.retry` for nested states. */
 export function stateName(value: unknown): string {
@@ -52,8 +57,9 @@ export function machineDecider<M extends AnyStateMachine>(
       scope,
     );
   const flat = flatFold(machine, scope, full);
-  let fold: FlatFold = 'step' in flat ? flat : { step: full, can: (state, e) => state.can(e) };
-  if ((options.checkFolds ?? CHECK_FOLDS) && 'step' in flat) fold = checked(machine, flat, full);
+  const plain: FlatFold = 'step' in flat ? flat : { step: full, can: (state, e) => state.can(e) };
+  const check = 'step' in flat ? checked(machine, flat, full) : plain;
+  const fold = (): FlatFold => ((options.checkFolds ?? checkingFolds) ? check : plain);
   const known = new Set<string>(
     Array.isArray(events) ? events.filter((e): e is string => typeof e === 'string') : [],
   );
@@ -61,8 +67,9 @@ export function machineDecider<M extends AnyStateMachine>(
     // Snapshots are immutable (every transition returns a new one), so one initial snapshot serves all.
     initialState: () => initial,
     evolve: (state: S, event: StoredEvent<E>) =>
-      known.has((event as NewEvent).type) ? (fold.step(state, event) as S) : state,
-    accepts: (state: S, event: E) => !known.has((event as NewEvent).type) || fold.can(state, event),
+      known.has((event as NewEvent).type) ? (fold().step(state, event) as S) : state,
+    accepts: (state: S, event: E) =>
+      !known.has((event as NewEvent).type) || fold().can(state, event),
     describe: (state: S) => stateName((state as { value: unknown }).value),
   };
 }
