@@ -1,4 +1,4 @@
-import { parse as parseHcl } from '@cdktf/hcl2json';
+import { parseHcl } from '../../core/hcl.js';
 import { ValidationError } from '../../core/errors.js';
 
 export const CAPABILITIES = [

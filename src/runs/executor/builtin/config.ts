@@ -1,4 +1,4 @@
-import { parse } from '@cdktf/hcl2json';
+import { parseHcl } from '../../../core/hcl.js';
 import type { ConfigFiles, Json } from '../types.js';
 import { EvaluationError, parseReference, referencesIn, templateParts } from './expressions.js';
 
@@ -112,7 +112,7 @@ export async function loadConfiguration(files: ConfigFiles): Promise<ConfigModel
   for (const [file, text] of tfFiles) {
     let blocks: Blocks;
     try {
-      blocks = (await parse(file, text)) as Blocks;
+      blocks = (await parseHcl(file, text)) as Blocks;
     } catch (error) {
       throw diagnostic(error, text);
     }
