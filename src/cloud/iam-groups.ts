@@ -1,15 +1,9 @@
 import type { Action, ActionContext } from './context.js';
 import { arn, mint, presentGroup, stamp } from './context.js';
 import { CloudError } from './errors.js';
-import {
-  listResult,
-  MAX_ATTACHED,
-  requireAttachable,
-  requireUser,
-  userResource,
-} from './iam-common.js';
+import { listResult, requireUser, userResource } from './iam-common.js';
+import { principalPolicyActions } from './iam-principal-policies.js';
 import { checkName, checkPath } from './params.js';
-import { parsePolicy } from './policy.js';
 import type { GroupRow } from './store.js';
 
 const named = (c: ActionContext): string =>
@@ -154,125 +148,9 @@ export const groupActions: Record<string, Action> = {
       return listResult(c.params, 'Groups', groups, (g) => presentGroup(c, g));
     },
   },
-  AttachGroupPolicy: {
+  ...principalPolicyActions({
+    kind: 'Group',
     resource: groupResource,
-    run: (c) => {
-      const g = requireGroup(c, named(c));
-      const policyArn = c.params.required('PolicyArn');
-      requireAttachable(c, policyArn);
-      const n =
-        c.store.get<{ n: number }>(
-          'SELECT COUNT(*) AS n FROM group_attached WHERE group_name = ? AND arn <> ?',
-          g.name,
-          policyArn,
-        )?.n ?? 0;
-      if (n >= MAX_ATTACHED) {
-        throw new CloudError(
-          'LimitExceeded',
-          `Cannot exceed quota for PoliciesPerGroup: ${MAX_ATTACHED}`,
-        );
-      }
-      c.store.run(
-        'INSERT OR IGNORE INTO group_attached (group_name, arn) VALUES (?, ?)',
-        g.name,
-        policyArn,
-      );
-      return null;
-    },
-  },
-  DetachGroupPolicy: {
-    resource: groupResource,
-    run: (c) => {
-      const g = requireGroup(c, named(c));
-      const policyArn = c.params.required('PolicyArn');
-      if (
-        c.store.run(
-          'DELETE FROM group_attached WHERE group_name = ? AND arn = ?',
-          g.name,
-          policyArn,
-        ) === 0
-      ) {
-        throw new CloudError('NoSuchEntity', `Policy ${policyArn} was not found.`);
-      }
-      return null;
-    },
-  },
-  ListAttachedGroupPolicies: {
-    resource: groupResource,
-    run: (c) => {
-      const g = requireGroup(c, named(c));
-      const rows = c.store.all<{ arn: string }>(
-        'SELECT arn FROM group_attached WHERE group_name = ? ORDER BY arn',
-        g.name,
-      );
-      return listResult(c.params, 'AttachedPolicies', rows, (r) => ({
-        PolicyName: r.arn.slice(r.arn.lastIndexOf('/') + 1),
-        PolicyArn: r.arn,
-      }));
-    },
-  },
-  PutGroupPolicy: {
-    resource: groupResource,
-    run: (c) => {
-      const g = requireGroup(c, named(c));
-      const name = checkName(c.params.required('PolicyName'), 'policyName', 128);
-      const doc = c.params.required('PolicyDocument');
-      parsePolicy(doc);
-      c.store.run(
-        'INSERT OR REPLACE INTO group_policies (group_name, name, document) VALUES (?, ?, ?)',
-        g.name,
-        name,
-        doc,
-      );
-      return null;
-    },
-  },
-  GetGroupPolicy: {
-    resource: groupResource,
-    run: (c) => {
-      const g = requireGroup(c, named(c));
-      const name = c.params.required('PolicyName');
-      const row = c.store.get<{ name: string; document: string }>(
-        'SELECT name, document FROM group_policies WHERE group_name = ? AND name = ?',
-        g.name,
-        name,
-      );
-      if (!row) {
-        throw new CloudError('NoSuchEntity', `The group policy with name ${name} cannot be found.`);
-      }
-      return {
-        GroupName: g.name,
-        PolicyName: row.name,
-        PolicyDocument: encodeURIComponent(row.document),
-      };
-    },
-  },
-  DeleteGroupPolicy: {
-    resource: groupResource,
-    run: (c) => {
-      const g = requireGroup(c, named(c));
-      const name = c.params.required('PolicyName');
-      if (
-        c.store.run(
-          'DELETE FROM group_policies WHERE group_name = ? AND name = ?',
-          g.name,
-          name,
-        ) === 0
-      ) {
-        throw new CloudError('NoSuchEntity', `The group policy with name ${name} cannot be found.`);
-      }
-      return null;
-    },
-  },
-  ListGroupPolicies: {
-    resource: groupResource,
-    run: (c) => {
-      const g = requireGroup(c, named(c));
-      const rows = c.store.all<{ name: string }>(
-        'SELECT name FROM group_policies WHERE group_name = ? ORDER BY name',
-        g.name,
-      );
-      return listResult(c.params, 'PolicyNames', rows, (r) => r.name);
-    },
-  },
+    require: (c) => requireGroup(c, named(c)),
+  }),
 };

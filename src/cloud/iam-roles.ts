@@ -1,7 +1,8 @@
 import type { Action, ActionContext } from './context.js';
 import { arn, mint, presentRole, stamp } from './context.js';
 import { CloudError, validationError } from './errors.js';
-import { listResult, MAX_ATTACHED, requireAttachable } from './iam-common.js';
+import { listResult } from './iam-common.js';
+import { principalPolicyActions } from './iam-principal-policies.js';
 import { checkName, checkPath } from './params.js';
 import { parsePolicy } from './policy.js';
 import { AWS_MANAGED, managedDocument } from './permissions.js';
@@ -115,104 +116,11 @@ export const roleActions: Record<string, Action> = {
       return null;
     },
   },
-  AttachRolePolicy: {
+  ...principalPolicyActions({
+    kind: 'Role',
     resource: roleResource,
-    run: (c) => {
-      const r = requireRole(c, named(c));
-      const policyArn = c.params.required('PolicyArn');
-      requireAttachable(c, policyArn);
-      const n =
-        c.store.get<{ n: number }>(
-          'SELECT COUNT(*) AS n FROM role_attached WHERE role_name = ? AND arn <> ?',
-          r.name,
-          policyArn,
-        )?.n ?? 0;
-      if (n >= MAX_ATTACHED) {
-        throw new CloudError(
-          'LimitExceeded',
-          `Cannot exceed quota for PoliciesPerRole: ${MAX_ATTACHED}`,
-        );
-      }
-      c.store.run(
-        'INSERT OR IGNORE INTO role_attached (role_name, arn) VALUES (?, ?)',
-        r.name,
-        policyArn,
-      );
-      return null;
-    },
-  },
-  DetachRolePolicy: {
-    resource: roleResource,
-    run: (c) => {
-      const r = requireRole(c, named(c));
-      const policyArn = c.params.required('PolicyArn');
-      if (
-        c.store.run(
-          'DELETE FROM role_attached WHERE role_name = ? AND arn = ?',
-          r.name,
-          policyArn,
-        ) === 0
-      ) {
-        throw new CloudError('NoSuchEntity', `Policy ${policyArn} was not found.`);
-      }
-      return null;
-    },
-  },
-  ListAttachedRolePolicies: {
-    resource: roleResource,
-    run: (c) => {
-      const r = requireRole(c, named(c));
-      const rows = c.store.all<{ arn: string }>(
-        'SELECT arn FROM role_attached WHERE role_name = ? ORDER BY arn',
-        r.name,
-      );
-      return listResult(c.params, 'AttachedPolicies', rows, (x) => ({
-        PolicyName: x.arn.slice(x.arn.lastIndexOf('/') + 1),
-        PolicyArn: x.arn,
-      }));
-    },
-  },
-  PutRolePolicy: {
-    resource: roleResource,
-    run: (c) => {
-      const r = requireRole(c, named(c));
-      const name = checkName(c.params.required('PolicyName'), 'policyName', 128);
-      const doc = c.params.required('PolicyDocument');
-      parsePolicy(doc);
-      c.store.run(
-        'INSERT OR REPLACE INTO role_policies (role_name, name, document) VALUES (?, ?, ?)',
-        r.name,
-        name,
-        doc,
-      );
-      return null;
-    },
-  },
-  DeleteRolePolicy: {
-    resource: roleResource,
-    run: (c) => {
-      const r = requireRole(c, named(c));
-      const name = c.params.required('PolicyName');
-      if (
-        c.store.run('DELETE FROM role_policies WHERE role_name = ? AND name = ?', r.name, name) ===
-        0
-      ) {
-        throw new CloudError('NoSuchEntity', `The role policy with name ${name} cannot be found.`);
-      }
-      return null;
-    },
-  },
-  ListRolePolicies: {
-    resource: roleResource,
-    run: (c) => {
-      const r = requireRole(c, named(c));
-      const rows = c.store.all<{ name: string }>(
-        'SELECT name FROM role_policies WHERE role_name = ? ORDER BY name',
-        r.name,
-      );
-      return listResult(c.params, 'PolicyNames', rows, (x) => x.name);
-    },
-  },
+    require: (c) => requireRole(c, named(c)),
+  }),
   CreatePolicy: {
     resource: (c) =>
       arn.policy(c.account, checkPath(c.params.get('Path')), c.params.required('PolicyName')),

@@ -3,14 +3,13 @@ import { mint, presentUser, stamp } from './context.js';
 import { CloudError, validationError } from './errors.js';
 import {
   listResult,
-  MAX_ATTACHED,
   requireAttachable,
   requireUser,
   targetUserName,
   userResource,
 } from './iam-common.js';
+import { principalPolicyActions } from './iam-principal-policies.js';
 import { checkName, checkPath } from './params.js';
-import { parsePolicy } from './policy.js';
 import type { KeyRow, UserRow } from './store.js';
 
 /** IAM allows two access keys per user. */
@@ -235,121 +234,9 @@ export const userActions: Record<string, Action> = {
       return listResult(c.params, 'Tags', tags, (t) => ({ Key: t.key, Value: t.value }));
     },
   },
-  AttachUserPolicy: {
+  ...principalPolicyActions({
+    kind: 'User',
     resource: byName,
-    run: (c) => {
-      const u = requireUser(c, named(c));
-      const policyArn = c.params.required('PolicyArn');
-      requireAttachable(c, policyArn);
-      const n =
-        c.store.get<{ n: number }>(
-          'SELECT COUNT(*) AS n FROM user_attached WHERE user_name = ? AND arn <> ?',
-          u.name,
-          policyArn,
-        )?.n ?? 0;
-      if (n >= MAX_ATTACHED) {
-        throw new CloudError(
-          'LimitExceeded',
-          `Cannot exceed quota for PoliciesPerUser: ${MAX_ATTACHED}`,
-        );
-      }
-      c.store.run(
-        'INSERT OR IGNORE INTO user_attached (user_name, arn) VALUES (?, ?)',
-        u.name,
-        policyArn,
-      );
-      return null;
-    },
-  },
-  DetachUserPolicy: {
-    resource: byName,
-    run: (c) => {
-      const u = requireUser(c, named(c));
-      const policyArn = c.params.required('PolicyArn');
-      const changed = c.store.run(
-        'DELETE FROM user_attached WHERE user_name = ? AND arn = ?',
-        u.name,
-        policyArn,
-      );
-      if (changed === 0) throw new CloudError('NoSuchEntity', `Policy ${policyArn} was not found.`);
-      return null;
-    },
-  },
-  ListAttachedUserPolicies: {
-    resource: byName,
-    run: (c) => {
-      const u = requireUser(c, named(c));
-      const rows = c.store.all<{ arn: string }>(
-        'SELECT arn FROM user_attached WHERE user_name = ? ORDER BY arn',
-        u.name,
-      );
-      return listResult(c.params, 'AttachedPolicies', rows, (r) => ({
-        PolicyName: r.arn.slice(r.arn.lastIndexOf('/') + 1),
-        PolicyArn: r.arn,
-      }));
-    },
-  },
-  PutUserPolicy: {
-    resource: byName,
-    run: (c) => {
-      const u = requireUser(c, named(c));
-      const name = checkName(c.params.required('PolicyName'), 'policyName', 128);
-      const doc = c.params.required('PolicyDocument');
-      parsePolicy(doc);
-      c.store.run(
-        'INSERT OR REPLACE INTO user_policies (user_name, name, document) VALUES (?, ?, ?)',
-        u.name,
-        name,
-        doc,
-      );
-      return null;
-    },
-  },
-  GetUserPolicy: {
-    resource: byName,
-    run: (c) => {
-      const u = requireUser(c, named(c));
-      const name = c.params.required('PolicyName');
-      const row = c.store.get<{ name: string; document: string }>(
-        'SELECT name, document FROM user_policies WHERE user_name = ? AND name = ?',
-        u.name,
-        name,
-      );
-      if (!row) {
-        throw new CloudError('NoSuchEntity', `The user policy with name ${name} cannot be found.`);
-      }
-      return {
-        UserName: u.name,
-        PolicyName: row.name,
-        PolicyDocument: encodeURIComponent(row.document),
-      };
-    },
-  },
-  DeleteUserPolicy: {
-    resource: byName,
-    run: (c) => {
-      const u = requireUser(c, named(c));
-      const name = c.params.required('PolicyName');
-      const changed = c.store.run(
-        'DELETE FROM user_policies WHERE user_name = ? AND name = ?',
-        u.name,
-        name,
-      );
-      if (changed === 0) {
-        throw new CloudError('NoSuchEntity', `The user policy with name ${name} cannot be found.`);
-      }
-      return null;
-    },
-  },
-  ListUserPolicies: {
-    resource: byName,
-    run: (c) => {
-      const u = requireUser(c, named(c));
-      const rows = c.store.all<{ name: string }>(
-        'SELECT name FROM user_policies WHERE user_name = ? ORDER BY name',
-        u.name,
-      );
-      return listResult(c.params, 'PolicyNames', rows, (r) => r.name);
-    },
-  },
+    require: (c) => requireUser(c, named(c)),
+  }),
 };

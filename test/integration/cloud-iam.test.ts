@@ -15,6 +15,7 @@ import {
   GetPolicyCommand,
   GetPolicyVersionCommand,
   GetRoleCommand,
+  GetRolePolicyCommand,
   ListGroupsCommand,
   ListPoliciesCommand,
   PutRolePolicyCommand,
@@ -516,7 +517,18 @@ describe('IAM through @aws-sdk/client-iam', () => {
     expect((await failure(iam.send(new DeleteRoleCommand({ RoleName: 'svc' })))).message).toBe(
       'Cannot delete entity, must delete policies first.',
     );
+    const inline = await iam.send(new GetRolePolicyCommand({ RoleName: 'svc', PolicyName: 'p' }));
+    expect(inline).toMatchObject({ RoleName: 'svc', PolicyName: 'p' });
+    expect(JSON.parse(decodeURIComponent(inline.PolicyDocument ?? ''))).toEqual(
+      JSON.parse(allow('*')),
+    );
     await iam.send(new DeleteRolePolicyCommand({ RoleName: 'svc', PolicyName: 'p' }));
+    expect(
+      await failure(iam.send(new GetRolePolicyCommand({ RoleName: 'svc', PolicyName: 'p' }))),
+    ).toMatchObject({
+      code: 'NoSuchEntityException',
+      message: 'The role policy with name p cannot be found.',
+    });
     await iam.send(new DeleteRoleCommand({ RoleName: 'svc' }));
     expect(await failure(iam.send(new GetRoleCommand({ RoleName: 'svc' })))).toMatchObject({
       code: 'NoSuchEntityException',
