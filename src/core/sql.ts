@@ -17,3 +17,23 @@ export function statements(db: Db) {
     return stmt as unknown as Statement<P, R>;
   };
 }
+
+/**
+ * Reads of read models that keep each row as one JSON document in a `doc` column: `all` parses
+ * every row a query gives, `one` the first (or null). Statements are kept as `statements` keeps
+ * them.
+ */
+export function docRows(db: Db) {
+  const prepared = statements(db);
+  return {
+    all<T>(sql: string, ...args: string[]): T[] {
+      return prepared<string[], { doc: string }>(sql)
+        .all(...args)
+        .map((r) => JSON.parse(r.doc) as T);
+    },
+    one<T>(sql: string, ...args: string[]): T | null {
+      const row = prepared<string[], { doc: string }>(sql).get(...args);
+      return row === undefined ? null : (JSON.parse(row.doc) as T);
+    },
+  };
+}

@@ -1,4 +1,5 @@
 import type { Db } from '../../../core/database.js';
+import { docRows } from '../../../core/sql.js';
 import type { StoredEvent } from '../../../core/events.js';
 import type { Projection } from '../../../core/projections.js';
 import type { CostEstimate } from '../cost.js';
@@ -131,16 +132,11 @@ export const checksProjection: Projection = {
 /** Queries over the checks read models. */
 export class CheckQueries {
   readonly #db: Db;
+  readonly #docs: ReturnType<typeof docRows>;
   constructor(db: Db) {
     this.#db = db;
+    this.#docs = docRows(db);
     checksProjection.setup(db);
-  }
-
-  #docs<T>(sql: string, ...args: string[]): T[] {
-    return this.#db
-      .prepare<string[], { doc: string }>(sql)
-      .all(...args)
-      .map((r) => JSON.parse(r.doc) as T);
   }
 
   costEstimationEnabled(organization: string): boolean {
@@ -154,25 +150,25 @@ export class CheckQueries {
   }
 
   policySets(organization: string): PolicySetRow[] {
-    return this.#docs<PolicySetRow>(
+    return this.#docs.all<PolicySetRow>(
       `SELECT doc FROM ${POLICY_SETS} WHERE organization = ? ORDER BY id`,
       organization,
     );
   }
 
   policySet(id: string): PolicySetRow | null {
-    return this.#docs<PolicySetRow>(`SELECT doc FROM ${POLICY_SETS} WHERE id = ?`, id)[0] ?? null;
+    return this.#docs.one<PolicySetRow>(`SELECT doc FROM ${POLICY_SETS} WHERE id = ?`, id);
   }
 
   policies(organization: string): PolicyRow[] {
-    return this.#docs<PolicyRow>(
+    return this.#docs.all<PolicyRow>(
       `SELECT doc FROM ${POLICIES} WHERE organization = ? ORDER BY id`,
       organization,
     );
   }
 
   policy(id: string): PolicyRow | null {
-    return this.#docs<PolicyRow>(`SELECT doc FROM ${POLICIES} WHERE id = ?`, id)[0] ?? null;
+    return this.#docs.one<PolicyRow>(`SELECT doc FROM ${POLICIES} WHERE id = ?`, id);
   }
 
   /** The policy sets that apply to a workspace, each with its policies. */
@@ -188,21 +184,19 @@ export class CheckQueries {
   }
 
   costEstimate(id: string): CostEstimateRow | null {
-    return this.#docs<CostEstimateRow>(`SELECT doc FROM ${ESTIMATES} WHERE id = ?`, id)[0] ?? null;
+    return this.#docs.one<CostEstimateRow>(`SELECT doc FROM ${ESTIMATES} WHERE id = ?`, id);
   }
 
   costEstimateOfRun(runId: string): CostEstimateRow | null {
-    return (
-      this.#docs<CostEstimateRow>(`SELECT doc FROM ${ESTIMATES} WHERE run_id = ?`, runId)[0] ?? null
-    );
+    return this.#docs.one<CostEstimateRow>(`SELECT doc FROM ${ESTIMATES} WHERE run_id = ?`, runId);
   }
 
   policyCheck(id: string): PolicyCheckRow | null {
-    return this.#docs<PolicyCheckRow>(`SELECT doc FROM ${CHECKS} WHERE id = ?`, id)[0] ?? null;
+    return this.#docs.one<PolicyCheckRow>(`SELECT doc FROM ${CHECKS} WHERE id = ?`, id);
   }
 
   policyChecksOfRun(runId: string): PolicyCheckRow[] {
-    return this.#docs<PolicyCheckRow>(
+    return this.#docs.all<PolicyCheckRow>(
       `SELECT doc FROM ${CHECKS} WHERE run_id = ? ORDER BY id`,
       runId,
     );

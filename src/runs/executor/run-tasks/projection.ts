@@ -1,4 +1,5 @@
 import type { Db } from '../../../core/database.js';
+import { docRows } from '../../../core/sql.js';
 import type { StoredEvent } from '../../../core/events.js';
 import type { Projection } from '../../../core/projections.js';
 import { scheduleRows } from '../../../core/schedule.js';
@@ -150,42 +151,39 @@ export const runTasksProjection: Projection = {
 /** Queries over the run task read models. */
 export class RunTaskQueries {
   readonly #db: Db;
+  readonly #docs: ReturnType<typeof docRows>;
   constructor(db: Db) {
     this.#db = db;
+    this.#docs = docRows(db);
     runTasksProjection.setup(db);
   }
 
-  #docs<T>(sql: string, ...args: string[]): T[] {
-    return this.#db
-      .prepare<string[], { doc: string }>(sql)
-      .all(...args)
-      .map((r) => JSON.parse(r.doc) as T);
-  }
-
   task(id: string): RunTaskRow | null {
-    return this.#docs<RunTaskRow>(`SELECT doc FROM ${TASKS} WHERE id = ?`, id)[0] ?? null;
+    return this.#docs.one<RunTaskRow>(`SELECT doc FROM ${TASKS} WHERE id = ?`, id);
   }
 
   tasks(organization: string): RunTaskRow[] {
-    return this.#docs<RunTaskRow>(
+    return this.#docs.all<RunTaskRow>(
       `SELECT doc FROM ${TASKS} WHERE organization = ? ORDER BY id`,
       organization,
     );
   }
 
   attached(workspaceId: string, stage?: TaskStage): WorkspaceTaskRow[] {
-    return this.#docs<WorkspaceTaskRow>(
-      `SELECT doc FROM ${ATTACHED} WHERE workspace_id = ? ORDER BY id`,
-      workspaceId,
-    ).filter((w) => stage === undefined || w.stage === stage);
+    return this.#docs
+      .all<WorkspaceTaskRow>(
+        `SELECT doc FROM ${ATTACHED} WHERE workspace_id = ? ORDER BY id`,
+        workspaceId,
+      )
+      .filter((w) => stage === undefined || w.stage === stage);
   }
 
   stage(id: string): TaskStageRow | null {
-    return this.#docs<TaskStageRow>(`SELECT doc FROM ${STAGES} WHERE id = ?`, id)[0] ?? null;
+    return this.#docs.one<TaskStageRow>(`SELECT doc FROM ${STAGES} WHERE id = ?`, id);
   }
 
   stagesOfRun(runId: string): TaskStageRow[] {
-    return this.#docs<TaskStageRow>(
+    return this.#docs.all<TaskStageRow>(
       `SELECT doc FROM ${STAGES} WHERE run_id = ? ORDER BY id`,
       runId,
     );
@@ -193,11 +191,9 @@ export class RunTaskQueries {
 
   /** The stage a task result belongs to. */
   stageOfResult(resultId: string): TaskStageRow | null {
-    return (
-      this.#docs<TaskStageRow>(
-        `SELECT s.doc FROM ${STAGES} s, json_each(s.doc, '$.results') r WHERE json_extract(r.value, '$.id') = ?`,
-        resultId,
-      )[0] ?? null
+    return this.#docs.one<TaskStageRow>(
+      `SELECT s.doc FROM ${STAGES} s, json_each(s.doc, '$.results') r WHERE json_extract(r.value, '$.id') = ?`,
+      resultId,
     );
   }
 }
