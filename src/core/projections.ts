@@ -1,5 +1,6 @@
 import type { Db } from './database.js';
 import type { StoredEvent } from './events.js';
+import { clearScheduleRows, scheduleProjection } from './schedule.js';
 
 /** Reads the log in pages (a connection cannot write while it iterates). */
 export type EventPages = (afterPosition: number, limit: number) => StoredEvent[];
@@ -50,9 +51,10 @@ export class Projections {
   }
 
   /**
-   * Prepare every projection. When one's stored version differs (or it is new), every read model
-   * is rebuilt from the log (they share the schedule table, so they are rebuilt together);
-   * otherwise they start as they are, so start-up does not replay.
+   * Prepare every projection. Those whose stored version differs (or that are new) are rebuilt
+   * from the log, alone: each owns its tables and its rows of the schedule table. Only a change to
+   * the schedule projection itself rebuilds them all. The rest start as they are, so start-up does
+   * not replay.
    */
   open(events: EventPages): { rebuilt: string[] } {
     const stored = new Map(
@@ -63,10 +65,25 @@ export class Projections {
         .all()
         .map((r) => [r.name, r.version]),
     );
-    const stale = this.#projections.filter((p) => stored.get(p.name) !== p.version);
-    if (stale.length > 0) this.#rebuild(this.#projections, events);
+    const changed = this.#projections.filter((p) => stored.get(p.name) !== p.version);
+    const stale = changed.some((p) => p.name === scheduleProjection.name)
+      ? this.#projections
+      : changed;
+    if (stale.length > 0) this.#rebuild(stale, events);
     this.#appliers = this.#projections.map((p) => p.setup(this.#db));
-    return { rebuilt: stale.length > 0 ? this.#projections.map((p) => p.name) : [] };
+    return { rebuilt: stale.map((p) => p.name) };
+  }
+
+  /**
+   * Rebuild the named read models alone from the log, leaving every other table as it is: what
+   * `open` does for a projection whose version changed.
+   */
+  rebuildOnly(names: readonly string[], events: EventPages): void {
+    const chosen = this.#projections.filter((p) => names.includes(p.name));
+    const unknown = names.filter((n) => !chosen.some((p) => p.name === n));
+    if (unknown.length > 0) throw new Error(`no projection named ${unknown.join(', ')}`);
+    this.#rebuild(chosen, events);
+    this.#appliers = this.#projections.map((p) => p.setup(this.#db));
   }
 
   /** Inline apply: every projection sees every event, inside the caller's transaction. */
@@ -82,8 +99,10 @@ export class Projections {
 
   #rebuild(projections: readonly Projection[], events: EventPages): void {
     const db = this.#db;
+    const whole = projections.some((p) => p.name === scheduleProjection.name);
     db.transaction(() => {
       for (const p of projections) for (const t of p.tables) db.exec(`DROP TABLE IF EXISTS "${t}"`);
+      if (!whole) for (const p of projections) clearScheduleRows(db, p.name);
     })();
     const appliers = projections.map((p) => p.setup(db));
     const applyPage = db.transaction((items: StoredEvent[]) => {

@@ -16,33 +16,49 @@ export interface ScheduleEntry {
 
 export const SCHEDULE_TABLE = 'schedule';
 
-/** The schedule table belongs to this projection; context projections write rows into it. */
+/**
+ * The schedule table belongs to this projection; context projections write rows into it, each
+ * row tagged with the projection that wrote it (`owner`), so one projection's rebuild clears and
+ * rewrites only its own rows. A change to this projection's version rebuilds every read model.
+ */
 export const scheduleProjection: Projection = {
   name: 'schedule',
-  version: 1,
+  version: 2,
   tables: [SCHEDULE_TABLE],
   setup(db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${SCHEDULE_TABLE} (
-      key TEXT PRIMARY KEY, kind TEXT NOT NULL, due_at TEXT NOT NULL, data TEXT NOT NULL)`);
+      key TEXT PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL, due_at TEXT NOT NULL,
+      data TEXT NOT NULL)`);
     db.exec(`CREATE INDEX IF NOT EXISTS schedule_due ON ${SCHEDULE_TABLE} (due_at)`);
+    db.exec(`CREATE INDEX IF NOT EXISTS schedule_owner ON ${SCHEDULE_TABLE} (owner)`);
     return () => undefined;
   },
 };
 
-/** Statements for writing schedule rows from inside a projection's apply. */
-export function scheduleRows(db: Db): {
+/** Drop the schedule rows a projection wrote (before that projection alone is rebuilt). */
+export function clearScheduleRows(db: Db, owner: string): void {
+  scheduleProjection.setup(db);
+  db.prepare(`DELETE FROM ${SCHEDULE_TABLE} WHERE owner = ?`).run(owner);
+}
+
+/** Statements for writing schedule rows from inside the apply of the projection `owner`. */
+export function scheduleRows(
+  db: Db,
+  owner: string,
+): {
   put(entry: ScheduleEntry): void;
   remove(key: string): void;
 } {
   scheduleProjection.setup(db);
   const put = db.prepare(
-    `INSERT INTO ${SCHEDULE_TABLE} (key, kind, due_at, data) VALUES (?, ?, ?, ?)
-     ON CONFLICT (key) DO UPDATE SET kind = excluded.kind, due_at = excluded.due_at, data = excluded.data`,
+    `INSERT INTO ${SCHEDULE_TABLE} (key, owner, kind, due_at, data) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, kind = excluded.kind,
+       due_at = excluded.due_at, data = excluded.data`,
   );
-  const remove = db.prepare(`DELETE FROM ${SCHEDULE_TABLE} WHERE key = ?`);
+  const remove = db.prepare(`DELETE FROM ${SCHEDULE_TABLE} WHERE key = ? AND owner = ?`);
   return {
-    put: (e) => put.run(e.key, e.kind, e.dueAt, JSON.stringify(e.data ?? null)),
-    remove: (key) => remove.run(key),
+    put: (e) => put.run(e.key, owner, e.kind, e.dueAt, JSON.stringify(e.data ?? null)),
+    remove: (key) => remove.run(key, owner),
   };
 }
 

@@ -166,7 +166,7 @@ describe('/v1/sys/audit endpoints', () => {
 
   it('lists the schedule (due times) from its read model', async () => {
     s.app.core.db
-      .prepare('INSERT INTO schedule (key, kind, due_at, data) VALUES (?, ?, ?, ?)')
+      .prepare("INSERT INTO schedule (key, owner, kind, due_at, data) VALUES (?, 'jobs', ?, ?, ?)")
       .run('job-1:retry', 'job-retry', '2026-01-02T00:00:00.000Z', '{"n":1}');
     const res = await json<{ entries: unknown[] }>(await s.v1('sys/audit/schedule'));
     expect(res.entries).toEqual([

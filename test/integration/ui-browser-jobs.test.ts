@@ -120,7 +120,7 @@ describe('the /ui page (test machine)', () => {
   it('shows mounts and scheduled work on the secrets page', async () => {
     const { page } = b;
     s.app.core.db
-      .prepare('INSERT INTO schedule (key, kind, due_at, data) VALUES (?, ?, ?, ?)')
+      .prepare("INSERT INTO schedule (key, owner, kind, due_at, data) VALUES (?, 'jobs', ?, ?, ?)")
       .run('job-1:retry', 'job-retry', '2026-01-02T00:00:00.000Z', '{}');
     await page.goto(`${s.url}/ui/#/secrets`);
     await page.getByRole('heading', { name: 'Secrets' }).waitFor();

@@ -57,7 +57,7 @@ export function awsProjection(): Projection {
           expires_at TEXT NOT NULL, max_expires_at TEXT NOT NULL, renewable INTEGER NOT NULL, state TEXT NOT NULL,
           failures INTEGER NOT NULL DEFAULT 0);
       `);
-      const schedule = scheduleRows(db);
+      const schedule = scheduleRows(db, 'aws');
       const q = {
         configUpsert: db.prepare(
           `INSERT INTO aws_config (accessor, mount_path) VALUES (?, ?) ON CONFLICT(accessor) DO NOTHING`,

@@ -54,7 +54,7 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
   tables: TABLES,
   setup(db: Db) {
     db.exec(SCHEMA);
-    const schedule = scheduleRows(db);
+    const schedule = scheduleRows(db, 'pki');
     const crlConfig = db.prepare<[string], { value: string }>(
       "SELECT value FROM pki_config WHERE mount = ? AND kind = 'crl'",
     );

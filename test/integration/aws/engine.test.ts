@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAws } from '../../support/aws.js';
 import type { AwsHarness } from '../../support/aws.js';
+import { expectEachProjectionRebuildsAlone } from '../../support/rebuild.js';
 
 const ALLOW_ALL = JSON.stringify({
   Version: '2012-10-17',
@@ -263,5 +264,6 @@ describe('replay', () => {
       h.app.projections.rebuildAll((after, limit) => h.app.core.store.readAll(after, limit));
       expect(h.app.projections.dump()).toEqual(before);
     }
+    expectEachProjectionRebuildsAlone(h.app.projections, (a, l) => h.app.core.store.readAll(a, l));
   });
 });

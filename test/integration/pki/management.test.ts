@@ -3,6 +3,7 @@ import { defaultRole, roleToWire } from '../../../src/secrets/pki/role.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 import { fixtureRsaKey } from '../../support/pki-openssl.js';
 import { privateKeyPem } from '../../../src/secrets/pki/x509/keys.js';
+import { expectEachProjectionRebuildsAlone } from '../../support/rebuild.js';
 
 let t: PkiTestApp;
 beforeAll(async () => {
@@ -353,5 +354,6 @@ describe('events and read models', () => {
     const before = t.app.projections.dump();
     t.app.projections.rebuildAll((after, limit) => t.app.core.store.readAll(after, limit));
     expect(t.app.projections.dump()).toEqual(before);
+    expectEachProjectionRebuildsAlone(t.app.projections, (a, l) => t.app.core.store.readAll(a, l));
   });
 });

@@ -1,3 +1,4 @@
+import { expectEachProjectionRebuildsAlone } from '../../support/rebuild.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
@@ -234,6 +235,7 @@ describe('the queue under random actions', () => {
         const before = h.projections.dump();
         h.projections.rebuildAll((after, limit) => h.core.store.readAll(after, limit));
         expect(h.projections.dump()).toEqual(before);
+        expectEachProjectionRebuildsAlone(h.projections, (a, l) => h.core.store.readAll(a, l));
       }),
       { numRuns: 25 },
     );

@@ -31,7 +31,7 @@ const projection: Projection = {
         amount INTEGER NOT NULL, time TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS ledger_flags (position INTEGER PRIMARY KEY, account TEXT NOT NULL, amount INTEGER NOT NULL);
     `);
-    const schedule = scheduleRows(db);
+    const schedule = scheduleRows(db, 'test-ledger');
     const open = db.prepare("INSERT INTO ledger_accounts VALUES (?, ?, 'open', 0, 0, ?)");
     const move = db.prepare('UPDATE ledger_accounts SET balance = balance + ? WHERE id = ?');
     const entry = db.prepare('INSERT INTO ledger_entries VALUES (?, ?, ?, ?)');

@@ -60,7 +60,7 @@ export const runTasksProjection: Projection = {
       CREATE TABLE IF NOT EXISTS ${ATTACHED} (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, doc TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS ${STAGES} (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, doc TEXT NOT NULL);
     `);
-    const schedule = scheduleRows(db);
+    const schedule = scheduleRows(db, 'executor-run-tasks');
     const putTask = db.prepare(
       `INSERT OR REPLACE INTO ${TASKS} (id, organization, doc) VALUES (?, ?, ?)`,
     );
