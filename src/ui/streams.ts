@@ -30,7 +30,8 @@ export interface StreamLocation {
  * still gets its diagram; its streams are simply not counted or browsable.
  */
 export const STREAM_LOCATIONS: Readonly<Record<string, StreamLocation>> = {
-  run: { prefix: 'run-' },
+  // `run-<id>`; the executor's `run-<id>:plan-artifact` streams share the prefix.
+  run: { prefix: 'run-', pattern: /^run-[^:/]+$/ },
   'configuration-version': { prefix: 'cv-' },
   lease: { prefix: 'aws-lease:' },
   'static-role': { prefix: 'aws-static-role:' },

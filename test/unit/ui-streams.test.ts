@@ -6,7 +6,7 @@ import { openDatabase } from '../../src/core/database.js';
 import { EventStore } from '../../src/core/event-store.js';
 import { systemMetadata } from '../../src/core/events.js';
 import { AppendWatch } from '../../src/ui/audit-routes.js';
-import { leafPaths, StreamRegistry, streamKinds } from '../../src/ui/streams.js';
+import { leafPaths, STREAM_LOCATIONS, StreamRegistry, streamKinds } from '../../src/ui/streams.js';
 import { jobKind, jobMachine } from '../support/ui-job-machine.js';
 
 const rotation = setup({
@@ -72,6 +72,25 @@ describe('stream registry', () => {
       });
     }
     expect(registry.streams('cert').map((x) => x.stream)).toEqual(['pki/acc/cert/1a']);
+  });
+
+  it('counts only the machine streams: a run, not its plan artifact', () => {
+    const db = openDatabase(':memory:');
+    const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+    const store = new EventStore(db, clock);
+    const registry = new StreamRegistry(streamKinds({ run: jobMachine }, STREAM_LOCATIONS), {
+      store,
+      handler: new CommandHandler(store, clock),
+    });
+    for (const stream of ['run-a1', 'run-a1:plan-artifact', 'run-b2']) {
+      store.append(stream, [{ type: 'JobCreated', data: {} }], {
+        expectedVersion: 0,
+        metadata: systemMetadata('test'),
+      });
+    }
+    expect(registry.kindOf('run-a1:plan-artifact')).toBeUndefined();
+    expect(registry.streams('run').map((x) => x.stream)).toEqual(['run-a1', 'run-b2']);
+    expect(registry.counts('run')).toEqual({ pending: 2 });
   });
 
   it('names nested states by their leaf paths', () => {
