@@ -254,6 +254,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     prefixed('/v1', secretsSurface({ core, queries: sys.queries, sys: sys.routes, engines })),
   );
   koa.use(prefixed('/ui', ui.page));
+  // Browsers ask for /favicon.ico at the root; the page's icon answers it.
+  koa.use(async (ctx, next) => {
+    if (ctx.path !== '/favicon.ico') return next();
+    ctx.redirect('/ui/favicon.svg');
+  });
   koa.use(async (ctx) => {
     ctx.status = 404;
     ctx.body = { errors: [`no route for ${ctx.method} ${ctx.path}`] };

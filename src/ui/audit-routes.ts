@@ -7,7 +7,7 @@ import { SCHEDULE_TABLE } from '../core/schedule.js';
 import { redactSealed } from '../core/seal.js';
 import { sendVault } from '../http/vault.js';
 import { parseAuditFilter, queryAuditEvents } from './audit-queries.js';
-import { toDot, toMermaid, toSvg } from './diagram.js';
+import { neighbourhood, toDot, toMermaid, toSvg } from './diagram.js';
 import type { StreamRegistry } from './streams.js';
 
 export interface AuditRouteDeps {
@@ -140,7 +140,14 @@ export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
   });
 
   r.get('/sys/audit/machines/:name/diagram', async (ctx) => {
-    const { graph } = machineOr404(ctx.params.name!);
+    const whole = machineOr404(ctx.params.name!).graph;
+    // `focus=<state>`: only the states within `depth` (default 1) transitions of it.
+    const focus = one(ctx, 'focus');
+    const depthText = one(ctx, 'depth') ?? '1';
+    if (!/^[1-9]$/.test(depthText)) throw new ValidationError('depth must be a number from 1 to 9');
+    if (focus !== undefined && !whole.states.some((s) => s.name === focus || s.id === focus))
+      throw new ValidationError(`the machine has no state "${focus}"`);
+    const graph = focus === undefined ? whole : neighbourhood(whole, focus, Number(depthText));
     const format = one(ctx, 'format') ?? 'svg';
     const counts = bool(ctx, 'counts') ? registry.counts(ctx.params.name!) : undefined;
     const highlight = one(ctx, 'highlight');

@@ -67,6 +67,41 @@ export function machineGraph(machine: AnyStateMachine): MachineGraph {
   return graph;
 }
 
+/**
+ * The part of a machine within `depth` transitions (either way) of the states named `name`: what
+ * a reader needs around a stream's current state. The compound states holding them are kept, and
+ * only transitions between kept states.
+ */
+export function neighbourhood(graph: MachineGraph, name: string, depth = 1): MachineGraph {
+  const near = new Set(
+    graph.states.filter((s) => s.name === name || s.id === name).map((s) => s.id),
+  );
+  const byId = new Map(graph.states.map((s) => [s.id, s]));
+  // A transition from or to a compound state touches every state inside it.
+  const within = (id: string): string[] => {
+    const inside = graph.states.filter((s) => s.parent === id).flatMap((s) => within(s.id));
+    return [id, ...inside];
+  };
+  for (let d = 0; d < depth; d++) {
+    const frontier = [...near];
+    for (const t of graph.transitions) {
+      const from = within(t.source);
+      const to = within(t.target);
+      if (frontier.some((id) => from.includes(id))) to.forEach((id) => near.add(id));
+      if (frontier.some((id) => to.includes(id))) from.forEach((id) => near.add(id));
+    }
+  }
+  for (const id of [...near]) {
+    for (let p = byId.get(id)?.parent ?? null; p !== null; p = byId.get(p)?.parent ?? null)
+      near.add(p);
+  }
+  return {
+    id: graph.id,
+    states: graph.states.filter((s) => near.has(s.id)),
+    transitions: graph.transitions.filter((t) => near.has(t.source) && near.has(t.target)),
+  };
+}
+
 const q = (s: string) => `"${s.replace(/"/g, '\\"')}"`;
 
 /** Graphviz DOT. `highlight` names a state (by its short name or id) to fill. */
@@ -105,6 +140,7 @@ export function toDot(
   emit(null, '  ');
   const first = graph.states.find((s) => s.initial && s.parent === null);
   if (first !== undefined) lines.push(`  __start -> ${q(firstLeaf(graph, first.id))};`);
+  else lines.splice(lines.indexOf('  __start [shape=point, width=0.15, label=""];'), 1);
   for (const t of graph.transitions) {
     const label = t.guard === null ? t.event : `${t.event} [${t.guard}]`;
     lines.push(

@@ -19,6 +19,8 @@ const ASSETS: Readonly<Record<string, string>> = {
   'secrets-view.js': 'text/javascript; charset=utf-8',
   'stream-view.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
+  'access-view.js': 'text/javascript; charset=utf-8',
 };
 
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -53,6 +55,7 @@ function pageMiddleware(files: ReadonlyMap<string, Buffer>): Middleware {
       ctx.redirect('/ui/');
       return;
     }
+
     const name = ctx.path === '/ui/' ? 'index.html' : ctx.path.slice('/ui/'.length);
     const body = files.get(name);
     const type = ASSETS[name];

@@ -45,7 +45,8 @@ describe('the /ui secrets page (cloud credentials engine)', () => {
     await expect.poll(() => statics.textContent()).toContain('app');
     // name, user, rotation period, next rotation (now + 1h on the fake clock)
     expect(await statics.locator('tbody tr').first().textContent()).toBe(
-      'appapp36002026-03-01T01:00:00.000Z',
+      // The period as people read it: 3600 s is 1h.
+      'appapp1h2026-03-01T01:00:00.000Z',
     );
     expect(await page.locator('table', { hasText: 'Roles' }).first().textContent()).toContain(
       'deploy',

@@ -146,6 +146,7 @@ describe('the /ui page (test machine)', () => {
     expect(await focused()).toBe('sign-out');
     await page.keyboard.press('Shift+Tab');
     await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Shift+Tab');
     expect(await focused()).toBe('Audit');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Audit timeline' }).waitFor();

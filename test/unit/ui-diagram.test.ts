@@ -2,7 +2,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { machines } from '../../machines/index.js';
 import { runCli } from '../../src/cli.js';
-import { machineGraph, renderDiagram } from '../../src/ui/diagram.js';
+import { machineGraph, neighbourhood, renderDiagram, toDot } from '../../src/ui/diagram.js';
 import { jobMachine } from '../support/ui-job-machine.js';
 
 async function keel(args: string[]): Promise<{ status: number; stdout: string; stderr: string }> {
@@ -14,6 +14,48 @@ async function keel(args: string[]): Promise<{ status: number; stdout: string; s
   const status = await runCli(args, { env: {}, stdout: out, stderr: err });
   return { status, stdout: chunks.out.join(''), stderr: chunks.err.join('') };
 }
+
+describe('diagram neighbourhoods', () => {
+  const names = (g: ReturnType<typeof machineGraph>) => g.states.map((s) => s.name).sort();
+  it('keep the states one transition either way from the focus, and only their transitions', () => {
+    const g = machineGraph(jobMachine);
+    const near = neighbourhood(g, 'queued');
+    expect(names(near)).toEqual(['failed', 'pending', 'queued', 'working']);
+    // working → failed joins two kept states, so it stays; working → done does not.
+    expect(near.transitions.map((t) => `${t.event}>${t.target}`).sort()).toEqual([
+      'JobFinished>job.failed',
+      'JobQueued>job.queued',
+      'JobRetried>job.queued',
+      'JobStarted>job.working',
+    ]);
+    expect(names(neighbourhood(g, 'queued', 2))).toEqual([
+      'done',
+      'failed',
+      'none',
+      'pending',
+      'queued',
+      'working',
+    ]);
+    expect(names(neighbourhood(g, 'done'))).toEqual(['done', 'working']);
+  });
+
+  it('draw no start arrow when the initial state is outside the neighbourhood', () => {
+    const dot = toDot(neighbourhood(machineGraph(jobMachine), 'done'));
+    expect(dot).not.toContain('__start');
+    expect(toDot(neighbourhood(machineGraph(jobMachine), 'pending'))).toContain(
+      '__start -> "job.none"',
+    );
+  });
+
+  it('make the run machine readable around a state: a few of its states, not all', () => {
+    const run = machines.run;
+    expect(run).toBeDefined();
+    const g = machineGraph(run!);
+    const near = neighbourhood(g, 'planned');
+    expect(near.states.length).toBeLessThan(g.states.length / 2);
+    expect(names(near)).toEqual(expect.arrayContaining(['planned', 'confirmed', 'discarded']));
+  });
+});
 
 describe('diagrams', () => {
   it('draw states, events, guards, the initial and the final states in every format', async () => {

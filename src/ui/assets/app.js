@@ -23,12 +23,21 @@ async function route() {
     return;
   }
   nav.hidden = !session.signedIn;
+  // Only what the signed-in tokens can open: a runs-only session sees no secrets pages.
+  for (const li of nav.querySelectorAll('li[data-needs]')) {
+    li.hidden = session[li.dataset.needs] === '';
+  }
   for (const a of nav.querySelectorAll('a')) {
     const on = a.getAttribute('href') === `#/${parts[0] ?? ''}`;
     if (on) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
   }
-  const view = views[parts[0] ?? ''] ?? views[session.secrets ? 'machines' : 'workspaces'];
+  const home = session.secrets ? 'machines' : 'workspaces';
+  if (parts.length === 0) {
+    location.hash = `#/${home}`;
+    return;
+  }
+  const view = Object.hasOwn(views, parts[0]) ? views[parts[0]] : views.notFound;
   current?.dispose?.();
   const container = h('div', { class: 'view' });
   main.replaceChildren(container);

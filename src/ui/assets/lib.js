@@ -94,25 +94,224 @@ export function problem(err) {
 
 export const enc = encodeURIComponent;
 
-/** A table from a header row and rows of cells. */
+/**
+ * A table from a header row and rows of cells, in a region that scrolls sideways by itself on a
+ * narrow screen (focusable, so keyboards can scroll it too), never the page.
+ */
 export function table(caption, headers, rows) {
   return h(
-    'table',
-    {},
-    h('caption', {}, caption),
-    h('thead', {}, h('tr', {}, ...headers.map((t) => h('th', { scope: 'col' }, t)))),
-    h('tbody', {}, ...rows.map((cells) => h('tr', {}, ...cells.map((c) => h('td', {}, c))))),
+    'div',
+    { class: 'scroll', role: 'region', 'aria-label': caption, tabindex: 0 },
+    h(
+      'table',
+      {},
+      h('caption', {}, caption),
+      h('thead', {}, h('tr', {}, ...headers.map((t) => h('th', { scope: 'col' }, t)))),
+      h('tbody', {}, ...rows.map((cells) => h('tr', {}, ...cells.map((c) => h('td', {}, c))))),
+    ),
   );
 }
 
-/** Run `load` now and on every live update, showing its error in place of the content. */
+/**
+ * Run `load` now and on every live update, showing its error in place of the content. A live
+ * update waits while someone is typing in a field of the content, and any refresh waits while a
+ * secret shown once is on screen (until its "Copied" button is pressed), so neither is lost.
+ * `refresh(true)` is an action's own refresh: it does not wait for typing.
+ */
 export function live(container, load) {
   const body = h('div');
   container.append(body);
-  const run = () =>
-    load().then(
+  let pending = false;
+  const held = (forced) =>
+    body.querySelector('.once') !== null ||
+    (!forced &&
+      body.contains(document.activeElement) &&
+      document.activeElement.matches('input, textarea, select'));
+  const run = (forced = false) => {
+    if (held(forced)) {
+      pending = true;
+      return Promise.resolve();
+    }
+    pending = false;
+    return load().then(
       (nodes) => body.replaceChildren(...[nodes].flat()),
       (err) => body.replaceChildren(problem(err)),
     );
-  return { ready: run(), refresh: run };
+  };
+  body.addEventListener('keel:released', () => {
+    if (pending) void run(true);
+  });
+  body.addEventListener('focusout', () => {
+    if (pending) setTimeout(() => void run(), 0);
+  });
+  return { ready: run(true), refresh: run };
+}
+
+/**
+ * A write through the same API any client uses, with the signed-in token: `runs` sends JSON:API
+ * (or plain JSON for actions) to `/api/v2/…`, `secrets` sends JSON to `/v1/…`. Returns the parsed
+ * answer (or null for an empty one); a refusal throws with the API's own words.
+ */
+export async function send(surface, method, path, body) {
+  const runs = surface === 'runs';
+  const token = runs ? session.runs : session.secrets;
+  if (token === '') throw new HttpError(0, `sign in with a ${surface} token to do this`);
+  const headers = runs
+    ? { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' }
+    : { 'X-Secrets-Token': token, 'Content-Type': 'application/json' };
+  const res = await fetch(runs ? `/api/v2/${path}` : `/v1/${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (!res.ok) throw await failure(res);
+  const text = await res.text();
+  return text === '' ? null : JSON.parse(text);
+}
+
+/**
+ * Ask before a destructive action, in a modal dialog: resolves true when confirmed. The dialog is
+ * labelled by its question and the confirming button names the action.
+ */
+export function ask(question, action) {
+  return new Promise((resolve) => {
+    const id = `ask-${Math.random().toString(36).slice(2)}`;
+    const yes = h('button', { type: 'button', class: 'danger' }, action);
+    const no = h('button', { type: 'button' }, 'Keep it');
+    const dialog = h(
+      'dialog',
+      { 'aria-labelledby': id, class: 'ask' },
+      h('p', { id }, question),
+      h('div', { class: 'buttons' }, yes, no),
+    );
+    const done = (answer) => {
+      dialog.close();
+      dialog.remove();
+      resolve(answer);
+    };
+    yes.addEventListener('click', () => done(true));
+    no.addEventListener('click', () => done(false));
+    dialog.addEventListener('cancel', () => done(false));
+    document.body.append(dialog);
+    dialog.showModal();
+    no.focus();
+  });
+}
+
+/**
+ * A button that runs `act` (after `confirm` when given: [question, action]) and shows its outcome
+ * in `status` — the API's error words on a refusal — then calls `after`.
+ */
+export function actionButton(label, act, { confirm, status, after } = {}) {
+  const button = h('button', { type: 'button' }, label);
+  button.addEventListener('click', async () => {
+    if (confirm && !(await ask(confirm[0], confirm[1]))) return;
+    button.disabled = true;
+    if (status) status.replaceChildren();
+    try {
+      await act();
+      if (status) status.replaceChildren(h('span', { class: 'ok' }, `${label}: done.`));
+      await after?.(true);
+    } catch (err) {
+      if (status) status.replaceChildren(problem(err));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return button;
+}
+
+/**
+ * A labelled form: `fields` are [name, label, type?, options?] (type `checkbox`, `select` with
+ * options, `textarea`, or an input type). On submit `act(values)` runs; its outcome shows below.
+ */
+export function form(title, fields, submitLabel, act) {
+  const slug = title.toLowerCase().replace(/[^a-z0-9]+/g, '-');
+  const status = h('div', { class: 'status', role: 'status' });
+  const controls = fields.map(([name, label, type = 'text', options = []]) => {
+    const id = `${slug}-${name}`;
+    let input;
+    if (type === 'select') {
+      input = h('select', { id, name }, ...options.map((o) => h('option', { value: o }, o)));
+    } else if (type === 'textarea') {
+      input = h('textarea', { id, name, rows: 4 });
+    } else {
+      input = h('input', { id, name, type, autocomplete: 'off' });
+    }
+    return h('div', { class: `field ${type}` }, h('label', { for: id }, label), input);
+  });
+  const el = h(
+    'form',
+    { class: 'action', 'aria-label': title },
+    h('h3', {}, title),
+    ...controls,
+    h('button', { type: 'submit' }, submitLabel),
+    status,
+  );
+  el.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const values = {};
+    for (const c of el.elements) {
+      if (!c.name) continue;
+      values[c.name] = c.type === 'checkbox' ? c.checked : c.value.trim();
+    }
+    status.replaceChildren();
+    try {
+      const shown = await act(values);
+      status.replaceChildren(shown ?? h('span', { class: 'ok' }, `${submitLabel}: done.`));
+    } catch (err) {
+      status.replaceChildren(problem(err));
+    }
+  });
+  return el;
+}
+
+/**
+ * A secret shown once, with a warning that it will not be shown again. It stays until its
+ * "Copied" button is pressed; live updates of the page wait until then.
+ */
+export function shownOnce(title, entries) {
+  const done = h('button', { type: 'button' }, 'Copied — hide it');
+  const box = h(
+    'div',
+    { class: 'once', role: 'region', 'aria-label': title },
+    h(
+      'p',
+      {},
+      h('strong', {}, title),
+      ' — copy it now: Keel does not keep it and cannot show it again.',
+    ),
+    h(
+      'dl',
+      {},
+      ...entries.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, h('pre', { tabindex: 0 }, v))]),
+    ),
+    done,
+  );
+  done.addEventListener('click', () => {
+    const parent = box.parentElement;
+    box.remove();
+    parent?.dispatchEvent(new Event('keel:released', { bubbles: true }));
+  });
+  return box;
+}
+
+/** Seconds as people read them: 3600 → `1h`, 90061 → `1d 1h 1m 1s`. */
+export function seconds(total) {
+  const n = Number(total);
+  if (!Number.isFinite(n) || n <= 0) return String(total ?? '');
+  const parts = [];
+  let rest = Math.floor(n);
+  for (const [unit, size] of [
+    ['d', 86400],
+    ['h', 3600],
+    ['m', 60],
+    ['s', 1],
+  ]) {
+    if (rest >= size) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return parts.join(' ');
 }

@@ -1,7 +1,31 @@
 // Workspaces, a workspace's runs and a run's page. The runs API takes the runs token; a run's
-// diagram and history come from the audit endpoints, so they need the secrets token too.
-import { api, enc, h, live, problem, session, table } from './lib.js';
+// diagram and history come from the audit endpoints, so they need the secrets token too. Every
+// action goes through the runs API with the signed-in token: the page has no powers of its own.
+import {
+  actionButton,
+  api,
+  enc,
+  form,
+  h,
+  HttpError,
+  live,
+  problem,
+  send,
+  session,
+  table,
+} from './lib.js';
 import { streamView } from './stream-view.js';
+
+const FINAL = new Set([
+  'applied',
+  'planned_and_finished',
+  'planned_and_saved',
+  'errored',
+  'discarded',
+  'canceled',
+  'force_canceled',
+  'policy_soft_failed',
+]);
 
 function workspaces(container) {
   container.append(h('h1', {}, 'Workspaces'));
@@ -13,11 +37,36 @@ function workspaces(container) {
       out.push(
         table(
           `Organization ${o.id}`,
-          ['Workspace', 'Id'],
+          ['Workspace', 'Execution', 'Locked', 'Id'],
           ws.map((w) => [
             h('a', { href: `#/workspaces/${enc(w.id)}` }, w.attributes.name),
+            w.attributes['execution-mode'] ?? 'remote',
+            w.attributes.locked ? 'locked' : '',
             h('code', {}, w.id),
           ]),
+        ),
+        form(
+          `New workspace in ${o.id}`,
+          [
+            ['name', 'Name'],
+            ['description', 'Description'],
+            ['auto-apply', 'Apply plans without confirmation', 'checkbox'],
+          ],
+          'Create workspace',
+          async (v) => {
+            const doc = await send('runs', 'POST', `organizations/${enc(o.id)}/workspaces`, {
+              data: {
+                type: 'workspaces',
+                attributes: {
+                  name: v.name,
+                  description: v.description,
+                  'auto-apply': v['auto-apply'],
+                },
+              },
+            });
+            location.hash = `#/workspaces/${enc(doc.data.id)}`;
+            return null;
+          },
         ),
       );
     }
@@ -25,29 +74,157 @@ function workspaces(container) {
   });
 }
 
+function variablesSection(id, vars, reload) {
+  const rows = vars.map((v) => {
+    const a = v.attributes;
+    return [
+      h('code', {}, a.key),
+      a.sensitive ? h('em', {}, 'sensitive — write only') : (a.value ?? ''),
+      a.category,
+      a.hcl ? 'HCL' : '',
+      actionButton(
+        `Delete ${a.key}`,
+        () => send('runs', 'DELETE', `workspaces/${enc(id)}/vars/${enc(v.id)}`),
+        {
+          confirm: [`Delete the variable ${a.key}?`, 'Delete variable'],
+          after: reload,
+        },
+      ),
+    ];
+  });
+  return [
+    h('h2', {}, 'Variables'),
+    rows.length === 0
+      ? h('p', {}, 'No variables.')
+      : table('Variables', ['Key', 'Value', 'Category', 'HCL', ''], rows),
+    form(
+      'Add a variable',
+      [
+        ['key', 'Key'],
+        ['value', 'Value'],
+        ['category', 'Category', 'select', ['terraform', 'env']],
+        ['sensitive', 'Sensitive (never shown again)', 'checkbox'],
+        ['hcl', 'HCL value', 'checkbox'],
+      ],
+      'Add variable',
+      async (v) => {
+        await send('runs', 'POST', `workspaces/${enc(id)}/vars`, {
+          data: {
+            type: 'vars',
+            attributes: {
+              key: v.key,
+              value: v.value,
+              category: v.category,
+              sensitive: v.sensitive,
+              hcl: v.hcl,
+            },
+          },
+        });
+        await reload();
+        return null;
+      },
+    ),
+  ];
+}
+
 export function workspaceView(container, [id]) {
   if (id === undefined) return workspaces(container);
   const title = h('h1', {}, 'Workspace ', h('code', {}, id));
   container.append(title);
-  return live(container, async () => {
-    const [ws, list] = await Promise.all([
+  let view;
+  const load = async () => {
+    const [ws, list, vars] = await Promise.all([
       api(`workspaces/${enc(id)}`),
       api(`workspaces/${enc(id)}/runs`),
+      api(`workspaces/${enc(id)}/vars`).catch((err) =>
+        err instanceof HttpError && err.status === 404 ? { data: [] } : Promise.reject(err),
+      ),
     ]);
-    title.replaceChildren('Workspace ', ws.data.attributes.name, ' ', h('code', {}, id));
-    const runs = list.data;
-    if (runs.length === 0) return h('p', {}, 'No runs yet.');
-    return table(
-      'Runs, newest first',
-      ['Run', 'Status', 'Created', 'Message'],
-      runs.map((r) => [
-        h('a', { href: `#/runs/${enc(r.id)}` }, r.id),
-        r.attributes.status,
-        r.attributes['created-at'] ?? '',
-        r.attributes.message ?? '',
-      ]),
+    const a = ws.data.attributes;
+    title.replaceChildren('Workspace ', a.name);
+    const status = h('div', { class: 'status', role: 'status' });
+    const reload = () => view.refresh(true);
+    const lock = a.locked
+      ? actionButton(
+          'Unlock workspace',
+          () => send('runs', 'POST', `workspaces/${enc(id)}/actions/unlock`),
+          {
+            status,
+            after: reload,
+          },
+        )
+      : actionButton(
+          'Lock workspace',
+          () =>
+            send('runs', 'POST', `workspaces/${enc(id)}/actions/lock`, {
+              reason: 'Locked from the Keel page',
+            }),
+          { status, after: reload },
+        );
+    const facts = h(
+      'dl',
+      { class: 'facts' },
+      h('dt', {}, 'Id'),
+      h('dd', {}, h('code', {}, id)),
+      h('dt', {}, 'Execution'),
+      h(
+        'dd',
+        {},
+        `${a['execution-mode'] ?? 'remote'}${a['execution-engine'] ? ` (${a['execution-engine']})` : ''}`,
+      ),
+      h('dt', {}, 'Lock'),
+      h('dd', { id: 'workspace-lock' }, a.locked ? 'locked' : 'unlocked'),
+      h('dt', {}, 'Auto apply'),
+      h('dd', {}, a['auto-apply'] ? 'yes' : 'no'),
     );
-  });
+    const newRun = form(
+      'Start a new run',
+      [
+        ['message', 'Message'],
+        ['plan-only', 'Plan only (never applies)', 'checkbox'],
+        ['is-destroy', 'Destroy every resource', 'checkbox'],
+      ],
+      'Start run',
+      async (v) => {
+        const doc = await send('runs', 'POST', 'runs', {
+          data: {
+            type: 'runs',
+            attributes: {
+              ...(v.message === '' ? {} : { message: v.message }),
+              'plan-only': v['plan-only'],
+              'is-destroy': v['is-destroy'],
+            },
+            relationships: { workspace: { data: { type: 'workspaces', id } } },
+          },
+        });
+        location.hash = `#/runs/${enc(doc.data.id)}`;
+        return null;
+      },
+    );
+    const runs = list.data;
+    return [
+      facts,
+      h('div', { class: 'buttons' }, lock),
+      status,
+      newRun,
+      h('h2', {}, 'Runs'),
+      runs.length === 0
+        ? h('p', {}, 'No runs yet.')
+        : table(
+            'Runs, newest first',
+            ['Run', 'Status', 'Created', 'Message'],
+            runs.map((r) => [
+              h('a', { href: `#/runs/${enc(r.id)}` }, r.id),
+              r.attributes.status,
+              r.attributes['created-at'] ?? '',
+              r.attributes.message ?? '',
+            ]),
+          ),
+      ...variablesSection(id, vars.data, reload),
+    ];
+  };
+  view = live(container, load);
+  return view;
 }
 
 /** A log's address without its origin: the page reads it from the daemon it came from. */
@@ -77,30 +254,174 @@ async function phaseLog(runId, phase) {
   }
 }
 
+/** The plan's resource changes, from the plan JSON readers may see (sensitive values redacted). */
+async function planChanges(planId) {
+  let doc;
+  try {
+    doc = await api(`plans/${enc(planId)}/json-output-redacted`);
+  } catch (err) {
+    if (err instanceof HttpError && err.status === 404) return null;
+    throw err;
+  }
+  const changes = (doc.resource_changes ?? []).filter(
+    (c) => !(c.change?.actions ?? []).every((x) => x === 'no-op' || x === 'read'),
+  );
+  if (changes.length === 0) return h('p', {}, 'No resource changes.');
+  return table(
+    'Resource changes',
+    ['Address', 'Actions'],
+    changes.map((c) => [h('code', {}, c.address), (c.change?.actions ?? []).join(', ')]),
+  );
+}
+
+/** What a pending run waits for: the runs ahead of it on its workspace, and a user's lock. */
+async function waitingFor(run, wsId) {
+  const [ws, list] = await Promise.all([
+    api(`workspaces/${enc(wsId)}`),
+    api(`workspaces/${enc(wsId)}/runs`),
+  ]);
+  const created = run.attributes['created-at'];
+  const ahead = list.data.filter(
+    (r) =>
+      r.id !== run.id &&
+      !r.attributes['plan-only'] &&
+      !FINAL.has(r.attributes.status) &&
+      r.attributes['created-at'] <= created,
+  );
+  const parts = [];
+  if (ahead.length > 0) {
+    parts.push(
+      `Waiting for ${ahead.length} run${ahead.length === 1 ? '' : 's'} ahead in the workspace queue: `,
+      ...ahead.flatMap((r, i) => [
+        i > 0 ? ', ' : '',
+        h('a', { href: `#/runs/${enc(r.id)}` }, r.id),
+        ` (${r.attributes.status})`,
+      ]),
+      '.',
+    );
+  } else if (ws.data.attributes.locked) {
+    parts.push('Waiting for the workspace lock to be released.');
+  } else {
+    parts.push('Next in line: the queue starts it shortly.');
+  }
+  return h('p', { id: 'run-waits' }, ...parts);
+}
+
+function runActions(id, actions, status, after) {
+  const act = (label, action, confirm) =>
+    actionButton(
+      label,
+      () =>
+        send('runs', 'POST', `runs/${enc(id)}/actions/${action}`, {
+          comment: `${label} from the Keel page`,
+        }),
+      {
+        confirm,
+        status,
+        after,
+      },
+    );
+  return [
+    actions['is-confirmable']
+      ? act('Confirm & apply', 'apply', [
+          'Apply this plan? Its changes will be made.',
+          'Confirm & apply',
+        ])
+      : null,
+    actions['is-discardable']
+      ? act('Discard run', 'discard', [
+          'Discard this run? Its plan will not be applied.',
+          'Discard run',
+        ])
+      : null,
+    actions['is-cancelable']
+      ? act('Cancel run', 'cancel', ['Cancel this run?', 'Cancel run'])
+      : null,
+    actions['is-force-cancelable']
+      ? act('Force cancel run', 'force-cancel', [
+          'Force-cancel this run? The workspace is unlocked at once.',
+          'Force cancel',
+        ])
+      : null,
+  ].filter(Boolean);
+}
+
 export function run(container, [id]) {
   container.append(h('h1', {}, 'Run ', h('code', {}, id)));
   const summary = h('div', { id: 'run-summary' });
+  const actions = h('div', { class: 'buttons', id: 'run-actions' });
+  const status = h('div', { class: 'status', role: 'status' });
+  const plan = h('section', { 'aria-label': 'Plan' });
   const logs = h('section', { 'aria-label': 'Logs' });
   const history = h('section', { 'aria-label': 'History' });
-  container.append(summary, history, logs);
+  container.append(summary, actions, status, plan, history, logs);
+  let refresh;
   const loadRun = async () => {
     if (session.runs === '') {
       summary.replaceChildren(h('p', {}, 'Sign in with a runs token to see the run and its logs.'));
       return;
     }
     try {
-      const doc = await api(`runs/${enc(id)}`);
+      const doc = await api(`runs/${enc(id)}?include=plan,workspace`);
       const a = doc.data.attributes;
-      const ws = doc.data.relationships?.workspace?.data?.id;
+      const wsId = doc.data.relationships?.workspace?.data?.id;
+      const ws = (doc.included ?? []).find((r) => r.type === 'workspaces');
+      const planDoc = (doc.included ?? []).find((r) => r.type === 'plans');
+      const p = planDoc?.attributes ?? {};
       summary.replaceChildren(
         h(
-          'p',
-          {},
-          'Status ',
-          h('strong', { id: 'run-status' }, a.status),
-          ws ? [' in workspace ', h('a', { href: `#/workspaces/${enc(ws)}` }, ws)] : null,
-          a.message ? ` — ${a.message}` : null,
+          'dl',
+          { class: 'facts' },
+          h('dt', {}, 'Status'),
+          h('dd', {}, h('strong', { id: 'run-status' }, a.status)),
+          h('dt', {}, 'Workspace'),
+          h(
+            'dd',
+            {},
+            wsId
+              ? h('a', { href: `#/workspaces/${enc(wsId)}` }, ws?.attributes?.name ?? wsId)
+              : '—',
+          ),
+          h('dt', {}, 'Message'),
+          h('dd', {}, a.message ?? ''),
+          h('dt', {}, 'Source'),
+          h('dd', {}, a.source ?? ''),
+          h('dt', {}, 'Kind'),
+          h(
+            'dd',
+            {},
+            [
+              a['plan-only'] ? 'plan only' : 'plan and apply',
+              a['is-destroy'] ? 'destroy' : null,
+              a['auto-apply'] ? 'auto-apply' : null,
+            ]
+              .filter(Boolean)
+              .join(', '),
+          ),
+          h('dt', {}, 'Created'),
+          h('dd', {}, h('time', { datetime: a['created-at'] }, a['created-at'])),
         ),
+        a.status === 'pending' && wsId ? await waitingFor(doc.data, wsId) : '',
+      );
+      actions.replaceChildren(...runActions(id, a.actions ?? {}, status, () => refresh()));
+      const counts =
+        planDoc && p.status === 'finished'
+          ? h(
+              'p',
+              { id: 'plan-summary', class: 'plan-summary' },
+              h('span', { class: 'add' }, `+${p['resource-additions'] ?? 0} to add`),
+              ' ',
+              h('span', { class: 'change' }, `~${p['resource-changes'] ?? 0} to change`),
+              ' ',
+              h('span', { class: 'destroy' }, `−${p['resource-destructions'] ?? 0} to destroy`),
+            )
+          : null;
+      const changes =
+        planDoc && p.status === 'finished' ? await planChanges(planDoc.id).catch(problem) : null;
+      plan.replaceChildren(
+        h('h2', {}, 'Plan'),
+        counts ?? h('p', {}, `Plan ${p.status ?? 'not started'}.`),
+        changes ?? '',
       );
       logs.replaceChildren(
         h('h2', {}, 'Logs'),
@@ -120,6 +441,7 @@ export function run(container, [id]) {
       h('p', {}, 'Sign in with a secrets token as well to see the run’s diagram and history.'),
     );
   }
+  refresh = () => Promise.all([loadRun(), view?.refresh()]);
   const ready = Promise.all([loadRun(), view?.ready]);
-  return { ready, refresh: () => Promise.all([loadRun(), view?.refresh()]) };
+  return { ready, refresh };
 }

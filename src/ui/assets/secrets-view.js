@@ -1,6 +1,21 @@
 // The secrets view: mounts, roles, static roles with their next rotation, issuers and
-// certificates with their revocation state, and the schedule. Takes the secrets token.
-import { enc, h, HttpError, live, problem, table, v1 } from './lib.js';
+// certificates with their revocation state, leases, and the schedule. Takes the secrets token,
+// and every action is a request to the secrets API with it.
+import {
+  actionButton,
+  enc,
+  form,
+  h,
+  HttpError,
+  live,
+  problem,
+  seconds,
+  send,
+  session,
+  shownOnce,
+  table,
+  v1,
+} from './lib.js';
 
 async function listKeys(path) {
   try {
@@ -11,65 +26,319 @@ async function listKeys(path) {
   }
 }
 
-async function mountSection(path, mount, schedule) {
-  const parts = [h('h2', {}, `${path} (${mount.type})`)];
-  const section = async (title, load) => {
-    try {
-      // The table's caption names it; a heading is only needed for a failure.
-      parts.push(await load());
-    } catch (err) {
-      parts.push(h('h3', {}, title), problem(err));
+/** Save what a secrets path answers as a file (the CA, the CRL), with the token in a header. */
+function download(label, path, fileName) {
+  return actionButton(label, async () => {
+    const res = await fetch(`/v1/${path}`, { headers: { 'X-Secrets-Token': session.secrets } });
+    if (!res.ok) throw new HttpError(res.status, `${res.status} ${res.statusText}`);
+    const url = URL.createObjectURL(await res.blob());
+    const a = h('a', { href: url, download: fileName });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    URL.revokeObjectURL(url);
+  });
+}
+
+async function awsSection(path, due, reload) {
+  const parts = [];
+  const status = h('div', { class: 'status', role: 'status' });
+  const roles = await listKeys(`${path}roles`);
+  const roleRows = [];
+  for (const role of roles) {
+    const leases = await listKeys(`sys/leases/lookup/${path}creds/${role}/`);
+    const shown = h('div', { class: 'creds' });
+    roleRows.push([
+      role,
+      String(leases.length),
+      h(
+        'div',
+        {},
+        actionButton(
+          `Generate credentials for ${role}`,
+          async () => {
+            const res = await send('secrets', 'GET', `${path}creds/${enc(role)}`);
+            shown.replaceChildren(
+              shownOnce(`Credentials for ${role}`, [
+                ['access_key', res.data.access_key],
+                ['secret_key', res.data.secret_key],
+                ...(res.data.session_token ? [['session_token', res.data.session_token]] : []),
+                ['lease_id', res.lease_id],
+                ['lease_duration', seconds(res.lease_duration)],
+              ]),
+            );
+          },
+          { status, after: reload },
+        ),
+        shown,
+      ),
+    ]);
+  }
+  parts.push(
+    table('Roles', ['Name', 'Live leases', 'Credentials'], roleRows),
+    status,
+    form(
+      `New role in ${path}`,
+      [
+        ['name', 'Name'],
+        [
+          'credential_type',
+          'Credential type',
+          'select',
+          ['iam_user', 'assumed_role', 'federation_token', 'session_token'],
+        ],
+        ['policy_arns', 'Policy ARNs (comma separated)'],
+        ['policy_document', 'Policy document (JSON)', 'textarea'],
+      ],
+      'Save role',
+      async (v) => {
+        await send('secrets', 'POST', `${path}roles/${enc(v.name)}`, {
+          credential_type: v.credential_type,
+          ...(v.policy_arns === '' ? {} : { policy_arns: v.policy_arns }),
+          ...(v.policy_document === '' ? {} : { policy_document: v.policy_document }),
+        });
+        await reload();
+        return null;
+      },
+    ),
+  );
+  // Leases of every role of the mount, each renewable and revocable.
+  const leaseRows = [];
+  for (const role of roles) {
+    for (const id of await listKeys(`sys/leases/lookup/${path}creds/${role}/`)) {
+      const leaseId = `${path}creds/${role}/${id}`;
+      const info = (await send('secrets', 'PUT', 'sys/leases/lookup', { lease_id: leaseId })).data;
+      leaseRows.push([
+        h('code', {}, leaseId),
+        info.expire_time ?? '',
+        h(
+          'div',
+          { class: 'buttons' },
+          actionButton(
+            `Renew ${id}`,
+            () => send('secrets', 'PUT', 'sys/leases/renew', { lease_id: leaseId }),
+            {
+              status,
+              after: reload,
+            },
+          ),
+          actionButton(
+            `Revoke ${id}`,
+            () => send('secrets', 'PUT', 'sys/leases/revoke', { lease_id: leaseId }),
+            {
+              confirm: [`Revoke lease ${leaseId}? Its credentials stop working.`, 'Revoke lease'],
+              status,
+              after: reload,
+            },
+          ),
+        ),
+      ]);
     }
-  };
-  // Schedule keys end with `<mount accessor>:<name>` (e.g. `aws-static:<accessor>:<role>`).
-  const due = (name) => schedule.filter((e) => e.key.endsWith(`${mount.accessor}:${name}`));
-  if (mount.type === 'aws') {
-    await section('Roles', async () =>
-      table(
-        'Roles',
-        ['Name'],
-        (await listKeys(`${path}roles`)).map((k) => [k]),
+  }
+  parts.push(
+    leaseRows.length === 0
+      ? h('p', {}, 'No live leases.')
+      : table('Leases', ['Lease', 'Expires', ''], leaseRows),
+  );
+  const names = await listKeys(`${path}static-roles`);
+  const rows = [];
+  for (const n of names) {
+    const r = await v1(`${path}static-roles/${enc(n)}`);
+    const next = due(n).find((e) => /rotat/i.test(e.kind));
+    rows.push([n, r?.username ?? '', seconds(r?.rotation_period ?? ''), next?.due_at ?? '—']);
+  }
+  parts.push(
+    table('Static roles', ['Name', 'User', 'Rotation period', 'Next rotation'], rows),
+    form(
+      `New static role in ${path}`,
+      [
+        ['name', 'Name'],
+        ['username', 'IAM user name'],
+        ['rotation_period', 'Rotation period (e.g. 24h)'],
+      ],
+      'Save static role',
+      async (v) => {
+        await send('secrets', 'POST', `${path}static-roles/${enc(v.name)}`, {
+          username: v.username,
+          rotation_period: v.rotation_period,
+        });
+        await reload();
+        return null;
+      },
+    ),
+  );
+  return parts;
+}
+
+async function pkiSection(path, reload) {
+  const parts = [];
+  const status = h('div', { class: 'status', role: 'status' });
+  const data = await v1(`${path}issuers?list=true`).catch(() => ({ keys: [] }));
+  const issuers = data.keys ?? [];
+  parts.push(
+    table(
+      'Issuers',
+      ['Id', 'Name'],
+      issuers.map((k) => [h('code', {}, k), data.key_info?.[k]?.issuer_name ?? '']),
+    ),
+  );
+  if (issuers.length > 0) {
+    parts.push(
+      h(
+        'div',
+        { class: 'buttons' },
+        download('Download CA certificate', `${path}ca/pem`, 'ca.pem'),
+        download('Download CRL', `${path}crl/pem`, 'crl.pem'),
       ),
     );
-    await section('Static roles', async () => {
-      const names = await listKeys(`${path}static-roles`);
-      const rows = [];
-      for (const n of names) {
-        const r = await v1(`${path}static-roles/${enc(n)}`);
-        const next = due(n).find((e) => /rotat/i.test(e.kind));
-        rows.push([n, r?.username ?? '', String(r?.rotation_period ?? ''), next?.due_at ?? '—']);
-      }
-      return table('Static roles', ['Name', 'User', 'Rotation period', 'Next rotation'], rows);
-    });
-  } else if (mount.type === 'pki') {
-    await section('Issuers', async () => {
-      const data = await v1(`${path}issuers?list=true`).catch(() => ({ keys: [] }));
-      return table(
-        'Issuers',
-        ['Id', 'Name'],
-        (data.keys ?? []).map((k) => [k, data.key_info?.[k]?.issuer_name ?? '']),
-      );
-    });
-    await section('Certificates', async () => {
-      const serials = await listKeys(`${path}certs`);
-      const rows = [];
-      for (const s of serials.slice(0, 200)) {
-        const c = await v1(`${path}cert/${enc(s)}`);
-        const revoked = Number(c?.revocation_time ?? 0);
-        rows.push([
-          h('code', {}, s),
-          revoked > 0 ? `revoked ${new Date(revoked * 1000).toISOString()}` : 'valid',
-        ]);
-      }
-      return table('Certificates', ['Serial', 'Revocation'], rows);
-    });
   }
-  return h('section', {}, ...parts);
+  parts.push(
+    form(
+      `Generate a root in ${path}`,
+      [
+        ['common_name', 'Common name'],
+        ['key_type', 'Key type', 'select', ['ec', 'rsa', 'ed25519']],
+        ['ttl', 'TTL (e.g. 8760h)'],
+      ],
+      'Generate root',
+      async (v) => {
+        await send('secrets', 'POST', `${path}root/generate/internal`, {
+          common_name: v.common_name,
+          key_type: v.key_type,
+          ...(v.ttl === '' ? {} : { ttl: v.ttl }),
+        });
+        await reload();
+        return null;
+      },
+    ),
+    form(
+      `Generate an intermediate in ${path}, signed by another mount`,
+      [
+        ['common_name', 'Common name'],
+        ['signer', 'Signing mount (e.g. pki/)'],
+      ],
+      'Generate intermediate',
+      async (v) => {
+        const signer = v.signer.endsWith('/') ? v.signer : `${v.signer}/`;
+        const csr = await send('secrets', 'POST', `${path}intermediate/generate/internal`, {
+          common_name: v.common_name,
+        });
+        const signed = await send('secrets', 'POST', `${signer}root/sign-intermediate`, {
+          csr: csr.data.csr,
+          common_name: v.common_name,
+        });
+        await send('secrets', 'POST', `${path}intermediate/set-signed`, {
+          certificate: signed.data.certificate,
+        });
+        await reload();
+        return null;
+      },
+    ),
+  );
+  const roles = await listKeys(`${path}roles`);
+  const issued = h('div', { class: 'issued' });
+  parts.push(
+    table(
+      'Roles',
+      ['Name'],
+      roles.map((r) => [r]),
+    ),
+    form(
+      `New role in ${path}`,
+      [
+        ['name', 'Name'],
+        ['allowed_domains', 'Allowed domains (comma separated)'],
+        ['allow_subdomains', 'Allow subdomains', 'checkbox'],
+        ['allow_any_name', 'Allow any name', 'checkbox'],
+        ['max_ttl', 'Max TTL (e.g. 72h)'],
+      ],
+      'Save role',
+      async (v) => {
+        await send('secrets', 'POST', `${path}roles/${enc(v.name)}`, {
+          allowed_domains: v.allowed_domains,
+          allow_subdomains: v.allow_subdomains,
+          allow_any_name: v.allow_any_name,
+          ...(v.max_ttl === '' ? {} : { max_ttl: v.max_ttl }),
+        });
+        await reload();
+        return null;
+      },
+    ),
+  );
+  if (roles.length > 0) {
+    parts.push(
+      form(
+        `Issue a certificate from ${path}`,
+        [
+          ['role', 'Role', 'select', roles],
+          ['common_name', 'Common name'],
+          ['ttl', 'TTL (e.g. 24h)'],
+        ],
+        'Issue certificate',
+        async (v) => {
+          const res = await send('secrets', 'POST', `${path}issue/${enc(v.role)}`, {
+            common_name: v.common_name,
+            ...(v.ttl === '' ? {} : { ttl: v.ttl }),
+          });
+          issued.replaceChildren(
+            shownOnce(`Certificate ${res.data.serial_number}`, [
+              ['serial_number', res.data.serial_number],
+              ['certificate', res.data.certificate],
+              ['private_key', res.data.private_key],
+            ]),
+          );
+          return null;
+        },
+      ),
+      issued,
+    );
+  }
+  const serials = await listKeys(`${path}certs`);
+  const rows = [];
+  for (const s of serials.slice(0, 200)) {
+    const c = await v1(`${path}cert/${enc(s)}`);
+    const revoked = Number(c?.revocation_time ?? 0);
+    rows.push([
+      h('code', {}, s),
+      revoked > 0 ? `revoked ${new Date(revoked * 1000).toISOString()}` : 'valid',
+      revoked > 0
+        ? ''
+        : actionButton(
+            `Revoke ${s}`,
+            () => send('secrets', 'POST', `${path}revoke`, { serial_number: s }),
+            {
+              confirm: [
+                `Revoke certificate ${s}? It is listed in the CRL from now on.`,
+                'Revoke certificate',
+              ],
+              status,
+              after: reload,
+            },
+          ),
+    ]);
+  }
+  parts.push(table('Certificates', ['Serial', 'Revocation', ''], rows), status);
+  return parts;
+}
+
+async function mountSection(path, mount, schedule, reload) {
+  const parts = [h('h2', {}, `${path} (${mount.type})`)];
+  // Schedule keys end with `<mount accessor>:<name>` (e.g. `aws-static:<accessor>:<role>`).
+  const due = (name) => schedule.filter((e) => e.key.endsWith(`${mount.accessor}:${name}`));
+  try {
+    if (mount.type === 'aws') parts.push(...(await awsSection(path, due, reload)));
+    else if (mount.type === 'pki') parts.push(...(await pkiSection(path, reload)));
+  } catch (err) {
+    parts.push(problem(err));
+  }
+  return h('section', { class: 'mount' }, ...parts);
 }
 
 export function secrets(container) {
   container.append(h('h1', {}, 'Secrets'));
-  return live(container, async () => {
+  let view;
+  view = live(container, async () => {
+    const reload = () => view.refresh(true);
     const [mounts, { entries }] = await Promise.all([v1('sys/mounts'), v1('sys/audit/schedule')]);
     const out = [
       table(
@@ -83,7 +352,8 @@ export function secrets(container) {
         ]),
       ),
     ];
-    for (const [p, m] of Object.entries(mounts)) out.push(await mountSection(p, m, entries));
+    for (const [p, m] of Object.entries(mounts))
+      out.push(await mountSection(p, m, entries, reload));
     out.push(
       table(
         'Scheduled work (rotations, expiries, rebuilds)',
@@ -93,4 +363,5 @@ export function secrets(container) {
     );
     return out;
   });
+  return view;
 }

@@ -4,15 +4,23 @@ import { h, problem, v1 } from './lib.js';
 
 const diagrams = new Map();
 
-async function diagramSvg(machine) {
-  if (!diagrams.has(machine)) {
+/** A machine's diagram, whole or (with `focus`) only the states next to that one; kept. */
+async function diagramSvg(machine, focus) {
+  const key = `${machine} ${focus ?? ''}`;
+  if (!diagrams.has(key)) {
+    const query = focus ? `?focus=${encodeURIComponent(focus)}` : '';
     diagrams.set(
-      machine,
-      await v1(`sys/audit/machines/${encodeURIComponent(machine)}/diagram`, { text: true }),
+      key,
+      await v1(`sys/audit/machines/${encodeURIComponent(machine)}/diagram${query}`, {
+        text: true,
+      }),
     );
   }
-  return diagrams.get(machine);
+  return diagrams.get(key);
 }
+
+/** Machines with more states than this open around the current state, not whole. */
+const LARGE = 12;
 
 /** Parse the server's SVG (Graphviz output) into a node for the page. */
 export function svgNode(text) {
@@ -31,18 +39,50 @@ export function centreOn(figure, node) {
   figure.scrollTop += n.top - f.top - (f.height - n.height) / 2;
 }
 
-/** A button that switches a diagram between its own size (scrolling) and fitting its frame. */
+/**
+ * Zoom controls for a diagram's frame: larger, smaller, Graphviz's own size, and fitted to the
+ * frame. The frame scrolls (pans) at any size; labels stay legible at the default.
+ */
 export function fitButton(figure) {
-  const button = h(
+  let scale = 1;
+  const fit = h(
     'button',
     { type: 'button', class: 'fit', 'aria-pressed': 'false' },
     'Fit diagram to frame',
   );
-  button.addEventListener('click', () => {
+  fit.addEventListener('click', () => {
     const on = figure.classList.toggle('fit');
-    button.setAttribute('aria-pressed', String(on));
+    fit.setAttribute('aria-pressed', String(on));
   });
-  return button;
+  const apply = () => {
+    const svg = figure.querySelector('svg');
+    if (!svg) return;
+    figure.classList.remove('fit');
+    fit.setAttribute('aria-pressed', 'false');
+    const box = svg.viewBox.baseVal;
+    if (box && box.width > 0) {
+      svg.setAttribute('width', `${box.width * scale}pt`);
+      svg.setAttribute('height', `${box.height * scale}pt`);
+    }
+  };
+  const button = (label, act) => h('button', { type: 'button', onclick: act }, label);
+  return h(
+    'div',
+    { class: 'buttons zoom', role: 'group', 'aria-label': 'Diagram size' },
+    button('Zoom in', () => {
+      scale = Math.min(4, scale * 1.25);
+      apply();
+    }),
+    button('Zoom out', () => {
+      scale = Math.max(0.25, scale / 1.25);
+      apply();
+    }),
+    button('Actual size', () => {
+      scale = 1;
+      apply();
+    }),
+    fit,
+  );
 }
 
 const actorText = (a) => (a ? `${a.name} (${a.accessor})` : '—');
@@ -82,17 +122,44 @@ export function streamView(container, stream) {
     tbody,
   );
   const status = h('div');
+  let whole = false;
+  let drawn = null;
+  const scope = h(
+    'button',
+    { type: 'button', id: 'diagram-scope', 'aria-pressed': 'false' },
+    'Show the whole machine',
+  );
   container.append(
     status,
     h('div', { class: 'slider' }, sliderLabel, slider),
     caption,
-    fitButton(figure),
+    h('div', { class: 'buttons' }, scope, fitButton(figure)),
     figure,
     table,
   );
 
   let data = null;
   let at = 0;
+  let large = false;
+
+  /** Draw the whole machine, or (for a large one) the part around `state`, once per choice. */
+  async function draw(state) {
+    const focus = large && !whole ? state : null;
+    const key = `${focus ?? ''}`;
+    if (drawn === key && figure.querySelector('svg')) return;
+    drawn = key;
+    const svg = svgNode(await diagramSvg(data.machine, focus ?? undefined));
+    figure.querySelector('svg')?.remove();
+    figure.prepend(svg);
+  }
+
+  scope.addEventListener('click', async () => {
+    whole = !whole;
+    scope.setAttribute('aria-pressed', String(whole));
+    scope.textContent = whole ? 'Show around the current state' : 'Show the whole machine';
+    await draw(stateAt(at)?.leaves?.[0]);
+    show(at);
+  });
 
   const stateAt = (i) => (i === 0 ? data.initial : data.history[i - 1]);
 
@@ -100,6 +167,12 @@ export function streamView(container, stream) {
     at = i;
     slider.value = String(i);
     const s = stateAt(i);
+    const leaf = s?.leaves?.[0];
+    if (large && !whole && leaf && drawn !== leaf) {
+      // Keys may have moved the slider on meanwhile: show where it is now.
+      void draw(leaf).then(() => show(at));
+      return;
+    }
     const leaves = new Set(s?.leaves ?? []);
     let first = null;
     for (const g of figure.querySelectorAll('g.node')) {
@@ -156,7 +229,11 @@ export function streamView(container, stream) {
     const following = data === null || at === data.history.length;
     data = await v1(`sys/audit/streams/${encodeURIComponent(stream)}`);
     if (data.machine !== null && !figure.querySelector('svg')) {
-      figure.prepend(svgNode(await diagramSvg(data.machine)));
+      const { machines: list } = await v1('sys/audit/machines');
+      large = (list.find((m) => m.name === data.machine)?.states.length ?? 0) > LARGE;
+      scope.hidden = !large;
+      const last = data.history.length === 0 ? data.initial : data.history.at(-1);
+      await draw(last?.leaves?.[0]);
       figure.setAttribute('aria-label', `State diagram of the ${data.machine} machine`);
       figure.setAttribute('role', 'group');
     }

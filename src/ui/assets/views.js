@@ -2,6 +2,7 @@
 // Machines, streams and audit take the secrets token (see runs-views.js and secrets-view.js).
 import { enc, h, live, problem, session, table, v1 } from './lib.js';
 import { run, workspaceView } from './runs-views.js';
+import { access } from './access-view.js';
 import { secrets } from './secrets-view.js';
 import { centreOn, fitButton, streamView, svgNode } from './stream-view.js';
 
@@ -73,13 +74,30 @@ function machines(container) {
     if (list.length === 0) return h('p', {}, 'No machines are registered.');
     const sections = [];
     for (const m of list) {
-      const svg = await v1(`sys/audit/machines/${enc(m.name)}/diagram?counts=true`, { text: true });
+      // A large machine opens around its first state; the whole of it is one click away.
+      const large = m.states.length > 12;
+      const base = `sys/audit/machines/${enc(m.name)}/diagram?counts=true`;
+      const around = large ? `&focus=${enc(m.states[0].name)}` : '';
+      const svg = await v1(`${base}${around}`, { text: true });
       const total = m.states.reduce((n, s) => n + s.count, 0);
       const figure = h(
         'figure',
         { class: 'diagram', role: 'group', 'aria-label': `State diagram of the ${m.name} machine` },
         svgNode(svg),
       );
+      let whole = !large;
+      const scope = h(
+        'button',
+        { type: 'button', 'aria-pressed': 'false', hidden: !large },
+        'Show the whole machine',
+      );
+      scope.addEventListener('click', async () => {
+        whole = !whole;
+        scope.setAttribute('aria-pressed', String(whole));
+        scope.textContent = whole ? `Show around ${m.states[0].name}` : 'Show the whole machine';
+        const next = await v1(`${base}${whole ? '' : around}`, { text: true });
+        figure.querySelector('svg')?.replaceWith(svgNode(next));
+      });
       // Once on the page, start a large diagram at its initial state.
       requestAnimationFrame(() => {
         const start = [...figure.querySelectorAll('g.node')].find(
@@ -103,7 +121,7 @@ function machines(container) {
                   `${total} stream${total === 1 ? '' : 's'} (${m.stream_prefix}…)`,
                 ),
           ),
-          fitButton(figure),
+          h('div', { class: 'buttons' }, scope, fitButton(figure)),
           figure,
           table(
             `Streams of ${m.name} in each state`,
@@ -219,8 +237,24 @@ function audit(container, _parts, params) {
   });
 }
 
+/** Any address the page does not know. */
+function notFound(container) {
+  container.append(
+    h('h1', {}, 'Not found'),
+    h(
+      'p',
+      {},
+      `The page has no view at ${location.hash || '#/'}. `,
+      h('a', { href: '#/' }, 'Go to the start page'),
+      '.',
+    ),
+  );
+}
+
 export const views = {
   login,
+  notFound,
+  access,
   machines,
   streams,
   stream,
