@@ -113,6 +113,33 @@ export function table(caption, headers, rows) {
 }
 
 /**
+ * Replace a live view's content, carrying over what was typed into its forms (matched by the
+ * form's label and the field's name) and where the focus was, so an update never loses input.
+ */
+function replaceKeepingInput(body, nodes) {
+  const typed = new Map();
+  let focus = null;
+  for (const form of body.querySelectorAll('form[aria-label]')) {
+    for (const el of form.elements) {
+      if (!el.name) continue;
+      const key = `${form.getAttribute('aria-label')}\u0000${el.name}`;
+      typed.set(key, el.type === 'checkbox' ? el.checked : el.value);
+      if (el === document.activeElement) focus = key;
+    }
+  }
+  body.replaceChildren(...nodes);
+  for (const form of body.querySelectorAll('form[aria-label]')) {
+    for (const el of form.elements) {
+      const key = `${form.getAttribute('aria-label')}\u0000${el.name}`;
+      if (!el.name || !typed.has(key)) continue;
+      if (el.type === 'checkbox') el.checked = typed.get(key);
+      else el.value = typed.get(key);
+      if (key === focus) el.focus();
+    }
+  }
+}
+
+/**
  * Run `load` now and on every live update, showing its error in place of the content. A live
  * update waits while someone is typing in a field of the content, and any refresh waits while a
  * secret shown once is on screen (until its "Copied" button is pressed), so neither is lost.
@@ -125,8 +152,9 @@ export function live(container, load) {
   const held = (forced) =>
     body.querySelector('.once') !== null ||
     (!forced &&
-      body.contains(document.activeElement) &&
-      document.activeElement.matches('input, textarea, select'));
+      (acting > 0 ||
+        (body.contains(document.activeElement) &&
+          document.activeElement.matches('input, textarea, select'))));
   const run = (forced = false) => {
     if (held(forced)) {
       pending = true;
@@ -134,17 +162,36 @@ export function live(container, load) {
     }
     pending = false;
     return load().then(
-      (nodes) => body.replaceChildren(...[nodes].flat()),
+      (nodes) => replaceKeepingInput(body, [nodes].flat()),
       (err) => body.replaceChildren(problem(err)),
     );
   };
-  body.addEventListener('keel:released', () => {
-    if (pending) void run(true);
-  });
+  const released = () => {
+    if (!body.isConnected) window.removeEventListener('keel:released', released);
+    else if (pending) void run();
+  };
+  window.addEventListener('keel:released', released);
   body.addEventListener('focusout', () => {
     if (pending) setTimeout(() => void run(), 0);
   });
   return { ready: run(true), refresh: run };
+}
+
+/**
+ * Actions under way. Live updates wait for them: the content an action is about to write its
+ * answer into (a secret shown once) must not be replaced while it waits for that answer.
+ */
+let acting = 0;
+
+/** Run an action, counted while it runs; live updates held meanwhile resume after it. */
+async function acted(act) {
+  acting += 1;
+  try {
+    return await act();
+  } finally {
+    acting -= 1;
+    if (acting === 0) window.dispatchEvent(new Event('keel:released'));
+  }
 }
 
 /**
@@ -209,7 +256,7 @@ export function actionButton(label, act, { confirm, status, after } = {}) {
     button.disabled = true;
     if (status) status.replaceChildren();
     try {
-      await act();
+      await acted(act);
       if (status) status.replaceChildren(h('span', { class: 'ok' }, `${label}: done.`));
       await after?.(true);
     } catch (err) {
@@ -257,7 +304,7 @@ export function form(title, fields, submitLabel, act) {
     }
     status.replaceChildren();
     try {
-      const shown = await act(values);
+      const shown = await acted(() => act(values));
       status.replaceChildren(shown ?? h('span', { class: 'ok' }, `${submitLabel}: done.`));
     } catch (err) {
       status.replaceChildren(problem(err));
@@ -289,9 +336,8 @@ export function shownOnce(title, entries) {
     done,
   );
   done.addEventListener('click', () => {
-    const parent = box.parentElement;
     box.remove();
-    parent?.dispatchEvent(new Event('keel:released', { bubbles: true }));
+    window.dispatchEvent(new Event('keel:released'));
   });
   return box;
 }

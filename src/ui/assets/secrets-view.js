@@ -255,7 +255,7 @@ async function pkiSection(path, reload) {
       'Save role',
       async (v) => {
         await send('secrets', 'POST', `${path}roles/${enc(v.name)}`, {
-          allowed_domains: v.allowed_domains,
+          ...(v.allowed_domains === '' ? {} : { allowed_domains: v.allowed_domains }),
           allow_subdomains: v.allow_subdomains,
           allow_any_name: v.allow_any_name,
           ...(v.max_ttl === '' ? {} : { max_ttl: v.max_ttl }),
