@@ -134,12 +134,17 @@ function canonicalPath(path: string): string {
     .join('/');
 }
 
-/** The canonical request of SigV4 (task 1), for the headers the client said it signed. */
+/**
+ * The canonical request of SigV4 (task 1), for the headers the client said it signed. The payload
+ * hash is always that of the body received: IAM and STS, unlike S3, take no `x-amz-content-sha256`
+ * in its place (signed or not, and never `UNSIGNED-PAYLOAD`), so a signature cannot be moved onto
+ * another body.
+ */
 export function canonicalRequest(req: SignedRequest, signedHeaders: readonly string[]): string {
   const headers = signedHeaders
     .map((h) => `${h}:${(req.headers[h] ?? '').trim().replace(/\s+/g, ' ')}\n`)
     .join('');
-  const payloadHash = req.headers['x-amz-content-sha256'] ?? sha256(req.body);
+  const payloadHash = sha256(req.body);
   return [
     req.method.toUpperCase(),
     canonicalPath(req.path),
