@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import Koa from 'koa';
 import { CreateAccessKeyCommand, CreateUserCommand, IAMClient } from '@aws-sdk/client-iam';
 import { createApp } from '../src/app.js';
 import { createCloud } from '../src/cloud/index.js';
+import { Sealer } from '../src/core/seal.js';
 import { testConfig } from '../src/config.js';
 import { ManualClock } from '../src/core/clock.js';
 import { silentLogger } from '../src/core/logger.js';
@@ -28,7 +30,7 @@ const ALLOW_ALL = JSON.stringify({
  */
 export async function benchAws(): Promise<BenchResult[]> {
   const clock = new ManualClock(Date.now());
-  const cloud = createCloud({ dbPath: ':memory:', clock });
+  const cloud = createCloud({ dbPath: ':memory:', clock, sealer: new Sealer(randomBytes(32)) });
   const koa = new Koa();
   koa.use(cloud.middleware());
   const cloudServer = await new Promise<Server>((resolve) => {

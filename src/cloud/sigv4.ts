@@ -1,4 +1,5 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { safeEqual } from '../core/seal.js';
 import { CloudError } from './errors.js';
 
 /** What a request carries that SigV4 covers. Header names are lower case; values are raw. */
@@ -227,9 +228,7 @@ export function verifySignature(
       "'Host' must be a 'SignedHeader' in the AWS Authorization.",
     );
   }
-  const expected = Buffer.from(computeSignature(req, auth, amzDate, secret));
-  const given = Buffer.from(auth.signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
+  if (!safeEqual(computeSignature(req, auth, amzDate, secret), auth.signature)) {
     throw new CloudError(
       'SignatureDoesNotMatch',
       'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.',

@@ -46,7 +46,11 @@ function signed(body: Buffer, extra: Record<string, string> = {}): Record<string
 }
 
 async function post(headers: Record<string, string>, body: Buffer) {
-  const res = await fetch(server.iamEndpoint, { method: 'POST', headers, body });
+  const res = await fetch(server.iamEndpoint, {
+    method: 'POST',
+    headers,
+    body: new Uint8Array(body),
+  });
   const text = await res.text();
   return { status: res.status, code: /<Code>([^<]*)<\/Code>/.exec(text)?.[1], text };
 }
