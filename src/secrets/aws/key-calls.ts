@@ -29,9 +29,12 @@ export async function rotateStaticKey(
   iam: IAMClient,
   username: string,
   servedKey: string | null,
+  /** Called with the user's keys once listed, before anything changes (the intent is recorded). */
+  beforeChange: (known: string[]) => void,
 ): Promise<IssuedKey & { deletedAccessKeyId: string | null }> {
   const listed = await iam.send(new ListAccessKeysCommand({ UserName: username }));
   const keys = listed.AccessKeyMetadata ?? [];
+  beforeChange(keys.flatMap((k) => (k.AccessKeyId ? [k.AccessKeyId] : [])));
   let deleted: string | null = null;
   if (keys.length >= 2) {
     let oldest = keys[0];
