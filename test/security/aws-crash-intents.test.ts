@@ -1,6 +1,8 @@
 import {
+  CreateAccessKeyCommand,
   CreateGroupCommand,
   CreateUserCommand,
+  PutUserPolicyCommand,
   GetUserCommand,
   ListAccessKeysCommand,
   ListUsersCommand,
@@ -262,6 +264,65 @@ describe('static-role keys', () => {
       expect(await h.works(next)).toBe(true);
       expect((await keysOf('svc')).length).toBeLessThanOrEqual(2);
       expect(openIntents()).toBe(0);
+    },
+  );
+});
+
+describe('root rotation', () => {
+  const rootKey = async () =>
+    ((await h.v1('GET', 'aws/config/root')).json as Env).data.access_key ?? '';
+
+  beforeEach(async () => {
+    // Keel's own IAM user, so rotating it leaves the test's view of the cloud alone.
+    const iam = h.cloud.iam();
+    await iam.send(new CreateUserCommand({ UserName: 'keel-admin' }));
+    await iam.send(
+      new PutUserPolicyCommand({
+        UserName: 'keel-admin',
+        PolicyName: 'all',
+        PolicyDocument: ALLOW_ALL,
+      }),
+    );
+    const made = await iam.send(new CreateAccessKeyCommand({ UserName: 'keel-admin' }));
+    const root = await h.v1('POST', 'aws/config/root', {
+      body: {
+        access_key: made.AccessKey?.AccessKeyId,
+        secret_key: made.AccessKey?.SecretAccessKey,
+        region: 'us-east-1',
+      },
+    });
+    expect(root.status).toBe(204);
+    const role = await h.v1('POST', 'aws/roles/dev', {
+      body: { credential_type: 'iam_user', policy_document: ALLOW_ALL },
+    });
+    expect(role.status).toBe(204);
+  });
+
+  const cases = [
+    ['ListAccessKeys', 'before'],
+    ['CreateAccessKey', 'before'],
+    ['CreateAccessKey', 'after'],
+    ['DeleteAccessKey', 'before'],
+    ['DeleteAccessKey', 'after'],
+  ] as const;
+
+  it.each(cases)(
+    'a rotate-root killed %s (%s) leaves the user exactly the key Keel holds',
+    async (command, phase) => {
+      const before = await rootKey();
+      crashAt = { command, phase };
+      expect((await h.v1('POST', 'aws/config/rotate-root')).status).toBe(500);
+      expect(dead).toBe(true);
+      await restart();
+      expect(openIntents()).toBe(0);
+      const held = await rootKey();
+      expect(await keysOf('keel-admin')).toEqual([held]);
+      // Rotated when the new key was recorded before the crash, else still the old one.
+      expect(held === before).toBe(command !== 'DeleteAccessKey');
+      // The engine still reaches IAM with the key it holds, and rotates again.
+      expect((await h.v1('GET', 'aws/creds/dev')).status).toBe(200);
+      expect((await h.v1('POST', 'aws/config/rotate-root')).status).toBe(200);
+      expect(await keysOf('keel-admin')).toEqual([await rootKey()]);
     },
   );
 });

@@ -46,12 +46,12 @@ export function createAwsContext(
       uuid: () => core.ids.uuid(),
     },
   };
-  const root = new RootService(deps);
   // Static-role key cycles are resolved with the role's own IAM client (cross-account roles).
   const intents: CloudIntents = new CloudIntents(deps, (mount, name) =>
     staticRoles.iamForRole(mount, name),
   );
   const staticRoles: StaticRoleService = new StaticRoleService(deps, intents);
+  const root = new RootService(deps, intents);
   const services = {
     root,
     roles: new RoleService(deps),
@@ -78,7 +78,10 @@ export function createAwsContext(
       { kind: TIMER_LEASE_EXPIRY, fire: (e) => leases.fire(data<{ leaseId: string }>(e).leaseId) },
       {
         kind: TIMER_ROOT_ROTATION,
-        fire: (e) => root.fireScheduled(data<{ mount: MountRef }>(e).mount, e.dueAt),
+        fire: (e) =>
+          intents
+            .recovered()
+            .then(() => root.fireScheduled(data<{ mount: MountRef }>(e).mount, e.dueAt)),
       },
     ],
     engine: {

@@ -37,6 +37,13 @@ export type IntentAction =
       role: string;
       username: string;
       known: string[];
+    }
+  | {
+      /** config/rotate-root: CreateAccessKey, AwsRootRotated, then DeleteAccessKey of `previous`. */
+      kind: 'root_key';
+      username: string;
+      previous: string;
+      known: string[];
     };
 
 export type IntentOutcome = 'completed' | 'undone';
@@ -121,6 +128,27 @@ export function intentProjection(): Projection {
  * SigV4 allows between Keel and the provider: an older user of the same name is someone else's.
  */
 const CREATE_SKEW_MS = 5 * 60 * 1000;
+
+/** Deletes every key of `username` that is neither one of `known` nor `current`. */
+async function deleteUnknownKeys(
+  iam: IAMClient,
+  username: string,
+  known: readonly string[],
+  current: string | null,
+): Promise<void> {
+  try {
+    const listed = await iam.send(new ListAccessKeysCommand({ UserName: username }));
+    for (const k of listed.AccessKeyMetadata ?? []) {
+      const id = k.AccessKeyId ?? '';
+      if (id !== '' && id !== current && !known.includes(id)) {
+        await deleteAccessKey(iam, username, id);
+      }
+    }
+  } catch (e) {
+    // A user that is gone has no key left to remove.
+    if (!isNoSuchEntity(e)) throw e;
+  }
+}
 
 /** Records, settles and resolves intents. */
 export class CloudIntents {
@@ -221,21 +249,24 @@ export class CloudIntents {
       case 'static_key': {
         const row = this.d.reads.staticRole(mount.accessor, action.role);
         const current = row?.username === action.username ? row.accessKey : null;
-        const iam = await this.staticIam(mount, action.role);
-        try {
-          const listed = await iam.send(new ListAccessKeysCommand({ UserName: action.username }));
-          for (const k of listed.AccessKeyMetadata ?? []) {
-            const id = k.AccessKeyId ?? '';
-            if (id !== '' && id !== current && !action.known.includes(id)) {
-              await deleteAccessKey(iam, action.username, id);
-            }
-          }
-        } catch (e) {
-          // A user that is gone has no key left to remove.
-          if (!isNoSuchEntity(e)) throw e;
-        }
+        await deleteUnknownKeys(
+          await this.staticIam(mount, action.role),
+          action.username,
+          action.known,
+          current,
+        );
         const done = current !== null && !action.known.includes(current);
         this.settle(intent.intentId, done ? 'completed' : 'undone', metadata);
+        return;
+      }
+      case 'root_key': {
+        const current = this.d.reads.config(mount.accessor)?.settings?.accessKey ?? '';
+        const rotated = current !== '' && !action.known.includes(current);
+        // The clients sign with the key the configuration holds now: the new one once recorded.
+        const iam = this.d.clientsFor(mount).iam();
+        if (rotated) await deleteAccessKey(iam, action.username, action.previous);
+        else await deleteUnknownKeys(iam, action.username, action.known, current);
+        this.settle(intent.intentId, rotated ? 'completed' : 'undone', metadata);
         return;
       }
       default: {

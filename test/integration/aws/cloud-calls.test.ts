@@ -193,8 +193,11 @@ describe('root rotation and the client factory', () => {
       accessKeyId: first.AccessKey?.AccessKeyId ?? '',
       secretAccessKey: first.AccessKey?.SecretAccessKey ?? '',
     };
-    const created = await createOwnKey(c.iam(key));
+    const before: [string, string[]][] = [];
+    const created = await createOwnKey(c.iam(key), (user, known) => before.push([user, known]));
     expect(created.userName).toBe('admin2');
+    // The user's keys are reported before the new one exists.
+    expect(before).toEqual([['admin2', [key.accessKeyId]]]);
     const clients = sdkClientFactory({ clock: c.clock })({
       settings: {
         accessKey: created.accessKeyId,
