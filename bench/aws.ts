@@ -24,9 +24,9 @@ const ALLOW_ALL = JSON.stringify({
 
 /**
  * Cloud credentials engine throughput against the embedded cloud on loopback: iam_user
- * credentials per second (HTTP in, six IAM calls out, one lease event) with p50 latency, compared
- * with the bare CreateUser + CreateAccessKey floor; and static-role rotations per second driven
- * by the schedule.
+ * credentials per second (HTTP in, six IAM calls out, an intent, a lease and a settle event) with
+ * p50 latency, compared with the bare CreateUser + CreateAccessKey floor; and static-role
+ * rotations per second driven by the schedule.
  */
 export async function benchAws(): Promise<BenchResult[]> {
   const clock = new ManualClock(Date.now());
@@ -113,7 +113,7 @@ export async function benchAws(): Promise<BenchResult[]> {
         name: 'iam_user credentials',
         value: Math.round(credsPerSecond * 10) / 10,
         unit: 'creds/s',
-        note: `${Math.round((credsPerSecond / floorPerSecond) * 100)}% of the bare CreateUser+CreateAccessKey floor (${Math.round(floorPerSecond)}/s); each credential makes 3 IAM calls and appends a lease event`,
+        note: `${Math.round((credsPerSecond / floorPerSecond) * 100)}% of the bare CreateUser+CreateAccessKey floor (${Math.round(floorPerSecond)}/s); each credential makes 3 IAM calls and appends an intent, a lease and a settle event`,
       },
       {
         name: 'iam_user credentials p50',
