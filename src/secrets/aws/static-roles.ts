@@ -208,33 +208,43 @@ export class StaticRoleService {
         ],
         metadata,
       );
-      if (pending.intent) this.intents.settle(pending.intent.intentId, 'completed', metadata);
-      return { issued: true };
     } catch (e) {
       // A key the failed cycle may have made is removed (or left to the next start's recovery).
       if (pending.intent) await this.intents.undo(pending.intent, metadata);
-      const error = awsErrorText(e);
-      const { state } = this.d.core.handler.load(
-        staticRoleStream(mount.accessor, name),
-        staticRoleDecider,
-      );
-      const attempt = state.context.failures + 1;
-      const retryAt = addSeconds(
-        this.d.core.clock.now(),
-        rotationRetryDelaySeconds(attempt),
-      ).toISOString();
-      this.d.core.logger.warn(
-        { staticRole: name, attempt, err: error },
-        'static role rotation failed',
-      );
-      this.append(
-        mount,
-        name,
-        [{ type: 'StaticRoleRotationFailed', data: { error, attempt, retryAt } }],
-        metadata,
-      );
-      return { issued: false, error };
+      return this.rotationFailed(mount, name, e, metadata);
     }
+    if (pending.intent) this.intents.settle(pending.intent.intentId, 'completed', metadata);
+    return { issued: true };
+  }
+
+  /** Records a failed key cycle with its attempt number and the backoff's retry time. */
+  private rotationFailed(
+    mount: MountRef,
+    name: string,
+    e: unknown,
+    metadata: AuditMetadata,
+  ): { issued: false; error: string } {
+    const error = awsErrorText(e);
+    const { state } = this.d.core.handler.load(
+      staticRoleStream(mount.accessor, name),
+      staticRoleDecider,
+    );
+    const attempt = state.context.failures + 1;
+    const retryAt = addSeconds(
+      this.d.core.clock.now(),
+      rotationRetryDelaySeconds(attempt),
+    ).toISOString();
+    this.d.core.logger.warn(
+      { staticRole: name, attempt, err: error },
+      'static role rotation failed',
+    );
+    this.append(
+      mount,
+      name,
+      [{ type: 'StaticRoleRotationFailed', data: { error, attempt, retryAt } }],
+      metadata,
+    );
+    return { issued: false, error };
   }
 
   /**
