@@ -92,4 +92,17 @@ describe('SigV4 covers the body that was received', () => {
     expect((await post(headers, CREATE)).status).toBe(200);
     expect(await userExists('mallory')).toBe(true);
   });
+
+  it('counts only the headers it signed: a changed signed header fails, an added unsigned one is ignored', async () => {
+    const headers = signed(CREATE);
+    const changed = { ...headers, 'content-type': 'application/x-www-form-urlencoded' };
+    expect(await post(changed, CREATE)).toMatchObject({
+      status: 403,
+      code: 'SignatureDoesNotMatch',
+    });
+    expect(await userExists('mallory')).toBe(false);
+    const added = { ...headers, 'x-unsigned-extra': 'anything' };
+    expect((await post(added, CREATE)).status).toBe(200);
+    expect(await userExists('mallory')).toBe(true);
+  });
 });
