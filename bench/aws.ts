@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,6 +8,7 @@ import Koa from 'koa';
 import { CreateAccessKeyCommand, CreateUserCommand, IAMClient } from '@aws-sdk/client-iam';
 import { createApp } from '../src/app.js';
 import { createCloud } from '../src/cloud/index.js';
+import { Sealer } from '../src/core/seal.js';
 import { testConfig } from '../src/config.js';
 import { ManualClock } from '../src/core/clock.js';
 import { silentLogger } from '../src/core/logger.js';
@@ -22,13 +24,13 @@ const ALLOW_ALL = JSON.stringify({
 
 /**
  * Cloud credentials engine throughput against the embedded cloud on loopback: iam_user
- * credentials per second (HTTP in, six IAM calls out, one lease event) with p50 latency, compared
- * with the bare CreateUser + CreateAccessKey floor; and static-role rotations per second driven
- * by the schedule.
+ * credentials per second (HTTP in, six IAM calls out, an intent, a lease and a settle event) with
+ * p50 latency, compared with the bare CreateUser + CreateAccessKey floor; and static-role
+ * rotations per second driven by the schedule.
  */
 export async function benchAws(): Promise<BenchResult[]> {
   const clock = new ManualClock(Date.now());
-  const cloud = createCloud({ dbPath: ':memory:', clock });
+  const cloud = createCloud({ dbPath: ':memory:', clock, sealer: new Sealer(randomBytes(32)) });
   const koa = new Koa();
   koa.use(cloud.middleware());
   const cloudServer = await new Promise<Server>((resolve) => {
@@ -111,7 +113,7 @@ export async function benchAws(): Promise<BenchResult[]> {
         name: 'iam_user credentials',
         value: Math.round(credsPerSecond * 10) / 10,
         unit: 'creds/s',
-        note: `${Math.round((credsPerSecond / floorPerSecond) * 100)}% of the bare CreateUser+CreateAccessKey floor (${Math.round(floorPerSecond)}/s); each credential makes 3 IAM calls and appends a lease event`,
+        note: `${Math.round((credsPerSecond / floorPerSecond) * 100)}% of the bare CreateUser+CreateAccessKey floor (${Math.round(floorPerSecond)}/s); each credential makes 3 IAM calls and appends an intent, a lease and a settle event`,
       },
       {
         name: 'iam_user credentials p50',

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * Benchmark of the embedded cloud: signed GetCallerIdentity calls per second through the AWS SDK
  * on loopback, next to two references measured in the same run: a Koa app that answers the same
@@ -12,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import Koa from 'koa';
 import { createCloud } from '../src/cloud/index.js';
+import { Sealer } from '../src/core/seal.js';
 import { parseAuthorization, signRequest, verifySignature } from '../src/cloud/sigv4.js';
 import { systemClock } from '../src/core/clock.js';
 
@@ -58,7 +60,11 @@ async function rate(once: () => Promise<unknown>): Promise<number> {
 /** Runs the cloud benchmarks and returns their results. */
 export async function benchCloud(): Promise<Result[]> {
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-cloud-'));
-  const cloud = createCloud({ dbPath: join(dir, 'cloud.sqlite'), clock: systemClock });
+  const cloud = createCloud({
+    dbPath: join(dir, 'cloud.sqlite'),
+    clock: systemClock,
+    sealer: new Sealer(randomBytes(32)),
+  });
   const root = cloud.bootstrapRoot();
   const app = new Koa();
   app.use(cloud.middleware());

@@ -155,6 +155,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const cloud = createCloud({
     dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
     clock,
+    sealer,
     ids,
     logger: logger.child({ component: 'cloud' }),
   });

@@ -43,7 +43,7 @@ export const mfaActions: Record<string, Action> = {
         'INSERT INTO mfa_devices (serial, name, user_name, seed, create_date) VALUES (?, ?, NULL, ?, ?)',
         serial,
         name,
-        seed,
+        c.store.seal(seed),
         stamp(c.now),
       );
       return {
@@ -66,9 +66,10 @@ export const mfaActions: Record<string, Action> = {
       const code1 = c.params.required('AuthenticationCode1');
       const code2 = c.params.required('AuthenticationCode2');
       // Two consecutive codes, as IAM asks: the current window and the one before it.
+      const seed = c.store.unseal(d.seed);
       const ok =
-        totpMatches(d.seed, new Date(c.now.getTime() - 30_000), code1) &&
-        totpMatches(d.seed, c.now, code2);
+        totpMatches(seed, new Date(c.now.getTime() - 30_000), code1) &&
+        totpMatches(seed, c.now, code2);
       if (!ok || code1 === code2) {
         throw new CloudError(
           'InvalidAuthenticationCode',

@@ -150,10 +150,11 @@ export const userActions: Record<string, Action> = {
           `Cannot exceed quota for AccessKeysPerUser: ${MAX_KEYS_PER_USER}`,
         );
       }
+      const secret = mint.secretKey(c.ids);
       const key: KeyRow = {
         id: mint.accessKeyId(c.ids, false),
         user_name: u.name,
-        secret: mint.secretKey(c.ids),
+        secret: c.store.seal(secret),
         status: 'Active',
         create_date: stamp(c.now),
       };
@@ -165,7 +166,7 @@ export const userActions: Record<string, Action> = {
         key.status,
         key.create_date,
       );
-      return { AccessKey: { ...keyMeta(key), SecretAccessKey: key.secret } };
+      return { AccessKey: { ...keyMeta(key), SecretAccessKey: secret } };
     },
   },
   ListAccessKeys: {

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { safeEqual } from '../core/seal.js';
 
 const B32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -53,4 +54,4 @@ export function totp(seed: string, at: Date, step = 0): string {
 
 /** Accepts the current code or its neighbours, as AWS tolerates one step of drift. */
 export const totpMatches = (seed: string, at: Date, code: string): boolean =>
-  [-1, 0, 1].some((s) => totp(seed, at, s) === code);
+  [-1, 0, 1].some((s) => safeEqual(totp(seed, at, s), code));

@@ -1,4 +1,5 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import { safeEqual } from '../core/seal.js';
 import { CloudError } from './errors.js';
 
 /** What a request carries that SigV4 covers. Header names are lower case; values are raw. */
@@ -134,12 +135,17 @@ function canonicalPath(path: string): string {
     .join('/');
 }
 
-/** The canonical request of SigV4 (task 1), for the headers the client said it signed. */
+/**
+ * The canonical request of SigV4 (task 1), for the headers the client said it signed. The payload
+ * hash is always that of the body received: IAM and STS, unlike S3, take no `x-amz-content-sha256`
+ * in its place (signed or not, and never `UNSIGNED-PAYLOAD`), so a signature cannot be moved onto
+ * another body.
+ */
 export function canonicalRequest(req: SignedRequest, signedHeaders: readonly string[]): string {
   const headers = signedHeaders
     .map((h) => `${h}:${(req.headers[h] ?? '').trim().replace(/\s+/g, ' ')}\n`)
     .join('');
-  const payloadHash = req.headers['x-amz-content-sha256'] ?? sha256(req.body);
+  const payloadHash = sha256(req.body);
   return [
     req.method.toUpperCase(),
     canonicalPath(req.path),
@@ -222,9 +228,7 @@ export function verifySignature(
       "'Host' must be a 'SignedHeader' in the AWS Authorization.",
     );
   }
-  const expected = Buffer.from(computeSignature(req, auth, amzDate, secret));
-  const given = Buffer.from(auth.signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
+  if (!safeEqual(computeSignature(req, auth, amzDate, secret), auth.signature)) {
     throw new CloudError(
       'SignatureDoesNotMatch',
       'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.',

@@ -1,11 +1,12 @@
 import { chmodSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import type { Statement as SqlStatement } from 'better-sqlite3';
+import type { Sealer } from '../core/seal.js';
 
 /**
  * The emulator's own SQLite file. It is an external system to Keel's engines: nothing here
- * touches the event log, and the secrets it keeps (it must verify SigV4, so it needs them)
- * never leave this file.
+ * touches the event log. The secrets it must use again (secret access keys for SigV4, MFA seeds
+ * for TOTP) are sealed with Keel's keyring; session tokens are kept only as HMACs (ADR 0031).
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -37,7 +38,7 @@ CREATE TABLE IF NOT EXISTS role_attached (role_name TEXT NOT NULL COLLATE NOCASE
 CREATE TABLE IF NOT EXISTS policies (arn TEXT PRIMARY KEY, name TEXT NOT NULL, id TEXT NOT NULL,
   path TEXT NOT NULL, document TEXT NOT NULL, description TEXT, create_date TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS sessions (access_key_id TEXT PRIMARY KEY, secret TEXT NOT NULL,
-  token TEXT NOT NULL, expiration TEXT NOT NULL, kind TEXT NOT NULL, arn TEXT NOT NULL,
+  token_hmac TEXT NOT NULL, expiration TEXT NOT NULL, kind TEXT NOT NULL, arn TEXT NOT NULL,
   user_id TEXT NOT NULL, user_name TEXT, role_name TEXT, policy TEXT, policy_arns TEXT NOT NULL,
   create_date TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS mfa_devices (serial TEXT PRIMARY KEY, name TEXT NOT NULL,
@@ -55,6 +56,7 @@ export interface UserRow {
 export interface KeyRow {
   id: string;
   user_name: string;
+  /** Sealed (`CloudStore.unseal`). */
   secret: string;
   status: 'Active' | 'Inactive';
   create_date: string;
@@ -86,8 +88,10 @@ export interface PolicyRow {
 /** Temporary credentials handed out by STS. */
 export interface SessionRow {
   access_key_id: string;
+  /** Sealed (`CloudStore.unseal`). */
   secret: string;
-  token: string;
+  /** HMAC of the session token (`CloudStore.tokenMatches`); the token itself is never kept. */
+  token_hmac: string;
   expiration: string;
   kind: 'assumed-role' | 'federated-user' | 'session';
   arn: string;
@@ -102,6 +106,7 @@ export interface MfaRow {
   serial: string;
   name: string;
   user_name: string | null;
+  /** Sealed (`CloudStore.unseal`). */
   seed: string;
   create_date: string;
   enable_date: string | null;
@@ -113,15 +118,73 @@ type Param = string | number | null;
 export class CloudStore {
   readonly db: Database.Database;
   readonly #statements = new Map<string, SqlStatement<Param[]>>();
+  readonly #sealer: Sealer;
 
-  constructor(path: string) {
+  constructor(path: string, sealer: Sealer) {
+    this.#sealer = sealer;
     this.db = new Database(path);
     // The file holds usable secrets (SigV4 needs them): owner only, like the keyring. SQLite
     // gives the -wal and -shm files the database file's mode.
     if (path !== ':memory:' && path !== '') chmodSync(path, 0o600);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
+    // Freed pages are zeroed: a deleted key or a secret sealed in place leaves no copy behind.
+    this.db.pragma('secure_delete = ON');
     this.db.exec(SCHEMA);
+    this.#sealClearSecrets();
+  }
+
+  /** A secret as this file keeps it (AES-256-GCM under the keyring). */
+  seal(plain: string): string {
+    return this.#sealer.encrypt(plain);
+  }
+
+  unseal(sealed: string): string {
+    return this.#sealer.decrypt(sealed);
+  }
+
+  /** What the file keeps of a secret it never hands out again (a session token). */
+  tokenHmac(token: string): string {
+    return this.#sealer.hmac(token);
+  }
+
+  /** Constant-time check of a presented token against its stored HMAC. */
+  tokenMatches(token: string, storedHmac: string): boolean {
+    return this.#sealer.matches(token, storedHmac);
+  }
+
+  /**
+   * A file written before secrets were sealed is sealed in place, once, in one transaction:
+   * secrets encrypted, the session-token column replaced by HMACs.
+   */
+  #sealClearSecrets(): void {
+    if (this.meta('secrets') === 'sealed') return;
+    this.tx(() => {
+      const columns = this.all<{ name: string }>("SELECT name FROM pragma_table_info('sessions')");
+      if (columns.some((c) => c.name === 'token')) {
+        this.db.exec('ALTER TABLE sessions RENAME COLUMN token TO token_hmac');
+        for (const r of this.all<{ k: string; t: string }>(
+          'SELECT access_key_id AS k, token_hmac AS t FROM sessions',
+        )) {
+          this.run(
+            'UPDATE sessions SET token_hmac = ? WHERE access_key_id = ?',
+            this.tokenHmac(r.t),
+            r.k,
+          );
+        }
+      }
+      const clear = (table: string, column: string, id: string): void => {
+        for (const r of this.all<{ id: string; v: string }>(
+          `SELECT ${id} AS id, ${column} AS v FROM ${table}`,
+        )) {
+          this.run(`UPDATE ${table} SET ${column} = ? WHERE ${id} = ?`, this.seal(r.v), r.id);
+        }
+      };
+      clear('access_keys', 'secret', 'id');
+      clear('sessions', 'secret', 'access_key_id');
+      clear('mfa_devices', 'seed', 'serial');
+      this.setMeta('secrets', 'sealed');
+    });
   }
 
   #prepare(sql: string): SqlStatement<Param[]> {

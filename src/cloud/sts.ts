@@ -55,11 +55,13 @@ function issue(
   policy: string | null,
   policyArns: string[],
 ) {
+  const secret = mint.secretKey(c.ids);
+  const token = mint.sessionToken(c.ids);
   const row: SessionRow = {
     ...who,
     access_key_id: mint.accessKeyId(c.ids, true),
-    secret: mint.secretKey(c.ids),
-    token: mint.sessionToken(c.ids),
+    secret: c.store.seal(secret),
+    token_hmac: c.store.tokenHmac(token),
     expiration: stamp(new Date(c.now.getTime() + seconds * 1000)),
     policy,
     policy_arns: JSON.stringify(policyArns),
@@ -71,11 +73,11 @@ function issue(
     stamp(new Date(c.now.getTime() - 86_400_000)),
   );
   c.store.run(
-    `INSERT INTO sessions (access_key_id, secret, token, expiration, kind, arn, user_id, user_name,
+    `INSERT INTO sessions (access_key_id, secret, token_hmac, expiration, kind, arn, user_id, user_name,
      role_name, policy, policy_arns, create_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     row.access_key_id,
     row.secret,
-    row.token,
+    row.token_hmac,
     row.expiration,
     row.kind,
     row.arn,
@@ -88,8 +90,8 @@ function issue(
   );
   return {
     AccessKeyId: row.access_key_id,
-    SecretAccessKey: row.secret,
-    SessionToken: row.token,
+    SecretAccessKey: secret,
+    SessionToken: token,
     Expiration: row.expiration,
   };
 }
@@ -283,7 +285,7 @@ export const stsActions: Record<string, Action> = {
             'MultiFactorAuthentication failed, unable to validate MFA code.',
           );
         }
-        if (!totpMatches(device.seed, c.now, code)) {
+        if (!totpMatches(c.store.unseal(device.seed), c.now, code)) {
           throw new CloudError(
             'AccessDenied',
             'MultiFactorAuthentication failed with invalid MFA one time pass code.',

@@ -37,18 +37,25 @@ export class Sealer {
   }
 
   seal(plain: string): Sealed {
+    return { $sealed: this.encrypt(plain), $hmac: this.hmac(plain) };
+  }
+
+  unseal(sealed: Sealed): string {
+    return this.decrypt(sealed.$sealed);
+  }
+
+  /** The ciphertext alone (`v1:…`): for a store that keeps one secret per column. */
+  encrypt(plain: string): string {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.#encKey, iv);
     const ct = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     const tag = cipher.getAuthTag();
-    return {
-      $sealed: `${VERSION}:${Buffer.concat([iv, tag, ct]).toString('base64url')}`,
-      $hmac: this.hmac(plain),
-    };
+    return `${VERSION}:${Buffer.concat([iv, tag, ct]).toString('base64url')}`;
   }
 
-  unseal(sealed: Sealed): string {
-    const [version, body] = sealed.$sealed.split(':');
+  /** The plaintext of {@link encrypt}'s output; throws when the text was not sealed with this key. */
+  decrypt(text: string): string {
+    const [version, body] = text.split(':');
     if (version !== VERSION || body === undefined) throw new Error('unknown seal format');
     const raw = Buffer.from(body, 'base64url');
     const decipher = createDecipheriv('aes-256-gcm', this.#encKey, raw.subarray(0, 12));
@@ -63,10 +70,18 @@ export class Sealer {
 
   /** Constant-time check of a candidate secret against a stored HMAC. */
   matches(candidate: string, storedHmac: string): boolean {
-    const a = Buffer.from(this.hmac(candidate), 'hex');
-    const b = Buffer.from(storedHmac, 'hex');
-    return a.length === b.length && timingSafeEqual(a, b);
+    return safeEqual(this.hmac(candidate), storedHmac);
   }
+}
+
+/**
+ * Compares two secrets (tokens, signatures, HMACs) in time that depends only on their lengths:
+ * `timingSafeEqual` on equal-length buffers, false at once when the lengths differ.
+ */
+export function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /**
@@ -99,4 +114,18 @@ export function redactSealed(value: unknown): unknown {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactSealed(v)]));
   }
   return value;
+}
+
+/** Hex characters of a token HMAC that its index lookup compares in variable time. */
+export const HMAC_LOOKUP_PREFIX = 16;
+
+/**
+ * Bounds `[low, high)` of the stored HMACs that share `hmac`'s first {@link HMAC_LOOKUP_PREFIX}
+ * characters, for an index range scan: SQLite compares only that public-enough prefix; the
+ * caller then compares each candidate's full HMAC with {@link safeEqual}.
+ */
+export function hmacLookupRange(hmac: string): [string, string] {
+  const prefix = hmac.slice(0, HMAC_LOOKUP_PREFIX);
+  // `g` sorts after every lower-case hex digit.
+  return [prefix, `${prefix}g`];
 }

@@ -10,10 +10,13 @@ import { sequentialIds } from '../../src/core/ids.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { ListeningServer } from '../../src/http/server.js';
 import { listen } from '../../src/http/server.js';
+import { sdkClientFactory } from '../../src/secrets/aws/clients.js';
 import type { RequestOptions, TestResponse } from './app.js';
 import { TEST_SEAL_KEY, httpRequest } from './app.js';
 import type { TestCloud } from './aws-cloud.js';
 import { startTestCloud } from './aws-cloud.js';
+import type { IamHook } from './iam-hook.js';
+import { hookIam } from './iam-hook.js';
 
 /** Keel (restartable on one data directory) with its aws engine pointed at an embedded cloud. */
 export interface AwsHarness {
@@ -37,7 +40,12 @@ export interface AwsHarness {
 }
 
 export async function startAws(
-  options: { clock?: ManualClock; configureRoot?: boolean } = {},
+  options: {
+    clock?: ManualClock;
+    configureRoot?: boolean;
+    /** Runs around every IAM call the engine makes (crash injection). */
+    iamHook?: IamHook;
+  } = {},
 ): Promise<AwsHarness> {
   const clock = options.clock ?? new ManualClock('2026-03-01T00:00:00.000Z');
   const cloud = await startTestCloud(clock);
@@ -50,7 +58,21 @@ export async function startAws(
       ids,
       logger: silentLogger(),
       sealKey: TEST_SEAL_KEY,
-      aws: { provider: { iamEndpoint: cloud.iamEndpoint, stsEndpoint: cloud.stsEndpoint } },
+      aws: {
+        provider: { iamEndpoint: cloud.iamEndpoint, stsEndpoint: cloud.stsEndpoint },
+        ...(options.iamHook
+          ? {
+              clients: hookIam(
+                sdkClientFactory({
+                  clock,
+                  iamEndpoint: cloud.iamEndpoint,
+                  stsEndpoint: cloud.stsEndpoint,
+                }),
+                options.iamHook,
+              ),
+            }
+          : {}),
+      },
     });
   let app = boot();
   const tokens = app.bootstrap();

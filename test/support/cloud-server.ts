@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { Clock } from '../../src/core/clock.js';
+import { Sealer } from '../../src/core/seal.js';
 import { createCloud } from '../../src/cloud/index.js';
 import type { CloudService } from '../../src/cloud/index.js';
 import { listen } from '../../src/http/server.js';
@@ -16,6 +18,9 @@ export interface CloudServer {
   close(): Promise<void>;
 }
 
+/** One keyring for the test process, so a cloud restarted on the same file can read it. */
+const processSealer = new Sealer(randomBytes(32));
+
 /**
  * Starts the cloud on an ephemeral loopback port. `listener: 'keel'` serves through the daemon's
  * own listener (with its LIST rewriter), so the bytes the cloud verifies are the bytes a client
@@ -26,8 +31,9 @@ export async function startCloud(
   clock: Clock,
   dbPath = ':memory:',
   listener: 'koa' | 'keel' = 'koa',
+  sealer: Sealer = processSealer,
 ): Promise<CloudServer> {
-  const cloud = createCloud({ dbPath, clock, accountId: '123456789012' });
+  const cloud = createCloud({ dbPath, clock, sealer, accountId: '123456789012' });
   const root = cloud.bootstrapRoot();
   const app = new Koa();
   app.use(cloud.middleware());

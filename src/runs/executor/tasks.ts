@@ -1,6 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import { ValidationError } from '../../core/errors.js';
+import { safeEqual } from '../../core/seal.js';
 
 /** The stages at which a workspace runs its tasks. */
 export type TaskStage = 'pre_plan' | 'post_plan';
@@ -178,9 +179,7 @@ export function parseTaskCallback(body: unknown): TaskCallback {
 
 /** Compares a presented callback token with the stored one without leaking timing. */
 export function callbackTokenMatches(presented: string, expected: string): boolean {
-  const a = Buffer.from(presented);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return safeEqual(presented, expected);
 }
 
 /** When a task result started at `startedAt` times out. */

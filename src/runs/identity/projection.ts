@@ -1,6 +1,7 @@
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
+import { hmacLookupRange, safeEqual } from '../../core/seal.js';
 import { statements } from '../../core/sql.js';
 import type { AuthTokenCreated, IdentityEvent } from './events.js';
 
@@ -83,6 +84,7 @@ export interface AuthTokenRow {
 
 interface RawToken {
   id: string;
+  token_hmac: string;
   kind: AuthTokenRow['kind'];
   owner_id: string;
   owner_name: string;
@@ -122,7 +124,11 @@ export function identityQueries(db: Db) {
   const sql = statements(db);
   return {
     tokenByHmac: (hmac: string): AuthTokenRow | undefined => {
-      const r = sql<[string], RawToken>('SELECT * FROM auth_tokens WHERE token_hmac = ?').get(hmac);
+      const r = sql<[string, string], RawToken>(
+        'SELECT * FROM auth_tokens WHERE token_hmac >= ? AND token_hmac < ?',
+      )
+        .all(...hmacLookupRange(hmac))
+        .find((row) => safeEqual(row.token_hmac, hmac));
       return r === undefined ? undefined : toToken(r);
     },
     token: (id: string): AuthTokenRow | undefined => {

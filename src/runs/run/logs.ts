@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { timingSafeEqual } from 'node:crypto';
 import { NotFoundError } from '../../core/errors.js';
+import { safeEqual } from '../../core/seal.js';
 import { API, send, type Resource } from '../jsonapi.js';
 import type { RunsModel } from '../model.js';
 import type { RunEvent } from '../events.js';
@@ -34,9 +34,7 @@ export function secretMatches(
   id: string,
   presented: string,
 ): boolean {
-  const expected = Buffer.from(secretOf(model, purpose, id));
-  const given = Buffer.from(presented);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+  return safeEqual(secretOf(model, purpose, id), presented);
 }
 
 /** The absolute address a client can GET a phase's log from without a token. */

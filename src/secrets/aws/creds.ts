@@ -3,10 +3,11 @@ import type { AuditMetadata } from '../../core/events.js';
 import type { LeaseEvent, LeaseKind } from '../../../machines/lease.machine.js';
 import { leaseDecider } from './commands.js';
 import type { StsCredentials } from './sts-calls.js';
-import { CloudStepError, createIamUser, deleteIamUser, groupPolicies } from './cloud-calls.js';
+import { CloudStepError, createIamUser, groupPolicies } from './cloud-calls.js';
 import { assumeRole, getFederationToken, getSessionToken } from './sts-calls.js';
 import type { EngineDeps } from './deps.js';
 import { providerError } from './deps.js';
+import type { CloudIntents } from './intents.js';
 import type { MountRef } from './events.js';
 import { leaseStream } from './events.js';
 import type { Raw } from './fields.js';
@@ -26,6 +27,10 @@ export interface IssuedCredentials {
   leaseDuration: number;
   renewable: boolean;
 }
+
+/** Whether the provider answered the call (with an error): nothing was made. */
+const answered = (e: unknown): boolean =>
+  typeof (e as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode === 'number';
 
 /** Picks the credential type for a request path: legacy roles may hold two. */
 function typeFor(role: RoleEntry, path: 'creds' | 'sts'): CredentialType {
@@ -52,6 +57,7 @@ export class CredsService {
   constructor(
     private readonly d: EngineDeps,
     private readonly root: RootService,
+    private readonly intents: CloudIntents,
   ) {}
 
   async issue(
@@ -98,6 +104,8 @@ export class CredsService {
       this.d.templateEnv,
     );
     const iam = this.d.clientsFor(mount).iam();
+    // Recorded first: a process that dies from here on leaves an open intent the next start resolves.
+    const intent = this.intents.record(mount, { kind: 'iam_user', username, leaseId }, metadata);
     let key: { accessKeyId: string; secretAccessKey: string };
     try {
       key = await createIamUser(iam, {
@@ -112,32 +120,36 @@ export class CredsService {
       });
     } catch (e) {
       if (!(e instanceof CloudStepError)) throw e;
-      // A half-built user is removed at once (the reference leaves it to a rollback minutes later).
-      if (e.step !== 'Error creating IAM user') {
-        await deleteIamUser(iam, username).catch((cleanup: unknown) =>
-          this.d.core.logger.error(
-            { username, err: (cleanup as Error).message },
-            'cleanup of a half-built IAM user failed',
-          ),
-        );
+      // A CreateUser the provider refused made nothing (the name may be someone else's user).
+      if (e.step === 'Error creating IAM user' && answered(e.causeError)) {
+        this.intents.settle(intent.intentId, 'undone', metadata);
+      } else {
+        // A half-built user is removed at once (the reference leaves it to a rollback minutes later).
+        await this.intents.undo(intent, metadata);
       }
       throw providerError(e.step, e.causeError);
     }
     const now = this.d.core.clock.now();
     const window = this.root.leaseWindow(mount, now);
-    this.recordLease(
-      mount,
-      name,
-      'iam_user',
-      leaseId,
-      username,
-      key.accessKeyId,
-      now,
-      window.expiresAt,
-      window.maxExpiresAt,
-      true,
-      metadata,
-    );
+    try {
+      this.recordLease(
+        mount,
+        name,
+        'iam_user',
+        leaseId,
+        username,
+        key.accessKeyId,
+        now,
+        window.expiresAt,
+        window.maxExpiresAt,
+        true,
+        metadata,
+      );
+    } catch (e) {
+      await this.intents.undo(intent, metadata);
+      throw e;
+    }
+    this.intents.settle(intent.intentId, 'completed', metadata);
     return {
       data: { access_key: key.accessKeyId, secret_key: key.secretAccessKey, session_token: null },
       leaseId,

@@ -9,6 +9,7 @@ import { LeaseService } from './leases.js';
 import type { ContextModule, Core } from '../../context.js';
 import type { LeaseProvider } from '../sys/index.js';
 import type { ScheduleEntry } from '../../core/schedule.js';
+import { CloudIntents, intentProjection } from './intents.js';
 import { awsProjection } from './projection.js';
 import { AwsReads } from './queries.js';
 import { RoleService } from './roles.js';
@@ -45,30 +46,42 @@ export function createAwsContext(
       uuid: () => core.ids.uuid(),
     },
   };
-  const root = new RootService(deps);
+  // Static-role key cycles are resolved with the role's own IAM client (cross-account roles).
+  const intents: CloudIntents = new CloudIntents(deps, (mount, name) =>
+    staticRoles.iamForRole(mount, name),
+  );
+  const staticRoles: StaticRoleService = new StaticRoleService(deps, intents);
+  const root = new RootService(deps, intents);
   const services = {
     root,
     roles: new RoleService(deps),
-    creds: new CredsService(deps, root),
-    staticRoles: new StaticRoleService(deps),
+    creds: new CredsService(deps, root, intents),
+    staticRoles,
   };
   const leases = new LeaseService(deps, root);
   const data = <T>(e: ScheduleEntry) => e.data as T;
   const module: ContextModule = {
     name: 'aws',
-    projections: [awsProjection()],
+    projections: [awsProjection(), intentProjection()],
+    // Cloud side effects a dead process left half done are finished or undone first thing.
+    start: () => void intents.recover(),
+    idle: () => intents.recovered(),
     timers: [
       {
         kind: TIMER_STATIC_ROTATION,
         fire: (e) => {
           const { accessor, name } = data<{ accessor: string; name: string }>(e);
-          return services.staticRoles.rotateDue(accessor, name);
+          // Never alongside the recovery pass, which lists and deletes the same user's keys.
+          return intents.recovered().then(() => staticRoles.rotateDue(accessor, name));
         },
       },
       { kind: TIMER_LEASE_EXPIRY, fire: (e) => leases.fire(data<{ leaseId: string }>(e).leaseId) },
       {
         kind: TIMER_ROOT_ROTATION,
-        fire: (e) => root.fireScheduled(data<{ mount: MountRef }>(e).mount, e.dueAt),
+        fire: (e) =>
+          intents
+            .recovered()
+            .then(() => root.fireScheduled(data<{ mount: MountRef }>(e).mount, e.dueAt)),
       },
     ],
     engine: {

@@ -29,9 +29,12 @@ export async function rotateStaticKey(
   iam: IAMClient,
   username: string,
   servedKey: string | null,
+  /** Called with the user's keys once listed, before anything changes (the intent is recorded). */
+  beforeChange: (known: string[]) => void,
 ): Promise<IssuedKey & { deletedAccessKeyId: string | null }> {
   const listed = await iam.send(new ListAccessKeysCommand({ UserName: username }));
   const keys = listed.AccessKeyMetadata ?? [];
+  beforeChange(keys.flatMap((k) => (k.AccessKeyId ? [k.AccessKeyId] : [])));
   let deleted: string | null = null;
   if (keys.length >= 2) {
     let oldest = keys[0];
@@ -69,14 +72,27 @@ export async function deleteAccessKey(
   }
 }
 
-/** Creates a key for the caller's own user (rotate-root step 3–4). */
-export async function createOwnKey(iam: IAMClient): Promise<IssuedKey & { userName: string }> {
+/**
+ * Creates a key for the caller's own user (rotate-root step 3–4). The user's keys are listed
+ * first and handed to `beforeCreate` (the intent is recorded) before CreateAccessKey.
+ */
+export async function createOwnKey(
+  iam: IAMClient,
+  beforeCreate: (userName: string, known: string[]) => void,
+): Promise<IssuedKey & { userName: string }> {
   let user: { userName: string };
   try {
     user = await getUser(iam);
   } catch (e) {
     throw new CloudStepError('error calling GetUser', e);
   }
+  const listed = await step('error calling ListAccessKeys', () =>
+    iam.send(new ListAccessKeysCommand({ UserName: user.userName })),
+  );
+  beforeCreate(
+    user.userName,
+    (listed.AccessKeyMetadata ?? []).flatMap((k) => (k.AccessKeyId ? [k.AccessKeyId] : [])),
+  );
   const out = await step('error calling CreateAccessKey', () =>
     iam.send(new CreateAccessKeyCommand({ UserName: user.userName })),
   );

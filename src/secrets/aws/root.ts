@@ -3,6 +3,7 @@ import type { AuditMetadata } from '../../core/events.js';
 import { configDecider } from './commands.js';
 import { CloudStepError, awsErrorText } from './cloud-calls.js';
 import { deleteAccessKey, createOwnKey } from './key-calls.js';
+import type { CloudIntents, OpenIntent } from './intents.js';
 import type { EngineDeps } from './deps.js';
 import { addSeconds, systemMetadata } from './deps.js';
 import type { ConfigEvent, MountRef } from './events.js';
@@ -17,7 +18,10 @@ export const DEFAULT_LEASE_SECONDS = 768 * 3600;
 
 /** Root configuration, its rotation (manual and scheduled) and the lease settings of a mount. */
 export class RootService {
-  constructor(private readonly d: EngineDeps) {}
+  constructor(
+    private readonly d: EngineDeps,
+    private readonly intents: CloudIntents,
+  ) {}
 
   private append(mount: MountRef, events: ConfigEvent[], metadata: AuditMetadata) {
     return this.d.core.handler.handle(
@@ -74,39 +78,55 @@ export class RootService {
     }
     const oldClients = this.d.clientsFor(mount);
     const oldIam = oldClients.iam();
+    const previous = row.settings.accessKey;
+    const pending: { intent?: OpenIntent } = {};
     let created: Awaited<ReturnType<typeof createOwnKey>>;
     try {
-      created = await createOwnKey(oldIam);
+      created = await createOwnKey(oldIam, (username, known) => {
+        pending.intent = this.intents.record(
+          mount,
+          { kind: 'root_key', username, previous, known },
+          metadata,
+        );
+      });
     } catch (e) {
+      if (pending.intent) await this.intents.undo(pending.intent, metadata);
       throw new KeelError('internal', e instanceof CloudStepError ? e.message : String(e), {
         status: 500,
       });
     }
-    const previous = row.settings.accessKey;
-    this.append(
-      mount,
-      [
-        {
-          type: 'AwsRootRotated',
-          data: {
-            mount,
-            accessKey: created.accessKeyId,
-            secretKey: this.d.core.sealer.seal(created.secretAccessKey),
-            previousAccessKey: previous,
-            rotatedAt: this.d.core.clock.now().toISOString(),
-            scheduled,
+    const intent = pending.intent as OpenIntent;
+    try {
+      this.append(
+        mount,
+        [
+          {
+            type: 'AwsRootRotated',
+            data: {
+              mount,
+              accessKey: created.accessKeyId,
+              secretKey: this.d.core.sealer.seal(created.secretAccessKey),
+              previousAccessKey: previous,
+              rotatedAt: this.d.core.clock.now().toISOString(),
+              scheduled,
+            },
           },
-        },
-      ],
-      metadata,
-    );
+        ],
+        metadata,
+      );
+    } catch (e) {
+      await this.intents.undo(intent, metadata);
+      throw e;
+    }
     try {
       await deleteAccessKey(oldIam, created.userName, previous);
     } catch (e) {
+      // The intent stays open: the next start deletes the old key.
       throw new KeelError('internal', `error deleting old access key: ${awsErrorText(e)}`, {
         status: 500,
       });
     }
+    this.intents.settle(intent.intentId, 'completed', metadata);
     return created.accessKeyId;
   }
 

@@ -13,6 +13,7 @@ import { addSeconds, systemMetadata } from './deps.js';
 import type { MountRef } from './events.js';
 import { staticRoleStream } from './events.js';
 import type { Raw } from './fields.js';
+import type { CloudIntents, OpenIntent } from './intents.js';
 import type { StaticRoleRow } from './queries.js';
 import type { StaticRoleView } from './presenters.js';
 import { checkRotationPeriod, parseStaticRoleWrite } from './schema.js';
@@ -25,7 +26,19 @@ const RESUME_AFTER_SECONDS = 60;
  * rotation_period (first key, second key, then always the oldest), serve the current key.
  */
 export class StaticRoleService {
-  constructor(private readonly d: EngineDeps) {}
+  constructor(
+    private readonly d: EngineDeps,
+    private readonly intents: CloudIntents,
+  ) {}
+
+  /** The IAM client for a static role's user (the mount's when the role is gone). */
+  iamForRole(mount: MountRef, name: string): Promise<IAMClient> {
+    const row = this.d.reads.staticRole(mount.accessor, name);
+    return this.iamFor(
+      mount,
+      row ?? { assumeRoleArn: '', assumeRoleSessionName: '', externalId: '' },
+    );
+  }
 
   private append(
     mount: MountRef | { accessor: string },
@@ -155,9 +168,12 @@ export class StaticRoleService {
     return view;
   }
 
-  /** One key cycle; records KeyIssued or RotationFailed (with the backoff's retry time). */
+  /**
+   * One key cycle; records KeyIssued or RotationFailed (with the backoff's retry time). The intent
+   * is recorded once the user's keys are listed, before one is deleted or created.
+   */
   private async issueKey(
-    mount: MountRef | { accessor: string },
+    mount: MountRef,
     name: string,
     iam: IAMClient,
     username: string,
@@ -165,8 +181,15 @@ export class StaticRoleService {
     rotationPeriod: number,
     metadata: AuditMetadata,
   ): Promise<{ issued: true } | { issued: false; error: string }> {
+    const pending: { intent?: OpenIntent } = {};
     try {
-      const key = await rotateStaticKey(iam, username, servedKey);
+      const key = await rotateStaticKey(iam, username, servedKey, (known) => {
+        pending.intent = this.intents.record(
+          mount,
+          { kind: 'static_key', role: name, username, known },
+          metadata,
+        );
+      });
       const now = this.d.core.clock.now();
       this.append(
         mount,
@@ -185,30 +208,43 @@ export class StaticRoleService {
         ],
         metadata,
       );
-      return { issued: true };
     } catch (e) {
-      const error = awsErrorText(e);
-      const { state } = this.d.core.handler.load(
-        staticRoleStream(mount.accessor, name),
-        staticRoleDecider,
-      );
-      const attempt = state.context.failures + 1;
-      const retryAt = addSeconds(
-        this.d.core.clock.now(),
-        rotationRetryDelaySeconds(attempt),
-      ).toISOString();
-      this.d.core.logger.warn(
-        { staticRole: name, attempt, err: error },
-        'static role rotation failed',
-      );
-      this.append(
-        mount,
-        name,
-        [{ type: 'StaticRoleRotationFailed', data: { error, attempt, retryAt } }],
-        metadata,
-      );
-      return { issued: false, error };
+      // A key the failed cycle may have made is removed (or left to the next start's recovery).
+      if (pending.intent) await this.intents.undo(pending.intent, metadata);
+      return this.rotationFailed(mount, name, e, metadata);
     }
+    if (pending.intent) this.intents.settle(pending.intent.intentId, 'completed', metadata);
+    return { issued: true };
+  }
+
+  /** Records a failed key cycle with its attempt number and the backoff's retry time. */
+  private rotationFailed(
+    mount: MountRef,
+    name: string,
+    e: unknown,
+    metadata: AuditMetadata,
+  ): { issued: false; error: string } {
+    const error = awsErrorText(e);
+    const { state } = this.d.core.handler.load(
+      staticRoleStream(mount.accessor, name),
+      staticRoleDecider,
+    );
+    const attempt = state.context.failures + 1;
+    const retryAt = addSeconds(
+      this.d.core.clock.now(),
+      rotationRetryDelaySeconds(attempt),
+    ).toISOString();
+    this.d.core.logger.warn(
+      { staticRole: name, attempt, err: error },
+      'static role rotation failed',
+    );
+    this.append(
+      mount,
+      name,
+      [{ type: 'StaticRoleRotationFailed', data: { error, attempt, retryAt } }],
+      metadata,
+    );
+    return { issued: false, error };
   }
 
   /**

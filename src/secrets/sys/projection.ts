@@ -2,6 +2,7 @@ import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import { ReadMemo } from '../../core/read-memo.js';
+import { hmacLookupRange, safeEqual } from '../../core/seal.js';
 import { statements } from '../../core/sql.js';
 import type { Mount } from '../../http/types.js';
 import type { PathRule } from './acl.js';
@@ -153,9 +154,11 @@ export function sysQueries(db: Db) {
     forget: (): void => memo.clear(),
     tokenByHmac: (hmac: string): TokenRow | undefined =>
       memo.get(`token\0${hmac}`, () => {
-        const r = sql<[string], RawToken>('SELECT * FROM secrets_tokens WHERE token_hmac = ?').get(
-          hmac,
-        );
+        const r = sql<[string, string], RawToken>(
+          'SELECT * FROM secrets_tokens WHERE token_hmac >= ? AND token_hmac < ?',
+        )
+          .all(...hmacLookupRange(hmac))
+          .find((row) => safeEqual(row.token_hmac, hmac));
         return r === undefined ? undefined : toToken(r);
       }),
     tokenByAccessor: (accessor: string): TokenRow | undefined => {

@@ -151,15 +151,23 @@ describe('static key rotation', () => {
       (
         (await iam.send(new ListAccessKeysCommand({ UserName: 'app' }))).AccessKeyMetadata ?? []
       ).map((k) => k.AccessKeyId);
-    const a = await rotateStaticKey(iam, 'app', null);
+    // Each cycle reports the keys it found before changing anything (its intent's `known`).
+    const known: string[][] = [];
+    const seen = (k: string[]) => known.push(k);
+    const a = await rotateStaticKey(iam, 'app', null, seen);
     expect(a.deletedAccessKeyId).toBeNull();
     c.clock.advance(60_000);
-    const b = await rotateStaticKey(iam, 'app', a.accessKeyId);
+    const b = await rotateStaticKey(iam, 'app', a.accessKeyId, seen);
     expect(b.deletedAccessKeyId).toBeNull();
     expect(new Set(await keys())).toEqual(new Set([a.accessKeyId, b.accessKeyId]));
     c.clock.advance(60_000);
-    const d = await rotateStaticKey(iam, 'app', b.accessKeyId);
+    const d = await rotateStaticKey(iam, 'app', b.accessKeyId, seen);
     expect(d.deletedAccessKeyId).toBe(a.accessKeyId);
+    expect(known.map((k) => new Set(k))).toEqual([
+      new Set(),
+      new Set([a.accessKeyId]),
+      new Set([a.accessKeyId, b.accessKeyId]),
+    ]);
     await expect(whoami(a)).rejects.toMatchObject({ name: 'InvalidClientTokenId' });
     await expect(whoami(b)).resolves.toBeDefined();
     expect(await keys()).toHaveLength(2);
@@ -185,8 +193,11 @@ describe('root rotation and the client factory', () => {
       accessKeyId: first.AccessKey?.AccessKeyId ?? '',
       secretAccessKey: first.AccessKey?.SecretAccessKey ?? '',
     };
-    const created = await createOwnKey(c.iam(key));
+    const before: [string, string[]][] = [];
+    const created = await createOwnKey(c.iam(key), (user, known) => before.push([user, known]));
     expect(created.userName).toBe('admin2');
+    // The user's keys are reported before the new one exists.
+    expect(before).toEqual([['admin2', [key.accessKeyId]]]);
     const clients = sdkClientFactory({ clock: c.clock })({
       settings: {
         accessKey: created.accessKeyId,

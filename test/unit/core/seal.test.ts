@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Sealer, isSealed, loadSealKey, redactSealed } from '../../../src/core/seal.js';
+import {
+  HMAC_LOOKUP_PREFIX,
+  Sealer,
+  hmacLookupRange,
+  isSealed,
+  loadSealKey,
+  redactSealed,
+  safeEqual,
+} from '../../../src/core/seal.js';
 
 const sealer = new Sealer(Buffer.alloc(32, 1));
 
@@ -57,5 +65,50 @@ describe('loadSealKey', () => {
     const dir = mkdtempSync(join(tmpdir(), 'keel-seal-'));
     expect(loadSealKey(dir, 'ab'.repeat(32)).equals(Buffer.alloc(32, 0xab))).toBe(true);
     expect(() => loadSealKey(dir, 'abcd')).toThrow(/32 bytes/);
+  });
+});
+
+describe('encrypt / decrypt', () => {
+  const sealer = new Sealer(Buffer.alloc(32, 5));
+  it('round-trips any text, never shows it, and differs each time', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 4 }), (plain) => {
+        const a = sealer.encrypt(plain);
+        expect(sealer.decrypt(a)).toBe(plain);
+        expect(a.startsWith('v1:')).toBe(true);
+        expect(a.includes(plain)).toBe(false);
+        expect(sealer.encrypt(plain)).not.toBe(a);
+      }),
+    );
+  });
+
+  it('refuses text sealed under another key or not sealed at all', () => {
+    expect(() => new Sealer(Buffer.alloc(32, 6)).decrypt(sealer.encrypt('x'))).toThrow();
+    expect(() => sealer.decrypt('AKIAPLAINSECRET')).toThrow(/unknown seal format/);
+  });
+});
+
+describe('safeEqual', () => {
+  it('agrees with === on any two strings', () => {
+    fc.assert(fc.property(fc.string(), fc.string(), (a, b) => safeEqual(a, b) === (a === b)));
+    fc.assert(fc.property(fc.string(), (a) => safeEqual(a, a)));
+  });
+});
+
+describe('hmacLookupRange', () => {
+  const hex = fc.stringMatching(/^[0-9a-f]{64}$/);
+  it('holds exactly the hex strings sharing the lookup prefix', () => {
+    fc.assert(
+      fc.property(hex, hex, fc.boolean(), (h, tail, share) => {
+        // Half the cases share the prefix, so both sides of the range are exercised.
+        const other = share
+          ? h.slice(0, HMAC_LOOKUP_PREFIX) + tail.slice(HMAC_LOOKUP_PREFIX)
+          : tail;
+        const [low, high] = hmacLookupRange(h);
+        expect(h >= low && h < high).toBe(true);
+        const inRange = other >= low && other < high;
+        expect(inRange).toBe(other.slice(0, HMAC_LOOKUP_PREFIX) === h.slice(0, HMAC_LOOKUP_PREFIX));
+      }),
+    );
   });
 });
