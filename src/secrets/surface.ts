@@ -12,6 +12,7 @@ import type { Capability, PathRule } from './sys/acl.js';
 import { BUILTIN_POLICIES, capabilitiesFor } from './sys/acl.js';
 import type { SysQueries } from './sys/projection.js';
 import { presentedToken } from './sys/routes.js';
+import { canonicalPath, routerPath, unsupportedPath } from './request-path.js';
 
 export interface SecretsSurfaceDeps {
   core: Core;
@@ -75,7 +76,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
 
   return async (ctx: Context, next: Next) =>
     errors(ctx, async () => {
-      const path = ctx.path.replace(/^\/v1\/?/, '');
+      const path = canonicalPath(ctx.path);
       const marker = ctx.get(LIST_MARKER_HEADER);
       const listParam =
         typeof ctx.query.list === 'string' ? parseGoBool(ctx.query.list, 'list') : false;
@@ -113,7 +114,8 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
 
       ctx.state.token = authenticate(ctx);
       const operation = operationOf(ctx);
-      const aclPath = operation === 'list' && !path.endsWith('/') ? `${path}/` : path;
+      // The reference checks a list against the path with its trailing slash.
+      const aclPath = operation === 'list' ? `${path}/` : path;
 
       if (path.startsWith('sys/') || path.startsWith('auth/token/')) {
         authorize(
@@ -122,12 +124,11 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
           operation,
           SYS_SUDO.some((re) => re.test(path)),
         );
-        ctx.newRouterPath = `/${path}`;
+        ctx.newRouterPath = routerPath(path);
         await sysDispatch(ctx, async () => undefined);
         if (ctx.status === 404 && ctx.body === undefined) {
           await sysAllowed(ctx, async () => undefined);
-          if (ctx.status === 404 && ctx.body === undefined)
-            throw new KeelError('not_found', multierror('unsupported path'));
+          if (ctx.status === 404 && ctx.body === undefined) throw unsupportedPath();
         }
         return;
       }
@@ -146,15 +147,15 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         accessor: mount.accessor,
         description: mount.description,
       };
-      if (engine === undefined) throw new KeelError('not_found', multierror('unsupported path'));
+      if (engine === undefined) throw unsupportedPath();
       const { dispatch, allowed } = routerFor(ctx.state.mount, engine);
-      ctx.newRouterPath = `/${relative}`;
+      ctx.newRouterPath = routerPath(relative);
       await dispatch(ctx, async () => undefined);
       if (ctx.status === 404 && ctx.body === undefined) {
         await allowed(ctx, async () => undefined);
         if ((ctx.status as number) === 405)
           throw new KeelError('unsupported', multierror('unsupported operation'));
-        throw new KeelError('not_found', multierror('unsupported path'));
+        throw unsupportedPath();
       }
       void next;
     });

@@ -1,5 +1,6 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
+import { secretsRouter } from '../request-path.js';
 import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
@@ -47,7 +48,7 @@ const normalizeMountPath = (p: string) => (p.endsWith('/') ? p : `${p}/`).replac
 /** `sys/*` and `auth/token/*`: the parts of the reference's system backend that Keel serves. */
 export function sysRoutes(deps: SysRouteDeps): Router {
   const { core, commands, queries } = deps;
-  const r = new Router();
+  const r = secretsRouter();
 
   const mountView = (m: ReturnType<SysQueries['mounts']>[number]) => ({
     type: m.type,

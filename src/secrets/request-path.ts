@@ -1,0 +1,53 @@
+import Router from '@koa/router';
+import { KeelError, ValidationError } from '../core/errors.js';
+import { multierror } from '../http/errors.js';
+
+/**
+ * The one spelling of a `/v1` request path that routing, the sudo check and the ACL all use
+ * (docs/security.md, "Paths and ACL"):
+ *
+ * - percent-escapes are decoded exactly once (a malformed escape is a 400, as Go's URL parser
+ *   answers the reference's clients);
+ * - one trailing slash is dropped (a list adds it back for the ACL, as the reference does);
+ * - an empty, `.` or `..` segment, or a control character, is not a path Keel serves;
+ * - case is kept: routers match it exactly (`pki/ISSUE/web` is not `pki/issue/web`).
+ *
+ * The result is relative to `/v1/`, decoded, without a trailing slash.
+ */
+
+export const unsupportedPath = () => new KeelError('not_found', multierror('unsupported path'));
+
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** `rawPath` is the request's path as sent, starting with `/v1`. */
+export function canonicalPath(rawPath: string): string {
+  const rest = rawPath.replace(/^\/v1(?:\/|$)/, '');
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rest);
+  } catch {
+    const bad = /%(?![0-9a-fA-F]{2}).{0,2}/.exec(rest)?.[0];
+    throw new ValidationError(
+      bad === undefined
+        ? 'invalid URL escape: the path is not UTF-8'
+        : `invalid URL escape ${JSON.stringify(bad)}`,
+    );
+  }
+  const path = decoded.endsWith('/') ? decoded.slice(0, -1) : decoded;
+  if (CONTROL.test(path)) throw unsupportedPath();
+  if (path !== '' && path.split('/').some((s) => s === '' || s === '.' || s === '..'))
+    throw unsupportedPath();
+  return path;
+}
+
+/**
+ * The path a router receives for a canonical one: `%` is escaped again so that the router's own
+ * decoding of parameters gives back the canonical value, never a second decoding.
+ */
+export const routerPath = (relative: string): string => `/${relative.replaceAll('%', '%25')}`;
+
+/**
+ * Every `/v1` router: case-sensitive and strict about a trailing slash, so it matches exactly
+ * the canonical path the ACL was asked about.
+ */
+export const secretsRouter = (): Router => new Router({ sensitive: true, strict: true });
