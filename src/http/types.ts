@@ -37,6 +37,8 @@ declare module 'koa' {
     /** Set on `/v1` for `LIST` requests and for `GET ?list=true`. */
     list?: boolean;
     token?: SecretsToken;
+    /** On `/v1`: the token holds sudo on the routed path (root always does). */
+    sudo?: boolean;
     mount?: Mount;
     principal?: RunsPrincipal;
   }

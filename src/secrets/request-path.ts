@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { KeelError, ValidationError } from '../core/errors.js';
 import { multierror } from '../http/errors.js';
+import { CONTROL_CHARACTER } from './names.js';
 
 /**
  * The one spelling of a `/v1` request path that routing, the sudo check and the ACL all use
@@ -17,8 +18,6 @@ import { multierror } from '../http/errors.js';
 
 export const unsupportedPath = () => new KeelError('not_found', multierror('unsupported path'));
 
-const CONTROL = /[\u0000-\u001f\u007f]/;
-
 /** `rawPath` is the request's path as sent, starting with `/v1`. */
 export function canonicalPath(rawPath: string): string {
   const rest = rawPath.replace(/^\/v1(?:\/|$)/, '');
@@ -34,7 +33,7 @@ export function canonicalPath(rawPath: string): string {
     );
   }
   const path = decoded.endsWith('/') ? decoded.slice(0, -1) : decoded;
-  if (CONTROL.test(path)) throw unsupportedPath();
+  if (CONTROL_CHARACTER.test(path)) throw unsupportedPath();
   if (path !== '' && path.split('/').some((s) => s === '' || s === '.' || s === '..'))
     throw unsupportedPath();
   return path;

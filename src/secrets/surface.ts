@@ -11,7 +11,7 @@ import type { Core, SecretsEngine } from '../context.js';
 import type { Capability, PathRule } from './sys/acl.js';
 import { BUILTIN_POLICIES, capabilitiesFor } from './sys/acl.js';
 import type { SysQueries } from './sys/projection.js';
-import { presentedToken } from './sys/routes.js';
+import { presentedToken } from './sys/tokens.js';
 import { canonicalPath, routerPath, unsupportedPath } from './request-path.js';
 
 export interface SecretsSurfaceDeps {
@@ -25,7 +25,11 @@ export interface SecretsSurfaceDeps {
 const UNAUTHENTICATED = new Set(['sys/health', 'sys/seal-status']);
 
 /** System paths that need sudo besides their capability. */
-const SYS_SUDO: readonly RegExp[] = [/^sys\/leases\/revoke-prefix\//];
+const SYS_SUDO: readonly RegExp[] = [
+  /^sys\/leases\/revoke-prefix\//,
+  /^auth\/token\/create-orphan$/,
+  /^auth\/token\/revoke-orphan$/,
+];
 
 const denied = () => new ForbiddenError('permission denied');
 const invalidToken = () =>
@@ -118,7 +122,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       const aclPath = operation === 'list' ? `${path}/` : path;
 
       if (path.startsWith('sys/') || path.startsWith('auth/token/')) {
-        authorize(
+        ctx.state.sudo = authorize(
           ctx.state.token,
           aclPath,
           operation,
@@ -140,7 +144,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       const engine = deps.engines.get(mount.type);
       const relative = path.slice(mount.path.length);
       const sudo = engine?.sudo?.some((re) => re.test(relative)) ?? false;
-      authorize(ctx.state.token, aclPath, operation, sudo);
+      ctx.state.sudo = authorize(ctx.state.token, aclPath, operation, sudo);
       ctx.state.mount = {
         path: mount.path,
         type: mount.type,
@@ -175,13 +179,14 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
     };
   }
 
+  /** Throws unless allowed; answers whether the token holds sudo on the path (root does). */
   function authorize(
     token: SecretsToken,
     path: string,
     operation: Capability,
     needsSudo: boolean,
-  ): void {
-    if (token.policies.includes('root')) return;
+  ): boolean {
+    if (token.policies.includes('root')) return true;
     const policies: (readonly PathRule[])[] = token.policies.map(
       (name) => queries.policy(name)?.rules ?? BUILTIN_POLICIES[name] ?? [],
     );
@@ -194,6 +199,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
           ? caps.has('patch') || caps.has('update')
           : caps.has(operation);
     if (!ok || (needsSudo && !caps.has('sudo'))) throw denied();
+    return caps.has('sudo');
   }
 }
 

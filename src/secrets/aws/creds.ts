@@ -319,6 +319,7 @@ export class CredsService {
             expiresAt: expiresAt.toISOString(),
             maxExpiresAt: maxExpiresAt.toISOString(),
             renewable,
+            ...(metadata.actor === null ? {} : { tokenAccessor: metadata.actor.accessor }),
           },
         },
       ],

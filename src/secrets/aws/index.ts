@@ -7,7 +7,8 @@ import type { MountRef } from './events.js';
 import { TIMER_LEASE_EXPIRY, TIMER_ROOT_ROTATION, TIMER_STATIC_ROTATION } from './events.js';
 import { LeaseService } from './leases.js';
 import type { ContextModule, Core } from '../../context.js';
-import type { LeaseProvider } from '../sys/index.js';
+import type { LeaseProvider, SecretsTokenRevoked } from '../sys/index.js';
+import { systemMetadata } from '../../core/events.js';
 import type { ScheduleEntry } from '../../core/schedule.js';
 import { awsProjection } from './projection.js';
 import { AwsReads } from './queries.js';
@@ -57,6 +58,18 @@ export function createAwsContext(
   const module: ContextModule = {
     name: 'aws',
     projections: [awsProjection()],
+    reactors: [
+      {
+        // A revoked or expired token takes the leases it obtained with it.
+        name: 'aws-token-leases',
+        types: ['SecretsTokenRevoked'],
+        react: (e) =>
+          leases.revokeForToken(
+            (e.data as SecretsTokenRevoked['data']).accessor,
+            systemMetadata('token revocation', e.metadata.requestId),
+          ),
+      },
+    ],
     timers: [
       {
         kind: TIMER_STATIC_ROTATION,

@@ -3,7 +3,12 @@ import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata, StoredEvent } from '../../core/events.js';
 import type { Core } from '../../context.js';
 import type { PathRule } from './acl.js';
-import type { MountEnabled, SecretsTokenCreated, SysEvent } from './events.js';
+import type {
+  MountEnabled,
+  SecretsTokenCreated,
+  SysEvent,
+  TokenRevocationReason,
+} from './events.js';
 import { mountStream, policyStream, tokenStream } from './events.js';
 
 /** Each sys stream only needs to know whether its subject currently exists. */
@@ -68,11 +73,25 @@ export function createSysCommands(core: Core) {
       return { token, data };
     },
 
-    revokeToken(accessor: string, metadata: AuditMetadata): void {
+    /** Revokes one token; its descendants are the caller's (`tokens.ts`) to revoke first. */
+    revokeToken(
+      accessor: string,
+      metadata: AuditMetadata,
+      reason: TokenRevocationReason = 'revoked',
+      orphanChildren = false,
+    ): void {
       handler.handle(
         tokenStream(accessor),
         tokenDecider,
-        (s) => (s.exists ? [{ type: 'SecretsTokenRevoked' as const, data: { accessor } }] : []),
+        (s) =>
+          s.exists
+            ? [
+                {
+                  type: 'SecretsTokenRevoked' as const,
+                  data: { accessor, reason, ...(orphanChildren ? { orphanChildren } : {}) },
+                },
+              ]
+            : [],
         metadata,
       );
     },
