@@ -13,6 +13,7 @@ import { BUILTIN_POLICIES, capabilitiesFor } from './sys/acl.js';
 import type { SysQueries } from './sys/projection.js';
 import { presentedToken } from './sys/tokens.js';
 import { canonicalPath, routerPath, unsupportedPath } from './request-path.js';
+import { requestMetadata } from '../http/request-id.js';
 
 export interface SecretsSurfaceDeps {
   core: Core;
@@ -223,9 +224,8 @@ function operationOf(ctx: Context): Capability {
 /** Audit metadata for a `/v1` request. */
 export function secretsMetadata(ctx: Context): AuditMetadata {
   const token = ctx.state.token;
-  return {
-    actor: token === undefined ? null : { accessor: token.accessor, name: token.displayName },
-    requestId: ctx.state.requestId,
-    remoteAddress: ctx.request.ip || null,
-  };
+  return requestMetadata(
+    ctx,
+    token === undefined ? null : { accessor: token.accessor, name: token.displayName },
+  );
 }
