@@ -50,3 +50,17 @@ export const routerPath = (relative: string): string => `/${relative.replaceAll(
  * the canonical path the ACL was asked about.
  */
 export const secretsRouter = (): Router => new Router({ sensitive: true, strict: true });
+
+/**
+ * Throws unless a route of the router serves the path and method: 404 `unsupported path` when
+ * none matches the path, 405 `unsupported operation` when none takes the method. Taken before
+ * the ACL, so that a path is either routed and judged, or refused the same way for every token.
+ */
+export function ensureRouted(router: Router, path: string, method: string): void {
+  const m = router.match(path, method);
+  if (m.route) return;
+  // Middleware layers (no methods) match every path; only routes make a path supported.
+  if (m.path.some((layer) => layer.methods.length > 0))
+    throw new KeelError('unsupported', multierror('unsupported operation'));
+  throw unsupportedPath();
+}

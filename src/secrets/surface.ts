@@ -12,7 +12,7 @@ import type { Capability, PathRule } from './sys/acl.js';
 import { BUILTIN_POLICIES, capabilitiesFor } from './sys/acl.js';
 import type { SysQueries } from './sys/projection.js';
 import { presentedToken } from './sys/tokens.js';
-import { canonicalPath, routerPath, unsupportedPath } from './request-path.js';
+import { canonicalPath, ensureRouted, routerPath, unsupportedPath } from './request-path.js';
 import { requestMetadata } from '../http/request-id.js';
 
 export interface SecretsSurfaceDeps {
@@ -44,22 +44,14 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   const { core, queries } = deps;
   const errors = vaultErrors(core.logger);
   const sysDispatch = deps.sys.routes() as Middleware;
-  const sysAllowed = deps.sys.allowedMethods() as Middleware;
-  const engineRouters = new Map<
-    string,
-    { router: Router; dispatch: Middleware; allowed: Middleware }
-  >();
+  const engineRouters = new Map<string, { router: Router; dispatch: Middleware }>();
 
   const routerFor = (mount: Mount, engine: SecretsEngine) => {
     const key = `${mount.path}|${mount.accessor}`;
     let entry = engineRouters.get(key);
     if (entry === undefined) {
       const router = engine.routes(mount);
-      entry = {
-        router,
-        dispatch: router.routes() as Middleware,
-        allowed: router.allowedMethods() as Middleware,
-      };
+      entry = { router, dispatch: router.routes() as Middleware };
       engineRouters.set(key, entry);
     }
     return entry;
@@ -123,18 +115,16 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       const aclPath = operation === 'list' ? `${path}/` : path;
 
       if (path.startsWith('sys/') || path.startsWith('auth/token/')) {
+        const routed = routerPath(path);
+        ensureRouted(deps.sys, routed, ctx.method);
+        ctx.newRouterPath = routed;
         ctx.state.sudo = authorize(
           ctx.state.token,
           aclPath,
           operation,
           SYS_SUDO.some((re) => re.test(path)),
         );
-        ctx.newRouterPath = routerPath(path);
         await sysDispatch(ctx, async () => undefined);
-        if (ctx.status === 404 && ctx.body === undefined) {
-          await sysAllowed(ctx, async () => undefined);
-          if (ctx.status === 404 && ctx.body === undefined) throw unsupportedPath();
-        }
         return;
       }
 
@@ -143,25 +133,21 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         throw new KeelError('not_found', `no handler for route "${path}". route entry not found.`);
       }
       const engine = deps.engines.get(mount.type);
-      const relative = path.slice(mount.path.length);
-      const sudo = engine?.sudo?.some((re) => re.test(relative)) ?? false;
-      ctx.state.sudo = authorize(ctx.state.token, aclPath, operation, sudo);
+      if (engine === undefined) throw unsupportedPath();
       ctx.state.mount = {
         path: mount.path,
         type: mount.type,
         accessor: mount.accessor,
         description: mount.description,
       };
-      if (engine === undefined) throw unsupportedPath();
-      const { dispatch, allowed } = routerFor(ctx.state.mount, engine);
-      ctx.newRouterPath = routerPath(relative);
+      const relative = path.slice(mount.path.length);
+      const { router, dispatch } = routerFor(ctx.state.mount, engine);
+      const routed = routerPath(relative);
+      ensureRouted(router, routed, ctx.method);
+      ctx.newRouterPath = routed;
+      const sudo = engine.sudo?.some((re) => re.test(relative)) ?? false;
+      ctx.state.sudo = authorize(ctx.state.token, aclPath, operation, sudo);
       await dispatch(ctx, async () => undefined);
-      if (ctx.status === 404 && ctx.body === undefined) {
-        await allowed(ctx, async () => undefined);
-        if ((ctx.status as number) === 405)
-          throw new KeelError('unsupported', multierror('unsupported operation'));
-        throw unsupportedPath();
-      }
       void next;
     });
 

@@ -1,16 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningDaemon } from '../support/daemon.js';
-import { daemonWithRoot, raw } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { raw, sharedDaemon } from './support.js';
 
 // Issue 14, finding 7 (part): the audit request id is the server's, never the client's.
-let d: RunningDaemon;
-let root: string;
-beforeAll(async () => {
-  ({ d, root } = await daemonWithRoot());
-});
-afterAll(async () => {
-  await d.stop();
-});
+const s = sharedDaemon();
 
 interface AuditEvent {
   type: string;
@@ -20,8 +12,8 @@ interface AuditEvent {
 
 describe('request ids', () => {
   it('a client X-Request-Id is kept as client_request_id, never as the request id', async () => {
-    const w = await raw(d.url, 'PUT', '/v1/sys/policies/acl/traced', {
-      token: root,
+    const w = await raw(s.d.url, 'PUT', '/v1/sys/policies/acl/traced', {
+      token: s.root,
       body: { policy: 'path "a/*" { capabilities = ["read"] }' },
       headers: { 'x-request-id': 'forged-id-1' },
     });
@@ -29,7 +21,7 @@ describe('request ids', () => {
     const server = w.headers['x-request-id'];
     expect(server).toMatch(/^[0-9a-f-]{36}$/);
     expect(server).not.toBe('forged-id-1');
-    const events = await raw(d.url, 'GET', '/v1/sys/audit/events?limit=5', { token: root });
+    const events = await raw(s.d.url, 'GET', '/v1/sys/audit/events?limit=5', { token: s.root });
     const written = (events.json as { data: { events: AuditEvent[] } }).data.events.find(
       (e) => e.type === 'AclPolicyWritten',
     );
@@ -41,8 +33,8 @@ describe('request ids', () => {
       [1, 2].map(
         async () =>
           (
-            await raw(d.url, 'GET', '/v1/sys/mounts', {
-              token: root,
+            await raw(s.d.url, 'GET', '/v1/sys/mounts', {
+              token: s.root,
               headers: { 'x-request-id': 'same' },
             })
           ).headers['x-request-id'],

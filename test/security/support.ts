@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { request as httpRequestRaw } from 'node:http';
 import type { RunningDaemon } from '../support/daemon.js';
 import { startDaemon } from '../support/daemon.js';
@@ -78,4 +79,16 @@ export async function tokenWithPolicy(
   });
   if (t.status !== 200) throw new Error(`token: ${t.status} ${t.text}`);
   return (t.json as { auth: { client_token: string } }).auth.client_token;
+}
+
+/** A fresh real daemon for the file's tests (started before them, stopped after). */
+export function sharedDaemon(): { readonly d: RunningDaemon; readonly root: string } {
+  const state = {} as { d: RunningDaemon; root: string };
+  beforeAll(async () => {
+    Object.assign(state, await daemonWithRoot());
+  });
+  afterAll(async () => {
+    await state.d.stop();
+  });
+  return state;
 }

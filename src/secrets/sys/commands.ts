@@ -2,6 +2,7 @@ import type { Decider } from '../../core/command-handler.js';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata, StoredEvent } from '../../core/events.js';
 import type { Core } from '../../context.js';
+import { checkMountPath, checkPolicyName } from '../names.js';
 import type { PathRule } from './acl.js';
 import type {
   MountEnabled,
@@ -97,6 +98,7 @@ export function createSysCommands(core: Core) {
     },
 
     writePolicy(name: string, policy: string, rules: PathRule[], metadata: AuditMetadata): void {
+      checkPolicyName(name);
       if (name === 'root') throw new ValidationError('cannot update "root" policy');
       handler.handle(
         policyStream(name),
@@ -128,6 +130,7 @@ export function createSysCommands(core: Core) {
       metadata: AuditMetadata,
     ): void {
       const path = input.path;
+      checkMountPath(path);
       if (RESERVED_MOUNT_PREFIXES.some((p) => path.startsWith(p))) {
         throw new ValidationError(`cannot mount under reserved path "${path}"`);
       }

@@ -7,7 +7,7 @@ import type { Timer } from '../../core/schedule.js';
 import type { SecretsToken } from '../../http/types.js';
 import { parseGoBool, requestData, sendVault } from '../../http/vault.js';
 import { formatGoDuration, parseDuration } from '../duration.js';
-import { CONTROL_CHARACTER } from '../names.js';
+import { CONTROL_CHARACTER, checkPolicyName } from '../names.js';
 import type { SysCommands } from './commands.js';
 import type { TokenRevocationReason } from './events.js';
 import { TIMER_TOKEN_EXPIRY } from './events.js';
@@ -139,6 +139,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     const parent = ctx.state.token!;
     const body = requestData(ctx);
     const requested = strList(body.policies, 'policies') ?? [...parent.policies];
+    requested.forEach(checkPolicyName);
     const parentIsRoot = parent.policies.includes('root');
     if (!parentIsRoot) {
       const extra = requested.filter((p) => p !== 'default' && !parent.policies.includes(p));
