@@ -170,7 +170,7 @@ describe('path variants and the ACL', () => {
           if (got !== 'not routed') expect({ variant, got }).toEqual({ variant, got: canonical });
         },
       ),
-      { numRuns: 60 },
+      { numRuns: 100 },
     );
   });
 });
