@@ -28,6 +28,8 @@ export interface LeaseIssuedData {
   /** The latest expiry a renewal may reach: issuedAt + lease_max. */
   maxExpiresAt: string;
   renewable: boolean;
+  /** The accessor of the secrets token that obtained it: revoking the token revokes the lease. */
+  tokenAccessor?: string;
 }
 
 export interface LeaseRenewedData {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { RequestListener } from 'node:http';
 import Koa from 'koa';
@@ -38,6 +37,7 @@ import type { StreamKind } from './ui/index.js';
 import { createUi, streamKinds } from './ui/index.js';
 import type { CloudService } from './cloud/index.js';
 import { createCloud } from './cloud/index.js';
+import { requestId } from './http/request-id.js';
 
 export interface AppDeps {
   clock?: Clock;
@@ -393,15 +393,6 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     },
   };
   return app;
-}
-
-function requestId(): Middleware {
-  return async (ctx, next) => {
-    const incoming = ctx.get('x-request-id');
-    ctx.state.requestId = /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
-    ctx.set('X-Request-Id', ctx.state.requestId);
-    await next();
-  };
 }
 
 function prefixed(prefix: string, middleware: Middleware): Middleware {

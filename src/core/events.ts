@@ -8,8 +8,11 @@ export interface Actor {
 
 export interface AuditMetadata {
   actor: Actor | null;
+  /** Made by Keel for each request; never a client's. */
   requestId: string | null;
   remoteAddress: string | null;
+  /** The `X-Request-Id` the client sent, kept apart from `requestId` (absent when none). */
+  clientRequestId?: string;
 }
 
 /** Metadata for work the system does on its own (reactors, timers, bootstrap). */

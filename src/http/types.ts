@@ -34,9 +34,13 @@ export interface Mount {
 declare module 'koa' {
   interface DefaultState {
     requestId: string;
+    /** The client's own `X-Request-Id`, when well formed (see http/request-id.ts). */
+    clientRequestId?: string;
     /** Set on `/v1` for `LIST` requests and for `GET ?list=true`. */
     list?: boolean;
     token?: SecretsToken;
+    /** On `/v1`: the token holds sudo on the routed path (root always does). */
+    sudo?: boolean;
     mount?: Mount;
     principal?: RunsPrincipal;
   }

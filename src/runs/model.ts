@@ -10,6 +10,7 @@ import { RunQueries } from './run/queries.js';
 import type { RunRow } from './run/projection.js';
 import { WorkspaceQueries, type WorkspaceRow } from './workspaces/projection.js';
 import type { WorkspaceAccess } from './lifecycle.js';
+import { requestMetadata } from '../http/request-id.js';
 
 /**
  * What every runs route and reactor works with: the core, the read models' queries, and the
@@ -41,11 +42,7 @@ export class RunsModel {
   /** Audit metadata for a request. */
   metadata(ctx: Context): AuditMetadata {
     const p = this.principal(ctx);
-    return {
-      actor: { accessor: p.tokenId, name: p.name },
-      requestId: ctx.state.requestId,
-      remoteAddress: ctx.ip,
-    };
+    return requestMetadata(ctx, { accessor: p.tokenId, name: p.name });
   }
 
   /** Refuse organization tokens where the spec wants a user or team token (reported as not found). */

@@ -11,7 +11,9 @@ import type { Core, SecretsEngine } from '../context.js';
 import type { Capability, PathRule } from './sys/acl.js';
 import { BUILTIN_POLICIES, capabilitiesFor } from './sys/acl.js';
 import type { SysQueries } from './sys/projection.js';
-import { presentedToken } from './sys/routes.js';
+import { presentedToken } from './sys/tokens.js';
+import { canonicalPath, ensureRouted, routerPath, unsupportedPath } from './request-path.js';
+import { requestMetadata } from '../http/request-id.js';
 
 export interface SecretsSurfaceDeps {
   core: Core;
@@ -24,7 +26,11 @@ export interface SecretsSurfaceDeps {
 const UNAUTHENTICATED = new Set(['sys/health', 'sys/seal-status']);
 
 /** System paths that need sudo besides their capability. */
-const SYS_SUDO: readonly RegExp[] = [/^sys\/leases\/revoke-prefix\//];
+const SYS_SUDO: readonly RegExp[] = [
+  /^sys\/leases\/revoke-prefix\//,
+  /^auth\/token\/create-orphan$/,
+  /^auth\/token\/revoke-orphan$/,
+];
 
 const denied = () => new ForbiddenError('permission denied');
 const invalidToken = () =>
@@ -38,22 +44,14 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   const { core, queries } = deps;
   const errors = vaultErrors(core.logger);
   const sysDispatch = deps.sys.routes() as Middleware;
-  const sysAllowed = deps.sys.allowedMethods() as Middleware;
-  const engineRouters = new Map<
-    string,
-    { router: Router; dispatch: Middleware; allowed: Middleware }
-  >();
+  const engineRouters = new Map<string, { router: Router; dispatch: Middleware }>();
 
   const routerFor = (mount: Mount, engine: SecretsEngine) => {
     const key = `${mount.path}|${mount.accessor}`;
     let entry = engineRouters.get(key);
     if (entry === undefined) {
       const router = engine.routes(mount);
-      entry = {
-        router,
-        dispatch: router.routes() as Middleware,
-        allowed: router.allowedMethods() as Middleware,
-      };
+      entry = { router, dispatch: router.routes() as Middleware };
       engineRouters.set(key, entry);
     }
     return entry;
@@ -75,7 +73,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
 
   return async (ctx: Context, next: Next) =>
     errors(ctx, async () => {
-      const path = ctx.path.replace(/^\/v1\/?/, '');
+      const path = canonicalPath(ctx.path);
       const marker = ctx.get(LIST_MARKER_HEADER);
       const listParam =
         typeof ctx.query.list === 'string' ? parseGoBool(ctx.query.list, 'list') : false;
@@ -113,22 +111,20 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
 
       ctx.state.token = authenticate(ctx);
       const operation = operationOf(ctx);
-      const aclPath = operation === 'list' && !path.endsWith('/') ? `${path}/` : path;
+      // The reference checks a list against the path with its trailing slash.
+      const aclPath = operation === 'list' ? `${path}/` : path;
 
       if (path.startsWith('sys/') || path.startsWith('auth/token/')) {
-        authorize(
+        const routed = routerPath(path);
+        ensureRouted(deps.sys, routed, ctx.method);
+        ctx.newRouterPath = routed;
+        ctx.state.sudo = authorize(
           ctx.state.token,
           aclPath,
           operation,
           SYS_SUDO.some((re) => re.test(path)),
         );
-        ctx.newRouterPath = `/${path}`;
         await sysDispatch(ctx, async () => undefined);
-        if (ctx.status === 404 && ctx.body === undefined) {
-          await sysAllowed(ctx, async () => undefined);
-          if (ctx.status === 404 && ctx.body === undefined)
-            throw new KeelError('not_found', multierror('unsupported path'));
-        }
         return;
       }
 
@@ -137,25 +133,21 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         throw new KeelError('not_found', `no handler for route "${path}". route entry not found.`);
       }
       const engine = deps.engines.get(mount.type);
-      const relative = path.slice(mount.path.length);
-      const sudo = engine?.sudo?.some((re) => re.test(relative)) ?? false;
-      authorize(ctx.state.token, aclPath, operation, sudo);
+      if (engine === undefined) throw unsupportedPath();
       ctx.state.mount = {
         path: mount.path,
         type: mount.type,
         accessor: mount.accessor,
         description: mount.description,
       };
-      if (engine === undefined) throw new KeelError('not_found', multierror('unsupported path'));
-      const { dispatch, allowed } = routerFor(ctx.state.mount, engine);
-      ctx.newRouterPath = `/${relative}`;
+      const relative = path.slice(mount.path.length);
+      const { router, dispatch } = routerFor(ctx.state.mount, engine);
+      const routed = routerPath(relative);
+      ensureRouted(router, routed, ctx.method);
+      ctx.newRouterPath = routed;
+      const sudo = engine.sudo?.some((re) => re.test(relative)) ?? false;
+      ctx.state.sudo = authorize(ctx.state.token, aclPath, operation, sudo);
       await dispatch(ctx, async () => undefined);
-      if (ctx.status === 404 && ctx.body === undefined) {
-        await allowed(ctx, async () => undefined);
-        if ((ctx.status as number) === 405)
-          throw new KeelError('unsupported', multierror('unsupported operation'));
-        throw new KeelError('not_found', multierror('unsupported path'));
-      }
       void next;
     });
 
@@ -174,13 +166,14 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
     };
   }
 
+  /** Throws unless allowed; answers whether the token holds sudo on the path (root does). */
   function authorize(
     token: SecretsToken,
     path: string,
     operation: Capability,
     needsSudo: boolean,
-  ): void {
-    if (token.policies.includes('root')) return;
+  ): boolean {
+    if (token.policies.includes('root')) return true;
     const policies: (readonly PathRule[])[] = token.policies.map(
       (name) => queries.policy(name)?.rules ?? BUILTIN_POLICIES[name] ?? [],
     );
@@ -193,6 +186,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
           ? caps.has('patch') || caps.has('update')
           : caps.has(operation);
     if (!ok || (needsSudo && !caps.has('sudo'))) throw denied();
+    return caps.has('sudo');
   }
 }
 
@@ -216,9 +210,8 @@ function operationOf(ctx: Context): Capability {
 /** Audit metadata for a `/v1` request. */
 export function secretsMetadata(ctx: Context): AuditMetadata {
   const token = ctx.state.token;
-  return {
-    actor: token === undefined ? null : { accessor: token.accessor, name: token.displayName },
-    requestId: ctx.state.requestId,
-    remoteAddress: ctx.request.ip || null,
-  };
+  return requestMetadata(
+    ctx,
+    token === undefined ? null : { accessor: token.accessor, name: token.displayName },
+  );
 }

@@ -127,6 +127,7 @@ export function queryAuditEvents(db: Db, f: AuditFilter): AuditEvent[] {
         time: r.time,
         actor: meta.actor,
         request_id: meta.requestId,
+        client_request_id: meta.clientRequestId ?? null,
         remote_address: meta.remoteAddress,
         data: redactSealed(JSON.parse(r.data) as unknown),
         hash: r.hash,

@@ -177,9 +177,13 @@ export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
     }
   });
 
-  r.get('/sys/audit/streams/:stream', (ctx) => {
+  // A stream name may hold slashes (`mount-aws/`, lease ids). /v1 paths are decoded once and
+  // lose one trailing slash (docs/security.md), so a name that is not a stream is also tried
+  // with the slash it may have lost.
+  r.get('/sys/audit/streams/*stream', (ctx) => {
     const stream = ctx.params.stream!;
-    const history = registry.history(stream);
+    let history = registry.history(stream);
+    if (history.history.length === 0) history = registry.history(`${stream}/`);
     if (history.history.length === 0) throw new NotFoundError(`stream "${stream}" has no events`);
     sendVault(ctx, history);
   });

@@ -180,6 +180,7 @@ export class StreamRegistry {
         time: e.time,
         actor: e.metadata.actor,
         request_id: e.metadata.requestId,
+        client_request_id: e.metadata.clientRequestId ?? null,
         remote_address: e.metadata.remoteAddress,
         data: redactSealed(e.data),
         ...describe(state),

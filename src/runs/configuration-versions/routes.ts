@@ -17,6 +17,7 @@ import { newRun, requesterOf } from '../run/service.js';
 import { inspectArchive } from './archive.js';
 import { presentConfigurationVersion } from './presenters.js';
 import type { ConfigurationVersionRow } from './projection.js';
+import { requestMetadata } from '../../http/request-id.js';
 
 export const configurationVersionDecider = machineDecider(configurationVersionMachine);
 
@@ -150,11 +151,7 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
         title: 'transition not allowed',
       });
     const archive = await readRawBody(ctx, model.core.config.uploadLimitBytes);
-    const metadata: AuditMetadata = {
-      actor: null,
-      requestId: ctx.state.requestId,
-      remoteAddress: ctx.ip,
-    };
+    const metadata: AuditMetadata = requestMetadata(ctx, null);
     let files: string[];
     try {
       files = await inspectArchive(archive);

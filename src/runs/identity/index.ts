@@ -8,6 +8,8 @@ import type { ContextModule, Core } from '../../context.js';
 import { createIdentityCommands } from './commands.js';
 import { identityProjection, identityQueries } from './projection.js';
 import type { AuthTokenRow, UserRow } from './projection.js';
+import { OrganizationQueries } from '../organizations/projection.js';
+import { requestMetadata } from '../../http/request-id.js';
 
 export type { IdentityCommands } from './commands.js';
 export type { IdentityQueries, UserRow, AuthTokenRow } from './projection.js';
@@ -16,11 +18,7 @@ export { identityProjection } from './projection.js';
 /** Audit metadata for an `/api/v2` request. */
 export function runsMetadata(ctx: Context): AuditMetadata {
   const p = ctx.state.principal;
-  return {
-    actor: p === undefined ? null : { accessor: p.tokenId, name: p.name },
-    requestId: ctx.state.requestId,
-    remoteAddress: ctx.request.ip || null,
-  };
+  return requestMetadata(ctx, p === undefined ? null : { accessor: p.tokenId, name: p.name });
 }
 
 const userResource = (u: UserRow) => ({
@@ -101,9 +99,14 @@ export function createIdentityContext(core: Core) {
   routes.get('/account/details', (ctx) => {
     ctx.body = { data: userResource(requireUser(ctx)) };
   });
+  const orgs = new OrganizationQueries(core.db);
   routes.get('/users/:id', (ctx) => {
     const user = queries.user(ctx.params.id!);
-    if (user === undefined) throw new NotFoundError(`user ${ctx.params.id} not found`);
+    // A team or organization token sees the members of its organization only.
+    const p = ctx.state.principal;
+    const hidden =
+      p !== undefined && p.kind !== 'user' && !orgs.isMember(p.organization ?? '', ctx.params.id!);
+    if (user === undefined || hidden) throw new NotFoundError(`user ${ctx.params.id} not found`);
     ctx.body = { data: userResource(user) };
   });
   routes.get('/users/:id/authentication-tokens', (ctx) => {

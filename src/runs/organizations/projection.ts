@@ -218,6 +218,16 @@ export class OrganizationQueries {
     return r === undefined ? null : this.team(r.id);
   }
 
+  /** Whether the user is on a team of the organization. */
+  isMember(organization: string, userId: string): boolean {
+    return (
+      this.sql(
+        `SELECT 1 FROM ${T.members} m JOIN ${T.teams} t ON t.id = m.team_id
+         WHERE t.organization = ? AND m.user_id = ? LIMIT 1`,
+      ).get(organization, userId) !== undefined
+    );
+  }
+
   members(teamId: string): string[] {
     return (
       this.sql(`SELECT user_id FROM ${T.members} WHERE team_id = ? ORDER BY user_id`).all(

@@ -331,6 +331,7 @@ export class CredsService {
             expiresAt: expiresAt.toISOString(),
             maxExpiresAt: maxExpiresAt.toISOString(),
             renewable,
+            ...(metadata.actor === null ? {} : { tokenAccessor: metadata.actor.accessor }),
           },
         },
       ],

@@ -7,7 +7,8 @@ import type { MountRef } from './events.js';
 import { TIMER_LEASE_EXPIRY, TIMER_ROOT_ROTATION, TIMER_STATIC_ROTATION } from './events.js';
 import { LeaseService } from './leases.js';
 import type { ContextModule, Core } from '../../context.js';
-import type { LeaseProvider } from '../sys/index.js';
+import type { LeaseProvider, SecretsTokenRevoked } from '../sys/index.js';
+import { systemMetadata } from '../../core/events.js';
 import type { ScheduleEntry } from '../../core/schedule.js';
 import { CloudIntents, intentProjection } from './intents.js';
 import { awsProjection } from './projection.js';
@@ -66,6 +67,18 @@ export function createAwsContext(
     // Cloud side effects a dead process left half done are finished or undone first thing.
     start: () => void intents.recover(),
     idle: () => intents.recovered(),
+    reactors: [
+      {
+        // A revoked or expired token takes the leases it obtained with it.
+        name: 'aws-token-leases',
+        types: ['SecretsTokenRevoked'],
+        react: (e) =>
+          leases.revokeForToken(
+            (e.data as SecretsTokenRevoked['data']).accessor,
+            systemMetadata('token revocation', e.metadata.requestId),
+          ),
+      },
+    ],
     timers: [
       {
         kind: TIMER_STATIC_ROTATION,

@@ -123,6 +123,18 @@ export class LeaseService implements LeaseProvider {
     return rows.length;
   }
 
+  /**
+   * The token that obtained these leases was revoked (or expired): revoke them. A cleanup failure
+   * leaves the lease revoking; its retry timer takes over.
+   */
+  async revokeForToken(tokenAccessor: string, metadata: AuditMetadata): Promise<void> {
+    for (const row of this.d.reads.leasesOfToken(tokenAccessor)) {
+      await this.revoke(row.leaseId, metadata).catch((err: unknown) =>
+        this.d.core.logger.warn({ err, leaseId: row.leaseId }, 'lease revocation failed'),
+      );
+    }
+  }
+
   /** The expiry timer: an expired lease is revoked; a revoking one is retried. */
   async fire(leaseId: string): Promise<void> {
     const row = this.d.reads.lease(leaseId);

@@ -40,7 +40,8 @@ export function nextRootRotation(s: RootSettings, from: string): string | null {
 export function awsProjection(): Projection {
   return {
     name: 'aws',
-    version: 1,
+    // 2: the token that obtained each lease.
+    version: 2,
     tables: TABLES,
     setup(db: Db) {
       db.exec(`
@@ -55,7 +56,8 @@ export function awsProjection(): Projection {
         CREATE TABLE IF NOT EXISTS aws_leases (lease_id TEXT PRIMARY KEY, accessor TEXT NOT NULL, mount_path TEXT NOT NULL,
           role TEXT NOT NULL, kind TEXT NOT NULL, username TEXT NOT NULL, access_key_id TEXT NOT NULL, issued_at TEXT NOT NULL,
           expires_at TEXT NOT NULL, max_expires_at TEXT NOT NULL, renewable INTEGER NOT NULL, state TEXT NOT NULL,
-          failures INTEGER NOT NULL DEFAULT 0);
+          failures INTEGER NOT NULL DEFAULT 0, token_accessor TEXT);
+        CREATE INDEX IF NOT EXISTS aws_leases_token ON aws_leases (token_accessor);
       `);
       const schedule = scheduleRows(db, 'aws');
       const q = {
@@ -97,7 +99,8 @@ export function awsProjection(): Projection {
         staticDelete: db.prepare(`DELETE FROM aws_static_roles WHERE accessor = ? AND name = ?`),
         leaseInsert: db.prepare(
           `INSERT OR REPLACE INTO aws_leases (lease_id, accessor, mount_path, role, kind, username, access_key_id,
-           issued_at, expires_at, max_expires_at, renewable, state, failures) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'issued', 0)`,
+           issued_at, expires_at, max_expires_at, renewable, state, failures, token_accessor)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'issued', 0, ?)`,
         ),
         leaseRenew: db.prepare(
           `UPDATE aws_leases SET expires_at = ?, state = 'renewed' WHERE lease_id = ?`,
@@ -282,6 +285,7 @@ export function awsProjection(): Projection {
               d.expiresAt,
               d.maxExpiresAt,
               d.renewable ? 1 : 0,
+              d.tokenAccessor ?? null,
             );
             schedule.put({
               key: leaseKey(d.leaseId),

@@ -115,6 +115,16 @@ export class AwsReads {
   }
 
   /** Live leases whose id starts with `prefix` (ids are `<mount>/creds/<role>/<id>`). */
+  /** Leases the token obtained that are not yet being revoked. */
+  leasesOfToken(tokenAccessor: string): LeaseRow[] {
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM aws_leases WHERE token_accessor = ? AND state <> 'revoking' ORDER BY lease_id`,
+      )
+      .all(tokenAccessor) as Record<string, unknown>[];
+    return rows.map(leaseRow);
+  }
+
   leasesWithPrefix(prefix: string): LeaseRow[] {
     const rows = this.db
       .prepare(`SELECT * FROM aws_leases WHERE substr(lease_id, 1, ?) = ? ORDER BY lease_id`)

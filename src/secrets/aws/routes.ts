@@ -1,5 +1,6 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import type { Context, Next } from 'koa';
+import { secretsRouter } from '../request-path.js';
 import { KeelError, isKeelError } from '../../core/errors.js';
 import { multierror } from '../../http/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
@@ -67,7 +68,7 @@ async function referenceErrors(_ctx: Context, next: Next): Promise<void> {
 
 /** Routes of one mount, relative to it (`/config/root`, `/roles/:name`, ...). */
 export function awsRoutes(s: AwsServices): Router {
-  const r = new Router();
+  const r = secretsRouter();
   r.use(referenceErrors);
 
   r.get('/config/root', (ctx) => {

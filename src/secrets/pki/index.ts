@@ -1,5 +1,6 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import type { ContextModule, Core } from '../../context.js';
+import { secretsRouter } from '../request-path.js';
 import type { Mount } from '../../http/types.js';
 import { Authority } from './authority.js';
 import { systemMetadata } from '../../core/events.js';
@@ -38,7 +39,7 @@ export function createPkiContext(core: Core): ContextModule & { authority: Autho
       type: 'pki',
       description: 'certificate authority: issuers, roles, issue, sign, revoke, CRLs',
       routes(mount: Mount): Router {
-        const router = new Router();
+        const router = secretsRouter();
         const scope = { mount, id: mount.accessor };
         roleRoutes(router, authority, scope);
         issueRoutes(router, authority, scope);

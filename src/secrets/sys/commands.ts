@@ -2,8 +2,14 @@ import type { Decider } from '../../core/command-handler.js';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata, StoredEvent } from '../../core/events.js';
 import type { Core } from '../../context.js';
+import { checkMountPath, checkPolicyName } from '../names.js';
 import type { PathRule } from './acl.js';
-import type { MountEnabled, SecretsTokenCreated, SysEvent } from './events.js';
+import type {
+  MountEnabled,
+  SecretsTokenCreated,
+  SysEvent,
+  TokenRevocationReason,
+} from './events.js';
 import { mountStream, policyStream, tokenStream } from './events.js';
 
 /** Each sys stream only needs to know whether its subject currently exists. */
@@ -68,16 +74,31 @@ export function createSysCommands(core: Core) {
       return { token, data };
     },
 
-    revokeToken(accessor: string, metadata: AuditMetadata): void {
+    /** Revokes one token; its descendants are the caller's (`tokens.ts`) to revoke first. */
+    revokeToken(
+      accessor: string,
+      metadata: AuditMetadata,
+      reason: TokenRevocationReason = 'revoked',
+      orphanChildren = false,
+    ): void {
       handler.handle(
         tokenStream(accessor),
         tokenDecider,
-        (s) => (s.exists ? [{ type: 'SecretsTokenRevoked' as const, data: { accessor } }] : []),
+        (s) =>
+          s.exists
+            ? [
+                {
+                  type: 'SecretsTokenRevoked' as const,
+                  data: { accessor, reason, ...(orphanChildren ? { orphanChildren } : {}) },
+                },
+              ]
+            : [],
         metadata,
       );
     },
 
     writePolicy(name: string, policy: string, rules: PathRule[], metadata: AuditMetadata): void {
+      checkPolicyName(name);
       if (name === 'root') throw new ValidationError('cannot update "root" policy');
       handler.handle(
         policyStream(name),
@@ -109,6 +130,7 @@ export function createSysCommands(core: Core) {
       metadata: AuditMetadata,
     ): void {
       const path = input.path;
+      checkMountPath(path);
       if (RESERVED_MOUNT_PREFIXES.some((p) => path.startsWith(p))) {
         throw new ValidationError(`cannot mount under reserved path "${path}"`);
       }

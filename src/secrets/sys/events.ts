@@ -16,9 +16,17 @@ export interface SecretsTokenCreated {
   };
 }
 
+/** Why a token stopped working. */
+export type TokenRevocationReason = 'revoked' | 'expired' | 'parent revoked';
+
+/**
+ * A token was revoked. Its descendants were revoked before it (each its own event), unless
+ * `orphanChildren`: then its children live on as orphans (`auth/token/revoke-orphan`).
+ * Events written before the hierarchy carry neither field.
+ */
 export interface SecretsTokenRevoked {
   type: 'SecretsTokenRevoked';
-  data: { accessor: string };
+  data: { accessor: string; reason?: TokenRevocationReason; orphanChildren?: boolean };
 }
 
 export interface AclPolicyWritten {
@@ -63,6 +71,10 @@ export const SYS_EVENT_TYPES: readonly SysEvent['type'][] = [
   'MountEnabled',
   'MountDisabled',
 ];
+
+/** The schedule kind of a token's expiry (a row per token with a TTL, DESIGN §1.4). */
+export const TIMER_TOKEN_EXPIRY = 'secrets-token-expiry';
+export const tokenExpiryKey = (accessor: string) => `${TIMER_TOKEN_EXPIRY}:${accessor}`;
 
 export const tokenStream = (accessor: string) => `secrets-token-${accessor}`;
 export const policyStream = (name: string) => `acl-policy-${name}`;

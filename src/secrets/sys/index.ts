@@ -5,8 +5,10 @@ import { createSysCommands } from './commands.js';
 import type { LeaseProvider } from './leases.js';
 import { sysProjection, sysQueries } from './projection.js';
 import { sysRoutes } from './routes.js';
+import { tokenExpiryTimer, tokenHierarchy } from './tokens.js';
 
 export type { LeaseProvider, LeaseInfo } from './leases.js';
+export type { SecretsTokenRevoked } from './events.js';
 export { parseDuration, formatGoDuration } from '../duration.js';
 
 /** Tokens, ACL policies, mounts and leases: the secrets API's system backend. */
@@ -19,7 +21,9 @@ export function createSysContext(
 ) {
   const queries = sysQueries(core.db);
   const commands = createSysCommands(core);
+  const hierarchy = tokenHierarchy(commands, queries);
   const routes = sysRoutes({
+    hierarchy,
     core,
     commands,
     queries,
@@ -30,6 +34,7 @@ export function createSysContext(
   const module: ContextModule = {
     name: 'secrets-sys',
     projections: [sysProjection(() => queries.forget())],
+    timers: [tokenExpiryTimer(hierarchy)],
   };
   return { module, queries, commands, routes };
 }

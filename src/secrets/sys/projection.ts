@@ -3,10 +3,12 @@ import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import { ReadMemo } from '../../core/read-memo.js';
 import { hmacLookupRange, safeEqual } from '../../core/seal.js';
+import { scheduleRows } from '../../core/schedule.js';
 import { statements } from '../../core/sql.js';
 import type { Mount } from '../../http/types.js';
 import type { PathRule } from './acl.js';
 import type { SysEvent } from './events.js';
+import { TIMER_TOKEN_EXPIRY, tokenExpiryKey } from './events.js';
 
 /**
  * The sys read models. `changed` runs after every event that changes a token, policy or mount,
@@ -14,7 +16,8 @@ import type { SysEvent } from './events.js';
  */
 export const sysProjection = (changed: () => void = () => undefined): Projection => ({
   name: 'secrets-sys',
-  version: 1,
+  // 2: token expiry schedule rows, and children made orphans by revoke-orphan.
+  version: 2,
   tables: ['secrets_tokens', 'acl_policies', 'mounts'],
   setup(db) {
     db.exec(`
@@ -27,7 +30,11 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
         path TEXT PRIMARY KEY, type TEXT NOT NULL, accessor TEXT NOT NULL, description TEXT NOT NULL,
         config TEXT NOT NULL, created_at TEXT NOT NULL);
     `);
+    const schedule = scheduleRows(db, 'secrets-sys');
     const s = {
+      orphan: db.prepare(
+        'UPDATE secrets_tokens SET parent_accessor = NULL WHERE parent_accessor = ?',
+      ),
       token: db.prepare(`INSERT INTO secrets_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       revoke: db.prepare('DELETE FROM secrets_tokens WHERE accessor = ?'),
       policy: db.prepare(
@@ -53,10 +60,19 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
             JSON.stringify(d.meta),
             e.time,
           );
+          if (d.expiresAt !== null)
+            schedule.put({
+              key: tokenExpiryKey(d.accessor),
+              kind: TIMER_TOKEN_EXPIRY,
+              dueAt: d.expiresAt,
+              data: { accessor: d.accessor },
+            });
           break;
         }
         case 'SecretsTokenRevoked':
           s.revoke.run(e.data.accessor);
+          if (e.data.orphanChildren === true) s.orphan.run(e.data.accessor);
+          schedule.remove(tokenExpiryKey(e.data.accessor));
           break;
         case 'AclPolicyWritten':
           s.policy.run(e.data.name, e.data.policy, JSON.stringify(e.data.rules));
@@ -167,6 +183,17 @@ export function sysQueries(db: Db) {
       );
       return r === undefined ? undefined : toToken(r);
     },
+    /** The token's descendants, deepest first (each after its own descendants). */
+    descendants: (accessor: string): string[] =>
+      sql<[string], { accessor: string }>(
+        `WITH RECURSIVE tree(accessor, depth) AS (
+           SELECT accessor, 1 FROM secrets_tokens WHERE parent_accessor = ?
+           UNION ALL
+           SELECT t.accessor, tree.depth + 1 FROM secrets_tokens t JOIN tree ON t.parent_accessor = tree.accessor)
+         SELECT accessor FROM tree ORDER BY depth DESC, accessor`,
+      )
+        .all(accessor)
+        .map((r) => r.accessor),
     policy: (name: string): { name: string; policy: string; rules: PathRule[] } | undefined =>
       memo.get(`policy\0${name}`, () => {
         const r = sql<[string], { name: string; policy: string; rules: string }>(

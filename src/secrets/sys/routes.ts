@@ -1,5 +1,6 @@
-import Router from '@koa/router';
+import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
+import { secretsRouter } from '../request-path.js';
 import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
@@ -7,7 +8,9 @@ import { sendVault, requestData } from '../../http/vault.js';
 import type { Core } from '../../context.js';
 import { BUILTIN_POLICIES, parsePolicy } from './acl.js';
 import type { SysCommands } from './commands.js';
-import type { SysQueries, TokenRow } from './projection.js';
+import type { SysQueries } from './projection.js';
+import type { TokenHierarchy } from './tokens.js';
+import { tokenRoutes } from './tokens.js';
 import type { LeaseProvider } from './leases.js';
 import { parseDuration } from '../duration.js';
 
@@ -18,9 +21,10 @@ export interface SysRouteDeps {
   engineTypes: () => readonly string[];
   leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
   metadata: (ctx: Context) => AuditMetadata;
+  hierarchy: TokenHierarchy;
 }
 
-const str = (v: unknown, field: string): string | undefined => {
+export const str = (v: unknown, field: string): string | undefined => {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string')
     throw new ValidationError(
@@ -29,7 +33,7 @@ const str = (v: unknown, field: string): string | undefined => {
   return v;
 };
 
-const strList = (v: unknown, field: string): string[] | undefined => {
+export const strList = (v: unknown, field: string): string[] | undefined => {
   if (v === undefined || v === null) return undefined;
   if (typeof v === 'string')
     return v
@@ -46,8 +50,8 @@ const normalizeMountPath = (p: string) => (p.endsWith('/') ? p : `${p}/`).replac
 
 /** `sys/*` and `auth/token/*`: the parts of the reference's system backend that Keel serves. */
 export function sysRoutes(deps: SysRouteDeps): Router {
-  const { core, commands, queries } = deps;
-  const r = new Router();
+  const { commands, queries } = deps;
+  const r = secretsRouter();
 
   const mountView = (m: ReturnType<SysQueries['mounts']>[number]) => ({
     type: m.type,
@@ -128,112 +132,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, undefined);
   });
 
-  const tokenView = (t: TokenRow, id?: string) => {
-    const ttl =
-      t.expiresAt === null
-        ? 0
-        : Math.max(0, Math.floor((Date.parse(t.expiresAt) - core.clock.now().getTime()) / 1000));
-    return {
-      accessor: t.accessor,
-      creation_time: Math.floor(Date.parse(t.createdAt) / 1000),
-      creation_ttl: t.ttlSeconds,
-      display_name: t.displayName,
-      entity_id: '',
-      expire_time: t.expiresAt,
-      explicit_max_ttl: 0,
-      ...(id === undefined ? {} : { id }),
-      issue_time: t.createdAt,
-      meta: Object.keys(t.meta).length === 0 ? null : t.meta,
-      num_uses: 0,
-      orphan: t.parentAccessor === null,
-      path: 'auth/token/create',
-      policies: t.policies,
-      renewable: false,
-      ttl,
-      type: 'service',
-    };
-  };
-
-  r.post('/auth/token/create', (ctx) => {
-    const parent = ctx.state.token!;
-    const body = requestData(ctx);
-    const requested = strList(body.policies, 'policies') ?? [...parent.policies];
-    const parentIsRoot = parent.policies.includes('root');
-    if (!parentIsRoot) {
-      const extra = requested.filter((p) => p !== 'default' && !parent.policies.includes(p));
-      if (extra.length > 0) throw new ValidationError('child policies must be subset of parent');
-    }
-    const policies =
-      requested.includes('root') || body.no_default_policy === true
-        ? requested
-        : ['default', ...requested];
-    const ttlSeconds = parseDuration(body.ttl ?? 0, 'ttl');
-    const displayName = str(body.display_name, 'display_name');
-    const meta = (body.meta ?? {}) as Record<string, string>;
-    const created = commands.createToken(
-      {
-        policies,
-        displayName:
-          displayName === undefined || displayName === '' ? 'token' : `token-${displayName}`,
-        ttlSeconds,
-        parentAccessor: body.no_parent === true ? null : parent.accessor,
-        meta,
-      },
-      deps.metadata(ctx),
-    );
-    sendVault(ctx, null, {
-      auth: {
-        client_token: created.token,
-        accessor: created.data.accessor,
-        policies: created.data.policies,
-        token_policies: created.data.policies,
-        metadata: Object.keys(meta).length === 0 ? null : meta,
-        lease_duration: ttlSeconds,
-        renewable: ttlSeconds > 0,
-        entity_id: '',
-        token_type: 'service',
-        orphan: created.data.parentAccessor === null,
-        mfa_requirement: null,
-        num_uses: 0,
-      },
-    });
-  });
-
-  const self = (ctx: Context): TokenRow => {
-    const row = queries.tokenByAccessor(ctx.state.token!.accessor);
-    if (row === undefined) throw new ValidationError('bad token');
-    return row;
-  };
-  r.get('/auth/token/lookup-self', (ctx) =>
-    sendVault(ctx, tokenView(self(ctx), presentedToken(ctx))),
-  );
-  r.post('/auth/token/lookup-self', (ctx) =>
-    sendVault(ctx, tokenView(self(ctx), presentedToken(ctx))),
-  );
-  r.post('/auth/token/lookup', (ctx) => {
-    const token = str(requestData(ctx).token, 'token');
-    if (token === undefined || token === '') throw new ValidationError('missing token to look up');
-    const row = queries.tokenByHmac(core.sealer.hmac(token));
-    if (row === undefined) throw new ValidationError('bad token');
-    sendVault(ctx, tokenView(row, token));
-  });
-  r.post('/auth/token/lookup-accessor', (ctx) => {
-    const accessor = str(requestData(ctx).accessor, 'accessor');
-    const row = accessor === undefined ? undefined : queries.tokenByAccessor(accessor);
-    if (row === undefined) throw new ValidationError('invalid accessor');
-    sendVault(ctx, tokenView(row));
-  });
-  r.post('/auth/token/revoke-self', (ctx) => {
-    commands.revokeToken(ctx.state.token!.accessor, deps.metadata(ctx));
-    sendVault(ctx, undefined);
-  });
-  r.post('/auth/token/revoke', (ctx) => {
-    const token = str(requestData(ctx).token, 'token');
-    if (token === undefined || token === '') throw new ValidationError('missing token');
-    const row = queries.tokenByHmac(core.sealer.hmac(token));
-    if (row !== undefined) commands.revokeToken(row.accessor, deps.metadata(ctx));
-    sendVault(ctx, undefined);
-  });
+  tokenRoutes(r, deps);
 
   const provider = (leaseId: string): LeaseProvider => {
     for (const [mountPath, p] of deps.leaseProviders()) if (leaseId.startsWith(mountPath)) return p;
@@ -300,12 +199,6 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   r.put('/sys/leases/revoke-prefix/*prefix', revokePrefix);
   r.post('/sys/leases/revoke-prefix/*prefix', revokePrefix);
   return r;
-}
-
-/** The token as the caller sent it (lookup-self shows it back as `id`). */
-export function presentedToken(ctx: Context): string | undefined {
-  const bearer = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'))?.[1];
-  return ctx.get('x-secrets-token') || ctx.get('x-vault-token') || bearer || undefined;
 }
 
 function describeBuiltin(name: 'default' | 'root'): string {

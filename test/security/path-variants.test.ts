@@ -1,0 +1,176 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSysContext } from '../../src/secrets/sys/index.js';
+import { createUi } from '../../src/ui/index.js';
+import type { TestApp } from '../support/app.js';
+import { startTestApp } from '../support/app.js';
+import type { RunningDaemon } from '../support/daemon.js';
+import type { Answer } from './support.js';
+import { daemonWithRoot, errorsOf, raw } from './support.js';
+
+// Property: for every /v1 route, a spelling of its path that differs in case, escapes, doubled or
+// dot segments or a trailing slash gets the same ACL decision as the canonical path, or is not
+// routed at all. It never reaches a handler the canonical path's decision kept it from.
+
+interface Route {
+  method: string;
+  /** Canonical path relative to /v1/, parameters filled in. */
+  path: string;
+}
+
+/** Every (method, path template) of the sys, auth/token and engine routers, relative to /v1/. */
+function routeTable(t: TestApp): Route[] {
+  const sys = createSysContext(t.app.core, {
+    engineTypes: () => [],
+    leaseProviders: () => new Map(),
+  }).routes;
+  createUi(t.app.core, []).registerRoutes(sys);
+  const routers: [string, { stack: { path: unknown; methods: string[] }[] }][] = [['', sys]];
+  for (const c of t.app.contexts) {
+    const engine = c.engine;
+    if (engine === undefined) continue;
+    const mount = `${engine.type}/`;
+    routers.push([
+      mount,
+      engine.routes({ path: mount, type: engine.type, accessor: 'a', description: '' }),
+    ]);
+  }
+  const out: Route[] = [];
+  for (const [mount, router] of routers) {
+    for (const layer of router.stack) {
+      if (typeof layer.path !== 'string') continue;
+      const filled = layer.path
+        .replace(/\{[^}]*\}/g, '')
+        .replace(/\*\w+/g, 'a/b')
+        .replace(/:\w+/g, 'x1')
+        .replace(/^\//, '')
+        .replace(/\/$/, '');
+      for (const method of layer.methods) {
+        if (method === 'HEAD') continue;
+        out.push({ method, path: `${mount}${filled}` });
+        if (method === 'GET') out.push({ method: 'LIST', path: `${mount}${filled}` });
+      }
+    }
+  }
+  return out;
+}
+
+type Decision = 'denied' | 'not routed' | 'served';
+
+function decision(a: Answer): Decision {
+  const text = errorsOf(a).join('\n');
+  if (a.status === 403 && text === 'permission denied') return 'denied';
+  if (a.status === 404 && /unsupported path|no handler for route/.test(text)) return 'not routed';
+  if (a.status === 405) return 'not routed';
+  if (a.status === 400 && /invalid URL escape/.test(text)) return 'not routed';
+  if (a.status === 403) throw new Error(`unexpected 403: ${a.text}`);
+  return 'served';
+}
+
+type Change = 'case' | 'escape' | 'double' | 'dot' | 'trailing';
+
+/** Apply one change at a position chosen by `at` (0..1). */
+function spell(path: string, change: Change, at: number): string {
+  const pick = <T>(xs: readonly T[]): T | undefined => xs[Math.floor(at * xs.length)];
+  switch (change) {
+    case 'case': {
+      const letters = [...path].flatMap((ch, i) => (/[a-z]/i.test(ch) ? [i] : []));
+      const i = pick(letters);
+      if (i === undefined) return path;
+      const ch = path[i]!;
+      const flipped = ch === ch.toLowerCase() ? ch.toUpperCase() : ch.toLowerCase();
+      return path.slice(0, i) + flipped + path.slice(i + 1);
+    }
+    case 'escape': {
+      const plain = [...path].flatMap((ch, i) => (ch === '%' ? [] : [i]));
+      const i = pick(plain);
+      if (i === undefined) return path;
+      const hex = path.charCodeAt(i).toString(16).padStart(2, '0');
+      return path.slice(0, i) + `%${at < 0.5 ? hex : hex.toUpperCase()}` + path.slice(i + 1);
+    }
+    case 'double':
+    case 'dot': {
+      const slashes = [...path].flatMap((ch, i) => (ch === '/' ? [i] : []));
+      const i = pick(slashes);
+      if (i === undefined) return path;
+      return path.slice(0, i + 1) + (change === 'double' ? '/' : './') + path.slice(i + 1);
+    }
+    case 'trailing':
+      return `${path}/`;
+  }
+}
+
+let d: RunningDaemon;
+let root: string;
+let t: TestApp;
+let routes: Route[];
+beforeAll(async () => {
+  ({ d, root } = await daemonWithRoot());
+  t = await startTestApp();
+  routes = routeTable(t);
+});
+afterAll(async () => {
+  await t.close();
+  await d.stop();
+});
+
+let policies = 0;
+async function freshToken(policy: object): Promise<string> {
+  const name = `variant-${++policies}`;
+  const w = await raw(d.url, 'PUT', `/v1/sys/policies/acl/${name}`, {
+    token: root,
+    body: { policy: JSON.stringify(policy) },
+  });
+  expect(w.status).toBe(204);
+  const c = await raw(d.url, 'POST', '/v1/auth/token/create', {
+    token: root,
+    body: { policies: [name] },
+  });
+  return (c.json as { auth: { client_token: string } }).auth.client_token;
+}
+
+const ALL = ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo'];
+
+describe('path variants and the ACL', () => {
+  it('covers the routers of sys, auth/token, aws and pki', () => {
+    const paths = routes.map((r) => r.path);
+    for (const p of ['sys/policies/acl/x1', 'auth/token/create', 'aws/config/root', 'pki/root'])
+      expect(paths).toContain(p);
+  });
+
+  it('a variant gets the canonical decision or is not routed', async () => {
+    const change = fc.constantFrom<Change>('case', 'escape', 'double', 'dot', 'trailing');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: routes.length - 1 }),
+        fc.boolean(),
+        fc.array(fc.tuple(change, fc.double({ min: 0, max: 0.999, noNaN: true })), {
+          minLength: 1,
+          maxLength: 3,
+        }),
+        async (index, denyIt, changes) => {
+          const route = routes[index]!;
+          const aclPath = route.method === 'LIST' ? `${route.path}/` : route.path;
+          // Either everything but this path (sudo included), or only this path.
+          const policy = denyIt
+            ? { path: { '*': { capabilities: ALL }, [aclPath]: { capabilities: ['deny'] } } }
+            : { path: { [aclPath]: { capabilities: ALL } } };
+          const send = async (path: string) =>
+            decision(
+              await raw(d.url, route.method, `/v1/${path}`, {
+                token: await freshToken(policy),
+                ...(['POST', 'PUT', 'PATCH'].includes(route.method) ? { body: {} } : {}),
+              }),
+            );
+          const canonical = await send(route.path);
+          if (denyIt) expect(canonical).toBe('denied');
+          else expect(canonical).not.toBe('denied');
+          const variant = changes.reduce((p, [c, at]) => spell(p, c, at), route.path);
+          const got = await send(variant);
+          if (got !== 'not routed') expect({ variant, got }).toEqual({ variant, got: canonical });
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+});
