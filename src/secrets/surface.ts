@@ -30,6 +30,8 @@ const SYS_SUDO: readonly RegExp[] = [
   /^sys\/leases\/revoke-prefix\//,
   /^auth\/token\/create-orphan$/,
   /^auth\/token\/revoke-orphan$/,
+  /^auth\/token\/accessors\/?$/,
+  /^sys\/leases\/lookup\/./,
 ];
 
 const denied = () => new ForbiddenError('permission denied');

@@ -22,6 +22,8 @@ export interface LeaseProvider {
     metadata: AuditMetadata,
   ): Promise<LeaseInfo>;
   revoke(leaseId: string, metadata: AuditMetadata): Promise<void>;
+  /** The ids of the live leases that start with the prefix, sorted. */
+  list(prefix: string): string[];
   /** Revoke every lease whose id starts with the prefix; returns how many. */
   revokePrefix(prefix: string, metadata: AuditMetadata): Promise<number>;
 }

@@ -1,6 +1,7 @@
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
+import { canonicalJson } from '../../core/canonical.js';
 import { ReadMemo } from '../../core/read-memo.js';
 import { hmacLookupRange, safeEqual } from '../../core/seal.js';
 import { scheduleRows } from '../../core/schedule.js';
@@ -75,7 +76,7 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
           schedule.remove(tokenExpiryKey(e.data.accessor));
           break;
         case 'AclPolicyWritten':
-          s.policy.run(e.data.name, e.data.policy, JSON.stringify(e.data.rules));
+          s.policy.run(e.data.name, e.data.policy, canonicalJson(e.data.rules));
           break;
         case 'AclPolicyDeleted':
           s.dropPolicy.run(e.data.name);
@@ -168,6 +169,11 @@ export function sysQueries(db: Db) {
   return {
     /** Forgets remembered rows: the sys projection calls it after every event it applies. */
     forget: (): void => memo.clear(),
+    /** Every live token's accessor, sorted: `LIST auth/token/accessors`. */
+    accessors: (): string[] =>
+      sql<[], { accessor: string }>('SELECT accessor FROM secrets_tokens ORDER BY accessor')
+        .all()
+        .map((r) => r.accessor),
     tokenByHmac: (hmac: string): TokenRow | undefined =>
       memo.get(`token\0${hmac}`, () => {
         const r = sql<[string, string], RawToken>(

@@ -1,8 +1,9 @@
 import type Router from '@koa/router';
+import { multierror } from '../../http/errors.js';
 import type { RouterContext } from '@koa/router';
 import { secretsRouter } from '../request-path.js';
 import type { Context } from 'koa';
-import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import { sendVault, requestData } from '../../http/vault.js';
 import type { Core } from '../../context.js';
@@ -155,6 +156,24 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     const info = provider(id).lookup(id);
     if (info === undefined) throw new ValidationError('invalid lease');
     sendVault(ctx, info);
+  });
+  // LIST sys/leases/lookup/<prefix>: the next segment of every live lease under the prefix, a
+  // folder with its trailing slash (`creds/`) or a lease's own id, as the reference lists them.
+  r.get('/sys/leases/lookup/*prefix', (ctx) => {
+    if (ctx.state.list !== true)
+      throw new KeelError('unsupported', multierror('unsupported operation'));
+    const prefix = `${ctx.params.prefix ?? ''}/`;
+    const keys = new Set<string>();
+    for (const [mountPath, p] of deps.leaseProviders()) {
+      if (!prefix.startsWith(mountPath) && !mountPath.startsWith(prefix)) continue;
+      for (const id of p.list(prefix)) {
+        const rest = id.slice(prefix.length);
+        const slash = rest.indexOf('/');
+        keys.add(slash < 0 ? rest : rest.slice(0, slash + 1));
+      }
+    }
+    if (keys.size === 0) throw new NotFoundError('');
+    sendVault(ctx, { keys: [...keys].sort() });
   });
   const renew = async (ctx: RouterContext) => {
     const id = leaseId(ctx);

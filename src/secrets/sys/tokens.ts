@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
+import { multierror } from '../../http/errors.js';
 import type { Context } from 'koa';
-import { ValidationError } from '../../core/errors.js';
+import { KeelError, ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import { systemMetadata } from '../../core/events.js';
 import type { Timer } from '../../core/schedule.js';
@@ -187,6 +188,12 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
       },
     });
   };
+  // LIST auth/token/accessors (sudo): every live token's accessor, never the tokens themselves.
+  r.get('/auth/token/accessors', (ctx) => {
+    if (ctx.state.list !== true)
+      throw new KeelError('unsupported', multierror('unsupported operation'));
+    sendVault(ctx, { keys: queries.accessors() });
+  });
   r.post('/auth/token/create', create(false));
   r.post('/auth/token/create-orphan', create(true));
 

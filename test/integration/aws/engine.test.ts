@@ -165,6 +165,41 @@ describe('iam_user credentials and leases', () => {
     ).toBe(400);
   });
 
+  it('lists leases under a prefix and token accessors, both with sudo only', async () => {
+    const a = (await h.v1('GET', 'aws/creds/dev')).json as Env;
+    const b = (await h.v1('GET', 'aws/creds/dev')).json as Env;
+    const keysOf = async (path: string, token?: string) => {
+      const r = await h.v1('LIST', path, token === undefined ? {} : { token });
+      return { status: r.status, keys: (r.json as { data?: { keys: string[] } }).data?.keys };
+    };
+    const top = await keysOf('sys/leases/lookup/aws/');
+    expect(top.status).toBe(200);
+    expect(top.keys).toContain('creds/');
+    expect(top.keys?.every((k) => k.endsWith('/'))).toBe(true);
+    const ids = [a.lease_id, b.lease_id].map((id) => id.split('/').at(-1)!).sort();
+    expect((await keysOf('sys/leases/lookup/aws/creds/dev/')).keys).toEqual(
+      expect.arrayContaining(ids),
+    );
+    expect((await keysOf('sys/leases/lookup/aws/creds/nobody/')).status).toBe(404);
+    const accessors = await keysOf('auth/token/accessors');
+    expect(accessors.status).toBe(200);
+    expect(accessors.keys?.length).toBeGreaterThan(0);
+    // Without sudo on the path, both lists are refused.
+    await h.v1('PUT', 'sys/policies/acl/lister', {
+      body: {
+        policy:
+          'path "sys/leases/lookup/*" { capabilities = ["list"] }\npath "auth/token/accessors" { capabilities = ["list"] }',
+      },
+    });
+    const token = (
+      (await h.v1('POST', 'auth/token/create', { body: { policies: ['lister'] } })).json as {
+        auth: { client_token: string };
+      }
+    ).auth.client_token;
+    expect((await keysOf('sys/leases/lookup/aws/', token)).status).toBe(403);
+    expect((await keysOf('auth/token/accessors', token)).status).toBe(403);
+  });
+
   it('renews up to lease_max, then refuses; expiry deletes the user', async () => {
     const env = (await h.v1('GET', 'aws/creds/dev')).json as Env;
     const key = env.data as { access_key: string; secret_key: string };
