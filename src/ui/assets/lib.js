@@ -162,7 +162,14 @@ export function live(container, load) {
     }
     pending = false;
     return load().then(
-      (nodes) => replaceKeepingInput(body, [nodes].flat()),
+      (nodes) => {
+        // What began while nothing was held may end after a secret was shown: keep the secret.
+        if (body.querySelector('.once') !== null || (!forced && acting > 0)) {
+          pending = true;
+          return;
+        }
+        replaceKeepingInput(body, [nodes].flat());
+      },
       (err) => body.replaceChildren(problem(err)),
     );
   };

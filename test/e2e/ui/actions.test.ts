@@ -1,0 +1,380 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as tar from 'tar';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT, eventually, startDaemon, type RunningDaemon } from '../../support/daemon.js';
+import { launchBrowser, type UiBrowser } from '../../support/ui-browser.js';
+
+/**
+ * Every action of the page, done in Debian's chromium against the real daemon, and checked
+ * through the API the page used: the page holds no powers of its own.
+ */
+
+const axeSource = readFileSync(
+  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
+  'utf8',
+);
+/** Screenshots of each view go to docs/ui/ when KEEL_UI_SCREENSHOTS=1 (to refresh the docs). */
+const SHOTS = process.env.KEEL_UI_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'ui') : null;
+
+let d: RunningDaemon;
+let b: UiBrowser;
+let runsToken: string;
+let rootToken: string;
+
+async function call(
+  surface: 'runs' | 'secrets',
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> & { data?: unknown } }> {
+  const runs = surface === 'runs';
+  const res = await fetch(`${d.url}${runs ? '/api/v2/' : '/v1/'}${path}`, {
+    method,
+    headers: runs
+      ? { authorization: `Bearer ${runsToken}`, 'content-type': 'application/vnd.api+json' }
+      : { 'x-vault-token': rootToken, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as never) };
+}
+
+function tarball(): Buffer {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-ui-cfg-'));
+  writeFileSync(join(dir, 'main.tf'), 'resource "terraform_data" "web" {\n  input = "hello"\n}\n');
+  tar.c({ gzip: true, portable: true, cwd: dir, file: `${dir}.tgz`, sync: true }, ['main.tf']);
+  return readFileSync(`${dir}.tgz`);
+}
+
+async function signIn(runs: string, secrets: string) {
+  const { page } = b;
+  await page.goto(`${d.url}/ui/#/login`);
+  await page.getByLabel('Runs token').fill(runs);
+  await page.getByLabel('Secrets token').fill(secrets);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  // Signed in once the page has left the sign-in view for its start page.
+  await page.getByRole('heading', { name: secrets === '' ? 'Workspaces' : 'Machines' }).waitFor();
+}
+
+/** Answer the page's confirmation dialog with its action button. */
+async function confirm(action: string) {
+  const dialog = b.page.getByRole('dialog');
+  await dialog.waitFor();
+  await dialog.getByRole('button', { name: action }).click();
+}
+
+beforeAll(async () => {
+  d = await startDaemon();
+  runsToken = d.bootstrap().runs.user_token;
+  rootToken = d.bootstrap().secrets.root_token;
+  expect(
+    (
+      await call('runs', 'POST', 'organizations', {
+        data: { type: 'organizations', attributes: { name: 'acme', email: 'ops@acme.test' } },
+      })
+    ).status,
+  ).toBe(201);
+  b = await launchBrowser();
+  b.page.setDefaultTimeout(15_000);
+}, 60_000);
+afterEach(async (ctx) => {
+  // A failed step shows what the page said.
+  if (ctx.task.result?.state === 'fail' && b !== undefined)
+    console.log(await b.page.locator('main').innerText());
+});
+afterAll(async () => {
+  await b?.close();
+  await d?.stop();
+});
+
+describe('the page acts through the APIs', () => {
+  let wsId = '';
+  beforeAll(() => signIn(runsToken, rootToken));
+
+  it('creates a workspace, adds a sensitive variable, locks and unlocks it', async () => {
+    const { page } = b;
+    await signIn(runsToken, rootToken);
+    await page.getByRole('link', { name: 'Workspaces' }).click();
+    const create = page.getByRole('form', { name: 'New workspace in acme' });
+    await create.getByLabel('Name', { exact: true }).fill('web');
+    await create.getByRole('button', { name: 'Create workspace' }).click();
+    await page.getByRole('heading', { name: 'Workspace web' }).waitFor();
+    const ws = await call('runs', 'GET', 'organizations/acme/workspaces/web');
+    expect(ws.status).toBe(200);
+    wsId = (ws.json.data as { id: string }).id;
+
+    const add = page.getByRole('form', { name: 'Add a variable' });
+    await add.getByLabel('Key', { exact: true }).fill('password');
+    await add.getByLabel('Value', { exact: true }).fill('hunter2-very-secret');
+    await add.getByLabel('Sensitive (never shown again)').check();
+    await add.getByRole('button', { name: 'Add variable' }).click();
+    await page.getByText('sensitive — write only').waitFor();
+    const vars = await call('runs', 'GET', `workspaces/${wsId}/vars`);
+    const v = (vars.json.data as { attributes: Record<string, unknown> }[])[0]!.attributes;
+    expect(v).toMatchObject({ key: 'password', sensitive: true, value: null });
+    expect(await page.content()).not.toContain('hunter2-very-secret');
+
+    await page.getByRole('button', { name: 'Lock workspace' }).click();
+    await expect.poll(() => page.locator('#workspace-lock').textContent()).toBe('locked');
+    const locked = await call('runs', 'GET', `workspaces/${wsId}`);
+    expect((locked.json.data as { attributes: { locked: boolean } }).attributes.locked).toBe(true);
+    await page.getByRole('button', { name: 'Unlock workspace' }).click();
+    await expect.poll(() => page.locator('#workspace-lock').textContent()).toBe('unlocked');
+  });
+
+  it('starts runs, confirms and applies one, discards another', async () => {
+    const { page } = b;
+    const cv = await call('runs', 'POST', `workspaces/${wsId}/configuration-versions`, {
+      data: { type: 'configuration-versions', attributes: { 'auto-queue-runs': false } },
+    });
+    const upload = (cv.json.data as { attributes: { 'upload-url': string } }).attributes[
+      'upload-url'
+    ];
+    const put = await fetch(`${d.url}${new URL(upload).pathname}`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/octet-stream' },
+      body: new Uint8Array(tarball()),
+    });
+    expect(put.status).toBe(200);
+
+    const start = async (message: string, destroy = false) => {
+      await page.goto(`${d.url}/ui/#/workspaces/${wsId}`);
+      const form = page.getByRole('form', { name: 'Start a new run' });
+      await form.getByLabel('Message').fill(message);
+      if (destroy) await form.getByLabel('Destroy every resource').check();
+      await form.getByRole('button', { name: 'Start run' }).click();
+      await page.getByRole('heading', { name: /^Run / }).waitFor();
+      const id = /#\/runs\/([^/?]+)/.exec(page.url())?.[1] ?? '';
+      expect(id).toMatch(/^run-/);
+      await expect
+        .poll(() => page.locator('#run-status').textContent(), { timeout: 20_000 })
+        .toBe('planned');
+      return id;
+    };
+    const status = async (id: string) =>
+      ((await call('runs', 'GET', `runs/${id}`)).json.data as { attributes: { status: string } })
+        .attributes.status;
+
+    const applied = await start('ship the web box');
+    await expect.poll(() => page.locator('#plan-summary').textContent()).toContain('+1 to add');
+    await page.getByText('terraform_data.web').first().waitFor();
+    await page.getByRole('button', { name: 'Confirm & apply' }).click();
+    await confirm('Confirm & apply');
+    await eventually(
+      async () => ((await status(applied)) === 'applied' ? true : undefined),
+      30_000,
+    );
+    await expect.poll(() => page.locator('#run-status').textContent()).toBe('applied');
+
+    // The resource exists now: a destroy run has a change to discard.
+    const discarded = await start('not this one', true);
+    await expect.poll(() => page.locator('#plan-summary').textContent()).toContain('−1 to destroy');
+    await page.getByRole('button', { name: 'Discard run' }).click();
+    await confirm('Discard run');
+    await eventually(async () => ((await status(discarded)) === 'discarded' ? true : undefined));
+  });
+
+  it('makes a CA, issues a certificate shown once, and revokes it into the CRL', async () => {
+    const { page } = b;
+    await page.goto(`${d.url}/ui/#/secrets`);
+    const root = page.getByRole('form', { name: 'Generate a root in pki/' });
+    await root.getByLabel('Common name').fill('Keel UI Root');
+    await root.getByLabel('TTL (e.g. 8760h)').fill('720h');
+    await root.getByRole('button', { name: 'Generate root' }).click();
+    await page.getByRole('button', { name: 'Download CA certificate' }).waitFor();
+
+    const role = page.getByRole('form', { name: 'New role in pki/' });
+    await role.getByLabel('Name', { exact: true }).fill('web');
+    await role.getByLabel('Allow any name').check();
+    await role.getByLabel('Max TTL (e.g. 72h)').fill('72h');
+    await role.getByRole('button', { name: 'Save role' }).click();
+
+    const issue = page.getByRole('form', { name: 'Issue a certificate from pki/' });
+    await issue.waitFor();
+    await issue.getByLabel('Common name').fill('app.example.com');
+    await issue.getByLabel('TTL (e.g. 24h)').fill('24h');
+    await issue.getByRole('button', { name: 'Issue certificate' }).click();
+    const once = page.getByRole('region', { name: /^Certificate / });
+    await expect.poll(() => once.textContent()).toContain('PRIVATE KEY');
+    const serial = ((await once.getAttribute('aria-label')) ?? '').replace('Certificate ', '');
+    expect(serial).toMatch(/^[0-9a-f]{2}(:[0-9a-f]{2})+$/);
+    await once.getByRole('button', { name: 'Copied — hide it' }).click();
+    await expect.poll(() => once.count()).toBe(0);
+
+    await page.getByRole('button', { name: `Revoke ${serial}` }).click();
+    await confirm('Revoke certificate');
+    await eventually(async () => {
+      const c = await call('secrets', 'GET', `pki/cert/${serial}`);
+      return Number((c.json.data as { revocation_time: number }).revocation_time) > 0
+        ? true
+        : undefined;
+    });
+    const pemText = await fetch(`${d.url}/v1/pki/crl/pem`, {
+      headers: { 'x-vault-token': rootToken },
+    }).then((r) => r.text());
+    const dir = mkdtempSync(join(tmpdir(), 'keel-ui-crl-'));
+    writeFileSync(join(dir, 'crl.pem'), pemText);
+    const text = execFileSync('openssl', ['crl', '-in', join(dir, 'crl.pem'), '-noout', '-text'], {
+      encoding: 'utf8',
+    });
+    expect(text.toUpperCase()).toContain(serial.replace(/:/g, '').toUpperCase());
+  });
+
+  it('makes a cloud role, shows its credentials once, and revokes their lease', async () => {
+    const { page } = b;
+    await page.goto(`${d.url}/ui/#/secrets`);
+    const role = page.getByRole('form', { name: 'New role in aws/' });
+    await role.getByLabel('Name', { exact: true }).fill('dev');
+    await role.getByLabel('Policy document (JSON)').fill(
+      JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }],
+      }),
+    );
+    await role.getByRole('button', { name: 'Save role' }).click();
+    await page.getByRole('button', { name: 'Generate credentials for dev' }).click();
+    const once = page.getByRole('region', { name: 'Credentials for dev' });
+    await expect.poll(() => once.textContent()).toContain('secret_key');
+    const leaseId = (await once.locator('dt:text-is("lease_id") + dd').textContent())?.trim() ?? '';
+    expect(leaseId).toMatch(/^aws\/creds\/dev\//);
+    await once.getByRole('button', { name: 'Copied — hide it' }).click();
+    const short = leaseId.split('/').at(-1)!;
+    await page.getByRole('button', { name: `Revoke ${short}` }).click();
+    await confirm('Revoke lease');
+    await eventually(async () =>
+      (await call('secrets', 'PUT', 'sys/leases/lookup', { lease_id: leaseId })).status === 400
+        ? true
+        : undefined,
+    );
+  });
+
+  it('writes a policy and makes a token with it, shown once', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Access' }).click();
+    const write = page.getByRole('form', { name: 'Write a policy' });
+    await write.getByLabel('Name', { exact: true }).fill('readers');
+    await write
+      .getByLabel('Rules (HCL or JSON)')
+      .fill('path "pki/*" { capabilities = ["read", "list"] }');
+    await write.getByRole('button', { name: 'Save policy' }).click();
+    // The table shows it once the page has refreshed after the write.
+    await page
+      .getByRole('region', { name: 'ACL policies' })
+      .getByText('readers', { exact: true })
+      .waitFor();
+    expect((await call('secrets', 'GET', 'sys/policies/acl/readers')).status).toBe(200);
+    const make = page.getByRole('form', { name: 'Create a token' });
+    await make.getByLabel('Policies (comma separated)').fill('readers');
+    await make.getByLabel('TTL (e.g. 1h)').fill('1h');
+    await make.getByRole('button', { name: 'Create token' }).click();
+    const once = page.getByRole('region', { name: 'New token' });
+    const token = ((await once.locator('dd').first().textContent()) ?? '').trim();
+    const res = await fetch(`${d.url}/v1/auth/token/lookup-self`, {
+      headers: { 'x-vault-token': token },
+    });
+    const self = (await res.json()) as { data: { policies: string[]; ttl: number } };
+    expect(self.data.policies).toContain('readers');
+    expect(self.data.ttl).toBeGreaterThan(3000);
+  });
+
+  it('shows an unknown address as not found, and a runs-only session only the runs pages', async () => {
+    const { page } = b;
+    await page.goto(`${d.url}/ui/#/nowhere`);
+    await page.getByRole('heading', { name: 'Not found' }).waitFor();
+    const favicon = await fetch(`${d.url}/favicon.ico`);
+    expect(favicon.status).toBe(200);
+    expect(favicon.headers.get('content-type')).toContain('image/svg+xml');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(runsToken, '');
+    const nav = page.getByRole('navigation', { name: 'Sections' });
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Workspaces']);
+  });
+});
+
+describe('the page at a phone and a laptop width', () => {
+  const views = [
+    'machines',
+    'workspaces',
+    'workspace',
+    'run',
+    'secrets',
+    'access',
+    'audit',
+    'nowhere',
+  ];
+
+  for (const [width, height] of [
+    [390, 844],
+    [1366, 768],
+  ] as const) {
+    it(`fits ${width} px without sideways scrolling, with labelled controls and readable contrast`, async () => {
+      const { page } = b;
+      await page.setViewportSize({ width, height });
+      await signIn(runsToken, rootToken);
+      const ws = (
+        (await call('runs', 'GET', 'organizations/acme/workspaces/web')).json.data as { id: string }
+      ).id;
+      const runs = (await call('runs', 'GET', `workspaces/${ws}/runs`)).json.data as {
+        id: string;
+      }[];
+      const hashes: Record<string, string> = {
+        workspace: `workspaces/${ws}`,
+        run: `runs/${runs.at(-1)!.id}`,
+      };
+      for (const view of views) {
+        await page.goto(`${d.url}/ui/#/${hashes[view] ?? view}`);
+        await page.getByRole('heading', { level: 1 }).first().waitFor();
+        // The view fills in as its data arrives; it must fit once it has.
+        await expect
+          .poll(
+            () =>
+              page.evaluate(
+                () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+              ),
+            { message: `${view} at ${width} px` },
+          )
+          .toBeLessThanOrEqual(0);
+        await page.evaluate(axeSource);
+        const violations = await page.evaluate(async () => {
+          const axe = (
+            window as unknown as {
+              axe: {
+                run: (
+                  o: unknown,
+                ) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }>;
+              };
+            }
+          ).axe;
+          const r = await axe.run({
+            runOnly: [
+              'label',
+              'button-name',
+              'link-name',
+              'color-contrast',
+              'document-title',
+              'html-has-lang',
+              'scrollable-region-focusable',
+              'duplicate-id',
+              'select-name',
+            ],
+          });
+          return r.violations.map(
+            (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
+          );
+        });
+        expect(violations, `${view} at ${width} px`).toEqual([]);
+        if (SHOTS !== null) {
+          mkdirSync(SHOTS, { recursive: true });
+          await page.screenshot({
+            path: join(SHOTS, `${view}-${width}.png`),
+            fullPage: width > 400,
+          });
+        }
+      }
+    });
+  }
+});
