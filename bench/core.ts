@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { Checkpointer } from '../src/core/checkpointer.js';
 import { testConfig } from '../src/config.js';
 import { systemClock } from '../src/core/clock.js';
 import { openDatabase } from '../src/core/database.js';
+import { ChainKey, openChain } from '../src/core/chain.js';
 import { EventStore } from '../src/core/event-store.js';
 import { systemMetadata } from '../src/core/events.js';
 import { randomIds } from '../src/core/ids.js';
@@ -192,7 +194,7 @@ function median(values: readonly number[]): number {
 /** A log of `total` deposits over 1,000 accounts, written in big batches. */
 function buildLog(path: string, total: number): void {
   const db = openDatabase(path);
-  const store = new EventStore(db, systemClock);
+  const store = new EventStore(db, systemClock, openChain(db, new ChainKey(randomBytes(32))));
   const meta = systemMetadata('bench');
   const sealer = { $sealed: 'v1:bench', $hmac: '0'.repeat(64) };
   const accounts = 1000;

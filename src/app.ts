@@ -16,7 +16,9 @@ import { randomIds } from './core/ids.js';
 import type { Logger } from './core/logger.js';
 import { createLogger } from './core/logger.js';
 import { Projections } from './core/projections.js';
-import { Reactors } from './core/reactors.js';
+import { Reactors, checkReactorCheckpoints } from './core/reactors.js';
+import { ChainKey, openChain } from './core/chain.js';
+import { checkAnchoredHead, tableAnchors, writeAnchor } from './core/anchors.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { Sealer, loadSealKey } from './core/seal.js';
 import type { Config } from './config.js';
@@ -118,7 +120,34 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? randomIds;
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
-  const db: Db = openDatabase(deps.databasePath ?? join(config.dataDir, 'keel.sqlite'));
+  const db: Db = openDatabase(
+    deps.databasePath ?? join(config.dataDir, 'keel.sqlite'),
+    config.sync,
+  );
+  const masterKey = deps.sealKey ?? loadSealKey(config.dataDir, process.env.KEEL_SEAL_KEY);
+  // The log is checked before anything reads it: its chain record and latest anchor are signed by
+  // this keyring, the log reaches the anchor, and no reactor has read past its end.
+  const chain = (() => {
+    try {
+      const opened = openChain(
+        db,
+        new ChainKey(masterKey),
+        deps.databasePath === undefined ? join(config.dataDir, 'audit', 'head.json') : null,
+      );
+      checkAnchoredHead(db, opened);
+      checkReactorCheckpoints(
+        db,
+        db.prepare<[], { p: number | null }>('SELECT max(position) AS p FROM events').get()?.p ?? 0,
+      );
+      // A log never anchored (one written before the keyed chain) is anchored at once, so its
+      // unkeyed part is pinned even before a keyed event follows it.
+      if (tableAnchors(db).length === 0) writeAnchor(db, opened, clock.now());
+      return opened;
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  })();
   const checkpointer =
     deps.backgroundCheckpoints === true
       ? Checkpointer.start(db, {
@@ -126,11 +155,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
             logger.error({ err }, 'the checkpoint worker failed; checkpoints are inline again'),
         })
       : undefined;
-  const sealer = new Sealer(deps.sealKey ?? loadSealKey(config.dataDir, process.env.KEEL_SEAL_KEY));
+  const sealer = new Sealer(masterKey);
 
   // The store calls the projections inline; they are registered right after the contexts exist.
   let inline: (e: Parameters<Projections['apply']>[0]) => void = () => undefined;
-  const store = new EventStore(db, clock, (e) => inline(e));
+  const store = new EventStore(db, clock, chain, (e) => inline(e));
   const handler = new CommandHandler(store, clock);
   const core: Core = { db, store, handler, sealer, clock, ids, logger, config };
 
@@ -257,6 +286,16 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
 
   const handle = koa.callback();
   let timer: NodeJS.Timeout | undefined;
+  // The head is anchored on start, every anchorIntervalMs while serving, and on close.
+  let anchoredAt = Number.NEGATIVE_INFINITY;
+  const anchor = () => {
+    anchoredAt = clock.now().getTime();
+    try {
+      writeAnchor(db, chain, clock.now());
+    } catch (err) {
+      logger.error({ err }, 'could not anchor the audit chain head');
+    }
+  };
   const app: App = {
     core,
     projections,
@@ -353,7 +392,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           .catch((err: unknown) => logger.error({ err }, 'schedule tick failed'));
       };
       poll();
-      timer = setInterval(poll, config.pollIntervalMs);
+      anchor();
+      timer = setInterval(() => {
+        poll();
+        if (clock.now().getTime() - anchoredAt >= config.anchorIntervalMs) anchor();
+      }, config.pollIntervalMs);
       timer.unref();
     },
     async settle() {
@@ -377,6 +420,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       ui.close();
       for (const c of contexts) c.stop?.();
       await reactors.stop();
+      anchor();
       cloud.close();
       await checkpointer?.stop();
       db.close();

@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { machines } from '../machines/index.js';
 import type { AppDeps } from './app.js';
@@ -6,9 +6,10 @@ import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openDatabase } from './core/database.js';
-import { verifyChain } from './core/chain.js';
+import { AuditError, ChainKey, openChain } from './core/chain.js';
+import { parseAnchor, verifyChain, writeAnchor } from './core/anchors.js';
 import { createLogger } from './core/logger.js';
-import { redactSealed } from './core/seal.js';
+import { loadSealKey, redactSealed } from './core/seal.js';
 import { DataDirLock, startDaemon } from './daemon.js';
 import { renderDiagram } from './ui/diagram.js';
 import { parseDuration } from './secrets/duration.js';
@@ -26,7 +27,9 @@ commands:
   replay       rebuild every read model from the log
                [--until TIME --into FILE]  build the read models as of TIME into a new database file
   events       print events as JSON lines [--stream S] [--type T] [--since TIME] [--limit N]
-  audit verify walk the hash chain; exit 1 naming the first bad position
+  audit verify walk the keyed chain and check every anchor; exit 1 naming the first bad position
+               [--witness FILE]  also check a head printed earlier by keel audit head
+  audit head   verify, then sign and print the current head (JSON) for a witness to keep
   diagram      draw a machine            <machine> [--format mermaid|dot|svg]
   token        mint a token without HTTP (a lost bootstrap.json)
                token runs [--user admin] | token secrets [--policy P,…] [--ttl 1h]
@@ -90,11 +93,11 @@ export async function runCli(
       case 'events':
         return events(config, flags, say, fail);
       case 'audit':
-        if (rest[0] !== 'verify')
+        if (rest[0] !== 'verify' && rest[0] !== 'head')
           return fail(
-            `unknown audit command ${JSON.stringify(rest[0] ?? '')}; try: keel audit verify`,
+            `unknown audit command ${JSON.stringify(rest[0] ?? '')}; try: keel audit verify | keel audit head`,
           );
-        return audit(config, say, io);
+        return audit(config, rest[0], flags, say, io);
       case 'token':
         return token(config, rest, flags, say, fail);
       case 'diagram':
@@ -177,6 +180,9 @@ function replay(
     const copy = openDatabase(target);
     copy.prepare('DELETE FROM events WHERE time > ?').run(cutoff);
     copy.prepare('DELETE FROM checkpoints').run();
+    copy
+      .prepare('DELETE FROM audit_anchors WHERE position > (SELECT max(position) FROM events)')
+      .run();
     copy.prepare('DELETE FROM projection_versions').run();
     copy.close();
     const app = createApp(config, {
@@ -287,17 +293,55 @@ function events(
   }
 }
 
-function audit(config: Config, say: (t: string) => void, io: CliIo): number {
+function audit(
+  config: Config,
+  command: 'verify' | 'head',
+  flags: Record<string, string | boolean>,
+  say: (t: string) => void,
+  io: CliIo,
+): number {
   requireLog(config);
+  const fromEnv = io.env.KEEL_SEAL_KEY;
+  if ((fromEnv === undefined || fromEnv === '') && !existsSync(join(config.dataDir, 'keyring')))
+    throw new Error(`no keyring at ${join(config.dataDir, 'keyring')} and no KEEL_SEAL_KEY`);
+  const witness = flags.witness;
+  if (witness !== undefined && typeof witness !== 'string')
+    throw new Error('--witness takes a file holding a head printed by keel audit head');
   const db = openDatabase(dbPath(config));
+  const broken = (position: number | null, reason: string) => {
+    io.stderr.write(
+      position === null
+        ? `chain broken: ${reason}\n`
+        : `chain broken at position ${position}: ${reason}\n`,
+    );
+    return 1;
+  };
   try {
-    const verdict = verifyChain(db);
-    if (verdict.ok) {
-      say(`chain verified: ${verdict.events} events`);
+    let chain;
+    try {
+      chain = openChain(
+        db,
+        new ChainKey(loadSealKey(config.dataDir, fromEnv)),
+        join(config.dataDir, 'audit', 'head.json'),
+      );
+    } catch (err) {
+      if (err instanceof AuditError) return broken(null, err.message);
+      throw err;
+    }
+    const witnessed =
+      typeof witness === 'string' ? [parseAnchor(readFileSync(witness, 'utf8'), witness)] : [];
+    const verdict = verifyChain(db, chain, witnessed);
+    if (!verdict.ok) return broken(verdict.position, verdict.reason);
+    if (command === 'head') {
+      const head = writeAnchor(db, chain, new Date());
+      if (head === null) throw new Error('the event log is empty: there is no head to sign');
+      say(JSON.stringify(head));
       return 0;
     }
-    io.stderr.write(`chain broken at position ${verdict.position}: ${verdict.reason}\n`);
-    return 1;
+    say(
+      `chain verified: ${verdict.events} events (keyed from position ${verdict.keyedFrom}), ${verdict.anchors} anchors`,
+    );
+    return 0;
   } finally {
     db.close();
   }

@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import type { SyncMode } from './core/database.js';
 
 /** Everything Keel can be told, frozen at start. Each key is documented in docs/operations.md. */
 export interface Config {
@@ -29,6 +30,13 @@ export interface Config {
    * operator names binaries, never an API caller.
    */
   readonly engines: Readonly<Record<string, string>>;
+  /** SQLite's sync at each commit: `full` survives power loss, `normal` only a process crash. */
+  readonly sync: SyncMode;
+  /** How often, while serving, the audit chain's head is anchored (also on start and stop). */
+  readonly anchorIntervalMs: number;
+  /** The listener's limits: a request's headers, and the whole request, must arrive in time. */
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -50,6 +58,9 @@ const defaults = {
   runListsPerMinute: 30,
   cooloff: 10_000,
   poll: 1000,
+  anchorInterval: 10_000,
+  headersTimeout: 20_000,
+  requestTimeout: 300_000,
 };
 
 /**
@@ -123,9 +134,32 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     pollIntervalMs: int('poll-interval-ms', 'KEEL_POLL_INTERVAL_MS', defaults.poll, 10),
     engineBin: text('engine-bin', 'KEEL_ENGINE_BIN', '') || null,
     engines: Object.freeze(parseEngines(text('engines', 'KEEL_ENGINES', ''), problems)),
+    sync: syncMode(text('sync', 'KEEL_SYNC', 'full'), problems),
+    anchorIntervalMs: int(
+      'anchor-interval-ms',
+      'KEEL_ANCHOR_INTERVAL_MS',
+      defaults.anchorInterval,
+      100,
+    ),
+    headersTimeoutMs: int(
+      'headers-timeout-ms',
+      'KEEL_HEADERS_TIMEOUT_MS',
+      defaults.headersTimeout,
+      100,
+    ),
+    requestTimeoutMs: int(
+      'request-timeout-ms',
+      'KEEL_REQUEST_TIMEOUT_MS',
+      defaults.requestTimeout,
+      100,
+    ),
   };
   if (config.engineBin !== null && 'default' in config.engines)
     problems.push('KEEL_ENGINES (--engines) cannot name "default" when KEEL_ENGINE_BIN is set');
+  if (config.headersTimeoutMs > config.requestTimeoutMs)
+    problems.push(
+      'KEEL_HEADERS_TIMEOUT_MS (--headers-timeout-ms) cannot be longer than KEEL_REQUEST_TIMEOUT_MS (--request-timeout-ms)',
+    );
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(config.logLevel)) {
     problems.push(`KEEL_LOG_LEVEL (--log-level) must be one of ${levels.join(', ')}`);
@@ -160,6 +194,12 @@ function parseEngines(value: string, problems: string[]): Record<string, string>
     else engines[name] = path;
   }
   return engines;
+}
+
+function syncMode(value: string, problems: string[]): SyncMode {
+  if (value === 'full' || value === 'normal') return value;
+  problems.push(`KEEL_SYNC (--sync) must be full or normal, got ${JSON.stringify(value)}`);
+  return 'full';
 }
 
 function parseListen(value: string): { host: string; port: number } | null {
