@@ -210,10 +210,14 @@ function parseListen(value: string): { host: string; port: number } | null {
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
 }
 
-/** A configuration for tests and embedding: defaults, rate limits off, the given data dir. */
+/**
+ * A configuration for tests and embedding: defaults, rate limits off, the given data dir, and
+ * `sync: normal` (a test's log need not survive a power loss; each commit's disk sync would slow
+ * every test by milliseconds).
+ */
 export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
   return Object.freeze({
-    ...loadConfig({ data: dataDir, 'rate-limit': false }, {}),
+    ...loadConfig({ data: dataDir, 'rate-limit': false, sync: 'normal' }, {}),
     ...overrides,
   });
 }
