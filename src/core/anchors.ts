@@ -100,7 +100,7 @@ export function writeAnchor(db: Db, chain: Chain, now: Date): Anchor | null {
 
 function writeDurably(path: string, anchor: Anchor): void {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp`;
+  const tmp = `${path}.${process.pid}.tmp`;
   const fd = openSync(tmp, 'w', 0o644);
   try {
     writeSync(fd, `${JSON.stringify(anchor)}\n`);

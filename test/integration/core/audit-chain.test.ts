@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createApp, type App } from '../../../src/app.js';
 import { verifyChain } from '../../../src/core/anchors.js';
 import { ChainKey, legacyLink, openChain, type EventRow } from '../../../src/core/chain.js';
@@ -131,5 +131,52 @@ describe('the keyed audit chain', () => {
     d.prepare('UPDATE audit_anchors SET hash = ?').run('f'.repeat(64));
     expect(verify(d, dataDir)).toMatchObject({ ok: false, position: anchored });
     d.close();
+  });
+});
+
+describe('anchoring while serving', () => {
+  it('anchors on start, again once the interval has passed on the clock, and not while the head stands', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const dataDir = mkdtempSync(join(tmpdir(), 'keel-audit-'));
+    dirs.push(dataDir);
+    const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+    const app = createApp(testConfig(dataDir, { pollIntervalMs: 100, anchorIntervalMs: 5000 }), {
+      clock,
+      logger: silentLogger(),
+      sealKey: TEST_SEAL_KEY,
+      executor: false,
+    });
+    try {
+      app.bootstrap();
+      const anchors = () =>
+        (
+          app.core.db
+            .prepare('SELECT position, time FROM audit_anchors ORDER BY position')
+            .all() as {
+            position: number;
+            time: string;
+          }[]
+        ).map((a) => `${a.position}@${a.time}`);
+      const end = () => app.core.store.lastPosition();
+      app.start();
+      const first = end();
+      expect(anchors()).toEqual([`${first}@2026-01-01T00:00:00.000Z`]);
+      app.tokens.secretsToken(['default'], 0);
+      clock.advance(4000);
+      vi.advanceTimersByTime(100);
+      expect(anchors()).toHaveLength(1); // the interval has not passed
+      clock.advance(1000);
+      vi.advanceTimersByTime(100);
+      expect(anchors()).toEqual([
+        `${first}@2026-01-01T00:00:00.000Z`,
+        `${end()}@2026-01-01T00:00:05.000Z`,
+      ]);
+      clock.advance(5000);
+      vi.advanceTimersByTime(100);
+      expect(anchors()).toHaveLength(2); // the head has not moved
+    } finally {
+      vi.useRealTimers();
+      await app.close();
+    }
   });
 });
