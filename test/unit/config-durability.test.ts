@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp } from '../../src/app.js';
+import { ConfigError, loadConfig, testConfig } from '../../src/config.js';
+import { silentLogger } from '../../src/core/logger.js';
 
 const problems = (flags: Record<string, string>, env: NodeJS.ProcessEnv = {}): string[] => {
   try {
@@ -35,5 +40,25 @@ describe('durability and listener configuration', () => {
     expect(problems({ 'headers-timeout-ms': '5000', 'request-timeout-ms': '1000' })).toEqual([
       'KEEL_HEADERS_TIMEOUT_MS (--headers-timeout-ms) cannot be longer than KEEL_REQUEST_TIMEOUT_MS (--request-timeout-ms)',
     ]);
+  });
+
+  it('opens the log with the chosen sync mode (SQLite: FULL is 2, NORMAL is 1)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keel-sync-'));
+    try {
+      for (const [sync, level] of [
+        ['full', 2],
+        ['normal', 1],
+      ] as const) {
+        const app = createApp(testConfig(dir, { sync }), {
+          logger: silentLogger(),
+          sealKey: Buffer.alloc(32, 3),
+          executor: false,
+        });
+        expect(app.core.db.pragma('synchronous', { simple: true })).toBe(level);
+        await app.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
