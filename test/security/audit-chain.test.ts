@@ -25,7 +25,8 @@ const lastPosition = (db: Db) =>
 
 /** A daemon that wrote `tokens` token events (policy `default`) and was stopped. */
 async function loggedDaemon(tokens: number): Promise<RunningDaemon> {
-  const d = await startDaemon();
+  // The attacks do not depend on the sync mode; normal keeps the test quick.
+  const d = await startDaemon({ env: { KEEL_SYNC: 'normal' } });
   const root = d.bootstrap().secrets.root_token;
   for (let i = 0; i < tokens; i++) {
     const r = await httpRequest(d.url, 'POST', '/v1/auth/token/create', {
@@ -60,19 +61,21 @@ function dropAnchors(d: RunningDaemon, db: Db): void {
 
 describe('the audit chain cannot be silently rewritten', () => {
   it('cutting events off the end fails keel audit verify and start-up, naming the position', async () => {
-    const d = await loggedDaemon(60);
+    const d = await loggedDaemon(30);
     const db = sqlite(d);
     const end = lastPosition(db);
-    db.prepare('DELETE FROM events WHERE position > ?').run(end - 50);
+    db.prepare('DELETE FROM events WHERE position > ?').run(end - 25);
     db.close();
 
     const verify = keel(['audit', 'verify', '--data', d.dataDir]);
     expect(verify.status).toBe(1);
-    expect(verify.stderr).toContain(`chain broken at position ${end - 49}`);
+    expect(verify.stderr).toContain(`chain broken at position ${end - 24}`);
     expect(verify.stderr).toContain('were removed');
 
-    await expect(startDaemon({ dataDir: d.dataDir })).rejects.toThrow(
-      new RegExp(`ends at position ${end - 50} but it was anchored at position ${end}`),
+    const serve = keel(['serve', '--data', d.dataDir, '--listen', '127.0.0.1:0']);
+    expect(serve.status).toBe(2);
+    expect(serve.stderr).toContain(
+      `the event log ends at position ${end - 25} but it was anchored at position ${end}`,
     );
   });
 
