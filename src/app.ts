@@ -16,9 +16,9 @@ import { randomIds } from './core/ids.js';
 import type { Logger } from './core/logger.js';
 import { createLogger } from './core/logger.js';
 import { Projections } from './core/projections.js';
-import { Reactors, checkReactorCheckpoints } from './core/reactors.js';
-import { ChainKey, openChain } from './core/chain.js';
-import { checkAnchoredHead, tableAnchors, writeAnchor } from './core/anchors.js';
+import { Reactors } from './core/reactors.js';
+import { ChainKey } from './core/chain.js';
+import { openCheckedChain, writeAnchor } from './core/anchors.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { Sealer, loadSealKey } from './core/seal.js';
 import type { Config } from './config.js';
@@ -125,24 +125,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     config.sync,
   );
   const masterKey = deps.sealKey ?? loadSealKey(config.dataDir, process.env.KEEL_SEAL_KEY);
-  // The log is checked before anything reads it: its chain record and latest anchor are signed by
-  // this keyring, the log reaches the anchor, and no reactor has read past its end.
   const chain = (() => {
     try {
-      const opened = openChain(
-        db,
-        new ChainKey(masterKey),
-        deps.databasePath === undefined ? join(config.dataDir, 'audit', 'head.json') : null,
-      );
-      checkAnchoredHead(db, opened);
-      checkReactorCheckpoints(
-        db,
-        db.prepare<[], { p: number | null }>('SELECT max(position) AS p FROM events').get()?.p ?? 0,
-      );
-      // A log never anchored (one written before the keyed chain) is anchored at once, so its
-      // unkeyed part is pinned even before a keyed event follows it.
-      if (tableAnchors(db).length === 0) writeAnchor(db, opened, clock.now());
-      return opened;
+      const headFile =
+        deps.databasePath === undefined ? join(config.dataDir, 'audit', 'head.json') : null;
+      return openCheckedChain(db, new ChainKey(masterKey), headFile, clock.now());
     } catch (err) {
       db.close();
       throw err;

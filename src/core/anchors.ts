@@ -9,8 +9,17 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname } from 'node:path';
-import { AuditError, GENESIS_HASH, type Chain, type EventRow } from './chain.js';
+import {
+  AuditError,
+  GENESIS_HASH,
+  logEnd,
+  openChain,
+  type Chain,
+  type ChainKey,
+  type EventRow,
+} from './chain.js';
 import type { Db } from './database.js';
+import { checkReactorCheckpoints } from './reactors.js';
 
 /**
  * Anchors: signed checkpoints of the chain's head (position, hash, time), kept outside the events
@@ -112,6 +121,20 @@ function writeDurably(path: string, anchor: Anchor): void {
 }
 
 /**
+ * The chain of a log about to be served, checked before anything reads it: its chain record and
+ * latest anchor are signed by this keyring, the log reaches the anchor, and no reactor has read
+ * past its end (else an `AuditError` says which). A log never anchored (one written before the
+ * keyed chain) is anchored at once, so its unkeyed part is pinned before a keyed event follows.
+ */
+export function openCheckedChain(db: Db, key: ChainKey, headFile: string | null, now: Date): Chain {
+  const chain = openChain(db, key, headFile);
+  checkAnchoredHead(db, chain);
+  checkReactorCheckpoints(db, logEnd(db));
+  if (tableAnchors(db).length === 0) writeAnchor(db, chain, now);
+  return chain;
+}
+
+/**
  * What start-up checks before anything reads or writes the log: the latest anchor is signed by
  * this keyring, the log reaches it, and its event still has the signed hash. A full walk is
  * `keel audit verify`.
@@ -126,8 +149,7 @@ export function checkAnchoredHead(db: Db, chain: Chain): void {
   const row = db
     .prepare<[number], { hash: string }>('SELECT hash FROM events WHERE position = ?')
     .get(latest.position);
-  const end =
-    db.prepare<[], { p: number | null }>('SELECT max(position) AS p FROM events').get()?.p ?? 0;
+  const end = logEnd(db);
   if (end < latest.position) {
     throw new AuditError(
       `the event log ends at position ${end} but it was anchored at position ${latest.position} (${latest.time}): events were removed; run keel audit verify`,

@@ -69,6 +69,10 @@ export class ChainKey {
   }
 }
 
+/** The last position of the log in `db` (0 when it is empty), asked of the database itself. */
+export const logEnd = (db: Db): number =>
+  db.prepare<[], { p: number | null }>('SELECT max(position) AS p FROM events').get()?.p ?? 0;
+
 const markerText = (keyedFrom: number) => `keel audit chain keyed from ${keyedFrom}`;
 
 /**
@@ -118,8 +122,7 @@ export function openChain(db: Db, key: ChainKey, headFile: string | null = null)
           'the audit chain record (where keyed hashing starts) is missing but anchors exist: the log was tampered with; run keel audit verify',
         );
       }
-      const last =
-        db.prepare<[], { p: number | null }>('SELECT max(position) AS p FROM events').get()?.p ?? 0;
+      const last = logEnd(db);
       db.prepare('INSERT OR IGNORE INTO audit_chain (id, keyed_from, mac) VALUES (1, ?, ?)').run(
         last + 1,
         key.sign(markerText(last + 1)),
