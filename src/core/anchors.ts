@@ -42,6 +42,12 @@ export function tableAnchors(db: Db): Anchor[] {
   return db.prepare<[], Anchor>('SELECT * FROM audit_anchors ORDER BY position').all();
 }
 
+/** Every anchor kept on this machine: the table's, and the head file's. */
+function keptAnchors(db: Db, chain: Chain): Anchor[] {
+  const file = fileAnchor(chain);
+  return [...tableAnchors(db), ...(file === null ? [] : [file])];
+}
+
 /** The head kept in the file beside the database, if any; its shape is checked, not trusted. */
 export function fileAnchor(chain: Chain): Anchor | null {
   if (chain.headFile === null || !existsSync(chain.headFile)) return null;
@@ -118,6 +124,13 @@ function writeDurably(path: string, anchor: Anchor): void {
     closeSync(fd);
   }
   renameSync(tmp, path);
+  // The rename itself is durable once the directory is synced.
+  const dir = openSync(dirname(path), 'r');
+  try {
+    fsyncSync(dir);
+  } finally {
+    closeSync(dir);
+  }
 }
 
 /**
@@ -140,8 +153,7 @@ export function openCheckedChain(db: Db, key: ChainKey, headFile: string | null,
  * `keel audit verify`.
  */
 export function checkAnchoredHead(db: Db, chain: Chain): void {
-  const file = fileAnchor(chain);
-  const anchors = [...tableAnchors(db), ...(file === null ? [] : [file])];
+  const anchors = keptAnchors(db, chain);
   if (anchors.length === 0) return;
   const latest = anchors.reduce((a, b) => (b.position > a.position ? b : a));
   const problem = anchorProblem(chain, latest);
@@ -183,8 +195,7 @@ export type ChainVerdict =
  * ends before an anchor is named by its position.
  */
 export function verifyChain(db: Db, chain: Chain, witnessed: readonly Anchor[] = []): ChainVerdict {
-  const file = fileAnchor(chain);
-  const anchors = [...tableAnchors(db), ...(file === null ? [] : [file]), ...witnessed];
+  const anchors = [...keptAnchors(db, chain), ...witnessed];
   const byPosition = new Map<number, Anchor[]>();
   for (const a of anchors) {
     const problem = anchorProblem(chain, a);
