@@ -234,5 +234,7 @@ export function verifyChain(db: Db, chain: Chain, witnessed: readonly Anchor[] =
       reason: `the log ends at position ${end} but was anchored at position ${furthest.position} (${furthest.time}): events ${end + 1}–${furthest.position} were removed`,
     };
   }
-  return { ok: true, events: end, anchors: anchors.length, keyedFrom: chain.keyedFrom };
+  // The head file usually holds the table's latest anchor again: each counts once.
+  const distinct = new Set(anchors.map((a) => a.signature)).size;
+  return { ok: true, events: end, anchors: distinct, keyedFrom: chain.keyedFrom };
 }
