@@ -24,6 +24,8 @@ const USAGE = `usage: keel <command> [options]
 
 commands:
   serve        run the daemon            [--data DIR] [--listen HOST:PORT] [--log-level L]
+               [--sync full|normal] [--anchor-interval-ms N]
+               [--headers-timeout-ms N] [--request-timeout-ms N]   (see README: configuration)
   replay       rebuild every read model from the log
                [--until TIME --into FILE]  build the read models as of TIME into a new database file
   events       print events as JSON lines [--stream S] [--type T] [--since TIME] [--limit N]
