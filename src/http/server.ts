@@ -96,6 +96,9 @@ export async function listen(
       resolve();
     });
   });
+  // The HTTP server never listens itself, and Node starts tracking its connections against the
+  // headers and request timeouts only on its 'listening' event: without this, neither applies.
+  http.emit('listening');
   const address = tcp.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
@@ -105,6 +108,8 @@ export async function listen(
       new Promise<void>((resolve) => {
         closing = true;
         tcp.close(() => resolve());
+        // Stops the HTTP server's timeout checks (it holds no listening socket of its own).
+        http.close();
         // Idle kept-alive connections go now; busy ones when their response is sent.
         for (const [socket, active] of open) if (active === 0) socket.destroy();
       }),

@@ -67,6 +67,15 @@ describe('the listener', () => {
     expect(closedAfterMs).toBeGreaterThanOrEqual(900);
   });
 
+  it('closes a request whose body does not arrive within the request timeout', async () => {
+    const { answer, closedAfterMs } = await exchange(
+      d.url,
+      'POST /v1/auth/token/create HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"po',
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(closedAfterMs).toBeGreaterThanOrEqual(1900);
+  });
+
   it('refuses a deeply nested /v1 body with 400 in the Vault dialect', async () => {
     const r = await httpRequest(d.url, 'POST', '/v1/auth/token/create', {
       token: d.bootstrap().secrets.root_token,
