@@ -58,6 +58,14 @@ describe('the listener', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
   });
 
+  it('answers headers larger than the parser takes with 431 and closes', async () => {
+    const { answer } = await exchange(
+      d.url,
+      `GET /v1/sys/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+  });
+
   it('closes a connection whose headers do not arrive within the headers timeout', async () => {
     const { answer, closedAfterMs } = await exchange(
       d.url,
