@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -8,7 +8,8 @@ import type { NewEvent } from '../src/core/events.js';
 import { Checkpointer } from '../src/core/checkpointer.js';
 import { testConfig } from '../src/config.js';
 import { systemClock } from '../src/core/clock.js';
-import { openDatabase } from '../src/core/database.js';
+import { openDatabase, type SyncMode } from '../src/core/database.js';
+import { ChainKey, openChain } from '../src/core/chain.js';
 import { EventStore } from '../src/core/event-store.js';
 import { systemMetadata } from '../src/core/events.js';
 import { randomIds } from '../src/core/ids.js';
@@ -21,6 +22,8 @@ const KEY = Buffer.alloc(32, 9);
 /** Interleaved measuring rounds of the commit loops, and commands or commits per round. */
 const ROUNDS = 10;
 const ROUND_SIZE = 30_000;
+const SYNC_ROUNDS = 5;
+const SYNC_ROUND_SIZE = 500;
 
 /** A measured loop: `step(i)` for i in [from, from + n); returns calls per second. */
 type Loop = (from: number, n: number) => number;
@@ -76,14 +79,15 @@ function rawCommits(
 function keelCommands(
   dir: string,
   kind: 'machine' | 'projection' | 'plain',
+  sync: SyncMode = 'normal',
 ): { loop: Loop; close(): Promise<void> } {
   const projection = kind === 'projection';
-  const app = createApp(testConfig(dir), {
+  const app = createApp(testConfig(dir, { sync }), {
     clock: systemClock,
     ids: randomIds,
     logger: silentLogger(),
     sealKey: KEY,
-    databasePath: join(dir, `keel-${kind}.sqlite`),
+    databasePath: join(dir, `keel-${kind}-${sync}.sqlite`),
     // As the daemon runs: the log is checkpointed on a worker thread (ADR 0006).
     backgroundCheckpoints: true,
     extraContexts: (core) => (projection ? [ledgerContext(core)] : []),
@@ -183,6 +187,31 @@ async function commitRates(dir: string, rounds: number, n: number): Promise<Comm
   };
 }
 
+/**
+ * What `--sync full` costs: the single-event command loop with each sync mode, in interleaved
+ * rounds (fewer and smaller than above: a full sync waits for the disk at every commit).
+ */
+async function syncRates(dir: string): Promise<{ full: number; normal: number; ratio: number }> {
+  const own = join(dir, 'sync');
+  mkdirSync(own);
+  const loops = [keelCommands(own, 'machine', 'full'), keelCommands(own, 'machine', 'normal')];
+  const rates: [number[], number[]] = [[], []];
+  for (let r = 0; r <= SYNC_ROUNDS; r++) {
+    for (let j = 0; j < loops.length; j++) {
+      const k = (j + r) % loops.length;
+      const rate = loops[k]!.loop(r * SYNC_ROUND_SIZE, SYNC_ROUND_SIZE);
+      if (r > 0) rates[k]!.push(rate);
+    }
+  }
+  for (const l of loops) await l.close();
+  const [full, normal] = rates;
+  return {
+    full: median(full),
+    normal: median(normal),
+    ratio: median(full.map((f, r) => f / normal[r]!)),
+  };
+}
+
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -192,7 +221,7 @@ function median(values: readonly number[]): number {
 /** A log of `total` deposits over 1,000 accounts, written in big batches. */
 function buildLog(path: string, total: number): void {
   const db = openDatabase(path);
-  const store = new EventStore(db, systemClock);
+  const store = new EventStore(db, systemClock, openChain(db, new ChainKey(KEY)));
   const meta = systemMetadata('bench');
   const sealer = { $sealed: 'v1:bench', $hmac: '0'.repeat(64) };
   const accounts = 1000;
@@ -228,6 +257,7 @@ export async function benchCore(): Promise<BenchResult[]> {
     const { rate, ofRawWorker, ofRaw, bareSpread } = await commitRates(dir, ROUNDS, ROUND_SIZE);
     const { raw, rawWorker, bare, keel, plain } = rate;
     const percent = (x: number) => round(x * 100);
+    const sync = await syncRates(dir);
 
     const total = 1_000_000;
     const logPath = join(dir, 'replay.sqlite');
@@ -272,10 +302,16 @@ export async function benchCore(): Promise<BenchResult[]> {
         note: 'the same with inline checkpoints past 1,000 pages, which stall the commit that triggers them',
       },
       {
-        name: 'Keel single-event commands through the command handler',
+        name: 'Keel single-event commands through the command handler, --sync normal',
         value: round(bare),
         unit: 'commands/s',
-        note: `${percent(ofRawWorker.bare)}% of raw with the same checkpoints (target ≥ 60%; rounds ${percent(bareSpread[0])}–${percent(bareSpread[1])}%); ${percent(ofRaw.bare)}% of SQLite defaults; as the daemon runs; fold cache, machine check, hash chain, audit metadata`,
+        note: `${percent(ofRawWorker.bare)}% of raw with the same checkpoints (target ≥ 60%; rounds ${percent(bareSpread[0])}–${percent(bareSpread[1])}%); ${percent(ofRaw.bare)}% of SQLite defaults; as the daemon runs with --sync normal; fold cache, machine check, keyed hash chain, audit metadata`,
+      },
+      {
+        name: 'Keel single-event commands with --sync full (the default)',
+        value: round(sync.full),
+        unit: 'commands/s',
+        note: `${percent(sync.ratio)}% of the same loop with --sync normal in the same rounds (${round(sync.normal)} commands/s); median of ${SYNC_ROUNDS} interleaved rounds of ${SYNC_ROUND_SIZE}; every commit waits for the disk (ADR 0061)`,
       },
       {
         name: 'the same command through a plain decider (no machine)',

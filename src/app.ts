@@ -16,6 +16,8 @@ import type { Logger } from './core/logger.js';
 import { createLogger } from './core/logger.js';
 import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
+import { ChainKey } from './core/chain.js';
+import { openCheckedChain, writeAnchor } from './core/anchors.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { Sealer, loadSealKey } from './core/seal.js';
 import type { Config } from './config.js';
@@ -119,7 +121,22 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? randomIds;
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
-  const db: Db = openDatabase(deps.databasePath ?? join(config.dataDir, 'keel.sqlite'));
+  const db: Db = openDatabase(
+    deps.databasePath ?? join(config.dataDir, 'keel.sqlite'),
+    config.sync,
+  );
+  if (config.checkFolds) checkFolds(true);
+  const masterKey = deps.sealKey ?? loadSealKey(config.dataDir, config.sealKey ?? undefined);
+  const chain = (() => {
+    try {
+      const headFile =
+        deps.databasePath === undefined ? join(config.dataDir, 'audit', 'head.json') : null;
+      return openCheckedChain(db, new ChainKey(masterKey), headFile, clock.now());
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  })();
   const checkpointer =
     deps.backgroundCheckpoints === true
       ? Checkpointer.start(db, {
@@ -127,14 +144,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
             logger.error({ err }, 'the checkpoint worker failed; checkpoints are inline again'),
         })
       : undefined;
-  if (config.checkFolds) checkFolds(true);
-  const sealer = new Sealer(
-    deps.sealKey ?? loadSealKey(config.dataDir, config.sealKey ?? undefined),
-  );
+  const sealer = new Sealer(masterKey);
 
   // The store calls the projections inline; they are registered right after the contexts exist.
   let inline: (e: Parameters<Projections['apply']>[0]) => void = () => undefined;
-  const store = new EventStore(db, clock, (e) => inline(e));
+  const store = new EventStore(db, clock, chain, (e) => inline(e));
   const handler = new CommandHandler(store, clock);
   const core: Core = { db, store, handler, sealer, clock, ids, logger, config };
 
@@ -257,8 +271,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   koa.use(prefixed('/ui', ui.page));
   // Browsers ask for /favicon.ico at the root; the page's icon answers it.
   koa.use(async (ctx, next) => {
-    if (ctx.path !== '/favicon.ico') return next();
-    ctx.redirect('/ui/favicon.svg');
+    if (ctx.path === '/favicon.ico') ctx.redirect('/ui/favicon.svg');
+    else await next();
   });
   koa.use(async (ctx) => {
     ctx.status = 404;
@@ -267,6 +281,16 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
 
   const handle = koa.callback();
   let timer: NodeJS.Timeout | undefined;
+  // The head is anchored on start, every anchorIntervalMs while serving, and on close.
+  let anchoredAt = Number.NEGATIVE_INFINITY;
+  const anchor = () => {
+    anchoredAt = clock.now().getTime();
+    try {
+      writeAnchor(db, chain, clock.now());
+    } catch (err) {
+      logger.error({ err }, 'could not anchor the audit chain head');
+    }
+  };
   const app: App = {
     core,
     projections,
@@ -363,7 +387,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
           .catch((err: unknown) => logger.error({ err }, 'schedule tick failed'));
       };
       poll();
-      timer = setInterval(poll, config.pollIntervalMs);
+      anchor();
+      timer = setInterval(() => {
+        poll();
+        if (clock.now().getTime() - anchoredAt >= config.anchorIntervalMs) anchor();
+      }, config.pollIntervalMs);
       timer.unref();
     },
     async settle() {
@@ -387,6 +415,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       ui.close();
       for (const c of contexts) c.stop?.();
       await reactors.stop();
+      anchor();
       cloud.close();
       await checkpointer?.stop();
       db.close();

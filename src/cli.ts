@@ -39,7 +39,7 @@ const flag = { type: 'boolean' } as const;
 const COMMANDS: Readonly<Record<string, Command>> = {
   serve: {
     summary: 'run the daemon',
-    usage: `keel serve [--data DIR] [--listen HOST:PORT] [--log-level L] [...]
+    usage: `keel serve [--data DIR] [--listen HOST:PORT] [--log-level L] [--sync full|normal] [...]
 
 Every setting in the README's configuration table is a flag here (--listen, --public-address,
 --body-limit, --engine-bin, ...); flags win over KEEL_* environment variables.`,
@@ -80,11 +80,14 @@ With --until TIME --into FILE: builds the read models as of TIME into a new data
     run: async (c) => (await import('./cli/log.js')).events(c),
   },
   audit: {
-    summary: 'verify the hash chain',
-    usage: `keel audit verify [--data DIR]
+    summary: 'verify the keyed chain and its anchors, or sign its head for a witness',
+    usage: `keel audit verify [--data DIR] [--witness FILE]
+keel audit head [--data DIR]
 
-verify  walk the hash chain; exit 1 naming the first bad position`,
-    options: data,
+verify  walk the keyed chain and check every anchor; exit 1 naming the first bad position
+        --witness FILE  also check a head printed earlier by keel audit head
+head    verify, then sign and print the current head (JSON) for a witness to keep`,
+    options: { ...data, witness: str },
     positionals: [1, 1],
     run: async (c) => (await import('./cli/log.js')).audit(c),
   },

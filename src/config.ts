@@ -1,4 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
+import type { SyncMode } from './core/database.js';
 
 /** Everything Keel can be told, frozen at start. Each key is documented in docs/operations.md. */
 export interface Config {
@@ -36,6 +37,13 @@ export interface Config {
   readonly sealKey: string | null;
   /** `KEEL_CHECK_FOLDS=1`: every flat machine fold is also checked against xstate (ADR 0007). */
   readonly checkFolds: boolean;
+  /** SQLite's sync at each commit: `full` survives power loss, `normal` only a process crash. */
+  readonly sync: SyncMode;
+  /** How often, while serving, the audit chain's head is anchored (also on start and stop). */
+  readonly anchorIntervalMs: number;
+  /** The listener's limits: a request's headers, and the whole request, must arrive in time. */
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -60,6 +68,10 @@ export const CONFIG_FLAGS = [
   'poll-interval-ms',
   'engine-bin',
   'engines',
+  'sync',
+  'anchor-interval-ms',
+  'headers-timeout-ms',
+  'request-timeout-ms',
 ] as const;
 export type ConfigFlag = (typeof CONFIG_FLAGS)[number];
 
@@ -75,6 +87,9 @@ const defaults = {
   runListsPerMinute: 30,
   cooloff: 10_000,
   poll: 1000,
+  anchorInterval: 10_000,
+  headersTimeout: 20_000,
+  requestTimeout: 300_000,
 };
 
 /**
@@ -150,9 +165,32 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     engines: Object.freeze(parseEngines(text('engines', 'KEEL_ENGINES', ''), problems)),
     sealKey: env.KEEL_SEAL_KEY === undefined || env.KEEL_SEAL_KEY === '' ? null : env.KEEL_SEAL_KEY,
     checkFolds: env.KEEL_CHECK_FOLDS === '1',
+    sync: syncMode(text('sync', 'KEEL_SYNC', 'full'), problems),
+    anchorIntervalMs: int(
+      'anchor-interval-ms',
+      'KEEL_ANCHOR_INTERVAL_MS',
+      defaults.anchorInterval,
+      100,
+    ),
+    headersTimeoutMs: int(
+      'headers-timeout-ms',
+      'KEEL_HEADERS_TIMEOUT_MS',
+      defaults.headersTimeout,
+      100,
+    ),
+    requestTimeoutMs: int(
+      'request-timeout-ms',
+      'KEEL_REQUEST_TIMEOUT_MS',
+      defaults.requestTimeout,
+      100,
+    ),
   };
   if (config.engineBin !== null && 'default' in config.engines)
     problems.push('KEEL_ENGINES (--engines) cannot name "default" when KEEL_ENGINE_BIN is set');
+  if (config.headersTimeoutMs > config.requestTimeoutMs)
+    problems.push(
+      'KEEL_HEADERS_TIMEOUT_MS (--headers-timeout-ms) cannot be longer than KEEL_REQUEST_TIMEOUT_MS (--request-timeout-ms)',
+    );
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
   if (!levels.includes(config.logLevel)) {
     problems.push(`KEEL_LOG_LEVEL (--log-level) must be one of ${levels.join(', ')}`);
@@ -189,6 +227,12 @@ function parseEngines(value: string, problems: string[]): Record<string, string>
   return engines;
 }
 
+function syncMode(value: string, problems: string[]): SyncMode {
+  if (value === 'full' || value === 'normal') return value;
+  problems.push(`KEEL_SYNC (--sync) must be full or normal, got ${JSON.stringify(value)}`);
+  return 'full';
+}
+
 function parseListen(value: string): { host: string; port: number } | null {
   const m = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value);
   if (m === null) return null;
@@ -197,12 +241,16 @@ function parseListen(value: string): { host: string; port: number } | null {
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
 }
 
-/** A configuration for tests and embedding: defaults, rate limits off, the given data dir. */
+/**
+ * A configuration for tests and embedding: defaults, rate limits off, the given data dir, and
+ * `sync: normal` (a test's log need not survive a power loss; each commit's disk sync would slow
+ * every test by milliseconds).
+ */
 export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
   // The suite's fold checking (vitest sets KEEL_CHECK_FOLDS) carries over to in-process apps.
   const env = { KEEL_CHECK_FOLDS: process.env.KEEL_CHECK_FOLDS };
   return Object.freeze({
-    ...loadConfig({ data: dataDir, 'rate-limit': false }, env),
+    ...loadConfig({ data: dataDir, 'rate-limit': false, sync: 'normal' }, env),
     ...overrides,
   });
 }

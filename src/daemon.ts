@@ -83,7 +83,12 @@ export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<D
       res.statusCode = 503;
       res.end('starting');
     };
-    server = await listen((req, res) => handler(req, res), config.listen.host, config.listen.port);
+    server = await listen(
+      (req, res) => handler(req, res),
+      config.listen.host,
+      config.listen.port,
+      config,
+    );
     const effective: Config =
       config.listen.port === 0 && config.publicAddress.endsWith(':0')
         ? Object.freeze({ ...config, publicAddress: server.url })

@@ -1,8 +1,7 @@
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { CommandCall } from '../cli.js';
 import type { Config } from '../config.js';
-import { verifyChain } from '../core/chain.js';
 import { openDatabase } from '../core/database.js';
 import { redactSealed } from '../core/seal.js';
 
@@ -41,6 +40,9 @@ export async function replay({ config, options, deps, say, fail }: CommandCall):
     const copy = openDatabase(target);
     copy.prepare('DELETE FROM events WHERE time > ?').run(cutoff);
     copy.prepare('DELETE FROM checkpoints').run();
+    copy
+      .prepare('DELETE FROM audit_anchors WHERE position > (SELECT max(position) FROM events)')
+      .run();
     copy.prepare('DELETE FROM projection_versions').run();
     copy.close();
     const app = createApp(config, {
@@ -174,22 +176,67 @@ function follow(more: () => void): Promise<void> {
   });
 }
 
-/** `keel audit verify`: walk the chain and name the first broken position. */
-export async function audit({ config, positionals, io, say, fail }: CommandCall): Promise<number> {
-  if (positionals[0] !== 'verify')
+/** `keel audit verify|head`: walk the keyed chain and its anchors; sign the head for a witness. */
+export async function audit({
+  config,
+  options,
+  positionals,
+  io,
+  say,
+  fail,
+}: CommandCall): Promise<number> {
+  const command = positionals[0];
+  if (command !== 'verify' && command !== 'head')
     return fail(
-      `unknown audit command ${JSON.stringify(positionals[0] ?? '')}; try: keel audit verify`,
+      `unknown audit command ${JSON.stringify(command ?? '')}; try: keel audit verify | keel audit head`,
     );
   requireLog(config);
+  if (config.sealKey === null && !existsSync(join(config.dataDir, 'keyring')))
+    throw new Error(`no keyring at ${join(config.dataDir, 'keyring')} and no KEEL_SEAL_KEY`);
+  const witness = options.witness;
+  if (witness !== undefined && typeof witness !== 'string')
+    throw new Error('--witness takes a file holding a head printed by keel audit head');
+  const [{ AuditError, ChainKey, openChain }, { parseAnchor, verifyChain, writeAnchor }, seal] =
+    await Promise.all([
+      import('../core/chain.js'),
+      import('../core/anchors.js'),
+      import('../core/seal.js'),
+    ]);
   const db = openDatabase(dbPath(config));
+  const broken = (position: number | null, reason: string) => {
+    io.stderr.write(
+      position === null
+        ? `chain broken: ${reason}\n`
+        : `chain broken at position ${position}: ${reason}\n`,
+    );
+    return 1;
+  };
   try {
-    const verdict = verifyChain(db);
-    if (verdict.ok) {
-      say(`chain verified: ${verdict.events} events`);
+    let chain;
+    try {
+      chain = openChain(
+        db,
+        new ChainKey(seal.loadSealKey(config.dataDir, config.sealKey ?? undefined)),
+        join(config.dataDir, 'audit', 'head.json'),
+      );
+    } catch (err) {
+      if (err instanceof AuditError) return broken(null, err.message);
+      throw err;
+    }
+    const witnessed =
+      typeof witness === 'string' ? [parseAnchor(readFileSync(witness, 'utf8'), witness)] : [];
+    const verdict = verifyChain(db, chain, witnessed);
+    if (!verdict.ok) return broken(verdict.position, verdict.reason);
+    if (command === 'head') {
+      const head = writeAnchor(db, chain, new Date());
+      if (head === null) throw new Error('the event log is empty: there is no head to sign');
+      say(JSON.stringify(head));
       return 0;
     }
-    io.stderr.write(`chain broken at position ${verdict.position}: ${verdict.reason}\n`);
-    return 1;
+    say(
+      `chain verified: ${verdict.events} events (keyed from position ${verdict.keyedFrom}), ${verdict.anchors} anchors`,
+    );
+    return 0;
   } finally {
     db.close();
   }

@@ -26,15 +26,40 @@ const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
       CREATE TABLE projection_versions (name TEXT PRIMARY KEY, version INTEGER NOT NULL);
     `,
   },
+  {
+    version: 2,
+    name: 'keyed audit chain: where keyed hashing starts, signed anchors of the head',
+    sql: `
+      CREATE TABLE audit_chain (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        keyed_from INTEGER NOT NULL,
+        mac        TEXT    NOT NULL
+      );
+      CREATE TABLE audit_anchors (
+        position   INTEGER PRIMARY KEY,
+        hash       TEXT    NOT NULL,
+        time       TEXT    NOT NULL,
+        keyed_from INTEGER NOT NULL,
+        signature  TEXT    NOT NULL
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
 
-/** Open (or create) a Keel database: WAL, NORMAL sync, migrations applied. */
-export function openDatabase(path: string): Db {
+/**
+ * How hard a commit waits for the disk. `full` (the default) syncs the write-ahead log at every
+ * commit, so an acknowledged write survives a power loss; `normal` syncs it only at checkpoints, so
+ * the last commits before a power loss (not a crash of the process) may be lost (ADR 0061).
+ */
+export type SyncMode = 'full' | 'normal';
+
+/** Open (or create) a Keel database: WAL, the given sync mode, migrations applied. */
+export function openDatabase(path: string, sync: SyncMode = 'full'): Db {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${sync === 'full' ? 'FULL' : 'NORMAL'}`);
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   migrate(db);

@@ -1,4 +1,4 @@
-import { GENESIS_HASH, chainHash } from './chain.js';
+import { GENESIS_HASH, type Chain } from './chain.js';
 import type { Clock } from './clock.js';
 import { canonicalJson } from './canonical.js';
 import type { Db } from './database.js';
@@ -69,6 +69,7 @@ export type InlineApply = (event: StoredEvent) => void;
 export class EventStore {
   readonly #db: Db;
   readonly #clock: Clock;
+  readonly #chain: Chain;
   readonly #inline: InlineApply;
   readonly #listeners = new Set<(events: readonly StoredEvent[]) => void>();
   readonly #stmts;
@@ -86,9 +87,10 @@ export class EventStore {
   readonly #versions = new Map<string, number>();
   #time = { ms: Number.NaN, text: '' };
 
-  constructor(db: Db, clock: Clock, inline: InlineApply = () => undefined) {
+  constructor(db: Db, clock: Clock, chain: Chain, inline: InlineApply = () => undefined) {
     this.#db = db;
     this.#clock = clock;
+    this.#chain = chain;
     this.#inline = inline;
     this.#stmts = {
       begin: db.prepare('BEGIN'),
@@ -128,6 +130,11 @@ export class EventStore {
 
   get db(): Db {
     return this.#db;
+  }
+
+  /** The log's audit chain: its key, where keyed links start, where its head file is. */
+  get chain(): Chain {
+    return this.#chain;
   }
 
   /** Current version of a stream; 0 when it has no events. */
@@ -257,7 +264,7 @@ export class EventStore {
         data: canonicalJson(event.data),
         metadata: metadataJson,
       };
-      const hash = chainHash(prevHash, row);
+      const hash = this.#chain.link(prevHash, row);
       let stored: number | bigint;
       try {
         stored = this.#stmts.insert.run(

@@ -1,4 +1,5 @@
 import type { Db } from './database.js';
+import { AuditError } from './chain.js';
 import { typeMatches, type EventStore } from './event-store.js';
 import type { StoredEvent } from './events.js';
 import type { Logger } from './logger.js';
@@ -231,4 +232,23 @@ export class Reactors {
   get db(): Db {
     return this.#db;
   }
+}
+
+/**
+ * Start-up refuses a log that ends before a reactor's checkpoint: the log lost events the
+ * reactor already acted on (a truncated or restored-from-older copy), and new events at those
+ * positions would be passed over unseen.
+ */
+export function checkReactorCheckpoints(db: Db, end: number): void {
+  const ahead = db
+    .prepare<[number], { name: string; position: number }>(
+      'SELECT name, position FROM checkpoints WHERE position > ? ORDER BY name',
+    )
+    .all(end);
+  if (ahead.length === 0) return;
+  throw new AuditError(
+    `the event log ends at position ${end} but reactor checkpoints are past it (${ahead
+      .map((c) => `${c.name} at ${c.position}`)
+      .join(', ')}): events were removed from the log; run keel audit verify`,
+  );
 }

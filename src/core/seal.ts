@@ -26,14 +26,22 @@ export const isSealed = (v: unknown): v is Sealed =>
 
 const VERSION = 'v1';
 
+/**
+ * A 32-byte subkey of the master key for one purpose (HKDF-SHA256, the label as its info), so no
+ * two uses — sealing, display HMACs, the audit chain, its anchors — ever share a key.
+ */
+export function deriveKey(masterKey: Buffer, label: string): Buffer {
+  if (masterKey.length !== 32) throw new Error('the seal key must be 32 bytes');
+  return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), label, 32));
+}
+
 export class Sealer {
   readonly #encKey: Buffer;
   readonly #macKey: Buffer;
 
   constructor(masterKey: Buffer) {
-    if (masterKey.length !== 32) throw new Error('the seal key must be 32 bytes');
-    this.#encKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'keel seal enc', 32));
-    this.#macKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'keel seal mac', 32));
+    this.#encKey = deriveKey(masterKey, 'keel seal enc');
+    this.#macKey = deriveKey(masterKey, 'keel seal mac');
   }
 
   seal(plain: string): Sealed {

@@ -46,6 +46,12 @@ export function parseBody(raw: Buffer, contentType: string, dialect: BodyDialect
       { title: 'unsupported media type' },
     );
   }
+  if (jsonDepth(raw) > MAX_JSON_DEPTH) {
+    throw new ValidationError(`request body nests deeper than ${MAX_JSON_DEPTH} levels`, {
+      status: 400,
+      title: 'bad request',
+    });
+  }
   try {
     return JSON.parse(raw.toString('utf8')) as unknown;
   } catch (err) {
@@ -56,6 +62,37 @@ export function parseBody(raw: Buffer, contentType: string, dialect: BodyDialect
       title: 'malformed request body',
     });
   }
+}
+
+/**
+ * The deepest nesting of arrays and objects a body may have. Every API body is a few levels deep;
+ * past this, walking the value recursively (sorting keys, sealing, validating) could overflow the
+ * stack, so such a body is refused before it is parsed.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * How deeply the arrays and objects of a JSON text nest, counted in one pass over its bytes
+ * without parsing (brackets inside strings do not count). UTF-8 continuation bytes never equal an
+ * ASCII bracket or quote, so the bytes can be read as they are.
+ */
+export function jsonDepth(raw: Uint8Array): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const byte = raw[i]!;
+    if (inString) {
+      if (byte === 0x5c)
+        i++; // a backslash escapes the next byte
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) inString = true;
+    else if (byte === 0x5b || byte === 0x7b) {
+      depth++;
+      if (depth > deepest) deepest = depth;
+    } else if (byte === 0x5d || byte === 0x7d) depth--;
+  }
+  return deepest;
 }
 
 /**

@@ -12,6 +12,8 @@ export const LIST_MARKER_HEADER = 'x-keel-original-method';
 const MAX_HEAD = 64 * 1024;
 const CRLF2 = Buffer.from('\r\n\r\n');
 const CRLF = Buffer.from('\r\n');
+/** The start of a request line so far: blank lines, then a method token and a space. */
+const REQUEST_START = /^(?:\r\n)*(?:\r?$|[A-Z]{1,20}$|[A-Z]{1,20} )/;
 
 type Mode =
   | { kind: 'head' }
@@ -72,6 +74,12 @@ export class ListMethodRewriter {
         }
         case 'head': {
           // Blank lines between requests are allowed; pass them through.
+          // Bytes that cannot begin a request line (TLS, say) are not held for a head that will
+          // never end: Node's parser gets them at once, refuses them, and the connection closes.
+          if (!REQUEST_START.test(input.subarray(0, 32).toString('latin1'))) {
+            this.#mode = { kind: 'raw' };
+            break;
+          }
           const end = input.indexOf(CRLF2);
           if (end < 0) {
             if (input.length > MAX_HEAD) {

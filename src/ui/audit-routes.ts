@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../core/errors.js';
-import { verifyChain } from '../core/chain.js';
+import { verifyChain } from '../core/anchors.js';
 import type { EventStore } from '../core/event-store.js';
 import { SCHEDULE_TABLE } from '../core/schedule.js';
 import { redactSealed } from '../core/seal.js';
@@ -107,11 +107,11 @@ export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
   });
 
   r.get('/sys/audit/verify', (ctx) => {
-    const verdict = verifyChain(store.db);
+    const verdict = verifyChain(store.db, store.chain);
     sendVault(
       ctx,
       verdict.ok
-        ? { ok: true, events: verdict.events }
+        ? { ok: true, events: verdict.events, anchors: verdict.anchors }
         : { ok: false, position: verdict.position, reason: verdict.reason },
     );
   });

@@ -157,8 +157,10 @@ describe('/v1/sys/audit endpoints', () => {
   });
 
   it('reports the chain verification status', async () => {
-    const v = await json<{ ok: boolean; events: number }>(await s.v1('sys/audit/verify'));
-    expect(v).toEqual({ ok: true, events: s.app.core.store.lastPosition() });
+    const v = await json<{ ok: boolean; events: number; anchors: number }>(
+      await s.v1('sys/audit/verify'),
+    );
+    expect(v).toEqual({ ok: true, events: s.app.core.store.lastPosition(), anchors: 0 });
     s.app.core.db.prepare("UPDATE events SET data = '{}' WHERE position = 2").run();
     const broken = await json<{ ok: boolean; position: number }>(await s.v1('sys/audit/verify'));
     expect(broken).toMatchObject({ ok: false, position: 2 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { setup } from 'xstate';
 import { ManualClock } from '../../src/core/clock.js';
 import { CommandHandler } from '../../src/core/command-handler.js';
+import { testChain } from '../support/chain.js';
 import { openDatabase } from '../../src/core/database.js';
 import { EventStore } from '../../src/core/event-store.js';
 import { systemMetadata } from '../../src/core/events.js';
@@ -26,7 +27,7 @@ const rotation = setup({
 function world() {
   const db = openDatabase(':memory:');
   const clock = new ManualClock('2026-01-01T00:00:00.000Z');
-  const store = new EventStore(db, clock);
+  const store = new EventStore(db, clock, testChain(db));
   const handler = new CommandHandler(store, clock);
   const registry = new StreamRegistry(
     [
@@ -58,7 +59,7 @@ describe('stream registry', () => {
     ]);
     const db = openDatabase(':memory:');
     const clock = new ManualClock('2026-01-01T00:00:00.000Z');
-    const store = new EventStore(db, clock);
+    const store = new EventStore(db, clock, testChain(db));
     const registry = new StreamRegistry(kinds, {
       store,
       handler: new CommandHandler(store, clock),
@@ -77,7 +78,7 @@ describe('stream registry', () => {
   it('counts only the machine streams: a run, not its plan artifact', () => {
     const db = openDatabase(':memory:');
     const clock = new ManualClock('2026-01-01T00:00:00.000Z');
-    const store = new EventStore(db, clock);
+    const store = new EventStore(db, clock, testChain(db));
     const registry = new StreamRegistry(streamKinds({ run: jobMachine }, STREAM_LOCATIONS), {
       store,
       handler: new CommandHandler(store, clock),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { CommandHandler } from '../../../src/core/command-handler.js';
+import { testChain } from '../../support/chain.js';
 import { openDatabase } from '../../../src/core/database.js';
 import { IllegalTransitionError } from '../../../src/core/errors.js';
 import { EventStore } from '../../../src/core/event-store.js';
@@ -14,7 +15,7 @@ const sealer = new Sealer(Buffer.alloc(32, 3));
 
 function setup() {
   const db = openDatabase(':memory:');
-  const store = new EventStore(db, new ManualClock());
+  const store = new EventStore(db, new ManualClock(), testChain(db));
   return { store, handler: new CommandHandler(store, new ManualClock()) };
 }
 

@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { openDatabase } from '../../../src/core/database.js';
 import { ConcurrencyError } from '../../../src/core/errors.js';
-import { GENESIS_HASH, chainHash, verifyChain } from '../../../src/core/chain.js';
+import { randomBytes } from 'node:crypto';
+import { GENESIS_HASH, ChainKey, legacyLink } from '../../../src/core/chain.js';
+import { verifyChain } from '../../../src/core/anchors.js';
+import { testChain } from '../../support/chain.js';
 import { EventStore } from '../../../src/core/event-store.js';
 import type { AuditMetadata } from '../../../src/core/events.js';
 
@@ -18,7 +21,9 @@ const meta: AuditMetadata = {
 function store(inline?: (e: unknown) => void) {
   const db = openDatabase(':memory:');
   const clock = new ManualClock('2026-03-01T10:00:00.000Z');
-  return { db, clock, store: new EventStore(db, clock, inline) };
+  const key = randomBytes(32);
+  const chain = testChain(db, key);
+  return { db, clock, key, chain, store: new EventStore(db, clock, chain, inline) };
 }
 
 /** Two connections, each with its own store, on one database file (the CLI next to the daemon). */
@@ -27,7 +32,15 @@ function twoWriters() {
   const a = openDatabase(join(dir, 'k.sqlite'));
   const b = openDatabase(join(dir, 'k.sqlite'));
   const clock = new ManualClock();
-  return { a, b, first: new EventStore(a, clock), second: new EventStore(b, clock) };
+  const key = randomBytes(32);
+  const chain = testChain(a, key);
+  return {
+    a,
+    b,
+    chain,
+    first: new EventStore(a, clock, chain),
+    second: new EventStore(b, clock, testChain(b, key)),
+  };
 }
 
 describe('EventStore', () => {
@@ -84,8 +97,8 @@ describe('EventStore', () => {
     expect(s.lastPosition()).toBe(0);
   });
 
-  it('links every event to the one before with sha256', () => {
-    const { store: s, db } = store();
+  it('links every event to the one before with an HMAC under the chain key', () => {
+    const { store: s, db, key, chain } = store();
     const events = s.append(
       'a',
       [
@@ -95,31 +108,32 @@ describe('EventStore', () => {
       { expectedVersion: 0, metadata: meta },
     );
     const row = db.prepare('SELECT * FROM events WHERE position = 1').get() as Parameters<
-      typeof chainHash
+      typeof legacyLink
     >[1] & { hash: string };
     expect(row.data).toBe('{"a":1,"b":2}');
-    expect(events[0]!.hash).toBe(chainHash(GENESIS_HASH, row));
-    expect(verifyChain(db)).toEqual({ ok: true, events: 2 });
+    expect(events[0]!.hash).toBe(new ChainKey(key).link(GENESIS_HASH, row));
+    expect(events[0]!.hash).not.toBe(legacyLink(GENESIS_HASH, row));
+    expect(verifyChain(db, chain)).toMatchObject({ ok: true, events: 2 });
   });
 
   it('names the first position whose stored bytes changed', () => {
-    const { store: s, db } = store();
+    const { store: s, db, chain } = store();
     for (let i = 0; i < 5; i++)
       s.append(`s${i}`, [{ type: 'X', data: { i } }], { expectedVersion: 0, metadata: meta });
     db.prepare(`UPDATE events SET data = '{"i":9}' WHERE position = 3`).run();
-    expect(verifyChain(db)).toMatchObject({ ok: false, position: 3 });
+    expect(verifyChain(db, chain)).toMatchObject({ ok: false, position: 3 });
   });
 
   it('notices a deleted event', () => {
-    const { store: s, db } = store();
+    const { store: s, db, chain } = store();
     for (let i = 0; i < 3; i++)
       s.append(`s${i}`, [{ type: 'X', data: { i } }], { expectedVersion: 0, metadata: meta });
     db.prepare('DELETE FROM events WHERE position = 2').run();
-    expect(verifyChain(db)).toMatchObject({ ok: false, position: 2 });
+    expect(verifyChain(db, chain)).toMatchObject({ ok: false, position: 2 });
   });
 
   it('keeps the chain whole when two writers share one database file', () => {
-    const { a, b, first, second } = twoWriters();
+    const { a, b, chain, first, second } = twoWriters();
     for (let i = 0; i < 6; i++) {
       (i % 2 === 0 ? first : second).append(`s${i}`, [{ type: 'X', data: { i } }], {
         expectedVersion: 0,
@@ -127,13 +141,13 @@ describe('EventStore', () => {
       });
       first.append(`t${i}`, [{ type: 'Y', data: { i } }], { expectedVersion: 0, metadata: meta });
     }
-    expect(verifyChain(a)).toEqual({ ok: true, events: 12 });
+    expect(verifyChain(a, chain)).toMatchObject({ ok: true, events: 12 });
     a.close();
     b.close();
   });
 
   it('keeps the chain whole when an enclosing transaction rolls back', () => {
-    const { store: s, db } = store();
+    const { store: s, db, chain } = store();
     s.append('a', [{ type: 'X', data: {} }], { expectedVersion: 0, metadata: meta });
     expect(() =>
       db.transaction(() => {
@@ -148,11 +162,11 @@ describe('EventStore', () => {
     });
     expect(next).toMatchObject({ position: 2, version: 2 });
     s.append('b', [{ type: 'Y', data: {} }], { expectedVersion: 0, metadata: meta });
-    expect(verifyChain(db)).toEqual({ ok: true, events: 3 });
+    expect(verifyChain(db, chain)).toMatchObject({ ok: true, events: 3 });
   });
 
   it('refuses a stale expected version even when another writer moved the stream', () => {
-    const { a, b, first, second } = twoWriters();
+    const { a, b, chain, first, second } = twoWriters();
     first.append('s', [{ type: 'X', data: {} }], { expectedVersion: 0, metadata: meta });
     second.append('s', [{ type: 'X', data: { by: 'second' } }], {
       expectedVersion: 1,
@@ -167,13 +181,13 @@ describe('EventStore', () => {
     expect(stale).toThrow('stream s is at version 2, expected 1');
     expect(first.readStream('s').map((e) => e.data)).toEqual([{}, { by: 'second' }]);
     first.append('s', [{ type: 'Y', data: {} }], { expectedVersion: 2, metadata: meta });
-    expect(verifyChain(a)).toEqual({ ok: true, events: 3 });
+    expect(verifyChain(a, chain)).toMatchObject({ ok: true, events: 3 });
     a.close();
     b.close();
   });
 
   it('refuses to start a stream another writer has started', () => {
-    const { a, b, first, second } = twoWriters();
+    const { a, b, chain, first, second } = twoWriters();
     second.append('n', [{ type: 'X', data: { by: 'second' } }], {
       expectedVersion: 0,
       metadata: meta,
@@ -185,7 +199,7 @@ describe('EventStore', () => {
       });
     expect(start).toThrow('stream n is at version 1, expected 0');
     expect(first.readStream('n').map((e) => e.data)).toEqual([{ by: 'second' }]);
-    expect(verifyChain(a)).toEqual({ ok: true, events: 1 });
+    expect(verifyChain(a, chain)).toMatchObject({ ok: true, events: 1 });
     a.close();
     b.close();
   });

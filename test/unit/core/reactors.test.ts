@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
+import { testChain } from '../../support/chain.js';
 import { openDatabase } from '../../../src/core/database.js';
 import { EventStore } from '../../../src/core/event-store.js';
 import { systemMetadata, type StoredEvent } from '../../../src/core/events.js';
@@ -7,10 +9,11 @@ import { silentLogger } from '../../../src/core/logger.js';
 import { Reactors, type Reactor } from '../../../src/core/reactors.js';
 
 const meta = systemMetadata('test');
+const KEY = randomBytes(32);
 
 function setup() {
   const db = openDatabase(':memory:');
-  const store = new EventStore(db, new ManualClock());
+  const store = new EventStore(db, new ManualClock(), testChain(db, KEY));
   let n = 0;
   const append = (type: string, count = 1) => {
     for (let i = 0; i < count; i++) {
@@ -158,10 +161,14 @@ describe('Reactors woken by appends', () => {
     await reactors.settle();
     append('CertificateIssued');
     await passes();
-    new EventStore(db, new ManualClock()).append('other', [{ type: 'RunCreated', data: {} }], {
-      expectedVersion: 0,
-      metadata: meta,
-    });
+    new EventStore(db, new ManualClock(), testChain(db, KEY)).append(
+      'other',
+      [{ type: 'RunCreated', data: {} }],
+      {
+        expectedVersion: 0,
+        metadata: meta,
+      },
+    );
     const before = reads();
     append('CertificateIssued');
     await passes();
@@ -196,10 +203,14 @@ describe('Reactors woken by appends', () => {
   it('read the log on a poll tick, which finds appends nobody was told of', async () => {
     const { db, seen, reactors, passes } = wired();
     await reactors.settle();
-    new EventStore(db, new ManualClock()).append('other', [{ type: 'RunCreated', data: {} }], {
-      expectedVersion: 0,
-      metadata: meta,
-    });
+    new EventStore(db, new ManualClock(), testChain(db, KEY)).append(
+      'other',
+      [{ type: 'RunCreated', data: {} }],
+      {
+        expectedVersion: 0,
+        metadata: meta,
+      },
+    );
     reactors.notify();
     await passes();
     expect(seen).toEqual(['RunCreated@1']);

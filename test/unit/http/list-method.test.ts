@@ -19,6 +19,19 @@ describe('ListMethodRewriter', () => {
     expect(new ListMethodRewriter().feed(head).equals(head)).toBe(true);
   });
 
+  it('hands bytes that cannot start a request line on at once, not waiting for a head', () => {
+    const r = new ListMethodRewriter();
+    const hello = Buffer.from('16030100a5010000a10303', 'hex');
+    expect(r.feed(hello).equals(hello)).toBe(true);
+    expect(r.feed(Buffer.from('more')).toString()).toBe('more');
+    // A head arriving a byte at a time is still held until it is whole.
+    const slow = new ListMethodRewriter();
+    const parts = [...'LIST /v1/a HTTP/1.1\r\n\r\n'].map((c) => slow.feed(Buffer.from(c)));
+    expect(Buffer.concat(parts).toString()).toBe(
+      'GET /v1/a HTTP/1.1\r\nx-keel-original-method: LIST\r\n\r\n',
+    );
+  });
+
   it('strips a marker a client sent itself', () => {
     expect(
       feedAll(['POST /v1/x HTTP/1.1\r\nX-Keel-Original-Method: LIST\r\nContent-Length: 0\r\n\r\n']),
