@@ -168,7 +168,9 @@ export class TerraformWorkdir {
     readonly host: TerraformHost,
     options: { credentials?: boolean; files?: Record<string, string> } = {},
   ) {
-    for (const d of [this.dir, this.home, this.#bin]) mkdirSync(d, { recursive: true });
+    // `terraform login` writes `~/.terraform.d/credentials.tfrc.json` but does not make the folder.
+    for (const d of [this.dir, join(this.home, '.terraform.d'), this.#bin])
+      mkdirSync(d, { recursive: true });
     writeFileSync(
       this.configFile,
       options.credentials === false
