@@ -79,4 +79,29 @@ describe('terraform login against Keel (real CLI, the authorize page in chromium
     expect(init.code, init.stdout + init.stderr).toBe(0);
     expect((await host.api('GET', '/organizations/acme/workspaces/after-login')).status).toBe(200);
   });
+
+  it('/app/settings/tokens leads to the tokens page: the login token is listed, one is made and deleted', async () => {
+    const { page } = browser;
+    await page.goto(`${host.url}/ui/#/login`);
+    await page.getByLabel('Runs token').fill(host.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/#\/workspaces$/);
+
+    await page.goto(`${host.url}/app/settings/tokens?source=terraform-login`);
+    await page.waitForURL(/\/ui\/#\/tokens$/);
+    await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+    await page.getByRole('cell', { name: 'terraform login', exact: true }).waitFor();
+
+    await page.getByLabel('Description').fill('made on the page');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const made = (await page.locator('#token-value').textContent())!.trim();
+    expect((await host.api('GET', '/account/details', undefined, made)).status).toBe(200);
+    await browser.screenshot('terraform-tokens-page');
+
+    await page.getByRole('button', { name: 'Delete token made on the page' }).click();
+    await page
+      .getByRole('cell', { name: 'made on the page', exact: true })
+      .waitFor({ state: 'detached' });
+    expect((await host.api('GET', '/account/details', undefined, made)).status).toBe(401);
+  });
 });
