@@ -104,4 +104,29 @@ describe('terraform login against Keel (real CLI, the authorize page in chromium
       .waitFor({ state: 'detached' });
     expect((await host.api('GET', '/account/details', undefined, made)).status).toBe(401);
   });
+
+  it('Deny sends the browser back to the CLI with access_denied and the state, and no code', async () => {
+    const { page } = browser;
+    let reached = '';
+    await page.route('http://localhost:10005/**', (route) => {
+      reached = route.request().url();
+      return route.fulfill({ status: 200, contentType: 'text/plain', body: 'cli listener' });
+    });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: 'terraform-cli',
+      redirect_uri: 'http://localhost:10005/login',
+      state: 'the-state',
+      code_challenge: 'A'.repeat(43),
+      code_challenge_method: 'S256',
+    });
+    await page.goto(`${host.url}/ui/authorize?${query.toString()}`);
+    await page.getByRole('button', { name: 'Deny' }).click();
+    await page.waitForURL(/^http:\/\/localhost:10005\/login\?/);
+    const url = new URL(reached);
+    expect(url.searchParams.get('error')).toBe('access_denied');
+    expect(url.searchParams.get('state')).toBe('the-state');
+    expect(url.searchParams.get('code')).toBeNull();
+    await page.unroute('http://localhost:10005/**');
+  });
 });
