@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   cloudBlock,
   remoteBackendBlock,
-  startTerraformHost,
   TerraformWorkdir,
-  type TerraformHost,
+  useTerraformHost,
 } from '../../support/terraform.js';
 
 const CONFIG = `resource "terraform_data" "example" {
@@ -12,15 +11,11 @@ const CONFIG = `resource "terraform_data" "example" {
 }
 `;
 
-let host: TerraformHost;
-beforeAll(async () => {
-  host = await startTerraformHost();
-  await host.organization('acme');
-});
-afterAll(async () => host?.stop());
+const terraformHost = useTerraformHost((host) => host.organization('acme'));
 
 describe('terraform init against Keel (real CLI, HTTPS with the listener CA)', () => {
   it('with a cloud block: discovers the host, creates the workspace, initializes', async () => {
+    const host = terraformHost();
     expect((await host.api('GET', '/organizations/acme/workspaces/web')).status).toBe(404);
     const work = new TerraformWorkdir(host, {
       files: { 'main.tf': `${cloudBlock(host, 'acme', 'web')}\n${CONFIG}` },
@@ -36,6 +31,7 @@ describe('terraform init against Keel (real CLI, HTTPS with the listener CA)', (
   });
 
   it('with backend "remote": initializes against an existing workspace', async () => {
+    const host = terraformHost();
     const created = await host.api('POST', '/organizations/acme/workspaces', {
       data: { type: 'workspaces', attributes: { name: 'legacy' } },
     });
@@ -49,6 +45,7 @@ describe('terraform init against Keel (real CLI, HTTPS with the listener CA)', (
   });
 
   it('without credentials the host refuses, and without the CA terraform refuses the host', async () => {
+    const host = terraformHost();
     const anonymous = new TerraformWorkdir(host, {
       credentials: false,
       files: { 'main.tf': `${cloudBlock(host, 'acme', 'web')}\n${CONFIG}` },

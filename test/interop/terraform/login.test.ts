@@ -1,28 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cloudBlock,
-  startTerraformHost,
-  TerraformWorkdir,
-  type TerraformHost,
-} from '../../support/terraform.js';
+import { cloudBlock, TerraformWorkdir, useTerraformHost } from '../../support/terraform.js';
 import { launchBrowser, type UiBrowser } from '../../support/ui-browser.js';
 
-let host: TerraformHost;
+const terraformHost = useTerraformHost((host) => host.organization('acme'));
 let browser: UiBrowser;
 beforeAll(async () => {
-  host = await startTerraformHost();
-  await host.organization('acme');
   browser = await launchBrowser({ allowHosts: ['localhost'], ignoreHTTPSErrors: true });
 });
 afterAll(async () => {
   await browser?.close();
-  await host?.stop();
 });
 
 describe('terraform login against Keel (real CLI, the authorize page in chromium)', () => {
   it('the user approves on the page; the CLI gets and stores a new token, and init uses it', async () => {
+    const host = terraformHost();
     const work = new TerraformWorkdir(host, { credentials: false });
     const login = work.start(['login', '-no-color', host.hostname]);
     try {
@@ -81,6 +74,7 @@ describe('terraform login against Keel (real CLI, the authorize page in chromium
   });
 
   it('/app/settings/tokens leads to the tokens page: the login token is listed, one is made and deleted', async () => {
+    const host = terraformHost();
     const { page } = browser;
     await page.goto(`${host.url}/ui/#/login`);
     await page.getByLabel('Runs token').fill(host.token);
@@ -106,6 +100,7 @@ describe('terraform login against Keel (real CLI, the authorize page in chromium
   });
 
   it('Deny sends the browser back to the CLI with access_denied and the state, and no code', async () => {
+    const host = terraformHost();
     const { page } = browser;
     let reached = '';
     await page.route('http://localhost:10005/**', (route) => {
