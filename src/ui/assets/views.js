@@ -62,7 +62,7 @@ function login(container) {
     }
     session.save(r, s);
     window.dispatchEvent(new Event('keel:signed-in'));
-    location.hash = s !== '' ? '#/machines' : '#/workspaces';
+    location.hash = session.takeReturnTo() ?? (s !== '' ? '#/machines' : '#/workspaces');
   });
   container.append(h('h1', {}, 'Sign in'), form);
   runs.focus();

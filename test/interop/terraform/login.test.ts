@@ -124,4 +124,26 @@ describe('terraform login against Keel (real CLI, the authorize page in chromium
     expect(url.searchParams.get('code')).toBeNull();
     await page.unroute('http://localhost:10005/**');
   });
+
+  it('an /app address followed while signed out opens its page after sign-in', async () => {
+    const host = terraformHost();
+    const ws = await host.api('POST', '/organizations/acme/workspaces', {
+      data: { type: 'workspaces', attributes: { name: 'linked' } },
+    });
+    expect(ws.status, ws.text).toBe(201);
+    const id = (ws.json as { data: { id: string } }).data.id;
+    // A new tab: its session storage is empty, so it is signed out.
+    const page = await browser.context.newPage();
+    page.setDefaultTimeout(5000);
+    try {
+      await page.goto(`${host.url}/app/acme/linked`);
+      await page.waitForURL(/#\/login$/);
+      await page.getByLabel('Runs token').fill(host.token);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(new RegExp(`#/workspaces/${id}$`));
+      await page.getByRole('heading', { name: /Workspace linked/ }).waitFor();
+    } finally {
+      await page.close();
+    }
+  });
 });
