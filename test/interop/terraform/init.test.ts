@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   cloudBlock,
@@ -28,6 +29,21 @@ describe('terraform init against Keel (real CLI, HTTPS with the listener CA)', (
     expect((ws.json as { data: { attributes: { name: string } } }).data.attributes.name).toBe(
       'web',
     );
+  });
+
+  it('names the host by its IP address too (the certificate covers 127.0.0.1)', async () => {
+    const host = terraformHost();
+    const byIp = host.hostname.replace('localhost', '127.0.0.1');
+    const work = new TerraformWorkdir(host, {
+      credentials: false,
+      files: {
+        'main.tf': `${cloudBlock(host, 'acme', 'by-ip').replace(host.hostname, byIp)}\n${CONFIG}`,
+      },
+    });
+    writeFileSync(work.configFile, `credentials "${byIp}" {\n  token = "${host.token}"\n}\n`);
+    const result = await work.run(['init', '-input=false', '-no-color']);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect((await host.api('GET', '/organizations/acme/workspaces/by-ip')).status).toBe(200);
   });
 
   it('with backend "remote": initializes against an existing workspace', async () => {
