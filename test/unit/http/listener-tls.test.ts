@@ -51,6 +51,10 @@ describe('listener TLS configuration', () => {
       /cannot be combined/,
     );
     expect(problems({ tls: 'yes please' })[0]).toMatch(/must be auto or off/);
+    expect(problems({ tls: 'auto', 'public-address': 'http://keel.example' })).toEqual([
+      'KEEL_PUBLIC_ADDRESS (--public-address) must be https://… when TLS is on, got "http://keel.example"',
+    ]);
+    expect(problems({ tls: 'auto', 'public-address': 'https://keel.example' })).toEqual([]);
     expect(problems({ tls: true })).toEqual(['--tls needs a value: auto or off']);
   });
 
