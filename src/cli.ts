@@ -39,7 +39,8 @@ const flag = { type: 'boolean' } as const;
 const COMMANDS: Readonly<Record<string, Command>> = {
   serve: {
     summary: 'run the daemon',
-    usage: `keel serve [--data DIR] [--listen HOST:PORT] [--log-level L] [--sync full|normal] [...]
+    usage: `keel serve [--data DIR] [--listen HOST:PORT] [--log-level L] [--sync full|normal]
+           [--tls auto | --tls-cert FILE --tls-key FILE] [...]
 
 Every setting in the README's configuration table is a flag here (--listen, --public-address,
 --body-limit, --engine-bin, ...); flags win over KEEL_* environment variables.`,

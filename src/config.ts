@@ -44,7 +44,14 @@ export interface Config {
   /** The listener's limits: a request's headers, and the whole request, must arrive in time. */
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  /** How the listener speaks: plain HTTP, the operator's certificate, or Keel's own CA. */
+  readonly tls: ListenerTls;
 }
+
+export type ListenerTls =
+  | { readonly mode: 'off' }
+  | { readonly mode: 'files'; readonly certFile: string; readonly keyFile: string }
+  | { readonly mode: 'auto' };
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -72,6 +79,9 @@ export const CONFIG_FLAGS = [
   'anchor-interval-ms',
   'headers-timeout-ms',
   'request-timeout-ms',
+  'tls',
+  'tls-cert',
+  'tls-key',
 ] as const;
 export type ConfigFlag = (typeof CONFIG_FLAGS)[number];
 
@@ -131,6 +141,13 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     problems.push(`KEEL_LISTEN (--listen) must be HOST:PORT, got ${JSON.stringify(listenText)}`);
   const host = listen?.host ?? '127.0.0.1';
   const port = listen?.port ?? 8420;
+  if (flags.tls === true) problems.push('--tls needs a value: auto or off');
+  const tls = parseTls(
+    text('tls', 'KEEL_TLS', ''),
+    text('tls-cert', 'KEEL_TLS_CERT', ''),
+    text('tls-key', 'KEEL_TLS_KEY', ''),
+    problems,
+  );
   const shownHost =
     host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 
@@ -140,7 +157,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     publicAddress: text(
       'public-address',
       'KEEL_PUBLIC_ADDRESS',
-      `http://${shownHost}:${port}`,
+      `${tls.mode === 'off' ? 'http' : 'https'}://${shownHost}:${port}`,
     ).replace(/\/$/, ''),
     logLevel: text('log-level', 'KEEL_LOG_LEVEL', defaults.logLevel),
     bodyLimitBytes: int('body-limit', 'KEEL_BODY_LIMIT', defaults.bodyLimit, 1),
@@ -184,7 +201,12 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
       defaults.requestTimeout,
       100,
     ),
+    tls,
   };
+  if (tls.mode !== 'off' && !config.publicAddress.startsWith('https://'))
+    problems.push(
+      `KEEL_PUBLIC_ADDRESS (--public-address) must be https://… when TLS is on, got ${JSON.stringify(config.publicAddress)}`,
+    );
   if (config.engineBin !== null && 'default' in config.engines)
     problems.push('KEEL_ENGINES (--engines) cannot name "default" when KEEL_ENGINE_BIN is set');
   if (config.headersTimeoutMs > config.requestTimeoutMs)
@@ -231,6 +253,24 @@ function syncMode(value: string, problems: string[]): SyncMode {
   if (value === 'full' || value === 'normal') return value;
   problems.push(`KEEL_SYNC (--sync) must be full or normal, got ${JSON.stringify(value)}`);
   return 'full';
+}
+
+/** `--tls auto`, or `--tls-cert` with `--tls-key` (absolute or relative to the working directory). */
+function parseTls(mode: string, cert: string, key: string, problems: string[]): ListenerTls {
+  if (mode !== '' && mode !== 'auto' && mode !== 'off') {
+    problems.push(`KEEL_TLS (--tls) must be auto or off, got ${JSON.stringify(mode)}`);
+    return { mode: 'off' };
+  }
+  if (cert === '' && key === '') return mode === 'auto' ? { mode: 'auto' } : { mode: 'off' };
+  if (mode === 'auto') {
+    problems.push('KEEL_TLS=auto (--tls auto) cannot be combined with --tls-cert/--tls-key');
+    return { mode: 'off' };
+  }
+  if (cert === '' || key === '') {
+    problems.push('KEEL_TLS_CERT (--tls-cert) and KEEL_TLS_KEY (--tls-key) go together');
+    return { mode: 'off' };
+  }
+  return { mode: 'files', certFile: resolve(cert), keyFile: resolve(key) };
 }
 
 function parseListen(value: string): { host: string; port: number } | null {

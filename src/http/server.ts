@@ -2,7 +2,9 @@ import { createServer as createHttpServer } from 'node:http';
 import type { RequestListener, Server as HttpServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { AddressInfo, Server as NetServer } from 'node:net';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
+import type { SecureContextOptions } from 'node:tls';
 import { ListMethodSocket } from './list-method.js';
 
 export interface ListeningServer {
@@ -10,11 +12,13 @@ export interface ListeningServer {
   readonly address: AddressInfo;
   /** Stop accepting, let in-flight requests finish, then close every connection. */
   close(): Promise<void>;
+  /** Serve a new certificate to connections from now on (TLS listeners only; no-op otherwise). */
+  setSecureContext(context: SecureContextOptions): void;
 }
 
 /**
- * A TCP listener whose connections pass through the LIST rewriter before Node's HTTP server
- * parses them. The HTTP server itself never listens.
+ * A TCP (or TLS) listener whose connections pass through the LIST rewriter before Node's HTTP
+ * server parses them; TLS is taken off first. The HTTP server itself never listens.
  */
 /** How long a client may take: its request's headers, its whole request (defaults in config.ts). */
 export interface ListenTimeouts {
@@ -26,6 +30,7 @@ export async function listen(
   handler: RequestListener,
   host: string,
   port: number,
+  tls?: SecureContextOptions,
   timeouts: ListenTimeouts = { headersTimeoutMs: 20_000, requestTimeoutMs: 300_000 },
 ): Promise<ListeningServer> {
   const http: HttpServer = createHttpServer(
@@ -73,7 +78,7 @@ export async function listen(
     });
     if (closing) res.setHeader('Connection', 'close');
   });
-  const tcp: NetServer = createNetServer((raw) => {
+  const accept = (raw: Socket) => {
     const socket = new ListMethodSocket(raw);
     open.set(socket, 0);
     const firstHead = setTimeout(
@@ -88,7 +93,9 @@ export async function listen(
       open.delete(socket);
     });
     http.emit('connection', socket);
-  });
+  };
+  const secure = tls === undefined ? null : createTlsServer(tls, accept);
+  const tcp: NetServer = secure ?? createNetServer(accept);
   await new Promise<void>((resolve, reject) => {
     tcp.once('error', reject);
     tcp.listen(port, host, () => {
@@ -102,8 +109,9 @@ export async function listen(
   const address = tcp.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
-    url: `http://${shownHost}:${address.port}`,
+    url: `${secure === null ? 'http' : 'https'}://${shownHost}:${address.port}`,
     address,
+    setSecureContext: (context) => secure?.setSecureContext(context),
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;

@@ -18,7 +18,10 @@ async function route() {
   const main = document.getElementById('main');
   const nav = document.getElementById('nav');
   const { parts, params } = parseRoute();
-  if (!session.signedIn && parts[0] !== 'login') {
+  // The authorize view asks for a token itself, so `terraform login` works from a fresh tab.
+  if (!session.signedIn && parts[0] !== 'login' && parts[0] !== 'authorize') {
+    // An address followed while signed out (a run the terraform CLI printed) is opened after.
+    if (parts.length > 0) session.returnTo = location.hash;
     location.hash = '#/login';
     return;
   }

@@ -1,9 +1,11 @@
 // The page's views. Each renders into a container and may return { ready, refresh, dispose }.
 // Machines, streams and audit take the secrets token (see runs-views.js and secrets-view.js).
 import { enc, h, live, problem, session, table, v1 } from './lib.js';
+import { authorize } from './authorize-view.js';
 import { run, workspaceView } from './runs-views.js';
 import { access } from './access-view.js';
 import { secrets } from './secrets-view.js';
+import { tokens } from './tokens-view.js';
 import { centreOn, fitButton, streamView, svgNode } from './stream-view.js';
 
 function login(container) {
@@ -61,7 +63,7 @@ function login(container) {
     }
     session.save(r, s);
     window.dispatchEvent(new Event('keel:signed-in'));
-    location.hash = s !== '' ? '#/machines' : '#/workspaces';
+    location.hash = session.takeReturnTo() ?? (s !== '' ? '#/machines' : '#/workspaces');
   });
   container.append(h('h1', {}, 'Sign in'), form);
   runs.focus();
@@ -255,6 +257,7 @@ export const views = {
   login,
   notFound,
   access,
+  authorize,
   machines,
   streams,
   stream,
@@ -262,4 +265,5 @@ export const views = {
   secrets,
   workspaces: workspaceView,
   runs: run,
+  tokens,
 };
