@@ -7,6 +7,7 @@ import {
   archivistUploadRoutes,
   configurationVersionRoutes,
 } from './configuration-versions/routes.js';
+import type { Resource } from './jsonapi.js';
 import { RunsModel } from './model.js';
 import { organizationProjection } from './organizations/projection.js';
 import { organizationRoutes } from './organizations/routes.js';
@@ -15,6 +16,7 @@ import { commentRoutes } from './run/comments.js';
 import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
 import { runProjection } from './run/projection.js';
 import { queueReactor, reconcileWorkspace } from './run/queue.js';
+import { organizationQueueRoutes } from './run/org-queue.js';
 import { runRoutes } from './run/routes.js';
 import { stateVersionProjection } from './state-versions/projection.js';
 import { recordStateVersion, stateVersionRoutes } from './state-versions/routes.js';
@@ -25,6 +27,7 @@ export { RunsModel } from './model.js';
 export { executorCommands } from './run/commands.js';
 import type { RunRow } from './run/projection.js';
 export type { RunRow } from './run/projection.js';
+export type { Resource } from './jsonapi.js';
 
 /** Paths of the two run lists, which have their own rate limit (30 per minute). */
 export const RUN_LIST_PATHS: readonly RegExp[] = [
@@ -68,6 +71,8 @@ export interface RunsContextOptions {
   runListLimit?: Middleware;
   /** The text a phase has logged so far while it runs (the executor's live logs). */
   liveLog?: (phaseId: string) => string | null;
+  /** A run's task stages as resources, for `include=task_stages` (the executor records them). */
+  taskStages?: (runId: string) => Resource[];
   /** Starts a run's pre-plan tasks instead of queuing its plan; true when it did (the executor). */
   prePlan?: (run: RunRow) => boolean;
 }
@@ -85,7 +90,8 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   organizationRoutes(routes, model);
   workspaceRoutes(routes, model);
   configurationVersionRoutes(routes, model);
-  runRoutes(routes, model, runListLimit);
+  organizationQueueRoutes(routes, model);
+  runRoutes(routes, model, runListLimit, (runId) => options.taskStages?.(runId) ?? []);
   phaseRoutes(routes, model);
   commentRoutes(routes, model);
   stateVersionRoutes(routes, model);
