@@ -257,5 +257,23 @@ export type StateVersionCreated = {
   };
 };
 
+/**
+ * A client (the terraform CLI's local operations, `state push`) asked to store a state: the
+ * document follows at a secret upload address and is then recorded as `StateVersionCreated`.
+ */
+export type StateVersionUploadRequested = {
+  type: 'StateVersionUploadRequested';
+  data: {
+    id: string;
+    workspaceId: string;
+    runId: string | null;
+    serial: number;
+    lineage: string | null;
+    md5: string;
+  };
+};
+
+export type StateVersionEvent = StateVersionCreated | StateVersionUploadRequested;
+
 export type RunsContextEvent =
-  StateVersionCreated | OrganizationEvent | WorkspaceEvent | ConfigurationVersionEvent | RunEvent;
+  StateVersionEvent | OrganizationEvent | WorkspaceEvent | ConfigurationVersionEvent | RunEvent;

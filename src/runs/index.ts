@@ -19,7 +19,9 @@ import { queueReactor, reconcileWorkspace } from './run/queue.js';
 import { organizationQueueRoutes } from './run/org-queue.js';
 import { runRoutes } from './run/routes.js';
 import { stateVersionProjection } from './state-versions/projection.js';
-import { recordStateVersion, stateVersionRoutes } from './state-versions/routes.js';
+import { recordStateVersion } from './state-versions/record.js';
+import { stateVersionRoutes } from './state-versions/routes.js';
+import { stateArchivistRoutes, stateUploadRoutes } from './state-versions/upload.js';
 import { workspaceProjection } from './workspaces/projection.js';
 import { workspaceRoutes } from './workspaces/routes.js';
 
@@ -95,10 +97,12 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   phaseRoutes(routes, model);
   commentRoutes(routes, model);
   stateVersionRoutes(routes, model);
+  stateUploadRoutes(routes, model);
 
   const publicRoutes = new Router();
   archivistUploadRoutes(publicRoutes, model);
   archivistLogRoutes(publicRoutes, model, options.liveLog);
+  stateArchivistRoutes(publicRoutes, model);
 
   const metadata = systemMetadata('executor');
   const executor = Object.fromEntries(
