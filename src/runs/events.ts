@@ -63,8 +63,19 @@ export type WorkspaceCreated = {
     description: string | null;
     /** `builtin` or a configured engine's name; absent: the daemon's default. */
     executionEngine?: string;
+    /** The terraform version the workspace asks for (`latest` when absent). */
+    terraformVersion?: string;
+    /** Where operations run: on Keel (`remote`, when absent) or on the client (`local`). */
+    executionMode?: ExecutionMode;
+    tags?: string[];
   };
 };
+export type ExecutionMode = 'remote' | 'local';
+/** A tag binding: a key and a value (empty for a key alone). */
+export interface TagBinding {
+  key: string;
+  value: string;
+}
 export type WorkspaceUpdated = {
   type: 'WorkspaceUpdated';
   data: {
@@ -72,6 +83,12 @@ export type WorkspaceUpdated = {
     name?: string;
     description?: string | null;
     executionEngine?: string;
+    terraformVersion?: string;
+    executionMode?: ExecutionMode;
+    tagsAdded?: string[];
+    tagsRemoved?: string[];
+    /** Bindings added or given a new value, by key. */
+    tagBindings?: TagBinding[];
   };
 };
 export type WorkspaceDeleted = { type: 'WorkspaceDeleted'; data: { id: string } };

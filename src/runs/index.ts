@@ -24,6 +24,7 @@ import { stateVersionRoutes } from './state-versions/routes.js';
 import { stateArchivistRoutes, stateUploadRoutes } from './state-versions/upload.js';
 import { workspaceProjection } from './workspaces/projection.js';
 import { workspaceRoutes } from './workspaces/routes.js';
+import { workspaceTagRoutes } from './workspaces/tags.js';
 
 export { RunsModel } from './model.js';
 export { executorCommands } from './run/commands.js';
@@ -91,6 +92,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   const routes = new Router();
   organizationRoutes(routes, model);
   workspaceRoutes(routes, model);
+  workspaceTagRoutes(routes, model);
   configurationVersionRoutes(routes, model);
   organizationQueueRoutes(routes, model);
   runRoutes(routes, model, runListLimit, (runId) => options.taskStages?.(runId) ?? []);

@@ -3,7 +3,8 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { enginesOf } from '../../config.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../core/errors.js';
-import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
+import type { ExecutionMode } from '../events.js';
+import { listFilter, pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
 import { validate } from '../run/schema.js';
 import {
@@ -18,18 +19,37 @@ import {
 } from './decider.js';
 import { executionEngineOf, presentWorkspace } from './presenters.js';
 import type { WorkspaceRow } from './projection.js';
+import { tagNames, tagsDocument } from './tags.js';
+
+/** `{ [key]: value }` when the value is given, else nothing. */
+const optional = <K extends string, V>(key: K, value: V | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
 
 const NAME = /^[A-Za-z0-9_-]{1,90}$/;
+
+/** `latest`, a version, or a version constraint (`~> 1.11`, `>= 1.5, < 2`). */
+const TERRAFORM_VERSION =
+  /^(latest|[~<>=!]*\s*v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.-]+)?(\s*,\s*[~<>=!]*\s*v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.-]+)?)*)$/;
+
+const settings = {
+  'auto-apply': z.boolean().optional(),
+  description: z.string().nullable().optional(),
+  'execution-engine': z.string().optional(),
+  'terraform-version': z
+    .string()
+    .regex(TERRAFORM_VERSION, 'latest, a version or a version constraint')
+    .optional(),
+  'execution-mode': z.enum(['remote', 'local', 'agent']).optional(),
+};
 
 const createBody = z.object({
   data: z.object({
     type: z.literal('workspaces').optional(),
     attributes: z.object({
       name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)'),
-      'auto-apply': z.boolean().optional(),
-      description: z.string().nullable().optional(),
-      'execution-engine': z.string().optional(),
+      ...settings,
     }),
+    relationships: z.object({ tags: tagsDocument.optional() }).optional(),
   }),
 });
 
@@ -38,12 +58,19 @@ const updateBody = z.object({
     type: z.literal('workspaces').optional(),
     attributes: z.object({
       name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)').optional(),
-      'auto-apply': z.boolean().optional(),
-      description: z.string().nullable().optional(),
-      'execution-engine': z.string().optional(),
+      ...settings,
     }),
   }),
 });
+
+/** Keel runs operations itself or leaves them to the client; it has no agents. */
+function executionMode(mode: 'remote' | 'local' | 'agent' | undefined): ExecutionMode | undefined {
+  if (mode === 'agent')
+    throw new ValidationError(
+      '/data/attributes/execution-mode: agent execution is not available; Keel has no agents (use remote or local)',
+    );
+  return mode;
+}
 
 const lockBody = z.object({ reason: z.string().optional() }).optional();
 
@@ -85,7 +112,8 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
   router.post('/organizations/:org/workspaces', (ctx) => {
     const org = model.organization(ctx, ctx.params.org!);
     need(model.orgs.owns(model.principal(ctx), org.name), `creating workspaces in ${org.name}`);
-    const a = validate(createBody, ctx.request.body).data.attributes;
+    const body = validate(createBody, ctx.request.body).data;
+    const a = body.attributes;
     if (model.workspaces.byName(org.name, a.name) !== null)
       throw new ConflictError(`workspace ${org.name}/${a.name} already exists`, {
         status: 422,
@@ -100,6 +128,9 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       ...(a['execution-engine'] === undefined
         ? {}
         : { executionEngine: engine(a['execution-engine']) }),
+      ...optional('terraformVersion', a['terraform-version']),
+      ...optional('executionMode', executionMode(a['execution-mode'])),
+      ...optional('tags', tagNames(body.relationships?.tags, org.name)),
     };
     handler.handle(data.id, workspaceDecider, createWorkspace(data), model.metadata(ctx));
     show(ctx, model.workspaces.get(data.id)!, 201);
@@ -114,6 +145,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       search,
       page.size,
       (page.number - 1) * page.size,
+      listFilter(ctx, 'search[tags]') ?? [],
     );
     const principal = model.principal(ctx);
     const visible = rows.filter((ws) => model.orgs.accessTo(principal, ws).read);
@@ -160,6 +192,8 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       ...(a['execution-engine'] === undefined
         ? {}
         : { executionEngine: engine(a['execution-engine']) }),
+      ...optional('terraformVersion', a['terraform-version']),
+      ...optional('executionMode', executionMode(a['execution-mode'])),
     };
     handler.handle(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
     show(ctx, ws);
