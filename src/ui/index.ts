@@ -18,6 +18,7 @@ const ASSETS: Readonly<Record<string, string>> = {
   'runs-views.js': 'text/javascript; charset=utf-8',
   'secrets-view.js': 'text/javascript; charset=utf-8',
   'stream-view.js': 'text/javascript; charset=utf-8',
+  'authorize-view.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',
 };
 

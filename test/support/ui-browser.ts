@@ -17,8 +17,15 @@ export interface UiBrowser {
   close(): Promise<void>;
 }
 
-/** A headless chromium with a fresh profile and every background connection turned off. */
-export async function launchBrowser(): Promise<UiBrowser> {
+/**
+ * A headless chromium with a fresh profile and every background connection turned off.
+ * `allowHosts`: loopback names besides 127.0.0.1 the page may reach (`localhost` for a CLI's
+ * redirect listener); `ignoreHTTPSErrors` for a daemon whose listener CA chromium does not know.
+ */
+export async function launchBrowser(
+  options: { allowHosts?: readonly string[]; ignoreHTTPSErrors?: boolean } = {},
+): Promise<UiBrowser> {
+  const allowed = new Set(['127.0.0.1', ...(options.allowHosts ?? [])]);
   const profile = mkdtempSync(join(tmpdir(), 'keel-chromium-'));
   mkdirSync(ARTIFACTS, { recursive: true });
   // A fresh --user-data-dir: playwright passes it for a persistent context.
@@ -26,6 +33,7 @@ export async function launchBrowser(): Promise<UiBrowser> {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
+    ignoreHTTPSErrors: options.ignoreHTTPSErrors ?? false,
     args: [
       '--headless',
       '--no-sandbox',
@@ -44,7 +52,7 @@ export async function launchBrowser(): Promise<UiBrowser> {
   const external: string[] = [];
   await page.route('**/*', (route) => {
     const url = new URL(route.request().url());
-    if (url.hostname === '127.0.0.1') return route.continue();
+    if (allowed.has(url.hostname)) return route.continue();
     external.push(url.href);
     return route.abort();
   });

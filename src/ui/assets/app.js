@@ -18,7 +18,8 @@ async function route() {
   const main = document.getElementById('main');
   const nav = document.getElementById('nav');
   const { parts, params } = parseRoute();
-  if (!session.signedIn && parts[0] !== 'login') {
+  // The authorize view asks for a token itself, so `terraform login` works from a fresh tab.
+  if (!session.signedIn && parts[0] !== 'login' && parts[0] !== 'authorize') {
     location.hash = '#/login';
     return;
   }

@@ -1,6 +1,7 @@
 // The page's views. Each renders into a container and may return { ready, refresh, dispose }.
 // Machines, streams and audit take the secrets token (see runs-views.js and secrets-view.js).
 import { enc, h, live, problem, session, table, v1 } from './lib.js';
+import { authorize } from './authorize-view.js';
 import { run, workspaceView } from './runs-views.js';
 import { secrets } from './secrets-view.js';
 import { centreOn, fitButton, streamView, svgNode } from './stream-view.js';
@@ -221,6 +222,7 @@ function audit(container, _parts, params) {
 
 export const views = {
   login,
+  authorize,
   machines,
   streams,
   stream,
