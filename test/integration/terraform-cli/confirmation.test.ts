@@ -3,6 +3,7 @@ import type { TestApp } from '../../support/app.js';
 import { startTestApp } from '../../support/app.js';
 import { tarball } from '../../support/configuration.js';
 import { Flow, type Doc, type ListDoc } from '../../support/executor-flow.js';
+import { applyHeader } from '../../../src/runs/executor/service.js';
 
 /** A run applies only with a confirmation, or an auto-apply, its creator was entitled to. */
 
@@ -33,6 +34,12 @@ describe('a run nobody confirms', () => {
     await flow.action(holder, 'apply');
     await t.settle();
     expect(await flow.status(holder)).toBe('applied');
+    // the CLI drops an apply log's first three lines: they are the header, not the driver's output
+    const log = (await flow.phase(holder, 'apply')).log;
+    expect(log.startsWith('\u0002')).toBe(true);
+    const lines = log.slice(1).split('\n');
+    expect(lines.slice(0, 3)).toEqual(applyHeader('builtin'));
+    expect(lines[3]).toBe('terraform_data.a: Creating...');
     t.clock.advance(24 * 3600_000);
     await t.settle();
     const run = await flow.get(left);
