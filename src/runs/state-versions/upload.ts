@@ -16,8 +16,8 @@ import { presentPendingStateVersion, presentStateVersion, recordStateVersion } f
 
 /**
  * Creating state versions from outside a run, as the terraform CLI does in local execution mode
- * and for `state push`: the caller holds the workspace lock; the serial must grow and the lineage
- * stay, unless `force`. The state comes inline (`state`, base64) or, as go-tfe sends it, in a
+ * and for `state push`: the caller holds the workspace lock; the serial must not go down, unless
+ * `force`. The state comes inline (`state`, base64) or, as go-tfe sends it, in a
  * `PUT` to the `hosted-state-upload-url` the answer gives (the JSON rendering goes to
  * `hosted-json-state-upload-url`).
  */
@@ -75,18 +75,14 @@ export function stateUploadRoutes(router: Router, model: RunsModel): void {
     if (runId !== null && model.runs.get(runId)?.workspaceId !== ws.id)
       throw new NotFoundError(`run ${runId} not found in workspace ${ws.id}`);
     const current = queries.current(ws.id);
-    if (current !== null && a.force !== true) {
-      if (a.serial <= current.serial)
-        throw new ConflictError(
-          `serial ${a.serial} is not greater than the current state's serial ${current.serial}`,
-          { title: 'conflict' },
-        );
-      if (a.lineage !== undefined && a.lineage !== current.lineage)
-        throw new ConflictError(
-          `lineage ${a.lineage} does not match the current state's lineage ${current.lineage}`,
-          { title: 'conflict' },
-        );
-    }
+    // Lower serials are refused unless forced. The lineage is the client's to check: terraform
+    // refuses another lineage before it pushes, and sends `force: false` even for `state push
+    // -force`, so a server-side lineage check would break the forced push.
+    if (current !== null && a.force !== true && a.serial < current.serial)
+      throw new ConflictError(
+        `serial ${a.serial} is lower than the current state's serial ${current.serial}`,
+        { title: 'conflict' },
+      );
     const announced: StateVersionUploadRequested['data'] = {
       id: model.core.ids.id('sv'),
       workspaceId: ws.id,
