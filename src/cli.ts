@@ -23,6 +23,7 @@ const USAGE = `usage: keel <command> [options]
 
 commands:
   serve        run the daemon            [--data DIR] [--listen HOST:PORT] [--log-level L]
+               [--tls auto | --tls-cert FILE --tls-key FILE]  serve HTTPS
   replay       rebuild every read model from the log
                [--until TIME --into FILE]  build the read models as of TIME into a new database file
   events       print events as JSON lines [--stream S] [--type T] [--since TIME] [--limit N]

@@ -98,6 +98,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     problems.push(`KEEL_LISTEN (--listen) must be HOST:PORT, got ${JSON.stringify(listenText)}`);
   const host = listen?.host ?? '127.0.0.1';
   const port = listen?.port ?? 8420;
+  if (flags.tls === true) problems.push('--tls needs a value: auto or off');
   const tls = parseTls(
     text('tls', 'KEEL_TLS', ''),
     text('tls-cert', 'KEEL_TLS_CERT', ''),

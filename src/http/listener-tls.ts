@@ -262,18 +262,19 @@ export async function startListenerTls(
   return {
     context: first.context,
     renewEvery: (server, logger) => {
-      const timer = setInterval(() => {
-        void load().then(
-          (m) => {
-            if (m.change === null) return;
-            server.setSecureContext(m.context);
-            if (tls.mode === 'auto')
-              logger.info({ tls: m.change, not_after: m.notAfter }, 'listener TLS');
-          },
-          (err: unknown) =>
-            logger.error({ err }, 'listener TLS: renewal failed; the old certificate stays'),
-        );
-      }, AUTO_TLS.checkEveryMs);
+      const check = async () => {
+        try {
+          const m = await load();
+          if (m.change === null) return;
+          // A bad certificate or key (a file replaced halfway) throws here: the old one stays.
+          server.setSecureContext(m.context);
+          if (tls.mode === 'auto')
+            logger.info({ tls: m.change, not_after: m.notAfter }, 'listener TLS');
+        } catch (err) {
+          logger.error({ err }, 'listener TLS: renewal failed; the old certificate stays');
+        }
+      };
+      const timer = setInterval(() => void check(), AUTO_TLS.checkEveryMs);
       timer.unref();
       return () => clearInterval(timer);
     },

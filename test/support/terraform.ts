@@ -10,6 +10,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { startDaemon, type RunningDaemon } from './daemon.js';
 import { httpsCall } from './https.js';
 
@@ -96,6 +97,36 @@ export async function startTerraformHost(
         throw new Error(`creating organization ${name}: ${res.status} ${res.text}`);
     },
     stop: () => daemon.stop(),
+  };
+}
+
+/**
+ * One TLS daemon for a test file: started before its tests, stopped after them. The returned
+ * function gives the host inside a test; without the terraform binary it throws, so every test
+ * FAILS (a failing `beforeAll` would only mark them skipped).
+ */
+export function useTerraformHost(
+  setup: (host: TerraformHost) => Promise<void> = async () => undefined,
+): () => TerraformHost {
+  let host: TerraformHost | undefined;
+  let missing: Error | undefined;
+  beforeAll(async () => {
+    try {
+      requireTerraform();
+    } catch (err) {
+      missing = err instanceof Error ? err : new Error(String(err));
+      return;
+    }
+    host = await startTerraformHost();
+    await setup(host);
+  });
+  afterAll(async () => {
+    await host?.stop();
+  });
+  return () => {
+    if (missing !== undefined) throw missing;
+    if (host === undefined) throw new Error('the terraform host did not start');
+    return host;
   };
 }
 

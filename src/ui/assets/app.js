@@ -20,6 +20,8 @@ async function route() {
   const { parts, params } = parseRoute();
   // The authorize view asks for a token itself, so `terraform login` works from a fresh tab.
   if (!session.signedIn && parts[0] !== 'login' && parts[0] !== 'authorize') {
+    // An address followed while signed out (a run the terraform CLI printed) is opened after.
+    if (parts.length > 0) session.returnTo = location.hash;
     location.hash = '#/login';
     return;
   }

@@ -1,7 +1,7 @@
 // Shared helpers of the page: the two tokens, fetch helpers and element building.
 // Tokens live in sessionStorage (this tab only) and travel in headers, never in a URL.
 
-const KEYS = { runs: 'keel.runsToken', secrets: 'keel.secretsToken' };
+const KEYS = { runs: 'keel.runsToken', secrets: 'keel.secretsToken', returnTo: 'keel.returnTo' };
 
 export const session = {
   get runs() {
@@ -19,6 +19,15 @@ export const session = {
   clear() {
     sessionStorage.removeItem(KEYS.runs);
     sessionStorage.removeItem(KEYS.secrets);
+  },
+  /** The page address to open once signed in. */
+  set returnTo(hash) {
+    sessionStorage.setItem(KEYS.returnTo, hash);
+  },
+  takeReturnTo() {
+    const hash = sessionStorage.getItem(KEYS.returnTo);
+    sessionStorage.removeItem(KEYS.returnTo);
+    return hash;
   },
   get signedIn() {
     return this.runs !== '' || this.secrets !== '';

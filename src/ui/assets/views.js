@@ -4,6 +4,7 @@ import { enc, h, live, problem, session, table, v1 } from './lib.js';
 import { authorize } from './authorize-view.js';
 import { run, workspaceView } from './runs-views.js';
 import { secrets } from './secrets-view.js';
+import { tokens } from './tokens-view.js';
 import { centreOn, fitButton, streamView, svgNode } from './stream-view.js';
 
 function login(container) {
@@ -61,7 +62,7 @@ function login(container) {
     }
     session.save(r, s);
     window.dispatchEvent(new Event('keel:signed-in'));
-    location.hash = s !== '' ? '#/machines' : '#/workspaces';
+    location.hash = session.takeReturnTo() ?? (s !== '' ? '#/machines' : '#/workspaces');
   });
   container.append(h('h1', {}, 'Sign in'), form);
   runs.focus();
@@ -230,4 +231,5 @@ export const views = {
   secrets,
   workspaces: workspaceView,
   runs: run,
+  tokens,
 };

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startDaemon, type RunningDaemon } from '../../support/daemon.js';
-import { httpsGet } from '../../support/https.js';
+import { httpsCall, httpsGet } from '../../support/https.js';
 
 describe('the listener over TLS (real daemon)', () => {
   const running: RunningDaemon[] = [];
@@ -36,6 +36,27 @@ describe('the listener over TLS (real daemon)', () => {
     // Every URL Keel hands out uses the https public address.
     expect(daemon.bootstrap().address).toBe(daemon.url);
     expect(daemon.bootstrap().cloud.iam_endpoint).toBe(`${daemon.url}/cloud/iam`);
+    const call = async (method: string, path: string, body: unknown) => {
+      const res = await httpsCall(method, `${daemon.url}/api/v2${path}`, ca, {
+        headers: {
+          authorization: `Bearer ${daemon.bootstrap().runs.user_token}`,
+          'content-type': 'application/vnd.api+json',
+        },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, res.body).toBe(201);
+      return JSON.parse(res.body) as { data: { id: string; attributes: Record<string, string> } };
+    };
+    await call('POST', '/organizations', {
+      data: { attributes: { name: 'acme', email: 'o@acme.example' } },
+    });
+    const ws = await call('POST', '/organizations/acme/workspaces', {
+      data: { type: 'workspaces', attributes: { name: 'web' } },
+    });
+    const cv = await call('POST', `/workspaces/${ws.data.id}/configuration-versions`, {
+      data: { type: 'configuration-versions', attributes: {} },
+    });
+    expect(cv.data.attributes['upload-url']).toMatch(new RegExp(`^${daemon.url}/`));
 
     await daemon.stop();
     const again = await startDaemon({ dataDir: daemon.dataDir, args: ['--tls', 'auto'] });

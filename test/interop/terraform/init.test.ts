@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
 import {
   cloudBlock,
   remoteBackendBlock,
-  startTerraformHost,
   TerraformWorkdir,
-  type TerraformHost,
+  useTerraformHost,
 } from '../../support/terraform.js';
 
 const CONFIG = `resource "terraform_data" "example" {
@@ -12,15 +12,11 @@ const CONFIG = `resource "terraform_data" "example" {
 }
 `;
 
-let host: TerraformHost;
-beforeAll(async () => {
-  host = await startTerraformHost();
-  await host.organization('acme');
-});
-afterAll(async () => host?.stop());
+const terraformHost = useTerraformHost((host) => host.organization('acme'));
 
 describe('terraform init against Keel (real CLI, HTTPS with the listener CA)', () => {
   it('with a cloud block: discovers the host, creates the workspace, initializes', async () => {
+    const host = terraformHost();
     expect((await host.api('GET', '/organizations/acme/workspaces/web')).status).toBe(404);
     const work = new TerraformWorkdir(host, {
       files: { 'main.tf': `${cloudBlock(host, 'acme', 'web')}\n${CONFIG}` },
@@ -35,7 +31,23 @@ describe('terraform init against Keel (real CLI, HTTPS with the listener CA)', (
     );
   });
 
+  it('names the host by its IP address too (the certificate covers 127.0.0.1)', async () => {
+    const host = terraformHost();
+    const byIp = host.hostname.replace('localhost', '127.0.0.1');
+    const work = new TerraformWorkdir(host, {
+      credentials: false,
+      files: {
+        'main.tf': `${cloudBlock(host, 'acme', 'by-ip').replace(host.hostname, byIp)}\n${CONFIG}`,
+      },
+    });
+    writeFileSync(work.configFile, `credentials "${byIp}" {\n  token = "${host.token}"\n}\n`);
+    const result = await work.run(['init', '-input=false', '-no-color']);
+    expect(result.code, result.stdout + result.stderr).toBe(0);
+    expect((await host.api('GET', '/organizations/acme/workspaces/by-ip')).status).toBe(200);
+  });
+
   it('with backend "remote": initializes against an existing workspace', async () => {
+    const host = terraformHost();
     const created = await host.api('POST', '/organizations/acme/workspaces', {
       data: { type: 'workspaces', attributes: { name: 'legacy' } },
     });
@@ -49,6 +61,7 @@ describe('terraform init against Keel (real CLI, HTTPS with the listener CA)', (
   });
 
   it('without credentials the host refuses, and without the CA terraform refuses the host', async () => {
+    const host = terraformHost();
     const anonymous = new TerraformWorkdir(host, {
       credentials: false,
       files: { 'main.tf': `${cloudBlock(host, 'acme', 'web')}\n${CONFIG}` },

@@ -1,28 +1,21 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cloudBlock,
-  startTerraformHost,
-  TerraformWorkdir,
-  type TerraformHost,
-} from '../../support/terraform.js';
+import { cloudBlock, TerraformWorkdir, useTerraformHost } from '../../support/terraform.js';
 import { launchBrowser, type UiBrowser } from '../../support/ui-browser.js';
 
-let host: TerraformHost;
+const terraformHost = useTerraformHost((host) => host.organization('acme'));
 let browser: UiBrowser;
 beforeAll(async () => {
-  host = await startTerraformHost();
-  await host.organization('acme');
   browser = await launchBrowser({ allowHosts: ['localhost'], ignoreHTTPSErrors: true });
 });
 afterAll(async () => {
   await browser?.close();
-  await host?.stop();
 });
 
 describe('terraform login against Keel (real CLI, the authorize page in chromium)', () => {
   it('the user approves on the page; the CLI gets and stores a new token, and init uses it', async () => {
+    const host = terraformHost();
     const work = new TerraformWorkdir(host, { credentials: false });
     const login = work.start(['login', '-no-color', host.hostname]);
     try {
@@ -78,5 +71,79 @@ describe('terraform login against Keel (real CLI, the authorize page in chromium
     });
     expect(init.code, init.stdout + init.stderr).toBe(0);
     expect((await host.api('GET', '/organizations/acme/workspaces/after-login')).status).toBe(200);
+  });
+
+  it('/app/settings/tokens leads to the tokens page: the login token is listed, one is made and deleted', async () => {
+    const host = terraformHost();
+    const { page } = browser;
+    await page.goto(`${host.url}/ui/#/login`);
+    await page.getByLabel('Runs token').fill(host.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(/#\/workspaces$/);
+
+    await page.goto(`${host.url}/app/settings/tokens?source=terraform-login`);
+    await page.waitForURL(/\/ui\/#\/tokens$/);
+    await page.getByRole('heading', { name: 'API tokens' }).waitFor();
+    await page.getByRole('cell', { name: 'terraform login', exact: true }).waitFor();
+
+    await page.getByLabel('Description').fill('made on the page');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const made = (await page.locator('#token-value').textContent())!.trim();
+    expect((await host.api('GET', '/account/details', undefined, made)).status).toBe(200);
+    await browser.screenshot('terraform-tokens-page');
+
+    await page.getByRole('button', { name: 'Delete token made on the page' }).click();
+    await page
+      .getByRole('cell', { name: 'made on the page', exact: true })
+      .waitFor({ state: 'detached' });
+    expect((await host.api('GET', '/account/details', undefined, made)).status).toBe(401);
+  });
+
+  it('Deny sends the browser back to the CLI with access_denied and the state, and no code', async () => {
+    const host = terraformHost();
+    const { page } = browser;
+    let reached = '';
+    await page.route('http://localhost:10005/**', (route) => {
+      reached = route.request().url();
+      return route.fulfill({ status: 200, contentType: 'text/plain', body: 'cli listener' });
+    });
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: 'terraform-cli',
+      redirect_uri: 'http://localhost:10005/login',
+      state: 'the-state',
+      code_challenge: 'A'.repeat(43),
+      code_challenge_method: 'S256',
+    });
+    await page.goto(`${host.url}/ui/authorize?${query.toString()}`);
+    await page.getByRole('button', { name: 'Deny' }).click();
+    await page.waitForURL(/^http:\/\/localhost:10005\/login\?/);
+    const url = new URL(reached);
+    expect(url.searchParams.get('error')).toBe('access_denied');
+    expect(url.searchParams.get('state')).toBe('the-state');
+    expect(url.searchParams.get('code')).toBeNull();
+    await page.unroute('http://localhost:10005/**');
+  });
+
+  it('an /app address followed while signed out opens its page after sign-in', async () => {
+    const host = terraformHost();
+    const ws = await host.api('POST', '/organizations/acme/workspaces', {
+      data: { type: 'workspaces', attributes: { name: 'linked' } },
+    });
+    expect(ws.status, ws.text).toBe(201);
+    const id = (ws.json as { data: { id: string } }).data.id;
+    // A new tab: its session storage is empty, so it is signed out.
+    const page = await browser.context.newPage();
+    page.setDefaultTimeout(5000);
+    try {
+      await page.goto(`${host.url}/app/acme/linked`);
+      await page.waitForURL(/#\/login$/);
+      await page.getByLabel('Runs token').fill(host.token);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(new RegExp(`#/workspaces/${id}$`));
+      await page.getByRole('heading', { name: /Workspace linked/ }).waitFor();
+    } finally {
+      await page.close();
+    }
   });
 });

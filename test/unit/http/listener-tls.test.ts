@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ConfigError} from '../../../src/config.js';
+import type { ConfigError } from '../../../src/config.js';
 import { loadConfig } from '../../../src/config.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import {
@@ -36,7 +36,7 @@ describe('listener TLS configuration', () => {
   });
 
   it('reports a cert without a key, auto with files, and an unknown mode, all at once', () => {
-    const problems = (flags: Record<string, string>) => {
+    const problems = (flags: Record<string, string | boolean>) => {
       try {
         loadConfig(flags, {});
         return [];
@@ -51,6 +51,7 @@ describe('listener TLS configuration', () => {
       /cannot be combined/,
     );
     expect(problems({ tls: 'yes please' })[0]).toMatch(/must be auto or off/);
+    expect(problems({ tls: true })).toEqual(['--tls needs a value: auto or off']);
   });
 
   it('names localhost, 127.0.0.1 and the public address host', () => {
