@@ -1,12 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cloudBlock,
-  startTerraformHost,
-  TerraformWorkdir,
-  type TerraformHost,
-} from '../../support/terraform.js';
+import { describe, expect, it } from 'vitest';
+import { cloudBlock, useTerraformHost, TerraformWorkdir } from '../../support/terraform.js';
 
 /**
  * Local execution: the CLI plans and applies itself and keeps its state in Keel (lock, state
@@ -22,12 +17,7 @@ output "a" {
 }
 `;
 
-let host: TerraformHost;
-beforeAll(async () => {
-  host = await startTerraformHost();
-  await host.organization('acme');
-});
-afterAll(async () => host?.stop());
+const terraformHost = useTerraformHost((h) => h.organization('acme'));
 
 const ok = (r: { code: number | null; stdout: string; stderr: string }) =>
   expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
@@ -35,7 +25,7 @@ const ok = (r: { code: number | null; stdout: string; stderr: string }) =>
 type Doc = { data: { id: string; attributes: Record<string, unknown> } };
 
 async function localWorkspace(name: string): Promise<string> {
-  const res = await host.api('POST', '/organizations/acme/workspaces', {
+  const res = await terraformHost().api('POST', '/organizations/acme/workspaces', {
     data: { type: 'workspaces', attributes: { name, 'execution-mode': 'local' } },
   });
   expect(res.status, res.text).toBe(201);
@@ -43,13 +33,14 @@ async function localWorkspace(name: string): Promise<string> {
 }
 
 async function currentState(ws: string): Promise<Record<string, unknown>> {
-  const sv = await host.api('GET', `/workspaces/${ws}/current-state-version`);
+  const sv = await terraformHost().api('GET', `/workspaces/${ws}/current-state-version`);
   expect(sv.status, sv.text).toBe(200);
   return (sv.json as Doc).data.attributes;
 }
 
 describe('local execution mode', () => {
   it('applies locally, keeps state in Keel, unlocks, and reads outputs', async () => {
+    const host = terraformHost();
     const ws = await localWorkspace('local');
     const block = cloudBlock(host, 'acme', 'local');
     const work = new TerraformWorkdir(host, { files: { 'main.tf': `${block}\n${config('one')}` } });
@@ -69,6 +60,7 @@ describe('local execution mode', () => {
   });
 
   it('state pull and push; another lineage only with -force', async () => {
+    const host = terraformHost();
     const ws = await localWorkspace('pushed');
     const block = cloudBlock(host, 'acme', 'pushed');
     const work = new TerraformWorkdir(host, { files: { 'main.tf': `${block}\n${config('one')}` } });
@@ -95,6 +87,7 @@ describe('local execution mode', () => {
   });
 
   it('force-unlock takes the lock another client left, by the id terraform prints', async () => {
+    const host = terraformHost();
     const ws = await localWorkspace('stuck');
     const block = cloudBlock(host, 'acme', 'stuck');
     const work = new TerraformWorkdir(host, { files: { 'main.tf': `${block}\n${config('one')}` } });
@@ -110,6 +103,7 @@ describe('local execution mode', () => {
   });
 
   it('init migrates a local state into Keel (a cloud block asks instead of -migrate-state)', async () => {
+    const host = terraformHost();
     const work = new TerraformWorkdir(host, { files: { 'main.tf': config('local') } });
     ok(await work.run(['init', '-input=false', '-no-color']));
     ok(await work.run(['apply', '-auto-approve', '-input=false', '-no-color']));

@@ -1,10 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  cloudBlock,
-  startTerraformHost,
-  TerraformWorkdir,
-  type TerraformHost,
-} from '../../support/terraform.js';
+import { describe, expect, it } from 'vitest';
+import { cloudBlock, useTerraformHost, TerraformWorkdir } from '../../support/terraform.js';
 
 /** Two CLIs on one workspace: the second run waits in the queue while its CLI polls it. */
 
@@ -13,15 +8,11 @@ const config = (input: string) => `resource "terraform_data" "a" {
 }
 `;
 
-let host: TerraformHost;
-beforeAll(async () => {
-  host = await startTerraformHost();
-  await host.organization('acme');
-});
-afterAll(async () => host?.stop());
+const terraformHost = useTerraformHost((h) => h.organization('acme'));
 
 describe('a run that waits for the workspace', () => {
   it('keeps its CLI waiting until the run ahead is confirmed and applied, then applies', async () => {
+    const host = terraformHost();
     const block = cloudBlock(host, 'acme', 'shared');
     const first = new TerraformWorkdir(host, {
       files: { 'main.tf': `${block}\n${config('one')}` },

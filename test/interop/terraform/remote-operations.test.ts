@@ -1,11 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   cloudBlock,
   remoteBackendBlock,
-  startTerraformHost,
+  useTerraformHost,
   TerraformWorkdir,
   TERRAFORM_BIN,
-  type TerraformHost,
 } from '../../support/terraform.js';
 
 /**
@@ -23,18 +22,15 @@ output "a" {
 }
 `;
 
-let host: TerraformHost;
-beforeAll(async () => {
-  host = await startTerraformHost({ env: { KEEL_ENGINE_BIN: TERRAFORM_BIN } });
-  await host.organization('acme');
+const terraformHost = useTerraformHost((h) => h.organization('acme'), {
+  env: { KEEL_ENGINE_BIN: TERRAFORM_BIN },
 });
-afterAll(async () => host?.stop());
 
 const ok = (r: { code: number | null; stdout: string; stderr: string }) =>
   expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
 
 async function workspace(name: string, engine: string): Promise<void> {
-  const res = await host.api('POST', '/organizations/acme/workspaces', {
+  const res = await terraformHost().api('POST', '/organizations/acme/workspaces', {
     data: { type: 'workspaces', attributes: { name, 'execution-engine': engine } },
   });
   expect(res.status, res.text).toBe(201);
@@ -45,6 +41,7 @@ describe.each([
   ['real terraform', 'default'],
 ])('cloud block, %s engine', (_label, engine) => {
   it('init, apply, output, state list/show, a change through a saved plan, destroy', async () => {
+    const host = terraformHost();
     const name = `web-${engine}`;
     await workspace(name, engine);
     const block = cloudBlock(host, 'acme', name);
@@ -88,6 +85,7 @@ describe.each([
 
 describe('backend "remote"', () => {
   it('plans, applies, reads outputs and destroys', async () => {
+    const host = terraformHost();
     await workspace('legacy', 'default');
     const block = remoteBackendBlock(host, 'acme', 'legacy');
     const work = new TerraformWorkdir(host, { files: { 'main.tf': `${block}\n${config('one')}` } });
