@@ -68,6 +68,7 @@ export type WorkspaceCreated = {
     /** Where operations run: on Keel (`remote`, when absent) or on the client (`local`). */
     executionMode?: ExecutionMode;
     tags?: string[];
+    tagBindings?: TagBinding[];
   };
 };
 export type ExecutionMode = 'remote' | 'local';

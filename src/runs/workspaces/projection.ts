@@ -85,6 +85,14 @@ const toRow = (r: DbRow): WorkspaceRow => ({
   updatedAt: r.updated_at,
 });
 
+/** Bindings by key, sorted; a later binding of a key replaces an earlier one. */
+function sortedBindings(bindings: TagBinding[]): TagBinding[] {
+  const byKey = new Map(bindings.map((b) => [b.key, b.value]));
+  return [...byKey.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, value]) => ({ key, value }));
+}
+
 export const workspaceProjection: Projection = {
   name: 'runs-workspaces',
   version: 3,
@@ -102,8 +110,8 @@ export const workspaceProjection: Projection = {
     const s = {
       insert:
         db.prepare(`INSERT INTO ${WORKSPACES_TABLE} (id, organization, name, auto_apply, description, execution_engine,
-        terraform_version, execution_mode, tags, created_at, updated_at)
-        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @version, @mode, @tags, @at, @at)`),
+        terraform_version, execution_mode, tags, tag_bindings, created_at, updated_at)
+        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @version, @mode, @tags, @bindings, @at, @at)`),
       update: set(`auto_apply = COALESCE(@auto_apply, auto_apply), name = COALESCE(@name, name),
         description = CASE WHEN @set_description = 1 THEN @description ELSE description END,
         execution_engine = COALESCE(@engine, execution_engine),
@@ -148,6 +156,7 @@ export const workspaceProjection: Projection = {
           version: e.data.terraformVersion ?? null,
           mode: e.data.executionMode ?? null,
           tags: JSON.stringify([...new Set(e.data.tags ?? [])].sort()),
+          bindings: JSON.stringify(sortedBindings(e.data.tagBindings ?? [])),
           at: e.time,
         }),
       WorkspaceUpdated: (e) => {
@@ -171,17 +180,14 @@ export const workspaceProjection: Projection = {
         const tags = [...new Set([...(JSON.parse(row.tags) as string[]), ...(tagsAdded ?? [])])]
           .filter((t) => !removed.has(t))
           .sort();
-        const bindings = new Map(
-          (JSON.parse(row.tag_bindings) as TagBinding[]).map((b) => [b.key, b.value]),
-        );
-        for (const b of tagBindings ?? []) bindings.set(b.key, b.value);
         s.setTags.run({
           id: e.stream,
           tags: JSON.stringify(tags),
           bindings: JSON.stringify(
-            [...bindings.entries()]
-              .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-              .map(([key, value]) => ({ key, value })),
+            sortedBindings([
+              ...(JSON.parse(row.tag_bindings) as TagBinding[]),
+              ...(tagBindings ?? []),
+            ]),
           ),
         });
       },
@@ -253,7 +259,7 @@ export class WorkspaceQueries {
 
   /**
    * An organization's workspaces, by name: `search` within the name, `tags` all carried (as tags
-   * or as binding keys).
+   * or as binding keys), `bindings` all carried (a key, with this value when one is given).
    */
   list(
     organization: string,
@@ -261,9 +267,10 @@ export class WorkspaceQueries {
     limit: number,
     offset: number,
     tags: string[] = [],
+    bindings: { key: string; value: string | null }[] = [],
   ): { rows: WorkspaceRow[]; total: number } {
     const clauses = ['organization = ?'];
-    const params: (string | number)[] = [organization];
+    const params: (string | number | null)[] = [organization];
     if (search !== null) {
       clauses.push('instr(name, ?) > 0');
       params.push(search);
@@ -273,6 +280,12 @@ export class WorkspaceQueries {
         `(EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?) OR EXISTS (SELECT 1 FROM json_each(tag_bindings) WHERE json_extract(value, '$.key') = ?))`,
       );
       params.push(tag, tag);
+    }
+    for (const b of bindings) {
+      clauses.push(
+        `EXISTS (SELECT 1 FROM json_each(tag_bindings) WHERE json_extract(value, '$.key') = ? AND (? IS NULL OR json_extract(value, '$.value') = ?))`,
+      );
+      params.push(b.key, b.value, b.value);
     }
     const where = clauses.join(' AND ');
     const total = (

@@ -19,7 +19,7 @@ import {
 } from './decider.js';
 import { executionEngineOf, presentWorkspace } from './presenters.js';
 import type { WorkspaceRow } from './projection.js';
-import { tagNames, tagsDocument } from './tags.js';
+import { bindingsDocument, bindingsOf, tagNames, tagsDocument } from './tags.js';
 
 /** `{ [key]: value }` when the value is given, else nothing. */
 const optional = <K extends string, V>(key: K, value: V | undefined) =>
@@ -49,7 +49,9 @@ const createBody = z.object({
       name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)'),
       ...settings,
     }),
-    relationships: z.object({ tags: tagsDocument.optional() }).optional(),
+    relationships: z
+      .object({ tags: tagsDocument.optional(), 'tag-bindings': bindingsDocument.optional() })
+      .optional(),
   }),
 });
 
@@ -62,6 +64,27 @@ const updateBody = z.object({
     }),
   }),
 });
+
+/**
+ * `filter[tagged][N][key]=…&filter[tagged][N][value]=…` (go-tfe's tag-binding filter, which the
+ * CLI sends for `workspaces { tags = { key = "value" } }`): each N a binding to carry.
+ */
+function taggedFilter(query: Record<string, unknown>): { key: string; value: string | null }[] {
+  const byIndex = new Map<string, { key?: string; value?: string }>();
+  for (const [name, raw] of Object.entries(query)) {
+    const m = /^filter\[tagged\]\[(\d+)\]\[(key|value)\]$/.exec(name);
+    const value = Array.isArray(raw) ? (raw[0] as unknown) : raw;
+    if (m === null || typeof value !== 'string') continue;
+    const entry = byIndex.get(m[1]!) ?? {};
+    entry[m[2] as 'key' | 'value'] = value;
+    byIndex.set(m[1]!, entry);
+  }
+  return [...byIndex.entries()].map(([index, b]) => {
+    if (b.key === undefined || b.key === '')
+      throw new ValidationError(`filter[tagged][${index}][key] is required`);
+    return { key: b.key, value: b.value ?? null };
+  });
+}
 
 /** Keel runs operations itself or leaves them to the client; it has no agents. */
 function executionMode(mode: 'remote' | 'local' | 'agent' | undefined): ExecutionMode | undefined {
@@ -131,6 +154,12 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       ...optional('terraformVersion', a['terraform-version']),
       ...optional('executionMode', executionMode(a['execution-mode'])),
       ...optional('tags', tagNames(body.relationships?.tags, org.name)),
+      ...optional(
+        'tagBindings',
+        body.relationships?.['tag-bindings'] === undefined
+          ? undefined
+          : bindingsOf(body.relationships['tag-bindings']),
+      ),
     };
     handler.handle(data.id, workspaceDecider, createWorkspace(data), model.metadata(ctx));
     show(ctx, model.workspaces.get(data.id)!, 201);
@@ -146,6 +175,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       page.size,
       (page.number - 1) * page.size,
       listFilter(ctx, 'search[tags]') ?? [],
+      taggedFilter(ctx.query),
     );
     const principal = model.principal(ctx);
     const visible = rows.filter((ws) => model.orgs.accessTo(principal, ws).read);

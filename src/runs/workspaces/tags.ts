@@ -51,7 +51,7 @@ function nameOfTagId(organization: string, id: string): string | null {
   return decoded.startsWith(`${organization}/`) ? decoded.slice(organization.length + 1) : null;
 }
 
-const bindingsDocument = z.object({
+export const bindingsDocument = z.object({
   data: z.array(
     z.object({
       type: z.literal('tag-bindings'),
@@ -59,6 +59,10 @@ const bindingsDocument = z.object({
     }),
   ),
 });
+
+/** The bindings a document names, a missing value as empty. */
+export const bindingsOf = (doc: z.infer<typeof bindingsDocument>): TagBinding[] =>
+  doc.data.map((b) => ({ key: b.attributes.key, value: b.attributes.value ?? '' }));
 
 const presentTag = (ws: WorkspaceRow, name: string) => ({
   id: tagId(ws.organization, name),
@@ -109,12 +113,7 @@ export function workspaceTagRoutes(router: Router, model: RunsModel): void {
   /** Adds bindings, or gives existing keys a new value; answers with all of them. */
   router.patch('/workspaces/:id/tag-bindings', (ctx) => {
     const doc = validate(bindingsDocument, ctx.request.body);
-    const ws = change(ctx, ctx.params.id!, {
-      tagBindings: doc.data.map((b) => ({
-        key: b.attributes.key,
-        value: b.attributes.value ?? '',
-      })),
-    });
+    const ws = change(ctx, ctx.params.id!, { tagBindings: bindingsOf(doc) });
     send(ctx, 200, { data: ws.tagBindings.map((b) => presentBinding(ws, b)) });
   });
 }

@@ -106,6 +106,26 @@ describe('workspace tags', () => {
     ).toEqual(['app']);
   });
 
+  it('creates a workspace with tag bindings, as the CLI does for a tags map', async () => {
+    const org = await createOrg(h);
+    const res = await h.api('POST', `/organizations/${org}/workspaces`, {
+      body: {
+        data: {
+          type: 'workspaces',
+          attributes: { name: 'bound' },
+          relationships: {
+            'tag-bindings': {
+              data: [{ type: 'tag-bindings', attributes: { key: 'env', value: 'dev' } }],
+            },
+          },
+        },
+      },
+    });
+    expect(res.status, res.text).toBe(201);
+    const bindings = await h.api('GET', `/workspaces/${res.json.data.id}/tag-bindings`);
+    expect(bindings.json.data.map((b) => b.attributes)).toEqual([{ key: 'env', value: 'dev' }]);
+  });
+
   it('creates a workspace with tags, and refuses a bad tag changing nothing', async () => {
     const org = await createOrg(h);
     const res = await h.api('POST', `/organizations/${org}/workspaces`, {
@@ -149,6 +169,28 @@ describe('workspace tags', () => {
     expect(listed.json.data.map((b) => b.attributes.key)).toEqual(['env', 'team']);
     const found = await h.api('GET', `/organizations/${org}/workspaces?search%5Btags%5D=env`);
     expect(found.json.data.map((w) => w.id)).toEqual([ws.id]);
+    const other = await createWorkspace(h, org);
+    const tagged = (query: string) =>
+      h
+        .api('GET', `/organizations/${org}/workspaces?${query}`)
+        .then((r) => r.json.data.map((w) => w.id));
+    expect(
+      await tagged(
+        'filter%5Btagged%5D%5B0%5D%5Bkey%5D=env&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=prod',
+      ),
+    ).toEqual([ws.id]);
+    expect(
+      await tagged(
+        'filter%5Btagged%5D%5B0%5D%5Bkey%5D=env&filter%5Btagged%5D%5B0%5D%5Bvalue%5D=dev',
+      ),
+    ).toEqual([]);
+    expect(await tagged('filter%5Btagged%5D%5B0%5D%5Bkey%5D=team')).toEqual([ws.id]);
+    expect((await tagged('page%5Bsize%5D=100')).sort()).toEqual([ws.id, other.id].sort());
+    const bad = await h.api(
+      'GET',
+      `/organizations/${org}/workspaces?filter%5Btagged%5D%5B0%5D%5Bvalue%5D=x`,
+    );
+    expect(bad.status).toBe(422);
   });
 
   it('needs admin access to change tags', async () => {

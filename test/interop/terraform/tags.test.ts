@@ -57,4 +57,37 @@ describe('cloud block with workspace tags', () => {
       .relationships;
     expect(rel['current-state-version']?.data).not.toBeNull();
   });
+
+  it('with tags as a map: lists by tag binding and creates workspaces with the binding', async () => {
+    const host = terraformHost();
+    const create = async (name: string) => {
+      const res = await host.api('POST', '/organizations/acme/workspaces', {
+        data: { type: 'workspaces', attributes: { name } },
+      });
+      expect(res.status, res.text).toBe(201);
+      return (res.json as { data: { id: string } }).data.id;
+    };
+    const dev = await create('dev-one');
+    await create('untagged');
+    const bound = await host.api('PATCH', `/workspaces/${dev}/tag-bindings`, {
+      data: [{ type: 'tag-bindings', attributes: { key: 'env', value: 'dev' } }],
+    });
+    expect(bound.status, bound.text).toBe(200);
+    const block = taggedBlock(host.hostname).replace('tags = ["app"]', 'tags = { env = "dev" }');
+    const work = new TerraformWorkdir(host, { files: { 'main.tf': block } });
+    const env = { TF_WORKSPACE: 'dev-one' };
+    const init = await work.run(['init', '-input=false', '-no-color'], { env });
+    expect(init.code, init.stdout + init.stderr).toBe(0);
+    const list = await work.run(['workspace', 'list', '-no-color'], { env });
+    expect(list.stdout).toMatch(/dev-one/);
+    expect(list.stdout).not.toMatch(/untagged/);
+    const made = await work.run(['workspace', 'new', '-no-color', 'dev-two']);
+    expect(made.code, made.stdout + made.stderr).toBe(0);
+    const two = await host.api('GET', '/organizations/acme/workspaces/dev-two');
+    const id = (two.json as { data: { id: string } }).data.id;
+    const bindings = await host.api('GET', `/workspaces/${id}/tag-bindings`);
+    expect(
+      (bindings.json as { data: { attributes: unknown }[] }).data.map((b) => b.attributes),
+    ).toEqual([{ key: 'env', value: 'dev' }]);
+  });
 });
