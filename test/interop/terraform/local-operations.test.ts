@@ -86,6 +86,39 @@ describe('local execution mode', () => {
     expect((await currentState(ws)).lineage).toBe('another-lineage');
   });
 
+  it('two local applies at once: the second waits on the lock, then applies', async () => {
+    const host = terraformHost();
+    const ws = await localWorkspace('busy');
+    const block = cloudBlock(host, 'acme', 'busy');
+    const first = new TerraformWorkdir(host, {
+      files: { 'main.tf': `${block}\n${config('one')}` },
+    });
+    const second = new TerraformWorkdir(host, {
+      files: { 'main.tf': `${block}\n${config('two')}` },
+    });
+    ok(await first.run(['init', '-input=false', '-no-color']));
+    ok(await second.run(['init', '-input=false', '-no-color']));
+    // the first holds the workspace lock while it waits for its confirmation
+    const a = first.start(['apply', '-no-color']);
+    await a.waitFor(/Enter a value:/, 30_000);
+    const locked = await host.api('GET', `/workspaces/${ws}`);
+    expect((locked.json as Doc).data.attributes.locked).toBe(true);
+    const b = second.start([
+      'apply',
+      '-auto-approve',
+      '-input=false',
+      '-no-color',
+      '-lock-timeout=60s',
+    ]);
+    await b.waitFor(/Acquiring state lock/, 30_000);
+    a.answer('yes');
+    ok(await a.done);
+    const bDone = await b.done;
+    ok(bDone);
+    expect(bDone.stdout).toMatch(/Apply complete! Resources: 0 added, 1 changed/);
+    expect((await second.run(['output', '-raw', 'a'])).stdout).toBe('two');
+  }, 120_000);
+
   it('force-unlock takes the lock another client left, by the id terraform prints', async () => {
     const host = terraformHost();
     const ws = await localWorkspace('stuck');
