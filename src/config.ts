@@ -139,6 +139,10 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     engines: Object.freeze(parseEngines(text('engines', 'KEEL_ENGINES', ''), problems)),
     tls,
   };
+  if (tls.mode !== 'off' && !config.publicAddress.startsWith('https://'))
+    problems.push(
+      `KEEL_PUBLIC_ADDRESS (--public-address) must be https://… when TLS is on, got ${JSON.stringify(config.publicAddress)}`,
+    );
   if (config.engineBin !== null && 'default' in config.engines)
     problems.push('KEEL_ENGINES (--engines) cannot name "default" when KEEL_ENGINE_BIN is set');
   const levels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

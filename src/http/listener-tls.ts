@@ -29,13 +29,14 @@ import {
   generateKeyPair,
   keyIdentifier,
   keySpecOf,
+  keysMatch,
   parsePrivateKey,
   privateKeyPem,
   signatureScheme,
   spkiDer,
 } from '../secrets/pki/x509/keys.js';
 import type { ParsedCertificate } from '../secrets/pki/x509/parse.js';
-import { parseCertificate } from '../secrets/pki/x509/parse.js';
+import { isSignedBy, parseCertificate } from '../secrets/pki/x509/parse.js';
 import type { KeyObject } from 'node:crypto';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -103,11 +104,25 @@ interface Pair {
   key: KeyObject;
 }
 
-function readPair(certFile: string, keyFile: string): Pair | null {
+/**
+ * A certificate and its key from their files: null when either is missing, an Error when they
+ * cannot be read or do not belong together.
+ */
+function readPair(certFile: string, keyFile: string): Pair | Error | null {
   if (!existsSync(certFile) || !existsSync(keyFile)) return null;
-  const block = pemBlocks(readFileSync(certFile, 'utf8'))[0];
-  if (block === undefined) return null;
-  return { cert: parseCertificate(block.der), key: parsePrivateKey(readFileSync(keyFile, 'utf8')) };
+  try {
+    const block = pemBlocks(readFileSync(certFile, 'utf8'))[0];
+    if (block === undefined) throw new Error(`${certFile} holds no certificate`);
+    const pair = {
+      cert: parseCertificate(block.der),
+      key: parsePrivateKey(readFileSync(keyFile, 'utf8')),
+    };
+    if (!keysMatch(pair.key, pair.cert.publicKey))
+      throw new Error(`${keyFile} is not the key of ${certFile}`);
+    return pair;
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
+  }
 }
 
 function writeSecret(path: string, text: string): void {
@@ -183,7 +198,13 @@ export async function ensureAutoTls(
   chmodSync(paths.dir, 0o700);
   const now = clock.now();
   const changes: string[] = [];
-  let ca = readPair(paths.caCert, paths.caKey);
+  const found = readPair(paths.caCert, paths.caKey);
+  // A damaged CA is not replaced silently: every client trusts it.
+  if (found instanceof Error)
+    throw new Error(
+      `the listener CA in ${paths.dir} cannot be used (${found.message}); move ca.pem and ca-key.pem away to make a new one`,
+    );
+  let ca = found;
   // A CA that would expire before a fresh listener certificate does is made again.
   if (ca === null || ca.cert.notAfter.getTime() - now.getTime() < AUTO_TLS.certLifetimeMs) {
     changes.push(ca === null ? 'CA made' : 'CA renewed');
@@ -191,10 +212,18 @@ export async function ensureAutoTls(
     writeSecret(paths.caKey, privateKeyPem(ca.key, 'pkcs8'));
     writeFileSync(paths.caCert, `${pem('CERTIFICATE', ca.cert.der)}\n`, { mode: 0o644 });
   }
-  let leaf = changes.length > 0 ? null : readPair(paths.cert, paths.key);
+  const stored = changes.length > 0 ? null : readPair(paths.cert, paths.key);
+  // A damaged listener certificate is simply made again.
+  let leaf = stored instanceof Error ? null : stored;
   const why = leaf === null ? null : renewalReason(leaf.cert, names, now);
-  if (leaf === null || why !== null || leaf.cert.issuer.compare(ca.cert.subject) !== 0) {
-    changes.push(leaf === null ? 'certificate made' : `certificate renewed (${why ?? 'new CA'})`);
+  if (leaf === null || why !== null || !isSignedBy(leaf.cert, ca.cert)) {
+    changes.push(
+      stored instanceof Error
+        ? `certificate made again (${stored.message})`
+        : leaf === null
+          ? 'certificate made'
+          : `certificate renewed (${why ?? 'another CA'})`,
+    );
     leaf = await makeListenerCert(ca, names, now);
     writeSecret(paths.key, privateKeyPem(leaf.key, 'pkcs8'));
     writeFileSync(

@@ -1,5 +1,5 @@
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -51,6 +51,10 @@ describe('listener TLS configuration', () => {
       /cannot be combined/,
     );
     expect(problems({ tls: 'yes please' })[0]).toMatch(/must be auto or off/);
+    expect(problems({ tls: 'auto', 'public-address': 'http://keel.example' })).toEqual([
+      'KEEL_PUBLIC_ADDRESS (--public-address) must be https://… when TLS is on, got "http://keel.example"',
+    ]);
+    expect(problems({ tls: 'auto', 'public-address': 'https://keel.example' })).toEqual([]);
     expect(problems({ tls: true })).toEqual(['--tls needs a value: auto or off']);
   });
 
@@ -140,5 +144,36 @@ describe('--tls auto', () => {
     const ca = certsOf(paths.caCert)[0]!;
     expect(ca.fingerprint256).not.toBe(oldCa.fingerprint256);
     expect(certsOf(paths.cert)[0]!.checkIssued(ca)).toBe(true);
+  });
+
+  it('makes a damaged or mismatched listener certificate again, and refuses a damaged CA', async () => {
+    const dir = newDir();
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    await ensureAutoTls(dir, names, clock);
+    const paths = autoTlsPaths(dir);
+
+    writeFileSync(paths.cert, 'garbage');
+    expect((await ensureAutoTls(dir, names, clock)).change).toMatch(
+      /^certificate made again \(.*holds no certificate\)$/,
+    );
+    // The key of another certificate: made again too.
+    const other = newDir();
+    await ensureAutoTls(other, names, clock);
+    copyFileSync(autoTlsPaths(other).key, paths.key);
+    expect((await ensureAutoTls(dir, names, clock)).change).toMatch(/is not the key of/);
+    // A certificate signed by another listener CA (same name): made again under this one.
+    copyFileSync(autoTlsPaths(other).cert, paths.cert);
+    copyFileSync(autoTlsPaths(other).key, paths.key);
+    expect((await ensureAutoTls(dir, names, clock)).change).toBe(
+      'certificate renewed (another CA)',
+    );
+    expect(certsOf(paths.cert)[0]!.checkIssued(certsOf(paths.caCert)[0]!)).toBe(true);
+
+    const ca = readFileSync(paths.caCert, 'utf8');
+    writeFileSync(paths.caKey, 'garbage');
+    await expect(ensureAutoTls(dir, names, clock)).rejects.toThrow(
+      /listener CA .* cannot be used .*move ca.pem and ca-key.pem away/,
+    );
+    expect(readFileSync(paths.caCert, 'utf8')).toBe(ca);
   });
 });
