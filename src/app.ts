@@ -25,7 +25,7 @@ import type { ContextModule, Core, SecretsEngine } from './context.js';
 import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
 import { createTerraformCli } from './runs/cli/index.js';
-import { createRunsContext, type RunRow, type RunsContext } from './runs/index.js';
+import { createRunsContext, type Resource, type RunRow, type RunsContext } from './runs/index.js';
 import { createExecutorContext, type ExecutorContext } from './runs/executor/index.js';
 import { fileLiveLogs, memoryLiveLogs } from './runs/executor/logs.js';
 import { createSysContext } from './secrets/sys/index.js';
@@ -160,11 +160,13 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       ? memoryLiveLogs()
       : fileLiveLogs(join(config.dataDir, 'logs'));
   let prePlan: (run: RunRow) => boolean = () => false;
+  let taskStages: (runId: string) => Resource[] = () => [];
   const runs = createRunsContext(core, {
     runListLimit: limits.runListLimit,
     liveLog: (id) => liveLogs.read(id),
     // Bound below: the executor exists only after the runs context it drives.
     prePlan: (run) => prePlan(run),
+    taskStages: (runId) => taskStages(runId),
   });
   const engines = new Map<string, SecretsEngine>();
   const cloud = createCloud({
@@ -197,7 +199,10 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     leaseProviders,
   });
   const executor = createExecutorContext(core, { runs, liveLogs });
-  if (deps.executor !== false) prePlan = (run) => executor.prePlan(run);
+  if (deps.executor !== false) {
+    prePlan = (run) => executor.prePlan(run);
+    taskStages = (runId) => executor.taskStagesOf(runId);
+  }
   const pki = createPkiContext(core);
   const contexts: ContextModule[] = [
     identity.module,

@@ -63,8 +63,20 @@ export type WorkspaceCreated = {
     description: string | null;
     /** `builtin` or a configured engine's name; absent: the daemon's default. */
     executionEngine?: string;
+    /** The terraform version the workspace asks for (`latest` when absent). */
+    terraformVersion?: string;
+    /** Where operations run: on Keel (`remote`, when absent) or on the client (`local`). */
+    executionMode?: ExecutionMode;
+    tags?: string[];
+    tagBindings?: TagBinding[];
   };
 };
+export type ExecutionMode = 'remote' | 'local';
+/** A tag binding: a key and a value (empty for a key alone). */
+export interface TagBinding {
+  key: string;
+  value: string;
+}
 export type WorkspaceUpdated = {
   type: 'WorkspaceUpdated';
   data: {
@@ -72,6 +84,12 @@ export type WorkspaceUpdated = {
     name?: string;
     description?: string | null;
     executionEngine?: string;
+    terraformVersion?: string;
+    executionMode?: ExecutionMode;
+    tagsAdded?: string[];
+    tagsRemoved?: string[];
+    /** Bindings added or given a new value, by key. */
+    tagBindings?: TagBinding[];
   };
 };
 export type WorkspaceDeleted = { type: 'WorkspaceDeleted'; data: { id: string } };
@@ -257,5 +275,23 @@ export type StateVersionCreated = {
   };
 };
 
+/**
+ * A client (the terraform CLI's local operations, `state push`) asked to store a state: the
+ * document follows at a secret upload address and is then recorded as `StateVersionCreated`.
+ */
+export type StateVersionUploadRequested = {
+  type: 'StateVersionUploadRequested';
+  data: {
+    id: string;
+    workspaceId: string;
+    runId: string | null;
+    serial: number;
+    lineage: string | null;
+    md5: string;
+  };
+};
+
+export type StateVersionEvent = StateVersionCreated | StateVersionUploadRequested;
+
 export type RunsContextEvent =
-  StateVersionCreated | OrganizationEvent | WorkspaceEvent | ConfigurationVersionEvent | RunEvent;
+  StateVersionEvent | OrganizationEvent | WorkspaceEvent | ConfigurationVersionEvent | RunEvent;

@@ -7,6 +7,7 @@ import {
   archivistUploadRoutes,
   configurationVersionRoutes,
 } from './configuration-versions/routes.js';
+import type { Resource } from './jsonapi.js';
 import { RunsModel } from './model.js';
 import { organizationProjection } from './organizations/projection.js';
 import { organizationRoutes } from './organizations/routes.js';
@@ -15,16 +16,21 @@ import { commentRoutes } from './run/comments.js';
 import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
 import { runProjection } from './run/projection.js';
 import { queueReactor, reconcileWorkspace } from './run/queue.js';
+import { organizationQueueRoutes } from './run/org-queue.js';
 import { runRoutes } from './run/routes.js';
 import { stateVersionProjection } from './state-versions/projection.js';
-import { recordStateVersion, stateVersionRoutes } from './state-versions/routes.js';
+import { recordStateVersion } from './state-versions/record.js';
+import { stateVersionRoutes } from './state-versions/routes.js';
+import { stateArchivistRoutes, stateUploadRoutes } from './state-versions/upload.js';
 import { workspaceProjection } from './workspaces/projection.js';
 import { workspaceRoutes } from './workspaces/routes.js';
+import { workspaceTagRoutes } from './workspaces/tags.js';
 
 export { RunsModel } from './model.js';
 export { executorCommands } from './run/commands.js';
 import type { RunRow } from './run/projection.js';
 export type { RunRow } from './run/projection.js';
+export type { Resource } from './jsonapi.js';
 
 /** Paths of the two run lists, which have their own rate limit (30 per minute). */
 export const RUN_LIST_PATHS: readonly RegExp[] = [
@@ -68,6 +74,8 @@ export interface RunsContextOptions {
   runListLimit?: Middleware;
   /** The text a phase has logged so far while it runs (the executor's live logs). */
   liveLog?: (phaseId: string) => string | null;
+  /** A run's task stages as resources, for `include=task_stages` (the executor records them). */
+  taskStages?: (runId: string) => Resource[];
   /** Starts a run's pre-plan tasks instead of queuing its plan; true when it did (the executor). */
   prePlan?: (run: RunRow) => boolean;
 }
@@ -84,15 +92,19 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   const routes = new Router();
   organizationRoutes(routes, model);
   workspaceRoutes(routes, model);
+  workspaceTagRoutes(routes, model);
   configurationVersionRoutes(routes, model);
-  runRoutes(routes, model, runListLimit);
+  organizationQueueRoutes(routes, model);
+  runRoutes(routes, model, runListLimit, (runId) => options.taskStages?.(runId) ?? []);
   phaseRoutes(routes, model);
   commentRoutes(routes, model);
   stateVersionRoutes(routes, model);
+  stateUploadRoutes(routes, model);
 
   const publicRoutes = new Router();
   archivistUploadRoutes(publicRoutes, model);
   archivistLogRoutes(publicRoutes, model, options.liveLog);
+  stateArchivistRoutes(publicRoutes, model);
 
   const metadata = systemMetadata('executor');
   const executor = Object.fromEntries(

@@ -9,7 +9,8 @@ import { OrganizationQueries } from './organizations/projection.js';
 import { RunQueries } from './run/queries.js';
 import type { RunRow } from './run/projection.js';
 import { WorkspaceQueries, type WorkspaceRow } from './workspaces/projection.js';
-import type { WorkspaceAccess } from './lifecycle.js';
+import { NO_ACCESS, type WorkspaceAccess } from './lifecycle.js';
+import type { Requester } from './events.js';
 import { requestMetadata } from '../http/request-id.js';
 
 /**
@@ -72,6 +73,30 @@ export class RunsModel {
     const access = this.orgs.accessTo(this.principal(ctx), ws);
     if (!access.read) throw new NotFoundError(`run ${id} not found`);
     return { run, ws, access };
+  }
+
+  /**
+   * The access a recorded requester (a configuration version's creator) has to a workspace now,
+   * for work done later on its behalf; no requester, or one that is gone, has none.
+   */
+  accessOf(requester: Requester | null, ws: WorkspaceRow): WorkspaceAccess {
+    if (requester === null) return NO_ACCESS;
+    const organization =
+      requester.kind === 'team'
+        ? (this.orgs.team(requester.id)?.organization ?? null)
+        : requester.kind === 'organization'
+          ? requester.id
+          : null;
+    const user = requester.kind === 'user' ? this.identity.user(requester.id) : undefined;
+    if (requester.kind === 'user' && user === undefined) return NO_ACCESS;
+    const principal: RunsPrincipal = {
+      ...requester,
+      tokenId: '',
+      name: '',
+      organization,
+      admin: user?.admin ?? false,
+    };
+    return this.orgs.accessTo(principal, ws);
   }
 
   /** An organization the caller belongs to; otherwise not found. */

@@ -7,7 +7,7 @@ import type { TaskPayload } from '../../src/runs/executor/tasks.js';
 import type { TestApp } from '../support/app.js';
 import { startTestApp } from '../support/app.js';
 import { Flow } from '../support/executor-flow.js';
-import type { ListDoc } from '../support/executor-flow.js';
+import type { Doc, ListDoc } from '../support/executor-flow.js';
 
 const CONFIG = { 'main.tf': 'resource "aws_instance" "web" {\n  ami = "ami-123"\n}\n' };
 
@@ -159,6 +159,15 @@ describe('post-plan run tasks', () => {
     expect(await flow.status(run)).toBe('post_plan_completed');
     const stages = await flow.call<ListDoc>('GET', `/runs/${run}/task-stages`, undefined, 200);
     expect(stages.doc.data[0]?.attributes).toMatchObject({ stage: 'post_plan', status: 'passed' });
+    const withStages = await flow.call<Doc & { included: Doc['data'][] }>(
+      'GET',
+      `/runs/${run}?include=task_stages`,
+      undefined,
+      200,
+    );
+    expect(withStages.doc.included.map((r) => [r.type, r.id])).toEqual([
+      ['task-stages', stages.doc.data[0]?.id],
+    ]);
     expect((await callback(request?.payload, 'failed')).status).toBe(409);
 
     await flow.action(run, 'apply');

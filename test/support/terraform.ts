@@ -107,6 +107,7 @@ export async function startTerraformHost(
  */
 export function useTerraformHost(
   setup: (host: TerraformHost) => Promise<void> = async () => undefined,
+  options: Parameters<typeof startTerraformHost>[0] = {},
 ): () => TerraformHost {
   let host: TerraformHost | undefined;
   let missing: Error | undefined;
@@ -117,7 +118,7 @@ export function useTerraformHost(
       missing = err instanceof Error ? err : new Error(String(err));
       return;
     }
-    host = await startTerraformHost();
+    host = await startTerraformHost(options);
     await setup(host);
   });
   afterAll(async () => {

@@ -9,7 +9,6 @@ import { readRawBody } from '../../http/body.js';
 import { configurationVersionMachine } from '../../../machines/configuration-version.machine.js';
 import type { ConfigurationVersionCreated, ConfigurationVersionEvent } from '../events.js';
 import { pageOf, paginate, send } from '../jsonapi.js';
-import { FULL_ACCESS } from '../lifecycle.js';
 import { need, type RunsModel } from '../model.js';
 import { secretMatches, uploadUrl } from '../run/logs.js';
 import { validate } from '../run/schema.js';
@@ -187,7 +186,10 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
   });
 }
 
-/** The run an upload queues: created by the version's creator, auto-apply from the workspace. */
+/**
+ * The run an upload queues: created by the version's creator, with that creator's access now, so
+ * it auto-applies (from the workspace setting) only when the creator may apply runs.
+ */
 function queueUploadedRun(
   model: RunsModel,
   cv: ConfigurationVersionRow,
@@ -202,7 +204,7 @@ function queueUploadedRun(
     model,
     {
       ws,
-      access: FULL_ACCESS,
+      access: model.accessOf(by, ws),
       createdBy: by,
       attributes: { 'plan-only': cv.speculative },
       configurationVersionId: cv.id,

@@ -14,7 +14,8 @@ import { checkRoutes } from './checks/routes.js';
 import { hasChecks, stagesReactor } from './checks/stages.js';
 import { loadPriceTable } from './cost.js';
 import { RunTaskQueries, runTasksProjection } from './run-tasks/projection.js';
-import { runTaskRoutes, taskCallbackRoutes } from './run-tasks/routes.js';
+import { presentStage, runTaskRoutes, taskCallbackRoutes } from './run-tasks/routes.js';
+import type { Resource } from '../jsonapi.js';
 import { TaskStages } from './run-tasks/stage.js';
 import type { PriceTable } from './cost.js';
 import { commandDriver } from './command/index.js';
@@ -42,6 +43,8 @@ export interface ExecutorContext {
   readonly liveLogs: LiveLogs;
   /** Starts a run's pre-plan tasks, if its workspace has any that have not run; true if it did. */
   prePlan(run: RunRow): boolean;
+  /** A run's task stages as `task-stages` resources (`include=task_stages` on a run). */
+  taskStagesOf(runId: string): Resource[];
 }
 
 const EXECUTOR_EVENTS = [
@@ -213,6 +216,11 @@ export function createExecutorContext(
     queries,
     checks,
     liveLogs,
+    taskStagesOf: (runId) =>
+      taskQueries.stagesOfRun(runId).map((stage) => {
+        const { included: _results, ...resource } = presentStage(stage);
+        return resource;
+      }),
     prePlan(run) {
       if (!taskStages.pending(run, 'pre_plan')) return false;
       taskStages.start(run, 'pre_plan');

@@ -88,6 +88,17 @@ export const RECOVERY_LINES = {
 } as const;
 
 /**
+ * The three lines an apply log starts with. The terraform CLI drops the first three lines of an
+ * apply log (the reference's version, platform and initialization lines, already shown with the
+ * plan), so the driver's own output must come after them.
+ */
+export const applyHeader = (engine: string): string[] => [
+  `Keel ${engine} engine`,
+  `on ${process.platform}_${process.arch === 'x64' ? 'amd64' : process.arch}`,
+  'Initializing plugins and modules...',
+];
+
+/**
  * Runs plan and apply phases through a driver, with bounded concurrency. Output lines stream into
  * the live log as they are produced; the outcome, with the whole log, is recorded through the port.
  */
@@ -193,6 +204,7 @@ export class Executor {
         if (this.#abandoned) return;
         this.#recordPlan(run.id, result, text());
       } else {
+        for (const line of applyHeader(driver.name)) logs.append(id, line);
         const artifact = port.planArtifact(run.id);
         if (!artifact) throw new Error(`run ${run.id} has no plan to apply`);
         const result: ApplyResult = await this.#pool.submit(run.id, () =>

@@ -93,7 +93,8 @@ export interface ResourceChange {
     after_sensitive: Json;
     importing?: { id: string };
   };
-  action_reason?: 'replace_by_request' | 'replace_because_tainted';
+  action_reason?:
+    'replace_by_request' | 'replace_because_tainted' | 'replace_because_cannot_update';
 }
 
 export type Action = 'no-op' | 'create' | 'read' | 'update' | 'delete';

@@ -43,9 +43,14 @@ export function logUrl(model: RunsModel, phase: 'plan' | 'apply', runId: string)
   return `${model.core.config.publicAddress}${ARCHIVIST}/logs/${id}/${secretOf(model, 'log', id)}`;
 }
 
+/** An absolute, secret archivist address: `/archivist/<path>/<id>/<secret for purpose and id>`. */
+export function archivistUrl(model: RunsModel, path: string, purpose: string, id: string): string {
+  return `${model.core.config.publicAddress}${ARCHIVIST}/${path}/${id}/${secretOf(model, purpose, id)}`;
+}
+
 /** The absolute, secret upload address of a configuration version. */
 export function uploadUrl(model: RunsModel, cvId: string): string {
-  return `${model.core.config.publicAddress}${ARCHIVIST}/uploads/${cvId}/${secretOf(model, 'upload', cvId)}`;
+  return archivistUrl(model, 'uploads', 'upload', cvId);
 }
 
 /** Routes that need a token. */

@@ -19,6 +19,7 @@ export const RUN_INCLUDES = [
   'configuration_version',
   'configuration_version.ingress_attributes',
   'workspace',
+  'task_stages',
 ] as const;
 export type RunInclude = (typeof RUN_INCLUDES)[number];
 

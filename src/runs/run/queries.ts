@@ -188,6 +188,24 @@ export class RunQueries {
     ).map(toRunRow);
   }
 
+  /** An organization's runs waiting for the executor (`plan_queued`, `apply_queued`), oldest first. */
+  organizationQueue(organization: string): RunRow[] {
+    return (
+      this.sql(
+        `SELECT * FROM ${RUNS_TABLE} WHERE organization = ? AND status IN ('plan_queued', 'apply_queued') ORDER BY seq`,
+      ).all(organization) as Parameters<typeof toRunRow>[0][]
+    ).map(toRunRow);
+  }
+
+  /** How many of an organization's runs are planning or applying now. */
+  runningIn(organization: string): number {
+    return (
+      this.sql(
+        `SELECT COUNT(*) AS n FROM ${RUNS_TABLE} WHERE organization = ? AND status IN ('planning', 'applying')`,
+      ).get(organization) as { n: number }
+    ).n;
+  }
+
   /** The log text of a phase, and the plan's JSON output. */
   log(runId: string, phase: 'plan' | 'apply'): { log: string; jsonOutput: unknown } | null {
     const row = this.sql(

@@ -21,8 +21,16 @@ import { actionBody, checkVariables, createRunBody, validate } from './schema.js
 import { forceExecute, newRun, requesterOf } from './service.js';
 import { logUrl } from './logs.js';
 
-/** Run routes: create, show, the two lists and the five actions. */
-export function runRoutes(router: Router, model: RunsModel, runListLimit: Middleware): void {
+/**
+ * Run routes: create, show, the two lists and the five actions. `taskStages` gives a run's task
+ * stages for `include=task_stages` (the executor records them; none without it).
+ */
+export function runRoutes(
+  router: Router,
+  model: RunsModel,
+  runListLimit: Middleware,
+  taskStages: (runId: string) => Resource[] = () => [],
+): void {
   const { handler, clock } = model.core;
 
   /** The `included` resources a request asked for. */
@@ -54,6 +62,9 @@ export function runRoutes(router: Router, model: RunsModel, runListLimit: Middle
           if (ws !== null) out.push(presentWorkspace(ws, access, model.core.config));
           break;
         }
+        case 'task_stages':
+          out.push(...taskStages(run.id));
+          break;
         // Keel has no cost estimates and no version-control ingress: nothing to include.
         case 'cost_estimate':
         case 'configuration_version.ingress_attributes':

@@ -4,11 +4,19 @@ import { ConflictError } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import { statements } from '../../core/sql.js';
-import type { StateVersionCreated } from '../events.js';
+import type {
+  StateVersionCreated,
+  StateVersionEvent,
+  StateVersionUploadRequested,
+} from '../events.js';
 
 /** State versions: one row per recorded state (the document itself stays in the log). */
 
 export const STATE_VERSIONS_TABLE = 'runs_state_versions';
+/** State versions created but not uploaded yet. */
+export const STATE_UPLOADS_TABLE = 'runs_state_uploads';
+
+export type PendingStateVersion = StateVersionUploadRequested['data'] & { createdAt: string };
 
 export interface StateVersionRow {
   id: string;
@@ -26,20 +34,34 @@ export interface StateVersionRow {
 
 export const stateVersionProjection: Projection = {
   name: 'runs-state-versions',
-  version: 1,
-  tables: [STATE_VERSIONS_TABLE],
+  version: 2,
+  tables: [STATE_VERSIONS_TABLE, STATE_UPLOADS_TABLE],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${STATE_VERSIONS_TABLE} (id TEXT PRIMARY KEY, seq INTEGER NOT NULL,
       workspace_id TEXT NOT NULL, run_id TEXT, serial INTEGER NOT NULL, lineage TEXT NOT NULL, md5 TEXT NOT NULL,
       size INTEGER NOT NULL, resources INTEGER NOT NULL, engine_version TEXT, created_at TEXT NOT NULL);
-      CREATE INDEX IF NOT EXISTS runs_state_versions_ws ON ${STATE_VERSIONS_TABLE} (workspace_id, seq);`);
+      CREATE INDEX IF NOT EXISTS runs_state_versions_ws ON ${STATE_VERSIONS_TABLE} (workspace_id, seq);
+      CREATE TABLE IF NOT EXISTS ${STATE_UPLOADS_TABLE} (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL,
+        data TEXT NOT NULL, created_at TEXT NOT NULL);`);
+    const pending = db.prepare(`INSERT INTO ${STATE_UPLOADS_TABLE} VALUES (?, ?, ?, ?)`);
+    const uploaded = db.prepare(`DELETE FROM ${STATE_UPLOADS_TABLE} WHERE id = ?`);
+    const dropPending = db.prepare(`DELETE FROM ${STATE_UPLOADS_TABLE} WHERE workspace_id = ?`);
     const insert = db.prepare(
       `INSERT INTO ${STATE_VERSIONS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const drop = db.prepare(`DELETE FROM ${STATE_VERSIONS_TABLE} WHERE workspace_id = ?`);
     return (event: StoredEvent) => {
-      if (event.type === 'WorkspaceDeleted') drop.run((event.data as { id: string }).id);
+      if (event.type === 'WorkspaceDeleted') {
+        drop.run((event.data as { id: string }).id);
+        dropPending.run((event.data as { id: string }).id);
+      }
+      if (event.type === 'StateVersionUploadRequested') {
+        const d = (event as StoredEvent<StateVersionUploadRequested>).data;
+        pending.run(d.id, d.workspaceId, JSON.stringify(d), event.time);
+        return;
+      }
       if (event.type !== 'StateVersionCreated') return;
+      uploaded.run((event.data as { id: string }).id);
       const d = (event as StoredEvent<StateVersionCreated>).data;
       insert.run(
         d.id,
@@ -99,6 +121,19 @@ export class StateVersionQueries {
     return r === undefined ? null : toRow(r);
   }
 
+  /** A state version created and waiting for its upload. */
+  pending(id: string): PendingStateVersion | null {
+    const r = this.sql(`SELECT data, created_at FROM ${STATE_UPLOADS_TABLE} WHERE id = ?`).get(
+      id,
+    ) as { data: string; created_at: string } | undefined;
+    return r === undefined
+      ? null
+      : {
+          ...(JSON.parse(r.data) as StateVersionUploadRequested['data']),
+          createdAt: r.created_at,
+        };
+  }
+
   /** The newest state version of a workspace. */
   current(workspaceId: string): StateVersionRow | null {
     const r = this.sql(
@@ -124,15 +159,33 @@ export class StateVersionQueries {
   }
 }
 
-/** A state version stream holds one event; its serial must grow within the workspace (checked by the caller). */
-export const stateVersionDecider: Decider<{ exists: boolean }, StateVersionCreated> = {
-  initialState: () => ({ exists: false }),
-  evolve: () => ({ exists: true }),
+/**
+ * A state version stream: an optional upload request, then the recorded state. Serial and lineage
+ * checks against the workspace are the caller's.
+ */
+export interface StateVersionState {
+  pending: boolean;
+  exists: boolean;
+}
+
+export const stateVersionDecider: Decider<StateVersionState, StateVersionEvent> = {
+  initialState: () => ({ pending: false, exists: false }),
+  evolve: (s, e) =>
+    e.type === 'StateVersionUploadRequested'
+      ? { ...s, pending: true }
+      : { pending: false, exists: true },
 };
 
 export const createStateVersion =
   (data: StateVersionCreated['data']) =>
-  (s: { exists: boolean }): StateVersionCreated[] => {
+  (s: StateVersionState): StateVersionCreated[] => {
     if (s.exists) throw new ConflictError(`state version ${data.id} already exists`);
     return [{ type: 'StateVersionCreated', data }];
+  };
+
+export const requestStateUpload =
+  (data: StateVersionUploadRequested['data']) =>
+  (s: StateVersionState): StateVersionUploadRequested[] => {
+    if (s.exists || s.pending) throw new ConflictError(`state version ${data.id} already exists`);
+    return [{ type: 'StateVersionUploadRequested', data }];
   };

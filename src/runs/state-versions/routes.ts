@@ -1,82 +1,17 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { createHash } from 'node:crypto';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
-import { systemMetadata } from '../../core/events.js';
-import type { StateVersionCreated } from '../events.js';
-import { API, pageOf, paginate, queryValue, send, toOne, type Resource } from '../jsonapi.js';
+import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import type { RunsModel } from '../model.js';
-import {
-  createStateVersion,
-  stateVersionDecider,
-  StateVersionQueries,
-  type StateVersionRow,
-} from './projection.js';
-
-function presentStateVersion(sv: StateVersionRow): Resource {
-  const self = `${API}/state-versions/${sv.id}`;
-  return {
-    id: sv.id,
-    type: 'state-versions',
-    attributes: {
-      'created-at': sv.createdAt,
-      serial: sv.serial,
-      lineage: sv.lineage,
-      md5: sv.md5,
-      size: sv.size,
-      status: 'finalized',
-      'resources-processed': true,
-      'terraform-version': sv.engineVersion,
-      'hosted-state-download-url': `${self}/download`,
-    },
-    relationships: { run: toOne('runs', sv.runId), workspace: toOne('workspaces', sv.workspaceId) },
-    links: { self },
-  };
-}
+import { outputId, outputsOf, parseOutputId, presentOutput } from './outputs.js';
+import { StateVersionQueries } from './projection.js';
+import { presentPendingStateVersion, presentStateVersion, stateDocument } from './record.js';
+import { stateUploadUrls } from './upload.js';
 
 /**
- * Record a new state for a workspace (the executor calls this after an apply): serial one above
- * the current one, the lineage kept, the document stored in the log.
+ * State version routes: show, list by workspace, the current one, download, and the outputs (of
+ * a version, of the workspace's current one, one by id).
  */
-export function recordStateVersion(
-  model: RunsModel,
-  input: {
-    workspaceId: string;
-    runId: string | null;
-    state: string;
-    engineVersion?: string | null;
-  },
-): StateVersionCreated['data'] {
-  let parsed: { resources?: unknown[]; lineage?: unknown };
-  try {
-    parsed = JSON.parse(input.state) as typeof parsed;
-  } catch {
-    throw new ValidationError('the state is not JSON');
-  }
-  const current = new StateVersionQueries(model.core.db).current(input.workspaceId);
-  const data: StateVersionCreated['data'] = {
-    id: model.core.ids.id('sv'),
-    workspaceId: input.workspaceId,
-    runId: input.runId,
-    serial: (current?.serial ?? 0) + 1,
-    lineage:
-      current?.lineage ??
-      (typeof parsed.lineage === 'string' ? parsed.lineage : model.core.ids.uuid()),
-    md5: createHash('md5').update(input.state).digest('hex'),
-    state: input.state,
-    resources: Array.isArray(parsed.resources) ? parsed.resources.length : 0,
-    engineVersion: input.engineVersion ?? null,
-  };
-  model.core.handler.handle(
-    data.id,
-    stateVersionDecider,
-    createStateVersion(data),
-    systemMetadata('executor'),
-  );
-  return data;
-}
-
-/** State version routes: show, list by workspace, the current one, download. */
 export function stateVersionRoutes(router: Router, model: RunsModel): void {
   const queries = new StateVersionQueries(model.core.db);
   const readable = (ctx: Context, id: string) => {
@@ -85,17 +20,56 @@ export function stateVersionRoutes(router: Router, model: RunsModel): void {
     model.workspace(ctx, sv.workspaceId);
     return sv;
   };
+  /** A version's outputs; sensitive values are left out of lists unless `reveal`. */
+  const outputs = (svId: string, reveal: boolean) =>
+    outputsOf(stateDocument(model, svId) ?? '{}').map((o, i) =>
+      presentOutput(outputId(svId, i), o, reveal),
+    );
 
-  router.get('/state-versions/:id', (ctx) =>
-    send(ctx, 200, { data: presentStateVersion(readable(ctx, ctx.params.id!)) }),
-  );
+  router.get('/state-versions/:id', (ctx) => {
+    const id = ctx.params.id!;
+    const pending = queries.pending(id);
+    if (pending !== null) {
+      model.workspace(ctx, pending.workspaceId);
+      send(ctx, 200, { data: presentPendingStateVersion(pending, stateUploadUrls(model, id)) });
+      return;
+    }
+    send(ctx, 200, { data: presentStateVersion(readable(ctx, id)) });
+  });
 
   router.get('/state-versions/:id/download', (ctx) => {
     const sv = readable(ctx, ctx.params.id!);
-    const event = model.core.store.readStream(sv.id)[0];
     ctx.status = 200;
     ctx.type = 'application/json';
-    ctx.body = (event?.data as StateVersionCreated['data'] | undefined)?.state ?? '';
+    ctx.body = stateDocument(model, sv.id) ?? '';
+  });
+
+  router.get('/state-versions/:id/outputs', (ctx) => {
+    const sv = readable(ctx, ctx.params.id!);
+    const all = outputs(sv.id, false);
+    const page = pageOf(ctx);
+    const start = (page.number - 1) * page.size;
+    send(ctx, 200, {
+      data: all.slice(start, start + page.size),
+      ...paginate(ctx, page, { total: all.length }),
+    });
+  });
+
+  router.get('/workspaces/:id/current-state-version-outputs', (ctx) => {
+    const { ws } = model.workspace(ctx, ctx.params.id!);
+    const sv = queries.current(ws.id);
+    if (sv === null) throw new NotFoundError(`workspace ${ws.id} has no state version`);
+    send(ctx, 200, { data: outputs(sv.id, false) });
+  });
+
+  /** One output, its value shown even when sensitive (the reference's rule for this route). */
+  router.get('/state-version-outputs/:id', (ctx) => {
+    const id = ctx.params.id!;
+    const parsed = parseOutputId(id);
+    const output =
+      parsed === null ? undefined : outputs(readable(ctx, parsed.svId).id, true)[parsed.index];
+    if (output === undefined) throw new NotFoundError(`state version output ${id} not found`);
+    send(ctx, 200, { data: output });
   });
 
   router.get('/workspaces/:id/current-state-version', (ctx) => {

@@ -8,6 +8,10 @@ export function executionEngineOf(ws: WorkspaceRow, config: Config): string {
   return ws.executionEngine ?? (config.engineBin === null ? 'builtin' : 'default');
 }
 
+/** A tag's id: stable for its organization and name. */
+export const tagId = (organization: string, name: string): string =>
+  `tag-${Buffer.from(`${organization}/${name}`).toString('base64url')}`;
+
 const LOCK_TYPE = { user: 'users', team: 'teams', run: 'runs' } as const;
 
 /** The workspace resource. */
@@ -28,7 +32,10 @@ export function presentWorkspace(
       'updated-at': ws.updatedAt,
       locked: ws.lock !== null,
       'locked-reason': ws.lockReason ?? '',
-      'execution-mode': 'remote',
+      'execution-mode': ws.executionMode,
+      operations: ws.executionMode === 'remote',
+      'terraform-version': ws.terraformVersion,
+      'tag-names': ws.tags,
       'execution-engine': executionEngineOf(ws, config),
       environment: 'default',
       actions: { 'is-destroyable': ws.lock === null },
@@ -54,6 +61,8 @@ export function presentWorkspace(
         ws.currentConfigurationVersionId,
       ),
       'current-state-version': toOne('state-versions', ws.currentStateVersionId),
+      tags: { data: ws.tags.map((name) => ({ type: 'tags', id: tagId(ws.organization, name) })) },
+      'tag-bindings': { links: { related: `${self}/tag-bindings` } },
     },
     links: { self },
   };

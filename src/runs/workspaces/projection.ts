@@ -2,7 +2,7 @@ import type { Db } from '../../core/database.js';
 import { statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
-import type { RunsContextEvent } from '../events.js';
+import type { ExecutionMode, RunsContextEvent, TagBinding } from '../events.js';
 import type { LockHolder } from './decider.js';
 
 /**
@@ -20,6 +20,12 @@ export interface WorkspaceRow {
   description: string | null;
   /** The engine the workspace chose (`builtin` or a configured name); null: the daemon's default. */
   executionEngine: string | null;
+  terraformVersion: string;
+  executionMode: ExecutionMode;
+  /** Tag names, sorted. */
+  tags: string[];
+  /** Tag bindings, sorted by key. */
+  tagBindings: TagBinding[];
   lock: LockHolder | null;
   lockReason: string | null;
   currentRunId: string | null;
@@ -38,6 +44,10 @@ interface DbRow {
   auto_apply: number;
   description: string | null;
   execution_engine: string | null;
+  terraform_version: string | null;
+  execution_mode: ExecutionMode | null;
+  tags: string;
+  tag_bindings: string;
   locked_by_kind: LockHolder['kind'] | null;
   locked_by_id: string | null;
   lock_reason: string | null;
@@ -62,6 +72,10 @@ const toRow = (r: DbRow): WorkspaceRow => ({
       ? null
       : { kind: r.locked_by_kind, id: r.locked_by_id },
   lockReason: r.lock_reason,
+  terraformVersion: r.terraform_version ?? 'latest',
+  executionMode: r.execution_mode ?? 'remote',
+  tags: JSON.parse(r.tags) as string[],
+  tagBindings: JSON.parse(r.tag_bindings) as TagBinding[],
   currentRunId: r.current_run_id,
   latestRunId: r.latest_run_id,
   latestConfigurationVersionId: r.latest_cv_id,
@@ -71,9 +85,17 @@ const toRow = (r: DbRow): WorkspaceRow => ({
   updatedAt: r.updated_at,
 });
 
+/** Bindings by key, sorted; a later binding of a key replaces an earlier one. */
+function sortedBindings(bindings: TagBinding[]): TagBinding[] {
+  const byKey = new Map(bindings.map((b) => [b.key, b.value]));
+  return [...byKey.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, value]) => ({ key, value }));
+}
+
 export const workspaceProjection: Projection = {
   name: 'runs-workspaces',
-  version: 2,
+  version: 3,
   tables: [WORKSPACES_TABLE],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${WORKSPACES_TABLE} (
@@ -81,15 +103,24 @@ export const workspaceProjection: Projection = {
       description TEXT, locked_by_kind TEXT, locked_by_id TEXT, lock_reason TEXT, current_run_id TEXT,
       latest_run_id TEXT, latest_cv_id TEXT, current_cv_id TEXT, current_sv_id TEXT,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, execution_engine TEXT,
+      terraform_version TEXT, execution_mode TEXT, tags TEXT NOT NULL DEFAULT '[]',
+      tag_bindings TEXT NOT NULL DEFAULT '[]',
       UNIQUE (organization, name))`);
     const set = (sql: string) => db.prepare(`UPDATE ${WORKSPACES_TABLE} SET ${sql} WHERE id = @id`);
     const s = {
       insert:
-        db.prepare(`INSERT INTO ${WORKSPACES_TABLE} (id, organization, name, auto_apply, description, execution_engine, created_at, updated_at)
-        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @at, @at)`),
+        db.prepare(`INSERT INTO ${WORKSPACES_TABLE} (id, organization, name, auto_apply, description, execution_engine,
+        terraform_version, execution_mode, tags, tag_bindings, created_at, updated_at)
+        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @version, @mode, @tags, @bindings, @at, @at)`),
       update: set(`auto_apply = COALESCE(@auto_apply, auto_apply), name = COALESCE(@name, name),
         description = CASE WHEN @set_description = 1 THEN @description ELSE description END,
-        execution_engine = COALESCE(@engine, execution_engine), updated_at = @at`),
+        execution_engine = COALESCE(@engine, execution_engine),
+        terraform_version = COALESCE(@version, terraform_version),
+        execution_mode = COALESCE(@mode, execution_mode), updated_at = @at`),
+      tagsOf: db.prepare<[string], { tags: string; tag_bindings: string }>(
+        `SELECT tags, tag_bindings FROM ${WORKSPACES_TABLE} WHERE id = ?`,
+      ),
+      setTags: set('tags = @tags, tag_bindings = @bindings'),
       remove: db.prepare(`DELETE FROM ${WORKSPACES_TABLE} WHERE id = ?`),
       lock: set(`locked_by_kind = @kind, locked_by_id = @holder, lock_reason = @reason,
         current_run_id = CASE WHEN @kind = 'run' THEN @holder ELSE current_run_id END`),
@@ -122,9 +153,13 @@ export const workspaceProjection: Projection = {
           auto_apply: e.data.autoApply ? 1 : 0,
           description: e.data.description,
           engine: e.data.executionEngine ?? null,
+          version: e.data.terraformVersion ?? null,
+          mode: e.data.executionMode ?? null,
+          tags: JSON.stringify([...new Set(e.data.tags ?? [])].sort()),
+          bindings: JSON.stringify(sortedBindings(e.data.tagBindings ?? [])),
           at: e.time,
         }),
-      WorkspaceUpdated: (e) =>
+      WorkspaceUpdated: (e) => {
         s.update.run({
           id: e.stream,
           auto_apply: e.data.autoApply === undefined ? null : e.data.autoApply ? 1 : 0,
@@ -132,8 +167,30 @@ export const workspaceProjection: Projection = {
           set_description: e.data.description === undefined ? 0 : 1,
           description: e.data.description ?? null,
           engine: e.data.executionEngine ?? null,
+          version: e.data.terraformVersion ?? null,
+          mode: e.data.executionMode ?? null,
           at: e.time,
-        }),
+        });
+        const { tagsAdded, tagsRemoved, tagBindings } = e.data;
+        if (tagsAdded === undefined && tagsRemoved === undefined && tagBindings === undefined)
+          return;
+        const row = s.tagsOf.get(e.stream);
+        if (row === undefined) return;
+        const removed = new Set(tagsRemoved ?? []);
+        const tags = [...new Set([...(JSON.parse(row.tags) as string[]), ...(tagsAdded ?? [])])]
+          .filter((t) => !removed.has(t))
+          .sort();
+        s.setTags.run({
+          id: e.stream,
+          tags: JSON.stringify(tags),
+          bindings: JSON.stringify(
+            sortedBindings([
+              ...(JSON.parse(row.tag_bindings) as TagBinding[]),
+              ...(tagBindings ?? []),
+            ]),
+          ),
+        });
+      },
       WorkspaceDeleted: (e) => s.remove.run(e.data.id),
       WorkspaceLocked: (e) =>
         s.lock.run({
@@ -200,14 +257,37 @@ export class WorkspaceQueries {
       .filter((id): id is string => id !== undefined);
   }
 
+  /**
+   * An organization's workspaces, by name: `search` within the name, `tags` all carried (as tags
+   * or as binding keys), `bindings` all carried (a key, with this value when one is given).
+   */
   list(
     organization: string,
     search: string | null,
     limit: number,
     offset: number,
+    tags: string[] = [],
+    bindings: { key: string; value: string | null }[] = [],
   ): { rows: WorkspaceRow[]; total: number } {
-    const where = search === null ? 'organization = ?' : 'organization = ? AND instr(name, ?) > 0';
-    const params = search === null ? [organization] : [organization, search];
+    const clauses = ['organization = ?'];
+    const params: (string | number | null)[] = [organization];
+    if (search !== null) {
+      clauses.push('instr(name, ?) > 0');
+      params.push(search);
+    }
+    for (const tag of tags) {
+      clauses.push(
+        `(EXISTS (SELECT 1 FROM json_each(tags) WHERE value = ?) OR EXISTS (SELECT 1 FROM json_each(tag_bindings) WHERE json_extract(value, '$.key') = ?))`,
+      );
+      params.push(tag, tag);
+    }
+    for (const b of bindings) {
+      clauses.push(
+        `EXISTS (SELECT 1 FROM json_each(tag_bindings) WHERE json_extract(value, '$.key') = ? AND (? IS NULL OR json_extract(value, '$.value') = ?))`,
+      );
+      params.push(b.key, b.value, b.value);
+    }
+    const where = clauses.join(' AND ');
     const total = (
       this.sql(`SELECT COUNT(*) AS n FROM ${WORKSPACES_TABLE} WHERE ${where}`).get(...params) as {
         n: number;

@@ -3,7 +3,8 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { enginesOf } from '../../config.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../core/errors.js';
-import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
+import type { ExecutionMode } from '../events.js';
+import { listFilter, pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
 import { validate } from '../run/schema.js';
 import {
@@ -18,18 +19,39 @@ import {
 } from './decider.js';
 import { executionEngineOf, presentWorkspace } from './presenters.js';
 import type { WorkspaceRow } from './projection.js';
+import { bindingsDocument, bindingsOf, tagNames, tagsDocument } from './tags.js';
+
+/** `{ [key]: value }` when the value is given, else nothing. */
+const optional = <K extends string, V>(key: K, value: V | undefined) =>
+  (value === undefined ? {} : { [key]: value }) as Partial<Record<K, V>>;
 
 const NAME = /^[A-Za-z0-9_-]{1,90}$/;
+
+/** `latest`, a version, or a version constraint (`~> 1.11`, `>= 1.5, < 2`). */
+const TERRAFORM_VERSION =
+  /^(latest|[~<>=!]*\s*v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.-]+)?(\s*,\s*[~<>=!]*\s*v?\d+(\.\d+){0,2}([-+][0-9A-Za-z.-]+)?)*)$/;
+
+const settings = {
+  'auto-apply': z.boolean().optional(),
+  description: z.string().nullable().optional(),
+  'execution-engine': z.string().optional(),
+  'terraform-version': z
+    .string()
+    .regex(TERRAFORM_VERSION, 'latest, a version or a version constraint')
+    .optional(),
+  'execution-mode': z.enum(['remote', 'local', 'agent']).optional(),
+};
 
 const createBody = z.object({
   data: z.object({
     type: z.literal('workspaces').optional(),
     attributes: z.object({
       name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)'),
-      'auto-apply': z.boolean().optional(),
-      description: z.string().nullable().optional(),
-      'execution-engine': z.string().optional(),
+      ...settings,
     }),
+    relationships: z
+      .object({ tags: tagsDocument.optional(), 'tag-bindings': bindingsDocument.optional() })
+      .optional(),
   }),
 });
 
@@ -38,12 +60,40 @@ const updateBody = z.object({
     type: z.literal('workspaces').optional(),
     attributes: z.object({
       name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)').optional(),
-      'auto-apply': z.boolean().optional(),
-      description: z.string().nullable().optional(),
-      'execution-engine': z.string().optional(),
+      ...settings,
     }),
   }),
 });
+
+/**
+ * `filter[tagged][N][key]=…&filter[tagged][N][value]=…` (go-tfe's tag-binding filter, which the
+ * CLI sends for `workspaces { tags = { key = "value" } }`): each N a binding to carry.
+ */
+function taggedFilter(query: Record<string, unknown>): { key: string; value: string | null }[] {
+  const byIndex = new Map<string, { key?: string; value?: string }>();
+  for (const [name, raw] of Object.entries(query)) {
+    const m = /^filter\[tagged\]\[(\d+)\]\[(key|value)\]$/.exec(name);
+    const value = Array.isArray(raw) ? (raw[0] as unknown) : raw;
+    if (m === null || typeof value !== 'string') continue;
+    const entry = byIndex.get(m[1]!) ?? {};
+    entry[m[2] as 'key' | 'value'] = value;
+    byIndex.set(m[1]!, entry);
+  }
+  return [...byIndex.entries()].map(([index, b]) => {
+    if (b.key === undefined || b.key === '')
+      throw new ValidationError(`filter[tagged][${index}][key] is required`);
+    return { key: b.key, value: b.value ?? null };
+  });
+}
+
+/** Keel runs operations itself or leaves them to the client; it has no agents. */
+function executionMode(mode: 'remote' | 'local' | 'agent' | undefined): ExecutionMode | undefined {
+  if (mode === 'agent')
+    throw new ValidationError(
+      '/data/attributes/execution-mode: agent execution is not available; Keel has no agents (use remote or local)',
+    );
+  return mode;
+}
 
 const lockBody = z.object({ reason: z.string().optional() }).optional();
 
@@ -85,7 +135,8 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
   router.post('/organizations/:org/workspaces', (ctx) => {
     const org = model.organization(ctx, ctx.params.org!);
     need(model.orgs.owns(model.principal(ctx), org.name), `creating workspaces in ${org.name}`);
-    const a = validate(createBody, ctx.request.body).data.attributes;
+    const body = validate(createBody, ctx.request.body).data;
+    const a = body.attributes;
     if (model.workspaces.byName(org.name, a.name) !== null)
       throw new ConflictError(`workspace ${org.name}/${a.name} already exists`, {
         status: 422,
@@ -100,6 +151,15 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       ...(a['execution-engine'] === undefined
         ? {}
         : { executionEngine: engine(a['execution-engine']) }),
+      ...optional('terraformVersion', a['terraform-version']),
+      ...optional('executionMode', executionMode(a['execution-mode'])),
+      ...optional('tags', tagNames(body.relationships?.tags, org.name)),
+      ...optional(
+        'tagBindings',
+        body.relationships?.['tag-bindings'] === undefined
+          ? undefined
+          : bindingsOf(body.relationships['tag-bindings']),
+      ),
     };
     handler.handle(data.id, workspaceDecider, createWorkspace(data), model.metadata(ctx));
     show(ctx, model.workspaces.get(data.id)!, 201);
@@ -114,6 +174,8 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       search,
       page.size,
       (page.number - 1) * page.size,
+      listFilter(ctx, 'search[tags]') ?? [],
+      taggedFilter(ctx.query),
     );
     const principal = model.principal(ctx);
     const visible = rows.filter((ws) => model.orgs.accessTo(principal, ws).read);
@@ -160,6 +222,8 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       ...(a['execution-engine'] === undefined
         ? {}
         : { executionEngine: engine(a['execution-engine']) }),
+      ...optional('terraformVersion', a['terraform-version']),
+      ...optional('executionMode', executionMode(a['execution-mode'])),
     };
     handler.handle(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
     show(ctx, ws);

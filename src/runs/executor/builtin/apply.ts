@@ -14,6 +14,7 @@ import { dependencyOrder } from './graph.js';
 import { inBlock, instanceCount, priorInstances, scopeFor } from './plan.js';
 import type { InstanceAction } from './plan.js';
 import { ENGINE_VERSION, providerConfig, show } from './render.js';
+import { shapeAttributes, typeOf } from './schemas.js';
 
 /** Everything an apply needs from its plan; stored between the two phases as JSON. */
 export interface BuiltinArtifact {
@@ -118,7 +119,7 @@ export function applyPlan(
       const evaluated = inBlock(block, () =>
         evaluate(block.attributes, scopeFor(model, variables, known, count === null ? null : i)),
       );
-      const attributes = fullyKnown(evaluated, address);
+      const attributes = shapeAttributes(block.type, address, fullyKnown(evaluated, address));
       const before = working.get(address)?.attributes;
       switch (planned.action) {
         case 'create':
@@ -228,16 +229,6 @@ function fullyKnown(value: Value, address: string): Record<string, Json> & Json 
   }
   const known = splitUnknown(value).known;
   return known as Record<string, Json> & Json;
-}
-
-/** The type constraint terraform records next to an output value. */
-function typeOf(value: Json): Json {
-  if (typeof value === 'string') return 'string';
-  if (typeof value === 'number') return 'number';
-  if (typeof value === 'boolean') return 'bool';
-  if (value === null) return 'dynamic';
-  if (Array.isArray(value)) return ['tuple', value.map(typeOf)];
-  return ['object', Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeOf(v)]))];
 }
 
 function stateResources(working: Map<string, Working>): StateResource[] {

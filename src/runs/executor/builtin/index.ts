@@ -16,6 +16,7 @@ import { EvaluationError } from './expressions.js';
 import { planModel } from './plan.js';
 import { planCounts, planJson, planLog } from './render.js';
 import { resolveVariables } from './variables.js';
+import { decodeState, encodeState } from './schemas.js';
 
 export type { ApplyIdentity, BuiltinArtifact } from './apply.js';
 
@@ -68,13 +69,13 @@ export function builtinDriver(identity: ApplyIdentity): Driver {
             request.runVariables,
           );
           if (stopped()) return { status: 'canceled' };
-          const planned = planModel(model, resolved.values, request.state, request.flags);
+          const state = decodeState(request.state);
+          const planned = planModel(model, resolved.values, state, request.flags);
           planned.warnings.unshift(...resolved.warnings);
           const configured = new Set(
             planned.instances.filter((i) => i.action !== 'delete').map((i) => i.address),
           );
-          for (const line of planLog(planned, request.state, request.flags, configured))
-            request.log(line);
+          for (const line of planLog(planned, state, request.flags, configured)) request.log(line);
           const artifact: BuiltinArtifact = {
             kind: 'keel-builtin-plan',
             version: 1,
@@ -89,13 +90,11 @@ export function builtinDriver(identity: ApplyIdentity): Driver {
               action: i.action,
               ...(i.importId === undefined ? {} : { importId: i.importId }),
             })),
-            prior: request.state
-              ? { serial: request.state.serial, lineage: request.state.lineage }
-              : null,
+            prior: state ? { serial: state.serial, lineage: state.lineage } : null,
           };
           return {
             status: 'finished',
-            plan: planJson(planned, resolved.values, request.state, request.flags),
+            plan: planJson(planned, resolved.values, state, request.flags),
             counts: planCounts(planned),
             artifact: Buffer.from(JSON.stringify(artifact)),
           };
@@ -115,9 +114,9 @@ export function builtinDriver(identity: ApplyIdentity): Driver {
             );
           }
           if (stopped()) return { status: 'canceled' };
-          const result = applyPlan(artifact, request.state, identity);
+          const result = applyPlan(artifact, decodeState(request.state), identity);
           for (const line of result.log) request.log(line);
-          return { status: 'finished', state: result.state, counts: result.counts };
+          return { status: 'finished', state: encodeState(result.state), counts: result.counts };
         } catch (error) {
           return failure(error, request.log);
         }

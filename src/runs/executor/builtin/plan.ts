@@ -6,6 +6,7 @@ import type { Value } from './expressions.js';
 import { inBlock, instanceCount, priorInstances, scopeFor } from './scope.js';
 import type { PriorInstance } from './scope.js';
 import { addressMatches, dependencyOrder, targeting } from './graph.js';
+import { forcesReplacement, shapeAttributes } from './schemas.js';
 
 export { inBlock, instanceCount, priorInstances, scopeFor } from './scope.js';
 
@@ -19,7 +20,7 @@ export interface PlannedInstance {
   name: string;
   index?: number;
   action: InstanceAction;
-  reason?: 'replace_by_request' | 'replace_because_tainted';
+  reason?: 'replace_by_request' | 'replace_because_tainted' | 'replace_because_cannot_update';
   before: Record<string, Json> | null;
   after: Value | null;
   importId?: string;
@@ -79,8 +80,15 @@ export function planModel(
       const address = count === null ? block.address : `${block.address}[${i}]`;
       configured.add(address);
       const attrs = inBlock(block, () =>
-        asObject(
-          evaluate(block.attributes, scopeFor(model, variables, known, count === null ? null : i)),
+        shapeAttributes(
+          block.type,
+          address,
+          asObject(
+            evaluate(
+              block.attributes,
+              scopeFor(model, variables, known, count === null ? null : i),
+            ),
+          ),
         ),
       );
       const planned = planInstance(
@@ -173,11 +181,16 @@ function planInstance(
   }
   const before = prior.instance.attributes;
   const tainted = prior.instance.status === 'tainted';
-  if (tainted || flags.replaceAddrs.some((a) => addressMatches(a, address))) {
+  const requested = flags.replaceAddrs.some((a) => addressMatches(a, address));
+  if (tainted || requested || forcesReplacement(block.type, before, attrs)) {
     return {
       ...base,
       action: 'replace',
-      reason: tainted ? 'replace_because_tainted' : 'replace_by_request',
+      reason: tainted
+        ? 'replace_because_tainted'
+        : requested
+          ? 'replace_by_request'
+          : 'replace_because_cannot_update',
       before,
       after: { ...attrs, id: attrs.id ?? UNKNOWN },
     };

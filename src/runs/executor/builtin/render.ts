@@ -11,14 +11,13 @@ import type {
 import { UNKNOWN, jsonEqual } from './expressions.js';
 import type { Value } from './expressions.js';
 import { actionsOf, known, priorInstances } from './plan.js';
+import { providerName } from './schemas.js';
 import type { PlanModel, PlannedInstance, PlannedOutput } from './plan.js';
 
 /** The terraform release whose plan format and messages the builtin driver reproduces. */
 export const ENGINE_VERSION = '1.9.8';
 
-/** `registry.terraform.io/hashicorp/aws` for `aws_instance`: the provider is the type's prefix. */
-export const providerName = (type: string): string =>
-  `registry.terraform.io/hashicorp/${type.split('_')[0] ?? type}`;
+export { providerName } from './schemas.js';
 
 /** The state file's spelling of the provider of a resource type. */
 export const providerConfig = (type: string): string => `provider["${providerName(type)}"]`;
@@ -221,7 +220,9 @@ function headline(i: PlannedInstance, configured: boolean): string[] {
       return [
         i.reason === 'replace_because_tainted'
           ? `  # ${i.address} is tainted, so must be replaced`
-          : `  # ${i.address} will be replaced, as requested`,
+          : i.reason === 'replace_because_cannot_update'
+            ? `  # ${i.address} must be replaced`
+            : `  # ${i.address} will be replaced, as requested`,
       ];
     case 'import':
       return [

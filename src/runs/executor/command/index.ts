@@ -40,6 +40,17 @@ interface CommandArtifact {
 
 const PLAN_FILE = 'plan.tfplan';
 
+/**
+ * The uploaded configuration still holds the `cloud` or `backend` block that pointed the CLI at
+ * Keel; the run itself works on local state that Keel feeds and reads back. Terraform lets a
+ * backend in an override file take precedence over a `cloud` or `backend` block, so this file
+ * makes every run use the local backend, whatever the configuration says.
+ */
+export const BACKEND_OVERRIDE = {
+  name: 'zzz_keel_backend_override.tf.json',
+  text: `${JSON.stringify({ terraform: { backend: { local: {} } } }, null, 2)}\n`,
+};
+
 /** The CLI arguments of `plan` for a run's flags. */
 export function planArguments(flags: RunFlags, runVariables: readonly RunVariable[]): string[] {
   const args = ['plan', '-input=false', '-no-color', `-out=${PLAN_FILE}`];
@@ -144,6 +155,7 @@ async function prepare(
 ): Promise<{ dir: string; env: Record<string, string> }> {
   const dir = await mkdtemp(join(options.scratchRoot, 'keel-run-'));
   await writeConfiguration(await readConfiguration(request.configuration), dir);
+  await writeFile(join(dir, BACKEND_OVERRIDE.name), BACKEND_OVERRIDE.text);
   if (request.state) await writeFile(join(dir, 'terraform.tfstate'), JSON.stringify(request.state));
   const vars = tfvars(request.workspaceVariables);
   if (vars) await writeFile(join(dir, 'zzz-keel-workspace.auto.tfvars'), vars);
