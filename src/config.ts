@@ -29,6 +29,9 @@ export interface Config {
    * operator names binaries, never an API caller.
    */
   readonly engines: Readonly<Record<string, string>>;
+  /** The ports ACME validations reach a client's server on: http-01 (80) and tls-alpn-01 (443). */
+  readonly acmeHttpPort: number;
+  readonly acmeTlsPort: number;
 }
 
 export class ConfigError extends Error {
@@ -123,6 +126,8 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     pollIntervalMs: int('poll-interval-ms', 'KEEL_POLL_INTERVAL_MS', defaults.poll, 10),
     engineBin: text('engine-bin', 'KEEL_ENGINE_BIN', '') || null,
     engines: Object.freeze(parseEngines(text('engines', 'KEEL_ENGINES', ''), problems)),
+    acmeHttpPort: int('acme-http-port', 'KEEL_ACME_HTTP_PORT', 80, 1),
+    acmeTlsPort: int('acme-tls-port', 'KEEL_ACME_TLS_PORT', 443, 1),
   };
   if (config.engineBin !== null && 'default' in config.engines)
     problems.push('KEEL_ENGINES (--engines) cannot name "default" when KEEL_ENGINE_BIN is set');

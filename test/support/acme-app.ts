@@ -1,0 +1,40 @@
+import type { Config } from '../../src/config.js';
+import { buildCsr } from '../../src/secrets/pki/ca.js';
+import { encodeName } from '../../src/secrets/pki/x509/certificate.js';
+import { generateKeyPair } from '../../src/secrets/pki/x509/keys.js';
+import { AcmeTestClient } from './acme-client.js';
+import { startPkiApp, type PkiTestApp } from './pki-app.js';
+
+/** A PKI test app with a root CA, `config/cluster` pointing at itself and ACME enabled. */
+export async function startAcmeApp(
+  config: Partial<Config> = {},
+  acme: Record<string, unknown> = {},
+): Promise<PkiTestApp & { directoryUrl: string; client(directory?: string): AcmeTestClient }> {
+  const t = await startPkiApp(config);
+  const ok = async (res: Promise<{ status: number; text: string }>) => {
+    const r = await res;
+    if (r.status >= 300) throw new Error(`setup: ${r.status} ${r.text}`);
+  };
+  await ok(
+    t.pki('POST', 'root/generate/internal', { common_name: 'Keel ACME Root', key_type: 'ec' }),
+  );
+  await ok(t.pki('POST', 'config/cluster', { path: `${t.server.url}/v1/pki` }));
+  await ok(t.pki('POST', 'config/acme', { enabled: true, ...acme }));
+  const directoryUrl = `${t.server.url}/v1/pki/acme/directory`;
+  return Object.assign(t, {
+    directoryUrl,
+    client: (directory = directoryUrl) => new AcmeTestClient(t.server.url, directory),
+  });
+}
+
+/** A CSR (DER, base64url) for DNS names and IPs, with the first name as the common name. */
+export async function acmeCsr(names: { dns?: string[]; ip?: string[] }): Promise<string> {
+  const { privateKey } = await generateKeyPair({ type: 'ec', bits: 256 });
+  const alt = [
+    ...(names.dns ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(names.ip ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
+  return buildCsr(privateKey, encodeName({ commonName: alt[0]?.value ?? '' }), alt, false).toString(
+    'base64url',
+  );
+}
