@@ -23,6 +23,7 @@ import type { Config } from './config.js';
 import type { ContextModule, Core, SecretsEngine } from './context.js';
 import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
+import { createTerraformCli } from './runs/cli/index.js';
 import { createRunsContext, type RunRow, type RunsContext } from './runs/index.js';
 import { createExecutorContext, type ExecutorContext } from './runs/executor/index.js';
 import { fileLiveLogs, memoryLiveLogs } from './runs/executor/logs.js';
@@ -227,6 +228,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   koa.use(requestId());
   // The cloud reads its own bodies and answers in AWS's dialect; it passes other paths on.
   koa.use(cloud.middleware());
+  // Service discovery, `/app/…` addresses and `terraform login` for the terraform CLI.
+  koa.use(createTerraformCli(core, identity, runs.model));
   koa.use(
     prefixed(
       '/api/v2',

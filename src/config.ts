@@ -32,7 +32,14 @@ export interface Config {
   /** The ports ACME validations reach a client's server on: http-01 (80) and tls-alpn-01 (443). */
   readonly acmeHttpPort: number;
   readonly acmeTlsPort: number;
+  /** How the listener speaks: plain HTTP, the operator's certificate, or Keel's own CA. */
+  readonly tls: ListenerTls;
 }
+
+export type ListenerTls =
+  | { readonly mode: 'off' }
+  | { readonly mode: 'files'; readonly certFile: string; readonly keyFile: string }
+  | { readonly mode: 'auto' };
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -94,6 +101,12 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     problems.push(`KEEL_LISTEN (--listen) must be HOST:PORT, got ${JSON.stringify(listenText)}`);
   const host = listen?.host ?? '127.0.0.1';
   const port = listen?.port ?? 8420;
+  const tls = parseTls(
+    text('tls', 'KEEL_TLS', ''),
+    text('tls-cert', 'KEEL_TLS_CERT', ''),
+    text('tls-key', 'KEEL_TLS_KEY', ''),
+    problems,
+  );
   const shownHost =
     host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
 
@@ -103,7 +116,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     publicAddress: text(
       'public-address',
       'KEEL_PUBLIC_ADDRESS',
-      `http://${shownHost}:${port}`,
+      `${tls.mode === 'off' ? 'http' : 'https'}://${shownHost}:${port}`,
     ).replace(/\/$/, ''),
     logLevel: text('log-level', 'KEEL_LOG_LEVEL', defaults.logLevel),
     bodyLimitBytes: int('body-limit', 'KEEL_BODY_LIMIT', defaults.bodyLimit, 1),
@@ -128,6 +141,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     engines: Object.freeze(parseEngines(text('engines', 'KEEL_ENGINES', ''), problems)),
     acmeHttpPort: int('acme-http-port', 'KEEL_ACME_HTTP_PORT', 80, 1),
     acmeTlsPort: int('acme-tls-port', 'KEEL_ACME_TLS_PORT', 443, 1),
+    tls,
   };
   if (config.engineBin !== null && 'default' in config.engines)
     problems.push('KEEL_ENGINES (--engines) cannot name "default" when KEEL_ENGINE_BIN is set');
@@ -165,6 +179,24 @@ function parseEngines(value: string, problems: string[]): Record<string, string>
     else engines[name] = path;
   }
   return engines;
+}
+
+/** `--tls auto`, or `--tls-cert` with `--tls-key` (absolute or relative to the working directory). */
+function parseTls(mode: string, cert: string, key: string, problems: string[]): ListenerTls {
+  if (mode !== '' && mode !== 'auto' && mode !== 'off') {
+    problems.push(`KEEL_TLS (--tls) must be auto or off, got ${JSON.stringify(mode)}`);
+    return { mode: 'off' };
+  }
+  if (cert === '' && key === '') return mode === 'auto' ? { mode: 'auto' } : { mode: 'off' };
+  if (mode === 'auto') {
+    problems.push('KEEL_TLS=auto (--tls auto) cannot be combined with --tls-cert/--tls-key');
+    return { mode: 'off' };
+  }
+  if (cert === '' || key === '') {
+    problems.push('KEEL_TLS_CERT (--tls-cert) and KEEL_TLS_KEY (--tls-key) go together');
+    return { mode: 'off' };
+  }
+  return { mode: 'files', certFile: resolve(cert), keyFile: resolve(key) };
 }
 
 function parseListen(value: string): { host: string; port: number } | null {

@@ -15,6 +15,7 @@ import { createApp } from './app.js';
 import type { Config } from './config.js';
 import type { ListeningServer } from './http/server.js';
 import { listen } from './http/server.js';
+import { startListenerTls } from './http/listener-tls.js';
 
 /** One daemon per data directory: a lock file holding the owner's pid. */
 export class DataDirLock {
@@ -83,7 +84,13 @@ export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<D
       res.statusCode = 503;
       res.end('starting');
     };
-    server = await listen((req, res) => handler(req, res), config.listen.host, config.listen.port);
+    const tls = await startListenerTls(config, deps);
+    server = await listen(
+      (req, res) => handler(req, res),
+      config.listen.host,
+      config.listen.port,
+      tls?.context,
+    );
     const effective: Config =
       config.listen.port === 0 && config.publicAddress.endsWith(':0')
         ? Object.freeze({ ...config, publicAddress: server.url })
@@ -100,6 +107,7 @@ export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<D
     app.start();
     const running = app;
     const listening = server;
+    const stopRenewal = tls?.renewEvery(listening, running.core.logger) ?? (() => undefined);
     let stopping: Promise<void> | undefined;
     return {
       app: running,
@@ -107,6 +115,7 @@ export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<D
       bootstrapPath,
       stop: () =>
         (stopping ??= (async () => {
+          stopRenewal();
           await listening.close();
           await running.close();
           lock.release();

@@ -184,6 +184,10 @@ export class ListMethodSocket extends Duplex {
     cb(err);
   }
 
+  /** True over TLS, so Koa's `ctx.protocol` says https. */
+  get encrypted(): boolean {
+    return (this.#socket as Socket & { encrypted?: boolean }).encrypted === true;
+  }
   get remoteAddress(): string | undefined {
     return this.#socket.remoteAddress;
   }

@@ -21,6 +21,17 @@ export interface RunsSurfaceOptions {
 
 const JSONAPI = 'application/vnd.api+json';
 
+/**
+ * What `/api/v2` says it is, in the reference's headers: the API version, the product name
+ * (go-tfe takes any name but the hosted service's for a self-hosted install) and a release in the
+ * reference's `vYYYYMM-N` form, the feature level Keel follows.
+ */
+export const API_VERSION_HEADERS: Readonly<Record<string, string>> = {
+  'TFP-API-Version': '2.6',
+  'TFP-AppName': 'Keel',
+  'X-TFE-Version': 'v202502-1',
+};
+
 /** Paths under `/api/v2` that answer without a token. */
 const PUBLIC = new Set(['/api/v2/ping']);
 
@@ -75,7 +86,8 @@ export function runsSurface(
   return async (ctx: Context, _next: Next) =>
     errors(ctx, async () => {
       ctx.set('X-RateLimit-Limit', String(limits.generalLimit));
-      ctx.set('TFP-API-Version', '2.6');
+      // The reference's version headers on every answer (go-tfe reads them from the ping).
+      for (const [name, value] of Object.entries(API_VERSION_HEADERS)) ctx.set(name, value);
       if (ctx.path === '/api/v2/ping' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
         ctx.status = 204;
         return;

@@ -1,7 +1,9 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { RequestListener, Server as HttpServer } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
-import type { AddressInfo, Server as NetServer } from 'node:net';
+import type { AddressInfo, Server as NetServer, Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
+import type { SecureContextOptions } from 'node:tls';
 import { ListMethodSocket } from './list-method.js';
 
 export interface ListeningServer {
@@ -9,16 +11,19 @@ export interface ListeningServer {
   readonly address: AddressInfo;
   /** Stop accepting, let in-flight requests finish, then close every connection. */
   close(): Promise<void>;
+  /** Serve a new certificate to connections from now on (TLS listeners only; no-op otherwise). */
+  setSecureContext(context: SecureContextOptions): void;
 }
 
 /**
- * A TCP listener whose connections pass through the LIST rewriter before Node's HTTP server
- * parses them. The HTTP server itself never listens.
+ * A TCP (or TLS) listener whose connections pass through the LIST rewriter before Node's HTTP
+ * server parses them; TLS is taken off first. The HTTP server itself never listens.
  */
 export async function listen(
   handler: RequestListener,
   host: string,
   port: number,
+  tls?: SecureContextOptions,
 ): Promise<ListeningServer> {
   const http: HttpServer = createHttpServer({ keepAliveTimeout: 5000 }, handler);
   /** Open connections and how many requests each is serving right now. */
@@ -34,12 +39,14 @@ export async function listen(
     });
     if (closing) res.setHeader('Connection', 'close');
   });
-  const tcp: NetServer = createNetServer((raw) => {
+  const accept = (raw: Socket) => {
     const socket = new ListMethodSocket(raw);
     open.set(socket, 0);
     socket.once('close', () => open.delete(socket));
     http.emit('connection', socket);
-  });
+  };
+  const secure = tls === undefined ? null : createTlsServer(tls, accept);
+  const tcp: NetServer = secure ?? createNetServer(accept);
   await new Promise<void>((resolve, reject) => {
     tcp.once('error', reject);
     tcp.listen(port, host, () => {
@@ -50,8 +57,9 @@ export async function listen(
   const address = tcp.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {
-    url: `http://${shownHost}:${address.port}`,
+    url: `${secure === null ? 'http' : 'https'}://${shownHost}:${address.port}`,
     address,
+    setSecureContext: (context) => secure?.setSecureContext(context),
     close: () =>
       new Promise<void>((resolve) => {
         closing = true;

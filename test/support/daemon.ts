@@ -57,7 +57,7 @@ export async function startDaemon(
   );
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {
-      const m = /"address":"(http:\/\/[^"]+)".*"msg":"keel is serving"/.exec(out);
+      const m = /"address":"(https?:\/\/[^"]+)".*"msg":"keel is serving"/.exec(out);
       if (m !== null) {
         child.stdout.off('data', onData);
         resolve(m[1]!);
