@@ -78,6 +78,11 @@ export class AcmeTestClient {
     return res.json as AcmeDirectory;
   }
 
+  /** Drops the nonce kept from the last answer (after the clock moved past its expiry). */
+  forgetNonce(): void {
+    this.#nonce = undefined;
+  }
+
   async nonce(): Promise<string> {
     if (this.#nonce) {
       const n = this.#nonce;

@@ -54,7 +54,7 @@ export async function txtServer(): Promise<{
   });
   await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
   return {
-    port: (socket.address()).port,
+    port: socket.address().port,
     records,
     close: () => new Promise((resolve) => socket.close(() => resolve())),
   };
@@ -117,10 +117,7 @@ export async function alpnServer(): Promise<{
   return {
     port: (server.address() as AddressInfo).port,
     present: (ip, digest, options = {}) =>
-      server.setSecureContext({
-        ...alpnCertificate(ip, digest, options.critical ?? true),
-        ALPNProtocols: ['acme-tls/1'],
-      }),
+      server.setSecureContext(alpnCertificate(ip, digest, options.critical ?? true)),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -14,7 +14,8 @@ import { roleRoutes } from './routes/roles.js';
 import { rebuildCrl } from './crls.js';
 import { fireValidation } from './acme/challenges.js';
 import { ACME_UNAUTHENTICATED } from './acme/directory.js';
-import { ACME_VALIDATE, acmeProjection } from './acme/projection.js';
+import { ACME_EXPIRE, ACME_VALIDATE, acmeProjection } from './acme/projection.js';
+import { expireOrder } from './acme/authorizations.js';
 import { acmeRoutes } from './acme/routes.js';
 import { AcmeService } from './acme/service.js';
 import { acmeSettingsRoutes } from './acme/settings.js';
@@ -51,6 +52,13 @@ export function createPkiContext(
         },
       },
       { kind: ACME_VALIDATE, fire: (entry) => fireValidation(acme, entry) },
+      {
+        kind: ACME_EXPIRE,
+        async fire(entry) {
+          const { mount, orderId } = entry.data as { mount: string; orderId: string };
+          expireOrder(acme, mount, orderId);
+        },
+      },
     ],
     engine: {
       type: 'pki',

@@ -34,7 +34,7 @@ async function run(
     await t.settle();
     t.clock.advance(20_000);
   }
-  await c.nonce();
+  c.forgetNonce();
   const after = (await c.post(String(challenge.url), undefined)).json as Json;
   const orderNow = (await c.post(order.headers.get('location')!, undefined)).json as Json;
   return { challenge: after, order: orderNow, offered: authz.challenges.map((x) => x.type) };

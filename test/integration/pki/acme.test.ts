@@ -214,6 +214,28 @@ describe('ACME orders over http-01', () => {
     );
   });
 
+  it('invalidates an order and its pending authorization once the order expires', async () => {
+    const c = t.client();
+    await c.register();
+    const d = await c.directory();
+    const order = await c.post(d.newOrder, { identifiers: [{ type: 'ip', value: '127.0.0.1' }] });
+    const expires = Date.parse(String((order.json as Json).expires));
+    expect(expires - t.clock.now().getTime()).toBe(24 * 3600_000);
+    t.clock.advance(24 * 3600_000 - 1000);
+    await t.settle();
+    c.forgetNonce();
+    const before = await c.post(order.headers.get('location')!, undefined);
+    expect((before.json as Json).status).toBe('pending');
+    t.clock.advance(1000);
+    await t.settle();
+    c.forgetNonce();
+    const after = (await c.post(order.headers.get('location')!, undefined)).json as Json;
+    expect(after.status).toBe('invalid');
+    expect((after.error as Json).detail).toBe('the order expired before it was finalized');
+    const [authzUrl] = after.authorizations as string[];
+    expect(((await c.post(authzUrl!, undefined)).json as Json).status).toBe('invalid');
+  });
+
   it('rejects identifiers the role does not allow', async () => {
     await t.pki('POST', 'roles/narrow', { allowed_domains: 'example.com', allow_subdomains: true });
     const c = t.client(`${t.server.url}/v1/pki/roles/narrow/acme/directory`);

@@ -1,5 +1,5 @@
 import type { AcmeChallengeType } from '../../../../machines/acme-challenge.machine.js';
-import type { AuditMetadata } from '../../../core/events.js';
+import { systemMetadata, type AuditMetadata } from '../../../core/events.js';
 import { acmeStreams } from './events.js';
 import { malformed, AcmeProblem, unauthorized } from './problem.js';
 import { accountOf, type AcmeReply, type AcmeRequest } from './protocol.js';
@@ -31,7 +31,7 @@ export function authorization(service: AcmeService, req: AcmeRequest, id: string
 /** How a challenge (or its authorization) ended. */
 export type Outcome =
   | { kind: 'valid'; type: AcmeChallengeType }
-  | { kind: 'invalid'; type: AcmeChallengeType; error: string }
+  | { kind: 'invalid'; error: string }
   | { kind: 'deactivated' };
 
 /**
@@ -112,6 +112,30 @@ export function settle(
         orderStream,
         orderDecider,
         () => [{ type: 'AcmeOrderReady' as const, data: ref }],
+        meta,
+      );
+    }
+  });
+}
+
+/**
+ * An order not finalized by its `expires` becomes invalid, with its authorizations still pending
+ * (and their challenges being validated): the expiry timer's command.
+ */
+export function expireOrder(service: AcmeService, mount: string, orderId: string): void {
+  const order = service.q.order(mount, orderId);
+  if (!order || (order.status !== 'pending' && order.status !== 'ready')) return;
+  const meta = systemMetadata('pki-acme-expiry');
+  const error = 'unauthorized: the order expired before it was finalized';
+  service.authority.atomically(() => {
+    for (const id of JSON.parse(order.authorizations) as string[])
+      if (service.q.authz(mount, id)?.status === 'pending')
+        settle(service, mount, meta, id, { kind: 'invalid', error });
+    if (service.q.order(mount, orderId)?.status === 'ready') {
+      service.authority.core.handler.handle(
+        acmeStreams.order(mount, orderId),
+        orderDecider,
+        () => [{ type: 'AcmeOrderInvalidated' as const, data: { mount, orderId, reason: error } }],
         meta,
       );
     }

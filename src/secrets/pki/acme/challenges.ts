@@ -95,7 +95,7 @@ export async function fireValidation(service: AcmeService, entry: ScheduleEntry)
   const attempt = current.attempts + 1;
   const error = `${failure.kind}: ${failure.detail}`;
   if (attempt >= MAX_ATTEMPTS) {
-    settle(service, mount, meta, authorizationId, { kind: 'invalid', type, error });
+    settle(service, mount, meta, authorizationId, { kind: 'invalid', error });
     return;
   }
   service.authority.core.handler.handle(

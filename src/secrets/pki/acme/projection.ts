@@ -10,6 +10,9 @@ import { ACME_EVENT_TYPES, type AcmeEvent, type AcmeIdentifier } from './events.
 export const ACME_VALIDATE = 'pki-acme-validate';
 const validateKey = (mount: string, authzId: string, type: string) =>
   `pki-acme/${mount}/${authzId}/${type}`;
+/** The schedule kind of an order's expiry. */
+export const ACME_EXPIRE = 'pki-acme-expire';
+const expireKey = (mount: string, orderId: string) => `pki-acme-order/${mount}/${orderId}`;
 
 const TABLES = [
   'pki_acme_config',
@@ -233,6 +236,12 @@ export const acmeProjection: Projection = {
             d.expires,
             e.position,
           );
+          schedule.put({
+            key: expireKey(d.mount, d.orderId),
+            kind: ACME_EXPIRE,
+            dueAt: d.expires,
+            data: { mount: d.mount, orderId: d.orderId },
+          });
           break;
         }
         case 'AcmeOrderReady':
@@ -241,10 +250,12 @@ export const acmeProjection: Projection = {
         case 'AcmeOrderIssued': {
           const d = e.data;
           s.orderIssued.run(d.serial, d.certificate, d.notAfter, d.mount, d.orderId);
+          schedule.remove(expireKey(d.mount, d.orderId));
           break;
         }
         case 'AcmeOrderInvalidated':
           s.orderStatus.run('invalid', e.data.reason, e.data.mount, e.data.orderId);
+          schedule.remove(expireKey(e.data.mount, e.data.orderId));
           break;
         case 'AcmeAuthorizationCreated': {
           const d = e.data;
