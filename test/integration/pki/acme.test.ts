@@ -299,3 +299,31 @@ describe('ACME external account binding', () => {
     expect(del.status).toBe(204);
   });
 });
+
+describe('ACME events and read models', () => {
+  it('records every lifecycle in the log, seals EAB keys, and replay rebuilds the ACME read models', async () => {
+    const eab = await t.pki('POST', 'roles/web/acme/new-eab');
+    const events = [...t.app.core.store.pages()].flat();
+    const types = new Set(events.map((e) => e.type));
+    for (const ty of [
+      'PkiClusterConfigured',
+      'PkiAcmeConfigured',
+      'AcmeEabKeyCreated',
+      'AcmeAccountCreated',
+      'AcmeOrderCreated',
+      'AcmeOrderReady',
+      'AcmeOrderIssued',
+      'AcmeAuthorizationValidated',
+      'AcmeChallengeStarted',
+      'AcmeChallengeAttemptFailed',
+      'AcmeChallengeValidated',
+      'AcmeChallengeFailed',
+    ])
+      expect(types).toContain(ty);
+    expect(JSON.stringify(events)).not.toContain(String(eab.data.key));
+    const dump = t.app.projections.dump();
+    expect(Object.keys(dump).filter((k) => k.startsWith('pki_acme_'))).toHaveLength(6);
+    t.app.projections.rebuildAll((after, limit) => t.app.core.store.readAll(after, limit));
+    expect(t.app.projections.dump()).toEqual(dump);
+  });
+});
