@@ -134,6 +134,18 @@ describe('ACME accounts', () => {
     const moved = new AcmeTestClient(t.server.url, t.directoryUrl, next);
     const found = await moved.post(d.newAccount, { onlyReturnExisting: true }, { jwk: true });
     expect(found.headers.get('location')).toBe(c.kid);
+    // A key another account holds is a conflict naming that account.
+    const other = t.client();
+    await other.register();
+    const taken = jws(
+      next,
+      { jwk: next.jwk, url: d.keyChange },
+      { account: other.kid, oldKey: other.key.jwk },
+    );
+    const conflict = await other.post(d.keyChange, taken);
+    expect(conflict.status).toBe(409);
+    expect(conflict.headers.get('content-type')).toBe('application/problem+json');
+    expect(conflict.headers.get('location')).toBe(c.kid);
   });
 });
 

@@ -178,15 +178,12 @@ export function keyChange(service: AcmeService, req: AcmeRequest): AcmeReply {
   const print = thumbprint(jwk);
   const holder = service.q.accountByKey(req.mount, print);
   if (holder) {
-    return {
-      status: 409,
-      body: {
-        type: 'urn:ietf:params:acme:error:conflict',
-        detail: 'the new key already belongs to an account',
-        status: 409,
-      },
-      location: accountUrl(req.base, holder.account_id),
-    };
+    throw new AcmeProblem(
+      'malformed',
+      'the new key already belongs to an account',
+      409,
+      accountUrl(req.base, holder.account_id),
+    );
   }
   service.authority.core.handler.handle(
     acmeStreams.account(req.mount, account.account_id),

@@ -37,6 +37,8 @@ export class AcmeProblem extends Error {
     readonly kind: AcmeErrorType,
     detail: string,
     status?: number,
+    /** a resource the problem is about, sent as `Location` (key-change's conflicting account) */
+    readonly location?: string,
   ) {
     super(detail);
     this.name = 'AcmeProblem';

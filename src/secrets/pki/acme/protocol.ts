@@ -46,6 +46,7 @@ export const baseUrl = (service: AcmeService, mount: string, dir: Directory): st
 
 function sendProblem(ctx: Context, problem: AcmeProblem): void {
   ctx.status = problem.status;
+  if (problem.location) ctx.set('Location', problem.location);
   ctx.body = JSON.stringify(problem.body);
   ctx.set('Content-Type', 'application/problem+json');
 }
