@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 import type { Config } from '../../src/config.js';
 import { buildCsr } from '../../src/secrets/pki/ca.js';
 import { encodeName } from '../../src/secrets/pki/x509/certificate.js';
@@ -29,12 +30,19 @@ export async function startAcmeApp(
 
 /** A CSR (DER, base64url) for DNS names and IPs, with the first name as the common name. */
 export async function acmeCsr(names: { dns?: string[]; ip?: string[] }): Promise<string> {
+  return (await acmeCsrAndKey(names)).csr;
+}
+
+/** A CSR and its private key. */
+export async function acmeCsrAndKey(names: {
+  dns?: string[];
+  ip?: string[];
+}): Promise<{ csr: string; key: KeyObject }> {
   const { privateKey } = await generateKeyPair({ type: 'ec', bits: 256 });
   const alt = [
     ...(names.dns ?? []).map((value) => ({ type: 'dns' as const, value })),
     ...(names.ip ?? []).map((value) => ({ type: 'ip' as const, value })),
   ];
-  return buildCsr(privateKey, encodeName({ commonName: alt[0]?.value ?? '' }), alt, false).toString(
-    'base64url',
-  );
+  const der = buildCsr(privateKey, encodeName({ commonName: alt[0]?.value ?? '' }), alt, false);
+  return { csr: der.toString('base64url'), key: privateKey };
 }

@@ -1,4 +1,10 @@
-import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPublicKey,
+  generateKeyPairSync,
+  sign,
+  type KeyObject,
+} from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { httpRequest, type TestResponse } from './app.js';
@@ -24,11 +30,17 @@ export interface AcmeKey {
 }
 
 export function accountKey(alg: 'ES256' | 'RS256' = 'ES256'): AcmeKey {
-  const { privateKey, publicKey } =
+  const { privateKey } =
     alg === 'ES256'
       ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
       : generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const full = publicKey.export({ format: 'jwk' }) as Record<string, string>;
+  return signingKey(privateKey);
+}
+
+/** An existing EC P-256 or RSA private key as a JWS signer (a certificate's key, for revoke-cert). */
+export function signingKey(privateKey: KeyObject): AcmeKey {
+  const alg = privateKey.asymmetricKeyType === 'ec' ? 'ES256' : 'RS256';
+  const full = createPublicKey(privateKey).export({ format: 'jwk' }) as Record<string, string>;
   const jwk: Record<string, string> =
     alg === 'ES256'
       ? { crv: full.crv!, kty: full.kty!, x: full.x!, y: full.y! }

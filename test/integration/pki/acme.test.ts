@@ -1,7 +1,13 @@
 import { createHmac, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acmeCsr, startAcmeApp } from '../../support/acme-app.js';
-import { accountKey, AcmeTestClient, http01Server, jws } from '../../support/acme-client.js';
+import { acmeCsr, acmeCsrAndKey, startAcmeApp } from '../../support/acme-app.js';
+import {
+  accountKey,
+  AcmeTestClient,
+  http01Server,
+  jws,
+  signingKey,
+} from '../../support/acme-client.js';
 import type { PkiTestApp } from '../../support/pki-app.js';
 
 let t: PkiTestApp & { directoryUrl: string; client(directory?: string): AcmeTestClient };
@@ -20,7 +26,7 @@ const problemType = (res: { json: unknown }) => (res.json as { type?: string }).
 type Json = Record<string, unknown>;
 
 /** new-order → http-01 on 127.0.0.1 → finalize; returns the order and the client. */
-async function issueFor(c: AcmeTestClient, ip = '127.0.0.1') {
+async function issueFor(c: AcmeTestClient, ip = '127.0.0.1', csr?: string) {
   const d = await c.directory();
   const order = await c.post(d.newOrder, { identifiers: [{ type: 'ip', value: ip }] });
   expect(order.status, order.text).toBe(201);
@@ -35,7 +41,7 @@ async function issueFor(c: AcmeTestClient, ip = '127.0.0.1') {
   await t.settle();
   const ready = (await c.post(orderUrl, undefined)).json as Json;
   expect(ready.status).toBe('ready');
-  const fin = await c.post(String(ready.finalize), { csr: await acmeCsr({ ip: [ip] }) });
+  const fin = await c.post(String(ready.finalize), { csr: csr ?? (await acmeCsr({ ip: [ip] })) });
   expect(fin.status, fin.text).toBe(200);
   return { orderUrl, order: fin.json as Json };
 }
@@ -175,6 +181,25 @@ describe('ACME orders over http-01', () => {
     expect(stored.data.revocation_time).toBeGreaterThan(0);
   });
 
+  it("revokes by the certificate's own key, and refuses a stranger's", async () => {
+    const c = t.client();
+    await c.register();
+    const { csr, key } = await acmeCsrAndKey({ ip: ['127.0.0.1'] });
+    const { order } = await issueFor(c, '127.0.0.1', csr);
+    const leaf = new X509Certificate((await c.post(String(order.certificate), undefined)).text);
+    const d = await c.directory();
+    const payload = { certificate: leaf.raw.toString('base64url') };
+    const stranger = await c.post(d.revokeCert, payload, { jwk: true, key: accountKey() });
+    expect(stranger.status).toBe(403);
+    expect(problemType(stranger)).toBe('urn:ietf:params:acme:error:unauthorized');
+    const other = t.client();
+    await other.register();
+    const notMine = await other.post(d.revokeCert, payload);
+    expect(problemType(notMine)).toBe('urn:ietf:params:acme:error:unauthorized');
+    const own = await c.post(d.revokeCert, payload, { jwk: true, key: signingKey(key) });
+    expect(own.status, own.text).toBe(200);
+  });
+
   it('refuses to finalize before the order is ready, and a CSR for other names', async () => {
     const c = t.client();
     await c.register();
@@ -306,6 +331,20 @@ describe('ACME external account binding', () => {
       externalAccountBinding: binding,
     });
     expect(again.status).toBe(403);
+    // always-required: an account made without a binding can no longer act.
+    await t.pki('POST', 'config/acme', { eab_policy: 'always-required' });
+    const early = t.client();
+    await t.pki('POST', 'config/acme', { eab_policy: 'not-required' });
+    await early.register();
+    await t.pki('POST', 'config/acme', { eab_policy: 'always-required' });
+    const refusedOrder = await early.post(d.newOrder, {
+      identifiers: [{ type: 'ip', value: '127.0.0.1' }],
+    });
+    expect(problemType(refusedOrder)).toBe('urn:ietf:params:acme:error:externalAccountRequired');
+    const boundOrder = await c.post(d.newOrder, {
+      identifiers: [{ type: 'ip', value: '127.0.0.1' }],
+    });
+    expect(boundOrder.status).toBe(201);
     await t.pki('POST', 'config/acme', { eab_policy: 'not-required' });
     const del = await t.pki('DELETE', `eab/${String(eab.data.id)}`);
     expect(del.status).toBe(204);
