@@ -3,14 +3,19 @@ import type { Config } from '../../src/config.js';
 import { buildCsr } from '../../src/secrets/pki/ca.js';
 import { encodeName } from '../../src/secrets/pki/x509/certificate.js';
 import { generateKeyPair } from '../../src/secrets/pki/x509/keys.js';
-import { AcmeTestClient } from './acme-client.js';
+import { AcmeTestClient, http01Server } from './acme-client.js';
 import { startPkiApp, type PkiTestApp } from './pki-app.js';
+
+export type AcmeTestApp = PkiTestApp & {
+  directoryUrl: string;
+  client(directory?: string): AcmeTestClient;
+};
 
 /** A PKI test app with a root CA, `config/cluster` pointing at itself and ACME enabled. */
 export async function startAcmeApp(
   config: Partial<Config> = {},
   acme: Record<string, unknown> = {},
-): Promise<PkiTestApp & { directoryUrl: string; client(directory?: string): AcmeTestClient }> {
+): Promise<AcmeTestApp> {
   const t = await startPkiApp(config);
   const ok = async (res: Promise<{ status: number; text: string }>) => {
     const r = await res;
@@ -25,6 +30,25 @@ export async function startAcmeApp(
   return Object.assign(t, {
     directoryUrl,
     client: (directory = directoryUrl) => new AcmeTestClient(t.server.url, directory),
+  });
+}
+
+/**
+ * An ACME test app whose http-01 validations reach `web`, a responder on 127.0.0.1; `close`
+ * stops both.
+ */
+export async function startAcmeHttpApp(): Promise<
+  AcmeTestApp & { web: Awaited<ReturnType<typeof http01Server>> }
+> {
+  const web = await http01Server();
+  const t = await startAcmeApp({ acmeHttpPort: web.port });
+  const closeApp = t.close.bind(t);
+  return Object.assign(t, {
+    web,
+    close: async () => {
+      await closeApp();
+      await web.close();
+    },
   });
 }
 

@@ -1,26 +1,15 @@
 import { createHmac, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acmeCsr, acmeCsrAndKey, startAcmeApp } from '../../support/acme-app.js';
-import {
-  accountKey,
-  AcmeTestClient,
-  http01Server,
-  jws,
-  signingKey,
-} from '../../support/acme-client.js';
-import type { PkiTestApp } from '../../support/pki-app.js';
+import { acmeCsr, acmeCsrAndKey, startAcmeHttpApp } from '../../support/acme-app.js';
+import { accountKey, AcmeTestClient, jws, signingKey } from '../../support/acme-client.js';
 
-let t: PkiTestApp & { directoryUrl: string; client(directory?: string): AcmeTestClient };
-let web: Awaited<ReturnType<typeof http01Server>>;
-
+let t: Awaited<ReturnType<typeof startAcmeHttpApp>>;
+let web: typeof t.web;
 beforeAll(async () => {
-  web = await http01Server();
-  t = await startAcmeApp({ acmeHttpPort: web.port });
+  t = await startAcmeHttpApp();
+  web = t.web;
 });
-afterAll(async () => {
-  await t.close();
-  await web.close();
-});
+afterAll(async () => t.close());
 
 const problemType = (res: { json: unknown }) => (res.json as { type?: string }).type;
 type Json = Record<string, unknown>;

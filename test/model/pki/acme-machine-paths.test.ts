@@ -5,9 +5,8 @@ import { acmeAccountMachine } from '../../../machines/acme-account.machine.js';
 import { acmeAuthorizationMachine } from '../../../machines/acme-authorization.machine.js';
 import { acmeChallengeMachine } from '../../../machines/acme-challenge.machine.js';
 import { acmeOrderMachine } from '../../../machines/acme-order.machine.js';
-import { acmeCsr, startAcmeApp } from '../../support/acme-app.js';
-import { accountKey, AcmeTestClient, http01Server, jws } from '../../support/acme-client.js';
-import type { PkiTestApp } from '../../support/pki-app.js';
+import { acmeCsr, startAcmeHttpApp } from '../../support/acme-app.js';
+import { accountKey, AcmeTestClient, jws } from '../../support/acme-client.js';
 
 /**
  * Model-based tests of the ACME machines: for every transition each machine defines, the
@@ -16,16 +15,13 @@ import type { PkiTestApp } from '../../support/pki-app.js';
  * `status` as the server answers it must be the machine's state, `absent` meaning no resource.
  */
 
-let t: PkiTestApp & { directoryUrl: string; client(directory?: string): AcmeTestClient };
-let web: Awaited<ReturnType<typeof http01Server>>;
+let t: Awaited<ReturnType<typeof startAcmeHttpApp>>;
+let web: typeof t.web;
 beforeAll(async () => {
-  web = await http01Server();
-  t = await startAcmeApp({ acmeHttpPort: web.port });
+  t = await startAcmeHttpApp();
+  web = t.web;
 });
-afterAll(async () => {
-  await t.close();
-  await web.close();
-});
+afterAll(async () => t.close());
 
 type Json = Record<string, unknown>;
 
