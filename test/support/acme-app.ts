@@ -22,7 +22,11 @@ export async function startAcmeApp(
     if (r.status >= 300) throw new Error(`setup: ${r.status} ${r.text}`);
   };
   await ok(
-    t.pki('POST', 'root/generate/internal', { common_name: 'Keel ACME Root', key_type: 'ec' }),
+    t.pki('POST', 'root/generate/internal', {
+      common_name: 'Keel ACME Root',
+      key_type: 'ec',
+      not_after: '2036-01-01T00:00:00Z',
+    }),
   );
   await ok(t.pki('POST', 'config/cluster', { path: `${t.server.url}/v1/pki` }));
   await ok(t.pki('POST', 'config/acme', { enabled: true, ...acme }));

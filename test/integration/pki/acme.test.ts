@@ -262,6 +262,28 @@ describe('ACME orders over http-01', () => {
     expect(((await c.post(authzUrl!, undefined)).json as Json).status).toBe('invalid');
   });
 
+  it('signs under a role directory with server auth only, unless allow_role_ext_key_usage', async () => {
+    await t.pki('POST', 'roles/both', {
+      allow_ip_sans: true,
+      allow_any_name: true,
+      key_type: 'ec',
+    });
+    const ekus = async () => {
+      const c = t.client(`${t.server.url}/v1/pki/roles/both/acme/directory`);
+      await c.register();
+      const { order } = await issueFor(c);
+      return new X509Certificate((await c.post(String(order.certificate), undefined)).text)
+        .keyUsage;
+    };
+    expect(await ekus()).toEqual(['1.3.6.1.5.5.7.3.1']);
+    await t.pki('POST', 'config/acme', { allow_role_ext_key_usage: true });
+    expect((await ekus()).sort()).toEqual(['1.3.6.1.5.5.7.3.1', '1.3.6.1.5.5.7.3.2']);
+    await t.pki('POST', 'config/acme', { allow_role_ext_key_usage: false, allowed_roles: ['web'] });
+    const refused = await t.request('GET', '/v1/pki/roles/both/acme/directory');
+    expect(refused.status).toBe(403);
+    await t.pki('POST', 'config/acme', { allowed_roles: ['*'] });
+  });
+
   it('rejects identifiers the role does not allow', async () => {
     await t.pki('POST', 'roles/narrow', { allowed_domains: 'example.com', allow_subdomains: true });
     const c = t.client(`${t.server.url}/v1/pki/roles/narrow/acme/directory`);

@@ -7,6 +7,7 @@ import type { AuditMetadata } from '../../../core/events.js';
 import { loadRole, nameRequest, sign } from '../issue.js';
 import { resolveNames } from '../names.js';
 import { isDnsName } from '../policy.js';
+import type { Role } from '../role.js';
 import { signVerbatim } from '../sign-verbatim.js';
 import { pem } from '../x509/certificate.js';
 import { parseCsr } from '../x509/parse.js';
@@ -62,13 +63,38 @@ const challengesFor = (id: AcmeIdentifier): AcmeChallengeType[] =>
       ? ['dns-01']
       : ['http-01', 'dns-01', 'tls-alpn-01'];
 
+/**
+ * The role as ACME signs under it: the common name is the first DNS identifier (none for an
+ * IP-only order), never the CSR's; and unless `allow_role_ext_key_usage`, the certificate is for
+ * server authentication only.
+ */
+const acmeRole =
+  (roleExtKeyUsage: boolean) =>
+  (r: Role): Role => ({
+    ...r,
+    require_cn: false,
+    use_csr_common_name: false,
+    ...(roleExtKeyUsage
+      ? {}
+      : {
+          server_flag: true,
+          client_flag: false,
+          code_signing_flag: false,
+          email_protection_flag: false,
+          ext_key_usage: [],
+          ext_key_usage_oids: [],
+        }),
+  });
+
 /** Checks the identifiers against the role the order will be signed under (`rejectedIdentifier`). */
 function checkPolicy(service: AcmeService, req: AcmeRequest, ids: AcmeIdentifier[]): void {
   if (!req.issuance.role) return;
   const dns = ids.filter((i) => i.type === 'dns').map((i) => i.value);
   const ips = ids.filter((i) => i.type === 'ip').map((i) => i.value);
   try {
-    const role = loadRole(service.authority, req.mount, req.issuance.role);
+    const role = acmeRole(req.issuance.roleExtKeyUsage)(
+      loadRole(service.authority, req.mount, req.issuance.role),
+    );
     resolveNames(role, {
       ...nameRequest({}),
       commonName: dns[0] ?? '',
@@ -198,7 +224,7 @@ function checkCsrNames(csrPem: string, order: AcmeOrderRow) {
       'badCSR',
       `the CSR names ${[...have].join(', ')} differ from the order's identifiers ${want.join(', ')}`,
     );
-  return { commonName: cn || dns[0] || '', dns, ips };
+  return { commonName: cn && !isIP(cn) ? cn : (dns[0] ?? ''), dns, ips };
 }
 
 /** Signs the CSR through the engine's issuing code, under the directory's role or verbatim. */
@@ -221,19 +247,7 @@ function issue(
   };
   try {
     return role
-      ? sign(service.authority, req.mount, meta, role, issuerRef, body, (r) =>
-          roleExtKeyUsage
-            ? r
-            : {
-                ...r,
-                server_flag: true,
-                client_flag: false,
-                code_signing_flag: false,
-                email_protection_flag: false,
-                ext_key_usage: [],
-                ext_key_usage_oids: [],
-              },
-        )
+      ? sign(service.authority, req.mount, meta, role, issuerRef, body, acmeRole(roleExtKeyUsage))
       : signVerbatim(service.authority, req.mount, meta, undefined, issuerRef, body);
   } catch (err) {
     if (isKeelError(err) && err.code === 'validation') throw new AcmeProblem('badCSR', err.message);
