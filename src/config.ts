@@ -84,6 +84,12 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     }
     return n;
   };
+  const portNumber = (flag: string, envName: string, fallback: number): number => {
+    const n = int(flag, envName, fallback, 1);
+    if (n <= 65535) return n;
+    problems.push(`${envName} (--${flag}) must be a port (1–65535), got ${n}`);
+    return fallback;
+  };
   const bool = (flag: string, envName: string, fallback: boolean): boolean => {
     const v = flags[flag];
     if (typeof v === 'boolean') return v;
@@ -139,8 +145,8 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     pollIntervalMs: int('poll-interval-ms', 'KEEL_POLL_INTERVAL_MS', defaults.poll, 10),
     engineBin: text('engine-bin', 'KEEL_ENGINE_BIN', '') || null,
     engines: Object.freeze(parseEngines(text('engines', 'KEEL_ENGINES', ''), problems)),
-    acmeHttpPort: int('acme-http-port', 'KEEL_ACME_HTTP_PORT', 80, 1),
-    acmeTlsPort: int('acme-tls-port', 'KEEL_ACME_TLS_PORT', 443, 1),
+    acmeHttpPort: portNumber('acme-http-port', 'KEEL_ACME_HTTP_PORT', 80),
+    acmeTlsPort: portNumber('acme-tls-port', 'KEEL_ACME_TLS_PORT', 443),
     tls,
   };
   if (config.engineBin !== null && 'default' in config.engines)
