@@ -138,19 +138,25 @@ export class AcmeTestClient {
 export async function http01Server(): Promise<{
   port: number;
   tokens: Map<string, string>;
+  /** milliseconds each answer waits (a slow server) */
+  delay: { ms: number };
   close(): Promise<void>;
 }> {
   const tokens = new Map<string, string>();
+  const delay = { ms: 0 };
   const server: Server = createServer((req, res) => {
     const token = /^\/\.well-known\/acme-challenge\/([\w-]+)$/.exec(req.url ?? '')?.[1];
     const answer = token ? tokens.get(token) : undefined;
-    res.statusCode = answer ? 200 : 404;
-    res.end(answer ?? 'not found');
+    setTimeout(() => {
+      res.statusCode = answer ? 200 : 404;
+      res.end(answer ?? 'not found');
+    }, delay.ms);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as AddressInfo).port,
     tokens,
+    delay,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

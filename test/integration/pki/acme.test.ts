@@ -240,6 +240,33 @@ describe('ACME orders over http-01', () => {
     );
   });
 
+  it('counts one attempt when schedule ticks overlap a slow validation', async () => {
+    const c = t.client();
+    await c.register();
+    const d = await c.directory();
+    const order = await c.post(d.newOrder, { identifiers: [{ type: 'ip', value: '127.0.0.1' }] });
+    const [authzUrl] = (order.json as { authorizations: string[] }).authorizations;
+    const authz = (await c.post(authzUrl!, undefined)).json as { challenges: Json[] };
+    const http = authz.challenges.find((x) => x.type === 'http-01')!;
+    await c.post(String(http.url), {});
+    web.delay.ms = 200;
+    try {
+      await Promise.all([t.app.scheduler.tick(), t.app.scheduler.tick(), t.app.scheduler.tick()]);
+    } finally {
+      web.delay.ms = 0;
+    }
+    const now = (await c.post(String(http.url), undefined)).json as Json;
+    expect(now.status).toBe('processing');
+    const events = [...t.app.core.store.pages()]
+      .flat()
+      .filter(
+        (e) =>
+          e.type === 'AcmeChallengeAttemptFailed' &&
+          e.stream.endsWith(`${authzUrl!.split('/').pop()}/http-01`),
+      );
+    expect(events).toHaveLength(1);
+  });
+
   it('invalidates an order and its pending authorization once the order expires', async () => {
     const c = t.client();
     await c.register();

@@ -68,6 +68,18 @@ export function respond(
  * the row to the next try. A restart finds the rows and carries on.
  */
 export async function fireValidation(service: AcmeService, entry: ScheduleEntry): Promise<void> {
+  // The schedule polls on an interval and a validation may outlast one (a 10 s timeout): a row
+  // whose attempt is still running is left to it, so one attempt is one recorded failure.
+  if (service.validating.has(entry.key)) return;
+  service.validating.add(entry.key);
+  try {
+    await attempt(service, entry);
+  } finally {
+    service.validating.delete(entry.key);
+  }
+}
+
+async function attempt(service: AcmeService, entry: ScheduleEntry): Promise<void> {
   const { mount, authorizationId, type } = entry.data as {
     mount: string;
     authorizationId: string;
@@ -92,9 +104,9 @@ export async function fireValidation(service: AcmeService, entry: ScheduleEntry)
     settle(service, mount, meta, authorizationId, { kind: 'valid', type });
     return;
   }
-  const attempt = current.attempts + 1;
+  const attempts = current.attempts + 1;
   const error = `${failure.kind}: ${failure.detail}`;
-  if (attempt >= MAX_ATTEMPTS) {
+  if (attempts >= MAX_ATTEMPTS) {
     settle(service, mount, meta, authorizationId, { kind: 'invalid', error });
     return;
   }
@@ -108,9 +120,9 @@ export async function fireValidation(service: AcmeService, entry: ScheduleEntry)
           mount,
           authorizationId,
           challengeType: type,
-          attempt,
+          attempt: attempts,
           error,
-          retryAt: new Date(service.now().getTime() + retryDelayMs(attempt)).toISOString(),
+          retryAt: new Date(service.now().getTime() + retryDelayMs(attempts)).toISOString(),
         },
       },
     ],
