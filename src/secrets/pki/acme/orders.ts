@@ -11,6 +11,7 @@ import type { Role } from '../role.js';
 import { signVerbatim } from '../sign-verbatim.js';
 import { pem } from '../x509/certificate.js';
 import { parseCsr } from '../x509/parse.js';
+import { directoryName } from './directory.js';
 import { acmeStreams, type AcmeIdentifier } from './events.js';
 import { AcmeProblem, malformed, unauthorized } from './problem.js';
 import { accountOf, asGet, type AcmeReply, type AcmeRequest } from './protocol.js';
@@ -142,7 +143,7 @@ export function newOrder(service: AcmeService, req: AcmeRequest): AcmeReply {
             mount,
             orderId,
             accountId: account.account_id,
-            directory: req.base,
+            directory: directoryName(req.dir),
             identifiers: ids,
             authorizationIds: authzs.map((a) => a.authorizationId),
             notBefore: '',
