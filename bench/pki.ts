@@ -13,7 +13,8 @@ import { createApp } from '../src/app.js';
 import { call, serveFloorInChild } from './http.js';
 import type { BenchResult } from './support.js';
 import { opensslCsr, post, rate, startCfssl } from './pki-support.js';
-import { testConfig } from '../src/config.js';
+import { benchAcme } from './pki-acme.js';
+import { testConfig, type Config } from '../src/config.js';
 import { silentLogger } from '../src/core/logger.js';
 import { listen } from '../src/http/server.js';
 import { systemMetadata } from '../src/core/events.js';
@@ -31,8 +32,9 @@ import { generateKeyPair, keySpecOf, signatureScheme } from '../src/secrets/pki/
 const CONCURRENCY = 16;
 
 /** Starts Keel with the certificate authority engine in a child process; resolves with its address. */
-async function startDaemon(
+export async function startDaemon(
   dir: string,
+  config: Partial<Config> = {},
 ): Promise<{ url: string; token: string; proc: ChildProcess }> {
   const proc = spawn(
     process.execPath,
@@ -45,6 +47,7 @@ async function startDaemon(
       fileURLToPath(import.meta.url),
       '--serve',
       dir,
+      JSON.stringify(config),
     ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
@@ -60,8 +63,8 @@ async function startDaemon(
   });
 }
 
-async function serve(dir: string): Promise<void> {
-  const app = createApp(testConfig(dir), {
+async function serve(dir: string, config: Partial<Config>): Promise<void> {
+  const app = createApp(testConfig(dir, config), {
     logger: silentLogger(),
     sealKey: Buffer.alloc(32, 9),
     // As keel serve runs (ADR 0006).
@@ -69,6 +72,8 @@ async function serve(dir: string): Promise<void> {
   });
   const tokens = app.bootstrap();
   if (!tokens) throw new Error('bootstrap failed');
+  // A daemon given a poll interval runs its reactors and schedule (ACME validations need them).
+  if (config.pollIntervalMs !== undefined) app.start();
   const server = await listen(app.callback, '127.0.0.1', 0);
   process.stdout.write(
     `${JSON.stringify({ url: server.url, token: tokens.secrets.root_token })}\n`,
@@ -308,6 +313,8 @@ export async function benchPki(): Promise<BenchResult[]> {
 
     results.push(...(await engineOnly(dir, csr)));
 
+    results.push(...(await benchAcme(join(dir, 'acme'))));
+
     const ca = await generateKeyPair({ type: 'ec', bits: 256 });
     const entries = Array.from({ length: 100_000 }, () => ({
       serial: randomSerial(),
@@ -339,7 +346,7 @@ export async function benchPki(): Promise<BenchResult[]> {
 }
 
 if (process.argv[2] === '--serve') {
-  await serve(process.argv[3] ?? '.');
+  await serve(process.argv[3] ?? '.', JSON.parse(process.argv[4] ?? '{}') as Partial<Config>);
 } else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   for (const r of await benchPki())
     console.log(

@@ -1,4 +1,8 @@
 import type { AnyStateMachine } from 'xstate';
+import { acmeAccountMachine } from './acme-account.machine.js';
+import { acmeAuthorizationMachine } from './acme-authorization.machine.js';
+import { acmeChallengeMachine } from './acme-challenge.machine.js';
+import { acmeOrderMachine } from './acme-order.machine.js';
 import { certificateMachine } from './certificate.machine.js';
 import { configurationVersionMachine } from './configuration-version.machine.js';
 import { leaseMachine } from './lease.machine.js';
@@ -15,4 +19,8 @@ export const machines: Readonly<Record<string, AnyStateMachine>> = {
   certificate: certificateMachine,
   'static-role': staticRoleMachine,
   lease: leaseMachine,
+  'acme-account': acmeAccountMachine,
+  'acme-order': acmeOrderMachine,
+  'acme-authorization': acmeAuthorizationMachine,
+  'acme-challenge': acmeChallengeMachine,
 };

@@ -44,6 +44,9 @@ export interface Config {
   /** The listener's limits: a request's headers, and the whole request, must arrive in time. */
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  /** The ports ACME validations reach a client's server on: http-01 (80) and tls-alpn-01 (443). */
+  readonly acmeHttpPort: number;
+  readonly acmeTlsPort: number;
   /** How the listener speaks: plain HTTP, the operator's certificate, or Keel's own CA. */
   readonly tls: ListenerTls;
 }
@@ -82,6 +85,8 @@ export const CONFIG_FLAGS = [
   'tls',
   'tls-cert',
   'tls-key',
+  'acme-http-port',
+  'acme-tls-port',
 ] as const;
 export type ConfigFlag = (typeof CONFIG_FLAGS)[number];
 
@@ -123,6 +128,12 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
       return fallback;
     }
     return n;
+  };
+  const portNumber = (flag: ConfigFlag, envName: string, fallback: number): number => {
+    const n = int(flag, envName, fallback, 1);
+    if (n <= 65535) return n;
+    problems.push(`${envName} (--${flag}) must be a port (1–65535), got ${n}`);
+    return fallback;
   };
   const bool = (flag: ConfigFlag, envName: string, fallback: boolean): boolean => {
     const v = flags[flag];
@@ -201,6 +212,8 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
       defaults.requestTimeout,
       100,
     ),
+    acmeHttpPort: portNumber('acme-http-port', 'KEEL_ACME_HTTP_PORT', 80),
+    acmeTlsPort: portNumber('acme-tls-port', 'KEEL_ACME_TLS_PORT', 443),
     tls,
   };
   if (tls.mode !== 'off' && !config.publicAddress.startsWith('https://'))

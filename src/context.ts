@@ -32,6 +32,8 @@ export interface SecretsEngine {
   routes(mount: Mount): Router;
   /** Relative paths (without the leading slash) that need the sudo capability. */
   readonly sudo?: readonly RegExp[];
+  /** Relative paths served without a token (they authenticate themselves); bodies left unparsed. */
+  readonly unauthenticated?: readonly RegExp[];
 }
 
 /** A bounded context's registry: what it adds to the daemon. */

@@ -80,10 +80,21 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       const listParam =
         typeof ctx.query.list === 'string' ? parseGoBool(ctx.query.list, 'list') : false;
       ctx.state.list = ctx.method === 'GET' && (marker === 'LIST' || listParam);
+      const open = selfAuthenticated(path);
       if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method)) {
         const raw = await readRawBody(ctx, core.config.bodyLimitBytes);
         ctx.request.rawBody = raw;
-        ctx.request.body = parseBody(raw, ctx.get('content-type'), 'vault');
+        // A self-authenticated path reads its own body (ACME: a JWS, answered in its dialect).
+        if (open === undefined) ctx.request.body = parseBody(raw, ctx.get('content-type'), 'vault');
+      }
+      if (open !== undefined) {
+        ctx.state.mount = open.mount;
+        const { dispatch } = routerFor(open.mount, open.engine);
+        ctx.newRouterPath = `/${open.relative}`;
+        await dispatch(ctx, async () => undefined);
+        if (ctx.status === 404 && ctx.body === undefined)
+          throw new KeelError('not_found', multierror('unsupported path'));
+        return;
       }
 
       if (UNAUTHENTICATED.has(path)) {
@@ -152,6 +163,22 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       await dispatch(ctx, async () => undefined);
       void next;
     });
+
+  /** An engine path its engine declares unauthenticated (ACME), with its mount. */
+  function selfAuthenticated(path: string) {
+    const mount = queries.mountFor(path);
+    const engine = mount === undefined ? undefined : deps.engines.get(mount.type);
+    if (mount === undefined || engine?.unauthenticated === undefined) return undefined;
+    const relative = path.slice(mount.path.length);
+    if (!engine.unauthenticated.some((re) => re.test(relative))) return undefined;
+    const view: Mount = {
+      path: mount.path,
+      type: mount.type,
+      accessor: mount.accessor,
+      description: mount.description,
+    };
+    return { mount: view, engine, relative };
+  }
 
   function authenticate(ctx: Context): SecretsToken {
     const token = presentedToken(ctx);

@@ -37,6 +37,10 @@ export const STREAM_LOCATIONS: Readonly<Record<string, StreamLocation>> = {
   'static-role': { prefix: 'aws-static-role:' },
   // `pki/<mount>/cert/<serial>`; the mount's other streams share the prefix.
   certificate: { prefix: 'pki/', pattern: /^pki\/[^/]+\/cert\/[^/]+$/ },
+  'acme-account': { prefix: 'pki/', pattern: /^pki\/[^/]+\/acme-account\/[^/]+$/ },
+  'acme-order': { prefix: 'pki/', pattern: /^pki\/[^/]+\/acme-order\/[^/]+$/ },
+  'acme-authorization': { prefix: 'pki/', pattern: /^pki\/[^/]+\/acme-authz\/[^/]+$/ },
+  'acme-challenge': { prefix: 'pki/', pattern: /^pki\/[^/]+\/acme-challenge\/[^/]+\/[^/]+$/ },
 };
 
 /** Pair every registered machine with where its streams live. */

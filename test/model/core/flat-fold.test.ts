@@ -57,6 +57,31 @@ const SAMPLES: Record<string, Sample[]> = {
     { type: 'LeaseRevocationFailed', data: { attempt: 3 } },
     ...plain('LeaseRevoked'),
   ],
+  'acme-account': plain(
+    'AcmeAccountCreated',
+    'AcmeAccountUpdated',
+    'AcmeAccountKeyChanged',
+    'AcmeAccountDeactivated',
+  ),
+  'acme-order': plain(
+    'AcmeOrderCreated',
+    'AcmeOrderReady',
+    'AcmeOrderIssued',
+    'AcmeOrderInvalidated',
+  ),
+  'acme-authorization': plain(
+    'AcmeAuthorizationCreated',
+    'AcmeAuthorizationValidated',
+    'AcmeAuthorizationInvalidated',
+    'AcmeAuthorizationDeactivated',
+  ),
+  'acme-challenge': plain(
+    'AcmeChallengeOffered',
+    'AcmeChallengeStarted',
+    'AcmeChallengeAttemptFailed',
+    'AcmeChallengeValidated',
+    'AcmeChallengeFailed',
+  ),
   account: [
     ...plain('AccountOpened', 'StatementIssued', 'AccountClosed'),
     { type: 'FundsDeposited', data: { amount: 5 } },

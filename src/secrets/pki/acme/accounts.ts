@@ -1,0 +1,203 @@
+import type { AcmeAccountCreatedData } from '../../../../machines/acme-account.machine.js';
+import type { Sealed } from '../../../core/seal.js';
+import { directoryName } from './directory.js';
+import { acmeStreams } from './events.js';
+import { keyOf, parseJws, publicJwk, thumbprint, verifyHmacJws, verifyJws } from './jws.js';
+import { AcmeProblem, malformed, unauthorized } from './problem.js';
+import { accountOf, asGet, type AcmeReply, type AcmeRequest } from './protocol.js';
+import { accountUrl, accountView, orderUrl } from './present.js';
+import { accountDecider, settingsDecider, type AcmeService } from './service.js';
+
+function contactOf(payload: Record<string, unknown>): string[] {
+  const c = payload.contact;
+  if (c === undefined) return [];
+  if (!Array.isArray(c) || c.some((x) => typeof x !== 'string'))
+    throw malformed('contact must be a list of URLs');
+  for (const x of c as string[]) {
+    if (!/^mailto:[^@\s,]+@[^@\s,]+$/.test(x))
+      throw new AcmeProblem('malformed', `unsupported contact ${JSON.stringify(x)}; use mailto:`);
+  }
+  return c as string[];
+}
+
+/** Checks an external account binding (RFC 8555 §7.3.4) and returns the EAB key id. */
+function checkBinding(
+  service: AcmeService,
+  req: AcmeRequest,
+  jwk: Record<string, string>,
+  binding: unknown,
+): string {
+  const eab = parseJws(Buffer.from(JSON.stringify(binding)));
+  const kid = eab.protected.kid;
+  if (
+    typeof kid !== 'string' ||
+    eab.protected.jwk !== undefined ||
+    eab.protected.nonce !== undefined
+  )
+    throw malformed('the external account binding must name its key (kid) and carry no nonce');
+  if (eab.protected.url !== req.jws.protected.url)
+    throw unauthorized('the external account binding is for another URL');
+  const row = service.q.eab(req.mount, kid);
+  if (!row) throw unauthorized('unknown external account binding key');
+  if (row.account_id) throw unauthorized('the external account binding key was already used');
+  if (row.directory !== directoryName(req.dir))
+    throw unauthorized('the external account binding key belongs to another directory');
+  const key = Buffer.from(
+    service.authority.core.sealer.unseal(JSON.parse(row.key) as Sealed),
+    'base64url',
+  );
+  verifyHmacJws(eab, key);
+  if (!eab.payload || thumbprint(publicJwk(eab.payload)) !== thumbprint(jwk))
+    throw unauthorized('the external account binding is for another account key');
+  return kid;
+}
+
+/** `new-account` (RFC 8555 §7.3): find by key, or create (with a binding when the policy says). */
+export function newAccount(service: AcmeService, req: AcmeRequest): AcmeReply {
+  const jwk = req.jwk!;
+  const payload = req.payload ?? {};
+  const print = thumbprint(jwk);
+  const existing = service.q.accountByKey(req.mount, print);
+  if (existing) {
+    if (existing.status !== 'valid') throw unauthorized(`the account is ${existing.status}`);
+    return {
+      status: 200,
+      body: accountView(req.base, existing),
+      location: accountUrl(req.base, existing.account_id),
+    };
+  }
+  if (payload.onlyReturnExisting === true)
+    throw new AcmeProblem('accountDoesNotExist', 'no account exists with this key');
+  if (payload.termsOfServiceAgreed === false)
+    throw malformed('the terms of service must be agreed to');
+  const contact = contactOf(payload);
+  const policy = service.config(req.mount).eab_policy;
+  const binding = payload.externalAccountBinding;
+  if (binding === undefined && policy !== 'not-required')
+    throw new AcmeProblem(
+      'externalAccountRequired',
+      'this server requires an external account binding',
+    );
+  const eabId = binding === undefined ? '' : checkBinding(service, req, jwk, binding);
+  const accountId = service.authority.core.ids.uuid();
+  const data: AcmeAccountCreatedData = {
+    mount: req.mount,
+    accountId,
+    jwk,
+    thumbprint: print,
+    contact,
+    directory: directoryName(req.dir),
+    eabId,
+    createdAt: service.now().toISOString(),
+  };
+  const { handler } = service.authority.core;
+  service.authority.atomically(() => {
+    handler.handle(
+      acmeStreams.account(req.mount, accountId),
+      accountDecider,
+      () => [{ type: 'AcmeAccountCreated' as const, data }],
+      req.meta,
+      { newStream: true },
+    );
+    if (eabId) {
+      handler.handle(
+        acmeStreams.settings(req.mount),
+        settingsDecider,
+        () => [{ type: 'AcmeEabKeyUsed' as const, data: { mount: req.mount, eabId, accountId } }],
+        req.meta,
+      );
+    }
+  });
+  const row = service.q.account(req.mount, accountId)!;
+  return {
+    status: 201,
+    body: accountView(req.base, row),
+    location: accountUrl(req.base, accountId),
+  };
+}
+
+/** `account/:id` (RFC 8555 §7.3.2, §7.3.6): read, update the contact, or deactivate. */
+export function updateAccount(service: AcmeService, req: AcmeRequest, id: string): AcmeReply {
+  const account = accountOf(req);
+  if (account.account_id !== id) throw unauthorized('the request is signed by another account');
+  const payload = req.payload;
+  const mount = req.mount;
+  const stream = acmeStreams.account(mount, id);
+  const { handler } = service.authority.core;
+  if (payload?.status !== undefined) {
+    if (payload.status !== 'deactivated') throw malformed('an account can only be deactivated');
+    handler.handle(
+      stream,
+      accountDecider,
+      () => [{ type: 'AcmeAccountDeactivated' as const, data: { mount, accountId: id } }],
+      req.meta,
+    );
+  } else if (payload?.contact !== undefined) {
+    const contact = contactOf(payload);
+    handler.handle(
+      stream,
+      accountDecider,
+      () => [{ type: 'AcmeAccountUpdated' as const, data: { mount, accountId: id, contact } }],
+      req.meta,
+    );
+  }
+  return {
+    body: accountView(req.base, service.q.account(mount, id)!),
+    location: accountUrl(req.base, id),
+  };
+}
+
+/** `account/:id/orders` (RFC 8555 §7.1.2.1). */
+export function accountOrders(service: AcmeService, req: AcmeRequest, id: string): AcmeReply {
+  asGet(req);
+  if (accountOf(req).account_id !== id)
+    throw unauthorized('the request is signed by another account');
+  return { body: { orders: service.q.orders(req.mount, id).map((o) => orderUrl(req.base, o)) } };
+}
+
+/** `key-change` (RFC 8555 §7.3.5): the inner JWS, signed by the new key, names the account. */
+export function keyChange(service: AcmeService, req: AcmeRequest): AcmeReply {
+  const account = accountOf(req);
+  if (!req.payload) throw malformed('key-change needs an inner JWS');
+  const inner = parseJws(Buffer.from(JSON.stringify(req.payload)));
+  if (
+    inner.protected.jwk === undefined ||
+    inner.protected.kid !== undefined ||
+    inner.protected.nonce !== undefined
+  )
+    throw malformed('the inner JWS must carry the new key (jwk) and no nonce');
+  if (inner.protected.url !== req.jws.protected.url)
+    throw malformed('the inner JWS is for another URL');
+  const jwk = publicJwk(inner.protected.jwk);
+  verifyJws(inner, keyOf(jwk));
+  const body = inner.payload ?? {};
+  if (body.account !== accountUrl(req.base, account.account_id))
+    throw malformed('the inner JWS names another account');
+  if (thumbprint(publicJwk(body.oldKey)) !== account.thumbprint)
+    throw unauthorized('oldKey is not the account key');
+  const print = thumbprint(jwk);
+  const holder = service.q.accountByKey(req.mount, print);
+  if (holder) {
+    throw new AcmeProblem(
+      'malformed',
+      'the new key already belongs to an account',
+      409,
+      accountUrl(req.base, holder.account_id),
+    );
+  }
+  service.authority.core.handler.handle(
+    acmeStreams.account(req.mount, account.account_id),
+    accountDecider,
+    () => [
+      {
+        type: 'AcmeAccountKeyChanged' as const,
+        data: { mount: req.mount, accountId: account.account_id, jwk, thumbprint: print },
+      },
+    ],
+    req.meta,
+  );
+  return {
+    body: accountView(req.base, service.q.account(req.mount, account.account_id)!),
+    location: accountUrl(req.base, account.account_id),
+  };
+}

@@ -1,0 +1,143 @@
+import type { AcmeChallengeType } from '../../../../machines/acme-challenge.machine.js';
+import { systemMetadata, type AuditMetadata } from '../../../core/events.js';
+import { acmeStreams } from './events.js';
+import { malformed, AcmeProblem, unauthorized } from './problem.js';
+import { accountOf, type AcmeReply, type AcmeRequest } from './protocol.js';
+import { authzView } from './present.js';
+import {
+  authorizationDecider,
+  challengeDecider,
+  orderDecider,
+  type AcmeService,
+} from './service.js';
+
+/** `authorization/:id` (RFC 8555 §7.5, §7.5.2): read, or deactivate. */
+export function authorization(service: AcmeService, req: AcmeRequest, id: string): AcmeReply {
+  const account = accountOf(req);
+  const row = service.q.authz(req.mount, id);
+  if (!row) throw new AcmeProblem('malformed', 'no such authorization', 404);
+  if (row.account_id !== account.account_id)
+    throw unauthorized('the authorization belongs to another account');
+  if (req.payload !== undefined) {
+    if (req.payload.status !== 'deactivated')
+      throw malformed('an authorization can only be deactivated');
+    if (row.status !== 'pending' && row.status !== 'valid')
+      throw malformed(`the authorization is ${row.status}`);
+    settle(service, req.mount, req.meta, id, { kind: 'deactivated' });
+  }
+  return { body: authzView(service.q, req.mount, req.base, id) };
+}
+
+/** How a challenge (or its authorization) ended. */
+export type Outcome =
+  | { kind: 'valid'; type: AcmeChallengeType }
+  | { kind: 'invalid'; error: string }
+  | { kind: 'deactivated' };
+
+/**
+ * Records the end of an authorization in one transaction: the challenge, the authorization, and
+ * the order (ready when every authorization is valid, invalid when one failed or was deactivated).
+ */
+export function settle(
+  service: AcmeService,
+  mount: string,
+  meta: AuditMetadata,
+  authzId: string,
+  outcome: Outcome,
+): void {
+  const { handler } = service.authority.core;
+  const q = service.q;
+  const authz = q.authz(mount, authzId)!;
+  const now = service.now().toISOString();
+  service.authority.atomically(() => {
+    for (const c of q.challenges(mount, authzId)) {
+      if (c.status !== 'processing') continue;
+      const ref = { mount, authorizationId: authzId, challengeType: c.type as AcmeChallengeType };
+      const valid = outcome.kind === 'valid' && outcome.type === c.type;
+      const error =
+        outcome.kind === 'invalid'
+          ? outcome.error
+          : 'unauthorized: the authorization was deactivated';
+      handler.handle(
+        acmeStreams.challenge(mount, authzId, c.type),
+        challengeDecider,
+        () => [
+          valid
+            ? { type: 'AcmeChallengeValidated' as const, data: { ...ref, validatedAt: now } }
+            : { type: 'AcmeChallengeFailed' as const, data: { ...ref, error } },
+        ],
+        meta,
+      );
+    }
+    const authzStream = acmeStreams.authorization(mount, authzId);
+    const base = { mount, authorizationId: authzId };
+    handler.handle(
+      authzStream,
+      authorizationDecider,
+      () => [
+        outcome.kind === 'valid'
+          ? { type: 'AcmeAuthorizationValidated' as const, data: base }
+          : outcome.kind === 'invalid'
+            ? {
+                type: 'AcmeAuthorizationInvalidated' as const,
+                data: { ...base, reason: outcome.error },
+              }
+            : { type: 'AcmeAuthorizationDeactivated' as const, data: base },
+      ],
+      meta,
+    );
+    const order = q.order(mount, authz.order_id)!;
+    const orderStream = acmeStreams.order(mount, order.order_id);
+    const ref = { mount, orderId: order.order_id };
+    if (outcome.kind !== 'valid') {
+      if (order.status === 'pending' || order.status === 'ready') {
+        const reason =
+          outcome.kind === 'invalid'
+            ? outcome.error
+            : 'unauthorized: an authorization was deactivated';
+        handler.handle(
+          orderStream,
+          orderDecider,
+          () => [{ type: 'AcmeOrderInvalidated' as const, data: { ...ref, reason } }],
+          meta,
+        );
+      }
+      return;
+    }
+    const all = (JSON.parse(order.authorizations) as string[]).every(
+      (id) => q.authz(mount, id)?.status === 'valid',
+    );
+    if (all && order.status === 'pending') {
+      handler.handle(
+        orderStream,
+        orderDecider,
+        () => [{ type: 'AcmeOrderReady' as const, data: ref }],
+        meta,
+      );
+    }
+  });
+}
+
+/**
+ * An order not finalized by its `expires` becomes invalid, with its authorizations still pending
+ * (and their challenges being validated): the expiry timer's command.
+ */
+export function expireOrder(service: AcmeService, mount: string, orderId: string): void {
+  const order = service.q.order(mount, orderId);
+  if (!order || (order.status !== 'pending' && order.status !== 'ready')) return;
+  const meta = systemMetadata('pki-acme-expiry');
+  const error = 'unauthorized: the order expired before it was finalized';
+  service.authority.atomically(() => {
+    for (const id of JSON.parse(order.authorizations) as string[])
+      if (service.q.authz(mount, id)?.status === 'pending')
+        settle(service, mount, meta, id, { kind: 'invalid', error });
+    if (service.q.order(mount, orderId)?.status === 'ready') {
+      service.authority.core.handler.handle(
+        acmeStreams.order(mount, orderId),
+        orderDecider,
+        () => [{ type: 'AcmeOrderInvalidated' as const, data: { mount, orderId, reason: error } }],
+        meta,
+      );
+    }
+  });
+}

@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../../../core/clock.js';
+
+/** How long a nonce stays usable. */
+export const NONCE_TTL_MS = 5 * 60_000;
+/** At most this many outstanding nonces; the oldest are dropped first. */
+const MAX_NONCES = 50_000;
+
+/**
+ * Replay nonces (RFC 8555 §7.2): random, single-use, expiring. They live in memory only (see
+ * ADR 0042): a lost nonce costs a client one `badNonce` retry, which every client makes.
+ */
+export class Nonces {
+  readonly #clock: Clock;
+  /** nonce → expiry (ms); a Map keeps insertion order, so the oldest come first */
+  readonly #live = new Map<string, number>();
+
+  constructor(clock: Clock) {
+    this.#clock = clock;
+  }
+
+  issue(): string {
+    const nonce = randomBytes(16).toString('base64url');
+    this.#live.set(nonce, this.#clock.now().getTime() + NONCE_TTL_MS);
+    if (this.#live.size > MAX_NONCES) {
+      const oldest = this.#live.keys().next().value;
+      if (oldest !== undefined) this.#live.delete(oldest);
+    }
+    return nonce;
+  }
+
+  /** True once for a nonce that was issued and has not expired; it is spent either way. */
+  consume(nonce: string): boolean {
+    const expires = this.#live.get(nonce);
+    if (expires === undefined) return false;
+    this.#live.delete(nonce);
+    return expires > this.#clock.now().getTime();
+  }
+}

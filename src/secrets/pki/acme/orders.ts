@@ -1,0 +1,309 @@
+import { isIP } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import type { AcmeAuthorizationCreatedData } from '../../../../machines/acme-authorization.machine.js';
+import type { AcmeChallengeType } from '../../../../machines/acme-challenge.machine.js';
+import { isKeelError } from '../../../core/errors.js';
+import type { AuditMetadata } from '../../../core/events.js';
+import { loadRole, nameRequest, sign } from '../issue.js';
+import { resolveNames } from '../names.js';
+import { isDnsName } from '../policy.js';
+import type { Role } from '../role.js';
+import { signVerbatim } from '../sign-verbatim.js';
+import { pem } from '../x509/certificate.js';
+import { parseCsr } from '../x509/parse.js';
+import { directoryName } from './directory.js';
+import { acmeStreams, type AcmeIdentifier } from './events.js';
+import { AcmeProblem, malformed, unauthorized } from './problem.js';
+import { accountOf, asGet, type AcmeReply, type AcmeRequest } from './protocol.js';
+import { orderUrl, orderView } from './present.js';
+import type { AcmeOrderRow } from './projection.js';
+import {
+  authorizationDecider,
+  challengeDecider,
+  orderDecider,
+  type AcmeService,
+} from './service.js';
+
+/** How long a new order and its authorizations stay pending. */
+const ORDER_LIFETIME_MS = 24 * 3600_000;
+
+function identifiersOf(payload: Record<string, unknown> | undefined): AcmeIdentifier[] {
+  const list = payload?.identifiers;
+  if (!Array.isArray(list) || list.length === 0) throw malformed('an order needs identifiers');
+  const out: AcmeIdentifier[] = [];
+  for (const item of list as unknown[]) {
+    const { type, value } = (item ?? {}) as { type?: unknown; value?: unknown };
+    if (typeof value !== 'string' || value === '') throw malformed('an identifier needs a value');
+    if (type === 'ip') {
+      if (!isIP(value))
+        throw new AcmeProblem('rejectedIdentifier', `${value} is not an IP address`);
+      out.push({ type, value });
+    } else if (type === 'dns') {
+      const name = value.toLowerCase();
+      const bare = name.startsWith('*.') ? name.slice(2) : name;
+      if (!isDnsName(bare) || bare.includes('*'))
+        throw new AcmeProblem('rejectedIdentifier', `${value} is not a DNS name`);
+      out.push({ type, value: name });
+    } else {
+      throw new AcmeProblem(
+        'unsupportedIdentifier',
+        `identifier type ${String(type)} is not supported`,
+      );
+    }
+  }
+  const seen = new Set(out.map((i) => `${i.type}:${i.value}`));
+  if (seen.size !== out.length) throw malformed('an identifier is repeated');
+  return out;
+}
+
+/** The challenges offered for an identifier (RFC 8555 §8, RFC 8737, RFC 8738). */
+const challengesFor = (id: AcmeIdentifier): AcmeChallengeType[] =>
+  id.type === 'ip'
+    ? ['http-01', 'tls-alpn-01']
+    : id.value.startsWith('*.')
+      ? ['dns-01']
+      : ['http-01', 'dns-01', 'tls-alpn-01'];
+
+/**
+ * The role as ACME signs under it: the common name is the first DNS identifier (none for an
+ * IP-only order), never the CSR's; and unless `allow_role_ext_key_usage`, the certificate is for
+ * server authentication only.
+ */
+const acmeRole =
+  (roleExtKeyUsage: boolean) =>
+  (r: Role): Role => ({
+    ...r,
+    require_cn: false,
+    use_csr_common_name: false,
+    ...(roleExtKeyUsage
+      ? {}
+      : {
+          server_flag: true,
+          client_flag: false,
+          code_signing_flag: false,
+          email_protection_flag: false,
+          ext_key_usage: [],
+          ext_key_usage_oids: [],
+        }),
+  });
+
+/** Checks the identifiers against the role the order will be signed under (`rejectedIdentifier`). */
+function checkPolicy(service: AcmeService, req: AcmeRequest, ids: AcmeIdentifier[]): void {
+  if (!req.issuance.role) return;
+  const dns = ids.filter((i) => i.type === 'dns').map((i) => i.value);
+  const ips = ids.filter((i) => i.type === 'ip').map((i) => i.value);
+  try {
+    const role = acmeRole(req.issuance.roleExtKeyUsage)(
+      loadRole(service.authority, req.mount, req.issuance.role),
+    );
+    resolveNames(role, {
+      ...nameRequest({}),
+      commonName: dns[0] ?? '',
+      altNames: dns,
+      ipSans: ips,
+    });
+  } catch (err) {
+    if (isKeelError(err)) throw new AcmeProblem('rejectedIdentifier', err.message);
+    throw err;
+  }
+}
+
+/** `new-order` (RFC 8555 §7.4): an order, one authorization per identifier, their challenges. */
+export function newOrder(service: AcmeService, req: AcmeRequest): AcmeReply {
+  const account = accountOf(req);
+  const payload = req.payload ?? {};
+  const ids = identifiersOf(payload);
+  if (payload.notBefore !== undefined) throw malformed('notBefore is not supported');
+  const notAfter = typeof payload.notAfter === 'string' ? payload.notAfter : '';
+  if (notAfter && Number.isNaN(Date.parse(notAfter))) throw malformed('notAfter is not a time');
+  checkPolicy(service, req, ids);
+  const { ids: gen, handler } = service.authority.core;
+  const mount = req.mount;
+  const orderId = gen.uuid();
+  const expires = new Date(service.now().getTime() + ORDER_LIFETIME_MS).toISOString();
+  const authzs: AcmeAuthorizationCreatedData[] = ids.map((identifier) => ({
+    mount,
+    authorizationId: gen.uuid(),
+    orderId,
+    accountId: account.account_id,
+    identifier,
+    wildcard: identifier.value.startsWith('*.'),
+    challenges: challengesFor(identifier),
+    token: randomBytes(32).toString('base64url'),
+    expires,
+  }));
+  service.authority.atomically(() => {
+    handler.handle(
+      acmeStreams.order(mount, orderId),
+      orderDecider,
+      () => [
+        {
+          type: 'AcmeOrderCreated' as const,
+          data: {
+            mount,
+            orderId,
+            accountId: account.account_id,
+            directory: directoryName(req.dir),
+            identifiers: ids,
+            authorizationIds: authzs.map((a) => a.authorizationId),
+            notBefore: '',
+            notAfter,
+            expires,
+          },
+        },
+      ],
+      req.meta,
+      { newStream: true },
+    );
+    for (const a of authzs) {
+      handler.handle(
+        acmeStreams.authorization(mount, a.authorizationId),
+        authorizationDecider,
+        () => [{ type: 'AcmeAuthorizationCreated' as const, data: a }],
+        req.meta,
+        { newStream: true },
+      );
+      for (const challengeType of a.challenges) {
+        handler.handle(
+          acmeStreams.challenge(mount, a.authorizationId, challengeType),
+          challengeDecider,
+          () => [
+            {
+              type: 'AcmeChallengeOffered' as const,
+              data: { mount, authorizationId: a.authorizationId, challengeType },
+            },
+          ],
+          req.meta,
+          { newStream: true },
+        );
+      }
+    }
+  });
+  return {
+    status: 201,
+    body: orderView(req.base, service.q.order(mount, orderId)!),
+    location: orderUrl(req.base, orderId),
+  };
+}
+
+/** An order of the signing account, or `malformed`/`unauthorized`. */
+export function ownOrder(service: AcmeService, req: AcmeRequest, id: string): AcmeOrderRow {
+  const order = service.q.order(req.mount, id);
+  if (!order) throw new AcmeProblem('malformed', 'no such order', 404);
+  if (order.account_id !== accountOf(req).account_id)
+    throw unauthorized('the order belongs to another account');
+  return order;
+}
+
+export function getOrder(service: AcmeService, req: AcmeRequest, id: string): AcmeReply {
+  asGet(req);
+  return {
+    body: orderView(req.base, ownOrder(service, req, id)),
+    location: orderUrl(req.base, id),
+  };
+}
+
+/** The CSR's names must be exactly the order's identifiers (RFC 8555 §7.4). */
+function checkCsrNames(csrPem: string, order: AcmeOrderRow) {
+  let csr;
+  try {
+    csr = parseCsr(csrPem);
+  } catch (err) {
+    throw new AcmeProblem('badCSR', err instanceof Error ? err.message : String(err));
+  }
+  if (!csr.signatureValid) throw new AcmeProblem('badCSR', 'the CSR signature is invalid');
+  const want = (JSON.parse(order.identifiers) as AcmeIdentifier[]).map(
+    (i) => `${i.type}:${i.value}`,
+  );
+  const dns = csr.altNames.filter((n) => n.type === 'dns').map((n) => n.value.toLowerCase());
+  const ips = csr.altNames.filter((n) => n.type === 'ip').map((n) => n.value);
+  const cn = csr.commonName.toLowerCase();
+  const have = new Set([...dns.map((d) => `dns:${d}`), ...ips.map((i) => `ip:${i}`)]);
+  if (cn) have.add(isIP(cn) ? `ip:${cn}` : `dns:${cn}`);
+  if (have.size !== want.length || want.some((w) => !have.has(w)))
+    throw new AcmeProblem(
+      'badCSR',
+      `the CSR names ${[...have].join(', ')} differ from the order's identifiers ${want.join(', ')}`,
+    );
+  return { commonName: cn && !isIP(cn) ? cn : (dns[0] ?? ''), dns, ips };
+}
+
+/** Signs the CSR through the engine's issuing code, under the directory's role or verbatim. */
+function issue(
+  service: AcmeService,
+  req: AcmeRequest,
+  order: AcmeOrderRow,
+  csrPem: string,
+  meta: AuditMetadata,
+) {
+  const names = checkCsrNames(csrPem, order);
+  const { role, issuerRef, roleExtKeyUsage } = req.issuance;
+  const body: Record<string, unknown> = {
+    csr: csrPem,
+    common_name: names.commonName,
+    alt_names: names.dns.join(','),
+    ip_sans: names.ips.join(','),
+    format: 'pem',
+    ...(order.not_after ? { not_after: order.not_after } : {}),
+  };
+  try {
+    return role
+      ? sign(service.authority, req.mount, meta, role, issuerRef, body, acmeRole(roleExtKeyUsage))
+      : signVerbatim(service.authority, req.mount, meta, undefined, issuerRef, body);
+  } catch (err) {
+    if (isKeelError(err) && err.code === 'validation') throw new AcmeProblem('badCSR', err.message);
+    throw err;
+  }
+}
+
+/** `order/:id/finalize` (RFC 8555 §7.4): issue, and the order becomes valid. */
+export function finalize(service: AcmeService, req: AcmeRequest, id: string): AcmeReply {
+  const order = ownOrder(service, req, id);
+  if (order.status !== 'ready')
+    throw new AcmeProblem('orderNotReady', `the order is ${order.status}, not ready`);
+  const csrText = req.payload?.csr;
+  if (typeof csrText !== 'string' || !/^[A-Za-z0-9_-]+$/.test(csrText))
+    throw new AcmeProblem('badCSR', 'csr must be base64url DER');
+  const csrPem = pem('CERTIFICATE REQUEST', Buffer.from(csrText, 'base64url'));
+  const mount = req.mount;
+  service.authority.atomically(() => {
+    const out = issue(service, req, order, csrPem, req.meta);
+    const d = out.data as {
+      certificate: string;
+      ca_chain?: string[];
+      serial_number: string;
+      expiration: number;
+    };
+    const chain = [d.certificate, ...(d.ca_chain ?? []).filter((c) => c !== d.certificate)];
+    service.authority.core.handler.handle(
+      acmeStreams.order(mount, id),
+      orderDecider,
+      () => [
+        {
+          type: 'AcmeOrderIssued' as const,
+          data: {
+            mount,
+            orderId: id,
+            serial: d.serial_number,
+            certificate: chain.map((c) => `${c.trim()}\n`).join(''),
+            notAfter: new Date(d.expiration * 1000).toISOString(),
+          },
+        },
+      ],
+      req.meta,
+    );
+  });
+  return {
+    body: orderView(req.base, service.q.order(mount, id)!),
+    location: orderUrl(req.base, id),
+  };
+}
+
+/** `order/:id/cert` (RFC 8555 §7.4.2): the PEM chain. */
+export function certificate(service: AcmeService, req: AcmeRequest, id: string): AcmeReply {
+  asGet(req);
+  const order = ownOrder(service, req, id);
+  if (order.status !== 'valid')
+    throw new AcmeProblem('orderNotReady', 'the order has no certificate yet');
+  return { pem: order.certificate };
+}

@@ -1,0 +1,59 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import { param, type RouteScope } from '../routes/common.js';
+import { accountOrders, keyChange, newAccount, updateAccount } from './accounts.js';
+import { respond } from './challenges.js';
+import { DIRECTORY_PREFIXES, directoryOf, issuanceFor } from './directory.js';
+import { authorization } from './authorizations.js';
+import { certificate, finalize, getOrder, newOrder } from './orders.js';
+import { acmeAnswer, acmePost, type AcmeRequest } from './protocol.js';
+import { revokeCert } from './revoke.js';
+import type { AcmeService } from './service.js';
+
+/** The ACME protocol paths under each of the four directories. */
+export function acmeRoutes(r: Router, service: AcmeService, { id }: RouteScope): void {
+  const p = (ctx: Context, name: string) => param(ctx, name);
+  for (const prefix of DIRECTORY_PREFIXES) {
+    const at = (path: string) => `${prefix}/acme/${path}`;
+    r.get(at('directory'), (ctx) =>
+      acmeAnswer(ctx, service, id, (base) => {
+        issuanceFor(service, id, directoryOf(ctx));
+        return {
+          body: {
+            newNonce: `${base}/new-nonce`,
+            newAccount: `${base}/new-account`,
+            newOrder: `${base}/new-order`,
+            revokeCert: `${base}/revoke-cert`,
+            keyChange: `${base}/key-change`,
+            meta: { externalAccountRequired: service.config(id).eab_policy !== 'not-required' },
+          },
+        };
+      }),
+    );
+    const nonce = (status: number) => (ctx: Context) =>
+      acmeAnswer(ctx, service, id, () => {
+        issuanceFor(service, id, directoryOf(ctx));
+        return { status };
+      });
+    r.head(at('new-nonce'), nonce(200));
+    r.get(at('new-nonce'), nonce(204));
+    const post = (
+      path: string,
+      key: 'jwk' | 'kid' | 'either',
+      h: (req: AcmeRequest, ctx: Context) => ReturnType<typeof newAccount>,
+    ) => r.post(at(path), (ctx) => acmePost(service, id, key, (req) => h(req, ctx))(ctx));
+    post('new-account', 'jwk', (req) => newAccount(service, req));
+    post('account/:kid', 'kid', (req, ctx) => updateAccount(service, req, p(ctx, 'kid')));
+    post('account/:kid/orders', 'kid', (req, ctx) => accountOrders(service, req, p(ctx, 'kid')));
+    post('key-change', 'kid', (req) => keyChange(service, req));
+    post('new-order', 'kid', (req) => newOrder(service, req));
+    post('order/:order', 'kid', (req, ctx) => getOrder(service, req, p(ctx, 'order')));
+    post('order/:order/finalize', 'kid', (req, ctx) => finalize(service, req, p(ctx, 'order')));
+    post('order/:order/cert', 'kid', (req, ctx) => certificate(service, req, p(ctx, 'order')));
+    post('authorization/:authz', 'kid', (req, ctx) => authorization(service, req, p(ctx, 'authz')));
+    post('challenge/:authz/:type', 'kid', (req, ctx) =>
+      respond(service, req, p(ctx, 'authz'), p(ctx, 'type')),
+    );
+    post('revoke-cert', 'either', (req) => revokeCert(service, req));
+  }
+}

@@ -1,0 +1,169 @@
+import type Router from '@koa/router';
+import { randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import { NotFoundError, ValidationError } from '../../../core/errors.js';
+import { bool, list, oneOf, str } from '../fields.js';
+import { input, meta, param, send, sendKeys, type RouteScope } from '../routes/common.js';
+import type { AcmeConfig, AcmeSettingsEvent, ClusterConfig, EabPolicy } from './events.js';
+import { acmeStreams } from './events.js';
+import { DIRECTORY_PREFIXES, directoryOf, directoryName } from './directory.js';
+import { settingsDecider, type AcmeService } from './service.js';
+
+const EAB_POLICIES: readonly EabPolicy[] = [
+  'not-required',
+  'new-account-required',
+  'always-required',
+];
+
+const rfc3339 = (d: Date) => d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+function checkUrl(field: string, v: string): string {
+  if (v === '') return v;
+  let url: URL;
+  try {
+    url = new URL(v);
+  } catch {
+    throw new ValidationError(`${field} must be an absolute URL, got ${JSON.stringify(v)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ValidationError(`${field} must be an http or https URL`);
+  return v.replace(/\/+$/, '');
+}
+
+function checkPolicy(service: AcmeService, mount: string, policy: string): string {
+  if (policy === 'forbid' || policy === 'sign-verbatim') return policy;
+  if (policy.startsWith('role:')) {
+    const role = policy.slice(5);
+    if (!role || !service.authority.role(mount, role))
+      throw new ValidationError(
+        `default directory policy role ${JSON.stringify(role)} does not exist`,
+      );
+    return policy;
+  }
+  if (policy.startsWith('external-policy'))
+    throw new ValidationError(
+      'external-policy is an edition-restricted feature and is not available in Keel',
+    );
+  throw new ValidationError(
+    `invalid default_directory_policy ${JSON.stringify(policy)}: use forbid, sign-verbatim or role:<name>`,
+  );
+}
+
+function checkResolver(v: string): string {
+  if (v === '') return v;
+  const m = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d{1,5}))?$/.exec(v);
+  const host = m?.[1] ?? m?.[2] ?? '';
+  if (!m || !isIP(host) || (m[3] !== undefined && Number(m[3]) > 65535))
+    throw new ValidationError(
+      `dns_resolver must be an IP address with an optional port, got ${JSON.stringify(v)}`,
+    );
+  return v;
+}
+
+/**
+ * `config/cluster`, `config/acme`, and the external account binding keys (`acme/new-eab` under
+ * every directory, `LIST eab/`, `DELETE eab/:id`). These need a token, like the engine's other
+ * paths; only the ACME protocol paths do not.
+ */
+export function acmeSettingsRoutes(r: Router, service: AcmeService, { id }: RouteScope): void {
+  const record = (ctx: Parameters<typeof meta>[0], event: AcmeSettingsEvent) =>
+    service.authority.core.handler.handle(
+      acmeStreams.settings(id),
+      settingsDecider,
+      () => [event],
+      meta(ctx),
+    );
+
+  r.get('/config/cluster', (ctx) => send(ctx, service.cluster(id)));
+  r.post('/config/cluster', (ctx) => {
+    const b = input(ctx);
+    const old = service.cluster(id);
+    const config: ClusterConfig = {
+      path: checkUrl('path', str(b, 'path', old.path)),
+      aia_path: checkUrl('aia_path', str(b, 'aia_path', old.aia_path)),
+    };
+    record(ctx, { type: 'PkiClusterConfigured', data: { mount: id, config } });
+    send(ctx, config);
+  });
+
+  r.get('/config/acme', (ctx) => send(ctx, service.config(id)));
+  r.post('/config/acme', (ctx) => {
+    const b = input(ctx);
+    const old = service.config(id);
+    const config: AcmeConfig = {
+      enabled: bool(b, 'enabled', old.enabled),
+      allowed_issuers: list(b, 'allowed_issuers', old.allowed_issuers),
+      allowed_roles: list(b, 'allowed_roles', old.allowed_roles),
+      allow_role_ext_key_usage: bool(b, 'allow_role_ext_key_usage', old.allow_role_ext_key_usage),
+      default_directory_policy: checkPolicy(
+        service,
+        id,
+        str(b, 'default_directory_policy', old.default_directory_policy),
+      ),
+      dns_resolver: checkResolver(str(b, 'dns_resolver', old.dns_resolver)),
+      eab_policy: oneOf(b, 'eab_policy', EAB_POLICIES, old.eab_policy),
+    };
+    for (const ref of config.allowed_issuers)
+      if (ref !== '*') service.authority.resolveIssuer(id, ref);
+    if (config.enabled && !service.cluster(id).path)
+      throw new ValidationError(
+        "ACME feature requires local cluster 'path' field configuration to be set",
+      );
+    record(ctx, { type: 'PkiAcmeConfigured', data: { mount: id, config } });
+    send(ctx, config);
+  });
+
+  for (const prefix of DIRECTORY_PREFIXES) {
+    r.post(`${prefix}/acme/new-eab`, (ctx) => {
+      const dir = directoryOf(ctx);
+      const eabId = service.authority.core.ids.uuid();
+      const key = randomBytes(32).toString('base64url');
+      const createdOn = rfc3339(service.now());
+      record(ctx, {
+        type: 'AcmeEabKeyCreated',
+        data: {
+          mount: id,
+          eabId,
+          key: service.authority.core.sealer.seal(key),
+          directory: directoryName(dir),
+          createdOn,
+        },
+      });
+      send(ctx, {
+        id: eabId,
+        key_type: 'hs',
+        key,
+        acme_directory: `${directoryName(dir)}acme/directory`,
+        created_on: createdOn,
+      });
+    });
+  }
+
+  r.get('/eab', (ctx) => {
+    if (!ctx.state.list) throw new NotFoundError('');
+    const rows = service.q.eabs(id);
+    sendKeys(
+      ctx,
+      rows.map((e) => e.eab_id),
+      Object.fromEntries(
+        rows.map((e) => [
+          e.eab_id,
+          {
+            key_type: 'hs',
+            acme_directory: `${e.directory}acme/directory`,
+            created_on: e.created_on,
+            ...(e.account_id ? { account_binding: e.account_id } : {}),
+          },
+        ]),
+      ),
+    );
+  });
+  r.delete('/eab/:key_id', (ctx) => {
+    const eabId = param(ctx, 'key_id');
+    if (service.q.eab(id, eabId)) {
+      record(ctx, { type: 'AcmeEabKeyDeleted', data: { mount: id, eabId } });
+    }
+    ctx.status = 204;
+    ctx.body = null;
+  });
+}

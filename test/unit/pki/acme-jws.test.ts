@@ -1,0 +1,110 @@
+import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import {
+  keyOf,
+  parseJws,
+  publicJwk,
+  thumbprint,
+  verifyHmacJws,
+  verifyJws,
+} from '../../../src/secrets/pki/acme/jws.js';
+import { NONCE_TTL_MS, Nonces } from '../../../src/secrets/pki/acme/nonces.js';
+import { AcmeProblem } from '../../../src/secrets/pki/acme/problem.js';
+import { accountKey, jws } from '../../support/acme-client.js';
+
+const kindOf = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof AcmeProblem) return err.kind;
+    throw err;
+  }
+  return 'none';
+};
+
+const body = (o: unknown) => Buffer.from(JSON.stringify(o));
+
+describe('JWK thumbprints (RFC 7638)', () => {
+  it('gives the RFC 7638 §3.1 example thumbprint', () => {
+    const jwk = {
+      kty: 'RSA',
+      n: '0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw',
+      e: 'AQAB',
+      alg: 'RS256',
+      kid: '2011-04-29',
+    };
+    expect(thumbprint(publicJwk(jwk))).toBe('NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs');
+  });
+
+  it('refuses private keys and unsupported key types', () => {
+    const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const full = privateKey.export({ format: 'jwk' });
+    expect(kindOf(() => publicJwk(full))).toBe('badPublicKey');
+    expect(kindOf(() => publicJwk({ kty: 'oct', k: 'AAAA' }))).toBe('badPublicKey');
+  });
+});
+
+describe('flattened JWS', () => {
+  it('verifies ES256 and RS256 signatures and refuses a tampered payload', () => {
+    for (const alg of ['ES256', 'RS256'] as const) {
+      const k = accountKey(alg);
+      const signed = jws(k, { jwk: k.jwk, nonce: 'n', url: 'https://x/acme' }, { a: 1 });
+      const parsed = parseJws(body(signed));
+      expect(parsed.payload).toEqual({ a: 1 });
+      expect(() => verifyJws(parsed, keyOf(publicJwk(parsed.protected.jwk)))).not.toThrow();
+      const tampered = parseJws(
+        body({ ...signed, payload: Buffer.from('{"a":2}').toString('base64url') }),
+      );
+      expect(kindOf(() => verifyJws(tampered, keyOf(k.jwk)))).toBe('malformed');
+    }
+  });
+
+  it('reads an empty payload as POST-as-GET and refuses other serializations', () => {
+    const k = accountKey();
+    expect(parseJws(body(jws(k, { kid: 'x' }, undefined))).payload).toBeUndefined();
+    expect(kindOf(() => parseJws(body({ signatures: [] })))).toBe('malformed');
+    expect(kindOf(() => parseJws(Buffer.from('not json')))).toBe('malformed');
+    expect(kindOf(() => parseJws(undefined))).toBe('malformed');
+  });
+
+  it('refuses an algorithm that does not fit the key, and one it does not know', () => {
+    const ec = accountKey('ES256');
+    const rsa = accountKey('RS256');
+    const asRsa = parseJws(
+      body({ ...jws(ec, {}, {}), protected: Buffer.from('{"alg":"RS256"}').toString('base64url') }),
+    );
+    expect(kindOf(() => verifyJws(asRsa, keyOf(ec.jwk)))).toBe('badSignatureAlgorithm');
+    const none = parseJws(
+      body({ ...jws(rsa, {}, {}), protected: Buffer.from('{"alg":"none"}').toString('base64url') }),
+    );
+    expect(kindOf(() => verifyJws(none, keyOf(rsa.jwk)))).toBe('badSignatureAlgorithm');
+  });
+
+  it('verifies an HS256 external account binding', () => {
+    const key = Buffer.alloc(32, 3);
+    const protectedB64 = Buffer.from('{"alg":"HS256","kid":"k"}').toString('base64url');
+    const payloadB64 = Buffer.from('{}').toString('base64url');
+    const signature = createHmac('sha256', key)
+      .update(`${protectedB64}.${payloadB64}`)
+      .digest('base64url');
+    const parsed = parseJws(body({ protected: protectedB64, payload: payloadB64, signature }));
+    expect(() => verifyHmacJws(parsed, key)).not.toThrow();
+    expect(kindOf(() => verifyHmacJws(parsed, Buffer.alloc(32, 4)))).toBe('unauthorized');
+  });
+});
+
+describe('replay nonces', () => {
+  it('are accepted once, and not after they expire', () => {
+    const clock = new ManualClock();
+    const nonces = new Nonces(clock);
+    const a = nonces.issue();
+    const b = nonces.issue();
+    expect(a).not.toBe(b);
+    expect(nonces.consume(a)).toBe(true);
+    expect(nonces.consume(a)).toBe(false);
+    expect(nonces.consume('never-issued')).toBe(false);
+    clock.advance(NONCE_TTL_MS);
+    expect(nonces.consume(b)).toBe(false);
+  });
+});
