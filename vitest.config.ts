@@ -23,6 +23,7 @@ export default defineConfig({
       level('integration', 30_000),
       level('e2e', 60_000),
       level('interop', 60_000),
+      level('security', 60_000),
     ],
   },
 });

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
-import type { TestApp } from './app.js';
+import { httpRequest, type TestApp } from './app.js';
+import type { RunningDaemon } from './daemon.js';
 import { tarball } from './configuration.js';
 
 /** JSON:API documents as the executor tests read them. */
@@ -16,10 +17,19 @@ export interface ListDoc {
   data: Doc['data'][];
 }
 
+/** What a flow drives: the app in process, or the real daemon (see {@link daemonTarget}). */
+export type FlowTarget = Pick<TestApp, 'request' | 'tokens'>;
+
+/** The real daemon as a flow's target. */
+export const daemonTarget = (daemon: RunningDaemon): FlowTarget => ({
+  request: (method, path, options) => httpRequest(daemon.url, method, path, options),
+  tokens: daemon.bootstrap(),
+});
+
 /** Steps of the run flow over HTTP, with the admin user's token. */
 export class Flow {
   #n = 0;
-  constructor(readonly t: TestApp) {}
+  constructor(readonly t: FlowTarget) {}
 
   get token(): string {
     return this.t.tokens.runs.user_token;
