@@ -24,7 +24,7 @@ export interface VariableRow {
 
 export const executorProjection: Projection = {
   name: 'executor',
-  version: 2,
+  version: 3,
   tables: [ARTIFACTS, VARIABLES],
   setup(db: Db) {
     db.exec(`
@@ -64,7 +64,7 @@ export const executorProjection: Projection = {
             event.data.runId,
             event.data.driver,
             event.data.engine ?? null,
-            event.data.artifact,
+            JSON.stringify(event.data.artifact),
           );
           return;
         case 'WorkspaceVariableCreated':
@@ -115,14 +115,21 @@ export class ExecutorQueries {
     executorProjection.setup(db);
   }
 
-  artifact(runId: string): { driver: string; engine: string | null; artifact: Buffer } | null {
+  /** A run's plan artifact: base64, sealed as it rests. */
+  artifact(
+    runId: string,
+  ): { driver: string; engine: string | null; artifact: string | Sealed } | null {
     const row = this.#db
       .prepare<[string], { driver: string; engine: string | null; artifact: string }>(
         `SELECT driver, engine, artifact FROM ${ARTIFACTS} WHERE run_id = ?`,
       )
       .get(runId);
     return row
-      ? { driver: row.driver, engine: row.engine, artifact: Buffer.from(row.artifact, 'base64') }
+      ? {
+          driver: row.driver,
+          engine: row.engine,
+          artifact: JSON.parse(row.artifact) as string | Sealed,
+        }
       : null;
   }
 

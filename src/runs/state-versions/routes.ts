@@ -63,7 +63,8 @@ export function recordStateVersion(
       current?.lineage ??
       (typeof parsed.lineage === 'string' ? parsed.lineage : model.core.ids.uuid()),
     md5: createHash('md5').update(input.state).digest('hex'),
-    state: input.state,
+    state: model.core.sealer.seal(input.state),
+    size: Buffer.byteLength(input.state),
     resources: Array.isArray(parsed.resources) ? parsed.resources.length : 0,
     engineVersion: input.engineVersion ?? null,
   };
@@ -95,7 +96,8 @@ export function stateVersionRoutes(router: Router, model: RunsModel): void {
     const event = model.core.store.readStream(sv.id)[0];
     ctx.status = 200;
     ctx.type = 'application/json';
-    ctx.body = (event?.data as StateVersionCreated['data'] | undefined)?.state ?? '';
+    const state = (event?.data as StateVersionCreated['data'] | undefined)?.state;
+    ctx.body = state === undefined ? '' : model.core.sealer.open(state);
   });
 
   router.get('/workspaces/:id/current-state-version', (ctx) => {
