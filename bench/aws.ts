@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { createCloud } from '../src/cloud/index.js';
 import { testConfig } from '../src/config.js';
 import { ManualClock } from '../src/core/clock.js';
 import { silentLogger } from '../src/core/logger.js';
+import { Sealer } from '../src/core/seal.js';
 import { listen } from '../src/http/server.js';
 import { signAt } from '../src/secrets/aws/clients.js';
 import type { BenchResult } from './support.js';
@@ -28,7 +30,7 @@ const ALLOW_ALL = JSON.stringify({
  */
 export async function benchAws(): Promise<BenchResult[]> {
   const clock = new ManualClock(Date.now());
-  const cloud = createCloud({ dbPath: ':memory:', clock });
+  const cloud = createCloud({ dbPath: ':memory:', clock, sealer: new Sealer(randomBytes(32)) });
   const koa = new Koa();
   koa.use(cloud.middleware());
   const cloudServer = await new Promise<Server>((resolve) => {

@@ -4,6 +4,7 @@
  * requests without verifying anything (the HTTP + SDK ceiling), and SigV4 verification alone.
  * Run alone with `npx tsx bench/cloud.ts`.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import Koa from 'koa';
 import { createCloud } from '../src/cloud/index.js';
 import { parseAuthorization, signRequest, verifySignature } from '../src/cloud/sigv4.js';
 import { systemClock } from '../src/core/clock.js';
+import { Sealer } from '../src/core/seal.js';
 
 interface Result {
   name: string;
@@ -58,7 +60,11 @@ async function rate(once: () => Promise<unknown>): Promise<number> {
 /** Runs the cloud benchmarks and returns their results. */
 export async function benchCloud(): Promise<Result[]> {
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-cloud-'));
-  const cloud = createCloud({ dbPath: join(dir, 'cloud.sqlite'), clock: systemClock });
+  const cloud = createCloud({
+    dbPath: join(dir, 'cloud.sqlite'),
+    clock: systemClock,
+    sealer: new Sealer(randomBytes(32)),
+  });
   const root = cloud.bootstrapRoot();
   const app = new Koa();
   app.use(cloud.middleware());

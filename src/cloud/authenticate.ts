@@ -26,7 +26,8 @@ function sessionPrincipal(
   now: Date,
   token: string | undefined,
 ): Principal {
-  if (token !== s.token) throw new CloudError('InvalidClientTokenId', INVALID_TOKEN);
+  if (token === undefined || store.tokenDigest(token) !== s.token)
+    throw new CloudError('InvalidClientTokenId', INVALID_TOKEN);
   if (new Date(s.expiration).getTime() <= now.getTime()) {
     throw new CloudError('ExpiredToken', 'The security token included in the request is expired');
   }
@@ -70,7 +71,7 @@ export function authenticate(
   );
   if (session) {
     const principal = sessionPrincipal(store, session, now, token);
-    verifySignature(req, auth, session.secret, now);
+    verifySignature(req, auth, store.openSecret(session.secret), now);
     return principal;
   }
   const key = store.get<KeyRow>('SELECT * FROM access_keys WHERE id = ?', auth.accessKeyId);
@@ -78,7 +79,7 @@ export function authenticate(
   if (!key || !user || key.status !== 'Active' || token !== undefined) {
     throw new CloudError('InvalidClientTokenId', INVALID_TOKEN);
   }
-  verifySignature(req, auth, key.secret, now);
+  verifySignature(req, auth, store.openSecret(key.secret), now);
   return {
     kind: 'user',
     arn: arn.user(account, user.path, user.name),

@@ -162,7 +162,7 @@ export const userActions: Record<string, Action> = {
         'INSERT INTO access_keys (id, user_name, secret, status, create_date) VALUES (?, ?, ?, ?, ?)',
         key.id,
         key.user_name,
-        key.secret,
+        c.store.sealSecret(key.secret),
         key.status,
         key.create_date,
       );

@@ -3,6 +3,7 @@ import type pino from 'pino';
 import type { Clock } from '../core/clock.js';
 import { randomIds } from '../core/ids.js';
 import type { Ids } from '../core/ids.js';
+import type { Sealer } from '../core/seal.js';
 import { authenticate } from './authenticate.js';
 import type { Action, ActionContext } from './context.js';
 import { arn, mint, stamp } from './context.js';
@@ -56,6 +57,8 @@ export interface CloudOptions {
   clock: Clock;
   ids?: Ids;
   logger?: pino.Logger;
+  /** Seals the secret keys the cloud keeps (Keel's keyring in the daemon). */
+  sealer: Sealer;
   /** The 12-digit account id, fixed when the file is first created. */
   accountId?: string;
 }
@@ -108,7 +111,7 @@ function headersOf(raw: readonly string[]): Record<string, string> {
  * policies enforced, on its own SQLite file.
  */
 export function createCloud(opts: CloudOptions): CloudService {
-  const store = new CloudStore(opts.dbPath);
+  const store = new CloudStore(opts.dbPath, opts.sealer);
   const ids = opts.ids ?? randomIds;
   if (!store.meta('account_id')) store.setMeta('account_id', opts.accountId ?? '000000000000');
   const account = store.meta('account_id') ?? '000000000000';
@@ -203,7 +206,8 @@ export function createCloud(opts: CloudOptions): CloudService {
           'SELECT id, secret FROM access_keys WHERE id = ?',
           store.meta('root_key') ?? '',
         );
-        if (existing) return { accessKeyId: existing.id, secretAccessKey: existing.secret };
+        if (existing)
+          return { accessKeyId: existing.id, secretAccessKey: store.openSecret(existing.secret) };
         const now = stamp(opts.clock.now());
         if (!store.user(ROOT_USER)) {
           store.run(
@@ -236,7 +240,7 @@ export function createCloud(opts: CloudOptions): CloudService {
           `INSERT INTO access_keys (id, user_name, secret, status, create_date) VALUES (?, ?, ?, 'Active', ?)`,
           key.id,
           ROOT_USER,
-          key.secret,
+          store.sealSecret(key.secret),
           now,
         );
         store.setMeta('root_key', key.id);

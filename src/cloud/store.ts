@@ -1,5 +1,6 @@
 import { chmodSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import type { Sealed, Sealer } from '../core/seal.js';
 import type { Statement as SqlStatement } from 'better-sqlite3';
 
 /**
@@ -114,7 +115,10 @@ export class CloudStore {
   readonly db: Database.Database;
   readonly #statements = new Map<string, SqlStatement<Param[]>>();
 
-  constructor(path: string) {
+  readonly #sealer: Sealer;
+
+  constructor(path: string, sealer: Sealer) {
+    this.#sealer = sealer;
     this.db = new Database(path);
     // The file holds usable secrets (SigV4 needs them): owner only, like the keyring. SQLite
     // gives the -wal and -shm files the database file's mode.
@@ -122,6 +126,24 @@ export class CloudStore {
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.exec(SCHEMA);
+  }
+
+  /**
+   * A secret key as it rests in the file: sealed with Keel's keyring, so the file (and its WAL)
+   * never holds a usable key in clear. SigV4 needs the key itself, so it is unsealed to verify.
+   */
+  sealSecret(plain: string): string {
+    return JSON.stringify(this.#sealer.seal(plain));
+  }
+
+  /** A stored secret key in clear (keys written before sealing rest in clear and read as such). */
+  openSecret(stored: string): string {
+    return stored.startsWith('{') ? this.#sealer.open(JSON.parse(stored) as Sealed) : stored;
+  }
+
+  /** A session token as it rests: only its keyed hash, enough to check the one presented. */
+  tokenDigest(token: string): string {
+    return this.#sealer.hmac(token);
   }
 
   #prepare(sql: string): SqlStatement<Param[]> {

@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { Clock } from '../../src/core/clock.js';
+import { Sealer } from '../../src/core/seal.js';
+import { TEST_SEAL_KEY } from './app.js';
 import { createCloud } from '../../src/cloud/index.js';
 import type { CloudService } from '../../src/cloud/index.js';
 import { listen } from '../../src/http/server.js';
@@ -27,7 +29,12 @@ export async function startCloud(
   dbPath = ':memory:',
   listener: 'koa' | 'keel' = 'koa',
 ): Promise<CloudServer> {
-  const cloud = createCloud({ dbPath, clock, accountId: '123456789012' });
+  const cloud = createCloud({
+    dbPath,
+    clock,
+    sealer: new Sealer(TEST_SEAL_KEY),
+    accountId: '123456789012',
+  });
   const root = cloud.bootstrapRoot();
   const app = new Koa();
   app.use(cloud.middleware());

@@ -143,6 +143,12 @@ export class Flow {
     return { attributes: res.doc.data.attributes, log: log.text };
   }
 
+  /** A sensitive Terraform variable of the workspace. */
+  async sensitiveVariable(ws: string, key: string, value: string): Promise<void> {
+    const attributes = { key, value, category: 'terraform', sensitive: true };
+    await this.call('POST', `/workspaces/${ws}/vars`, { data: { type: 'vars', attributes } }, 201);
+  }
+
   /** A team granted `access` on the workspace, and its team token. */
   async teamToken(org: string, ws: string, access: string): Promise<string> {
     const team = await this.call(

@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
@@ -24,7 +25,7 @@ export interface VariableRow {
 
 export const executorProjection: Projection = {
   name: 'executor',
-  version: 3,
+  version: 4,
   tables: [ARTIFACTS, VARIABLES],
   setup(db: Db) {
     db.exec(`
@@ -50,7 +51,7 @@ export const executorProjection: Projection = {
         v.id,
         v.workspaceId,
         v.key,
-        JSON.stringify(v.value),
+        canonicalJson(v.value),
         v.description,
         v.category,
         v.hcl ? 1 : 0,
@@ -64,7 +65,7 @@ export const executorProjection: Projection = {
             event.data.runId,
             event.data.driver,
             event.data.engine ?? null,
-            JSON.stringify(event.data.artifact),
+            canonicalJson(event.data.artifact),
           );
           return;
         case 'WorkspaceVariableCreated':

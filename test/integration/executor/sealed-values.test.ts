@@ -50,17 +50,7 @@ function everyRow(): string[] {
 async function appliedRun() {
   const { t, flow } = app;
   const { org, ws } = await flow.workspace({ 'auto-apply': true });
-  await flow.call(
-    'POST',
-    `/workspaces/${ws}/vars`,
-    {
-      data: {
-        type: 'vars',
-        attributes: { key: 'password', value: SECRET, category: 'terraform', sensitive: true },
-      },
-    },
-    201,
-  );
+  await flow.sensitiveVariable(ws, 'password', SECRET);
   const cv = await flow.upload(ws, CONFIG);
   const run = await flow.run(ws, {}, cv);
   await t.settle();
