@@ -228,8 +228,10 @@ export async function readArchive(
         next = head;
         head = null;
       }
-      if (!parser.write(next)) await once(parser, 'drain');
+      const flowing = parser.write(next);
+      // A refusal while writing ends the read at once: a refused parser may never drain.
       if (failure !== null) break;
+      if (!flowing) await once(parser, 'drain');
     }
     if (failure === null) {
       const ended = once(parser, 'end');
