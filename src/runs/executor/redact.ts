@@ -96,9 +96,36 @@ function scrub(value: Json, secrets: Secrets): Json {
   return value;
 }
 
+/** Every string inside a value. */
+const strings = (value: Json | undefined): string[] =>
+  typeof value === 'string'
+    ? [value]
+    : Array.isArray(value)
+      ? value.flatMap(strings)
+      : isObject(value)
+        ? Object.values(value).flatMap(strings)
+        : [];
+
+/**
+ * The values of variables the configuration declares sensitive (`configuration.root_module
+ * .variables.<name>.sensitive`, as terraform writes it): secrets too, wherever they flow.
+ */
+function declaredSecrets(doc: JsonObject): string[] {
+  const configuration = doc.configuration;
+  const root = isObject(configuration) ? configuration.root_module : undefined;
+  const declared = isObject(root) ? root.variables : undefined;
+  const values = doc.variables;
+  if (!isObject(declared) || !isObject(values)) return [];
+  return Object.entries(declared).flatMap(([name, v]) => {
+    const given = values[name];
+    return isObject(v) && v.sensitive === true && isObject(given) ? strings(given.value) : [];
+  });
+}
+
 /** The plan JSON with sensitive values redacted; `secrets` are the sensitive variables' values. */
-export function redactPlan(plan: PlanJson, secrets: Secrets): Json {
+export function redactPlan(plan: PlanJson, given: Secrets): Json {
   const doc = structuredClone(plan) as unknown as JsonObject;
+  const secrets = [...given, ...declaredSecrets(doc)];
   const variables = doc.variables;
   if (isObject(variables))
     for (const variable of Object.values(variables))

@@ -9,13 +9,18 @@ import { secretForms } from '../../support/secret-scan.js';
  */
 
 const SECRET = 'hunter2-sealed-7Qx9Zp';
+const DECLARED = 'apikey-declared-42';
 const CONFIG = {
   'main.tf': [
     'variable "password" {',
     '  sensitive = true',
     '}',
+    'variable "api_key" {',
+    '  sensitive = true',
+    '}',
     'resource "aws_db_instance" "db" {',
     '  engine = "postgres"',
+    '  api_key = var.api_key',
     '  password = var.password',
     '  note = "pw=${var.password}"',
     '}',
@@ -51,6 +56,18 @@ async function appliedRun() {
   const { t, flow } = app;
   const { org, ws } = await flow.workspace({ 'auto-apply': true });
   await flow.sensitiveVariable(ws, 'password', SECRET);
+  // Sensitive in the configuration only: the workspace variable itself is not marked so.
+  await flow.call(
+    'POST',
+    `/workspaces/${ws}/vars`,
+    {
+      data: {
+        type: 'vars',
+        attributes: { key: 'api_key', value: DECLARED, category: 'terraform' },
+      },
+    },
+    201,
+  );
   const cv = await flow.upload(ws, CONFIG);
   const run = await flow.run(ws, {}, cv);
   await t.settle();
@@ -87,6 +104,7 @@ describe('Terraform values at rest', () => {
     expect(redacted.status).toBe(200);
     expect(redacted.headers.get('content-type')).toMatch(/application\/json/);
     expect(redacted.text).not.toContain(SECRET);
+    expect(redacted.text).not.toContain(DECLARED);
     const doc = redacted.json as {
       variables: Record<string, { value?: unknown }>;
       resource_changes: { change: { after: Record<string, unknown>; after_sensitive: unknown } }[];
@@ -98,6 +116,7 @@ describe('Terraform values at rest', () => {
       engine: 'postgres',
       password: null,
       note: null,
+      api_key: null,
     });
     expect(doc.resource_changes[0]!.change.after_sensitive).toMatchObject({
       password: true,

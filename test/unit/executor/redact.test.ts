@@ -83,6 +83,27 @@ describe('redactPlan', () => {
     });
   });
 
+  it('takes the variables the configuration declares sensitive as secrets too', () => {
+    const redacted = redactPlan(
+      plan({
+        variables: { token: { value: 'tok-declared-9' }, region: { value: 'eu' } },
+        planned_values: {
+          outputs: { url: { sensitive: false, value: 'https://tok-declared-9@h' } },
+          root_module: { resources: [] },
+        },
+        configuration: {
+          root_module: { variables: { token: { sensitive: true }, region: {} } },
+        },
+      }),
+      [],
+    );
+    expect(JSON.stringify(redacted)).not.toContain('tok-declared-9');
+    expect(redacted).toMatchObject({
+      variables: { token: { value: null }, region: { value: 'eu' } },
+      planned_values: { outputs: { url: { sensitive: true, value: null } } },
+    });
+  });
+
   it('marks and redacts whatever carries a sensitive variable value, wherever it is', () => {
     const redacted = redactPlan(
       plan({

@@ -95,7 +95,13 @@ export function builtinDriver(identity: ApplyIdentity): Driver {
           };
           return {
             status: 'finished',
-            plan: planJson(planned, resolved.values, request.state, request.flags),
+            plan: planJson(
+              planned,
+              resolved.values,
+              request.state,
+              request.flags,
+              Object.values(model.variables),
+            ),
             counts: planCounts(planned),
             artifact: Buffer.from(JSON.stringify(artifact)),
           };

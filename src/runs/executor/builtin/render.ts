@@ -12,6 +12,7 @@ import { UNKNOWN, jsonEqual } from './expressions.js';
 import type { Value } from './expressions.js';
 import { actionsOf, known, priorInstances } from './plan.js';
 import type { PlanModel, PlannedInstance, PlannedOutput } from './plan.js';
+import type { VariableBlock } from './config.js';
 
 /** The terraform release whose plan format and messages the builtin driver reproduces. */
 export const ENGINE_VERSION = '1.9.8';
@@ -88,12 +89,16 @@ function plannedResource(
   };
 }
 
-/** The plan as `terraform show -json` prints it. */
+/**
+ * The plan as `terraform show -json` prints it. Of the `configuration` section only the root
+ * module's variables and whether each is sensitive are written (what redaction needs).
+ */
 export function planJson(
   plan: PlanModel,
   variables: Record<string, Json>,
   state: StateV4 | null,
   flags: RunFlags,
+  declared: readonly VariableBlock[] = [],
 ): PlanJson {
   const output_changes: Record<string, OutputChange> = {};
   const plannedOutputs: PlanJson['planned_values']['outputs'] = {};
@@ -165,6 +170,13 @@ export function planJson(
             ),
           ),
         },
+      },
+    },
+    configuration: {
+      root_module: {
+        variables: Object.fromEntries(
+          declared.map((v) => [v.name, v.sensitive ? { sensitive: true } : {}]),
+        ),
       },
     },
     applyable: counts.hasChanges || flags.allowEmptyApply,
