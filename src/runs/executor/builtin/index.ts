@@ -14,7 +14,8 @@ import type { ApplyIdentity, BuiltinArtifact } from './apply.js';
 import { ConfigurationError, loadConfiguration } from './config.js';
 import { EvaluationError } from './expressions.js';
 import { planModel } from './plan.js';
-import { planCounts, planJson, planLog } from './render.js';
+import { planJson } from './plan-json.js';
+import { planCounts, planLog } from './render.js';
 import { resolveVariables } from './variables.js';
 
 export type { ApplyIdentity, BuiltinArtifact } from './apply.js';
