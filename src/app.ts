@@ -171,8 +171,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const engines = new Map<string, SecretsEngine>();
   const cloud = createCloud({
     dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
-    clock,
     sealer,
+    clock,
     ids,
     logger: logger.child({ component: 'cloud' }),
   });

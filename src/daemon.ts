@@ -5,6 +5,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  readdirSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -71,9 +72,27 @@ export interface Daemon {
   stop(): Promise<void>;
 }
 
+/**
+ * The data directory is the owner's alone: it and every directory in it 0700, every file 0600
+ * (what Keel creates is made so by the process umask; this tightens what was made before).
+ */
+export function makePrivate(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const walk = (path: string): void => {
+    chmodSync(path, 0o700);
+    for (const entry of readdirSync(path, { withFileTypes: true })) {
+      const child = join(path, entry.name);
+      if (entry.isDirectory()) walk(child);
+      else if (entry.isFile()) chmodSync(child, 0o600);
+    }
+  };
+  walk(dir);
+}
+
 /** Open the data directory, bootstrap it if new, serve HTTP, start the reactors. */
 export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<Daemon> {
-  mkdirSync(config.dataDir, { recursive: true });
+  process.umask(0o077);
+  makePrivate(config.dataDir);
   const lock = new DataDirLock(config.dataDir);
   lock.acquire();
   let app: App | undefined;

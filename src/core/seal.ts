@@ -71,6 +71,21 @@ export class Sealer {
     return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
   }
 
+  /** A value that may rest sealed or (written before it was sealed) in clear, as text. */
+  open(value: string | Sealed): string {
+    return isSealed(value) ? this.unseal(value) : value;
+  }
+
+  /** A JSON value sealed as its text. */
+  sealJson(value: unknown): Sealed {
+    return this.seal(JSON.stringify(value));
+  }
+
+  /** A JSON value that may rest sealed (see {@link sealJson}) or in clear. */
+  openJson(value: unknown): unknown {
+    return isSealed(value) ? (JSON.parse(this.unseal(value)) as unknown) : value;
+  }
+
   /** Keyed hash for comparing secrets without revealing them (token lookups, audit display). */
   hmac(plain: string): string {
     return createHmac('sha256', this.#macKey).update(plain, 'utf8').digest('hex');

@@ -1,4 +1,5 @@
 import type { ResourceCounts } from '../../machines/run.machine.js';
+import type { Sealed } from '../core/seal.js';
 
 /**
  * The runs context's domain events, past tense, named after their aggregate. Run and
@@ -175,9 +176,21 @@ export type RunPrePlanCompleted = { type: 'RunPrePlanCompleted'; data: Empty };
 export type RunQueuingStarted = { type: 'RunQueuingStarted'; data: Empty };
 export type RunPlanQueued = { type: 'RunPlanQueued'; data: Empty };
 export type RunPlanStarted = { type: 'RunPlanStarted'; data: Empty };
+/**
+ * Logs, the plan JSON and state rest sealed (they can carry sensitive values); events written
+ * before they were sealed hold them in clear, and reads take either. The redacted plan JSON holds
+ * no sensitive value and rests in clear.
+ */
 export type RunPlanFinished = {
   type: 'RunPlanFinished';
-  data: { hasChanges: boolean; counts: ResourceCounts; log: string; jsonOutput: unknown };
+  data: {
+    hasChanges: boolean;
+    counts: ResourceCounts;
+    log: string | Sealed;
+    /** The plan JSON, sealed (see `Sealer.sealJson`); in clear in older events. */
+    jsonOutput: unknown;
+    jsonOutputRedacted?: unknown;
+  };
 };
 export type RunCostEstimateStarted = { type: 'RunCostEstimateStarted'; data: Empty };
 export type RunCostEstimated = { type: 'RunCostEstimated'; data: object };
@@ -195,7 +208,7 @@ export type RunApplyQueued = { type: 'RunApplyQueued'; data: Empty };
 export type RunApplyStarted = { type: 'RunApplyStarted'; data: Empty };
 export type RunApplyFinished = {
   type: 'RunApplyFinished';
-  data: { counts: ResourceCounts; log: string };
+  data: { counts: ResourceCounts; log: string | Sealed };
 };
 export type RunDiscarded = {
   type: 'RunDiscarded';
@@ -205,12 +218,12 @@ export type RunCancelRequested = {
   type: 'RunCancelRequested';
   data: Commented & { at: string; forceCancelAvailableAt: string };
 };
-export type RunCanceled = { type: 'RunCanceled'; data: { log: string | null } };
+export type RunCanceled = { type: 'RunCanceled'; data: { log: string | Sealed | null } };
 export type RunForceCanceled = { type: 'RunForceCanceled'; data: Commented & { at: string } };
 export type RunForceExecuteRequested = { type: 'RunForceExecuteRequested'; data: Empty };
 export type RunErrored = {
   type: 'RunErrored';
-  data: { phase: 'plan' | 'apply' | null; message: string; log: string | null };
+  data: { phase: 'plan' | 'apply' | null; message: string; log: string | Sealed | null };
 };
 export type RunCommented = {
   type: 'RunCommented';
@@ -268,8 +281,10 @@ export type StateVersionCreated = {
     serial: number;
     lineage: string;
     md5: string;
-    /** The state document (JSON text). */
-    state: string;
+    /** The state document (JSON text), sealed; in clear in older events. */
+    state: string | Sealed;
+    /** The document's length in bytes (absent in older events: the clear state's length). */
+    size?: number;
     resources: number;
     engineVersion: string | null;
   };

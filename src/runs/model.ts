@@ -25,7 +25,7 @@ export class RunsModel {
   readonly identity: IdentityQueries;
 
   constructor(readonly core: Core) {
-    this.runs = new RunQueries(core.db);
+    this.runs = new RunQueries(core.db, core.sealer);
     this.workspaces = new WorkspaceQueries(core.db);
     this.cvs = new ConfigurationVersionQueries(core.db);
     this.orgs = new OrganizationQueries(core.db);

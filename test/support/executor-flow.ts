@@ -1,5 +1,6 @@
-import { expect } from 'vitest';
-import type { TestApp } from './app.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { httpRequest, startTestApp, type TestApp } from './app.js';
+import type { RunningDaemon } from './daemon.js';
 import { tarball } from './configuration.js';
 
 /** JSON:API documents as the executor tests read them. */
@@ -16,10 +17,32 @@ export interface ListDoc {
   data: Doc['data'][];
 }
 
+/** What a flow drives: the app in process, or the real daemon (see {@link daemonTarget}). */
+export type FlowTarget = Pick<TestApp, 'request' | 'tokens'>;
+
+/** The real daemon as a flow's target. */
+export const daemonTarget = (daemon: RunningDaemon): FlowTarget => ({
+  request: (method, path, options) => httpRequest(daemon.url, method, path, options),
+  tokens: daemon.bootstrap(),
+});
+
+/** The app in process for a test file with a flow over it: started before all, closed after. */
+export function flowApp(): { readonly t: TestApp; readonly flow: Flow } {
+  const started = {} as { t: TestApp; flow: Flow };
+  beforeAll(async () => {
+    started.t = await startTestApp();
+    started.flow = new Flow(started.t);
+  });
+  afterAll(async () => {
+    await started.t.close();
+  });
+  return started;
+}
+
 /** Steps of the run flow over HTTP, with the admin user's token. */
 export class Flow {
   #n = 0;
-  constructor(readonly t: TestApp) {}
+  constructor(readonly t: FlowTarget) {}
 
   get token(): string {
     return this.t.tokens.runs.user_token;
@@ -118,6 +141,39 @@ export class Flow {
     const url = new URL(String(res.doc.data.attributes['log-read-url']));
     const log = await this.t.request('GET', url.pathname, { token: null });
     return { attributes: res.doc.data.attributes, log: log.text };
+  }
+
+  /** A sensitive Terraform variable of the workspace. */
+  async sensitiveVariable(ws: string, key: string, value: string): Promise<void> {
+    const attributes = { key, value, category: 'terraform', sensitive: true };
+    await this.call('POST', `/workspaces/${ws}/vars`, { data: { type: 'vars', attributes } }, 201);
+  }
+
+  /** A team granted `access` on the workspace, and its team token. */
+  async teamToken(org: string, ws: string, access: string): Promise<string> {
+    const team = await this.call(
+      'POST',
+      `/organizations/${org}/teams`,
+      { data: { type: 'teams', attributes: { name: `team-${++this.#n}` } } },
+      201,
+    );
+    const relationships = {
+      team: { data: { type: 'teams', id: team.doc.data.id } },
+      workspace: { data: { type: 'workspaces', id: ws } },
+    };
+    await this.call(
+      'POST',
+      '/team-workspaces',
+      { data: { type: 'team-workspaces', attributes: { access }, relationships } },
+      201,
+    );
+    const token = await this.call(
+      'POST',
+      `/teams/${team.doc.data.id}/authentication-token`,
+      {},
+      201,
+    );
+    return String(token.doc.data.attributes.token);
   }
 
   async action(run: string, action: string, expected = 202): Promise<void> {

@@ -13,7 +13,7 @@ import { need, type RunsModel } from '../model.js';
 import { secretMatches, uploadUrl } from '../run/logs.js';
 import { validate } from '../run/schema.js';
 import { newRun, requesterOf } from '../run/service.js';
-import { inspectArchive } from './archive.js';
+import { readArchive } from './archive.js';
 import { presentConfigurationVersion } from './presenters.js';
 import type { ConfigurationVersionRow } from './projection.js';
 import { requestMetadata } from '../../http/request-id.js';
@@ -153,7 +153,7 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
     const metadata: AuditMetadata = requestMetadata(ctx, null);
     let files: string[];
     try {
-      files = await inspectArchive(archive);
+      files = [...(await readArchive(archive, { keep: false })).paths];
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       handler.handle(

@@ -16,7 +16,8 @@ export type PlanArtifactRecorded = {
     runId: string;
     driver: 'builtin' | 'command';
     engine?: string;
-    artifact: string /* base64 */;
+    /** The artifact in base64, sealed (it holds the variables); in clear in older events. */
+    artifact: string | Sealed;
   };
 };
 

@@ -99,6 +99,17 @@ function budget(expression: jsonata.Expression): void {
   expression.assign(Symbol.for('jsonata.__evaluate_exit') as unknown as string, exit);
 }
 
+/**
+ * What a value is, in words: never the value itself, which may be sensitive (the outcome of a
+ * policy check rests in clear).
+ */
+function kindOfValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
 async function evaluatePolicy(
   set: string,
   rule: PolicyRule,
@@ -116,10 +127,7 @@ async function evaluatePolicy(
     budget(expression);
     const value: unknown = await expression.evaluate(plan);
     if (typeof value !== 'boolean') {
-      return outcome(
-        false,
-        `the policy must evaluate to true or false, not ${value === undefined ? 'nothing' : JSON.stringify(value)}`,
-      );
+      return outcome(false, `the policy must evaluate to true or false, not ${kindOfValue(value)}`);
     }
     return outcome(value, null);
   } catch (error) {

@@ -2,7 +2,7 @@ import type { Core } from '../../context.js';
 import type { Decider } from '../../core/command-handler.js';
 import { systemMetadata } from '../../core/events.js';
 import type { NewEvent } from '../../core/events.js';
-import { isSealed } from '../../core/seal.js';
+import type { StateVersionCreated } from '../events.js';
 import type { RunsContext, RunRow } from '../index.js';
 import { applyIdOf, planIdOf } from '../run/presenters.js';
 import { StateVersionQueries } from '../state-versions/projection.js';
@@ -77,13 +77,14 @@ export function runsPort(
     currentState: (workspaceId) => {
       const current = states.current(workspaceId);
       if (current === null) return null;
-      const created = core.store.readStream(current.id)[0]?.data as { state?: string } | undefined;
-      return created?.state ? (JSON.parse(created.state) as StateV4) : null;
+      const created = core.store.readStream(current.id)[0]?.data as
+        Partial<StateVersionCreated['data']> | undefined;
+      return created?.state ? (JSON.parse(core.sealer.open(created.state)) as StateV4) : null;
     },
     workspaceVariables: (workspaceId) =>
       queries.variables(workspaceId).map((v) => ({
         key: v.key,
-        value: isSealed(v.value) ? core.sealer.unseal(v.value) : v.value,
+        value: core.sealer.open(v.value),
         category: v.category,
         hcl: v.hcl,
         sensitive: v.sensitive,
@@ -98,14 +99,18 @@ export function runsPort(
         throw new Error(
           `the plan was made by execution engine ${planned.engine} and the workspace now uses ${now}; start a new run`,
         );
-      return planned.artifact;
+      return Buffer.from(core.sealer.open(planned.artifact), 'base64');
     },
     phaseId: (runId, phase) => (phase === 'plan' ? planIdOf(runId) : applyIdOf(runId)),
     planFinished(runId, result) {
       core.db.transaction(() => {
         record(`${runId}:plan-artifact`, {
           type: 'PlanArtifactRecorded',
-          data: { runId, ...engineOf(runId), artifact: result.artifact.toString('base64') },
+          data: {
+            runId,
+            ...engineOf(runId),
+            artifact: core.sealer.seal(result.artifact.toString('base64')),
+          },
         });
         runs.executor.planFinished(runId, {
           hasChanges: result.counts.hasChanges,
@@ -115,8 +120,9 @@ export function runsPort(
             destructions: result.counts.destructions,
             imports: result.counts.imports,
           },
-          log: result.log,
-          jsonOutput: result.plan,
+          log: core.sealer.seal(result.log),
+          jsonOutput: core.sealer.sealJson(result.plan),
+          jsonOutputRedacted: result.redacted,
           moreStages: moreStages(runId, result.counts.hasChanges),
         });
       })();
@@ -124,21 +130,28 @@ export function runsPort(
     applyFinished(runId, result) {
       core.db.transaction(() => {
         recordState(runId, result.state);
-        runs.executor.applyFinished(runId, { counts: result.counts, log: result.log });
+        runs.executor.applyFinished(runId, {
+          counts: result.counts,
+          log: core.sealer.seal(result.log),
+        });
       })();
     },
     phaseErrored(runId, phase, failure) {
       core.db.transaction(() => {
         if (failure.state) recordState(runId, failure.state);
         if (inFlight(runId))
-          runs.executor.errored(runId, { phase, message: failure.message, log: failure.log });
+          runs.executor.errored(runId, {
+            phase,
+            message: failure.message,
+            log: core.sealer.seal(failure.log),
+          });
       })();
     },
     phaseCanceled(runId, _phase, outcome) {
       core.db.transaction(() => {
         if (outcome.state) recordState(runId, outcome.state);
         // A force-cancel has already ended the run; the killed phase only leaves its state behind.
-        if (inFlight(runId)) runs.executor.canceled(runId, outcome.log);
+        if (inFlight(runId)) runs.executor.canceled(runId, core.sealer.seal(outcome.log));
       })();
     },
   };

@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
@@ -24,7 +25,7 @@ export interface VariableRow {
 
 export const executorProjection: Projection = {
   name: 'executor',
-  version: 2,
+  version: 4,
   tables: [ARTIFACTS, VARIABLES],
   setup(db: Db) {
     db.exec(`
@@ -50,7 +51,7 @@ export const executorProjection: Projection = {
         v.id,
         v.workspaceId,
         v.key,
-        JSON.stringify(v.value),
+        canonicalJson(v.value),
         v.description,
         v.category,
         v.hcl ? 1 : 0,
@@ -64,7 +65,7 @@ export const executorProjection: Projection = {
             event.data.runId,
             event.data.driver,
             event.data.engine ?? null,
-            event.data.artifact,
+            canonicalJson(event.data.artifact),
           );
           return;
         case 'WorkspaceVariableCreated':
@@ -115,14 +116,21 @@ export class ExecutorQueries {
     executorProjection.setup(db);
   }
 
-  artifact(runId: string): { driver: string; engine: string | null; artifact: Buffer } | null {
+  /** A run's plan artifact: base64, sealed as it rests. */
+  artifact(
+    runId: string,
+  ): { driver: string; engine: string | null; artifact: string | Sealed } | null {
     const row = this.#db
       .prepare<[string], { driver: string; engine: string | null; artifact: string }>(
         `SELECT driver, engine, artifact FROM ${ARTIFACTS} WHERE run_id = ?`,
       )
       .get(runId);
     return row
-      ? { driver: row.driver, engine: row.engine, artifact: Buffer.from(row.artifact, 'base64') }
+      ? {
+          driver: row.driver,
+          engine: row.engine,
+          artifact: JSON.parse(row.artifact) as string | Sealed,
+        }
       : null;
   }
 

@@ -1,8 +1,10 @@
 import type { ApplyResult, Driver, PlanResult } from './driver.js';
 import type { LiveLogs } from './logs.js';
 import { ExecutionPool } from './pool.js';
+import { redactPlan } from './redact.js';
 import type {
   ApplyCounts,
+  Json,
   PlanCounts,
   PlanJson,
   RunFlags,
@@ -36,7 +38,14 @@ export interface ExecutorPort {
   phaseId(runId: string, phase: Phase): string;
   planFinished(
     runId: string,
-    result: { plan: PlanJson; counts: PlanCounts; artifact: Buffer; log: string },
+    result: {
+      plan: PlanJson;
+      /** The plan JSON with sensitive values redacted (see `redactPlan`). */
+      redacted: Json;
+      counts: PlanCounts;
+      artifact: Buffer;
+      log: string;
+    },
   ): void;
   applyFinished(runId: string, result: { state: StateV4; counts: ApplyCounts; log: string }): void;
   /** The phase failed; an apply may still have changed state, which must be kept. */
@@ -190,7 +199,8 @@ export class Executor {
     try {
       const driver = this.#options.driverFor(run.workspaceId);
       const workspaceVariables = port.workspaceVariables(run.workspaceId);
-      const scrub = redactor(workspaceVariables.filter((v) => v.sensitive).map((v) => v.value));
+      const secrets = workspaceVariables.filter((v) => v.sensitive).map((v) => v.value);
+      const scrub = redactor(secrets);
       const request = {
         configuration: port.configuration(run.configurationVersionId),
         workspaceVariables,
@@ -202,7 +212,7 @@ export class Executor {
       if (phase === 'plan') {
         const result: PlanResult = await this.#pool.submit(run.id, () => driver.plan(request));
         if (this.#abandoned) return;
-        this.#recordPlan(run.id, result, text());
+        this.#recordPlan(run.id, result, text(), secrets);
       } else {
         for (const line of applyHeader(driver.name)) logs.append(id, line);
         const artifact = port.planArtifact(run.id);
@@ -229,12 +239,13 @@ export class Executor {
     }
   }
 
-  #recordPlan(runId: string, result: PlanResult, log: string): void {
+  #recordPlan(runId: string, result: PlanResult, log: string, secrets: readonly string[]): void {
     const { port } = this.#options;
     switch (result.status) {
       case 'finished':
         port.planFinished(runId, {
           plan: result.plan,
+          redacted: redactPlan(result.plan, secrets),
           counts: result.counts,
           artifact: result.artifact,
           log,

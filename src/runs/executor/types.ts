@@ -127,6 +127,10 @@ export interface PlanJson {
       root_module: { resources: PlannedResource[] };
     };
   };
+  /** Only the root module's variables and their sensitivity (the builtin driver). */
+  configuration?: {
+    root_module: { variables: Record<string, { sensitive?: boolean; default?: Json }> };
+  };
   applyable: boolean;
   complete: boolean;
   errored: boolean;

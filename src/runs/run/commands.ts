@@ -1,4 +1,5 @@
 import { ConflictError, NotFoundError } from '../../core/errors.js';
+import type { Sealed } from '../../core/seal.js';
 import { NO_RUN, type ResourceCounts } from '../../../machines/run.machine.js';
 import type { RunCreated, RunEvent } from '../events.js';
 import type { RunSnapshot } from '../lifecycle.js';
@@ -133,8 +134,9 @@ export const executorCommands = {
       result: {
         hasChanges: boolean;
         counts?: ResourceCounts;
-        log: string;
+        log: string | Sealed;
         jsonOutput?: unknown;
+        jsonOutputRedacted?: unknown;
         moreStages?: boolean;
       },
     ): Decide =>
@@ -146,6 +148,9 @@ export const executorCommands = {
           counts: result.counts ?? ZERO,
           log: result.log,
           jsonOutput: result.jsonOutput ?? null,
+          ...(result.jsonOutputRedacted === undefined
+            ? {}
+            : { jsonOutputRedacted: result.jsonOutputRedacted }),
         },
       };
       const events = step(id, finished)(s);
@@ -165,17 +170,17 @@ export const executorCommands = {
   planStageCompleted: (id: string) => step(id, { type: 'RunPlanStageCompleted', data: {} }),
   applyQueued: (id: string) => step(id, { type: 'RunApplyQueued', data: {} }),
   applyStarted: (id: string) => step(id, { type: 'RunApplyStarted', data: {} }),
-  applyFinished: (id: string, result: { counts?: ResourceCounts; log: string }) =>
+  applyFinished: (id: string, result: { counts?: ResourceCounts; log: string | Sealed }) =>
     step(id, {
       type: 'RunApplyFinished',
       data: { counts: result.counts ?? ZERO, log: result.log },
     }),
   /** The interrupted process stopped: the cancel completes. */
-  canceled: (id: string, log: string | null = null) =>
+  canceled: (id: string, log: string | Sealed | null = null) =>
     step(id, { type: 'RunCanceled', data: { log } }),
   errored: (
     id: string,
-    failure: { phase: 'plan' | 'apply' | null; message: string; log?: string | null },
+    failure: { phase: 'plan' | 'apply' | null; message: string; log?: string | Sealed | null },
   ) =>
     step(id, {
       type: 'RunErrored',

@@ -3,7 +3,10 @@ import type { Context } from 'koa';
 import { NotFoundError } from '../../core/errors.js';
 import { safeEqual } from '../../core/seal.js';
 import { API, send, type Resource } from '../jsonapi.js';
-import type { RunsModel } from '../model.js';
+import type { WorkspaceAccess } from '../lifecycle.js';
+import { need, type RunsModel } from '../model.js';
+import { redactPlan } from '../executor/redact.js';
+import type { PlanJson } from '../executor/types.js';
 import type { RunEvent } from '../events.js';
 import {
   applyIdOf,
@@ -59,10 +62,11 @@ export function phaseRoutes(router: Router, model: RunsModel): void {
     ctx: Context,
     kind: 'plan' | 'apply',
     runId: string,
-  ): { run: RunRow; body: Resource } => {
-    const { run } = model.run(ctx, runId);
+  ): { run: RunRow; access: WorkspaceAccess; body: Resource } => {
+    const { run, access } = model.run(ctx, runId);
     return {
       run,
+      access,
       body:
         kind === 'plan'
           ? presentPlan(run, logUrl(model, 'plan', run.id))
@@ -89,21 +93,39 @@ export function phaseRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: phase(ctx, 'apply', ctx.params.id!).body }),
   );
 
-  /** The plan in JSON: 204 until the plan has finished. */
-  const jsonOutput = (ctx: Context, run: RunRow) => {
+  /**
+   * The plan in JSON (204 until the plan has finished): in full, sensitive values included, for
+   * workspace admins only; redacted for anyone who can read the run.
+   */
+  const jsonOutput = (
+    ctx: Context,
+    found: { run: RunRow; access: WorkspaceAccess },
+    form: 'full' | 'redacted',
+  ) => {
+    const { run, access } = found;
+    if (form === 'full') need(access.admin, `the unredacted plan JSON of run ${run.id}`);
     if (run.plan.status !== 'finished') {
       ctx.status = 204;
       ctx.body = null;
       return;
     }
+    const log = model.runs.log(run.id, 'plan');
+    const plan = log?.jsonOutput ?? null;
     ctx.status = 200;
     ctx.type = 'application/json';
-    ctx.body = JSON.stringify(model.runs.log(run.id, 'plan')?.jsonOutput ?? null);
+    ctx.body = JSON.stringify(
+      form === 'full' || plan === null
+        ? plan
+        : (log?.jsonOutputRedacted ?? redactPlan(plan as PlanJson, [])),
+    );
   };
-  router.get('/plans/:id/json-output', (ctx) => jsonOutput(ctx, byPhaseId(ctx, 'plan').run));
-  router.get('/runs/:id/plan/json-output', (ctx) =>
-    jsonOutput(ctx, phase(ctx, 'plan', ctx.params.id!).run),
-  );
+  for (const form of ['full', 'redacted'] as const) {
+    const suffix = form === 'full' ? 'json-output' : 'json-output-redacted';
+    router.get(`/plans/:id/${suffix}`, (ctx) => jsonOutput(ctx, byPhaseId(ctx, 'plan'), form));
+    router.get(`/runs/:id/plan/${suffix}`, (ctx) =>
+      jsonOutput(ctx, phase(ctx, 'plan', ctx.params.id!), form),
+    );
+  }
 
   /** Run events, built from the run's stream in the log: one per event, oldest first. */
   router.get('/runs/:id/run-events', (ctx) => {

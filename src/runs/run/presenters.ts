@@ -118,7 +118,11 @@ export function presentPlan(run: RunRow, logUrl: string): Resource {
       'log-read-url': logUrl,
     },
     relationships: { run: toOne('runs', run.id), 'state-versions': { data: [] } },
-    links: { self: `${API}/plans/${id}`, 'json-output': `${API}/plans/${id}/json-output` },
+    links: {
+      self: `${API}/plans/${id}`,
+      'json-output': `${API}/plans/${id}/json-output`,
+      'json-output-redacted': `${API}/plans/${id}/json-output-redacted`,
+    },
   };
 }
 

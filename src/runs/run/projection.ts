@@ -3,6 +3,7 @@ import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
+import type { Sealed } from '../../core/seal.js';
 import {
   runMachine,
   type RunMachineContext,
@@ -163,7 +164,7 @@ function movePhases(
 /** The projection. It folds each run event through the machine, exactly as the command side does. */
 export const runProjection: Projection = {
   name: 'runs-runs',
-  version: 2,
+  version: 3,
   tables: [RUNS_TABLE, RUN_LOGS_TABLE],
   setup(db: Db) {
     db.exec(`
@@ -180,7 +181,7 @@ export const runProjection: Projection = {
       CREATE INDEX IF NOT EXISTS runs_runs_queue ON ${RUNS_TABLE} (workspace_id, status, plan_only, save_plan, seq);
       CREATE TABLE IF NOT EXISTS ${RUN_LOGS_TABLE} (
         run_id TEXT NOT NULL, phase TEXT NOT NULL, log TEXT NOT NULL, json_output TEXT,
-        PRIMARY KEY (run_id, phase));
+        json_output_redacted TEXT, PRIMARY KEY (run_id, phase));
     `);
     const s = {
       get: db.prepare<[string], DbRow>(`SELECT * FROM ${RUNS_TABLE} WHERE id = ?`),
@@ -194,8 +195,10 @@ export const runProjection: Projection = {
         @save_plan, @message, @created_at, @created_by_name, @context, @attrs, @status_timestamps, @plan, @apply)`),
       update: db.prepare(`UPDATE ${RUNS_TABLE} SET status = @status, context = @context,
         status_timestamps = @status_timestamps, plan = @plan, apply = @apply WHERE id = @id`),
-      log: db.prepare(`INSERT INTO ${RUN_LOGS_TABLE} (run_id, phase, log, json_output) VALUES (?, ?, ?, ?)
-        ON CONFLICT (run_id, phase) DO UPDATE SET log = excluded.log, json_output = COALESCE(excluded.json_output, json_output)`),
+      log: db.prepare(`INSERT INTO ${RUN_LOGS_TABLE} (run_id, phase, log, json_output, json_output_redacted)
+        VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, phase) DO UPDATE SET log = excluded.log,
+        json_output = COALESCE(excluded.json_output, json_output),
+        json_output_redacted = COALESCE(excluded.json_output_redacted, json_output_redacted)`),
       dropWorkspace: db.prepare(`DELETE FROM ${RUNS_TABLE} WHERE workspace_id = ?`),
     };
 
@@ -247,24 +250,41 @@ export const runProjection: Projection = {
         apply: canonicalJson(row.apply),
       });
       const log = logOf(e, row.status);
-      if (log !== null) s.log.run(row.id, log.phase, log.text, log.json);
+      if (log !== null)
+        s.log.run(row.id, log.phase, canonicalJson(log.text), log.json, log.redacted);
     };
   },
 };
 
-/** The log text an event carries for a phase, if any. */
+/**
+ * The log an event carries for a phase, if any, with the plan JSON: sealed as the event has them
+ * (the read model keeps the JSON of either form; reads unseal).
+ */
 function logOf(
   e: StoredEvent<RunEvent>,
   before: RunStatus,
-): { phase: 'plan' | 'apply'; text: string; json: string | null } | null {
+): {
+  phase: 'plan' | 'apply';
+  text: string | Sealed;
+  json: string | null;
+  redacted: string | null;
+} | null {
   if (e.type === 'RunPlanFinished')
-    return { phase: 'plan', text: e.data.log, json: canonicalJson(e.data.jsonOutput ?? null) };
-  if (e.type === 'RunApplyFinished') return { phase: 'apply', text: e.data.log, json: null };
+    return {
+      phase: 'plan',
+      text: e.data.log,
+      json: canonicalJson(e.data.jsonOutput ?? null),
+      redacted:
+        e.data.jsonOutputRedacted === undefined ? null : canonicalJson(e.data.jsonOutputRedacted),
+    };
+  if (e.type === 'RunApplyFinished')
+    return { phase: 'apply', text: e.data.log, json: null, redacted: null };
   if ((e.type === 'RunErrored' || e.type === 'RunCanceled') && e.data.log !== null) {
     return {
       phase: ['apply_queued', 'applying'].includes(before) ? 'apply' : 'plan',
       text: e.data.log,
       json: null,
+      redacted: null,
     };
   }
   return null;

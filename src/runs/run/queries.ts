@@ -1,4 +1,5 @@
 import type { Db } from '../../core/database.js';
+import type { Sealed, Sealer } from '../../core/seal.js';
 import { statements } from '../../core/sql.js';
 import type { RunStatus } from '../../../machines/run.machine.js';
 import type { RunOperation } from '../lifecycle.js';
@@ -89,8 +90,11 @@ export class RunQueries {
   /** Statements are prepared on first use and kept (see core/sql.ts). */
   private readonly sql: ReturnType<typeof statements>;
 
-  constructor(db: Db) {
+  readonly #sealer: Sealer;
+
+  constructor(db: Db, sealer: Sealer) {
     this.sql = statements(db);
+    this.#sealer = sealer;
   }
 
   get(id: string): RunRow | null {
@@ -206,16 +210,24 @@ export class RunQueries {
     ).n;
   }
 
-  /** The log text of a phase, and the plan's JSON output. */
-  log(runId: string, phase: 'plan' | 'apply'): { log: string; jsonOutput: unknown } | null {
+  /**
+   * The log text of a phase, the plan's JSON output and its redacted form (null when the plan was
+   * recorded before Keel kept one), unsealed.
+   */
+  log(
+    runId: string,
+    phase: 'plan' | 'apply',
+  ): { log: string; jsonOutput: unknown; jsonOutputRedacted: unknown } | null {
     const row = this.sql(
-      `SELECT log, json_output FROM ${RUN_LOGS_TABLE} WHERE run_id = ? AND phase = ?`,
-    ).get(runId, phase) as { log: string; json_output: string | null } | undefined;
-    return row === undefined
-      ? null
-      : {
-          log: row.log,
-          jsonOutput: row.json_output === null ? null : (JSON.parse(row.json_output) as unknown),
-        };
+      `SELECT log, json_output, json_output_redacted FROM ${RUN_LOGS_TABLE} WHERE run_id = ? AND phase = ?`,
+    ).get(runId, phase) as
+      { log: string; json_output: string | null; json_output_redacted: string | null } | undefined;
+    if (row === undefined) return null;
+    const json = (text: string | null) => (text === null ? null : (JSON.parse(text) as unknown));
+    return {
+      log: this.#sealer.open(json(row.log) as string | Sealed),
+      jsonOutput: this.#sealer.openJson(json(row.json_output)),
+      jsonOutputRedacted: json(row.json_output_redacted),
+    };
   }
 }

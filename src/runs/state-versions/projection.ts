@@ -71,7 +71,7 @@ export const stateVersionProjection: Projection = {
         d.serial,
         d.lineage,
         d.md5,
-        Buffer.byteLength(d.state),
+        d.size ?? Buffer.byteLength(d.state as string),
         d.resources,
         d.engineVersion,
         event.time,

@@ -105,7 +105,9 @@ export function recordStateVersion(
     serial: input.serial ?? Math.max(next, facts.serial ?? 0),
     lineage: input.lineage ?? current?.lineage ?? facts.lineage ?? model.core.ids.uuid(),
     md5: createHash('md5').update(input.state).digest('hex'),
-    state: input.state,
+    // Sealed like every other secret: a state document holds sensitive values in clear.
+    state: model.core.sealer.seal(input.state),
+    size: Buffer.byteLength(input.state),
     resources: Array.isArray(parsed.resources) ? parsed.resources.length : 0,
     engineVersion: input.engineVersion ?? facts.engineVersion,
   };
@@ -113,8 +115,10 @@ export function recordStateVersion(
   return data;
 }
 
-/** The state document of a recorded state version, from the log. */
+/** The state document of a recorded state version, from the log, unsealed. */
 export function stateDocument(model: RunsModel, id: string): string | null {
   const created = model.core.store.readStream(id).find((e) => e.type === 'StateVersionCreated');
-  return created === undefined ? null : (created.data as StateVersionCreated['data']).state;
+  return created === undefined
+    ? null
+    : model.core.sealer.open((created.data as StateVersionCreated['data']).state);
 }

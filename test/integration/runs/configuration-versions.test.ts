@@ -2,6 +2,7 @@ import { gzipSync } from 'node:zlib';
 import * as tar from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { configTarball, startRunsHarness, type RunsHarness } from '../../support/runs-harness.js';
+import { rawTarball } from '../../support/configuration.js';
 import { createOrg, createWorkspace, getRun } from '../../support/runs-flow.js';
 
 /** Configuration versions: create, the one-time upload address, upload checks, auto-queued runs. */
@@ -108,6 +109,46 @@ describe('configuration versions', () => {
     expect(junk.status).toBe(422);
     expect((await h.api('GET', `/workspaces/${ws}/runs`)).json.data).toEqual([]);
   });
+
+  it.each([
+    [
+      'a symbolic link',
+      { type: 'SymbolicLink' as const, linkpath: '/etc/passwd' },
+      /symbolic link/,
+    ],
+    ['a hard link', { type: 'Link' as const, linkpath: '/etc/passwd' }, /hard link/],
+    [
+      'a link inside the root',
+      { type: 'SymbolicLink' as const, linkpath: 'main.tf' },
+      /symbolic link/,
+    ],
+    ['a device', { type: 'CharacterDevice' as const }, /device/],
+  ])(
+    'refuses %s at upload with a 422, and nothing can be downloaded',
+    async (_n, entry, detail) => {
+      const ws = (await createWorkspace(h, org)).id;
+      const cv = await newCv(ws);
+      const archive = rawTarball([
+        { path: './main.tf', body: Buffer.from('terraform {}\n') },
+        { path: './passwd.tf', ...entry },
+      ]);
+      const put = await h.api('PUT', String(cv.attributes['upload-url']), {
+        token: null,
+        raw: archive,
+      });
+      expect(put.status).toBe(422);
+      expect(put.json.errors[0]).toMatchObject({
+        status: '422',
+        title: 'invalid configuration archive',
+      });
+      expect(put.json.errors[0]!.detail).toMatch(detail);
+      expect(
+        (await h.api('GET', `/configuration-versions/${cv.id}`)).json.data.attributes.status,
+      ).toBe('errored');
+      expect((await h.api('GET', `/configuration-versions/${cv.id}/download`)).status).toBe(404);
+      expect((await h.api('GET', `/workspaces/${ws}/runs`)).json.data).toEqual([]);
+    },
+  );
 
   it('makes speculative versions queue plan-only runs, and lists versions newest first', async () => {
     const ws = (await createWorkspace(h, org)).id;

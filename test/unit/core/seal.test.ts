@@ -27,6 +27,19 @@ describe('Sealer', () => {
     );
   });
 
+  it('opens text and JSON whether sealed or, as older events hold them, in clear', () => {
+    fc.assert(
+      fc.property(fc.string(), fc.jsonValue(), (text, value) => {
+        expect(sealer.open(sealer.seal(text))).toBe(text);
+        expect(sealer.open(text)).toBe(text);
+        const sealed = sealer.sealJson(value);
+        expect(isSealed(sealed)).toBe(true);
+        expect(sealer.openJson(sealed)).toEqual(JSON.parse(JSON.stringify(value)));
+        expect(sealer.openJson(value)).toBe(value);
+      }),
+    );
+  });
+
   it('uses a fresh nonce each time but the same hmac', () => {
     const a = sealer.seal('secret');
     const b = sealer.seal('secret');

@@ -2,11 +2,10 @@ import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ArchiveError, safeEntryPath } from '../../../src/runs/configuration-versions/archive.js';
 import {
-  ArchiveError,
   packDirectory,
   readConfigurationText,
-  safeEntryPath,
   writeConfiguration,
 } from '../../../src/runs/executor/archive.js';
 import { tarball } from '../../support/configuration.js';
@@ -46,6 +45,7 @@ describe('configuration archives', () => {
     ['a parent-directory path', { prefix: '../' }, 'points outside'],
     ['a nested parent-directory path', { prefix: './a/../../' }, 'points outside'],
     ['an absolute path', { prefix: '/tmp/' }, 'absolute path'],
+    ['a backslash path', { prefix: '.\\..\\' }, 'backslash'],
   ])('refuses %s', async (_name, options, message) => {
     await expect(readConfigurationText(tarball({ 'evil.tf': 'x' }, options))).rejects.toThrow(
       message,
@@ -55,7 +55,7 @@ describe('configuration archives', () => {
   it('refuses links, which could point anywhere once written', async () => {
     await expect(
       readConfigurationText(tarball({ 'link.tf': '' }, { type: 'SymbolicLink' })),
-    ).rejects.toThrow('is a link');
+    ).rejects.toThrow('is a symbolic link');
   });
 
   it('refuses a body that is not a tar.gz', async () => {

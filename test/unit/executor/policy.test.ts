@@ -109,14 +109,17 @@ describe('policy checks', () => {
           policies: [
             rule('count', '$count(resource_changes)', 'soft-mandatory'),
             rule('none', 'nothing.here', 'advisory'),
+            rule('value', 'resource_changes[0].address', 'advisory'),
           ],
         },
       ],
       await planOf(TWO),
     );
+    // The value itself is never echoed: it could be sensitive, and the outcome rests in clear.
     expect(result.policies.map((p) => p.error)).toEqual([
-      'the policy must evaluate to true or false, not 2',
+      'the policy must evaluate to true or false, not a number',
       'the policy must evaluate to true or false, not nothing',
+      'the policy must evaluate to true or false, not a string',
     ]);
   });
 

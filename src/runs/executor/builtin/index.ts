@@ -14,7 +14,8 @@ import type { ApplyIdentity, BuiltinArtifact } from './apply.js';
 import { ConfigurationError, loadConfiguration } from './config.js';
 import { EvaluationError } from './expressions.js';
 import { planModel } from './plan.js';
-import { planCounts, planJson, planLog } from './render.js';
+import { planJson } from './plan-json.js';
+import { planCounts, planLog } from './render.js';
 import { resolveVariables } from './variables.js';
 import { decodeState, encodeState } from './schemas.js';
 
@@ -94,7 +95,13 @@ export function builtinDriver(identity: ApplyIdentity): Driver {
           };
           return {
             status: 'finished',
-            plan: planJson(planned, resolved.values, state, request.flags),
+            plan: planJson(
+              planned,
+              resolved.values,
+              state,
+              request.flags,
+              Object.values(model.variables),
+            ),
             counts: planCounts(planned),
             artifact: Buffer.from(JSON.stringify(artifact)),
           };

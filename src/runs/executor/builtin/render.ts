@@ -1,13 +1,4 @@
-import type {
-  Json,
-  OutputChange,
-  PlanCounts,
-  PlanJson,
-  PlannedResource,
-  ResourceChange,
-  RunFlags,
-  StateV4,
-} from '../types.js';
+import type { OutputChange, PlanCounts, RunFlags, StateV4 } from '../types.js';
 import { UNKNOWN, jsonEqual } from './expressions.js';
 import type { Value } from './expressions.js';
 import { actionsOf, known, priorInstances } from './plan.js';
@@ -37,139 +28,12 @@ export function planCounts(plan: PlanModel): PlanCounts {
   return { ...counts, hasChanges };
 }
 
-function outputActions(o: PlannedOutput): OutputChange['actions'] {
+export function outputActions(o: PlannedOutput): OutputChange['actions'] {
   if (o.before === undefined) return ['create'];
   if (o.after === undefined) return ['delete'];
   if (o.after === UNKNOWN) return ['update'];
   const after = known(o.after);
   return after.unknown === false && jsonEqual(after.value, o.before) ? ['no-op'] : ['update'];
-}
-
-function resourceChange(i: PlannedInstance): ResourceChange {
-  const after = i.after === null ? { value: null, unknown: false } : known(i.after);
-  return {
-    address: i.address,
-    mode: 'managed',
-    type: i.type,
-    name: i.name,
-    ...(i.index === undefined ? {} : { index: i.index }),
-    provider_name: providerName(i.type),
-    change: {
-      actions: actionsOf(i.action),
-      before: i.before,
-      after: after.value,
-      after_unknown: after.unknown === false ? {} : after.unknown,
-      before_sensitive: i.before === null ? false : {},
-      after_sensitive: i.after === null ? false : {},
-      ...(i.importId === undefined ? {} : { importing: { id: i.importId } }),
-    },
-    ...(i.reason ? { action_reason: i.reason } : {}),
-  };
-}
-
-function plannedResource(
-  address: string,
-  type: string,
-  name: string,
-  index: number | undefined,
-  values: Json,
-): PlannedResource {
-  return {
-    address,
-    mode: 'managed',
-    type,
-    name,
-    ...(index === undefined ? {} : { index }),
-    provider_name: providerName(type),
-    schema_version: 0,
-    values: values && typeof values === 'object' && !Array.isArray(values) ? values : {},
-    sensitive_values: {},
-  };
-}
-
-/** The plan as `terraform show -json` prints it. */
-export function planJson(
-  plan: PlanModel,
-  variables: Record<string, Json>,
-  state: StateV4 | null,
-  flags: RunFlags,
-): PlanJson {
-  const output_changes: Record<string, OutputChange> = {};
-  const plannedOutputs: PlanJson['planned_values']['outputs'] = {};
-  for (const o of plan.outputs) {
-    const after = o.after === undefined ? { value: null, unknown: false } : known(o.after);
-    output_changes[o.name] = {
-      actions: outputActions(o),
-      before: o.before ?? null,
-      after: after.value,
-      after_unknown: after.unknown !== false,
-      before_sensitive: o.sensitive,
-      after_sensitive: o.sensitive,
-    };
-    if (o.after !== undefined)
-      plannedOutputs[o.name] =
-        after.unknown === false
-          ? { sensitive: o.sensitive, value: after.value }
-          : { sensitive: o.sensitive };
-  }
-  // Planned values hold what the state will contain: kept and changed instances, not deleted ones.
-  const planned = new Map<string, PlannedResource>();
-  for (const [address, p] of priorInstances(state)) {
-    const index = p.instance.index_key;
-    planned.set(
-      address,
-      plannedResource(
-        address,
-        p.resource.type,
-        p.resource.name,
-        typeof index === 'number' ? index : undefined,
-        p.instance.attributes,
-      ),
-    );
-  }
-  for (const i of plan.instances) {
-    if (i.action === 'delete') planned.delete(i.address);
-    else if (i.after !== null)
-      planned.set(
-        i.address,
-        plannedResource(i.address, i.type, i.name, i.index, known(i.after).value),
-      );
-  }
-  const counts = planCounts(plan);
-  return {
-    format_version: '1.2',
-    terraform_version: ENGINE_VERSION,
-    variables: Object.fromEntries(Object.entries(variables).map(([k, v]) => [k, { value: v }])),
-    planned_values: { outputs: plannedOutputs, root_module: { resources: [...planned.values()] } },
-    resource_changes: plan.instances.map(resourceChange),
-    output_changes,
-    prior_state: {
-      format_version: '1.0',
-      terraform_version: state?.terraform_version ?? ENGINE_VERSION,
-      values: {
-        outputs: Object.fromEntries(
-          Object.entries(state?.outputs ?? {}).map(([k, o]) => [
-            k,
-            { sensitive: o.sensitive === true, value: o.value },
-          ]),
-        ),
-        root_module: {
-          resources: [...priorInstances(state)].map(([address, p]) =>
-            plannedResource(
-              address,
-              p.resource.type,
-              p.resource.name,
-              typeof p.instance.index_key === 'number' ? p.instance.index_key : undefined,
-              p.instance.attributes,
-            ),
-          ),
-        },
-      },
-    },
-    applyable: counts.hasChanges || flags.allowEmptyApply,
-    complete: true,
-    errored: false,
-  };
 }
 
 /** A value the way terraform's plan renderer writes it on one line. */
