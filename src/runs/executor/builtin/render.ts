@@ -1,7 +1,7 @@
 import type { OutputChange, PlanCounts, RunFlags, StateV4 } from '../types.js';
 import { UNKNOWN, jsonEqual } from './expressions.js';
 import type { Value } from './expressions.js';
-import { actionsOf, known, priorInstances } from './plan.js';
+import { known, priorInstances } from './plan.js';
 import { providerName } from './schemas.js';
 import type { PlanModel, PlannedInstance, PlannedOutput } from './plan.js';
 
