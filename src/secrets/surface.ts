@@ -114,6 +114,8 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       ctx.state.token = authenticate(ctx);
       const operation = operationOf(ctx);
       const aclPath = operation === 'list' && !path.endsWith('/') ? `${path}/` : path;
+      // PUT is POST on every path, as the reference treats both as the update operation.
+      if (ctx.method === 'PUT') ctx.method = 'POST';
 
       if (path.startsWith('sys/') || path.startsWith('auth/token/')) {
         authorize(

@@ -122,7 +122,6 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, undefined);
   };
   r.post('/sys/policies/acl/:name', writePolicy);
-  r.put('/sys/policies/acl/:name', writePolicy);
   r.delete('/sys/policies/acl/:name', (ctx) => {
     commands.deletePolicy(ctx.params.name!, deps.metadata(ctx));
     sendVault(ctx, undefined);
@@ -245,12 +244,6 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     if (id === undefined || id === '') throw new ValidationError('lease_id must be specified');
     return id;
   };
-  r.put('/sys/leases/lookup', (ctx) => {
-    const id = leaseId(ctx);
-    const info = provider(id).lookup(id);
-    if (info === undefined) throw new ValidationError('invalid lease');
-    sendVault(ctx, info);
-  });
   r.post('/sys/leases/lookup', (ctx) => {
     const id = leaseId(ctx);
     const info = provider(id).lookup(id);
@@ -276,17 +269,15 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     });
     ctx.set('Content-Type', 'application/json');
   };
-  r.put('/sys/leases/renew', renew);
   r.post('/sys/leases/renew', renew);
-  r.put('/sys/leases/renew/*id', renew);
+  r.post('/sys/leases/renew/*id', renew);
   const revoke = async (ctx: RouterContext) => {
     const id = leaseId(ctx);
     await provider(id).revoke(id, deps.metadata(ctx));
     sendVault(ctx, undefined);
   };
-  r.put('/sys/leases/revoke', revoke);
   r.post('/sys/leases/revoke', revoke);
-  r.put('/sys/leases/revoke/*id', revoke);
+  r.post('/sys/leases/revoke/*id', revoke);
   const revokePrefix = async (ctx: RouterContext) => {
     const prefix = ctx.params.prefix ?? '';
     let total = 0;
@@ -297,7 +288,6 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     void total;
     sendVault(ctx, undefined);
   };
-  r.put('/sys/leases/revoke-prefix/*prefix', revokePrefix);
   r.post('/sys/leases/revoke-prefix/*prefix', revokePrefix);
   return r;
 }

@@ -52,7 +52,6 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
     send(ctx, { ...urls, enable_templating: false });
   };
   r.post('/config/urls', setUrls);
-  r.put('/config/urls', setUrls);
 
   r.get('/config/crl', (ctx) => send(ctx, crlView(authority.crlConfig(id))));
   const setCrl = (ctx: Context) => {
@@ -114,7 +113,6 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
     send(ctx, crlView(next));
   };
   r.post('/config/crl', setCrl);
-  r.put('/config/crl', setCrl);
 
   r.get('/crl/rotate', (ctx) => {
     authority.atomically(() => {

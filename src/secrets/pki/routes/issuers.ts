@@ -168,7 +168,6 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     send(ctx, updated ? issuerView(authority, id, updated) : null);
   };
   r.post('/issuer/:ref', update(false));
-  r.put('/issuer/:ref', update(false));
   r.patch('/issuer/:ref', update(true));
 
   r.delete('/issuer/:ref', (ctx) => {
@@ -244,7 +243,6 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     send(ctx, { default: issuerId, default_follows_latest_issuer: follows });
   };
   r.post('/config/issuers', setDefault);
-  r.put('/config/issuers', setDefault);
 
   r.delete('/root', (ctx) => {
     authority.atomically(() => {
