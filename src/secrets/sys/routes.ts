@@ -253,8 +253,11 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   const renew = async (ctx: RouterContext) => {
     const id = leaseId(ctx);
     const body = requestData(ctx);
+    // A null increment (hvac's renew_lease default) is no increment, as the reference reads it.
     const increment =
-      body.increment === undefined ? undefined : parseDuration(body.increment, 'increment');
+      body.increment === undefined || body.increment === null
+        ? undefined
+        : parseDuration(body.increment, 'increment');
     const info = await provider(id).renew(id, increment, deps.metadata(ctx));
     ctx.status = 200;
     ctx.body = JSON.stringify({
