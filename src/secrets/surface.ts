@@ -9,7 +9,7 @@ import type { Mount, SecretsToken } from '../http/types.js';
 import { parseGoBool } from '../http/vault.js';
 import type { Core, SecretsEngine } from '../context.js';
 import type { Capability, PathRule } from './sys/acl.js';
-import { BUILTIN_POLICIES, capabilitiesFor } from './sys/acl.js';
+import { BUILTIN_POLICIES, capabilitiesFor, pathMatches } from './sys/acl.js';
 import type { SysQueries } from './sys/projection.js';
 import { presentedToken } from './sys/routes.js';
 
@@ -111,15 +111,24 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         return;
       }
 
-      ctx.state.token = authenticate(ctx);
       const operation = operationOf(ctx);
       const aclPath = operation === 'list' && !path.endsWith('/') ? `${path}/` : path;
+      const mount = isSys(path) ? undefined : queries.mountFor(path);
+      const engine = mount === undefined ? undefined : deps.engines.get(mount.type);
+      const relative = mount === undefined ? path : path.slice(mount.path.length);
+      const open =
+        mount !== undefined &&
+        (engine?.unauthenticated?.some((p) => pathMatches(p, aclPath.slice(mount.path.length))) ??
+          false);
+      const token = open ? undefined : authenticate(ctx);
+      // A path the engine serves without a token still records a valid caller's token.
+      ctx.state.token = token ?? authenticateIfValid(ctx);
       // PUT is POST on every path, as the reference treats both as the update operation.
       if (ctx.method === 'PUT') ctx.method = 'POST';
 
-      if (path.startsWith('sys/') || path.startsWith('auth/token/')) {
+      if (isSys(path)) {
         authorize(
-          ctx.state.token,
+          token,
           aclPath,
           operation,
           SYS_SUDO.some((re) => re.test(path)),
@@ -134,14 +143,11 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         return;
       }
 
-      const mount = queries.mountFor(path);
       if (mount === undefined) {
         throw new KeelError('not_found', `no handler for route "${path}". route entry not found.`);
       }
-      const engine = deps.engines.get(mount.type);
-      const relative = path.slice(mount.path.length);
       const sudo = engine?.sudo?.some((re) => re.test(relative)) ?? false;
-      authorize(ctx.state.token, aclPath, operation, sudo);
+      if (!open) authorize(token, aclPath, operation, sudo);
       ctx.state.mount = {
         path: mount.path,
         type: mount.type,
@@ -164,10 +170,21 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   function authenticate(ctx: Context): SecretsToken {
     const token = presentedToken(ctx);
     if (token === undefined || token === '') throw denied();
+    const found = validToken(token);
+    if (found === undefined) throw invalidToken();
+    return found;
+  }
+
+  function authenticateIfValid(ctx: Context): SecretsToken | undefined {
+    const token = presentedToken(ctx);
+    return token === undefined || token === '' ? undefined : validToken(token);
+  }
+
+  function validToken(token: string): SecretsToken | undefined {
     const row = queries.tokenByHmac(core.sealer.hmac(token));
-    if (row === undefined) throw invalidToken();
+    if (row === undefined) return undefined;
     if (row.expiresAt !== null && Date.parse(row.expiresAt) <= core.clock.now().getTime())
-      throw invalidToken();
+      return undefined;
     return {
       accessor: row.accessor,
       displayName: row.displayName,
@@ -177,11 +194,12 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   }
 
   function authorize(
-    token: SecretsToken,
+    token: SecretsToken | undefined,
     path: string,
     operation: Capability,
     needsSudo: boolean,
   ): void {
+    if (token === undefined) throw denied();
     if (token.policies.includes('root')) return;
     const policies: (readonly PathRule[])[] = token.policies.map(
       (name) => queries.policy(name)?.rules ?? BUILTIN_POLICIES[name] ?? [],
@@ -197,6 +215,8 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
     if (!ok || (needsSudo && !caps.has('sudo'))) throw denied();
   }
 }
+
+const isSys = (path: string) => path.startsWith('sys/') || path.startsWith('auth/token/');
 
 function operationOf(ctx: Context): Capability {
   switch (ctx.method) {

@@ -14,6 +14,45 @@ import { roleRoutes } from './routes/roles.js';
 import { rebuildCrl } from './crls.js';
 
 /**
+ * What relying parties fetch without a token: CA certificates, chains, CRLs, issued certificates
+ * and OCSP, exactly the reference's `PathsSpecial.Unauthenticated` (LIST `issuers/` included).
+ */
+const UNAUTHENTICATED: readonly string[] = [
+  'cert/*',
+  'ca/pem',
+  'ca_chain',
+  'ca',
+  'crl/delta',
+  'crl/delta/pem',
+  'crl/pem',
+  'crl',
+  'issuer/+/crl/der',
+  'issuer/+/crl/pem',
+  'issuer/+/crl',
+  'issuer/+/crl/delta/der',
+  'issuer/+/crl/delta/pem',
+  'issuer/+/crl/delta',
+  'issuer/+/unified-crl/der',
+  'issuer/+/unified-crl/pem',
+  'issuer/+/unified-crl',
+  'issuer/+/unified-crl/delta/der',
+  'issuer/+/unified-crl/delta/pem',
+  'issuer/+/unified-crl/delta',
+  'issuer/+/pem',
+  'issuer/+/der',
+  'issuer/+/json',
+  'issuers/',
+  'ocsp',
+  'ocsp/*',
+  'unified-crl/delta',
+  'unified-crl/delta/pem',
+  'unified-crl/pem',
+  'unified-crl',
+  'unified-ocsp',
+  'unified-ocsp/*',
+];
+
+/**
  * The certificate authority engine's registry: its read models and, per mount, its routes (one
  * file per path group, as the reference's backend lists its paths).
  */
@@ -51,6 +90,7 @@ export function createPkiContext(core: Core): ContextModule & { authority: Autho
       },
       // Relative paths that need the sudo capability besides their own (as in the reference).
       sudo: [/^root\/sign-self-issued$/, /^root$/],
+      unauthenticated: UNAUTHENTICATED,
     },
   };
 }
