@@ -7,6 +7,7 @@ import type { MountRef } from './events.js';
 import { TIMER_LEASE_EXPIRY, TIMER_ROOT_ROTATION, TIMER_STATIC_ROTATION } from './events.js';
 import { LeaseService } from './leases.js';
 import type { ContextModule, Core } from '../../context.js';
+import { mountTtls, type MountTtls } from '../sys/projection.js';
 import type { LeaseProvider } from '../sys/index.js';
 import type { ScheduleEntry } from '../../core/schedule.js';
 import { awsProjection } from './projection.js';
@@ -22,6 +23,8 @@ export type { AwsClientFactory, ProviderDefaults } from './clients.js';
 export interface AwsContextOptions {
   clients?: AwsClientFactory;
   provider?: ProviderDefaults;
+  /** The lease TTLs in force on a mount (by accessor); the system's 768h when not given. */
+  mountTtls?: (accessor: string) => MountTtls;
 }
 
 /**
@@ -44,6 +47,7 @@ export function createAwsContext(
       random: (n) => core.ids.secret(n),
       uuid: () => core.ids.uuid(),
     },
+    mountTtls: options.mountTtls ?? (() => mountTtls({ default_lease_ttl: 0, max_lease_ttl: 0 })),
   };
   const root = new RootService(deps);
   const services = {

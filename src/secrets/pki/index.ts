@@ -12,6 +12,7 @@ import { keyRoutes } from './routes/keys.js';
 import { revokeRoutes } from './routes/revoke.js';
 import { roleRoutes } from './routes/roles.js';
 import { rebuildCrl } from './crls.js';
+import type { MountTtls } from '../sys/projection.js';
 
 /**
  * What relying parties fetch without a token: CA certificates, chains, CRLs, issued certificates
@@ -56,8 +57,11 @@ const UNAUTHENTICATED: readonly string[] = [
  * The certificate authority engine's registry: its read models and, per mount, its routes (one
  * file per path group, as the reference's backend lists its paths).
  */
-export function createPkiContext(core: Core): ContextModule & { authority: Authority } {
-  const authority = new Authority(core);
+export function createPkiContext(
+  core: Core,
+  mountTtls: (mount: string) => MountTtls,
+): ContextModule & { authority: Authority } {
+  const authority = new Authority(core, mountTtls);
   return {
     name: 'pki',
     authority,

@@ -49,6 +49,7 @@ export function signIntermediate(
   const enforce = bool(b, 'enforce_leaf_not_after_behavior', false);
   const { notAfter, warnings } = resolveNotAfter({
     now,
+    mountTtls: authority.mountTtls(mount),
     requestTtl: duration(b, 'ttl'),
     notAfter: str(b, 'not_after') || undefined,
     roleTtl: 0,

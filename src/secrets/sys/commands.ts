@@ -3,7 +3,7 @@ import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata, StoredEvent } from '../../core/events.js';
 import type { Core } from '../../context.js';
 import type { PathRule } from './acl.js';
-import type { MountEnabled, SecretsTokenCreated, SysEvent } from './events.js';
+import type { MountConfig, MountEnabled, SecretsTokenCreated, SysEvent } from './events.js';
 import { mountStream, policyStream, tokenStream } from './events.js';
 
 /** Each sys stream only needs to know whether its subject currently exists. */
@@ -123,6 +123,27 @@ export function createSysCommands(core: Core) {
             data: { ...input, accessor: `${input.type}_${ids.secret(8).toLowerCase()}` },
           },
         ],
+        metadata,
+      );
+    },
+
+    tuneMount(
+      path: string,
+      settings: { description: string; config: MountConfig },
+      metadata: AuditMetadata,
+    ): void {
+      const { default_lease_ttl: def, max_lease_ttl: max } = settings.config;
+      if (def > 0 && max > 0 && max < def)
+        throw new ValidationError(
+          `backend max lease TTL of ${max} would be less than backend default lease TTL of ${def}`,
+        );
+      handler.handle(
+        mountStream(path),
+        mountDecider,
+        (s) => {
+          if (!s.exists) throw new ValidationError(`cannot fetch sysview for path "${path}"`);
+          return [{ type: 'MountTuned' as const, data: { path, ...settings } }];
+        },
         metadata,
       );
     },

@@ -7,7 +7,9 @@ import { sendVault, requestData } from '../../http/vault.js';
 import type { Core } from '../../context.js';
 import { BUILTIN_POLICIES, parsePolicy } from './acl.js';
 import type { SysCommands } from './commands.js';
-import type { SysQueries, TokenRow } from './projection.js';
+import type { MountRow, SysQueries, TokenRow } from './projection.js';
+import { mountTtls } from './projection.js';
+import type { MountConfig } from './events.js';
 import type { LeaseProvider } from './leases.js';
 import { parseDuration } from '../duration.js';
 
@@ -49,6 +51,28 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   const { core, commands, queries } = deps;
   const r = new Router();
 
+  const mountAt = (path: string): MountRow => {
+    const m = queries.mount(normalizeMountPath(path));
+    if (m === undefined)
+      throw new ValidationError(`cannot fetch sysview for path "${normalizeMountPath(path)}"`);
+    return m;
+  };
+  const tuneView = (m: MountRow) => {
+    const ttls = mountTtls(m.config);
+    return {
+      default_lease_ttl: ttls.defaultTtl,
+      max_lease_ttl: ttls.maxTtl,
+      force_no_cache: false,
+      description: m.description,
+      ...(m.config.allowed_response_headers
+        ? { allowed_response_headers: m.config.allowed_response_headers }
+        : {}),
+      ...(m.config.passthrough_request_headers
+        ? { passthrough_request_headers: m.config.passthrough_request_headers }
+        : {}),
+    };
+  };
+
   const mountView = (m: ReturnType<SysQueries['mounts']>[number]) => ({
     type: m.type,
     description: m.description,
@@ -58,6 +82,38 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     local: false,
     seal_wrap: false,
     external_entropy_access: false,
+  });
+
+  // Registered before `sys/mounts/*path`, which would take `pki/tune` for a mount path.
+  r.get('/sys/mounts/*path/tune', (ctx) => {
+    const m = mountAt(ctx.params.path ?? '');
+    sendVault(ctx, tuneView(m));
+  });
+  r.post('/sys/mounts/*path/tune', (ctx) => {
+    const m = mountAt(ctx.params.path ?? '');
+    const body = requestData(ctx);
+    const ttl = (field: 'default_lease_ttl' | 'max_lease_ttl'): number => {
+      const v = body[field];
+      if (v === undefined || v === null || v === '') return m.config[field];
+      return v === 'system' ? 0 : parseDuration(v, field);
+    };
+    const headers = (field: 'allowed_response_headers' | 'passthrough_request_headers') =>
+      strList(body[field], field) ?? m.config[field];
+    const config: MountConfig = {
+      default_lease_ttl: ttl('default_lease_ttl'),
+      max_lease_ttl: ttl('max_lease_ttl'),
+    };
+    const allowed = headers('allowed_response_headers');
+    const passthrough = headers('passthrough_request_headers');
+    if (allowed !== undefined && allowed.length > 0) config.allowed_response_headers = allowed;
+    if (passthrough !== undefined && passthrough.length > 0)
+      config.passthrough_request_headers = passthrough;
+    commands.tuneMount(
+      m.path,
+      { description: str(body.description, 'description') ?? m.description, config },
+      deps.metadata(ctx),
+    );
+    sendVault(ctx, undefined);
   });
 
   r.get('/sys/mounts', (ctx) => {
