@@ -174,7 +174,7 @@ export class Authority {
   signer(
     mount: string,
     issuer: IssuerRow,
-    usage: 'issuing-certificates' | 'crl-signing',
+    usage: 'issuing-certificates' | 'crl-signing' | 'ocsp-signing',
     signatureBits = 0,
     usePss = false,
   ): Signer {

@@ -6,6 +6,7 @@ import { systemMetadata } from '../../core/events.js';
 import { CRL_REBUILD, pkiProjection } from './projection.js';
 import { configRoutes } from './routes/config.js';
 import { fetchRoutes } from './routes/fetch.js';
+import { ocspRoutes } from './routes/ocsp.js';
 import { issueRoutes } from './routes/issue.js';
 import { issuerRoutes } from './routes/issuers.js';
 import { keyRoutes } from './routes/keys.js';
@@ -90,6 +91,7 @@ export function createPkiContext(
         configRoutes(router, authority, scope);
         revokeRoutes(router, authority, scope);
         fetchRoutes(router, authority, scope);
+        ocspRoutes(router, authority, scope);
         return router;
       },
       // Relative paths that need the sudo capability besides their own (as in the reference).

@@ -126,6 +126,13 @@ export function time(d: Date): Buffer {
   return tlv(0x18, Buffer.from(`${String(y).padStart(4, '0')}${rest}`, 'latin1'));
 }
 
+/** A GeneralizedTime to the second, as OCSP writes every time (RFC 6960 §4.2.2.1). */
+export function generalizedTime(d: Date): Buffer {
+  const iso = d.toISOString();
+  const text = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
+  return tlv(0x18, Buffer.from(text, 'latin1'));
+}
+
 /** One element found by the reader. */
 export interface Element {
   tag: number;
