@@ -1,3 +1,5 @@
+import { ValidationError } from '../../../core/errors.js';
+
 /**
  * A minimal DER writer and reader. Certificates, CRLs and extensions are assembled here directly
  * instead of through a schema library: the structures are few and fixed, and building them by hand
@@ -54,8 +56,24 @@ export function bits(b: Buffer, unused = 0): Buffer {
   return out;
 }
 export const utf8 = (s: string): Buffer => tlv(0x0c, Buffer.from(s, 'utf8'));
-export const printable = (s: string): Buffer => tlv(0x13, Buffer.from(s, 'latin1'));
-export const ia5 = (s: string): Buffer => tlv(0x16, Buffer.from(s, 'latin1'));
+
+/**
+ * PrintableString's characters as Go's encoding/asn1 writes them (it refuses `*` and `&` there):
+ * letters, digits, space and `'()+,-./:=?`.
+ */
+export const isPrintable = (s: string): boolean => /^[A-Za-z0-9 '()+,\-./:=?]*$/.test(s);
+
+/** A PrintableString, or a UTF8String when `s` has other characters, as Go's asn1 falls back. */
+export const printable = (s: string): Buffer =>
+  isPrintable(s) ? tlv(0x13, Buffer.from(s, 'latin1')) : utf8(s);
+
+/** IA5String's bytes (ASCII); anything else is refused as Go's x509 refuses it. */
+export function ia5Bytes(s: string): Buffer {
+  if (!/^[\x00-\x7f]*$/.test(s))
+    throw new ValidationError(`x509: ${JSON.stringify(s)} cannot be encoded as an IA5String`);
+  return Buffer.from(s, 'latin1');
+}
+export const ia5 = (s: string): Buffer => tlv(0x16, ia5Bytes(s));
 export const enumerated = (n: number): Buffer => tlv(0x0a, Buffer.from([n]));
 
 /** `[n]` context tag: explicit (constructed, wraps a whole TLV) or implicit primitive (raw content). */
