@@ -38,8 +38,16 @@ export function signIntermediate(
     int(b, 'signature_bits', 0),
     bool(b, 'use_pss', false),
   );
-  const commonName = useCsr ? csr.commonName : str(b, 'common_name').trim();
-  if (!commonName && !useCsr) throw new ValidationError('the common_name field is required');
+  if (signer.cert.isCA && signer.cert.pathLen === 0)
+    throw new ValidationError(
+      'signing certificate has a max path length of zero, and cannot issue further CA certificates',
+    );
+  // Without a common_name the CSR's is used, as the reference sets use_csr_common_name then.
+  const commonName = useCsr ? csr.commonName : str(b, 'common_name').trim() || csr.commonName;
+  if (!commonName && !useCsr)
+    throw new ValidationError(
+      'the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, unless "require_cn" is set to false',
+    );
   const names = resolveNames(
     { ...CA_ROLE, use_csr_common_name: useCsr, use_csr_sans: useCsr },
     caNameRequest(b, commonName),

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCertificatesPem } from '../../../src/secrets/pki/x509/parse.js';
+import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
+
+let t: PkiTestApp;
+const v1 = async (method: string, path: string, body?: unknown) => {
+  const res = await t.request(method, `/v1/${path}`, {
+    token: t.tokens.secrets.root_token,
+    ...(body === undefined ? {} : { body }),
+  });
+  const json = res.json as { data?: Record<string, unknown>; errors?: string[] } | undefined;
+  return { ...res, data: json?.data ?? {}, errors: json?.errors };
+};
+
+beforeAll(async () => {
+  t = await startPkiApp();
+  await t.pki('POST', 'root/generate/internal', { common_name: 'Top', key_type: 'ec' });
+});
+afterAll(async () => t.close());
+
+/** A new mount holding an intermediate signed by `pki/` with the given path length. */
+async function intermediate(mount: string, maxPathLength: number) {
+  await v1('POST', `sys/mounts/${mount}`, { type: 'pki' });
+  const csr = (
+    await v1('POST', `${mount}/intermediate/generate/internal`, {
+      common_name: `${mount} CA`,
+      key_type: 'ec',
+    })
+  ).data.csr as string;
+  const signed = await t.pki('POST', 'root/sign-intermediate', {
+    csr,
+    common_name: `${mount} CA`,
+    max_path_length: maxPathLength,
+    ttl: '100h',
+  });
+  expect(signed.status, signed.text).toBe(200);
+  await v1('POST', `${mount}/intermediate/set-signed`, { certificate: signed.data.certificate });
+  return csr;
+}
+
+describe('signing CA certificates under a path length', () => {
+  it('a signer with path length zero refuses further CAs with the reference message', async () => {
+    const csr = await intermediate('pki-leafonly', 0);
+    const before = t.app.core.store.lastPosition();
+    const res = await v1('POST', 'pki-leafonly/root/sign-intermediate', {
+      csr,
+      common_name: 'Below',
+    });
+    expect(res.status).toBe(400);
+    expect(res.errors).toEqual([
+      'signing certificate has a max path length of zero, and cannot issue further CA certificates',
+    ]);
+    expect(t.app.core.store.lastPosition()).toBe(before);
+  });
+
+  it('an explicit max_path_length is taken as given, as the reference takes it; absent, it is one less', async () => {
+    const csr = await intermediate('pki-one', 1);
+    const explicit = await v1('POST', 'pki-one/root/sign-intermediate', {
+      csr,
+      common_name: 'Explicit',
+      max_path_length: 5,
+    });
+    expect(explicit.status, explicit.text).toBe(200);
+    const pathLen = (pem: unknown) => parseCertificatesPem(pem as string)[0]?.pathLen;
+    expect(pathLen(explicit.data.certificate)).toBe(5);
+    const derived = await v1('POST', 'pki-one/root/sign-intermediate', {
+      csr,
+      common_name: 'Derived',
+    });
+    expect(derived.status, derived.text).toBe(200);
+    expect(pathLen(derived.data.certificate)).toBe(0);
+  });
+});
