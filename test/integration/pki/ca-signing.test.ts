@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCertificatesPem } from '../../../src/secrets/pki/x509/parse.js';
+import { parseCertificatesPem, parseCsr } from '../../../src/secrets/pki/x509/parse.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 
 let t: PkiTestApp;
@@ -69,5 +69,48 @@ describe('signing CA certificates under a path length', () => {
     });
     expect(derived.status, derived.text).toBe(200);
     expect(pathLen(derived.data.certificate)).toBe(0);
+  });
+});
+
+describe('rotation: root/rotate, root/replace, intermediate/cross-sign', () => {
+  it('root/rotate adds an issuer named "next" and leaves the default; root/replace moves it', async () => {
+    await v1('POST', 'sys/mounts/pki-rot', { type: 'pki' });
+    const old = await v1('POST', 'pki-rot/root/generate/internal', {
+      common_name: 'Old Root',
+      key_type: 'ec',
+    });
+    const rotated = await v1('POST', 'pki-rot/root/rotate/internal', {
+      common_name: 'New Root',
+      key_type: 'ec',
+    });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.data.issuer_name).toBe('next');
+    expect((await v1('GET', 'pki-rot/config/issuers')).data.default).toBe(old.data.issuer_id);
+    const replaced = await v1('POST', 'pki-rot/root/replace', {});
+    expect(replaced.data).toEqual({
+      default: rotated.data.issuer_id,
+      default_follows_latest_issuer: false,
+    });
+    expect((await v1('GET', 'pki-rot/issuer/default')).data.issuer_name).toBe('next');
+    const missing = await v1('POST', 'pki-rot/root/replace', { default: 'nope' });
+    expect(missing.status).toBe(400);
+    expect(missing.errors).toEqual(['unable to resolve issuer id for reference: nope']);
+  });
+
+  it('intermediate/cross-sign makes a CSR with an existing key, and creates no issuer', async () => {
+    const issuers = (await v1('LIST', 'pki-rot/issuers')).data.keys as string[];
+    const keyId = (await v1('GET', 'pki-rot/issuer/default')).data.key_id as string;
+    const res = await v1('POST', 'pki-rot/intermediate/cross-sign', {
+      common_name: 'New Root',
+      key_ref: keyId,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.data.key_id).toBe(keyId);
+    const csr = parseCsr(res.data.csr as string);
+    const cert = parseCertificatesPem(
+      (await v1('GET', 'pki-rot/issuer/default')).data.certificate as string,
+    )[0]!;
+    expect(csr.spki.equals(cert.spki)).toBe(true);
+    expect((await v1('LIST', 'pki-rot/issuers')).data.keys).toEqual(issuers);
   });
 });

@@ -48,6 +48,16 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
   };
   r.post('/root/generate/:type', root);
   r.post('/issuers/generate/root/:type', root);
+  // root/rotate is root generation whose issuer_name defaults to "next" (the default issuer
+  // moves only through root/replace or default_follows_latest_issuer), as the reference.
+  r.post('/root/rotate/:type', async (ctx) => {
+    const b = input(ctx);
+    const out = await generateRoot(authority, id, meta(ctx), param(ctx, 'type'), {
+      ...b,
+      issuer_name: str(b, 'issuer_name') || 'next',
+    });
+    send(ctx, out.data, out.warnings);
+  });
   const intermediate = async (ctx: Context & { params: Record<string, string> }) => {
     const out = await generateIntermediate(
       authority,
@@ -60,6 +70,11 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
   };
   r.post('/intermediate/generate/:type', intermediate);
   r.post('/issuers/generate/intermediate/:type', intermediate);
+  // A CSR for an existing key, for another CA to cross-sign: intermediate/generate/existing.
+  r.post('/intermediate/cross-sign', async (ctx) => {
+    const out = await generateIntermediate(authority, id, meta(ctx), 'existing', input(ctx));
+    send(ctx, out.data, out.warnings);
+  });
 
   const importWith =
     (allowKeys: boolean, field: 'pem_bundle' | 'certificate') => (ctx: Context) => {
@@ -223,10 +238,10 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
       default_follows_latest_issuer: d.defaultFollowsLatestIssuer,
     });
   });
-  const setDefault = (ctx: Context) => {
+  const setDefault = (fallback: string) => (ctx: Context) => {
     const b = input(ctx);
     const current = authority.defaults(id);
-    const ref = str(b, 'default');
+    const ref = str(b, 'default') || fallback;
     const issuerId = ref ? authority.resolveIssuer(id, ref).issuer_id : current.defaultIssuer;
     const follows = bool(b, 'default_follows_latest_issuer', current.defaultFollowsLatestIssuer);
     authority.core.handler.handle(
@@ -242,7 +257,9 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     );
     send(ctx, { default: issuerId, default_follows_latest_issuer: follows });
   };
-  r.post('/config/issuers', setDefault);
+  r.post('/config/issuers', setDefault(''));
+  // root/replace makes an issuer (by default the one named "next") the default.
+  r.post('/root/replace', setDefault('next'));
 
   r.delete('/root', (ctx) => {
     authority.atomically(() => {
