@@ -104,7 +104,14 @@ export interface CrlBuiltData extends OnMount {
   crl: string;
 }
 
-export type CrlEvent = { type: 'PkiCrlBuilt'; data: CrlBuiltData };
+/** A delta CRL: what was revoked since the complete CRL `baseNumber`, in the same numbering. */
+export interface DeltaCrlBuiltData extends CrlBuiltData {
+  baseNumber: number;
+}
+
+export type CrlEvent =
+  | { type: 'PkiCrlBuilt'; data: CrlBuiltData }
+  | { type: 'PkiDeltaCrlBuilt'; data: DeltaCrlBuiltData };
 
 /** Every event of the certificate authority context. */
 export type PkiEvent =
@@ -140,4 +147,5 @@ export const PKI_EVENT_TYPES: readonly PkiEvent['type'][] = [
   'PkiKeysConfigured',
   'PkiTidied',
   'PkiCrlBuilt',
+  'PkiDeltaCrlBuilt',
 ];

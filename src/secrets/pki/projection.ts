@@ -16,6 +16,7 @@ const TABLES = [
   'pki_config',
   'pki_certs',
   'pki_crls',
+  'pki_delta_crls',
 ] as const;
 const OWN = new Set<string>(PKI_EVENT_TYPES);
 
@@ -33,6 +34,9 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS pki_certs_revoked ON pki_certs (mount, issuer_id, revoked_at) WHERE revoked_at IS NOT NULL;
   CREATE TABLE IF NOT EXISTS pki_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL, this_update TEXT NOT NULL,
     next_update TEXT NOT NULL, crl TEXT NOT NULL, PRIMARY KEY (mount, issuer_id));
+  CREATE TABLE IF NOT EXISTS pki_delta_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL,
+    base_number INTEGER NOT NULL, this_update TEXT NOT NULL, next_update TEXT NOT NULL, crl TEXT NOT NULL,
+    PRIMARY KEY (mount, issuer_id));
 `;
 
 /** Events that touch only certificates and CRLs, never a role, key, issuer or configuration. */
@@ -41,6 +45,7 @@ const CERTIFICATE_ONLY = new Set<string>([
   'CertificateRevoked',
   'CertificateDeleted',
   'PkiCrlBuilt',
+  'PkiDeltaCrlBuilt',
 ]);
 
 /**
@@ -50,7 +55,7 @@ const CERTIFICATE_ONLY = new Set<string>([
  */
 export const pkiProjection = (onChanged: () => void = () => undefined): Projection => ({
   name: 'pki',
-  version: 1,
+  version: 2,
   tables: TABLES,
   setup(db: Db) {
     db.exec(SCHEMA);
@@ -77,6 +82,12 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
       linkIssuer: db.prepare('UPDATE pki_issuers SET key_id = ? WHERE mount = ? AND issuer_id = ?'),
       delIssuer: db.prepare('DELETE FROM pki_issuers WHERE mount = ? AND issuer_id = ?'),
       delIssuerCrl: db.prepare('DELETE FROM pki_crls WHERE mount = ? AND issuer_id = ?'),
+      delIssuerDelta: db.prepare('DELETE FROM pki_delta_crls WHERE mount = ? AND issuer_id = ?'),
+      putDelta: db.prepare(
+        `INSERT INTO pki_delta_crls (mount, issuer_id, number, base_number, this_update, next_update, crl) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (mount, issuer_id) DO UPDATE SET number = excluded.number, base_number = excluded.base_number,
+           this_update = excluded.this_update, next_update = excluded.next_update, crl = excluded.crl`,
+      ),
       putConfig: db.prepare(
         'INSERT INTO pki_config (mount, kind, value) VALUES (?, ?, ?) ON CONFLICT (mount, kind) DO UPDATE SET value = excluded.value',
       ),
@@ -156,6 +167,7 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
         case 'PkiIssuerDeleted':
           s.delIssuer.run(e.data.mount, e.data.issuerId);
           s.delIssuerCrl.run(e.data.mount, e.data.issuerId);
+          s.delIssuerDelta.run(e.data.mount, e.data.issuerId);
           schedule.remove(crlRebuildKey(e.data.mount, e.data.issuerId));
           break;
         case 'PkiUrlsConfigured':
@@ -214,6 +226,19 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
         case 'CertificateDeleted':
           s.delCert.run(e.data.mount, e.data.serial);
           break;
+        case 'PkiDeltaCrlBuilt': {
+          const d = e.data;
+          s.putDelta.run(
+            d.mount,
+            d.issuerId,
+            d.number,
+            d.baseNumber,
+            d.thisUpdate,
+            d.nextUpdate,
+            d.crl,
+          );
+          break;
+        }
         case 'PkiCrlBuilt': {
           const d = e.data;
           s.putCrl.run(d.mount, d.issuerId, d.number, d.thisUpdate, d.nextUpdate, d.crl);
@@ -345,6 +370,9 @@ export class PkiQueries {
       crl: db.prepare<[string, string], CrlRow>(
         'SELECT * FROM pki_crls WHERE mount = ? AND issuer_id = ?',
       ),
+      deltaCrl: db.prepare<[string, string], CrlRow>(
+        'SELECT * FROM pki_delta_crls WHERE mount = ? AND issuer_id = ?',
+      ),
     };
   }
 
@@ -373,4 +401,6 @@ export class PkiQueries {
   revokedOf = (mount: string, issuerId: string) => this.#s.revokedOf.all(mount, issuerId);
   expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);
   crl = (mount: string, issuerId: string): CrlRow | undefined => this.#s.crl.get(mount, issuerId);
+  deltaCrl = (mount: string, issuerId: string): CrlRow | undefined =>
+    this.#s.deltaCrl.get(mount, issuerId);
 }

@@ -7,7 +7,7 @@ import { bool, int, str } from './fields.js';
 import { normaliseSerial, pem, pemBlocks } from './x509/certificate.js';
 import { keysMatch, parsePrivateKey } from './x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
-import { rebuildAllCrls, rebuildCrl } from './crls.js';
+import { rebuildAllCrls, rebuildCrl, rebuildDeltaCrl } from './crls.js';
 
 /** What a revoke call answers: data (null when refused as expired) and warnings. */
 export interface Revoked {
@@ -174,16 +174,17 @@ export function revoke(
       },
       meta,
     );
-    if (!config.auto_rebuild) {
-      const issuer = authority.q.issuer(mount, target.issuerId);
-      if (issuer) rebuildCrl(authority, mount, meta, issuer);
-    }
+    const issuer = authority.q.issuer(mount, target.issuerId);
+    // Without auto_rebuild the complete CRL is rebuilt now; with it and enable_delta, the delta.
+    if (issuer && !config.auto_rebuild) rebuildCrl(authority, mount, meta, issuer);
+    else if (issuer && config.enable_delta) rebuildDeltaCrl(authority, mount, meta, issuer);
   });
-  const warnings = config.auto_rebuild
-    ? [
-        'auto_rebuild is enabled: the CRL will include this revocation when it is next rebuilt (crl/rotate rebuilds it now)',
-      ]
-    : [];
+  const warnings =
+    config.auto_rebuild && !config.enable_delta
+      ? [
+          'auto_rebuild is enabled: the CRL will include this revocation when it is next rebuilt (crl/rotate rebuilds it now)',
+        ]
+      : [];
   return {
     data: {
       revocation_time: Math.floor(now.getTime() / 1000),

@@ -9,7 +9,7 @@ import type { UrlConfig } from '../issuance.js';
 import { durationText } from '../role.js';
 import { tidy } from '../revoke.js';
 import { input, meta, send, type RouteScope } from './common.js';
-import { rebuildAllCrls } from '../crls.js';
+import { rebuildAllCrls, rebuildAllDeltaCrls } from '../crls.js';
 
 const crlView = (c: CrlConfig) => ({
   ...c,
@@ -92,8 +92,6 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
       throw new ValidationError(
         'Delta CRLs cannot be enabled when auto rebuilding is disabled as the complete CRL is always regenerated!',
       );
-    if (next.enable_delta)
-      throw new ValidationError('delta CRLs are not supported by Keel; leave enable_delta false');
     authority.atomically(() => {
       authority.core.handler.handle(
         streams.config(id),
@@ -106,7 +104,8 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
         next.disable !== c.disable ||
         next.expiry !== c.expiry ||
         next.auto_rebuild !== c.auto_rebuild ||
-        next.auto_rebuild_grace_period !== c.auto_rebuild_grace_period
+        next.auto_rebuild_grace_period !== c.auto_rebuild_grace_period ||
+        next.enable_delta !== c.enable_delta
       )
         rebuildAllCrls(authority, id, meta(ctx));
     });
@@ -114,6 +113,15 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
   };
   r.post('/config/crl', setCrl);
 
+  r.get('/crl/rotate-delta', (ctx) => {
+    const on = authority.crlConfig(id).enable_delta;
+    if (on) authority.atomically(() => rebuildAllDeltaCrls(authority, id, meta(ctx)));
+    send(
+      ctx,
+      { success: true },
+      on ? [] : ['requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op'],
+    );
+  });
   r.get('/crl/rotate', (ctx) => {
     authority.atomically(() => {
       rebuildAllCrls(authority, id, meta(ctx));
