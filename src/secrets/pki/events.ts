@@ -74,14 +74,29 @@ export interface CrlConfig {
 }
 
 /** Tidy's outcome, served by `tidy-status`. */
-export interface TidyResult {
-  startedAt: string;
-  finishedAt: string;
+/** What a tidy run does. */
+export interface TidyParams {
   safetyBuffer: number;
   tidyCertStore: boolean;
   tidyRevokedCerts: boolean;
+}
+
+export interface TidyResult extends TidyParams {
+  startedAt: string;
+  finishedAt: string;
   certStoreDeleted: number;
   revokedCertDeleted: number;
+  /** absent (an older event) means Finished */
+  state?: 'Finished' | 'Cancelled';
+}
+
+/** `config/auto-tidy`: a tidy every `interval_duration` seconds while enabled. */
+export interface AutoTidyConfig {
+  enabled: boolean;
+  interval_duration: number;
+  safety_buffer: number;
+  tidy_cert_store: boolean;
+  tidy_revoked_certs: boolean;
 }
 
 export type ConfigEvent =
@@ -92,7 +107,9 @@ export type ConfigEvent =
       data: OnMount & { defaultIssuer: string; defaultFollowsLatestIssuer: boolean };
     }
   | { type: 'PkiKeysConfigured'; data: OnMount & { defaultKey: string } }
-  | { type: 'PkiTidied'; data: OnMount & TidyResult };
+  | { type: 'PkiTidyStarted'; data: OnMount & TidyParams & { startedAt: string; auto: boolean } }
+  | { type: 'PkiTidied'; data: OnMount & TidyResult }
+  | { type: 'PkiAutoTidyConfigured'; data: OnMount & { config: AutoTidyConfig } };
 
 /** A CRL signed by one issuer; the DER is in the event so a replay restores the exact bytes. */
 export interface CrlBuiltData extends OnMount {
@@ -148,4 +165,6 @@ export const PKI_EVENT_TYPES: readonly PkiEvent['type'][] = [
   'PkiTidied',
   'PkiCrlBuilt',
   'PkiDeltaCrlBuilt',
+  'PkiTidyStarted',
+  'PkiAutoTidyConfigured',
 ];

@@ -3,7 +3,9 @@ import type { ContextModule, Core } from '../../context.js';
 import type { Mount } from '../../http/types.js';
 import { Authority } from './authority.js';
 import { systemMetadata } from '../../core/events.js';
-import { CRL_REBUILD, pkiProjection } from './projection.js';
+import { CRL_REBUILD, PKI_AUTO_TIDY, PKI_TIDY, pkiProjection } from './projection.js';
+import { runTidy, startAutoTidy } from './tidy.js';
+import { tidyRoutes } from './routes/tidy.js';
 import { configRoutes } from './routes/config.js';
 import { fetchRoutes } from './routes/fetch.js';
 import { ocspRoutes } from './routes/ocsp.js';
@@ -68,6 +70,20 @@ export function createPkiContext(
     authority,
     projections: [pkiProjection(() => authority.readModelsChanged())],
     timers: [
+      // A started tidy runs here, off the request; the auto-tidy timer starts one.
+      {
+        kind: PKI_TIDY,
+        async fire(entry) {
+          runTidy(authority, (entry.data as { mount: string }).mount, systemMetadata('pki-tidy'));
+        },
+      },
+      {
+        kind: PKI_AUTO_TIDY,
+        async fire(entry) {
+          const { mount } = entry.data as { mount: string };
+          startAutoTidy(authority, mount, systemMetadata('pki-auto-tidy'));
+        },
+      },
       {
         kind: CRL_REBUILD,
         // auto_rebuild: rebuild a grace period before expiry; the new CRL moves the schedule row.
@@ -90,6 +106,7 @@ export function createPkiContext(
         keyRoutes(router, authority, scope);
         configRoutes(router, authority, scope);
         revokeRoutes(router, authority, scope);
+        tidyRoutes(router, authority, scope);
         fetchRoutes(router, authority, scope);
         ocspRoutes(router, authority, scope);
         return router;

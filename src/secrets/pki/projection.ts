@@ -3,10 +3,20 @@ import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import { scheduleRows } from '../../core/schedule.js';
-import { PKI_EVENT_TYPES, type IssuerSettings, type PkiEvent } from './events.js';
+import {
+  PKI_EVENT_TYPES,
+  type AutoTidyConfig,
+  type IssuerSettings,
+  type PkiEvent,
+} from './events.js';
 
 /** The schedule kind of automatic CRL rebuilds. */
 export const CRL_REBUILD = 'pki-crl-rebuild';
+/** Schedule kinds: a started tidy waiting to run, and the next auto-tidy. */
+export const PKI_TIDY = 'pki-tidy';
+export const PKI_AUTO_TIDY = 'pki-auto-tidy';
+const tidyKey = (mount: string) => `pki-tidy/${mount}`;
+const autoTidyKey = (mount: string) => `pki-auto-tidy/${mount}`;
 const crlRebuildKey = (mount: string, issuerId: string) => `pki-crl/${mount}/${issuerId}`;
 
 const TABLES = [
@@ -55,7 +65,7 @@ const CERTIFICATE_ONLY = new Set<string>([
  */
 export const pkiProjection = (onChanged: () => void = () => undefined): Projection => ({
   name: 'pki',
-  version: 2,
+  version: 3,
   tables: TABLES,
   setup(db: Db) {
     db.exec(SCHEMA);
@@ -63,6 +73,25 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
     const crlConfig = db.prepare<[string], { value: string }>(
       "SELECT value FROM pki_config WHERE mount = ? AND kind = 'crl'",
     );
+    const configRow = db.prepare<[string, string], { value: string }>(
+      'SELECT value FROM pki_config WHERE mount = ? AND kind = ?',
+    );
+    const configOf = <T>(mount: string, kind: string): T | undefined => {
+      const row = configRow.get(mount, kind);
+      return row ? (JSON.parse(row.value) as T) : undefined;
+    };
+    /** The next auto-tidy, an interval after `from`, while auto-tidy is enabled. */
+    const scheduleAutoTidy = (mount: string, from: string) => {
+      const auto = configOf<AutoTidyConfig>(mount, 'auto-tidy');
+      if (auto?.enabled)
+        schedule.put({
+          key: autoTidyKey(mount),
+          kind: PKI_AUTO_TIDY,
+          dueAt: new Date(Date.parse(from) + auto.interval_duration * 1000).toISOString(),
+          data: { mount },
+        });
+      else schedule.remove(autoTidyKey(mount));
+    };
     const s = {
       putRole: db.prepare(
         'INSERT INTO pki_roles (mount, name, role) VALUES (?, ?, ?) ON CONFLICT (mount, name) DO UPDATE SET role = excluded.role',
@@ -88,6 +117,7 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
          ON CONFLICT (mount, issuer_id) DO UPDATE SET number = excluded.number, base_number = excluded.base_number,
            this_update = excluded.this_update, next_update = excluded.next_update, crl = excluded.crl`,
       ),
+      delConfig: db.prepare('DELETE FROM pki_config WHERE mount = ? AND kind = ?'),
       putConfig: db.prepare(
         'INSERT INTO pki_config (mount, kind, value) VALUES (?, ?, ?) ON CONFLICT (mount, kind) DO UPDATE SET value = excluded.value',
       ),
@@ -189,9 +219,31 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
         case 'PkiKeysConfigured':
           s.putConfig.run(e.data.mount, 'keys', canonicalJson({ defaultKey: e.data.defaultKey }));
           break;
+        case 'PkiTidyStarted': {
+          const { mount, ...run } = e.data;
+          s.putConfig.run(mount, 'tidy-run', canonicalJson(run));
+          // The run is due at once; the auto-tidy row comes back when it finishes.
+          schedule.put({
+            key: tidyKey(mount),
+            kind: PKI_TIDY,
+            dueAt: run.startedAt,
+            data: { mount },
+          });
+          schedule.remove(autoTidyKey(mount));
+          break;
+        }
         case 'PkiTidied': {
           const { mount, ...result } = e.data;
           s.putConfig.run(mount, 'tidy', canonicalJson(result));
+          s.delConfig.run(mount, 'tidy-run');
+          schedule.remove(tidyKey(mount));
+          scheduleAutoTidy(mount, result.finishedAt);
+          break;
+        }
+        case 'PkiAutoTidyConfigured': {
+          s.putConfig.run(e.data.mount, 'auto-tidy', canonicalJson(e.data.config));
+          if (configOf(e.data.mount, 'tidy-run') === undefined)
+            scheduleAutoTidy(e.data.mount, e.time);
           break;
         }
         case 'CertificateIssued': {

@@ -3,11 +3,11 @@ import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { certificateDecider } from './deciders.js';
 import { streams } from './events.js';
-import { bool, int, str } from './fields.js';
+import { int, str } from './fields.js';
 import { normaliseSerial, pem, pemBlocks } from './x509/certificate.js';
 import { keysMatch, parsePrivateKey } from './x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
-import { rebuildAllCrls, rebuildCrl, rebuildDeltaCrl } from './crls.js';
+import { rebuildCrl, rebuildDeltaCrl } from './crls.js';
 
 /** What a revoke call answers: data (null when refused as expired) and warnings. */
 export interface Revoked {
@@ -193,61 +193,4 @@ export function revoke(
     },
     warnings,
   };
-}
-
-/**
- * Tidy: removes stored certificates (and revoked entries) expired for longer than the safety
- * buffer, then rebuilds the CRLs. It runs to completion inside the request and records the
- * outcome, which `tidy-status` serves.
- */
-export function tidy(
-  authority: Authority,
-  mount: string,
-  meta: AuditMetadata,
-  b: Record<string, unknown>,
-  safetyBuffer: number,
-): { ran: boolean } {
-  const tidyCertStore = bool(b, 'tidy_cert_store', false);
-  const tidyRevoked = bool(b, 'tidy_revoked_certs', false);
-  const startedAt = authority.core.clock.now();
-  if (!tidyCertStore && !tidyRevoked) return { ran: false };
-  const cutoff = new Date(startedAt.getTime() - safetyBuffer * 1000).toISOString();
-  let certStoreDeleted = 0;
-  let revokedCertDeleted = 0;
-  authority.atomically(() => {
-    for (const row of authority.q.expiredBefore(mount, cutoff)) {
-      const isRevoked = row.revoked_at !== null;
-      if (isRevoked ? !tidyRevoked : !tidyCertStore) continue;
-      authority.core.handler.handle(
-        streams.cert(mount, row.serial),
-        certificateDecider,
-        () => [{ type: 'CertificateDeleted' as const, data: { mount, serial: row.serial } }],
-        meta,
-      );
-      if (isRevoked) revokedCertDeleted++;
-      else certStoreDeleted++;
-    }
-    if (tidyRevoked) rebuildAllCrls(authority, mount, meta);
-    authority.core.handler.handle(
-      streams.config(mount),
-      { initialState: () => null, evolve: () => null },
-      () => [
-        {
-          type: 'PkiTidied' as const,
-          data: {
-            mount,
-            startedAt: startedAt.toISOString(),
-            finishedAt: authority.core.clock.now().toISOString(),
-            safetyBuffer,
-            tidyCertStore,
-            tidyRevokedCerts: tidyRevoked,
-            certStoreDeleted,
-            revokedCertDeleted,
-          },
-        },
-      ],
-      meta,
-    );
-  });
-  return { ran: true };
 }

@@ -7,7 +7,6 @@ import { streams, type CrlConfig } from '../events.js';
 import { bool, duration, list } from '../fields.js';
 import type { UrlConfig } from '../issuance.js';
 import { durationText } from '../role.js';
-import { tidy } from '../revoke.js';
 import { input, meta, send, type RouteScope } from './common.js';
 import { rebuildAllCrls, rebuildAllDeltaCrls } from '../crls.js';
 
@@ -127,57 +126,5 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
       rebuildAllCrls(authority, id, meta(ctx));
     });
     send(ctx, { success: true });
-  });
-
-  r.post('/tidy', (ctx) => {
-    const b = input(ctx);
-    const safetyBuffer = duration(b, 'safety_buffer') ?? 72 * 3600;
-    if (safetyBuffer <= 0) throw new ValidationError('safety_buffer must be greater than zero');
-    const { ran } = tidy(authority, id, meta(ctx), b, safetyBuffer);
-    ctx.status = 202;
-    ctx.body = JSON.stringify({
-      request_id: ctx.state.requestId,
-      lease_id: '',
-      renewable: false,
-      lease_duration: 0,
-      data: null,
-      wrap_info: null,
-      warnings: [
-        ran
-          ? "Tidy operation successfully started. Any information from the operation will be printed to Keel's server logs."
-          : 'Manual tidy requested but no tidy operations were set. Enable at least one tidy operation to be run (tidy_cert_store or tidy_revoked_certs).',
-      ],
-      auth: null,
-    });
-    ctx.set('Content-Type', 'application/json');
-  });
-
-  r.get('/tidy-status', (ctx) => {
-    const s = authority.tidyStatus(id);
-    send(
-      ctx,
-      s
-        ? {
-            state: 'Finished',
-            error: null,
-            time_started: s.startedAt,
-            time_finished: s.finishedAt,
-            safety_buffer: s.safetyBuffer,
-            tidy_cert_store: s.tidyCertStore,
-            tidy_revoked_certs: s.tidyRevokedCerts,
-            cert_store_deleted_count: s.certStoreDeleted,
-            revoked_cert_deleted_count: s.revokedCertDeleted,
-            message: 'Tidy operation successfully completed',
-          }
-        : {
-            state: 'Inactive',
-            error: null,
-            time_started: null,
-            time_finished: null,
-            cert_store_deleted_count: 0,
-            revoked_cert_deleted_count: 0,
-            message: '',
-          },
-    );
   });
 }
