@@ -40,6 +40,31 @@ async function issue(cn: string): Promise<string> {
   return res.data.serial_number as string;
 }
 
+describe('config/crl: what only an enterprise edition enables', () => {
+  it.each([
+    [{ unified_crl: true }, 'unified_crl can only be enabled on an enterprise edition'],
+    [
+      { unified_crl_on_existing_paths: true },
+      'unified_crl_on_existing_paths cannot be enabled if unified_crl is disabled',
+    ],
+    [
+      { cross_cluster_revocation: true },
+      'Global, cross-cluster revocation queue (cross_cluster_revocation) can only be enabled on an enterprise edition.',
+    ],
+  ])('%j is refused with 400, nothing written; reads show false', async (body, message) => {
+    const before = t.app.core.store.lastPosition();
+    const res = await t.pki('POST', 'config/crl', body);
+    expect(res.status).toBe(400);
+    expect((res.json as { errors: string[] }).errors).toEqual([message]);
+    expect(t.app.core.store.lastPosition()).toBe(before);
+    expect((await t.pki('GET', 'config/crl')).data).toMatchObject({
+      unified_crl: false,
+      unified_crl_on_existing_paths: false,
+      cross_cluster_revocation: false,
+    });
+  });
+});
+
 describe('delta CRLs', () => {
   it('enable_delta needs auto_rebuild, with the reference message', async () => {
     const res = await t.pki('POST', 'config/crl', { enable_delta: true });

@@ -12,13 +12,17 @@ import { rebuildAllCrls, rebuildAllDeltaCrls } from '../crls.js';
 
 const crlView = (c: CrlConfig) => ({
   ...c,
+  // Enterprise-only in the reference, and refused on write as it refuses them.
+  unified_crl: false,
+  unified_crl_on_existing_paths: false,
+  cross_cluster_revocation: false,
   expiry: durationText(c.expiry),
   ocsp_expiry: durationText(c.ocsp_expiry),
   auto_rebuild_grace_period: durationText(c.auto_rebuild_grace_period),
   delta_rebuild_interval: durationText(c.delta_rebuild_interval),
 });
 
-/** `config/urls`, `config/crl`, `crl/rotate`, `tidy` and `tidy-status`. */
+/** `config/urls`, `config/crl`, `crl/rotate` and `crl/rotate-delta`. */
 export function configRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
   r.get('/config/urls', (ctx) => send(ctx, { ...authority.urls(id), enable_templating: false }));
   const setUrls = (ctx: Context) => {
@@ -87,6 +91,17 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
         `CRL auto-rebuilding grace period (${durationText(next.auto_rebuild_grace_period)}) must be strictly shorter than CRL expiry (${durationText(next.expiry)}) value when auto-rebuilding of CRLs is enabled`,
       );
     }
+    // The reference's community edition refuses these with these messages.
+    if (bool(b, 'cross_cluster_revocation', false))
+      throw new ValidationError(
+        'Global, cross-cluster revocation queue (cross_cluster_revocation) can only be enabled on an enterprise edition.',
+      );
+    if (bool(b, 'unified_crl', false))
+      throw new ValidationError('unified_crl can only be enabled on an enterprise edition');
+    if (bool(b, 'unified_crl_on_existing_paths', false))
+      throw new ValidationError(
+        'unified_crl_on_existing_paths cannot be enabled if unified_crl is disabled',
+      );
     if (next.enable_delta && !next.auto_rebuild)
       throw new ValidationError(
         'Delta CRLs cannot be enabled when auto rebuilding is disabled as the complete CRL is always regenerated!',
