@@ -41,6 +41,8 @@ export interface IssuerSettings {
   issuingCertificates: string[];
   crlDistributionPoints: string[];
   ocspServers: string[];
+  /** set once `issuer/:ref/revoke` has revoked it (ISO time) */
+  revokedAt?: string;
 }
 
 export interface IssuerCreatedData extends OnMount, IssuerSettings {

@@ -1,13 +1,14 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { certificateDecider } from './deciders.js';
+import { certificateDecider, issuerDecider } from './deciders.js';
 import { streams } from './events.js';
 import { int, str } from './fields.js';
 import { normaliseSerial, pem, pemBlocks } from './x509/certificate.js';
 import { keysMatch, parsePrivateKey } from './x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
-import { rebuildCrl, rebuildDeltaCrl } from './crls.js';
+import { rebuildAllCrls, rebuildCrl, rebuildDeltaCrl } from './crls.js';
+import type { IssuerRow } from './projection.js';
 
 /** What a revoke call answers: data (null when refused as expired) and warnings. */
 export interface Revoked {
@@ -193,4 +194,58 @@ export function revoke(
     },
     warnings,
   };
+}
+
+/**
+ * `issuer/:ref/revoke`: the issuer is marked revoked and loses `issuing-certificates`; its own
+ * certificate, when a parent issuer of this mount signed and stored it, is revoked on that
+ * parent's CRL; every CRL is rebuilt. A second call changes nothing, as the reference.
+ */
+export function revokeIssuer(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  issuer: IssuerRow,
+): void {
+  if (issuer.settings.revokedAt !== undefined) return;
+  const now = authority.core.clock.now().toISOString();
+  authority.atomically(() => {
+    authority.core.handler.handle(
+      streams.issuer(mount, issuer.issuer_id),
+      issuerDecider,
+      () => [
+        {
+          type: 'PkiIssuerUpdated' as const,
+          data: {
+            mount,
+            issuerId: issuer.issuer_id,
+            ...issuer.settings,
+            usage: issuer.settings.usage.filter((u) => u !== 'issuing-certificates'),
+            revokedAt: now,
+          },
+        },
+      ],
+      meta,
+    );
+    const stored = authority.q.cert(mount, issuer.serial);
+    if (stored && stored.issuer_id !== issuer.issuer_id && stored.revoked_at === null)
+      authority.core.handler.handle(
+        streams.cert(mount, issuer.serial),
+        certificateDecider,
+        () => [
+          {
+            type: 'CertificateRevoked' as const,
+            data: {
+              mount,
+              serial: issuer.serial,
+              issuerId: stored.issuer_id,
+              revokedAt: now,
+              notAfter: stored.not_after,
+            },
+          },
+        ],
+        meta,
+      );
+    rebuildAllCrls(authority, mount, meta);
+  });
 }

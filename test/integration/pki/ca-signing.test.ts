@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCertificatesPem, parseCsr } from '../../../src/secrets/pki/x509/parse.js';
+import { openssl } from '../../support/pki-openssl.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 
 let t: PkiTestApp;
@@ -112,5 +113,68 @@ describe('rotation: root/rotate, root/replace, intermediate/cross-sign', () => {
     )[0]!;
     expect(csr.spki.equals(cert.spki)).toBe(true);
     expect((await v1('LIST', 'pki-rot/issuers')).data.keys).toEqual(issuers);
+  });
+});
+
+describe('issuer/:ref/revoke', () => {
+  it('revokes an intermediate on its parent CRL, stops it issuing, and is idempotent', async () => {
+    await v1('POST', 'sys/mounts/pki-two', { type: 'pki' });
+    const root = await v1('POST', 'pki-two/root/generate/internal', {
+      common_name: 'Two Root',
+      key_type: 'ec',
+      issuer_name: 'root',
+    });
+    const csr = (
+      await v1('POST', 'pki-two/intermediate/generate/internal', {
+        common_name: 'Two Int',
+        key_type: 'ec',
+      })
+    ).data.csr as string;
+    const signed = await v1('POST', 'pki-two/issuer/root/sign-intermediate', {
+      csr,
+      common_name: 'Two Int',
+      ttl: '100h',
+    });
+    const imported = await v1('POST', 'pki-two/intermediate/set-signed', {
+      certificate: signed.data.certificate,
+    });
+    const intId = (imported.data.imported_issuers as string[])[0]!;
+    await v1('POST', 'pki-two/roles/web', {
+      allowed_domains: 'example.com',
+      allow_subdomains: true,
+      issuer_ref: intId,
+      ttl: '1h',
+    });
+    expect((await v1('POST', 'pki-two/issue/web', { common_name: 'a.example.com' })).status).toBe(
+      200,
+    );
+
+    const res = await v1('POST', `pki-two/issuer/${intId}/revoke`, {});
+    expect(res.status, res.text).toBe(200);
+    expect(res.data).toMatchObject({
+      issuer_id: intId,
+      revoked: true,
+      revocation_time: Math.floor(t.clock.now().getTime() / 1000),
+      usage: 'read-only,crl-signing,ocsp-signing',
+    });
+    const serial = signed.data.serial_number as string;
+    expect((await v1('GET', `pki-two/cert/${serial}`)).data.state).toBe('revoked');
+    expect((await v1('LIST', 'pki-two/certs/revoked')).data.keys).toEqual([serial]);
+    // on the root's CRL, as openssl reads it
+    const crl = (await v1('GET', `pki-two/issuer/${root.data.issuer_id as string}/crl`)).data
+      .crl as string;
+    const text = openssl(['crl', '-noout', '-text'], crl).out;
+    expect(text).toContain(serial.replace(/:/g, '').toUpperCase());
+    const refused = await v1('POST', 'pki-two/issue/web', { common_name: 'b.example.com' });
+    expect(refused.status).toBe(400);
+    expect(refused.errors?.[0]).toContain('does not have the issuing-certificates usage');
+    const reEnable = await v1('PATCH', `pki-two/issuer/${intId}`, {
+      usage: 'issuing-certificates',
+    });
+    expect(reEnable.errors).toEqual(['cannot set issuing-certificates usage on a revoked issuer']);
+    const before = t.app.core.store.lastPosition();
+    const again = await v1('POST', `pki-two/issuer/${intId}/revoke`, {});
+    expect(again.data.revocation_time).toBe(res.data.revocation_time);
+    expect(t.app.core.store.lastPosition()).toBe(before);
   });
 });

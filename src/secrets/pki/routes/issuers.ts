@@ -8,6 +8,7 @@ import { configDecider, issuerDecider, keyDecider } from '../deciders.js';
 import { streams, type IssuerSettings } from '../events.js';
 import { bool, list, NAME_PATTERN, str } from '../fields.js';
 import type { IssuerRow } from '../projection.js';
+import { revokeIssuer } from '../revoke.js';
 import { input, meta, param, send, sendKeys, type RouteScope } from './common.js';
 
 const USAGES = ['read-only', 'issuing-certificates', 'crl-signing', 'ocsp-signing'];
@@ -31,7 +32,13 @@ export function issuerView(
     leaf_not_after_behavior: s.leafNotAfterBehavior,
     usage: s.usage.join(','),
     revocation_signature_algorithm: s.revocationSignatureAlgorithm,
-    revoked: false,
+    revoked: s.revokedAt !== undefined,
+    ...(s.revokedAt === undefined
+      ? {}
+      : {
+          revocation_time: Math.floor(Date.parse(s.revokedAt) / 1000),
+          revocation_time_rfc3339: new Date(s.revokedAt).toISOString().replace(/\.000Z$/, 'Z'),
+        }),
     issuing_certificates: s.issuingCertificates,
     crl_distribution_points: s.crlDistributionPoints,
     delta_crl_distribution_points: [],
@@ -140,6 +147,8 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
       );
     }
     const usage = b.usage === undefined ? base.usage : list(b, 'usage');
+    if (row.settings.revokedAt !== undefined && usage.includes('issuing-certificates'))
+      throw new ValidationError('cannot set issuing-certificates usage on a revoked issuer');
     for (const u of usage)
       if (!USAGES.includes(u))
         throw new ValidationError(
@@ -167,6 +176,8 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
           ? base.crlDistributionPoints
           : list(b, 'crl_distribution_points'),
       ocspServers: b.ocsp_servers === undefined ? base.ocspServers : list(b, 'ocsp_servers'),
+      // Revocation is for good: an update keeps it.
+      ...(row.settings.revokedAt === undefined ? {} : { revokedAt: row.settings.revokedAt }),
     };
     authority.core.handler.handle(
       streams.issuer(id, row.issuer_id),
@@ -183,6 +194,12 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     send(ctx, updated ? issuerView(authority, id, updated) : null);
   };
   r.post('/issuer/:ref', update(false));
+  r.post('/issuer/:ref/revoke', (ctx) => {
+    const row = authority.resolveIssuer(id, param(ctx, 'ref'));
+    revokeIssuer(authority, id, meta(ctx), row);
+    const updated = authority.q.issuer(id, row.issuer_id);
+    send(ctx, updated ? issuerView(authority, id, updated) : null);
+  });
   r.patch('/issuer/:ref', update(true));
 
   r.delete('/issuer/:ref', (ctx) => {
