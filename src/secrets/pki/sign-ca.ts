@@ -2,7 +2,7 @@ import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { CA_ROLE, caKeyUsage, caNameRequest, constraintsOf, subjectOf } from './ca.js';
-import { bool, duration, int, str } from './fields.js';
+import { bool, duration, int, list, str } from './fields.js';
 import { buildCa, effectivePathLength, urlExtensions, type Signer } from './issuance.js';
 import { isSelfSigned, verifiedCsr, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
@@ -66,6 +66,7 @@ export function signIntermediate(
     behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
   });
   const keyUsage = caKeyUsage(b);
+  const maxPathLength = effectivePathLength(int(b, 'max_path_length', -1), signer.cert);
   const copied = useCsr
     ? csr.extensions.filter((e) => !['2.5.29.19', '2.5.29.14', '2.5.29.35'].includes(e.id))
     : [];
@@ -75,7 +76,7 @@ export function signIntermediate(
     altNames: names.altNames,
     spki: csr.spki,
     signer,
-    maxPathLength: effectivePathLength(int(b, 'max_path_length', -1), signer.cert),
+    maxPathLength,
     keyUsage,
     nameConstraints: constraintsOf(b),
     urls: authority.urls(mount),
@@ -111,8 +112,53 @@ export function signIntermediate(
       ...data,
       ...issuedIdentity(serialText(serial), notAfter),
     },
-    warnings: [...names.warnings, ...warnings],
+    warnings: [
+      ...names.warnings,
+      ...warnings,
+      ...intermediateWarnings(b, notAfter, signer.cert.notAfter, maxPathLength, enforce),
+    ],
   };
+}
+
+/** What the reference warns about a signed intermediate, in its words. */
+function intermediateWarnings(
+  b: Record<string, unknown>,
+  notAfter: Date,
+  signerNotAfter: Date,
+  maxPathLength: number,
+  enforce: boolean,
+): string[] {
+  const out: string[] = [];
+  if (notAfter.getTime() > signerNotAfter.getTime())
+    out.push(
+      "The expiration time for the signed certificate is after the CA's expiration time. If the new certificate is not treated as a root, validation paths with the certificate past the issuing CA's expiration time will fail.",
+    );
+  if (maxPathLength === 0)
+    out.push(
+      'Max path length of the signed certificate is zero. This certificate cannot be used to issue intermediate CA certificates.',
+    );
+  if (!enforce && notAfter.getTime() === signerNotAfter.getTime())
+    out.push(
+      "the signed intermediary CA certificate's notAfter was truncated to the issuer's notAfter",
+    );
+  const invalid = list(b, 'key_usage').flatMap((usage) => {
+    const clean = usage.trim().toLowerCase();
+    if (['crlsign', 'certsign', 'digitalsignature'].includes(clean)) return [];
+    if (
+      [
+        'contentcommitment',
+        'keyencipherment',
+        'dataencipherment',
+        'keyagreement',
+        'encipheronly',
+        'decipheronly',
+      ].includes(clean)
+    )
+      return [`key usage ${usage} is only valid for non-Ca certs`];
+    return [`unrecognized key usage ${usage}`];
+  });
+  if (invalid.length > 0) out.push(`Invalid key usage: ${invalid.join('; ')}`);
+  return out;
 }
 
 /**

@@ -178,3 +178,39 @@ describe('issuer/:ref/revoke', () => {
     expect(t.app.core.store.lastPosition()).toBe(before);
   });
 });
+
+describe('sign-intermediate warnings, in the reference words', () => {
+  it('warns on truncation to the issuer, path length zero and CA-invalid or unknown key usages', async () => {
+    await v1('POST', 'sys/mounts/pki-warn', { type: 'pki' });
+    const csr = (
+      await v1('POST', 'pki-warn/intermediate/generate/internal', {
+        common_name: 'Warned',
+        key_type: 'ec',
+      })
+    ).data.csr as string;
+    const res = await t.pki('POST', 'root/sign-intermediate', {
+      csr,
+      common_name: 'Warned',
+      ttl: '99999h',
+      max_path_length: 0,
+      key_usage: 'DigitalSignature,KeyEncipherment,Bogus',
+    });
+    expect(res.status, res.text).toBe(200);
+    const warnings = (res.json as { warnings: string[] }).warnings;
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        "the signed intermediary CA certificate's notAfter was truncated to the issuer's notAfter",
+        'Max path length of the signed certificate is zero. This certificate cannot be used to issue intermediate CA certificates.',
+        'Invalid key usage: key usage KeyEncipherment is only valid for non-Ca certs; unrecognized key usage Bogus',
+      ]),
+    );
+    const quiet = await t.pki('POST', 'root/sign-intermediate', {
+      csr,
+      common_name: 'Quiet',
+      ttl: '1h',
+      key_usage: 'CertSign,CRLSign',
+    });
+    const quietWarnings = (quiet.json as { warnings: string[] | null }).warnings ?? [];
+    expect(quietWarnings.filter((w) => /truncated|key usage|Max path/.test(w))).toEqual([]);
+  });
+});
