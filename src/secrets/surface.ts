@@ -5,6 +5,7 @@ import type { AuditMetadata } from '../core/events.js';
 import { parseBody, readRawBody } from '../http/body.js';
 import { multierror, vaultErrors } from '../http/errors.js';
 import { LIST_MARKER_HEADER } from '../http/list-method.js';
+import { RateLimiter } from '../http/rate-limit.js';
 import type { Mount, SecretsToken } from '../http/types.js';
 import { parseGoBool } from '../http/vault.js';
 import type { Core, SecretsEngine } from '../context.js';
@@ -37,6 +38,7 @@ const invalidToken = () =>
 export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   const { core, queries } = deps;
   const errors = vaultErrors(core.logger);
+  const anonymous = new RateLimiter(core.clock, core.config.rateLimit.perSecond, 1000);
   const sysDispatch = deps.sys.routes() as Middleware;
   const sysAllowed = deps.sys.allowedMethods() as Middleware;
   const engineRouters = new Map<
@@ -123,6 +125,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       const token = open ? undefined : authenticate(ctx);
       // A path the engine serves without a token still records a valid caller's token.
       ctx.state.token = token ?? authenticateIfValid(ctx);
+      if (open && ctx.state.token === undefined) limitAnonymous(ctx, path);
       // PUT is POST on every path, as the reference treats both as the update operation.
       if (ctx.method === 'PUT') ctx.method = 'POST';
 
@@ -166,6 +169,16 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       }
       void next;
     });
+
+  /** Callers without a token (fetch paths, OCSP) share the kernel's rate limit, per address. */
+  function limitAnonymous(ctx: Context, path: string): void {
+    if (!core.config.rateLimit.enabled) return;
+    const decision = anonymous.take(`ip:${ctx.request.ip}`);
+    if (!decision.ok)
+      throw new KeelError('rate_limited', `request path "${path}": rate limit quota exceeded`, {
+        headers: { 'Retry-After': String(Math.ceil(decision.resetSeconds)) },
+      });
+  }
 
   function authenticate(ctx: Context): SecretsToken {
     const token = presentedToken(ctx);

@@ -1,3 +1,4 @@
+import type { Config } from '../../src/config.js';
 import { startTestApp, type TestApp, type TestResponse } from './app.js';
 
 /** A test app with the certificate authority engine mounted at `pki/`, and a root-token caller. */
@@ -11,8 +12,8 @@ export interface PkiTestApp extends TestApp {
 }
 
 /** Starts the whole app in process; bootstrap mounts the certificate authority at `pki/`. */
-export async function startPkiApp(): Promise<PkiTestApp> {
-  const t = await startTestApp();
+export async function startPkiApp(config: Partial<Config> = {}): Promise<PkiTestApp> {
+  const t = await startTestApp({ config });
   return Object.assign(t, {
     async pki(method: string, path: string, body?: unknown) {
       const res = await t.request(method, `/v1/pki/${path}`, {

@@ -88,3 +88,28 @@ describe('fetch paths without a token, as the reference lists them', () => {
     expect((await t.request('GET', '/v1/pki/roles/web', { token })).status).toBe(403);
   });
 });
+
+describe('callers without a token are rate limited per address', () => {
+  it('the kernel limit applies to fetches without a token, not to those with one', async () => {
+    const limited = await startPkiApp({
+      rateLimit: { enabled: true, perSecond: 2, runListsPerMinute: 60 },
+    });
+    try {
+      const get = (token: string | null) =>
+        limited.request('GET', '/v1/pki/ca/pem', { token, tokenHeader: 'x-vault-token' });
+      expect((await get(null)).status).toBe(204);
+      expect((await get(null)).status).toBe(204);
+      const over = await get(null);
+      expect(over.status).toBe(429);
+      expect(over.json).toEqual({
+        errors: ['request path "pki/ca/pem": rate limit quota exceeded'],
+      });
+      expect(over.headers.get('retry-after')).toBe('1');
+      expect((await get(limited.tokens.secrets.root_token)).status).toBe(204);
+      limited.clock.advance(1000);
+      expect((await get(null)).status).toBe(204);
+    } finally {
+      await limited.close();
+    }
+  });
+});
