@@ -119,6 +119,24 @@ describe('delta CRLs', () => {
     expect(Number(/CRL Number: *\n\s*(\d+)/.exec(fresh)?.[1])).toBe(Number(numbers[0]?.[1]) + 1);
   });
 
+  it('config/urls delta_crl_distribution_points puts the Freshest CRL extension in certificates', async () => {
+    const urls = await t.pki('POST', 'config/urls', {
+      delta_crl_distribution_points: 'http://127.0.0.1:8200/v1/pki/crl/delta',
+    });
+    expect(urls.status, urls.text).toBe(200);
+    expect(urls.data.delta_crl_distribution_points).toEqual([
+      'http://127.0.0.1:8200/v1/pki/crl/delta',
+    ]);
+    const leaf = await t.pki('POST', 'issue/web', { common_name: 'fresh.example.com' });
+    const text = openssl(['x509', '-noout', '-text'], leaf.data.certificate as string).out;
+    expect(text).toMatch(
+      /X509v3 Freshest CRL:\s*\n\s*Full Name:\s*\n\s*URI:http:\/\/127\.0\.0\.1:8200\/v1\/pki\/crl\/delta/,
+    );
+    const bad = await t.pki('POST', 'config/urls', { delta_crl_distribution_points: 'not a url' });
+    expect(bad.status).toBe(400);
+    await t.pki('POST', 'config/urls', { delta_crl_distribution_points: [] });
+  });
+
   it('crl/rotate-delta rebuilds it; replay restores the same delta bytes', async () => {
     const res = await t.pki('GET', 'crl/rotate-delta');
     expect(res.json).toMatchObject({ data: { success: true }, warnings: null });

@@ -24,7 +24,12 @@ const crlView = (c: CrlConfig) => ({
 
 /** `config/urls`, `config/crl`, `crl/rotate` and `crl/rotate-delta`. */
 export function configRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
-  r.get('/config/urls', (ctx) => send(ctx, { ...authority.urls(id), enable_templating: false }));
+  const urlsView = (urls: UrlConfig) => ({
+    ...urls,
+    delta_crl_distribution_points: urls.delta_crl_distribution_points ?? [],
+    enable_templating: false,
+  });
+  r.get('/config/urls', (ctx) => send(ctx, urlsView(authority.urls(id))));
   const setUrls = (ctx: Context) => {
     const b = input(ctx);
     const current = authority.urls(id);
@@ -38,11 +43,16 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
           ? current.crl_distribution_points
           : list(b, 'crl_distribution_points'),
       ocsp_servers: b.ocsp_servers === undefined ? current.ocsp_servers : list(b, 'ocsp_servers'),
+      delta_crl_distribution_points:
+        b.delta_crl_distribution_points === undefined
+          ? (current.delta_crl_distribution_points ?? [])
+          : list(b, 'delta_crl_distribution_points'),
     };
     for (const u of [
       ...urls.issuing_certificates,
       ...urls.crl_distribution_points,
       ...urls.ocsp_servers,
+      ...(urls.delta_crl_distribution_points ?? []),
     ]) {
       if (!URL.canParse(u)) throw new ValidationError(`invalid URL: ${u}`);
     }
@@ -52,7 +62,7 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
       () => [{ type: 'PkiUrlsConfigured' as const, data: { mount: id, urls } }],
       meta(ctx),
     );
-    send(ctx, { ...urls, enable_templating: false });
+    send(ctx, urlsView(urls));
   };
   r.post('/config/urls', setUrls);
 

@@ -150,8 +150,15 @@ export function authorityInfoAccess(ocsp: readonly string[], caIssuers: readonly
 
 /** cRLDistributionPoints: one distribution point per URL, each with a full name. */
 export const crlDistributionPoints = (urls: readonly string[]): Buffer =>
+  distributionPoints('2.5.29.31', urls);
+
+/** Freshest CRL (RFC 5280 §4.2.1.15): where the delta CRLs are, shaped as cRLDistributionPoints. */
+export const freshestCrl = (urls: readonly string[]): Buffer =>
+  distributionPoints('2.5.29.46', urls);
+
+const distributionPoints = (id: string, urls: readonly string[]): Buffer =>
   extension(
-    '2.5.29.31',
+    id,
     false,
     der.seq(
       ...urls.map((u) =>
