@@ -1,6 +1,6 @@
 /** Load generation and the cfssl peer for bench/pki.ts. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { call } from './http.js';
@@ -64,6 +64,16 @@ export function opensslCsr(dir: string, name: string): string {
     { encoding: 'utf8' },
   );
   return out.stdout;
+}
+
+/** An OCSP request (DER) for `leafPem` under `caPem`, made by openssl. */
+export function opensslOcspRequest(dir: string, caPem: string, leafPem: string): Buffer {
+  const [ca, leaf, out] = ['ocsp-ca.pem', 'ocsp-leaf.pem', 'ocsp-req.der'].map((f) => join(dir, f));
+  writeFileSync(ca!, caPem);
+  writeFileSync(leaf!, leafPem);
+  const made = spawnSync('openssl', ['ocsp', '-issuer', ca!, '-cert', leaf!, '-reqout', out!]);
+  if (made.status !== 0) throw new Error(`openssl ocsp: ${made.stderr.toString()}`);
+  return readFileSync(out!);
 }
 
 export async function startCfssl(dir: string): Promise<{ url: string; proc: ChildProcess }> {

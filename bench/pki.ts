@@ -12,7 +12,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createApp } from '../src/app.js';
 import { call, serveFloorInChild } from './http.js';
 import type { BenchResult } from './support.js';
-import { opensslCsr, post, rate, startCfssl } from './pki-support.js';
+import { opensslCsr, opensslOcspRequest, post, rate, startCfssl } from './pki-support.js';
 import { benchAcme } from './pki-acme.js';
 import { testConfig, type Config } from '../src/config.js';
 import { silentLogger } from '../src/core/logger.js';
@@ -236,6 +236,30 @@ export async function benchPki(): Promise<BenchResult[]> {
       value: Math.round(ecSign),
       unit: 'certs/s',
       note: `concurrency ${CONCURRENCY}`,
+    });
+
+    // OCSP: one issued leaf's status, asked by POST with a request openssl made, answered and
+    // signed by the EC P-256 issuer (nothing is appended to the log).
+    const leaf = await pki('issue/ec', { common_name: 'ocsp.example.com' });
+    const caPem = (await call(`${daemon.url}/v1/pki/ca/pem`)).body.toString();
+    const ocspRequest = opensslOcspRequest(
+      dir,
+      caPem,
+      (leaf.data as { certificate: string }).certificate,
+    );
+    const ocsp = await rate(5000, CONCURRENCY, async () => {
+      const res = await call(`${daemon.url}/v1/pki/ocsp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/ocsp-request' },
+        body: ocspRequest,
+      });
+      if (res.status !== 200) throw new Error(`ocsp: ${res.status}`);
+    });
+    results.push({
+      name: 'pki OCSP responses (HTTP, POST, signed by an EC P-256 issuer)',
+      value: Math.round(ocsp),
+      unit: 'responses/s',
+      note: `concurrency ${CONCURRENCY}; beside issue/s above`,
     });
 
     cfssl = await startCfssl(dir);

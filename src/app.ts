@@ -177,16 +177,17 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     logger: logger.child({ component: 'cloud' }),
   });
   // The credentials engine talks to the embedded cloud unless config/root (or the test) says otherwise.
-  const aws = createAwsContext(
-    core,
-    deps.aws ?? {
+  const aws = createAwsContext(core, {
+    ...(deps.aws ?? {
       provider: {
         iamEndpoint: `${config.publicAddress}/cloud/iam`,
         stsEndpoint: `${config.publicAddress}/cloud/sts`,
         credentials: () => cloud.bootstrapRoot(),
       },
-    },
-  );
+    }),
+    // Bound lazily: the sys context is built after this one.
+    mountTtls: (accessor) => sys.queries.ttlsOf(accessor),
+  });
   const leaseProviders = (): ReadonlyMap<string, LeaseProvider> =>
     new Map(
       sys.queries
@@ -203,7 +204,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     prePlan = (run) => executor.prePlan(run);
     taskStages = (runId) => executor.taskStagesOf(runId);
   }
-  const pki = createPkiContext(core);
+  const pki = createPkiContext(core, (accessor) => sys.queries.ttlsOf(accessor));
   const contexts: ContextModule[] = [
     identity.module,
     // Before the runs context: its routes (policy checks, task stages of a run) take precedence.

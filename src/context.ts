@@ -32,8 +32,13 @@ export interface SecretsEngine {
   routes(mount: Mount): Router;
   /** Relative paths (without the leading slash) that need the sudo capability. */
   readonly sudo?: readonly RegExp[];
-  /** Relative paths served without a token (they authenticate themselves); bodies left unparsed. */
-  readonly unauthenticated?: readonly RegExp[];
+  /** Relative paths the engine authenticates itself (ACME's JWS): no token, bodies left unparsed. */
+  readonly selfAuthenticated?: readonly RegExp[];
+  /**
+   * Relative path patterns (the ACL's syntax: `+` one segment, a trailing `*` any rest) served
+   * without a token, as the reference's `PathsSpecial.Unauthenticated`.
+   */
+  readonly unauthenticated?: readonly string[];
 }
 
 /** A bounded context's registry: what it adds to the daemon. */

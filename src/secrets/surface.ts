@@ -5,11 +5,12 @@ import type { AuditMetadata } from '../core/events.js';
 import { parseBody, readRawBody } from '../http/body.js';
 import { multierror, vaultErrors } from '../http/errors.js';
 import { LIST_MARKER_HEADER } from '../http/list-method.js';
+import { RateLimiter } from '../http/rate-limit.js';
 import type { Mount, SecretsToken } from '../http/types.js';
 import { parseGoBool } from '../http/vault.js';
 import type { Core, SecretsEngine } from '../context.js';
 import type { Capability, PathRule } from './sys/acl.js';
-import { BUILTIN_POLICIES, capabilitiesFor } from './sys/acl.js';
+import { BUILTIN_POLICIES, capabilitiesFor, pathMatches } from './sys/acl.js';
 import type { SysQueries } from './sys/projection.js';
 import { presentedToken } from './sys/tokens.js';
 import { canonicalPath, ensureRouted, routerPath, unsupportedPath } from './request-path.js';
@@ -45,6 +46,7 @@ const invalidToken = () =>
 export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   const { core, queries } = deps;
   const errors = vaultErrors(core.logger);
+  const anonymous = new RateLimiter(core.clock, core.config.rateLimit.perSecond, 1000);
   const sysDispatch = deps.sys.routes() as Middleware;
   const engineRouters = new Map<string, { router: Router; dispatch: Middleware }>();
 
@@ -80,17 +82,17 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       const listParam =
         typeof ctx.query.list === 'string' ? parseGoBool(ctx.query.list, 'list') : false;
       ctx.state.list = ctx.method === 'GET' && (marker === 'LIST' || listParam);
-      const open = selfAuthenticated(path);
+      const self = selfAuthenticated(path);
       if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method)) {
         const raw = await readRawBody(ctx, core.config.bodyLimitBytes);
         ctx.request.rawBody = raw;
         // A self-authenticated path reads its own body (ACME: a JWS, answered in its dialect).
-        if (open === undefined) ctx.request.body = parseBody(raw, ctx.get('content-type'), 'vault');
+        if (self === undefined) ctx.request.body = parseBody(raw, ctx.get('content-type'), 'vault');
       }
-      if (open !== undefined) {
-        ctx.state.mount = open.mount;
-        const { dispatch } = routerFor(open.mount, open.engine);
-        ctx.newRouterPath = `/${open.relative}`;
+      if (self !== undefined) {
+        ctx.state.mount = self.mount;
+        const { dispatch } = routerFor(self.mount, self.engine);
+        ctx.newRouterPath = `/${self.relative}`;
         await dispatch(ctx, async () => undefined);
         if (ctx.status === 404 && ctx.body === undefined)
           throw new KeelError('not_found', multierror('unsupported path'));
@@ -122,12 +124,24 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         return;
       }
 
-      ctx.state.token = authenticate(ctx);
+      // PUT is POST on every path, as the reference treats both as the update operation.
+      if (ctx.method === 'PUT') ctx.method = 'POST';
       const operation = operationOf(ctx);
       // The reference checks a list against the path with its trailing slash.
       const aclPath = operation === 'list' ? `${path}/` : path;
+      const isSys = path.startsWith('sys/') || path.startsWith('auth/token/');
+      const mount = isSys ? undefined : queries.mountFor(path);
+      const engine = mount === undefined ? undefined : deps.engines.get(mount.type);
+      // What relying parties fetch without a token (the engine's declared list, the reference's
+      // PathsSpecial.Unauthenticated); a valid token sent there is still recorded.
+      const open =
+        mount !== undefined &&
+        (engine?.unauthenticated?.some((p) => pathMatches(p, aclPath.slice(mount.path.length))) ??
+          false);
+      ctx.state.token = open ? authenticateIfValid(ctx) : authenticate(ctx);
+      if (open && ctx.state.token === undefined) limitAnonymous(ctx, path);
 
-      if (path.startsWith('sys/') || path.startsWith('auth/token/')) {
+      if (isSys) {
         const routed = routerPath(path);
         ensureRouted(deps.sys, routed, ctx.method);
         ctx.newRouterPath = routed;
@@ -141,11 +155,9 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         return;
       }
 
-      const mount = queries.mountFor(path);
       if (mount === undefined) {
         throw new KeelError('not_found', `no handler for route "${path}". route entry not found.`);
       }
-      const engine = deps.engines.get(mount.type);
       if (engine === undefined) throw unsupportedPath();
       ctx.state.mount = {
         path: mount.path,
@@ -159,7 +171,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       ensureRouted(router, routed, ctx.method);
       ctx.newRouterPath = routed;
       const sudo = engine.sudo?.some((re) => re.test(relative)) ?? false;
-      ctx.state.sudo = authorize(ctx.state.token, aclPath, operation, sudo);
+      ctx.state.sudo = open ? false : authorize(ctx.state.token, aclPath, operation, sudo);
       await dispatch(ctx, async () => undefined);
       void next;
     });
@@ -168,9 +180,9 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   function selfAuthenticated(path: string) {
     const mount = queries.mountFor(path);
     const engine = mount === undefined ? undefined : deps.engines.get(mount.type);
-    if (mount === undefined || engine?.unauthenticated === undefined) return undefined;
+    if (mount === undefined || engine?.selfAuthenticated === undefined) return undefined;
     const relative = path.slice(mount.path.length);
-    if (!engine.unauthenticated.some((re) => re.test(relative))) return undefined;
+    if (!engine.selfAuthenticated.some((re) => re.test(relative))) return undefined;
     const view: Mount = {
       path: mount.path,
       type: mount.type,
@@ -180,13 +192,34 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
     return { mount: view, engine, relative };
   }
 
+  /** Callers without a token (fetch paths, OCSP) share the kernel's rate limit, per address. */
+  function limitAnonymous(ctx: Context, path: string): void {
+    if (!core.config.rateLimit.enabled) return;
+    const decision = anonymous.take(`ip:${ctx.request.ip}`);
+    if (!decision.ok)
+      throw new KeelError('rate_limited', `request path "${path}": rate limit quota exceeded`, {
+        headers: { 'Retry-After': String(Math.ceil(decision.resetSeconds)) },
+      });
+  }
+
   function authenticate(ctx: Context): SecretsToken {
     const token = presentedToken(ctx);
     if (token === undefined || token === '') throw denied();
+    const found = validToken(token);
+    if (found === undefined) throw invalidToken();
+    return found;
+  }
+
+  function authenticateIfValid(ctx: Context): SecretsToken | undefined {
+    const token = presentedToken(ctx);
+    return token === undefined || token === '' ? undefined : validToken(token);
+  }
+
+  function validToken(token: string): SecretsToken | undefined {
     const row = queries.tokenByHmac(core.sealer.hmac(token));
-    if (row === undefined) throw invalidToken();
+    if (row === undefined) return undefined;
     if (row.expiresAt !== null && Date.parse(row.expiresAt) <= core.clock.now().getTime())
-      throw invalidToken();
+      return undefined;
     return {
       accessor: row.accessor,
       displayName: row.displayName,
@@ -197,11 +230,12 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
 
   /** Throws unless allowed; answers whether the token holds sudo on the path (root does). */
   function authorize(
-    token: SecretsToken,
+    token: SecretsToken | undefined,
     path: string,
     operation: Capability,
     needsSudo: boolean,
   ): boolean {
+    if (token === undefined) throw denied();
     if (token.policies.includes('root')) return true;
     const policies: (readonly PathRule[])[] = token.policies.map(
       (name) => queries.policy(name)?.rules ?? BUILTIN_POLICIES[name] ?? [],

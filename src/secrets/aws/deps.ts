@@ -7,6 +7,7 @@ import { awsErrorText, isThrottling } from './cloud-calls.js';
 import type { MountRef } from './events.js';
 import type { AwsReads } from './queries.js';
 import type { TemplateEnv } from './template/index.js';
+import type { MountTtls } from '../sys/projection.js';
 
 /** The parts of the core the engine uses. */
 export type AwsCore = Pick<
@@ -21,6 +22,8 @@ export interface EngineDeps {
   /** IAM/STS clients for a mount, rebuilt when its root configuration changes. */
   clientsFor(mount: MountRef): AwsClients;
   templateEnv: TemplateEnv;
+  /** The lease TTLs in force on a mount (by accessor): tuned, else the system's. */
+  mountTtls(accessor: string): MountTtls;
 }
 
 /** Metadata for work the daemon does by itself (timers): no actor, no request. */

@@ -9,6 +9,7 @@ import { LeaseService } from './leases.js';
 import type { ContextModule, Core } from '../../context.js';
 import type { LeaseProvider, SecretsTokenRevoked } from '../sys/index.js';
 import { systemMetadata } from '../../core/events.js';
+import { mountTtls, type MountTtls } from '../sys/projection.js';
 import type { ScheduleEntry } from '../../core/schedule.js';
 import { CloudIntents, intentProjection } from './intents.js';
 import { awsProjection } from './projection.js';
@@ -24,6 +25,8 @@ export type { AwsClientFactory, ProviderDefaults } from './clients.js';
 export interface AwsContextOptions {
   clients?: AwsClientFactory;
   provider?: ProviderDefaults;
+  /** The lease TTLs in force on a mount (by accessor); the system's 768h when not given. */
+  mountTtls?: (accessor: string) => MountTtls;
 }
 
 /**
@@ -46,6 +49,7 @@ export function createAwsContext(
       random: (n) => core.ids.secret(n),
       uuid: () => core.ids.uuid(),
     },
+    mountTtls: options.mountTtls ?? (() => mountTtls({ default_lease_ttl: 0, max_lease_ttl: 0 })),
   };
   // Static-role key cycles are resolved with the role's own IAM client (cross-account roles).
   const intents: CloudIntents = new CloudIntents(deps, (mount, name) =>

@@ -130,12 +130,9 @@ export function applyRoleWrite(existing: RoleEntry | null, raw: Raw): RoleWrite 
 
   const role: RoleEntry = existing ? structuredClone(existing) : emptyRole();
   const credentialType = str(raw, 'credential_type');
-  if (credentialType !== undefined) {
-    role.credentialTypes = credentialType
-      .split(',')
-      .map((t) => t.trim())
-      .filter((t) => t !== '') as CredentialType[];
-  }
+  // One type, as written: the reference reads credential_type as a single string, so
+  // "iam_user,federation_token" is refused as an unrecognized type rather than split.
+  if (credentialType !== undefined) role.credentialTypes = [credentialType as CredentialType];
   const roleArns = list(raw, 'role_arns');
   if (roleArns) role.roleArns = roleArns;
   const policyArns = list(raw, 'policy_arns');

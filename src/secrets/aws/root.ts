@@ -13,9 +13,6 @@ import { nextRootRotation, retryAt } from './projection.js';
 import { applyRootWrite, parseLeaseWrite } from './schema.js';
 import { DEFAULT_USERNAME_TEMPLATE } from './template/index.js';
 
-/** Lease settings when config/lease was never written: the mount default of 768 hours for both. */
-export const DEFAULT_LEASE_SECONDS = 768 * 3600;
-
 /** Root configuration, its rotation (manual and scheduled) and the lease settings of a mount. */
 export class RootService {
   constructor(
@@ -181,20 +178,22 @@ export class RootService {
     );
   }
 
-  /** The lease settings in force (stored, else the defaults). */
+  /** The lease settings in force (stored, else the mount's TTLs: tuned, else the system's). */
   lease(mount: MountRef): { lease: number; leaseMax: number } {
     const row = this.d.reads.config(mount.accessor);
+    const ttls = this.d.mountTtls(mount.accessor);
     return {
-      lease: row?.lease ?? DEFAULT_LEASE_SECONDS,
-      leaseMax: row?.leaseMax ?? DEFAULT_LEASE_SECONDS,
+      lease: row?.lease ?? ttls.defaultTtl,
+      leaseMax: row?.leaseMax ?? ttls.maxTtl,
     };
   }
 
   /** The iam_user lease TTL and its max end, from the lease settings. */
   leaseWindow(mount: MountRef, from: Date): { ttl: number; expiresAt: Date; maxExpiresAt: Date } {
     const { lease, leaseMax } = this.lease(mount);
-    const max = leaseMax > 0 ? leaseMax : DEFAULT_LEASE_SECONDS;
-    const ttl = Math.min(lease > 0 ? lease : DEFAULT_LEASE_SECONDS, max);
+    const ttls = this.d.mountTtls(mount.accessor);
+    const max = leaseMax > 0 ? leaseMax : ttls.maxTtl;
+    const ttl = Math.min(lease > 0 ? lease : ttls.defaultTtl, max);
     return { ttl, expiresAt: addSeconds(from, ttl), maxExpiresAt: addSeconds(from, max) };
   }
 }

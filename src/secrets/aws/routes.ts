@@ -80,17 +80,12 @@ export function awsRoutes(s: AwsServices): Router {
     s.root.write(mountOf(ctx), dataOf(ctx), metadataOf(ctx));
     noContent(ctx);
   });
-  r.put('/config/root', (ctx) => {
-    s.root.write(mountOf(ctx), dataOf(ctx), metadataOf(ctx));
-    noContent(ctx);
-  });
 
   const rotateRoot = async (ctx: Context) => {
     const accessKey = await s.root.rotate(mountOf(ctx), metadataOf(ctx));
     sendVault(ctx, { access_key: accessKey });
   };
   r.post('/config/rotate-root', rotateRoot);
-  r.put('/config/rotate-root', rotateRoot);
 
   r.get('/config/lease', (ctx) => {
     const { lease, leaseMax } = s.root.lease(mountOf(ctx));
@@ -101,7 +96,6 @@ export function awsRoutes(s: AwsServices): Router {
     noContent(ctx);
   };
   r.post('/config/lease', writeLease);
-  r.put('/config/lease', writeLease);
 
   r.get(['/roles', '/roles/'], (ctx) => {
     if (!ctx.state.list) unsupported();
@@ -121,7 +115,6 @@ export function awsRoutes(s: AwsServices): Router {
     sendVault(ctx, null, { warnings });
   };
   r.post('/roles/:name', writeRole);
-  r.put('/roles/:name', writeRole);
   r.delete('/roles/:name', (ctx) => {
     s.roles.delete(mountOf(ctx), nameParam(ctx), metadataOf(ctx));
     noContent(ctx);
@@ -149,7 +142,6 @@ export function awsRoutes(s: AwsServices): Router {
     };
     r.get(`/${path}/:name`, issue);
     r.post(`/${path}/:name`, issue);
-    r.put(`/${path}/:name`, issue);
   }
 
   r.get(['/static-roles', '/static-roles/'], (ctx) => {
@@ -171,7 +163,6 @@ export function awsRoutes(s: AwsServices): Router {
     sendVault(ctx, presentStaticRole(view), warnings.length ? { warnings } : {});
   };
   r.post('/static-roles/:name', writeStatic);
-  r.put('/static-roles/:name', writeStatic);
   r.delete('/static-roles/:name', async (ctx) => {
     await s.staticRoles.delete(mountOf(ctx), nameParam(ctx), metadataOf(ctx));
     noContent(ctx);

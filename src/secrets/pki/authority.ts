@@ -13,6 +13,7 @@ import { PkiQueries, type IssuerRow, type KeyRow } from './projection.js';
 import { PkiReads } from './reads.js';
 import { keySpecOf, signatureScheme, spkiDer } from './x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
+import type { MountTtls } from '../sys/projection.js';
 
 /** What the certificate authority needs from Keel's core (a subset of the composition root's Core). */
 export interface PkiCore {
@@ -67,8 +68,12 @@ export class Authority {
   /** signature checks between two issuers, which never change for a pair of ids */
   readonly #signedBy = new Map<string, boolean>();
 
-  constructor(core: PkiCore) {
+  /** The lease TTLs in force on a mount (by accessor): tuned through `sys/mounts/:path/tune`. */
+  readonly mountTtls: (mount: string) => MountTtls;
+
+  constructor(core: PkiCore, mountTtls: (mount: string) => MountTtls) {
     this.#core = core;
+    this.mountTtls = mountTtls;
     this.#reads = new PkiReads(core.db, () => this.q);
   }
 
@@ -169,7 +174,7 @@ export class Authority {
   signer(
     mount: string,
     issuer: IssuerRow,
-    usage: 'issuing-certificates' | 'crl-signing',
+    usage: 'issuing-certificates' | 'crl-signing' | 'ocsp-signing',
     signatureBits = 0,
     usePss = false,
   ): Signer {

@@ -146,6 +146,7 @@ export async function generateRoot(
   const now = authority.core.clock.now();
   const { notAfter, warnings } = resolveNotAfter({
     now,
+    mountTtls: authority.mountTtls(mount),
     requestTtl: duration(b, 'ttl'),
     notAfter: str(b, 'not_after') || undefined,
     roleTtl: 0,

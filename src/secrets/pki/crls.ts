@@ -3,7 +3,7 @@ import type { Authority } from './authority.js';
 import { crlDecider } from './deciders.js';
 import { streams } from './events.js';
 import type { Signer } from './issuance.js';
-import type { IssuerRow } from './projection.js';
+import type { CrlRow, IssuerRow } from './projection.js';
 import { buildCrl } from './x509/crl.js';
 
 /**
@@ -17,6 +17,35 @@ export function rebuildCrl(
   meta: AuditMetadata,
   issuer: IssuerRow,
 ): void {
+  appendCrl(authority, mount, meta, issuer, undefined);
+  // A new complete CRL starts a new delta (empty, or what was revoked in this same instant).
+  rebuildDeltaCrl(authority, mount, meta, issuer);
+}
+
+/**
+ * Builds the issuer's delta CRL (`enable_delta`): every certificate revoked since its complete
+ * CRL was built, with the Delta CRL Indicator naming that CRL's number, numbered in the same
+ * sequence (RFC 5280 §5.2.4). Nothing without a complete CRL, a key, or with `enable_delta` off.
+ */
+export function rebuildDeltaCrl(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  issuer: IssuerRow,
+): void {
+  const base = authority.q.crl(mount, issuer.issuer_id);
+  if (authority.crlConfig(mount).enable_delta && base !== undefined)
+    appendCrl(authority, mount, meta, issuer, base);
+}
+
+/** Signs and appends a complete CRL, or with `base` a delta CRL over that complete one. */
+function appendCrl(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  issuer: IssuerRow,
+  base: CrlRow | undefined,
+): void {
   const config = authority.crlConfig(mount);
   let signer: Signer;
   try {
@@ -25,13 +54,18 @@ export function rebuildCrl(
     return;
   }
   const now = authority.core.clock.now();
+  // A delta lists what was revoked at or after its base's thisUpdate: a revocation in that same
+  // instant may be in both, which RFC 5280 allows.
   const entries = config.disable
     ? []
-    : authority.q.revokedOf(mount, issuer.issuer_id).map((r) => ({
-        serial: Buffer.from(r.serial.replace(/:/g, ''), 'hex'),
-        revokedAt: new Date(r.revoked_at),
-        ...(r.reason === null ? {} : { reason: r.reason }),
-      }));
+    : authority.q
+        .revokedOf(mount, issuer.issuer_id)
+        .filter((r) => base === undefined || r.revoked_at >= base.this_update)
+        .map((r) => ({
+          serial: Buffer.from(r.serial.replace(/:/g, ''), 'hex'),
+          revokedAt: new Date(r.revoked_at),
+          ...(r.reason === null ? {} : { reason: r.reason }),
+        }));
   authority.core.handler.handle(
     streams.crl(mount, issuer.issuer_id),
     crlDecider,
@@ -47,19 +81,20 @@ export function rebuildCrl(
         entries,
         scheme: signer.scheme,
         signingKey: signer.key,
+        ...(base ? { deltaOf: base.number } : {}),
       });
+      const data = {
+        mount,
+        issuerId: issuer.issuer_id,
+        number,
+        thisUpdate: now.toISOString(),
+        nextUpdate: nextUpdate.toISOString(),
+        crl: der.toString('base64'),
+      };
       return [
-        {
-          type: 'PkiCrlBuilt' as const,
-          data: {
-            mount,
-            issuerId: issuer.issuer_id,
-            number,
-            thisUpdate: now.toISOString(),
-            nextUpdate: nextUpdate.toISOString(),
-            crl: der.toString('base64'),
-          },
-        },
+        base
+          ? { type: 'PkiDeltaCrlBuilt' as const, data: { ...data, baseNumber: base.number } }
+          : { type: 'PkiCrlBuilt' as const, data },
       ];
     },
     meta,
@@ -69,4 +104,13 @@ export function rebuildCrl(
 /** Rebuilds the CRL of every issuer of the mount. */
 export function rebuildAllCrls(authority: Authority, mount: string, meta: AuditMetadata): void {
   for (const issuer of authority.q.issuers(mount)) rebuildCrl(authority, mount, meta, issuer);
+}
+
+/** Rebuilds the delta CRL of every issuer of the mount (`crl/rotate-delta`). */
+export function rebuildAllDeltaCrls(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+): void {
+  for (const issuer of authority.q.issuers(mount)) rebuildDeltaCrl(authority, mount, meta, issuer);
 }

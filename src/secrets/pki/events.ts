@@ -41,6 +41,8 @@ export interface IssuerSettings {
   issuingCertificates: string[];
   crlDistributionPoints: string[];
   ocspServers: string[];
+  /** set once `issuer/:ref/revoke` has revoked it (ISO time) */
+  revokedAt?: string;
 }
 
 export interface IssuerCreatedData extends OnMount, IssuerSettings {
@@ -74,14 +76,29 @@ export interface CrlConfig {
 }
 
 /** Tidy's outcome, served by `tidy-status`. */
-export interface TidyResult {
-  startedAt: string;
-  finishedAt: string;
+/** What a tidy run does. */
+export interface TidyParams {
   safetyBuffer: number;
   tidyCertStore: boolean;
   tidyRevokedCerts: boolean;
+}
+
+export interface TidyResult extends TidyParams {
+  startedAt: string;
+  finishedAt: string;
   certStoreDeleted: number;
   revokedCertDeleted: number;
+  /** absent (an older event) means Finished */
+  state?: 'Finished' | 'Cancelled';
+}
+
+/** `config/auto-tidy`: a tidy every `interval_duration` seconds while enabled. */
+export interface AutoTidyConfig {
+  enabled: boolean;
+  interval_duration: number;
+  safety_buffer: number;
+  tidy_cert_store: boolean;
+  tidy_revoked_certs: boolean;
 }
 
 export type ConfigEvent =
@@ -92,7 +109,9 @@ export type ConfigEvent =
       data: OnMount & { defaultIssuer: string; defaultFollowsLatestIssuer: boolean };
     }
   | { type: 'PkiKeysConfigured'; data: OnMount & { defaultKey: string } }
-  | { type: 'PkiTidied'; data: OnMount & TidyResult };
+  | { type: 'PkiTidyStarted'; data: OnMount & TidyParams & { startedAt: string; auto: boolean } }
+  | { type: 'PkiTidied'; data: OnMount & TidyResult }
+  | { type: 'PkiAutoTidyConfigured'; data: OnMount & { config: AutoTidyConfig } };
 
 /** A CRL signed by one issuer; the DER is in the event so a replay restores the exact bytes. */
 export interface CrlBuiltData extends OnMount {
@@ -104,7 +123,14 @@ export interface CrlBuiltData extends OnMount {
   crl: string;
 }
 
-export type CrlEvent = { type: 'PkiCrlBuilt'; data: CrlBuiltData };
+/** A delta CRL: what was revoked since the complete CRL `baseNumber`, in the same numbering. */
+export interface DeltaCrlBuiltData extends CrlBuiltData {
+  baseNumber: number;
+}
+
+export type CrlEvent =
+  | { type: 'PkiCrlBuilt'; data: CrlBuiltData }
+  | { type: 'PkiDeltaCrlBuilt'; data: DeltaCrlBuiltData };
 
 /** Every event of the certificate authority context. */
 export type PkiEvent =
@@ -140,4 +166,7 @@ export const PKI_EVENT_TYPES: readonly PkiEvent['type'][] = [
   'PkiKeysConfigured',
   'PkiTidied',
   'PkiCrlBuilt',
+  'PkiDeltaCrlBuilt',
+  'PkiTidyStarted',
+  'PkiAutoTidyConfigured',
 ];

@@ -4,9 +4,12 @@ import { secretsRouter } from '../request-path.js';
 import type { Mount } from '../../http/types.js';
 import { Authority } from './authority.js';
 import { systemMetadata } from '../../core/events.js';
-import { CRL_REBUILD, pkiProjection } from './projection.js';
+import { CRL_REBUILD, PKI_AUTO_TIDY, PKI_TIDY, pkiProjection } from './projection.js';
+import { runTidy, startAutoTidy } from './tidy.js';
+import { tidyRoutes } from './routes/tidy.js';
 import { configRoutes } from './routes/config.js';
 import { fetchRoutes } from './routes/fetch.js';
+import { ocspRoutes } from './routes/ocsp.js';
 import { issueRoutes } from './routes/issue.js';
 import { issuerRoutes } from './routes/issuers.js';
 import { keyRoutes } from './routes/keys.js';
@@ -20,6 +23,46 @@ import { expireOrder } from './acme/authorizations.js';
 import { acmeRoutes } from './acme/routes.js';
 import { AcmeService } from './acme/service.js';
 import { acmeSettingsRoutes } from './acme/settings.js';
+import type { MountTtls } from '../sys/projection.js';
+
+/**
+ * What relying parties fetch without a token: CA certificates, chains, CRLs, issued certificates
+ * and OCSP, exactly the reference's `PathsSpecial.Unauthenticated` (LIST `issuers/` included).
+ */
+const UNAUTHENTICATED: readonly string[] = [
+  'cert/*',
+  'ca/pem',
+  'ca_chain',
+  'ca',
+  'crl/delta',
+  'crl/delta/pem',
+  'crl/pem',
+  'crl',
+  'issuer/+/crl/der',
+  'issuer/+/crl/pem',
+  'issuer/+/crl',
+  'issuer/+/crl/delta/der',
+  'issuer/+/crl/delta/pem',
+  'issuer/+/crl/delta',
+  'issuer/+/unified-crl/der',
+  'issuer/+/unified-crl/pem',
+  'issuer/+/unified-crl',
+  'issuer/+/unified-crl/delta/der',
+  'issuer/+/unified-crl/delta/pem',
+  'issuer/+/unified-crl/delta',
+  'issuer/+/pem',
+  'issuer/+/der',
+  'issuer/+/json',
+  'issuers/',
+  'ocsp',
+  'ocsp/*',
+  'unified-crl/delta',
+  'unified-crl/delta/pem',
+  'unified-crl/pem',
+  'unified-crl',
+  'unified-ocsp',
+  'unified-ocsp/*',
+];
 
 /**
  * The certificate authority engine's registry: its read models and, per mount, its routes (one
@@ -27,8 +70,9 @@ import { acmeSettingsRoutes } from './acme/settings.js';
  */
 export function createPkiContext(
   core: Core,
+  mountTtls: (mount: string) => MountTtls,
 ): ContextModule & { authority: Authority; acme: AcmeService } {
-  const authority = new Authority(core);
+  const authority = new Authority(core, mountTtls);
   const acme = new AcmeService(
     authority,
     {
@@ -43,6 +87,20 @@ export function createPkiContext(
     acme,
     projections: [pkiProjection(() => authority.readModelsChanged()), acmeProjection],
     timers: [
+      // A started tidy runs here, off the request; the auto-tidy timer starts one.
+      {
+        kind: PKI_TIDY,
+        async fire(entry) {
+          runTidy(authority, (entry.data as { mount: string }).mount, systemMetadata('pki-tidy'));
+        },
+      },
+      {
+        kind: PKI_AUTO_TIDY,
+        async fire(entry) {
+          const { mount } = entry.data as { mount: string };
+          startAutoTidy(authority, mount, systemMetadata('pki-auto-tidy'));
+        },
+      },
       {
         kind: CRL_REBUILD,
         // auto_rebuild: rebuild a grace period before expiry; the new CRL moves the schedule row.
@@ -73,14 +131,17 @@ export function createPkiContext(
         keyRoutes(router, authority, scope);
         configRoutes(router, authority, scope);
         revokeRoutes(router, authority, scope);
+        tidyRoutes(router, authority, scope);
         fetchRoutes(router, authority, scope);
         acmeSettingsRoutes(router, acme, scope);
         acmeRoutes(router, acme, scope);
+        ocspRoutes(router, authority, scope);
         return router;
       },
       // Relative paths that need the sudo capability besides their own (as in the reference).
       sudo: [/^root\/sign-self-issued$/, /^root$/],
-      unauthenticated: ACME_UNAUTHENTICATED,
+      selfAuthenticated: ACME_UNAUTHENTICATED,
+      unauthenticated: UNAUTHENTICATED,
     },
   };
 }

@@ -11,6 +11,8 @@ export interface UrlConfig {
   issuing_certificates: string[];
   crl_distribution_points: string[];
   ocsp_servers: string[];
+  /** where the delta CRLs are (the Freshest CRL extension); absent in logs from before it existed */
+  delta_crl_distribution_points?: string[];
 }
 
 /** A signer: the issuer's certificate and its private key. */
@@ -43,7 +45,7 @@ function remembered<K extends object, V>(
   return value;
 }
 
-/** The authority information access and CRL distribution point extensions of `config/urls`. */
+/** The authority information access, CRL distribution point and Freshest CRL extensions of `config/urls`. */
 export const urlExtensions = (urls: UrlConfig): readonly Buffer[] =>
   remembered(byUrls, urls, () => encodeUrlExtensions(urls));
 
@@ -54,6 +56,8 @@ function encodeUrlExtensions(urls: UrlConfig): Buffer[] {
   }
   if (urls.crl_distribution_points.length)
     out.push(ext.crlDistributionPoints(urls.crl_distribution_points));
+  if (urls.delta_crl_distribution_points?.length)
+    out.push(ext.freshestCrl(urls.delta_crl_distribution_points));
   return out;
 }
 

@@ -124,6 +124,7 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | u
   const requestTtl = duration(body, 'ttl');
   const { notAfter, warnings } = resolveNotAfter({
     now,
+    mountTtls: authority.mountTtls(mount),
     requestTtl,
     notAfter:
       requestNotAfter ?? (requestTtl === undefined && role.not_after ? role.not_after : undefined),

@@ -3,10 +3,20 @@ import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import { scheduleRows } from '../../core/schedule.js';
-import { PKI_EVENT_TYPES, type IssuerSettings, type PkiEvent } from './events.js';
+import {
+  PKI_EVENT_TYPES,
+  type AutoTidyConfig,
+  type IssuerSettings,
+  type PkiEvent,
+} from './events.js';
 
 /** The schedule kind of automatic CRL rebuilds. */
 export const CRL_REBUILD = 'pki-crl-rebuild';
+/** Schedule kinds: a started tidy waiting to run, and the next auto-tidy. */
+export const PKI_TIDY = 'pki-tidy';
+export const PKI_AUTO_TIDY = 'pki-auto-tidy';
+const tidyKey = (mount: string) => `pki-tidy/${mount}`;
+const autoTidyKey = (mount: string) => `pki-auto-tidy/${mount}`;
 const crlRebuildKey = (mount: string, issuerId: string) => `pki-crl/${mount}/${issuerId}`;
 
 const TABLES = [
@@ -16,6 +26,7 @@ const TABLES = [
   'pki_config',
   'pki_certs',
   'pki_crls',
+  'pki_delta_crls',
 ] as const;
 const OWN = new Set<string>(PKI_EVENT_TYPES);
 
@@ -33,6 +44,9 @@ const SCHEMA = `
   CREATE INDEX IF NOT EXISTS pki_certs_revoked ON pki_certs (mount, issuer_id, revoked_at) WHERE revoked_at IS NOT NULL;
   CREATE TABLE IF NOT EXISTS pki_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL, this_update TEXT NOT NULL,
     next_update TEXT NOT NULL, crl TEXT NOT NULL, PRIMARY KEY (mount, issuer_id));
+  CREATE TABLE IF NOT EXISTS pki_delta_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL,
+    base_number INTEGER NOT NULL, this_update TEXT NOT NULL, next_update TEXT NOT NULL, crl TEXT NOT NULL,
+    PRIMARY KEY (mount, issuer_id));
 `;
 
 /** Events that touch only certificates and CRLs, never a role, key, issuer or configuration. */
@@ -41,6 +55,7 @@ const CERTIFICATE_ONLY = new Set<string>([
   'CertificateRevoked',
   'CertificateDeleted',
   'PkiCrlBuilt',
+  'PkiDeltaCrlBuilt',
 ]);
 
 /**
@@ -50,7 +65,7 @@ const CERTIFICATE_ONLY = new Set<string>([
  */
 export const pkiProjection = (onChanged: () => void = () => undefined): Projection => ({
   name: 'pki',
-  version: 1,
+  version: 3,
   tables: TABLES,
   setup(db: Db) {
     db.exec(SCHEMA);
@@ -58,6 +73,25 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
     const crlConfig = db.prepare<[string], { value: string }>(
       "SELECT value FROM pki_config WHERE mount = ? AND kind = 'crl'",
     );
+    const configRow = db.prepare<[string, string], { value: string }>(
+      'SELECT value FROM pki_config WHERE mount = ? AND kind = ?',
+    );
+    const configOf = <T>(mount: string, kind: string): T | undefined => {
+      const row = configRow.get(mount, kind);
+      return row ? (JSON.parse(row.value) as T) : undefined;
+    };
+    /** The next auto-tidy, an interval after `from`, while auto-tidy is enabled. */
+    const scheduleAutoTidy = (mount: string, from: string) => {
+      const auto = configOf<AutoTidyConfig>(mount, 'auto-tidy');
+      if (auto?.enabled)
+        schedule.put({
+          key: autoTidyKey(mount),
+          kind: PKI_AUTO_TIDY,
+          dueAt: new Date(Date.parse(from) + auto.interval_duration * 1000).toISOString(),
+          data: { mount },
+        });
+      else schedule.remove(autoTidyKey(mount));
+    };
     const s = {
       putRole: db.prepare(
         'INSERT INTO pki_roles (mount, name, role) VALUES (?, ?, ?) ON CONFLICT (mount, name) DO UPDATE SET role = excluded.role',
@@ -77,6 +111,13 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
       linkIssuer: db.prepare('UPDATE pki_issuers SET key_id = ? WHERE mount = ? AND issuer_id = ?'),
       delIssuer: db.prepare('DELETE FROM pki_issuers WHERE mount = ? AND issuer_id = ?'),
       delIssuerCrl: db.prepare('DELETE FROM pki_crls WHERE mount = ? AND issuer_id = ?'),
+      delIssuerDelta: db.prepare('DELETE FROM pki_delta_crls WHERE mount = ? AND issuer_id = ?'),
+      putDelta: db.prepare(
+        `INSERT INTO pki_delta_crls (mount, issuer_id, number, base_number, this_update, next_update, crl) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (mount, issuer_id) DO UPDATE SET number = excluded.number, base_number = excluded.base_number,
+           this_update = excluded.this_update, next_update = excluded.next_update, crl = excluded.crl`,
+      ),
+      delConfig: db.prepare('DELETE FROM pki_config WHERE mount = ? AND kind = ?'),
       putConfig: db.prepare(
         'INSERT INTO pki_config (mount, kind, value) VALUES (?, ?, ?) ON CONFLICT (mount, kind) DO UPDATE SET value = excluded.value',
       ),
@@ -156,6 +197,7 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
         case 'PkiIssuerDeleted':
           s.delIssuer.run(e.data.mount, e.data.issuerId);
           s.delIssuerCrl.run(e.data.mount, e.data.issuerId);
+          s.delIssuerDelta.run(e.data.mount, e.data.issuerId);
           schedule.remove(crlRebuildKey(e.data.mount, e.data.issuerId));
           break;
         case 'PkiUrlsConfigured':
@@ -177,9 +219,31 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
         case 'PkiKeysConfigured':
           s.putConfig.run(e.data.mount, 'keys', canonicalJson({ defaultKey: e.data.defaultKey }));
           break;
+        case 'PkiTidyStarted': {
+          const { mount, ...run } = e.data;
+          s.putConfig.run(mount, 'tidy-run', canonicalJson(run));
+          // The run is due at once; the auto-tidy row comes back when it finishes.
+          schedule.put({
+            key: tidyKey(mount),
+            kind: PKI_TIDY,
+            dueAt: run.startedAt,
+            data: { mount },
+          });
+          schedule.remove(autoTidyKey(mount));
+          break;
+        }
         case 'PkiTidied': {
           const { mount, ...result } = e.data;
           s.putConfig.run(mount, 'tidy', canonicalJson(result));
+          s.delConfig.run(mount, 'tidy-run');
+          schedule.remove(tidyKey(mount));
+          scheduleAutoTidy(mount, result.finishedAt);
+          break;
+        }
+        case 'PkiAutoTidyConfigured': {
+          s.putConfig.run(e.data.mount, 'auto-tidy', canonicalJson(e.data.config));
+          if (configOf(e.data.mount, 'tidy-run') === undefined)
+            scheduleAutoTidy(e.data.mount, e.time);
           break;
         }
         case 'CertificateIssued': {
@@ -214,6 +278,19 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
         case 'CertificateDeleted':
           s.delCert.run(e.data.mount, e.data.serial);
           break;
+        case 'PkiDeltaCrlBuilt': {
+          const d = e.data;
+          s.putDelta.run(
+            d.mount,
+            d.issuerId,
+            d.number,
+            d.baseNumber,
+            d.thisUpdate,
+            d.nextUpdate,
+            d.crl,
+          );
+          break;
+        }
         case 'PkiCrlBuilt': {
           const d = e.data;
           s.putCrl.run(d.mount, d.issuerId, d.number, d.thisUpdate, d.nextUpdate, d.crl);
@@ -345,6 +422,9 @@ export class PkiQueries {
       crl: db.prepare<[string, string], CrlRow>(
         'SELECT * FROM pki_crls WHERE mount = ? AND issuer_id = ?',
       ),
+      deltaCrl: db.prepare<[string, string], CrlRow>(
+        'SELECT * FROM pki_delta_crls WHERE mount = ? AND issuer_id = ?',
+      ),
     };
   }
 
@@ -373,4 +453,6 @@ export class PkiQueries {
   revokedOf = (mount: string, issuerId: string) => this.#s.revokedOf.all(mount, issuerId);
   expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);
   crl = (mount: string, issuerId: string): CrlRow | undefined => this.#s.crl.get(mount, issuerId);
+  deltaCrl = (mount: string, issuerId: string): CrlRow | undefined =>
+    this.#s.deltaCrl.get(mount, issuerId);
 }

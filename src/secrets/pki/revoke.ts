@@ -1,13 +1,14 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { certificateDecider } from './deciders.js';
+import { certificateDecider, issuerDecider } from './deciders.js';
 import { streams } from './events.js';
-import { bool, int, str } from './fields.js';
+import { int, str } from './fields.js';
 import { normaliseSerial, pem, pemBlocks } from './x509/certificate.js';
 import { keysMatch, parsePrivateKey } from './x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
-import { rebuildAllCrls, rebuildCrl } from './crls.js';
+import { rebuildAllCrls, rebuildCrl, rebuildDeltaCrl } from './crls.js';
+import type { IssuerRow } from './projection.js';
 
 /** What a revoke call answers: data (null when refused as expired) and warnings. */
 export interface Revoked {
@@ -174,16 +175,17 @@ export function revoke(
       },
       meta,
     );
-    if (!config.auto_rebuild) {
-      const issuer = authority.q.issuer(mount, target.issuerId);
-      if (issuer) rebuildCrl(authority, mount, meta, issuer);
-    }
+    const issuer = authority.q.issuer(mount, target.issuerId);
+    // Without auto_rebuild the complete CRL is rebuilt now; with it and enable_delta, the delta.
+    if (issuer && !config.auto_rebuild) rebuildCrl(authority, mount, meta, issuer);
+    else if (issuer && config.enable_delta) rebuildDeltaCrl(authority, mount, meta, issuer);
   });
-  const warnings = config.auto_rebuild
-    ? [
-        'auto_rebuild is enabled: the CRL will include this revocation when it is next rebuilt (crl/rotate rebuilds it now)',
-      ]
-    : [];
+  const warnings =
+    config.auto_rebuild && !config.enable_delta
+      ? [
+          'auto_rebuild is enabled: the CRL will include this revocation when it is next rebuilt (crl/rotate rebuilds it now)',
+        ]
+      : [];
   return {
     data: {
       revocation_time: Math.floor(now.getTime() / 1000),
@@ -195,58 +197,55 @@ export function revoke(
 }
 
 /**
- * Tidy: removes stored certificates (and revoked entries) expired for longer than the safety
- * buffer, then rebuilds the CRLs. It runs to completion inside the request and records the
- * outcome, which `tidy-status` serves.
+ * `issuer/:ref/revoke`: the issuer is marked revoked and loses `issuing-certificates`; its own
+ * certificate, when a parent issuer of this mount signed and stored it, is revoked on that
+ * parent's CRL; every CRL is rebuilt. A second call changes nothing, as the reference.
  */
-export function tidy(
+export function revokeIssuer(
   authority: Authority,
   mount: string,
   meta: AuditMetadata,
-  b: Record<string, unknown>,
-  safetyBuffer: number,
-): { ran: boolean } {
-  const tidyCertStore = bool(b, 'tidy_cert_store', false);
-  const tidyRevoked = bool(b, 'tidy_revoked_certs', false);
-  const startedAt = authority.core.clock.now();
-  if (!tidyCertStore && !tidyRevoked) return { ran: false };
-  const cutoff = new Date(startedAt.getTime() - safetyBuffer * 1000).toISOString();
-  let certStoreDeleted = 0;
-  let revokedCertDeleted = 0;
+  issuer: IssuerRow,
+): void {
+  if (issuer.settings.revokedAt !== undefined) return;
+  const now = authority.core.clock.now().toISOString();
   authority.atomically(() => {
-    for (const row of authority.q.expiredBefore(mount, cutoff)) {
-      const isRevoked = row.revoked_at !== null;
-      if (isRevoked ? !tidyRevoked : !tidyCertStore) continue;
-      authority.core.handler.handle(
-        streams.cert(mount, row.serial),
-        certificateDecider,
-        () => [{ type: 'CertificateDeleted' as const, data: { mount, serial: row.serial } }],
-        meta,
-      );
-      if (isRevoked) revokedCertDeleted++;
-      else certStoreDeleted++;
-    }
-    if (tidyRevoked) rebuildAllCrls(authority, mount, meta);
     authority.core.handler.handle(
-      streams.config(mount),
-      { initialState: () => null, evolve: () => null },
+      streams.issuer(mount, issuer.issuer_id),
+      issuerDecider,
       () => [
         {
-          type: 'PkiTidied' as const,
+          type: 'PkiIssuerUpdated' as const,
           data: {
             mount,
-            startedAt: startedAt.toISOString(),
-            finishedAt: authority.core.clock.now().toISOString(),
-            safetyBuffer,
-            tidyCertStore,
-            tidyRevokedCerts: tidyRevoked,
-            certStoreDeleted,
-            revokedCertDeleted,
+            issuerId: issuer.issuer_id,
+            ...issuer.settings,
+            usage: issuer.settings.usage.filter((u) => u !== 'issuing-certificates'),
+            revokedAt: now,
           },
         },
       ],
       meta,
     );
+    const stored = authority.q.cert(mount, issuer.serial);
+    if (stored && stored.issuer_id !== issuer.issuer_id && stored.revoked_at === null)
+      authority.core.handler.handle(
+        streams.cert(mount, issuer.serial),
+        certificateDecider,
+        () => [
+          {
+            type: 'CertificateRevoked' as const,
+            data: {
+              mount,
+              serial: issuer.serial,
+              issuerId: stored.issuer_id,
+              revokedAt: now,
+              notAfter: stored.not_after,
+            },
+          },
+        ],
+        meta,
+      );
+    rebuildAllCrls(authority, mount, meta);
   });
-  return { ran: true };
 }

@@ -2,7 +2,7 @@ import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { CA_ROLE, caKeyUsage, caNameRequest, constraintsOf, subjectOf } from './ca.js';
-import { bool, duration, int, str } from './fields.js';
+import { bool, duration, int, list, str } from './fields.js';
 import { buildCa, effectivePathLength, urlExtensions, type Signer } from './issuance.js';
 import { isSelfSigned, verifiedCsr, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
@@ -38,8 +38,16 @@ export function signIntermediate(
     int(b, 'signature_bits', 0),
     bool(b, 'use_pss', false),
   );
-  const commonName = useCsr ? csr.commonName : str(b, 'common_name').trim();
-  if (!commonName && !useCsr) throw new ValidationError('the common_name field is required');
+  if (signer.cert.isCA && signer.cert.pathLen === 0)
+    throw new ValidationError(
+      'signing certificate has a max path length of zero, and cannot issue further CA certificates',
+    );
+  // Without a common_name the CSR's is used, as the reference sets use_csr_common_name then.
+  const commonName = useCsr ? csr.commonName : str(b, 'common_name').trim() || csr.commonName;
+  if (!commonName && !useCsr)
+    throw new ValidationError(
+      'the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, unless "require_cn" is set to false',
+    );
   const names = resolveNames(
     { ...CA_ROLE, use_csr_common_name: useCsr, use_csr_sans: useCsr },
     caNameRequest(b, commonName),
@@ -49,6 +57,7 @@ export function signIntermediate(
   const enforce = bool(b, 'enforce_leaf_not_after_behavior', false);
   const { notAfter, warnings } = resolveNotAfter({
     now,
+    mountTtls: authority.mountTtls(mount),
     requestTtl: duration(b, 'ttl'),
     notAfter: str(b, 'not_after') || undefined,
     roleTtl: 0,
@@ -57,6 +66,7 @@ export function signIntermediate(
     behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
   });
   const keyUsage = caKeyUsage(b);
+  const maxPathLength = effectivePathLength(int(b, 'max_path_length', -1), signer.cert);
   const copied = useCsr
     ? csr.extensions.filter((e) => !['2.5.29.19', '2.5.29.14', '2.5.29.35'].includes(e.id))
     : [];
@@ -66,7 +76,7 @@ export function signIntermediate(
     altNames: names.altNames,
     spki: csr.spki,
     signer,
-    maxPathLength: effectivePathLength(int(b, 'max_path_length', -1), signer.cert),
+    maxPathLength,
     keyUsage,
     nameConstraints: constraintsOf(b),
     urls: authority.urls(mount),
@@ -102,8 +112,53 @@ export function signIntermediate(
       ...data,
       ...issuedIdentity(serialText(serial), notAfter),
     },
-    warnings: [...names.warnings, ...warnings],
+    warnings: [
+      ...names.warnings,
+      ...warnings,
+      ...intermediateWarnings(b, notAfter, signer.cert.notAfter, maxPathLength, enforce),
+    ],
   };
+}
+
+/** What the reference warns about a signed intermediate, in its words. */
+function intermediateWarnings(
+  b: Record<string, unknown>,
+  notAfter: Date,
+  signerNotAfter: Date,
+  maxPathLength: number,
+  enforce: boolean,
+): string[] {
+  const out: string[] = [];
+  if (notAfter.getTime() > signerNotAfter.getTime())
+    out.push(
+      "The expiration time for the signed certificate is after the CA's expiration time. If the new certificate is not treated as a root, validation paths with the certificate past the issuing CA's expiration time will fail.",
+    );
+  if (maxPathLength === 0)
+    out.push(
+      'Max path length of the signed certificate is zero. This certificate cannot be used to issue intermediate CA certificates.',
+    );
+  if (!enforce && notAfter.getTime() === signerNotAfter.getTime())
+    out.push(
+      "the signed intermediary CA certificate's notAfter was truncated to the issuer's notAfter",
+    );
+  const invalid = list(b, 'key_usage').flatMap((usage) => {
+    const clean = usage.trim().toLowerCase();
+    if (['crlsign', 'certsign', 'digitalsignature'].includes(clean)) return [];
+    if (
+      [
+        'contentcommitment',
+        'keyencipherment',
+        'dataencipherment',
+        'keyagreement',
+        'encipheronly',
+        'decipheronly',
+      ].includes(clean)
+    )
+      return [`key usage ${usage} is only valid for non-Ca certs`];
+    return [`unrecognized key usage ${usage}`];
+  });
+  if (invalid.length > 0) out.push(`Invalid key usage: ${invalid.join('; ')}`);
+  return out;
 }
 
 /**

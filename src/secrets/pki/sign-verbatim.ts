@@ -47,6 +47,7 @@ export function signVerbatim(
   const enforce = bool(body, 'enforce_leaf_not_after_behavior', false);
   const { notAfter, warnings } = resolveNotAfter({
     now,
+    mountTtls: authority.mountTtls(mount),
     requestTtl: duration(body, 'ttl'),
     notAfter: str(body, 'not_after') || undefined,
     roleTtl: role?.ttl ?? 0,

@@ -1,6 +1,7 @@
 import { ValidationError } from '../../core/errors.js';
 
 import { formatGoDuration as goDuration } from '../duration.js';
+import type { MountTtls } from '../sys/projection.js';
 
 export { parseDuration } from '../duration.js';
 export { goDuration };
@@ -8,16 +9,14 @@ export { goDuration };
 /** How an issuer treats a leaf that would outlive it. */
 export type LeafNotAfterBehavior = 'err' | 'truncate' | 'permit';
 
-/** The system's default and maximum lease, 768h, which the reference uses when a role sets none. */
-export const MOUNT_DEFAULT_TTL = 768 * 3600;
-export const MOUNT_MAX_TTL = 768 * 3600;
-
 /** The latest notAfter a caller may ask for. */
 export const LATEST_NOT_AFTER = '9999-12-31T23:59:59Z';
 
 /** The inputs of notAfter resolution (research §3.1). */
 export interface NotAfterInput {
   now: Date;
+  /** the mount's default and maximum lease (tuned, else the system's 768h) */
+  mountTtls: MountTtls;
   /** request `ttl` in seconds, undefined when absent */
   requestTtl: number | undefined;
   /** request `not_after`, undefined or '' when absent */
@@ -67,7 +66,7 @@ export function resolveNotAfter(input: NotAfterInput): NotAfterResult {
       'Either ttl or not_after should be provided. Both should not be provided in the same request.',
     );
   }
-  const maxTtl = input.roleMaxTtl > 0 ? input.roleMaxTtl : MOUNT_MAX_TTL;
+  const maxTtl = input.roleMaxTtl > 0 ? input.roleMaxTtl : input.mountTtls.maxTtl;
   const nowMs = input.now.getTime();
   let notAfter: Date;
   if (hasNotAfter) {
@@ -81,7 +80,7 @@ export function resolveNotAfter(input: NotAfterInput): NotAfterResult {
       notAfter = new Date(nowMs + maxTtl * 1000);
     }
   } else {
-    let ttl = input.requestTtl || input.roleTtl || MOUNT_DEFAULT_TTL;
+    let ttl = input.requestTtl || input.roleTtl || input.mountTtls.defaultTtl;
     if (ttl > maxTtl) {
       warnings.push(
         `TTL "${goDuration(ttl)}" is longer than permitted maxTTL "${goDuration(maxTtl)}", so maxTTL is being used`,

@@ -92,7 +92,7 @@ const escape = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const compiled = new Map<string, RegExp>();
 
 /** `+` stands for one whole segment; a trailing `*` for any rest (prefix match). */
-function matches(pattern: string, path: string): boolean {
+export function pathMatches(pattern: string, path: string): boolean {
   let re = compiled.get(pattern);
   if (re === undefined) {
     const glob = pattern.endsWith('*');
@@ -138,7 +138,7 @@ export function capabilitiesFor(
   }
   let best: Pattern | undefined;
   for (const p of merged.values()) {
-    if (!matches(p.path, path)) continue;
+    if (!pathMatches(p.path, path)) continue;
     if (p.path === path) {
       best = p;
       break;

@@ -5,6 +5,7 @@ import type { Core } from '../../context.js';
 import { checkMountPath, checkPolicyName } from '../names.js';
 import type { PathRule } from './acl.js';
 import type {
+  MountConfig,
   MountEnabled,
   SecretsTokenCreated,
   SysEvent,
@@ -145,6 +146,27 @@ export function createSysCommands(core: Core) {
             data: { ...input, accessor: `${input.type}_${ids.secret(8).toLowerCase()}` },
           },
         ],
+        metadata,
+      );
+    },
+
+    tuneMount(
+      path: string,
+      settings: { description: string; config: MountConfig },
+      metadata: AuditMetadata,
+    ): void {
+      const { default_lease_ttl: def, max_lease_ttl: max } = settings.config;
+      if (def > 0 && max > 0 && max < def)
+        throw new ValidationError(
+          `backend max lease TTL of ${max} would be less than backend default lease TTL of ${def}`,
+        );
+      handler.handle(
+        mountStream(path),
+        mountDecider,
+        (s) => {
+          if (!s.exists) throw new ValidationError(`cannot fetch sysview for path "${path}"`);
+          return [{ type: 'MountTuned' as const, data: { path, ...settings } }];
+        },
         metadata,
       );
     },

@@ -39,6 +39,14 @@ export interface AclPolicyDeleted {
   data: { name: string };
 }
 
+/** A mount's tunable settings; a TTL of 0 means the system's (768h). */
+export interface MountConfig {
+  default_lease_ttl: number;
+  max_lease_ttl: number;
+  allowed_response_headers?: string[];
+  passthrough_request_headers?: string[];
+}
+
 export interface MountEnabled {
   type: 'MountEnabled';
   data: {
@@ -46,8 +54,14 @@ export interface MountEnabled {
     type: string;
     accessor: string;
     description: string;
-    config: { default_lease_ttl: number; max_lease_ttl: number };
+    config: MountConfig;
   };
+}
+
+/** `sys/mounts/:path/tune`: the mount's settings after the change, whole. */
+export interface MountTuned {
+  type: 'MountTuned';
+  data: { path: string; description: string; config: MountConfig };
 }
 
 export interface MountDisabled {
@@ -61,6 +75,7 @@ export type SysEvent =
   | AclPolicyWritten
   | AclPolicyDeleted
   | MountEnabled
+  | MountTuned
   | MountDisabled;
 
 export const SYS_EVENT_TYPES: readonly SysEvent['type'][] = [
@@ -69,6 +84,7 @@ export const SYS_EVENT_TYPES: readonly SysEvent['type'][] = [
   'AclPolicyWritten',
   'AclPolicyDeleted',
   'MountEnabled',
+  'MountTuned',
   'MountDisabled',
 ];
 

@@ -8,8 +8,19 @@ import { scheduleRows } from '../../core/schedule.js';
 import { statements } from '../../core/sql.js';
 import type { Mount } from '../../http/types.js';
 import type { PathRule } from './acl.js';
-import type { SysEvent } from './events.js';
+import type { MountConfig, SysEvent } from './events.js';
 import { TIMER_TOKEN_EXPIRY, tokenExpiryKey } from './events.js';
+
+/** A mount's settings in one key order, whether the event came from a request or the log. */
+const configJson = (c: MountConfig): string =>
+  JSON.stringify({
+    default_lease_ttl: c.default_lease_ttl,
+    max_lease_ttl: c.max_lease_ttl,
+    ...(c.allowed_response_headers ? { allowed_response_headers: c.allowed_response_headers } : {}),
+    ...(c.passthrough_request_headers
+      ? { passthrough_request_headers: c.passthrough_request_headers }
+      : {}),
+  });
 
 /**
  * The sys read models. `changed` runs after every event that changes a token, policy or mount,
@@ -44,6 +55,7 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
       dropPolicy: db.prepare('DELETE FROM acl_policies WHERE name = ?'),
       mount: db.prepare('INSERT INTO mounts VALUES (?, ?, ?, ?, ?, ?)'),
       unmount: db.prepare('DELETE FROM mounts WHERE path = ?'),
+      tune: db.prepare('UPDATE mounts SET description = ?, config = ? WHERE path = ?'),
     };
     return (event) => {
       const e = event as StoredEvent<SysEvent>;
@@ -83,9 +95,12 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
           break;
         case 'MountEnabled': {
           const d = e.data;
-          s.mount.run(d.path, d.type, d.accessor, d.description, JSON.stringify(d.config), e.time);
+          s.mount.run(d.path, d.type, d.accessor, d.description, configJson(d.config), e.time);
           break;
         }
+        case 'MountTuned':
+          s.tune.run(e.data.description, configJson(e.data.config), e.data.path);
+          break;
         case 'MountDisabled':
           s.unmount.run(e.data.path);
           break;
@@ -110,9 +125,23 @@ export interface TokenRow {
 }
 
 export interface MountRow extends Mount {
-  config: { default_lease_ttl: number; max_lease_ttl: number };
+  config: MountConfig;
   createdAt: string;
 }
+
+/** The system's default and maximum lease (the reference's 32 days), for a mount that sets none. */
+export const SYSTEM_LEASE_TTL = 768 * 3600;
+
+/** The lease TTLs in force on a mount: its own where set, else the system's. */
+export interface MountTtls {
+  defaultTtl: number;
+  maxTtl: number;
+}
+
+export const mountTtls = (config: MountConfig): MountTtls => ({
+  defaultTtl: config.default_lease_ttl > 0 ? config.default_lease_ttl : SYSTEM_LEASE_TTL,
+  maxTtl: config.max_lease_ttl > 0 ? config.max_lease_ttl : SYSTEM_LEASE_TTL,
+});
 
 interface RawToken {
   accessor: string;
@@ -217,6 +246,11 @@ export function sysQueries(db: Db) {
     mountFor: (requestPath: string): MountRow | undefined => {
       const path = `${requestPath}/`;
       return mountsByLength().find((m) => path.startsWith(m.path));
+    },
+    /** The TTLs in force on the mount with this accessor (the system's if it is gone). */
+    ttlsOf: (accessor: string): MountTtls => {
+      const row = mountsByLength().find((m) => m.accessor === accessor);
+      return mountTtls(row?.config ?? { default_lease_ttl: 0, max_lease_ttl: 0 });
     },
     mount: (path: string): MountRow | undefined => {
       const r = sql<[string], RawMount>('SELECT * FROM mounts WHERE path = ?').get(path);

@@ -9,7 +9,9 @@ import { sendVault, requestData } from '../../http/vault.js';
 import type { Core } from '../../context.js';
 import { BUILTIN_POLICIES, parsePolicy } from './acl.js';
 import type { SysCommands } from './commands.js';
-import type { SysQueries } from './projection.js';
+import type { MountRow, SysQueries } from './projection.js';
+import { mountTtls } from './projection.js';
+import type { MountConfig } from './events.js';
 import type { TokenHierarchy } from './tokens.js';
 import { tokenRoutes } from './tokens.js';
 import type { LeaseProvider } from './leases.js';
@@ -54,6 +56,28 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   const { commands, queries } = deps;
   const r = secretsRouter();
 
+  const mountAt = (path: string): MountRow => {
+    const m = queries.mount(normalizeMountPath(path));
+    if (m === undefined)
+      throw new ValidationError(`cannot fetch sysview for path "${normalizeMountPath(path)}"`);
+    return m;
+  };
+  const tuneView = (m: MountRow) => {
+    const ttls = mountTtls(m.config);
+    return {
+      default_lease_ttl: ttls.defaultTtl,
+      max_lease_ttl: ttls.maxTtl,
+      force_no_cache: false,
+      description: m.description,
+      ...(m.config.allowed_response_headers
+        ? { allowed_response_headers: m.config.allowed_response_headers }
+        : {}),
+      ...(m.config.passthrough_request_headers
+        ? { passthrough_request_headers: m.config.passthrough_request_headers }
+        : {}),
+    };
+  };
+
   const mountView = (m: ReturnType<SysQueries['mounts']>[number]) => ({
     type: m.type,
     description: m.description,
@@ -63,6 +87,38 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     local: false,
     seal_wrap: false,
     external_entropy_access: false,
+  });
+
+  // Registered before `sys/mounts/*path`, which would take `pki/tune` for a mount path.
+  r.get('/sys/mounts/*path/tune', (ctx) => {
+    const m = mountAt(ctx.params.path ?? '');
+    sendVault(ctx, tuneView(m));
+  });
+  r.post('/sys/mounts/*path/tune', (ctx) => {
+    const m = mountAt(ctx.params.path ?? '');
+    const body = requestData(ctx);
+    const ttl = (field: 'default_lease_ttl' | 'max_lease_ttl'): number => {
+      const v = body[field];
+      if (v === undefined || v === null || v === '') return m.config[field];
+      return v === 'system' ? 0 : parseDuration(v, field);
+    };
+    const headers = (field: 'allowed_response_headers' | 'passthrough_request_headers') =>
+      strList(body[field], field) ?? m.config[field];
+    const config: MountConfig = {
+      default_lease_ttl: ttl('default_lease_ttl'),
+      max_lease_ttl: ttl('max_lease_ttl'),
+    };
+    const allowed = headers('allowed_response_headers');
+    const passthrough = headers('passthrough_request_headers');
+    if (allowed !== undefined && allowed.length > 0) config.allowed_response_headers = allowed;
+    if (passthrough !== undefined && passthrough.length > 0)
+      config.passthrough_request_headers = passthrough;
+    commands.tuneMount(
+      m.path,
+      { description: str(body.description, 'description') ?? m.description, config },
+      deps.metadata(ctx),
+    );
+    sendVault(ctx, undefined);
   });
 
   r.get('/sys/mounts', (ctx) => {
@@ -127,7 +183,6 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, undefined);
   };
   r.post('/sys/policies/acl/:name', writePolicy);
-  r.put('/sys/policies/acl/:name', writePolicy);
   r.delete('/sys/policies/acl/:name', (ctx) => {
     commands.deletePolicy(ctx.params.name!, deps.metadata(ctx));
     sendVault(ctx, undefined);
@@ -145,12 +200,6 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     if (id === undefined || id === '') throw new ValidationError('lease_id must be specified');
     return id;
   };
-  r.put('/sys/leases/lookup', (ctx) => {
-    const id = leaseId(ctx);
-    const info = provider(id).lookup(id);
-    if (info === undefined) throw new ValidationError('invalid lease');
-    sendVault(ctx, info);
-  });
   r.post('/sys/leases/lookup', (ctx) => {
     const id = leaseId(ctx);
     const info = provider(id).lookup(id);
@@ -178,8 +227,11 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   const renew = async (ctx: RouterContext) => {
     const id = leaseId(ctx);
     const body = requestData(ctx);
+    // A null increment (hvac's renew_lease default) is no increment, as the reference reads it.
     const increment =
-      body.increment === undefined ? undefined : parseDuration(body.increment, 'increment');
+      body.increment === undefined || body.increment === null
+        ? undefined
+        : parseDuration(body.increment, 'increment');
     const info = await provider(id).renew(id, increment, deps.metadata(ctx));
     ctx.status = 200;
     ctx.body = JSON.stringify({
@@ -194,17 +246,15 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     });
     ctx.set('Content-Type', 'application/json');
   };
-  r.put('/sys/leases/renew', renew);
   r.post('/sys/leases/renew', renew);
-  r.put('/sys/leases/renew/*id', renew);
+  r.post('/sys/leases/renew/*id', renew);
   const revoke = async (ctx: RouterContext) => {
     const id = leaseId(ctx);
     await provider(id).revoke(id, deps.metadata(ctx));
     sendVault(ctx, undefined);
   };
-  r.put('/sys/leases/revoke', revoke);
   r.post('/sys/leases/revoke', revoke);
-  r.put('/sys/leases/revoke/*id', revoke);
+  r.post('/sys/leases/revoke/*id', revoke);
   const revokePrefix = async (ctx: RouterContext) => {
     const prefix = ctx.params.prefix ?? '';
     let total = 0;
@@ -215,7 +265,6 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     void total;
     sendVault(ctx, undefined);
   };
-  r.put('/sys/leases/revoke-prefix/*prefix', revokePrefix);
   r.post('/sys/leases/revoke-prefix/*prefix', revokePrefix);
   return r;
 }

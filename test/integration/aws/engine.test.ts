@@ -203,6 +203,12 @@ describe('iam_user credentials and leases', () => {
   it('renews up to lease_max, then refuses; expiry deletes the user', async () => {
     const env = (await h.v1('GET', 'aws/creds/dev')).json as Env;
     const key = env.data as { access_key: string; secret_key: string };
+    // hvac's renew_lease sends "increment": null; the reference reads it as absent.
+    const plain = await h.v1('PUT', 'sys/leases/renew', {
+      body: { lease_id: env.lease_id, increment: null },
+    });
+    expect(plain.status, plain.text).toBe(200);
+    expect(plain.json).toMatchObject({ lease_id: env.lease_id, lease_duration: 3600 });
     h.clock.advance(30 * 60_000);
     const renewed = await h.v1('PUT', 'sys/leases/renew', {
       body: { lease_id: env.lease_id, increment: '2h' },

@@ -384,8 +384,17 @@ describe('sign-verbatim, sign-intermediate, sign-self-issued', () => {
         ? new Date(new X509Certificate(rootPem).validTo).getTime()
         : 0,
     );
-    const missing = await t.pki('POST', 'root/sign-intermediate', { csr });
-    expect(missing.json).toEqual({ errors: ['the common_name field is required'] });
+    // Without common_name the CSR's is taken, as the reference does; a CSR without one is refused.
+    const fromCsr = await t.pki('POST', 'root/sign-intermediate', { csr, ttl: '1h' });
+    expect(fromCsr.status, fromCsr.text).toBe(200);
+    expect(new X509Certificate(fromCsr.data.certificate as string).subject).toBe('CN=Sub CA');
+    const { csr: anonymous } = await csrPem('');
+    const missing = await t.pki('POST', 'root/sign-intermediate', { csr: anonymous });
+    expect(missing.json).toEqual({
+      errors: [
+        'the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, unless "require_cn" is set to false',
+      ],
+    });
   });
 
   it('sign-self-issued re-signs a self-issued CA certificate and refuses others', async () => {

@@ -228,6 +228,9 @@ describe('tidy', () => {
       safety_buffer: '72h',
     });
     expect(res.status).toBe(202);
+    // The work runs off the request, when the schedule fires.
+    expect((await t.pki('GET', 'tidy-status')).data.state).toBe('Running');
+    await t.settle();
     const status = await t.pki('GET', 'tidy-status');
     expect(status.data).toMatchObject({ state: 'Finished', tidy_cert_store: true });
     expect(status.data.cert_store_deleted_count as number).toBeGreaterThan(0);

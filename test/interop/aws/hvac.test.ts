@@ -60,6 +60,7 @@ describe('hvac 0.11 against the aws engine', () => {
     expect(out.fed).toEqual({ lease_duration: 900, renewable: false, has_token: true });
     expect(out.lookup).toBe(creds.lease_id);
     expect(out.renewed).toBe(7200);
+    expect(out.renewed_default).toBe(3600);
     expect(out.lookup_after_revoke).toBe('invalid request');
     expect(out.missing_role_errors).toEqual(['Role "missing" not found']);
     expect(out.bad_role_errors).toEqual([

@@ -31,6 +31,8 @@ out["fed"] = {"lease_duration": fed["lease_duration"], "renewable": fed["renewab
 out["lookup"] = client.sys.read_lease(lease_id=creds["lease_id"])["data"]["id"]
 renewed = client.sys.renew_lease(lease_id=creds["lease_id"], increment=7200)
 out["renewed"] = renewed["lease_duration"]
+# renew_lease without an increment sends "increment": null
+out["renewed_default"] = client.sys.renew_lease(lease_id=creds["lease_id"])["lease_duration"]
 client.sys.revoke_lease(lease_id=creds["lease_id"])
 try:
     client.sys.read_lease(lease_id=creds["lease_id"])

@@ -34,6 +34,8 @@ describe('the hvac client against the certificate authority engine', () => {
       ttl: '1h',
     });
     expect(out.roles).toEqual(['web']);
+    expect(out.put_role).toEqual(['example.org']);
+    expect(out.tuned).toBe(315360000);
     expect(out.issued).toMatchObject({ private_key_type: 'ec' });
     expect(out.revoked).toMatchObject({ state: 'revoked' });
     expect(out.read_cert).toBeGreaterThan(0);

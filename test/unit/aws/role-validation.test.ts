@@ -37,6 +37,11 @@ describe('role writes', () => {
     ['no credential_type', { policy_document: POLICY }, ['did not supply credential_type']],
     ['unknown type', { credential_type: 'root' }, ['unrecognized credential type: root']],
     [
+      'two types in one string (the reference takes the string as one type)',
+      { credential_type: 'iam_user,federation_token', policy_document: POLICY },
+      ['unrecognized credential type: iam_user,federation_token'],
+    ],
+    [
       'default_sts_ttl on iam_user',
       {
         credential_type: 'iam_user',

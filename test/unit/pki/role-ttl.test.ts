@@ -10,6 +10,7 @@ import {
 const now = new Date('2026-01-01T00:00:00Z');
 const base: NotAfterInput = {
   now,
+  mountTtls: { defaultTtl: 768 * 3600, maxTtl: 768 * 3600 },
   requestTtl: undefined,
   notAfter: undefined,
   roleTtl: 0,
@@ -45,6 +46,18 @@ describe('durations', () => {
 });
 
 describe('notAfter resolution (research §3.1)', () => {
+  it('a tuned mount supplies the default and the cap when the role sets none', () => {
+    const tuned = { ...base, mountTtls: { defaultTtl: 3600, maxTtl: 87600 * 3600 } };
+    expect(resolveNotAfter(tuned).notAfter).toEqual(plus(3600));
+    const long = resolveNotAfter({ ...tuned, requestTtl: 87600 * 3600 });
+    expect(long).toEqual({ notAfter: plus(87600 * 3600), warnings: [] });
+    const over = resolveNotAfter({ ...tuned, requestTtl: 87601 * 3600 });
+    expect(over.notAfter).toEqual(plus(87600 * 3600));
+    expect(over.warnings).toEqual([
+      'TTL "87601h0m0s" is longer than permitted maxTTL "87600h0m0s", so maxTTL is being used',
+    ]);
+  });
+
   it('request ttl, then role ttl, then the 768h mount default', () => {
     expect(resolveNotAfter({ ...base, requestTtl: 60 }).notAfter).toEqual(plus(60));
     expect(resolveNotAfter({ ...base, roleTtl: 120 }).notAfter).toEqual(plus(120));

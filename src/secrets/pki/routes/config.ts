@@ -7,21 +7,29 @@ import { streams, type CrlConfig } from '../events.js';
 import { bool, duration, list } from '../fields.js';
 import type { UrlConfig } from '../issuance.js';
 import { durationText } from '../role.js';
-import { tidy } from '../revoke.js';
 import { input, meta, send, type RouteScope } from './common.js';
-import { rebuildAllCrls } from '../crls.js';
+import { rebuildAllCrls, rebuildAllDeltaCrls } from '../crls.js';
 
 const crlView = (c: CrlConfig) => ({
   ...c,
+  // Enterprise-only in the reference, and refused on write as it refuses them.
+  unified_crl: false,
+  unified_crl_on_existing_paths: false,
+  cross_cluster_revocation: false,
   expiry: durationText(c.expiry),
   ocsp_expiry: durationText(c.ocsp_expiry),
   auto_rebuild_grace_period: durationText(c.auto_rebuild_grace_period),
   delta_rebuild_interval: durationText(c.delta_rebuild_interval),
 });
 
-/** `config/urls`, `config/crl`, `crl/rotate`, `tidy` and `tidy-status`. */
+/** `config/urls`, `config/crl`, `crl/rotate` and `crl/rotate-delta`. */
 export function configRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
-  r.get('/config/urls', (ctx) => send(ctx, { ...authority.urls(id), enable_templating: false }));
+  const urlsView = (urls: UrlConfig) => ({
+    ...urls,
+    delta_crl_distribution_points: urls.delta_crl_distribution_points ?? [],
+    enable_templating: false,
+  });
+  r.get('/config/urls', (ctx) => send(ctx, urlsView(authority.urls(id))));
   const setUrls = (ctx: Context) => {
     const b = input(ctx);
     const current = authority.urls(id);
@@ -35,11 +43,16 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
           ? current.crl_distribution_points
           : list(b, 'crl_distribution_points'),
       ocsp_servers: b.ocsp_servers === undefined ? current.ocsp_servers : list(b, 'ocsp_servers'),
+      delta_crl_distribution_points:
+        b.delta_crl_distribution_points === undefined
+          ? (current.delta_crl_distribution_points ?? [])
+          : list(b, 'delta_crl_distribution_points'),
     };
     for (const u of [
       ...urls.issuing_certificates,
       ...urls.crl_distribution_points,
       ...urls.ocsp_servers,
+      ...(urls.delta_crl_distribution_points ?? []),
     ]) {
       if (!URL.canParse(u)) throw new ValidationError(`invalid URL: ${u}`);
     }
@@ -49,10 +62,9 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
       () => [{ type: 'PkiUrlsConfigured' as const, data: { mount: id, urls } }],
       meta(ctx),
     );
-    send(ctx, { ...urls, enable_templating: false });
+    send(ctx, urlsView(urls));
   };
   r.post('/config/urls', setUrls);
-  r.put('/config/urls', setUrls);
 
   r.get('/config/crl', (ctx) => send(ctx, crlView(authority.crlConfig(id))));
   const setCrl = (ctx: Context) => {
@@ -89,12 +101,21 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
         `CRL auto-rebuilding grace period (${durationText(next.auto_rebuild_grace_period)}) must be strictly shorter than CRL expiry (${durationText(next.expiry)}) value when auto-rebuilding of CRLs is enabled`,
       );
     }
+    // The reference's community edition refuses these with these messages.
+    if (bool(b, 'cross_cluster_revocation', false))
+      throw new ValidationError(
+        'Global, cross-cluster revocation queue (cross_cluster_revocation) can only be enabled on an enterprise edition.',
+      );
+    if (bool(b, 'unified_crl', false))
+      throw new ValidationError('unified_crl can only be enabled on an enterprise edition');
+    if (bool(b, 'unified_crl_on_existing_paths', false))
+      throw new ValidationError(
+        'unified_crl_on_existing_paths cannot be enabled if unified_crl is disabled',
+      );
     if (next.enable_delta && !next.auto_rebuild)
       throw new ValidationError(
         'Delta CRLs cannot be enabled when auto rebuilding is disabled as the complete CRL is always regenerated!',
       );
-    if (next.enable_delta)
-      throw new ValidationError('delta CRLs are not supported by Keel; leave enable_delta false');
     authority.atomically(() => {
       authority.core.handler.handle(
         streams.config(id),
@@ -107,71 +128,28 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
         next.disable !== c.disable ||
         next.expiry !== c.expiry ||
         next.auto_rebuild !== c.auto_rebuild ||
-        next.auto_rebuild_grace_period !== c.auto_rebuild_grace_period
+        next.auto_rebuild_grace_period !== c.auto_rebuild_grace_period ||
+        next.enable_delta !== c.enable_delta
       )
         rebuildAllCrls(authority, id, meta(ctx));
     });
     send(ctx, crlView(next));
   };
   r.post('/config/crl', setCrl);
-  r.put('/config/crl', setCrl);
 
+  r.get('/crl/rotate-delta', (ctx) => {
+    const on = authority.crlConfig(id).enable_delta;
+    if (on) authority.atomically(() => rebuildAllDeltaCrls(authority, id, meta(ctx)));
+    send(
+      ctx,
+      { success: true },
+      on ? [] : ['requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op'],
+    );
+  });
   r.get('/crl/rotate', (ctx) => {
     authority.atomically(() => {
       rebuildAllCrls(authority, id, meta(ctx));
     });
     send(ctx, { success: true });
-  });
-
-  r.post('/tidy', (ctx) => {
-    const b = input(ctx);
-    const safetyBuffer = duration(b, 'safety_buffer') ?? 72 * 3600;
-    if (safetyBuffer <= 0) throw new ValidationError('safety_buffer must be greater than zero');
-    const { ran } = tidy(authority, id, meta(ctx), b, safetyBuffer);
-    ctx.status = 202;
-    ctx.body = JSON.stringify({
-      request_id: ctx.state.requestId,
-      lease_id: '',
-      renewable: false,
-      lease_duration: 0,
-      data: null,
-      wrap_info: null,
-      warnings: [
-        ran
-          ? "Tidy operation successfully started. Any information from the operation will be printed to Keel's server logs."
-          : 'Manual tidy requested but no tidy operations were set. Enable at least one tidy operation to be run (tidy_cert_store or tidy_revoked_certs).',
-      ],
-      auth: null,
-    });
-    ctx.set('Content-Type', 'application/json');
-  });
-
-  r.get('/tidy-status', (ctx) => {
-    const s = authority.tidyStatus(id);
-    send(
-      ctx,
-      s
-        ? {
-            state: 'Finished',
-            error: null,
-            time_started: s.startedAt,
-            time_finished: s.finishedAt,
-            safety_buffer: s.safetyBuffer,
-            tidy_cert_store: s.tidyCertStore,
-            tidy_revoked_certs: s.tidyRevokedCerts,
-            cert_store_deleted_count: s.certStoreDeleted,
-            revoked_cert_deleted_count: s.revokedCertDeleted,
-            message: 'Tidy operation successfully completed',
-          }
-        : {
-            state: 'Inactive',
-            error: null,
-            time_started: null,
-            time_finished: null,
-            cert_store_deleted_count: 0,
-            revoked_cert_deleted_count: 0,
-            message: '',
-          },
-    );
   });
 }

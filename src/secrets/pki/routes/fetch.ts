@@ -19,13 +19,18 @@ export function fetchRoutes(r: Router, authority: Authority, { id }: RouteScope)
     const d = authority.defaults(id).defaultIssuer;
     return d ? authority.q.issuer(id, d) : undefined;
   };
-  const crlPem = (issuer: IssuerRow | undefined) => {
-    const row = issuer ? authority.q.crl(id, issuer.issuer_id) : undefined;
-    return row ? pem('X509 CRL', Buffer.from(row.crl, 'base64')) : undefined;
-  };
-  const crlDer = (issuer: IssuerRow | undefined) => {
-    const row = issuer ? authority.q.crl(id, issuer.issuer_id) : undefined;
+  /** The issuer's complete CRL, or with `delta` its delta CRL, as DER. */
+  const crlDer = (issuer: IssuerRow | undefined, delta = false) => {
+    const row = issuer
+      ? delta
+        ? authority.q.deltaCrl(id, issuer.issuer_id)
+        : authority.q.crl(id, issuer.issuer_id)
+      : undefined;
     return row ? Buffer.from(row.crl, 'base64') : undefined;
+  };
+  const crlPem = (issuer: IssuerRow | undefined, delta = false) => {
+    const der = crlDer(issuer, delta);
+    return der ? pem('X509 CRL', der) : undefined;
   };
 
   r.get('/ca', (ctx) => {
@@ -50,8 +55,13 @@ export function fetchRoutes(r: Router, authority: Authority, { id }: RouteScope)
     const chain = authority.chain(id, i).join('\n');
     send(ctx, { certificate: chain, ca_chain: chain });
   });
-  r.get('/crl', (ctx) => sendRaw(ctx, crlDer(defaultIssuer()), 'application/pkix-crl'));
-  r.get('/crl/pem', (ctx) => sendRaw(ctx, crlPem(defaultIssuer()), 'application/x-pem-file'));
+  for (const delta of [false, true]) {
+    const at = delta ? '/crl/delta' : '/crl';
+    r.get(at, (ctx) => sendRaw(ctx, crlDer(defaultIssuer(), delta), 'application/pkix-crl'));
+    r.get(`${at}/pem`, (ctx) =>
+      sendRaw(ctx, crlPem(defaultIssuer(), delta), 'application/x-pem-file'),
+    );
+  }
   r.get('/cert/crl', (ctx) => {
     const p = crlPem(defaultIssuer());
     if (!p) throw new NotFoundError('');
@@ -107,13 +117,14 @@ export function fetchRoutes(r: Router, authority: Authority, { id }: RouteScope)
   r.get('/issuer/:ref/pem', (ctx) =>
     sendRaw(ctx, issuer(ctx).certificate, 'application/pem-certificate-chain'),
   );
-  r.get('/issuer/:ref/crl', (ctx) => {
-    const p = crlPem(issuer(ctx));
-    if (!p) throw new NotFoundError('');
-    send(ctx, { crl: p });
-  });
-  r.get('/issuer/:ref/crl/der', (ctx) => sendRaw(ctx, crlDer(issuer(ctx)), 'application/pkix-crl'));
-  r.get('/issuer/:ref/crl/pem', (ctx) =>
-    sendRaw(ctx, crlPem(issuer(ctx)), 'application/x-pem-file'),
-  );
+  for (const delta of [false, true]) {
+    const at = delta ? '/issuer/:ref/crl/delta' : '/issuer/:ref/crl';
+    r.get(at, (ctx) => {
+      const p = crlPem(issuer(ctx), delta);
+      if (!p) throw new NotFoundError('');
+      send(ctx, { crl: p });
+    });
+    r.get(`${at}/der`, (ctx) => sendRaw(ctx, crlDer(issuer(ctx), delta), 'application/pkix-crl'));
+    r.get(`${at}/pem`, (ctx) => sendRaw(ctx, crlPem(issuer(ctx), delta), 'application/x-pem-file'));
+  }
 }

@@ -8,6 +8,7 @@ import { configDecider, issuerDecider, keyDecider } from '../deciders.js';
 import { streams, type IssuerSettings } from '../events.js';
 import { bool, list, NAME_PATTERN, str } from '../fields.js';
 import type { IssuerRow } from '../projection.js';
+import { revokeIssuer } from '../revoke.js';
 import { input, meta, param, send, sendKeys, type RouteScope } from './common.js';
 
 const USAGES = ['read-only', 'issuing-certificates', 'crl-signing', 'ocsp-signing'];
@@ -31,7 +32,13 @@ export function issuerView(
     leaf_not_after_behavior: s.leafNotAfterBehavior,
     usage: s.usage.join(','),
     revocation_signature_algorithm: s.revocationSignatureAlgorithm,
-    revoked: false,
+    revoked: s.revokedAt !== undefined,
+    ...(s.revokedAt === undefined
+      ? {}
+      : {
+          revocation_time: Math.floor(Date.parse(s.revokedAt) / 1000),
+          revocation_time_rfc3339: new Date(s.revokedAt).toISOString().replace(/\.000Z$/, 'Z'),
+        }),
     issuing_certificates: s.issuingCertificates,
     crl_distribution_points: s.crlDistributionPoints,
     delta_crl_distribution_points: [],
@@ -48,6 +55,16 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
   };
   r.post('/root/generate/:type', root);
   r.post('/issuers/generate/root/:type', root);
+  // root/rotate is root generation whose issuer_name defaults to "next" (the default issuer
+  // moves only through root/replace or default_follows_latest_issuer), as the reference.
+  r.post('/root/rotate/:type', async (ctx) => {
+    const b = input(ctx);
+    const out = await generateRoot(authority, id, meta(ctx), param(ctx, 'type'), {
+      ...b,
+      issuer_name: str(b, 'issuer_name') || 'next',
+    });
+    send(ctx, out.data, out.warnings);
+  });
   const intermediate = async (ctx: Context & { params: Record<string, string> }) => {
     const out = await generateIntermediate(
       authority,
@@ -60,6 +77,11 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
   };
   r.post('/intermediate/generate/:type', intermediate);
   r.post('/issuers/generate/intermediate/:type', intermediate);
+  // A CSR for an existing key, for another CA to cross-sign: intermediate/generate/existing.
+  r.post('/intermediate/cross-sign', async (ctx) => {
+    const out = await generateIntermediate(authority, id, meta(ctx), 'existing', input(ctx));
+    send(ctx, out.data, out.warnings);
+  });
 
   const importWith =
     (allowKeys: boolean, field: 'pem_bundle' | 'certificate') => (ctx: Context) => {
@@ -125,6 +147,8 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
       );
     }
     const usage = b.usage === undefined ? base.usage : list(b, 'usage');
+    if (row.settings.revokedAt !== undefined && usage.includes('issuing-certificates'))
+      throw new ValidationError('cannot set issuing-certificates usage on a revoked issuer');
     for (const u of usage)
       if (!USAGES.includes(u))
         throw new ValidationError(
@@ -152,6 +176,8 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
           ? base.crlDistributionPoints
           : list(b, 'crl_distribution_points'),
       ocspServers: b.ocsp_servers === undefined ? base.ocspServers : list(b, 'ocsp_servers'),
+      // Revocation is for good: an update keeps it.
+      ...(row.settings.revokedAt === undefined ? {} : { revokedAt: row.settings.revokedAt }),
     };
     authority.core.handler.handle(
       streams.issuer(id, row.issuer_id),
@@ -168,7 +194,12 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     send(ctx, updated ? issuerView(authority, id, updated) : null);
   };
   r.post('/issuer/:ref', update(false));
-  r.put('/issuer/:ref', update(false));
+  r.post('/issuer/:ref/revoke', (ctx) => {
+    const row = authority.resolveIssuer(id, param(ctx, 'ref'));
+    revokeIssuer(authority, id, meta(ctx), row);
+    const updated = authority.q.issuer(id, row.issuer_id);
+    send(ctx, updated ? issuerView(authority, id, updated) : null);
+  });
   r.patch('/issuer/:ref', update(true));
 
   r.delete('/issuer/:ref', (ctx) => {
@@ -224,10 +255,10 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
       default_follows_latest_issuer: d.defaultFollowsLatestIssuer,
     });
   });
-  const setDefault = (ctx: Context) => {
+  const setDefault = (fallback: string) => (ctx: Context) => {
     const b = input(ctx);
     const current = authority.defaults(id);
-    const ref = str(b, 'default');
+    const ref = str(b, 'default') || fallback;
     const issuerId = ref ? authority.resolveIssuer(id, ref).issuer_id : current.defaultIssuer;
     const follows = bool(b, 'default_follows_latest_issuer', current.defaultFollowsLatestIssuer);
     authority.core.handler.handle(
@@ -243,8 +274,9 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     );
     send(ctx, { default: issuerId, default_follows_latest_issuer: follows });
   };
-  r.post('/config/issuers', setDefault);
-  r.put('/config/issuers', setDefault);
+  r.post('/config/issuers', setDefault(''));
+  // root/replace makes an issuer (by default the one named "next") the default.
+  r.post('/root/replace', setDefault('next'));
 
   r.delete('/root', (ctx) => {
     authority.atomically(() => {

@@ -133,5 +133,4 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
     send(ctx, { default: row.key_id });
   };
   r.post('/config/keys', setDefault);
-  r.put('/config/keys', setDefault);
 }

@@ -48,7 +48,6 @@ export function roleRoutes(r: Router, authority: Authority, { id }: RouteScope):
     send(ctx, roleToWire(role));
   });
   r.post('/roles/:name', (ctx) => write(ctx, false));
-  r.put('/roles/:name', (ctx) => write(ctx, false));
   r.patch('/roles/:name', (ctx) => write(ctx, true));
   r.delete('/roles/:name', (ctx) => {
     const roleName = name(ctx);

@@ -35,6 +35,8 @@ export interface CrlSpec {
   entries: readonly CrlEntry[];
   scheme: SignatureScheme;
   signingKey: KeyObject;
+  /** for a delta CRL: the number of the complete CRL it adds to (Delta CRL Indicator) */
+  deltaOf?: number;
 }
 
 const REASON_EXT = der.oid('2.5.29.21');
@@ -56,6 +58,8 @@ export function buildCrl(spec: CrlSpec): Buffer {
       ? [extension('2.5.29.35', false, der.seq(der.implicit(0, spec.issuerKeyId)))]
       : []),
     extension('2.5.29.20', false, der.int(spec.number)),
+    // RFC 5280 §5.2.4: critical, the base CRL's number.
+    ...(spec.deltaOf === undefined ? [] : [extension('2.5.29.27', true, der.int(spec.deltaOf))]),
   ];
   const tbs = der.seq(
     der.int(1),

@@ -1,3 +1,5 @@
+import { ValidationError } from '../../../core/errors.js';
+
 /**
  * A minimal DER writer and reader. Certificates, CRLs and extensions are assembled here directly
  * instead of through a schema library: the structures are few and fixed, and building them by hand
@@ -54,8 +56,24 @@ export function bits(b: Buffer, unused = 0): Buffer {
   return out;
 }
 export const utf8 = (s: string): Buffer => tlv(0x0c, Buffer.from(s, 'utf8'));
-export const printable = (s: string): Buffer => tlv(0x13, Buffer.from(s, 'latin1'));
-export const ia5 = (s: string): Buffer => tlv(0x16, Buffer.from(s, 'latin1'));
+
+/**
+ * PrintableString's characters as Go's encoding/asn1 writes them (it refuses `*` and `&` there):
+ * letters, digits, space and `'()+,-./:=?`.
+ */
+export const isPrintable = (s: string): boolean => /^[A-Za-z0-9 '()+,\-./:=?]*$/.test(s);
+
+/** A PrintableString, or a UTF8String when `s` has other characters, as Go's asn1 falls back. */
+export const printable = (s: string): Buffer =>
+  isPrintable(s) ? tlv(0x13, Buffer.from(s, 'latin1')) : utf8(s);
+
+/** IA5String's bytes (ASCII); anything else is refused as Go's x509 refuses it. */
+export function ia5Bytes(s: string): Buffer {
+  if (!/^[\x00-\x7f]*$/.test(s))
+    throw new ValidationError(`x509: ${JSON.stringify(s)} cannot be encoded as an IA5String`);
+  return Buffer.from(s, 'latin1');
+}
+export const ia5 = (s: string): Buffer => tlv(0x16, ia5Bytes(s));
 export const enumerated = (n: number): Buffer => tlv(0x0a, Buffer.from([n]));
 
 /** `[n]` context tag: explicit (constructed, wraps a whole TLV) or implicit primitive (raw content). */
@@ -124,6 +142,13 @@ export function time(d: Date): Buffer {
   const rest = `${p(d.getUTCMonth() + 1)}${p(d.getUTCDate())}${p(d.getUTCHours())}${p(d.getUTCMinutes())}${p(d.getUTCSeconds())}Z`;
   if (y >= 1950 && y < 2050) return tlv(0x17, Buffer.from(`${p(y % 100)}${rest}`, 'latin1'));
   return tlv(0x18, Buffer.from(`${String(y).padStart(4, '0')}${rest}`, 'latin1'));
+}
+
+/** A GeneralizedTime to the second, as OCSP writes every time (RFC 6960 §4.2.2.1). */
+export function generalizedTime(d: Date): Buffer {
+  const iso = d.toISOString();
+  const text = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
+  return tlv(0x18, Buffer.from(text, 'latin1'));
 }
 
 /** One element found by the reader. */

@@ -111,11 +111,11 @@ export function ipBytes(ip: string): Buffer {
 export function generalName(n: AltName): Buffer {
   switch (n.type) {
     case 'dns':
-      return der.implicit(2, Buffer.from(n.value, 'latin1'));
+      return der.implicit(2, der.ia5Bytes(n.value));
     case 'email':
-      return der.implicit(1, Buffer.from(n.value, 'latin1'));
+      return der.implicit(1, der.ia5Bytes(n.value));
     case 'uri':
-      return der.implicit(6, Buffer.from(n.value, 'latin1'));
+      return der.implicit(6, der.ia5Bytes(n.value));
     case 'ip':
       return der.implicit(7, ipBytes(n.value));
     case 'other':
@@ -137,7 +137,7 @@ export const subjectAltName = (names: readonly AltName[], critical: boolean): Bu
 /** authorityInfoAccess from the mount's URL configuration. */
 export function authorityInfoAccess(ocsp: readonly string[], caIssuers: readonly string[]): Buffer {
   const desc = (method: string, uri: string) =>
-    der.seq(der.oid(method), der.implicit(6, Buffer.from(uri, 'latin1')));
+    der.seq(der.oid(method), der.implicit(6, der.ia5Bytes(uri)));
   return extension(
     '1.3.6.1.5.5.7.1.1',
     false,
@@ -150,16 +150,20 @@ export function authorityInfoAccess(ocsp: readonly string[], caIssuers: readonly
 
 /** cRLDistributionPoints: one distribution point per URL, each with a full name. */
 export const crlDistributionPoints = (urls: readonly string[]): Buffer =>
+  distributionPoints('2.5.29.31', urls);
+
+/** Freshest CRL (RFC 5280 §4.2.1.15): where the delta CRLs are, shaped as cRLDistributionPoints. */
+export const freshestCrl = (urls: readonly string[]): Buffer =>
+  distributionPoints('2.5.29.46', urls);
+
+const distributionPoints = (id: string, urls: readonly string[]): Buffer =>
   extension(
-    '2.5.29.31',
+    id,
     false,
     der.seq(
       ...urls.map((u) =>
         der.seq(
-          der.implicitConstructed(
-            0,
-            der.implicitConstructed(0, der.implicit(6, Buffer.from(u, 'latin1'))),
-          ),
+          der.implicitConstructed(0, der.implicitConstructed(0, der.implicit(6, der.ia5Bytes(u)))),
         ),
       ),
     ),
@@ -203,10 +207,10 @@ export function nameConstraints(c: NameConstraintSet): Buffer | undefined {
     email: readonly string[],
     uri: readonly string[],
   ) => [
-    ...dns.map((d) => der.seq(der.implicit(2, Buffer.from(d, 'latin1')))),
+    ...dns.map((d) => der.seq(der.implicit(2, der.ia5Bytes(d)))),
     ...ip.map((r) => der.seq(der.implicit(7, cidrBytes(r)))),
-    ...email.map((e) => der.seq(der.implicit(1, Buffer.from(e, 'latin1')))),
-    ...uri.map((u) => der.seq(der.implicit(6, Buffer.from(u, 'latin1')))),
+    ...email.map((e) => der.seq(der.implicit(1, der.ia5Bytes(e)))),
+    ...uri.map((u) => der.seq(der.implicit(6, der.ia5Bytes(u)))),
   ];
   const permitted = subtrees(c.permittedDns, c.permittedIp, c.permittedEmail, c.permittedUri);
   const excluded = subtrees(c.excludedDns, c.excludedIp, c.excludedEmail, c.excludedUri);

@@ -1,0 +1,216 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCertificatesPem, parseCsr } from '../../../src/secrets/pki/x509/parse.js';
+import { openssl } from '../../support/pki-openssl.js';
+import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
+
+let t: PkiTestApp;
+const v1 = async (method: string, path: string, body?: unknown) => {
+  const res = await t.request(method, `/v1/${path}`, {
+    token: t.tokens.secrets.root_token,
+    ...(body === undefined ? {} : { body }),
+  });
+  const json = res.json as { data?: Record<string, unknown>; errors?: string[] } | undefined;
+  return { ...res, data: json?.data ?? {}, errors: json?.errors };
+};
+
+beforeAll(async () => {
+  t = await startPkiApp();
+  await t.pki('POST', 'root/generate/internal', { common_name: 'Top', key_type: 'ec' });
+});
+afterAll(async () => t.close());
+
+/** A new mount holding an intermediate signed by `pki/` with the given path length. */
+async function intermediate(mount: string, maxPathLength: number) {
+  await v1('POST', `sys/mounts/${mount}`, { type: 'pki' });
+  const csr = (
+    await v1('POST', `${mount}/intermediate/generate/internal`, {
+      common_name: `${mount} CA`,
+      key_type: 'ec',
+    })
+  ).data.csr as string;
+  const signed = await t.pki('POST', 'root/sign-intermediate', {
+    csr,
+    common_name: `${mount} CA`,
+    max_path_length: maxPathLength,
+    ttl: '100h',
+  });
+  expect(signed.status, signed.text).toBe(200);
+  await v1('POST', `${mount}/intermediate/set-signed`, { certificate: signed.data.certificate });
+  return csr;
+}
+
+describe('signing CA certificates under a path length', () => {
+  it('a signer with path length zero refuses further CAs with the reference message', async () => {
+    const csr = await intermediate('pki-leafonly', 0);
+    const before = t.app.core.store.lastPosition();
+    const res = await v1('POST', 'pki-leafonly/root/sign-intermediate', {
+      csr,
+      common_name: 'Below',
+    });
+    expect(res.status).toBe(400);
+    expect(res.errors).toEqual([
+      'signing certificate has a max path length of zero, and cannot issue further CA certificates',
+    ]);
+    expect(t.app.core.store.lastPosition()).toBe(before);
+  });
+
+  it('an explicit max_path_length is taken as given, as the reference takes it; absent, it is one less', async () => {
+    const csr = await intermediate('pki-one', 1);
+    const explicit = await v1('POST', 'pki-one/root/sign-intermediate', {
+      csr,
+      common_name: 'Explicit',
+      max_path_length: 5,
+    });
+    expect(explicit.status, explicit.text).toBe(200);
+    const pathLen = (pem: unknown) => parseCertificatesPem(pem as string)[0]?.pathLen;
+    expect(pathLen(explicit.data.certificate)).toBe(5);
+    const derived = await v1('POST', 'pki-one/root/sign-intermediate', {
+      csr,
+      common_name: 'Derived',
+    });
+    expect(derived.status, derived.text).toBe(200);
+    expect(pathLen(derived.data.certificate)).toBe(0);
+  });
+});
+
+describe('rotation: root/rotate, root/replace, intermediate/cross-sign', () => {
+  it('root/rotate adds an issuer named "next" and leaves the default; root/replace moves it', async () => {
+    await v1('POST', 'sys/mounts/pki-rot', { type: 'pki' });
+    const old = await v1('POST', 'pki-rot/root/generate/internal', {
+      common_name: 'Old Root',
+      key_type: 'ec',
+    });
+    const rotated = await v1('POST', 'pki-rot/root/rotate/internal', {
+      common_name: 'New Root',
+      key_type: 'ec',
+    });
+    expect(rotated.status, rotated.text).toBe(200);
+    expect(rotated.data.issuer_name).toBe('next');
+    expect((await v1('GET', 'pki-rot/config/issuers')).data.default).toBe(old.data.issuer_id);
+    const replaced = await v1('POST', 'pki-rot/root/replace', {});
+    expect(replaced.data).toEqual({
+      default: rotated.data.issuer_id,
+      default_follows_latest_issuer: false,
+    });
+    expect((await v1('GET', 'pki-rot/issuer/default')).data.issuer_name).toBe('next');
+    const missing = await v1('POST', 'pki-rot/root/replace', { default: 'nope' });
+    expect(missing.status).toBe(400);
+    expect(missing.errors).toEqual(['unable to resolve issuer id for reference: nope']);
+  });
+
+  it('intermediate/cross-sign makes a CSR with an existing key, and creates no issuer', async () => {
+    const issuers = (await v1('LIST', 'pki-rot/issuers')).data.keys as string[];
+    const keyId = (await v1('GET', 'pki-rot/issuer/default')).data.key_id as string;
+    const res = await v1('POST', 'pki-rot/intermediate/cross-sign', {
+      common_name: 'New Root',
+      key_ref: keyId,
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.data.key_id).toBe(keyId);
+    const csr = parseCsr(res.data.csr as string);
+    const cert = parseCertificatesPem(
+      (await v1('GET', 'pki-rot/issuer/default')).data.certificate as string,
+    )[0]!;
+    expect(csr.spki.equals(cert.spki)).toBe(true);
+    expect((await v1('LIST', 'pki-rot/issuers')).data.keys).toEqual(issuers);
+  });
+});
+
+describe('issuer/:ref/revoke', () => {
+  it('revokes an intermediate on its parent CRL, stops it issuing, and is idempotent', async () => {
+    await v1('POST', 'sys/mounts/pki-two', { type: 'pki' });
+    const root = await v1('POST', 'pki-two/root/generate/internal', {
+      common_name: 'Two Root',
+      key_type: 'ec',
+      issuer_name: 'root',
+    });
+    const csr = (
+      await v1('POST', 'pki-two/intermediate/generate/internal', {
+        common_name: 'Two Int',
+        key_type: 'ec',
+      })
+    ).data.csr as string;
+    const signed = await v1('POST', 'pki-two/issuer/root/sign-intermediate', {
+      csr,
+      common_name: 'Two Int',
+      ttl: '100h',
+    });
+    const imported = await v1('POST', 'pki-two/intermediate/set-signed', {
+      certificate: signed.data.certificate,
+    });
+    const intId = (imported.data.imported_issuers as string[])[0]!;
+    await v1('POST', 'pki-two/roles/web', {
+      allowed_domains: 'example.com',
+      allow_subdomains: true,
+      issuer_ref: intId,
+      ttl: '1h',
+    });
+    expect((await v1('POST', 'pki-two/issue/web', { common_name: 'a.example.com' })).status).toBe(
+      200,
+    );
+
+    const res = await v1('POST', `pki-two/issuer/${intId}/revoke`, {});
+    expect(res.status, res.text).toBe(200);
+    expect(res.data).toMatchObject({
+      issuer_id: intId,
+      revoked: true,
+      revocation_time: Math.floor(t.clock.now().getTime() / 1000),
+      usage: 'read-only,crl-signing,ocsp-signing',
+    });
+    const serial = signed.data.serial_number as string;
+    expect((await v1('GET', `pki-two/cert/${serial}`)).data.state).toBe('revoked');
+    expect((await v1('LIST', 'pki-two/certs/revoked')).data.keys).toEqual([serial]);
+    // on the root's CRL, as openssl reads it
+    const crl = (await v1('GET', `pki-two/issuer/${root.data.issuer_id as string}/crl`)).data
+      .crl as string;
+    const text = openssl(['crl', '-noout', '-text'], crl).out;
+    expect(text).toContain(serial.replace(/:/g, '').toUpperCase());
+    const refused = await v1('POST', 'pki-two/issue/web', { common_name: 'b.example.com' });
+    expect(refused.status).toBe(400);
+    expect(refused.errors?.[0]).toContain('does not have the issuing-certificates usage');
+    const reEnable = await v1('PATCH', `pki-two/issuer/${intId}`, {
+      usage: 'issuing-certificates',
+    });
+    expect(reEnable.errors).toEqual(['cannot set issuing-certificates usage on a revoked issuer']);
+    const before = t.app.core.store.lastPosition();
+    const again = await v1('POST', `pki-two/issuer/${intId}/revoke`, {});
+    expect(again.data.revocation_time).toBe(res.data.revocation_time);
+    expect(t.app.core.store.lastPosition()).toBe(before);
+  });
+});
+
+describe('sign-intermediate warnings, in the reference words', () => {
+  it('warns on truncation to the issuer, path length zero and CA-invalid or unknown key usages', async () => {
+    await v1('POST', 'sys/mounts/pki-warn', { type: 'pki' });
+    const csr = (
+      await v1('POST', 'pki-warn/intermediate/generate/internal', {
+        common_name: 'Warned',
+        key_type: 'ec',
+      })
+    ).data.csr as string;
+    const res = await t.pki('POST', 'root/sign-intermediate', {
+      csr,
+      common_name: 'Warned',
+      ttl: '99999h',
+      max_path_length: 0,
+      key_usage: 'DigitalSignature,KeyEncipherment,Bogus',
+    });
+    expect(res.status, res.text).toBe(200);
+    const warnings = (res.json as { warnings: string[] }).warnings;
+    expect(warnings).toEqual(
+      expect.arrayContaining([
+        "the signed intermediary CA certificate's notAfter was truncated to the issuer's notAfter",
+        'Max path length of the signed certificate is zero. This certificate cannot be used to issue intermediate CA certificates.',
+        'Invalid key usage: key usage KeyEncipherment is only valid for non-Ca certs; unrecognized key usage Bogus',
+      ]),
+    );
+    const quiet = await t.pki('POST', 'root/sign-intermediate', {
+      csr,
+      common_name: 'Quiet',
+      ttl: '1h',
+      key_usage: 'CertSign,CRLSign',
+    });
+    const quietWarnings = (quiet.json as { warnings: string[] | null }).warnings ?? [];
+    expect(quietWarnings.filter((w) => /truncated|key usage|Max path/.test(w))).toEqual([]);
+  });
+});
