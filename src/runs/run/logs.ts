@@ -6,7 +6,8 @@ import { API, send, type Resource } from '../jsonapi.js';
 import type { WorkspaceAccess } from '../lifecycle.js';
 import { need, type RunsModel } from '../model.js';
 import { redactPlan } from '../executor/redact.js';
-import type { PlanJson } from '../executor/types.js';
+import { withProviderSchemas } from '../executor/plan-schemas.js';
+import type { Json, PlanJson } from '../executor/types.js';
 import type { RunEvent } from '../events.js';
 import {
   applyIdOf,
@@ -116,7 +117,9 @@ export function phaseRoutes(router: Router, model: RunsModel): void {
     ctx.body = JSON.stringify(
       form === 'full' || plan === null
         ? plan
-        : (log?.jsonOutputRedacted ?? redactPlan(plan as PlanJson, [])),
+        : withProviderSchemas(
+            (log?.jsonOutputRedacted ?? redactPlan(plan as PlanJson, [])) as Json,
+          ),
     );
   };
   for (const form of ['full', 'redacted'] as const) {

@@ -68,6 +68,11 @@ describe.each([
     const saved = await work.run(['plan', '-out', 'change.tfplan', '-input=false', '-no-color']);
     ok(saved);
     expect(saved.stdout).toMatch(/1 to change/);
+    // `show` of a saved cloud plan reads the run's plan JSON through json-output-redacted.
+    const shown = await work.run(['show', '-no-color', 'change.tfplan']);
+    ok(shown);
+    expect(shown.stdout).toMatch(/terraform_data\.a will be updated in-place/);
+    expect(shown.stdout).toMatch(/"one" -> "two"/);
     const applied = await work.run(['apply', '-input=false', '-no-color', 'change.tfplan']);
     ok(applied);
     expect(applied.stdout).toMatch(/Apply complete! Resources: 0 added, 1 changed, 0 destroyed/);
