@@ -2,12 +2,8 @@ import { getShortestPaths } from '@xstate/graph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import { NO_RUN, runMachine, type RunMachineEvent } from '../../../machines/run.machine.js';
-import {
-  actionsOf,
-  FULL_ACCESS,
-  permissionsOf,
-  type RunSnapshot,
-} from '../../../src/runs/lifecycle.js';
+import type { RunSnapshot } from '../../../src/runs/lifecycle.js';
+import { NO_FACTS, specFlags, specStep } from './run-spec.js';
 import { RUN_EVENTS as EVENTS } from '../../support/run-machine-events.js';
 import { startRunsHarness, type RunsHarness } from '../../support/runs-harness.js';
 import {
@@ -21,8 +17,10 @@ import {
 
 /**
  * Model-based tests: every state and every transition of the run machine, reached through the HTTP
- * API and the executor's commands (never by calling the machine), comparing the run's `status`,
- * `actions` and `permissions` with the machine's snapshot after each step.
+ * API and the executor's commands (never by calling the machine). After each step the run's
+ * `status` is compared with the status the spec's rules give (run-spec.ts) and with the machine's
+ * state, and its `actions` and `permissions` with what the spec says that status allows.
+ * Mutation check: `planned_and_saved` RunConfirmed → `discarded` fails edge planned_and_saved|RunConfirmed ("expected 'discarded' to be 'confirmed'").
  */
 
 /** A state is its status plus the context the guards read (timestamps reduced to "requested"). */
@@ -231,19 +229,20 @@ describe('run machine, every transition through the API', () => {
       await drivePlan(h, blocker.id);
     }
     let model = initialTransition(runMachine)[0];
+    let spec = { status: NO_RUN, facts: NO_FACTS };
     const run = { id: null as string | null };
     for (const planned of edge.steps) {
       const happened = await perform(ws, run, planned, model);
       expect(model.can(happened), `${planned.type} in ${String(model.value)}`).toBe(true);
       model = transition(runMachine, model, happened)[0];
+      spec = specStep(spec.status, spec.facts, happened);
       const real = await getRun(h, run.id!);
-      const now = h.clock.now();
-      expect(real.attributes.status, `after ${planned.type}`).toBe(model.value);
-      expect(real.attributes.actions, `actions after ${planned.type}`).toEqual(
-        actionsOf(model, now),
-      );
+      expect(real.attributes.status, `after ${planned.type}`).toBe(spec.status);
+      expect(model.value, `the machine after ${planned.type}`).toBe(spec.status);
+      const want = specFlags(spec.status, spec.facts, h.clock.now());
+      expect(real.attributes.actions, `actions after ${planned.type}`).toEqual(want.actions);
       expect(real.attributes.permissions, `permissions after ${planned.type}`).toEqual(
-        permissionsOf(model, FULL_ACCESS, now),
+        want.permissions,
       );
     }
   });
