@@ -1,6 +1,6 @@
-import { getShortestPaths } from '@xstate/graph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
+import { edgesToCover, uncovered } from '../../support/graph-edges.js';
 import { NO_RUN, runMachine, type RunMachineEvent } from '../../../machines/run.machine.js';
 import type { RunSnapshot } from '../../../src/runs/lifecycle.js';
 import { NO_FACTS, specFlags, specStep } from './run-spec.js';
@@ -34,44 +34,9 @@ const serializeState = (s: RunSnapshot) =>
     },
   ]);
 
-const value = (s: RunSnapshot) => String(s.value);
-
-/** Every transition the machine defines, as `from|event|to` (targetless ones stay in place). */
-function definedTransitions(): Set<string> {
-  const out = new Set<string>();
-  for (const [from, node] of Object.entries(runMachine.root.states)) {
-    for (const [event, candidates] of node.transitions) {
-      for (const t of candidates) out.add(`${from}|${event}|${t.target?.[0]?.key ?? from}`);
-    }
-  }
-  return out;
-}
-
-interface Edge {
-  key: string;
-  steps: RunMachineEvent[];
-}
-
-/** For each defined transition, the shortest event sequence that takes it last. */
-function edgesToCover(): Edge[] {
-  const paths = getShortestPaths(runMachine, { events: EVENTS, serializeState });
-  const edges = new Map<string, Edge>();
-  const sorted = [...paths].sort((a, b) => a.steps.length - b.steps.length);
-  for (const path of sorted) {
-    const steps = path.steps
-      .map((s) => s.event)
-      .filter((e) => (e.type as string) !== 'xstate.init') as RunMachineEvent[];
-    for (const event of EVENTS) {
-      if (!path.state.can(event)) continue;
-      const [next] = transition(runMachine, path.state, event);
-      const key = `${value(path.state)}|${event.type}|${value(next)}`;
-      if (!edges.has(key)) edges.set(key, { key, steps: [...steps, event] });
-    }
-  }
-  return [...edges.values()].sort((a, b) => a.key.localeCompare(b.key));
-}
-
-const EDGES = edgesToCover();
+const EDGES = edgesToCover<RunMachineEvent>(runMachine, EVENTS, (s) =>
+  serializeState(s as RunSnapshot),
+);
 
 let h: RunsHarness;
 let org: string;
@@ -210,9 +175,7 @@ async function perform(
 
 describe('run machine, every transition through the API', () => {
   it('has a path for every state and every transition the machine defines', () => {
-    const covered = new Set(EDGES.map((e) => e.key));
-    const missing = [...definedTransitions()].filter((k) => !covered.has(k));
-    expect(missing).toEqual([]);
+    expect(uncovered(runMachine, EDGES)).toEqual([]);
     const reached = new Set(EDGES.flatMap((e) => e.key.split('|').filter((_, i) => i !== 1)));
     const states = Object.keys(runMachine.root.states).filter((s) => s !== NO_RUN);
     expect(states.filter((s) => !reached.has(s))).toEqual([]);
