@@ -63,12 +63,17 @@ const SHOWN: Record<string, Shown> = {
 };
 
 let h: RunsHarness;
-let org: string;
 beforeAll(async () => {
   h = await startRunsHarness();
-  org = await createOrg(h);
 });
 afterAll(async () => h.close());
+
+let org: string | undefined;
+/** A new version's workspace: one per path, so the "latest version" rule sees only that path. */
+async function workspace(): Promise<string> {
+  org ??= await createOrg(h);
+  return (await createWorkspace(h, org)).id;
+}
 
 interface Cv {
   ws: string;
@@ -134,7 +139,7 @@ describe('configuration-version machine, every transition through the API', () =
   });
 
   it.each(EDGES.map((e) => [e.key, e] as const))('%s', async (_key, edge) => {
-    const cv: Cv = { ws: (await createWorkspace(h, org)).id, id: '', uploadUrl: '' };
+    const cv: Cv = { ws: await workspace(), id: '', uploadUrl: '' };
     let model = initialTransition(configurationVersionMachine)[0];
     for (const event of edge.steps) {
       expect(model.can(event), `${event.type} in ${String(model.value)}`).toBe(true);
@@ -148,7 +153,7 @@ describe('configuration-version machine, every transition through the API', () =
 
   it('refuses an upload in every status past pending, changing nothing', async () => {
     for (const edge of EDGES.filter((e) => !e.key.endsWith('|pending'))) {
-      const cv: Cv = { ws: (await createWorkspace(h, org)).id, id: '', uploadUrl: '' };
+      const cv: Cv = { ws: await workspace(), id: '', uploadUrl: '' };
       let model = initialTransition(configurationVersionMachine)[0];
       for (const event of edge.steps) {
         await perform(cv, event);
