@@ -45,21 +45,17 @@ const SHOWN: Record<string, Shown> = {
 };
 
 let t: PkiTestApp;
+/** An EC root, and a role for names under example.com whose certificates live an hour. */
+const SETUP: [string, Record<string, unknown>][] = [
+  ['root/generate/internal', { common_name: 'Keel Root', key_type: 'ec', ttl: '8760h' }],
+  ['roles/web', { allowed_domains: 'example.com', allow_subdomains: true, ttl: '1h' }],
+];
 beforeAll(async () => {
   t = await startPkiApp();
-  const root = await t.pki('POST', 'root/generate/internal', {
-    common_name: 'Keel Root',
-    key_type: 'ec',
-    ttl: '8760h',
-  });
-  expect(root.status, root.text).toBe(200);
-  const role = await t.pki('POST', 'roles/web', {
-    allowed_domains: 'example.com',
-    allow_subdomains: true,
-    key_type: 'ec',
-    ttl: '1h',
-  });
-  expect(role.status, role.text).toBe(200);
+  for (const [path, body] of SETUP) {
+    const res = await t.pki('POST', path, body);
+    expect(res.status, `${path}: ${res.text}`).toBe(200);
+  }
 });
 afterAll(async () => t.close());
 
