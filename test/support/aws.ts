@@ -14,10 +14,13 @@ import type { RequestOptions, TestResponse } from './app.js';
 import { TEST_SEAL_KEY, httpRequest } from './app.js';
 import type { TestCloud } from './aws-cloud.js';
 import { startTestCloud } from './aws-cloud.js';
+import { startCloudGate, type CloudGate } from './cloud-gate.js';
 
 /** Keel (restartable on one data directory) with its aws engine pointed at an embedded cloud. */
 export interface AwsHarness {
   cloud: TestCloud;
+  /** The proxy the engine reaches the cloud through, when asked for (`gate: true`). */
+  gate: CloudGate | null;
   clock: ManualClock;
   app: App;
   rootToken: string;
@@ -37,10 +40,12 @@ export interface AwsHarness {
 }
 
 export async function startAws(
-  options: { clock?: ManualClock; configureRoot?: boolean } = {},
+  options: { clock?: ManualClock; configureRoot?: boolean; gate?: boolean } = {},
 ): Promise<AwsHarness> {
   const clock = options.clock ?? new ManualClock('2026-03-01T00:00:00.000Z');
   const cloud = await startTestCloud(clock);
+  const gate = options.gate === true ? await startCloudGate(cloud.iamEndpoint) : null;
+  const provider = gate ?? cloud;
   const dataDir = mkdtempSync(join(tmpdir(), 'keel-aws-'));
   const config = testConfig(dataDir);
   const ids = sequentialIds();
@@ -50,7 +55,9 @@ export async function startAws(
       ids,
       logger: silentLogger(),
       sealKey: TEST_SEAL_KEY,
-      aws: { provider: { iamEndpoint: cloud.iamEndpoint, stsEndpoint: cloud.stsEndpoint } },
+      aws: {
+        provider: { iamEndpoint: provider.iamEndpoint, stsEndpoint: provider.stsEndpoint },
+      },
     });
   let app = boot();
   const tokens = app.bootstrap();
@@ -58,6 +65,7 @@ export async function startAws(
   let server: ListeningServer = await listen(app.callback, '127.0.0.1', 0);
   const h: AwsHarness = {
     cloud,
+    gate,
     clock,
     get app() {
       return app;
@@ -97,6 +105,7 @@ export async function startAws(
     async close() {
       await server.close();
       await app.close();
+      await gate?.close();
       await cloud.close();
       rmSync(dataDir, { recursive: true, force: true });
     },
