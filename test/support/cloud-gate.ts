@@ -10,8 +10,8 @@ import type { AddressInfo } from 'node:net';
 export interface CloudGate {
   iamEndpoint: string;
   stsEndpoint: string;
-  /** Holds every later call of `action` until `release` or `fail`. */
-  hold(action: string): void;
+  /** Holds every later call of `action` (for `userName` only, if given) until `release` or `fail`. */
+  hold(action: string, userName?: string): void;
   /** Resolves once a held call waits (at once if one already does and was not awaited yet). */
   arrived(): Promise<void>;
   /** Forwards the held calls and stops holding. */
@@ -33,7 +33,7 @@ const FAILURE = `<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Co
 
 export async function startCloudGate(cloudBase: string): Promise<CloudGate> {
   const target = new URL(cloudBase);
-  let holding: string | null = null;
+  let holding: { action: string; userName: string | undefined } | null = null;
   let held: Held[] = [];
   let abandoned: Held[] = [];
   let unseen = 0;
@@ -61,8 +61,12 @@ export async function startCloudGate(cloudBase: string): Promise<CloudGate> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      const action = new URLSearchParams(body.toString('utf8')).get('Action');
-      if (holding === null || action !== holding) return forward(req, body, res);
+      const params = new URLSearchParams(body.toString('utf8'));
+      const matches =
+        holding !== null &&
+        params.get('Action') === holding.action &&
+        (holding.userName === undefined || params.get('UserName') === holding.userName);
+      if (!matches) return forward(req, body, res);
       held.push({
         forward: () => forward(req, body, res),
         refuse: () => {
@@ -86,8 +90,8 @@ export async function startCloudGate(cloudBase: string): Promise<CloudGate> {
   return {
     iamEndpoint: `${base}/cloud/iam`,
     stsEndpoint: `${base}/cloud/sts`,
-    hold(action) {
-      holding = action;
+    hold(action, userName) {
+      holding = { action, userName };
     },
     async arrived() {
       if (unseen === 0) await new Promise<void>((resolve) => (waiter = resolve));

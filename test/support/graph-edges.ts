@@ -61,3 +61,9 @@ export function uncovered<E extends EventObject>(
   const covered = new Set(edges.map((e) => e.key));
   return [...definedTransitions(machine)].filter((k) => !covered.has(k));
 }
+
+/** Every state an edge leaves or enters, sorted. */
+export function statesReached<E extends EventObject>(edges: Edge<E>[]): string[] {
+  const out = new Set(edges.flatMap((e) => e.key.split('|').filter((_, i) => i !== 1)));
+  return [...out].sort();
+}
