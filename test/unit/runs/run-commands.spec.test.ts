@@ -22,30 +22,16 @@ const STREAM = `run:${ID}`;
 const T0 = new Date('2026-01-01T00:00:00.000Z');
 const COOL_OFF = 10_000;
 
+/** The run's creation: every option off unless given (the lifecycle reads only the four facts). */
+const OFF = { isDestroy: false, refreshOnly: false, allowConfigGeneration: false };
 const created = (facts: Partial<RunCreated['data']> = {}): RunEvent => ({
   type: 'RunCreated',
   data: {
-    id: ID,
-    workspaceId: 'ws-1',
-    organization: 'org',
-    configurationVersionId: 'cv-1',
-    createdBy: null,
-    source: 'tfe-api',
-    triggerReason: 'manual',
-    message: '',
-    isDestroy: false,
-    refresh: true,
-    refreshOnly: false,
-    replaceAddrs: null,
-    targetAddrs: null,
-    variables: [],
-    planOnly: false,
-    savePlan: false,
-    autoApply: false,
-    allowEmptyApply: false,
-    allowConfigGeneration: false,
-    debuggingMode: false,
-    engineVersion: null,
+    ...{ id: ID, workspaceId: 'ws-1', organization: 'org', configurationVersionId: 'cv-1' },
+    ...{ createdBy: null, source: 'tfe-api', triggerReason: 'manual', message: '' },
+    ...{ refresh: true, replaceAddrs: null, targetAddrs: null, variables: [] },
+    ...{ planOnly: false, savePlan: false, autoApply: false, allowEmptyApply: false },
+    ...{ ...OFF, debuggingMode: false, engineVersion: null },
     ...facts,
   },
 });
