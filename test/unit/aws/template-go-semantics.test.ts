@@ -27,6 +27,9 @@ const GO: [string, string][] = [
   ['{{0x1F}}', '31'],
   ['{{-3}}', '-3'],
   ['{{print "a" 1}}', 'a1'],
+  // fmt.Sprint puts a space between operands when neither is a string
+  ['{{print 1 2}}', '1 2'],
+  ['{{print true false "x" 3 4}}', 'true falsex3 4'],
   ['{{print 1 "a" 2}}', '1a2'],
   ['{{len "abc"}}', '3'],
   // len counts bytes, not characters

@@ -18,6 +18,16 @@ const goType = (v: Value): string =>
 /** `fmt.Print`-style rendering of one value. */
 export const show = (v: Value): string => (typeof v === 'string' ? v : String(v));
 
+/** `fmt.Sprint`: operands side by side, with a space between two that are both not strings. */
+export const sprint = (args: readonly Value[]): string =>
+  args
+    .map((v, i) => {
+      const prev = args[i - 1];
+      const spaced = i > 0 && typeof v !== 'string' && typeof prev !== 'string';
+      return `${spaced ? ' ' : ''}${show(v)}`;
+    })
+    .join('');
+
 /** `fmt.Sprintf` for the verbs %s %v %d %q %x %X %t %%, with Go's `%!verb(type=value)` mistakes. */
 export function sprintf(format: string, args: readonly Value[]): string {
   let out = '';
