@@ -208,5 +208,26 @@ describe('run machine, every transition through the API', () => {
         want.permissions,
       );
     }
+    // what the spec's table says the final status forbids is refused with a 409 and changes nothing
+    const forbidden = refusedActions(specFlags(spec.status, spec.facts, h.clock.now()).actions);
+    const before = h.core.store.lastPosition();
+    for (const name of forbidden) {
+      const res = await h.api('POST', `/runs/${run.id!}/actions/${name}`, { body: {} });
+      expect(res.status, `${name} in ${spec.status}: ${res.text}`).toBe(409);
+      expect(res.json.errors[0]?.title).toBe('transition not allowed');
+    }
+    expect(h.core.store.lastPosition()).toBe(before);
+    expect((await getRun(h, run.id!)).attributes.status).toBe(spec.status);
   });
 });
+
+/** The action endpoints whose flag is false. */
+function refusedActions(actions: Record<string, boolean>): string[] {
+  const endpoint: Record<string, string> = {
+    'is-cancelable': 'cancel',
+    'is-confirmable': 'apply',
+    'is-discardable': 'discard',
+    'is-force-cancelable': 'force-cancel',
+  };
+  return Object.entries(endpoint).flatMap(([flag, name]) => (actions[flag] ? [] : [name]));
+}
