@@ -232,6 +232,13 @@ describe('lease machine, every transition through the API, the clock and the pro
         const now = await shown(lease);
         expect(now, `after ${event.type}`).toEqual(SHOWN[want as Exclude<LeaseState, 'new'>]);
       }
+      // a lease no longer live refuses a renewal with a 400 and nothing changes
+      if (model.value !== 'issued' && model.value !== 'renewed') {
+        const position = h.app.core.store.lastPosition();
+        const renew = await h.v1('PUT', 'sys/leases/renew', { body: { lease_id: lease.id } });
+        expect(renew.status, renew.text).toBe(400);
+        expect(h.app.core.store.lastPosition()).toBe(position);
+      }
     } finally {
       gate.fail();
       await Promise.allSettled([lease.inFlight]);
