@@ -256,8 +256,7 @@ describe('role policy, end to end, against the reference rules', () => {
             .filter((s) => s)
             .map((s) => s.replace(/^(DNS|email):/, '').toLowerCase());
           for (const a of alts) expect(sans, why).toContain(a.toLowerCase());
-          for (const s of sans)
-            expect(referenceAllows(input, s), s).toBe(true);
+          for (const s of sans) expect(referenceAllows(input, s), s).toBe(true);
         },
       ),
       { numRuns: 60 },
