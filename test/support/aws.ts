@@ -17,10 +17,13 @@ import type { TestCloud } from './aws-cloud.js';
 import { startTestCloud } from './aws-cloud.js';
 import type { IamHook } from './iam-hook.js';
 import { hookIam } from './iam-hook.js';
+import { startCloudGate, type CloudGate } from './cloud-gate.js';
 
 /** Keel (restartable on one data directory) with its aws engine pointed at an embedded cloud. */
 export interface AwsHarness {
   cloud: TestCloud;
+  /** The proxy the engine reaches the cloud through, when asked for (`gate: true`). */
+  gate: CloudGate | null;
   clock: ManualClock;
   app: App;
   rootToken: string;
@@ -45,10 +48,13 @@ export async function startAws(
     configureRoot?: boolean;
     /** Runs around every IAM call the engine makes (crash injection). */
     iamHook?: IamHook;
+    gate?: boolean;
   } = {},
 ): Promise<AwsHarness> {
   const clock = options.clock ?? new ManualClock('2026-03-01T00:00:00.000Z');
   const cloud = await startTestCloud(clock);
+  const gate = options.gate === true ? await startCloudGate(cloud.iamEndpoint) : null;
+  const provider = gate ?? cloud;
   const dataDir = mkdtempSync(join(tmpdir(), 'keel-aws-'));
   const config = testConfig(dataDir);
   const ids = sequentialIds();
@@ -59,14 +65,14 @@ export async function startAws(
       logger: silentLogger(),
       sealKey: TEST_SEAL_KEY,
       aws: {
-        provider: { iamEndpoint: cloud.iamEndpoint, stsEndpoint: cloud.stsEndpoint },
+        provider: { iamEndpoint: provider.iamEndpoint, stsEndpoint: provider.stsEndpoint },
         ...(options.iamHook
           ? {
               clients: hookIam(
                 sdkClientFactory({
                   clock,
-                  iamEndpoint: cloud.iamEndpoint,
-                  stsEndpoint: cloud.stsEndpoint,
+                  iamEndpoint: provider.iamEndpoint,
+                  stsEndpoint: provider.stsEndpoint,
                 }),
                 options.iamHook,
               ),
@@ -80,6 +86,7 @@ export async function startAws(
   let server: ListeningServer = await listen(app.callback, '127.0.0.1', 0);
   const h: AwsHarness = {
     cloud,
+    gate,
     clock,
     get app() {
       return app;
@@ -119,6 +126,7 @@ export async function startAws(
     async close() {
       await server.close();
       await app.close();
+      await gate?.close();
       await cloud.close();
       rmSync(dataDir, { recursive: true, force: true });
     },

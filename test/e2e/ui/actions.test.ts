@@ -291,7 +291,7 @@ describe('the page acts through the APIs', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signIn(runsToken, '');
     const nav = page.getByRole('navigation', { name: 'Sections' });
-    expect(await nav.getByRole('link').allTextContents()).toEqual(['Workspaces']);
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Workspaces', 'Tokens']);
   });
 });
 

@@ -1,13 +1,9 @@
-import { getShortestPaths } from '@xstate/graph';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
+import { edgesToCover, uncovered } from '../../support/graph-edges.js';
 import { NO_RUN, runMachine, type RunMachineEvent } from '../../../machines/run.machine.js';
-import {
-  actionsOf,
-  FULL_ACCESS,
-  permissionsOf,
-  type RunSnapshot,
-} from '../../../src/runs/lifecycle.js';
+import type { RunSnapshot } from '../../../src/runs/lifecycle.js';
+import { NO_FACTS, specFlags, specStep } from './run-spec.js';
 import { RUN_EVENTS as EVENTS } from '../../support/run-machine-events.js';
 import { startRunsHarness, type RunsHarness } from '../../support/runs-harness.js';
 import {
@@ -21,8 +17,10 @@ import {
 
 /**
  * Model-based tests: every state and every transition of the run machine, reached through the HTTP
- * API and the executor's commands (never by calling the machine), comparing the run's `status`,
- * `actions` and `permissions` with the machine's snapshot after each step.
+ * API and the executor's commands (never by calling the machine). After each step the run's
+ * `status` is compared with the status the spec's rules give (run-spec.ts) and with the machine's
+ * state, and its `actions` and `permissions` with what the spec says that status allows.
+ * Mutation check: `planned_and_saved` RunConfirmed → `discarded` fails edge planned_and_saved|RunConfirmed ("expected 'discarded' to be 'confirmed'").
  */
 
 /** A state is its status plus the context the guards read (timestamps reduced to "requested"). */
@@ -36,44 +34,9 @@ const serializeState = (s: RunSnapshot) =>
     },
   ]);
 
-const value = (s: RunSnapshot) => String(s.value);
-
-/** Every transition the machine defines, as `from|event|to` (targetless ones stay in place). */
-function definedTransitions(): Set<string> {
-  const out = new Set<string>();
-  for (const [from, node] of Object.entries(runMachine.root.states)) {
-    for (const [event, candidates] of node.transitions) {
-      for (const t of candidates) out.add(`${from}|${event}|${t.target?.[0]?.key ?? from}`);
-    }
-  }
-  return out;
-}
-
-interface Edge {
-  key: string;
-  steps: RunMachineEvent[];
-}
-
-/** For each defined transition, the shortest event sequence that takes it last. */
-function edgesToCover(): Edge[] {
-  const paths = getShortestPaths(runMachine, { events: EVENTS, serializeState });
-  const edges = new Map<string, Edge>();
-  const sorted = [...paths].sort((a, b) => a.steps.length - b.steps.length);
-  for (const path of sorted) {
-    const steps = path.steps
-      .map((s) => s.event)
-      .filter((e) => (e.type as string) !== 'xstate.init') as RunMachineEvent[];
-    for (const event of EVENTS) {
-      if (!path.state.can(event)) continue;
-      const [next] = transition(runMachine, path.state, event);
-      const key = `${value(path.state)}|${event.type}|${value(next)}`;
-      if (!edges.has(key)) edges.set(key, { key, steps: [...steps, event] });
-    }
-  }
-  return [...edges.values()].sort((a, b) => a.key.localeCompare(b.key));
-}
-
-const EDGES = edgesToCover();
+const EDGES = edgesToCover<RunMachineEvent>(runMachine, EVENTS, (s) =>
+  serializeState(s as RunSnapshot),
+);
 
 let h: RunsHarness;
 let org: string;
@@ -212,9 +175,7 @@ async function perform(
 
 describe('run machine, every transition through the API', () => {
   it('has a path for every state and every transition the machine defines', () => {
-    const covered = new Set(EDGES.map((e) => e.key));
-    const missing = [...definedTransitions()].filter((k) => !covered.has(k));
-    expect(missing).toEqual([]);
+    expect(uncovered(runMachine, EDGES)).toEqual([]);
     const reached = new Set(EDGES.flatMap((e) => e.key.split('|').filter((_, i) => i !== 1)));
     const states = Object.keys(runMachine.root.states).filter((s) => s !== NO_RUN);
     expect(states.filter((s) => !reached.has(s))).toEqual([]);
@@ -231,20 +192,42 @@ describe('run machine, every transition through the API', () => {
       await drivePlan(h, blocker.id);
     }
     let model = initialTransition(runMachine)[0];
+    let spec = { status: NO_RUN, facts: NO_FACTS };
     const run = { id: null as string | null };
     for (const planned of edge.steps) {
       const happened = await perform(ws, run, planned, model);
       expect(model.can(happened), `${planned.type} in ${String(model.value)}`).toBe(true);
       model = transition(runMachine, model, happened)[0];
+      spec = specStep(spec.status, spec.facts, happened);
       const real = await getRun(h, run.id!);
-      const now = h.clock.now();
-      expect(real.attributes.status, `after ${planned.type}`).toBe(model.value);
-      expect(real.attributes.actions, `actions after ${planned.type}`).toEqual(
-        actionsOf(model, now),
-      );
+      expect(real.attributes.status, `after ${planned.type}`).toBe(spec.status);
+      expect(model.value, `the machine after ${planned.type}`).toBe(spec.status);
+      const want = specFlags(spec.status, spec.facts, h.clock.now());
+      expect(real.attributes.actions, `actions after ${planned.type}`).toEqual(want.actions);
       expect(real.attributes.permissions, `permissions after ${planned.type}`).toEqual(
-        permissionsOf(model, FULL_ACCESS, now),
+        want.permissions,
       );
     }
+    // what the spec's table says the final status forbids is refused with a 409 and changes nothing
+    const forbidden = refusedActions(specFlags(spec.status, spec.facts, h.clock.now()).actions);
+    const before = h.core.store.lastPosition();
+    for (const name of forbidden) {
+      const res = await h.api('POST', `/runs/${run.id!}/actions/${name}`, { body: {} });
+      expect(res.status, `${name} in ${spec.status}: ${res.text}`).toBe(409);
+      expect(res.json.errors[0]?.title).toBe('transition not allowed');
+    }
+    expect(h.core.store.lastPosition()).toBe(before);
+    expect((await getRun(h, run.id!)).attributes.status).toBe(spec.status);
   });
 });
+
+/** The action endpoints whose flag is false. */
+function refusedActions(actions: Record<string, boolean>): string[] {
+  const endpoint: Record<string, string> = {
+    'is-cancelable': 'cancel',
+    'is-confirmable': 'apply',
+    'is-discardable': 'discard',
+    'is-force-cancelable': 'force-cancel',
+  };
+  return Object.entries(endpoint).flatMap(([flag, name]) => (actions[flag] ? [] : [name]));
+}

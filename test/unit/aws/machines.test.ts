@@ -7,8 +7,20 @@ import {
 import type { StaticRoleEvent } from '../../../machines/static-role.machine.js';
 import { leaseMachine, revocationRetryDelaySeconds } from '../../../machines/lease.machine.js';
 import type { LeaseEvent } from '../../../machines/lease.machine.js';
+import {
+  adopted,
+  deleted,
+  failed,
+  issued,
+  leaseIssued,
+  renewed,
+  request,
+  revFailed,
+  revoked,
+  started,
+  updated,
+} from '../../support/aws-machine-events.js';
 
-const sealed = { $sealed: 'x', $hmac: 'y' };
 function foldStatic(events: readonly StaticRoleEvent[]) {
   let [snap] = initialTransition(staticRoleMachine);
   for (const e of events) {
@@ -26,43 +38,6 @@ function foldLease(events: readonly LeaseEvent[]) {
   }
   return snap;
 }
-
-const adopted = (rotationPeriod = 3600): StaticRoleEvent => ({
-  type: 'StaticRoleAdopted',
-  data: {
-    mount: { accessor: 'm1', path: 'aws/' },
-    name: 'r',
-    username: 'u',
-    userId: 'AIDA1',
-    rotationPeriod,
-    assumeRoleArn: '',
-    assumeRoleSessionName: '',
-    externalId: '',
-  },
-});
-const issued = (key: string): StaticRoleEvent => ({
-  type: 'StaticRoleKeyIssued',
-  data: {
-    accessKeyId: key,
-    secretAccessKey: sealed,
-    deletedAccessKeyId: null,
-    issuedAt: 't',
-    expiresAt: 't',
-  },
-});
-const started: StaticRoleEvent = {
-  type: 'StaticRoleRotationStarted',
-  data: { startedAt: 't', resumeAt: 't' },
-};
-const failed = (attempt: number): StaticRoleEvent => ({
-  type: 'StaticRoleRotationFailed',
-  data: { error: 'e', attempt, retryAt: 't' },
-});
-const updated = (rotationPeriod: number): StaticRoleEvent => ({
-  type: 'StaticRoleUpdated',
-  data: { username: 'u', userId: 'AIDA1', rotationPeriod, nextRotationAt: 't' },
-});
-const deleted: StaticRoleEvent = { type: 'StaticRoleDeleted', data: { deletedAccessKeyId: 'K2' } };
 
 describe('static role machine', () => {
   it('adopts, issues the first key and becomes active', () => {
@@ -128,35 +103,6 @@ describe('static role machine', () => {
     expect([1, 2, 3, 4, 7, 20].map(rotationRetryDelaySeconds)).toEqual([10, 20, 40, 80, 600, 600]);
   });
 });
-
-const leaseIssued = (renewable = true): LeaseEvent => ({
-  type: 'LeaseIssued',
-  data: {
-    leaseId: 'aws/creds/r/x',
-    mount: { accessor: 'm1', path: 'aws/' },
-    role: 'r',
-    kind: renewable ? 'iam_user' : 'assumed_role',
-    username: 'u',
-    accessKeyId: 'AKIA',
-    issuedAt: '2026-01-01T00:00:00.000Z',
-    expiresAt: '2026-01-01T01:00:00.000Z',
-    maxExpiresAt: '2026-01-02T00:00:00.000Z',
-    renewable,
-  },
-});
-const renewed = (expiresAt: string): LeaseEvent => ({
-  type: 'LeaseRenewed',
-  data: { renewedAt: 't', expiresAt },
-});
-const request = (reason: 'expired' | 'revoked'): LeaseEvent => ({
-  type: 'LeaseRevocationRequested',
-  data: { reason, requestedAt: 't' },
-});
-const revFailed = (attempt: number): LeaseEvent => ({
-  type: 'LeaseRevocationFailed',
-  data: { error: 'e', attempt, retryAt: 't' },
-});
-const revoked: LeaseEvent = { type: 'LeaseRevoked', data: { revokedAt: 't' } };
 
 describe('lease machine', () => {
   it('renews an iam_user lease up to its max, not past it', () => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Command, Node, Operand, Pipeline } from './parse.js';
 import { TemplateError } from './parse.js';
 import type { Value } from './go-format.js';
-import { goTimeFormat, show, sprintf } from './go-format.js';
+import { goTimeFormat, show, sprint, sprintf } from './go-format.js';
 
 /** What a template may read from the world: injected so renders are reproducible in tests. */
 export interface TemplateEnv {
@@ -106,7 +106,7 @@ const FUNCS: Record<string, Fn> = {
     variadic: 'any',
     call: ([f, ...rest]) => sprintf(f as string, rest),
   },
-  print: { params: [], variadic: 'any', call: (args) => args.map(show).join('') },
+  print: { params: [], variadic: 'any', call: (args) => sprint(args) },
   len: { params: ['string'], call: ([s]) => bytes(s as string) },
   eq: {
     params: ['any', 'any'],

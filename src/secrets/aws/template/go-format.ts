@@ -18,7 +18,52 @@ const goType = (v: Value): string =>
 /** `fmt.Print`-style rendering of one value. */
 export const show = (v: Value): string => (typeof v === 'string' ? v : String(v));
 
-/** `fmt.Sprintf` for the verbs %s %v %d %q %x %X %t %%, with Go's `%!verb(type=value)` mistakes. */
+/** `fmt.Sprint`: operands side by side, with a space between two that are both not strings. */
+export const sprint = (args: readonly Value[]): string =>
+  args
+    .map((v, i) => {
+      const prev = args[i - 1];
+      const spaced = i > 0 && typeof v !== 'string' && typeof prev !== 'string';
+      return `${spaced ? ' ' : ''}${show(v)}`;
+    })
+    .join('');
+
+/** Flags, width and precision of one `fmt` verb (`%-05.2d`). */
+interface Spec {
+  minus: boolean;
+  plus: boolean;
+  zero: boolean;
+  width: number | null;
+  precision: number | null;
+}
+
+const SPEC = /^([-+ #0]*)(\d*)(?:\.(\d*))?/;
+
+/** Pads `text` to the width: spaces on the left, on the right with `-`, zeros after a sign with `0`. */
+function padded(text: string, spec: Spec, numeric: boolean): string {
+  const width = spec.width ?? 0;
+  const chars = [...text].length;
+  if (chars >= width) return text;
+  const fill = width - chars;
+  if (spec.minus) return text + ' '.repeat(fill);
+  if (!spec.zero) return ' '.repeat(fill) + text;
+  const sign = numeric && (text.startsWith('-') || text.startsWith('+')) ? text[0]! : '';
+  return sign + '0'.repeat(fill) + text.slice(sign.length);
+}
+
+/** An integer as `%d` writes it: precision is the least number of digits, `+` always signs it. */
+function decimal(n: number, spec: Spec): string {
+  let digits = String(Math.abs(n));
+  if (spec.precision !== null) digits = digits.padStart(spec.precision, '0');
+  const sign = n < 0 ? '-' : spec.plus ? '+' : '';
+  return sign + digits;
+}
+
+/**
+ * `fmt.Sprintf` for the verbs %s %v %d %q %x %X %t %%, with the flags `-` `+` `0`, a width and a
+ * precision (%s: the most characters; %d: the fewest digits), and Go's `%!verb(type=value)`
+ * mistakes.
+ */
 export function sprintf(format: string, args: readonly Value[]): string {
   let out = '';
   let next = 0;
@@ -28,8 +73,17 @@ export function sprintf(format: string, args: readonly Value[]): string {
       out += c;
       continue;
     }
-    const verb = format[i + 1];
-    i += 1;
+    const m = SPEC.exec(format.slice(i + 1)) as RegExpExecArray;
+    const flags = m[1] ?? '';
+    const spec: Spec = {
+      minus: flags.includes('-'),
+      plus: flags.includes('+'),
+      zero: flags.includes('0'),
+      width: m[2] ? Number(m[2]) : null,
+      precision: m[3] === undefined ? null : Number(m[3] || '0'),
+    };
+    i += m[0].length + 1;
+    const verb = format[i];
     if (verb === undefined) {
       out += '%!(NOVERB)';
       break;
@@ -44,37 +98,44 @@ export function sprintf(format: string, args: readonly Value[]): string {
     }
     const arg = args[next] as Value;
     next += 1;
-    const bad = () => `%!${verb}(${goType(arg)}=${show(arg)})`;
+    const bad = `%!${verb}(${goType(arg)}=${show(arg)})`;
+    const isInt = typeof arg === 'number' && Number.isInteger(arg);
     switch (verb) {
-      case 's':
-        out += typeof arg === 'string' ? arg : bad();
+      case 's': {
+        if (typeof arg !== 'string') {
+          out += bad;
+          break;
+        }
+        const text = spec.precision === null ? arg : [...arg].slice(0, spec.precision).join('');
+        out += padded(text, spec, false);
         break;
+      }
       case 'v':
-        out += show(arg);
+        out += padded(isInt ? decimal(arg, spec) : show(arg), spec, isInt);
         break;
       case 'd':
-        out += typeof arg === 'number' && Number.isInteger(arg) ? String(arg) : bad();
+        out += isInt ? padded(decimal(arg, spec), spec, true) : bad;
         break;
       case 'q':
-        out += typeof arg === 'string' ? JSON.stringify(arg) : bad();
+        out += typeof arg === 'string' ? padded(JSON.stringify(arg), spec, false) : bad;
         break;
       case 't':
-        out += typeof arg === 'boolean' ? String(arg) : bad();
+        out += typeof arg === 'boolean' ? padded(String(arg), spec, false) : bad;
         break;
       case 'x':
       case 'X': {
         let hex: string;
         if (typeof arg === 'string') hex = Buffer.from(arg, 'utf8').toString('hex');
-        else if (typeof arg === 'number' && Number.isInteger(arg)) hex = arg.toString(16);
+        else if (isInt) hex = (arg < 0 ? '-' : '') + Math.abs(arg).toString(16);
         else {
-          out += bad();
+          out += bad;
           break;
         }
-        out += verb === 'X' ? hex.toUpperCase() : hex;
+        out += padded(verb === 'X' ? hex.toUpperCase() : hex, spec, isInt);
         break;
       }
       default:
-        out += `%!${verb}(${goType(arg)}=${show(arg)})`;
+        out += bad;
     }
   }
   if (next < args.length) {
