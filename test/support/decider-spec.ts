@@ -11,6 +11,7 @@ import { sequentialIds } from '../../src/core/ids.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { Sealer } from '../../src/core/seal.js';
 import { TEST_SEAL_KEY } from './app.js';
+import { testChain } from './chain.js';
 
 /**
  * Given/when/then for command modules, on a real event store and command handler in memory:
@@ -37,7 +38,7 @@ const meta = systemMetadata('spec');
 export function spec(now = '2026-01-01T00:00:00.000Z'): Spec {
   const db = openDatabase(':memory:');
   const clock = new ManualClock(now);
-  const store = new EventStore(db, clock);
+  const store = new EventStore(db, clock, testChain(db));
   const core: Core = {
     db,
     store,
