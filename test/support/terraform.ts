@@ -57,7 +57,17 @@ export async function startTerraformHost(
 ): Promise<TerraformHost> {
   requireTerraform();
   const daemon = await startDaemon({
-    args: ['--tls', 'auto', ...(options.args ?? [])],
+    // The CLI polls (runs, logs, the queue) many times a second per token; these tests are about
+    // what it calls, not about rate limits, so the limits sit well above what they reach.
+    args: [
+      '--tls',
+      'auto',
+      '--rate-limit-per-second',
+      '1000',
+      '--rate-limit-run-lists-per-minute',
+      '6000',
+      ...(options.args ?? []),
+    ],
     env: options.env,
   });
   const port = new URL(daemon.url).port;
