@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { RequestListener } from 'node:http';
 import Koa from 'koa';
@@ -17,6 +18,9 @@ import type { Logger } from './core/logger.js';
 import { createLogger } from './core/logger.js';
 import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
+import { forgetRemembered } from './core/read-memo.js';
+import { Leadership } from './core/leadership.js';
+import { LogWatch } from './core/log-watch.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { Sealer, loadSealKey } from './core/seal.js';
 import type { Config } from './config.js';
@@ -107,8 +111,13 @@ export interface App {
   };
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
-  /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
+  /**
+   * Start polling reactors and the schedule (the daemon; tests drive `settle` instead). With
+   * several workers, only the process holding the leadership lease runs them.
+   */
   start(): void;
+  /** Whether this process runs the reactors and timers (always, with one process). */
+  leading(): boolean;
   /** Run reactors and due timers until nothing moves (tests, after moving the fake clock). */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -128,6 +137,10 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         })
       : undefined;
   if (config.checkFolds) checkFolds(true);
+  // Several processes on one file (ADR 0060): caches are checked against other processes' commits.
+  const shared = config.workers > 1;
+  const watch = shared ? new LogWatch(db) : undefined;
+  if (shared && !db.memory && checkpointer === undefined) Checkpointer.leaveCheckpoints(db);
   const sealer = new Sealer(
     deps.sealKey ?? loadSealKey(config.dataDir, config.sealKey ?? undefined),
   );
@@ -215,7 +228,28 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     logger,
     contexts.flatMap((c) => c.timers ?? []),
   );
-  if (deps.wakeReactorsOnAppend !== false) store.onAppended((events) => reactors.notify(events));
+  const leadership = shared
+    ? new Leadership(db, clock, {
+        holder: `${process.pid}@${hostname()}/${randomUUID()}`,
+        ttlMs: Math.max(LEADER_TTL_MS, 5 * config.pollIntervalMs),
+      })
+    : undefined;
+  const leading = () => leadership?.leading ?? true;
+  if (deps.wakeReactorsOnAppend !== false) {
+    store.onAppended(
+      leadership === undefined
+        ? (events) => reactors.notify(events)
+        : (events) => {
+            // Reactors run in the leading process only (ADR 0060).
+            if (leadership.leading) reactors.notify(events);
+          },
+    );
+  }
+  watch?.onForeignCommit(() => {
+    forgetRemembered(db);
+    // Another process appended: the leader's reactors read what it wrote.
+    if (leading()) reactors.notify();
+  });
 
   let contextsStarted = false;
   const startContexts = () => {
@@ -228,6 +262,13 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   ui.registerRoutes(sys.routes);
 
   const koa = new Koa({ proxy: false });
+  if (watch !== undefined) {
+    // Before anything is read: rows remembered before another process's commit are forgotten.
+    koa.use((_ctx, next) => {
+      watch.check();
+      return next();
+    });
+  }
   koa.use(requestId());
   // The cloud reads its own bodies and answers in AWS's dialect; it passes other paths on.
   koa.use(cloud.middleware());
@@ -251,7 +292,16 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     ),
   );
   koa.use(
-    prefixed('/v1', secretsSurface({ core, queries: sys.queries, sys: sys.routes, engines })),
+    prefixed(
+      '/v1',
+      secretsSurface({
+        core,
+        queries: sys.queries,
+        sys: sys.routes,
+        engines,
+        standby: () => !leading(),
+      }),
+    ),
   );
   koa.use(prefixed('/ui', ui.page));
   // Browsers ask for /favicon.ico at the root; the page's icon answers it.
@@ -265,7 +315,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   });
 
   const handle = koa.callback();
-  let timer: NodeJS.Timeout | undefined;
+  const timers: NodeJS.Timeout[] = [];
   const app: App = {
     core,
     projections,
@@ -353,17 +403,20 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         },
       };
     },
+    leading,
     start() {
-      startContexts();
       const poll = () => {
+        if (leadership !== undefined && !lead(leadership, logger)) return;
+        startContexts();
         reactors.notify();
         void scheduler
           .tick()
           .catch((err: unknown) => logger.error({ err }, 'schedule tick failed'));
       };
       poll();
-      timer = setInterval(poll, config.pollIntervalMs);
-      timer.unref();
+      timers.push(setInterval(poll, config.pollIntervalMs));
+      if (watch !== undefined) timers.push(setInterval(() => watch.check(), WATCH_INTERVAL_MS));
+      for (const t of timers) t.unref();
     },
     async settle() {
       startContexts();
@@ -382,7 +435,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       throw new Error('the schedule kept firing after 100 rounds');
     },
     async close() {
-      if (timer !== undefined) clearInterval(timer);
+      for (const t of timers) clearInterval(t);
+      leadership?.release();
       ui.close();
       for (const c of contexts) c.stop?.();
       await reactors.stop();
@@ -392,6 +446,24 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     },
   };
   return app;
+}
+
+/** How long a leadership lease lasts unrenewed (at least five poll intervals). */
+const LEADER_TTL_MS = 5000;
+/** How often every worker looks for other processes' commits besides each request. */
+const WATCH_INTERVAL_MS = 20;
+
+/** Take or renew the lease; says so in the log when this process starts or stops leading. */
+function lead(leadership: Leadership, logger: Logger): boolean {
+  const was = leadership.leading;
+  const now = leadership.tryLead();
+  if (now !== was) {
+    logger.info(
+      { holder: leadership.holder },
+      now ? 'leading: reactors and timers run here' : 'standing by: another process leads',
+    );
+  }
+  return now;
 }
 
 function requestId(): Middleware {

@@ -34,6 +34,11 @@ export interface Config {
    * `<data>/keyring`. Environment only: a key on the command line would show in `ps`.
    */
   readonly sealKey: string | null;
+  /**
+   * Processes serving one data directory (`--workers`, ADR 0060): above 1, a primary forks that
+   * many workers sharing the listener and the log, one of them leading the reactors and timers.
+   */
+  readonly workers: number;
   /** `KEEL_CHECK_FOLDS=1`: every flat machine fold is also checked against xstate (ADR 0007). */
   readonly checkFolds: boolean;
 }
@@ -60,6 +65,7 @@ export const CONFIG_FLAGS = [
   'poll-interval-ms',
   'engine-bin',
   'engines',
+  'workers',
 ] as const;
 export type ConfigFlag = (typeof CONFIG_FLAGS)[number];
 
@@ -150,6 +156,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     engines: Object.freeze(parseEngines(text('engines', 'KEEL_ENGINES', ''), problems)),
     sealKey: env.KEEL_SEAL_KEY === undefined || env.KEEL_SEAL_KEY === '' ? null : env.KEEL_SEAL_KEY,
     checkFolds: env.KEEL_CHECK_FOLDS === '1',
+    workers: int('workers', 'KEEL_WORKERS', 1, 1),
   };
   if (config.engineBin !== null && 'default' in config.engines)
     problems.push('KEEL_ENGINES (--engines) cannot name "default" when KEEL_ENGINE_BIN is set');

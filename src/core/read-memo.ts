@@ -9,12 +9,33 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** What remembers read-model rows, by database: each forgets them when another process writes. */
+const remembering = new WeakMap<Db, Set<() => void>>();
+
+/**
+ * Register `forget` to be called when the rows of `db` may have changed under this process (a
+ * commit by another process sharing the file). Every `ReadMemo` registers itself; other caches
+ * built from read models register here too.
+ */
+export function forgetOnForeignCommit(db: Db, forget: () => void): void {
+  let set = remembering.get(db);
+  if (set === undefined) remembering.set(db, (set = new Set()));
+  set.add(forget);
+}
+
+/** Forget every remembered row of `db` (another process committed). */
+export function forgetRemembered(db: Db): void {
+  for (const forget of remembering.get(db) ?? []) forget();
+}
+
 /**
  * Read-model rows remembered between requests instead of queried and parsed each time. The owner
  * calls `clear` from its projection whenever an event changes any of them, inside the same
  * transaction, so a remembered row is never older than the table. Values are frozen, being
  * shared; a value read inside a transaction may still roll back and is not kept; absent rows are
- * kept only when asked (for keys the caller controls, never for what a client sends).
+ * kept only when asked (for keys the caller controls, never for what a client sends). With several
+ * processes on one file, every memo of the database is cleared when another one commits
+ * (`forgetRemembered`, driven by a `LogWatch`).
  */
 export class ReadMemo {
   readonly #db: Db;
@@ -25,6 +46,7 @@ export class ReadMemo {
   constructor(db: Db, limit = 10_000) {
     this.#db = db;
     this.#limit = limit;
+    forgetOnForeignCommit(db, () => this.clear());
   }
 
   /** Forgets every row. */

@@ -1,0 +1,80 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { openDatabase } from '../../../src/core/database.js';
+import { Leadership } from '../../../src/core/leadership.js';
+import { LogWatch } from '../../../src/core/log-watch.js';
+import { ReadMemo, forgetRemembered } from '../../../src/core/read-memo.js';
+
+/** Two connections to one file, as two worker processes have. */
+const twoConnections = () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'keel-lead-')), 'keel.sqlite');
+  return [openDatabase(path), openDatabase(path)] as const;
+};
+
+/** Two processes' leaderships over one file, on one fake clock, with a 5 s lease. */
+const contenders = () => {
+  const [a, b] = twoConnections();
+  const clock = new ManualClock();
+  return {
+    clock,
+    one: new Leadership(a, clock, { holder: 'one', ttlMs: 5000 }),
+    two: new Leadership(b, clock, { holder: 'two', ttlMs: 5000 }),
+  };
+};
+
+describe('Leadership', () => {
+  it('one holder at a time; another takes over only once the lease runs out unrenewed', () => {
+    const { clock, one, two } = contenders();
+    expect(one.tryLead()).toBe(true);
+    expect(two.tryLead()).toBe(false);
+    clock.advance(4000);
+    // Renewed before it ran out: still one's.
+    expect(one.tryLead()).toBe(true);
+    clock.advance(4000);
+    expect(two.tryLead()).toBe(false);
+    expect(one.leading).toBe(true);
+    // One stops renewing (killed): at the expiry it no longer believes it leads, and two takes it.
+    clock.advance(1000);
+    expect(one.leading).toBe(false);
+    expect(two.tryLead()).toBe(true);
+    expect(one.tryLead()).toBe(false);
+    expect(two.current()?.holder).toBe('two');
+  });
+
+  it('a released lease is taken at once', () => {
+    const { clock, one, two } = contenders();
+    expect(one.tryLead()).toBe(true);
+    one.release();
+    expect(one.leading).toBe(false);
+    expect(two.tryLead()).toBe(true);
+  });
+});
+
+describe('LogWatch', () => {
+  it("notices another connection's commit, not its own, and clears the memos of its database", () => {
+    const [a, b] = twoConnections();
+    a.exec('CREATE TABLE t (v TEXT)');
+    a.exec("INSERT INTO t VALUES ('old')");
+    const watch = new LogWatch(a);
+    const memo = new ReadMemo(a);
+    const read = () => a.prepare<[], { v: string }>('SELECT v FROM t').get()!.v;
+    expect(memo.get('t', read)).toBe('old');
+    let told = 0;
+    watch.onForeignCommit(() => {
+      told += 1;
+      forgetRemembered(a);
+    });
+    a.exec("UPDATE t SET v = 'mine'");
+    expect(watch.check()).toBe(false);
+    b.exec("UPDATE t SET v = 'theirs'");
+    // Remembered until the check; the check clears it.
+    expect(memo.get('t', read)).toBe('old');
+    expect(watch.check()).toBe(true);
+    expect(told).toBe(1);
+    expect(memo.get('t', read)).toBe('theirs');
+    expect(watch.check()).toBe(false);
+  });
+});
