@@ -406,7 +406,12 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     leading,
     start() {
       const poll = () => {
-        if (leadership !== undefined && !lead(leadership, logger)) return;
+        if (leadership !== undefined) {
+          const was = leadership.leading;
+          if (!lead(leadership, logger)) return;
+          // Taken over: the reactors start from the checkpoints the last leader saved.
+          if (!was) reactors.resume();
+        }
         startContexts();
         reactors.notify();
         void scheduler

@@ -4,9 +4,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { openDatabase } from '../../../src/core/database.js';
+import { EventStore } from '../../../src/core/event-store.js';
+import { systemMetadata } from '../../../src/core/events.js';
+import { silentLogger } from '../../../src/core/logger.js';
+import { Reactors, type Reactor } from '../../../src/core/reactors.js';
 import { Leadership } from '../../../src/core/leadership.js';
 import { LogWatch } from '../../../src/core/log-watch.js';
 import { ReadMemo, forgetRemembered } from '../../../src/core/read-memo.js';
+
+const meta = systemMetadata('test');
 
 /** Two connections to one file, as two worker processes have. */
 const twoConnections = () => {
@@ -45,7 +51,7 @@ describe('Leadership', () => {
   });
 
   it('a released lease is taken at once', () => {
-    const { clock, one, two } = contenders();
+    const { one, two } = contenders();
     expect(one.tryLead()).toBe(true);
     one.release();
     expect(one.leading).toBe(false);
@@ -76,5 +82,41 @@ describe('LogWatch', () => {
     expect(told).toBe(1);
     expect(memo.get('t', read)).toBe('theirs');
     expect(watch.check()).toBe(false);
+  });
+});
+
+describe('Reactors.resume', () => {
+  it('a process that leads again starts from the checkpoint the other leader saved', async () => {
+    const [a, b] = twoConnections();
+    const clock = new ManualClock();
+    const store = new EventStore(a, clock);
+    const seen = { a: [] as number[], b: [] as number[] };
+    const reactorOf = (who: 'a' | 'b'): Reactor => ({
+      name: 'r',
+      async react(event) {
+        seen[who].push(event.position);
+      },
+    });
+    const inA = new Reactors(a, store, silentLogger(), [reactorOf('a')]);
+    const inB = new Reactors(b, new EventStore(b, clock), silentLogger(), [reactorOf('b')]);
+    const append = (n: number) => {
+      for (let i = 0; i < n; i++) {
+        store.append(`s${i}`, [{ type: 'T', data: {} }], {
+          expectedVersion: 'any',
+          metadata: meta,
+        });
+      }
+    };
+    append(3);
+    await inA.settle();
+    // b leads meanwhile and handles what was appended since.
+    append(2);
+    await inB.settle();
+    expect(seen.b).toEqual([4, 5]);
+    // a leads again: it resumes from b's checkpoint, not from its own memory of position 3.
+    append(1);
+    inA.resume();
+    await inA.settle();
+    expect(seen.a).toEqual([1, 2, 3, 6]);
   });
 });

@@ -1,0 +1,165 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Bootstrap } from '../src/app.js';
+import { configTarball } from '../test/support/runs-harness.js';
+import { call } from './http.js';
+import { post, rate } from './pki-support.js';
+import { round, type BenchResult } from './support.js';
+
+/**
+ * `keel serve --workers 1` against `--workers 2` (ADR 0060), the real daemon each time, fresh data
+ * directory, rate limits off, the same lean client at the same concurrency: EC P-256 issue and
+ * `POST /runs`. The ratio is the point; the client shares the machine's two cores with the
+ * workers and the checkpoint thread.
+ */
+
+const ROOT = join(import.meta.dirname, '..');
+const CONCURRENCY = 8;
+
+async function daemon(
+  workers: number,
+): Promise<{ url: string; boot: Bootstrap; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), `keel-bench-workers-${workers}-`));
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'src', 'main.ts'),
+      'serve',
+      '--data',
+      dir,
+      '--listen',
+      '127.0.0.1:0',
+      '--workers',
+      String(workers),
+      '--rate-limit',
+      'false',
+    ],
+    {
+      cwd: ROOT,
+      env: { ...process.env, KEEL_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /"address":"(http:\/\/[^"]+)".*"msg":"keel is serving"/.exec(out);
+      if (m !== null) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`the daemon exited with ${code}:\n${out}`)));
+  });
+  const boot = JSON.parse(readFileSync(join(dir, 'bootstrap.json'), 'utf8')) as Bootstrap;
+  return {
+    url,
+    boot,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+async function ecIssue(url: string, token: string): Promise<number> {
+  const headers = { 'x-vault-token': token };
+  const pki = (path: string, body: unknown) => post(`${url}/v1/pki/${path}`, body, headers);
+  await pki('root/generate/internal', { common_name: 'Bench Root', key_type: 'ec' });
+  await pki('roles/ec', {
+    allowed_domains: 'example.com',
+    allow_subdomains: true,
+    key_type: 'ec',
+    ttl: '1h',
+  });
+  return rate(
+    3000,
+    CONCURRENCY,
+    async (i) => void (await pki('issue/ec', { common_name: `h${i}.example.com` })),
+    500,
+  );
+}
+
+async function createRuns(url: string, token: string): Promise<number> {
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/vnd.api+json' };
+  const api = async (method: string, path: string, body?: unknown) =>
+    (
+      await call(`${url}/api/v2${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+    ).json<{ data: { id: string; attributes: Record<string, string> } }>();
+  await api('POST', '/organizations', {
+    data: { attributes: { name: 'bench', email: 'bench@example.com' } },
+  });
+  const ws = (
+    await api('POST', '/organizations/bench/workspaces', { data: { attributes: { name: 'w' } } })
+  ).data.id;
+  const cv = await api('POST', `/workspaces/${ws}/configuration-versions`, {
+    data: { attributes: { 'auto-queue-runs': false } },
+  });
+  const upload = new URL(cv.data.attributes['upload-url']!);
+  await call(`${url}${upload.pathname}`, { method: 'PUT', body: configTarball() });
+  const body = JSON.stringify({
+    data: {
+      type: 'runs',
+      attributes: {},
+      relationships: { workspace: { data: { type: 'workspaces', id: ws } } },
+    },
+  });
+  return rate(
+    3000,
+    CONCURRENCY,
+    async () => {
+      const res = await call(`${url}/api/v2/runs`, { method: 'POST', headers, body });
+      if (res.status !== 201) throw new Error(`POST /runs: ${res.status}`);
+    },
+    500,
+  );
+}
+
+export async function benchWorkers(): Promise<BenchResult[]> {
+  const rates = new Map<number, { ec: number; runs: number }>();
+  for (const workers of [1, 2]) {
+    const d = await daemon(workers);
+    try {
+      const ec = await ecIssue(d.url, d.boot.secrets.root_token);
+      const runs = await createRuns(d.url, d.boot.runs.user_token);
+      rates.set(workers, { ec, runs });
+    } finally {
+      await d.stop();
+    }
+  }
+  const one = rates.get(1)!;
+  const two = rates.get(2)!;
+  return [
+    {
+      name: 'pki issue ec P-256, --workers 1',
+      value: Math.round(one.ec),
+      unit: 'certs/s',
+      note: `concurrency ${CONCURRENCY}`,
+    },
+    {
+      name: 'pki issue ec P-256, --workers 2',
+      value: Math.round(two.ec),
+      unit: 'certs/s',
+      note: `${round(two.ec / one.ec, 2)}× --workers 1`,
+    },
+    {
+      name: 'POST /runs, --workers 1',
+      value: Math.round(one.runs),
+      unit: 'req/s',
+      note: `concurrency ${CONCURRENCY}`,
+    },
+    {
+      name: 'POST /runs, --workers 2',
+      value: Math.round(two.runs),
+      unit: 'req/s',
+      note: `${round(two.runs / one.runs, 2)}× --workers 1`,
+    },
+  ];
+}
