@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { RequestListener } from 'node:http';
 import Koa from 'koa';
@@ -18,9 +17,7 @@ import type { Logger } from './core/logger.js';
 import { createLogger } from './core/logger.js';
 import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
-import { forgetRemembered } from './core/read-memo.js';
-import { Leadership } from './core/leadership.js';
-import { LogWatch } from './core/log-watch.js';
+import { SharedLog } from './core/shared-log.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { Sealer, loadSealKey } from './core/seal.js';
 import type { Config } from './config.js';
@@ -137,10 +134,10 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         })
       : undefined;
   if (config.checkFolds) checkFolds(true);
-  // Several processes on one file (ADR 0060): caches are checked against other processes' commits.
-  const shared = config.workers > 1;
-  const watch = shared ? new LogWatch(db) : undefined;
-  if (shared && !db.memory && checkpointer === undefined) Checkpointer.leaveCheckpoints(db);
+  // Several processes on one file (ADR 0060): the `--workers` primary checkpoints for them all.
+  if (config.workers > 1 && !db.memory && checkpointer === undefined) {
+    Checkpointer.leaveCheckpoints(db);
+  }
   const sealer = new Sealer(
     deps.sealKey ?? loadSealKey(config.dataDir, config.sealKey ?? undefined),
   );
@@ -228,28 +225,21 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     logger,
     contexts.flatMap((c) => c.timers ?? []),
   );
-  const leadership = shared
-    ? new Leadership(db, clock, {
-        holder: `${process.pid}@${hostname()}/${randomUUID()}`,
-        ttlMs: Math.max(LEADER_TTL_MS, 5 * config.pollIntervalMs),
-      })
-    : undefined;
-  const leading = () => leadership?.leading ?? true;
+  const shared =
+    config.workers > 1
+      ? new SharedLog(db, clock, logger, reactors, config.pollIntervalMs)
+      : undefined;
+  const leading = () => shared?.leading ?? true;
   if (deps.wakeReactorsOnAppend !== false) {
     store.onAppended(
-      leadership === undefined
+      shared === undefined
         ? (events) => reactors.notify(events)
         : (events) => {
             // Reactors run in the leading process only (ADR 0060).
-            if (leadership.leading) reactors.notify(events);
+            if (shared.leading) reactors.notify(events);
           },
     );
   }
-  watch?.onForeignCommit(() => {
-    forgetRemembered(db);
-    // Another process appended: the leader's reactors read what it wrote.
-    if (leading()) reactors.notify();
-  });
 
   let contextsStarted = false;
   const startContexts = () => {
@@ -262,10 +252,10 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   ui.registerRoutes(sys.routes);
 
   const koa = new Koa({ proxy: false });
-  if (watch !== undefined) {
+  if (shared !== undefined) {
     // Before anything is read: rows remembered before another process's commit are forgotten.
     koa.use((_ctx, next) => {
-      watch.check();
+      shared.check();
       return next();
     });
   }
@@ -406,12 +396,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     leading,
     start() {
       const poll = () => {
-        if (leadership !== undefined) {
-          const was = leadership.leading;
-          if (!lead(leadership, logger)) return;
-          // Taken over: the reactors start from the checkpoints the last leader saved.
-          if (!was) reactors.resume();
-        }
+        if (shared !== undefined && !shared.lead()) return;
         startContexts();
         reactors.notify();
         void scheduler
@@ -420,7 +405,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       };
       poll();
       timers.push(setInterval(poll, config.pollIntervalMs));
-      if (watch !== undefined) timers.push(setInterval(() => watch.check(), WATCH_INTERVAL_MS));
+      if (shared !== undefined) timers.push(shared.watchTimer());
       for (const t of timers) t.unref();
     },
     async settle() {
@@ -441,7 +426,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     },
     async close() {
       for (const t of timers) clearInterval(t);
-      leadership?.release();
+      shared?.release();
       ui.close();
       for (const c of contexts) c.stop?.();
       await reactors.stop();
@@ -451,24 +436,6 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     },
   };
   return app;
-}
-
-/** How long a leadership lease lasts unrenewed (at least five poll intervals). */
-const LEADER_TTL_MS = 5000;
-/** How often every worker looks for other processes' commits besides each request. */
-const WATCH_INTERVAL_MS = 20;
-
-/** Take or renew the lease; says so in the log when this process starts or stops leading. */
-function lead(leadership: Leadership, logger: Logger): boolean {
-  const was = leadership.leading;
-  const now = leadership.tryLead();
-  if (now !== was) {
-    logger.info(
-      { holder: leadership.holder },
-      now ? 'leading: reactors and timers run here' : 'standing by: another process leads',
-    );
-  }
-  return now;
 }
 
 function requestId(): Middleware {
