@@ -4,6 +4,7 @@ import { openDatabase } from '../../../src/core/database.js';
 import { httpRequest } from '../../support/app.js';
 import type { RunningDaemon } from '../../support/daemon.js';
 import { eventually, keel, startDaemon } from '../../support/daemon.js';
+import { configTarball } from '../../support/runs-harness.js';
 
 const ALLOW_ALL = JSON.stringify({
   Version: '2012-10-17',
@@ -144,5 +145,84 @@ describe('keel serve --workers 2', () => {
     await d.stop();
     const verify = keel(['audit', 'verify', '--data', d.dataDir]);
     expect(verify.status, verify.stdout + verify.stderr).toBe(0);
+  }, 120_000);
+
+  it('runs created through both workers are queued and moved once each, by the leader', async () => {
+    const { d } = await startWorkers();
+    const token = d.bootstrap().runs.user_token;
+    const api = async (method: string, path: string, body?: unknown) =>
+      httpRequest(d.url, method, `/api/v2${path}`, {
+        token,
+        body,
+        headers: { connection: 'close' },
+      });
+    expect(
+      (
+        await api('POST', '/organizations', {
+          data: { type: 'organizations', attributes: { name: 'acme', email: 'ops@example.com' } },
+        })
+      ).status,
+    ).toBe(201);
+    const ws = await api('POST', '/organizations/acme/workspaces', {
+      data: { type: 'workspaces', attributes: { name: 'prod', 'auto-apply': true } },
+    });
+    const wsId = (ws.json as { data: { id: string } }).data.id;
+    const cv = await api('POST', `/workspaces/${wsId}/configuration-versions`, {
+      data: { type: 'configuration-versions', attributes: { 'auto-queue-runs': false } },
+    });
+    const upload = (cv.json as { data: { attributes: Record<string, string> } }).data.attributes[
+      'upload-url'
+    ]!;
+    const put = await fetch(upload, {
+      method: 'PUT',
+      headers: { connection: 'close' },
+      body: new Uint8Array(configTarball()),
+    });
+    expect(put.status).toBe(200);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const run = await api('POST', '/runs', {
+        data: {
+          type: 'runs',
+          attributes: {},
+          relationships: { workspace: { data: { type: 'workspaces', id: wsId } } },
+        },
+      });
+      expect(run.status, run.text).toBe(201);
+      ids.push((run.json as { data: { id: string } }).data.id);
+    }
+    // The queue takes them one after another, whichever worker each was created through: the
+    // first applies its change, the others find nothing left to change.
+    const finals: string[] = [];
+    for (const id of ids) {
+      finals.push(
+        await eventually(async () => {
+          const r = await api('GET', `/runs/${id}`);
+          const status = (r.json as { data: { attributes: { status: string } } }).data.attributes
+            .status;
+          return ['applied', 'planned_and_finished'].includes(status) ? status : undefined;
+        }, 60_000),
+      );
+    }
+    expect(finals).toEqual([
+      'applied',
+      'planned_and_finished',
+      'planned_and_finished',
+      'planned_and_finished',
+    ]);
+    // Each step happened once per run: no two processes moved the same run.
+    const repeated = inLog<{ stream: string; type: string; n: number }>(
+      d.dataDir,
+      `SELECT stream, type, count(*) AS n FROM events
+        WHERE type IN ('RunPlanQueued', 'RunPlanStarted', 'RunPlanFinished', 'RunApplyQueued',
+                       'RunApplyStarted', 'RunApplyFinished')
+        GROUP BY stream, type HAVING n <> 1`,
+    );
+    expect(repeated).toEqual([]);
+    const applied = inLog<{ n: number }>(
+      d.dataDir,
+      "SELECT count(*) AS n FROM events WHERE type = 'RunApplyFinished'",
+    );
+    expect(applied[0]!.n).toBe(1);
   }, 120_000);
 });
