@@ -9,23 +9,23 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** What remembers read-model rows, by database: each forgets them when another process writes. */
-const remembering = new WeakMap<Db, Set<() => void>>();
+/** Who is told, by database, when another process sharing its file has committed. */
+const listening = new WeakMap<Db, Set<() => void>>();
 
 /**
- * Register `forget` to be called when the rows of `db` may have changed under this process (a
- * commit by another process sharing the file). Every `ReadMemo` registers itself; other caches
- * built from read models register here too.
+ * Register `listener` to be called when the rows of `db` may have changed under this process (a
+ * commit by another process sharing the file, `--workers`): every `ReadMemo` forgets its rows,
+ * other caches built from read models likewise, and long polls on the log wake up.
  */
-export function forgetOnForeignCommit(db: Db, forget: () => void): void {
-  let set = remembering.get(db);
-  if (set === undefined) remembering.set(db, (set = new Set()));
-  set.add(forget);
+export function whenAnotherProcessCommits(db: Db, listener: () => void): void {
+  let set = listening.get(db);
+  if (set === undefined) listening.set(db, (set = new Set()));
+  set.add(listener);
 }
 
-/** Forget every remembered row of `db` (another process committed). */
-export function forgetRemembered(db: Db): void {
-  for (const forget of remembering.get(db) ?? []) forget();
+/** Tell every listener of `db` that another process committed (a `LogWatch` noticed). */
+export function anotherProcessCommitted(db: Db): void {
+  for (const listener of listening.get(db) ?? []) listener();
 }
 
 /**
@@ -35,7 +35,7 @@ export function forgetRemembered(db: Db): void {
  * shared; a value read inside a transaction may still roll back and is not kept; absent rows are
  * kept only when asked (for keys the caller controls, never for what a client sends). With several
  * processes on one file, every memo of the database is cleared when another one commits
- * (`forgetRemembered`, driven by a `LogWatch`).
+ * (`anotherProcessCommitted`, driven by a `LogWatch`).
  */
 export class ReadMemo {
   readonly #db: Db;
@@ -46,7 +46,7 @@ export class ReadMemo {
   constructor(db: Db, limit = 10_000) {
     this.#db = db;
     this.#limit = limit;
-    forgetOnForeignCommit(db, () => this.clear());
+    whenAnotherProcessCommits(db, () => this.clear());
   }
 
   /** Forgets every row. */

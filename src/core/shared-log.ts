@@ -6,7 +6,7 @@ import { Leadership } from './leadership.js';
 import { LogWatch } from './log-watch.js';
 import type { Logger } from './logger.js';
 import type { Reactors } from './reactors.js';
-import { forgetRemembered } from './read-memo.js';
+import { anotherProcessCommitted } from './read-memo.js';
 
 /** How long a leadership lease lasts unrenewed (at least five poll intervals). */
 const LEADER_TTL_MS = 5000;
@@ -35,12 +35,12 @@ export class SharedLog {
     });
     this.#watch = new LogWatch(db);
     this.#watch.onForeignCommit(() => {
-      forgetRemembered(db);
+      anotherProcessCommitted(db);
       // Another process appended: the leader's reactors read what it wrote.
       if (this.leading) reactors.notify();
     });
     // Whatever was remembered before the watch began may predate another process's commit.
-    forgetRemembered(db);
+    anotherProcessCommitted(db);
   }
 
   /** Whether this process runs the reactors and timers now. */

@@ -5,7 +5,7 @@ import type { Db } from '../../core/database.js';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Ids } from '../../core/ids.js';
-import { forgetOnForeignCommit } from '../../core/read-memo.js';
+import { whenAnotherProcessCommits } from '../../core/read-memo.js';
 import type { Sealer, Sealed } from '../../core/seal.js';
 import { configDecider, certificateDecider, issuerDecider, keyDecider } from './deciders.js';
 import { streams, type CrlConfig, type IssuerSettings, type TidyResult } from './events.js';
@@ -71,7 +71,7 @@ export class Authority {
   constructor(core: PkiCore) {
     this.#core = core;
     this.#reads = new PkiReads(core.db, () => this.q);
-    forgetOnForeignCommit(core.db, () => this.readModelsChanged());
+    whenAnotherProcessCommits(core.db, () => this.readModelsChanged());
   }
 
   /** Read-model queries, prepared on first use (after the projection has opened its tables). */

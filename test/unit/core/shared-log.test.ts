@@ -8,9 +8,10 @@ import { EventStore } from '../../../src/core/event-store.js';
 import { systemMetadata } from '../../../src/core/events.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { Reactors, type Reactor } from '../../../src/core/reactors.js';
+import { AppendWatch } from '../../../src/ui/audit-routes.js';
 import { Leadership } from '../../../src/core/leadership.js';
 import { LogWatch } from '../../../src/core/log-watch.js';
-import { ReadMemo, forgetRemembered } from '../../../src/core/read-memo.js';
+import { ReadMemo, anotherProcessCommitted } from '../../../src/core/read-memo.js';
 
 const meta = systemMetadata('test');
 
@@ -71,7 +72,7 @@ describe('LogWatch', () => {
     let told = 0;
     watch.onForeignCommit(() => {
       told += 1;
-      forgetRemembered(a);
+      anotherProcessCommitted(a);
     });
     a.exec("UPDATE t SET v = 'mine'");
     expect(watch.check()).toBe(false);
@@ -118,5 +119,22 @@ describe('Reactors.resume', () => {
     inA.resume();
     await inA.settle();
     expect(seen.a).toEqual([1, 2, 3, 6]);
+  });
+});
+
+describe('AppendWatch', () => {
+  it("wakes a long poll on another process's append, which its own store is not told of", async () => {
+    const [a, b] = twoConnections();
+    const clock = new ManualClock();
+    const mine = new EventStore(a, clock);
+    const theirs = new EventStore(b, clock);
+    const watch = new AppendWatch(mine);
+    const waiting = watch.wait(0, 60_000);
+    theirs.append('s', [{ type: 'T', data: {} }], { expectedVersion: 0, metadata: meta });
+    expect(watch.waiting).toBe(1);
+    // What the LogWatch of this process does when it notices the commit.
+    anotherProcessCommitted(a);
+    await expect(waiting).resolves.toBe(1);
+    watch.close();
   });
 });
