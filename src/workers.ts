@@ -45,15 +45,24 @@ export async function startPrimary(config: Config, logger: Logger): Promise<Prim
     new Promise<WorkerReady>((resolve, reject) => {
       const worker = cluster.fork();
       workers.add(worker);
+      let served = false;
       worker.on('message', (m: unknown) => {
-        if (isReady(m)) resolve(m);
+        if (!isReady(m)) return;
+        served = true;
+        resolve(m);
       });
       worker.once('exit', (code, signal) => {
         workers.delete(worker);
         reject(new Error(`a worker exited (${signal ?? code}) before it served`));
         if (stopping || !serving) return;
+        // One that never served would fail again: no loop of forks, the others go on serving.
+        if (!served) {
+          logger.error({ pid: worker.process.pid, code, signal }, 'a new worker failed to start');
+          return;
+        }
         logger.warn({ pid: worker.process.pid, code, signal }, 'a worker died; starting another');
-        fork().catch((err: unknown) => logger.error({ err }, 'a replacement worker failed'));
+        // Its failure to start is logged by its own exit handler.
+        fork().catch(() => undefined);
       });
     });
 
