@@ -8,6 +8,7 @@ import { benchCore } from './core.js';
 import { benchPki } from './pki.js';
 import { closeConnections } from './http.js';
 import { benchRuns } from './runs.js';
+import { benchWorkers } from './workers.js';
 import type { BenchResult } from './support.js';
 
 /** Every suite, in order; each returns its numbers, measured in this one run. */
@@ -18,6 +19,7 @@ const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'pki', run: benchPki },
   { name: 'runs', run: benchRuns },
   { name: 'cli', run: benchCli },
+  { name: 'workers', run: benchWorkers },
 ];
 
 const only = process.argv.slice(2);

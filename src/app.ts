@@ -18,6 +18,7 @@ import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
 import { ChainKey } from './core/chain.js';
 import { openCheckedChain, writeAnchor } from './core/anchors.js';
+import { SharedLog } from './core/shared-log.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { Sealer, loadSealKey } from './core/seal.js';
 import type { Config } from './config.js';
@@ -110,8 +111,13 @@ export interface App {
   };
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
-  /** Start polling reactors and the schedule (the daemon; tests drive `settle` instead). */
+  /**
+   * Start polling reactors and the schedule (the daemon; tests drive `settle` instead). With
+   * several workers, only the process holding the leadership lease runs them.
+   */
   start(): void;
+  /** Whether this process runs the reactors and timers (always, with one process). */
+  leading(): boolean;
   /** Run reactors and due timers until nothing moves (tests, after moving the fake clock). */
   settle(): Promise<void>;
   close(): Promise<void>;
@@ -145,6 +151,10 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
             logger.error({ err }, 'the checkpoint worker failed; checkpoints are inline again'),
         })
       : undefined;
+  // Several processes on one file (ADR 0080): the `--workers` primary checkpoints for them all.
+  if (config.workers > 1 && !db.memory && checkpointer === undefined) {
+    Checkpointer.leaveCheckpoints(db);
+  }
   const sealer = new Sealer(masterKey);
 
   // The store calls the projections inline; they are registered right after the contexts exist.
@@ -237,7 +247,21 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     logger,
     contexts.flatMap((c) => c.timers ?? []),
   );
-  if (deps.wakeReactorsOnAppend !== false) store.onAppended((events) => reactors.notify(events));
+  const shared =
+    config.workers > 1
+      ? new SharedLog(db, clock, logger, reactors, config.pollIntervalMs)
+      : undefined;
+  const leading = () => shared?.leading ?? true;
+  if (deps.wakeReactorsOnAppend !== false) {
+    store.onAppended(
+      shared === undefined
+        ? (events) => reactors.notify(events)
+        : (events) => {
+            // Reactors run in the leading process only (ADR 0080).
+            if (shared.leading) reactors.notify(events);
+          },
+    );
+  }
 
   let contextsStarted = false;
   const startContexts = () => {
@@ -250,6 +274,13 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   ui.registerRoutes(sys.routes);
 
   const koa = new Koa({ proxy: false });
+  if (shared !== undefined) {
+    // Before anything is read: rows remembered before another process's commit are forgotten.
+    koa.use((_ctx, next) => {
+      shared.check();
+      return next();
+    });
+  }
   koa.use(requestId());
   // The cloud reads its own bodies and answers in AWS's dialect; it passes other paths on.
   koa.use(cloud.middleware());
@@ -275,7 +306,16 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     ),
   );
   koa.use(
-    prefixed('/v1', secretsSurface({ core, queries: sys.queries, sys: sys.routes, engines })),
+    prefixed(
+      '/v1',
+      secretsSurface({
+        core,
+        queries: sys.queries,
+        sys: sys.routes,
+        engines,
+        standby: () => !leading(),
+      }),
+    ),
   );
   koa.use(prefixed('/ui', ui.page));
   // Browsers ask for /favicon.ico at the root; the page's icon answers it.
@@ -289,7 +329,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   });
 
   const handle = koa.callback();
-  let timer: NodeJS.Timeout | undefined;
+  const timers: NodeJS.Timeout[] = [];
   // The head is anchored on start, every anchorIntervalMs while serving, and on close.
   let anchoredAt = Number.NEGATIVE_INFINITY;
   const anchor = () => {
@@ -387,9 +427,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         },
       };
     },
+    leading,
     start() {
-      startContexts();
       const poll = () => {
+        if (shared !== undefined && !shared.lead()) return;
+        startContexts();
         reactors.notify();
         void scheduler
           .tick()
@@ -397,11 +439,14 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       };
       poll();
       anchor();
-      timer = setInterval(() => {
-        poll();
-        if (clock.now().getTime() - anchoredAt >= config.anchorIntervalMs) anchor();
-      }, config.pollIntervalMs);
-      timer.unref();
+      timers.push(
+        setInterval(() => {
+          poll();
+          if (clock.now().getTime() - anchoredAt >= config.anchorIntervalMs) anchor();
+        }, config.pollIntervalMs),
+      );
+      if (shared !== undefined) timers.push(shared.watchTimer());
+      for (const t of timers) t.unref();
     },
     async settle() {
       startContexts();
@@ -420,7 +465,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       throw new Error('the schedule kept firing after 100 rounds');
     },
     async close() {
-      if (timer !== undefined) clearInterval(timer);
+      for (const t of timers) clearInterval(t);
+      shared?.release();
       ui.close();
       for (const c of contexts) c.stop?.();
       await reactors.stop();

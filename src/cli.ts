@@ -43,7 +43,8 @@ const COMMANDS: Readonly<Record<string, Command>> = {
            [--tls auto | --tls-cert FILE --tls-key FILE] [...]
 
 Every setting in the README's configuration table is a flag here (--listen, --public-address,
---body-limit, --engine-bin, ...); flags win over KEEL_* environment variables.`,
+--body-limit, --engine-bin, ...); flags win over KEEL_* environment variables. --workers N runs N
+processes sharing the listener and the log, one of them leading reactors and timers.`,
     options: Object.fromEntries(CONFIG_FLAGS.map((f) => [f, str])),
     positionals: [0, 0],
     run: async (c) => (await import('./cli/serve.js')).serve(c),

@@ -35,6 +35,11 @@ export interface Config {
    * `<data>/keyring`. Environment only: a key on the command line would show in `ps`.
    */
   readonly sealKey: string | null;
+  /**
+   * Processes serving one data directory (`--workers`, ADR 0080): above 1, a primary forks that
+   * many workers sharing the listener and the log, one of them leading the reactors and timers.
+   */
+  readonly workers: number;
   /** `KEEL_CHECK_FOLDS=1`: every flat machine fold is also checked against xstate (ADR 0007). */
   readonly checkFolds: boolean;
   /** SQLite's sync at each commit: `full` survives power loss, `normal` only a process crash. */
@@ -87,6 +92,7 @@ export const CONFIG_FLAGS = [
   'tls-key',
   'acme-http-port',
   'acme-tls-port',
+  'workers',
 ] as const;
 export type ConfigFlag = (typeof CONFIG_FLAGS)[number];
 
@@ -215,6 +221,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     acmeHttpPort: portNumber('acme-http-port', 'KEEL_ACME_HTTP_PORT', 80),
     acmeTlsPort: portNumber('acme-tls-port', 'KEEL_ACME_TLS_PORT', 443),
     tls,
+    workers: int('workers', 'KEEL_WORKERS', 1, 1),
   };
   if (tls.mode !== 'off' && !config.publicAddress.startsWith('https://'))
     problems.push(

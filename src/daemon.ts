@@ -9,6 +9,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
+import cluster from 'node:cluster';
 import { join } from 'node:path';
 import type { RequestListener } from 'node:http';
 import type { App, AppDeps } from './app.js';
@@ -93,8 +94,10 @@ export function makePrivate(dir: string): void {
 export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<Daemon> {
   process.umask(0o077);
   makePrivate(config.dataDir);
+  // A worker of `--workers` serves the directory its primary has locked (and checkpoints).
+  const worker = config.workers > 1 && cluster.isWorker;
   const lock = new DataDirLock(config.dataDir);
-  lock.acquire();
+  if (!worker) lock.acquire();
   let app: App | undefined;
   let server: ListeningServer | undefined;
   try {
@@ -115,7 +118,7 @@ export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<D
       config.listen.port === 0 && config.publicAddress.endsWith(':0')
         ? Object.freeze({ ...config, publicAddress: server.url })
         : config;
-    app = createApp(effective, { backgroundCheckpoints: true, ...deps });
+    app = createApp(effective, { backgroundCheckpoints: !worker, ...deps });
     handler = app.callback;
     const boot = app.bootstrap();
     let bootstrapPath: string | null = null;

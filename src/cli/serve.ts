@@ -1,6 +1,8 @@
+import cluster from 'node:cluster';
 import type { CommandCall } from '../cli.js';
 import { createLogger } from '../core/logger.js';
 import { startDaemon } from '../daemon.js';
+import { startPrimary, type WorkerReady } from '../workers.js';
 
 /** `keel serve`: run the daemon until SIGINT or SIGTERM, then finish in-flight requests. */
 export async function serve({ config, io, deps }: CommandCall): Promise<number> {
@@ -12,24 +14,44 @@ export async function serve({ config, io, deps }: CommandCall): Promise<number> 
   };
   process.once('SIGINT', () => onSignal('SIGINT'));
   process.once('SIGTERM', () => onSignal('SIGTERM'));
-  const daemon = await startDaemon(config, { ...deps, logger });
-  if (daemon.bootstrapPath !== null) {
+  const primary = config.workers > 1 && cluster.isPrimary;
+  const worker = config.workers > 1 && cluster.isWorker;
+  const running = primary
+    ? await startPrimary(config, logger)
+    : await startDaemon(config, { ...deps, logger }).then((d) => ({
+        url: d.server.url,
+        bootstrapPath: d.bootstrapPath,
+        stop: () => d.stop(),
+      }));
+  if (running.bootstrapPath !== null && !worker) {
     logger.info(
-      { bootstrap: daemon.bootstrapPath },
+      { bootstrap: running.bootstrapPath },
       'first start: tokens and endpoints written to bootstrap.json (mode 0600)',
     );
   }
-  logger.info(
-    { address: daemon.server.url, data: config.dataDir, pid: process.pid },
-    'keel is serving',
-  );
+  if (worker) {
+    const ready: WorkerReady = {
+      type: 'keel-worker-ready',
+      url: running.url,
+      bootstrapPath: running.bootstrapPath,
+    };
+    process.send?.(ready);
+    logger.info({ address: running.url, pid: process.pid }, 'worker serving');
+  } else {
+    logger.info(
+      { address: running.url, data: config.dataDir, pid: process.pid, workers: config.workers },
+      'keel is serving',
+    );
+  }
   await new Promise<void>((done) => {
     onSignal = (signal: string) => {
       logger.info({ signal }, 'stopping: finishing in-flight requests');
-      void daemon.stop().then(done);
+      void running.stop().then(done);
     };
     if (signalled !== null) onSignal(signalled);
   });
   logger.info('stopped');
+  // A worker's channel to its primary would keep it alive.
+  if (worker) process.disconnect?.();
   return 0;
 }

@@ -208,9 +208,12 @@ export class CloudStore {
     return this.#prepare(sql).run(...params).changes;
   }
 
-  /** Runs `fn` in one transaction, so a multi-row change is all or nothing. */
+  /**
+   * Runs `fn` in one transaction, so a multi-row change is all or nothing; it holds the write lock
+   * from its start, as another process (`--workers`) may share the file.
+   */
   tx<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+    return this.db.transaction(fn).immediate();
   }
 
   meta(key: string): string | undefined {

@@ -38,6 +38,17 @@ export class Checkpointer {
     if (this.#db.open) this.#db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_PAGES}`);
   }
 
+  /**
+   * Leaves `db`'s checkpoints to a Checkpointer (this process's, or the `--workers` primary's):
+   * its commits checkpoint only past the backstop.
+   */
+  static leaveCheckpoints(db: Db): void {
+    // The inline checkpoint stays as a backstop should the worker fall far behind.
+    db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+    // A log that grew while the worker lagged is cut back once it has been checkpointed.
+    db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+  }
+
   /** Starts checkpointing the database `db` has open (a file; not `:memory:`). */
   static start(
     db: Db,
@@ -49,10 +60,7 @@ export class Checkpointer {
     } = {},
   ): Checkpointer {
     if (db.memory) throw new Error('an in-memory database has no write-ahead log to checkpoint');
-    // The inline checkpoint stays as a backstop should the worker fall far behind.
-    db.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`);
-    // A log that grew while the worker lagged is cut back once it has been checkpointed.
-    db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+    Checkpointer.leaveCheckpoints(db);
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {

@@ -93,7 +93,9 @@ export class EventStore {
     this.#chain = chain;
     this.#inline = inline;
     this.#stmts = {
-      begin: db.prepare('BEGIN'),
+      // The write lock from the start: the end of the log and the stream's version are read
+      // inside it, so appends from several processes sharing the file take one total order.
+      begin: db.prepare('BEGIN IMMEDIATE'),
       commit: db.prepare('COMMIT'),
       rollback: db.prepare('ROLLBACK'),
       savepoint: db.prepare('SAVEPOINT keel_append'),

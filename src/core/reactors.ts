@@ -36,7 +36,7 @@ export class Reactors {
   readonly #failing = new Set<string>();
   /** How far each reactor has read (its saved checkpoint may be up to CHECKPOINT_LAG behind). */
   readonly #progress = new Map<string, number>();
-  /** Each reactor's checkpoint as this process last read or saved it (one daemon per database). */
+  /** Each reactor's checkpoint as this process last read or saved it (`resume` forgets it). */
   readonly #saved = new Map<string, number>();
   readonly #readers = new Map<string, (after: number, limit: number) => StoredEvent[]>();
   /**
@@ -117,6 +117,18 @@ export class Reactors {
       byType.set(type, wanted);
     }
     return wanted;
+  }
+
+  /**
+   * Forget what this process remembers of the reactors' progress and read their checkpoints
+   * again: another process sharing the log moved them while this one did not run them
+   * (`--workers`, on taking the leadership).
+   */
+  resume(): void {
+    this.#saved.clear();
+    this.#progress.clear();
+    this.#toldEnd = -1;
+    this.notify();
   }
 
   /** Stop waking reactors and wait for the passes under way (shutdown). */

@@ -9,12 +9,33 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** Who is told, by database, when another process sharing its file has committed. */
+const listening = new WeakMap<Db, Set<() => void>>();
+
+/**
+ * Register `listener` to be called when the rows of `db` may have changed under this process (a
+ * commit by another process sharing the file, `--workers`): every `ReadMemo` forgets its rows,
+ * other caches built from read models likewise, and long polls on the log wake up.
+ */
+export function whenAnotherProcessCommits(db: Db, listener: () => void): void {
+  let set = listening.get(db);
+  if (set === undefined) listening.set(db, (set = new Set()));
+  set.add(listener);
+}
+
+/** Tell every listener of `db` that another process committed (a `LogWatch` noticed). */
+export function anotherProcessCommitted(db: Db): void {
+  for (const listener of listening.get(db) ?? []) listener();
+}
+
 /**
  * Read-model rows remembered between requests instead of queried and parsed each time. The owner
  * calls `clear` from its projection whenever an event changes any of them, inside the same
  * transaction, so a remembered row is never older than the table. Values are frozen, being
  * shared; a value read inside a transaction may still roll back and is not kept; absent rows are
- * kept only when asked (for keys the caller controls, never for what a client sends).
+ * kept only when asked (for keys the caller controls, never for what a client sends). With several
+ * processes on one file, every memo of the database is cleared when another one commits
+ * (`anotherProcessCommitted`, driven by a `LogWatch`).
  */
 export class ReadMemo {
   readonly #db: Db;
@@ -25,6 +46,7 @@ export class ReadMemo {
   constructor(db: Db, limit = 10_000) {
     this.#db = db;
     this.#limit = limit;
+    whenAnotherProcessCommits(db, () => this.clear());
   }
 
   /** Forgets every row. */

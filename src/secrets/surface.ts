@@ -21,10 +21,33 @@ export interface SecretsSurfaceDeps {
   queries: SysQueries;
   sys: Router;
   engines: ReadonlyMap<string, SecretsEngine>;
+  /** Whether the answering process stands by (another leads; `--workers`, ADR 0080). */
+  standby: () => boolean;
 }
 
 /** Paths served without a token, as the reference does. */
 const UNAUTHENTICATED = new Set(['sys/health', 'sys/seal-status']);
+
+/**
+ * The reference's status for `sys/health`: `activecode` (200) on the leading process,
+ * `standbycode` (429) on one standing by unless `standbyok` asks for the active code.
+ */
+function healthStatus(ctx: Context, standby: boolean): number {
+  const code = (name: string, fallback: number): number => {
+    const raw = ctx.query[name];
+    if (typeof raw !== 'string' || raw === '') return fallback;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < 100 || n > 599) {
+      throw new KeelError('validation', multierror(`${name}: not a valid status code: ${raw}`));
+    }
+    return n;
+  };
+  const active = code('activecode', 200);
+  if (!standby) return active;
+  const standbyOk =
+    typeof ctx.query.standbyok === 'string' && parseGoBool(ctx.query.standbyok, 'standbyok');
+  return standbyOk ? active : code('standbycode', 429);
+}
 
 /** System paths that need sudo besides their capability. */
 const SYS_SUDO: readonly RegExp[] = [
@@ -64,7 +87,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   const healthView = () => ({
     initialized: true,
     sealed: false,
-    standby: false,
+    standby: deps.standby(),
     performance_standby: false,
     replication_performance_mode: 'disabled',
     replication_dr_mode: 'disabled',
@@ -102,10 +125,11 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       if (UNAUTHENTICATED.has(path)) {
         if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
           throw new KeelError('unsupported', multierror('unsupported operation'));
-        ctx.status = 200;
+        const health = path === 'sys/health' ? healthView() : undefined;
+        ctx.status = health === undefined ? 200 : healthStatus(ctx, health.standby);
         ctx.body = JSON.stringify(
-          path === 'sys/health'
-            ? healthView()
+          health !== undefined
+            ? health
             : {
                 type: 'shamir',
                 initialized: true,

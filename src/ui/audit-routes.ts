@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import { verifyChain } from '../core/anchors.js';
 import type { EventStore } from '../core/event-store.js';
+import { whenAnotherProcessCommits } from '../core/read-memo.js';
 import { SCHEDULE_TABLE } from '../core/schedule.js';
 import { redactSealed } from '../core/seal.js';
 import { sendVault } from '../http/vault.js';
@@ -32,6 +33,8 @@ export class AppendWatch {
   constructor(store: EventStore) {
     this.#store = store;
     this.#unsubscribe = store.onAppended(() => this.#wakeAll());
+    // With `--workers`, another process's append wakes the waiters too (ADR 0080).
+    whenAnotherProcessCommits(store.db, () => this.#wakeAll());
   }
 
   /** Resolve with the last position once it is past `after`, or after `timeoutMs` regardless. */

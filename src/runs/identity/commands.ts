@@ -68,11 +68,14 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
       input: Omit<AuthTokenCreated['data'], 'id' | 'tokenHmac'> & { kind: 'team' | 'organization' },
       metadata: AuditMetadata,
     ): { token: string; data: AuthTokenCreated['data'] } {
-      return core.db.transaction(() => {
-        for (const old of queries.tokensOf(input.kind, input.ownerId))
-          commands.deleteToken(old.id, metadata);
-        return commands.createToken(input, metadata);
-      })();
+      // Immediate: the write lock from the start, as another process may share the file.
+      return core.db
+        .transaction(() => {
+          for (const old of queries.tokensOf(input.kind, input.ownerId))
+            commands.deleteToken(old.id, metadata);
+          return commands.createToken(input, metadata);
+        })
+        .immediate();
     },
 
     deleteToken(id: string, metadata: AuditMetadata): boolean {

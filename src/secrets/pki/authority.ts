@@ -5,6 +5,7 @@ import type { Db } from '../../core/database.js';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Ids } from '../../core/ids.js';
+import { whenAnotherProcessCommits } from '../../core/read-memo.js';
 import type { Sealer, Sealed } from '../../core/seal.js';
 import { configDecider, certificateDecider, issuerDecider, keyDecider } from './deciders.js';
 import { streams, type CrlConfig, type IssuerSettings, type TidyResult } from './events.js';
@@ -75,6 +76,7 @@ export class Authority {
     this.#core = core;
     this.mountTtls = mountTtls;
     this.#reads = new PkiReads(core.db, () => this.q);
+    whenAnotherProcessCommits(core.db, () => this.readModelsChanged());
   }
 
   /** Read-model queries, prepared on first use (after the projection has opened its tables). */
@@ -87,9 +89,13 @@ export class Authority {
     return this.#core;
   }
 
-  /** Runs several appends as one transaction (better-sqlite3 nests them as savepoints). */
+  /**
+   * Runs several appends as one transaction (better-sqlite3 nests them as savepoints), holding the
+   * write lock from its start: a transaction that reads first and writes later would fail if
+   * another process sharing the file committed in between.
+   */
   atomically<T>(fn: () => T): T {
-    return this.#core.db.transaction(fn)();
+    return this.#core.db.transaction(fn).immediate();
   }
 
   /** A stored role as written (without the defaults of fields added since), if any. */

@@ -19,6 +19,17 @@ describe('/v1 kernel', () => {
     expect(r.json).toMatchObject({ initialized: true, sealed: false });
   });
 
+  it('sys/health: one process always leads (200, standby false); activecode is honoured', async () => {
+    const r = await t.request('GET', '/v1/sys/health?standbycode=299');
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ standby: false, performance_standby: false });
+    expect((await t.request('GET', '/v1/sys/health?activecode=204')).status).toBe(204);
+    expect((await t.request('HEAD', '/v1/sys/health?activecode=299')).status).toBe(299);
+    const bad = await t.request('GET', '/v1/sys/health?activecode=banana');
+    expect(bad.status).toBe(400);
+    expect(errors(bad)[0]).toContain('activecode');
+  });
+
   it('403 permission denied without a token; invalid token spelled like the reference', async () => {
     const none = await t.request('GET', '/v1/sys/mounts');
     expect(none.status).toBe(403);

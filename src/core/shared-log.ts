@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock } from './clock.js';
+import type { Db } from './database.js';
+import { Leadership } from './leadership.js';
+import { LogWatch } from './log-watch.js';
+import type { Logger } from './logger.js';
+import type { Reactors } from './reactors.js';
+import { anotherProcessCommitted } from './read-memo.js';
+
+/** How long a leadership lease lasts unrenewed (at least five poll intervals). */
+const LEADER_TTL_MS = 5000;
+/** How often a worker looks for other processes' commits besides each request. */
+const WATCH_INTERVAL_MS = 20;
+
+/**
+ * One process's part in sharing the log with other processes (`--workers`, ADR 0080): it forgets
+ * remembered rows when another process commits, and runs reactors and timers only while it holds
+ * the leadership lease.
+ */
+export class SharedLog {
+  readonly #db: Db;
+  readonly #logger: Logger;
+  readonly #reactors: Reactors;
+  readonly #watch: LogWatch;
+  readonly #leadership: Leadership;
+
+  constructor(db: Db, clock: Clock, logger: Logger, reactors: Reactors, pollIntervalMs: number) {
+    this.#db = db;
+    this.#logger = logger;
+    this.#reactors = reactors;
+    this.#leadership = new Leadership(db, clock, {
+      holder: `${process.pid}@${hostname()}/${randomUUID()}`,
+      ttlMs: Math.max(LEADER_TTL_MS, 5 * pollIntervalMs),
+    });
+    this.#watch = new LogWatch(db);
+    this.#watch.onForeignCommit(() => {
+      anotherProcessCommitted(db);
+      // Another process appended: the leader's reactors read what it wrote.
+      if (this.leading) reactors.notify();
+    });
+    // Whatever was remembered before the watch began may predate another process's commit.
+    anotherProcessCommitted(db);
+  }
+
+  /** Whether this process runs the reactors and timers now. */
+  get leading(): boolean {
+    return this.#leadership.leading;
+  }
+
+  /** Before serving a request: forget what another process's commit may have changed. */
+  check(): void {
+    this.#watch.check();
+  }
+
+  /**
+   * Take or renew the lease (every poll); says so in the log when this process starts or stops
+   * leading. On taking it over, the reactors start from the checkpoints the last leader saved.
+   */
+  lead(): boolean {
+    const was = this.#leadership.leading;
+    const now = this.#leadership.tryLead();
+    if (now !== was) {
+      this.#logger.info(
+        { holder: this.#leadership.holder },
+        now ? 'leading: reactors and timers run here' : 'standing by: another process leads',
+      );
+      if (now) this.#reactors.resume();
+    }
+    return now;
+  }
+
+  /** Checks for other processes' commits on a timer too (work not driven by requests). */
+  watchTimer(): NodeJS.Timeout {
+    return setInterval(() => this.#watch.check(), WATCH_INTERVAL_MS);
+  }
+
+  /** Gives the lease up (shutdown), so another process takes it at once. */
+  release(): void {
+    if (this.#db.open) this.#leadership.release();
+  }
+}

@@ -1,0 +1,146 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { openDatabase } from '../../../src/core/database.js';
+import { EventStore } from '../../../src/core/event-store.js';
+import { systemMetadata } from '../../../src/core/events.js';
+import { silentLogger } from '../../../src/core/logger.js';
+import { Reactors, type Reactor } from '../../../src/core/reactors.js';
+import { AppendWatch } from '../../../src/ui/audit-routes.js';
+import { Leadership } from '../../../src/core/leadership.js';
+import { LogWatch } from '../../../src/core/log-watch.js';
+import { ReadMemo, anotherProcessCommitted } from '../../../src/core/read-memo.js';
+import { testChain } from '../../support/chain.js';
+
+/** One keyring for both connections: they write one chain. */
+const CHAIN_KEY = Buffer.alloc(32, 7);
+
+const meta = systemMetadata('test');
+
+/** Two connections to one file, as two worker processes have. */
+const twoConnections = () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'keel-lead-')), 'keel.sqlite');
+  return [openDatabase(path), openDatabase(path)] as const;
+};
+
+/** Two processes' leaderships over one file, on one fake clock, with a 5 s lease. */
+const contenders = () => {
+  const [a, b] = twoConnections();
+  const clock = new ManualClock();
+  return {
+    clock,
+    one: new Leadership(a, clock, { holder: 'one', ttlMs: 5000 }),
+    two: new Leadership(b, clock, { holder: 'two', ttlMs: 5000 }),
+  };
+};
+
+describe('Leadership', () => {
+  it('one holder at a time; another takes over only once the lease runs out unrenewed', () => {
+    const { clock, one, two } = contenders();
+    expect(one.tryLead()).toBe(true);
+    expect(two.tryLead()).toBe(false);
+    clock.advance(4000);
+    // Renewed before it ran out: still one's.
+    expect(one.tryLead()).toBe(true);
+    clock.advance(4000);
+    expect(two.tryLead()).toBe(false);
+    expect(one.leading).toBe(true);
+    // One stops renewing (killed): at the expiry it no longer believes it leads, and two takes it.
+    clock.advance(1000);
+    expect(one.leading).toBe(false);
+    expect(two.tryLead()).toBe(true);
+    expect(one.tryLead()).toBe(false);
+    expect(two.current()?.holder).toBe('two');
+  });
+
+  it('a released lease is taken at once', () => {
+    const { one, two } = contenders();
+    expect(one.tryLead()).toBe(true);
+    one.release();
+    expect(one.leading).toBe(false);
+    expect(two.tryLead()).toBe(true);
+  });
+});
+
+describe('LogWatch', () => {
+  it("notices another connection's commit, not its own, and clears the memos of its database", () => {
+    const [a, b] = twoConnections();
+    a.exec('CREATE TABLE t (v TEXT)');
+    a.exec("INSERT INTO t VALUES ('old')");
+    const watch = new LogWatch(a);
+    const memo = new ReadMemo(a);
+    const read = () => a.prepare<[], { v: string }>('SELECT v FROM t').get()!.v;
+    expect(memo.get('t', read)).toBe('old');
+    let told = 0;
+    watch.onForeignCommit(() => {
+      told += 1;
+      anotherProcessCommitted(a);
+    });
+    a.exec("UPDATE t SET v = 'mine'");
+    expect(watch.check()).toBe(false);
+    b.exec("UPDATE t SET v = 'theirs'");
+    // Remembered until the check; the check clears it.
+    expect(memo.get('t', read)).toBe('old');
+    expect(watch.check()).toBe(true);
+    expect(told).toBe(1);
+    expect(memo.get('t', read)).toBe('theirs');
+    expect(watch.check()).toBe(false);
+  });
+});
+
+describe('Reactors.resume', () => {
+  it('a process that leads again starts from the checkpoint the other leader saved', async () => {
+    const [a, b] = twoConnections();
+    const clock = new ManualClock();
+    const store = new EventStore(a, clock, testChain(a, CHAIN_KEY));
+    const seen = { a: [] as number[], b: [] as number[] };
+    const reactorOf = (who: 'a' | 'b'): Reactor => ({
+      name: 'r',
+      async react(event) {
+        seen[who].push(event.position);
+      },
+    });
+    const inA = new Reactors(a, store, silentLogger(), [reactorOf('a')]);
+    const inB = new Reactors(b, new EventStore(b, clock, testChain(b, CHAIN_KEY)), silentLogger(), [
+      reactorOf('b'),
+    ]);
+    const append = (n: number) => {
+      for (let i = 0; i < n; i++) {
+        store.append(`s${i}`, [{ type: 'T', data: {} }], {
+          expectedVersion: 'any',
+          metadata: meta,
+        });
+      }
+    };
+    append(3);
+    await inA.settle();
+    // b leads meanwhile and handles what was appended since.
+    append(2);
+    await inB.settle();
+    expect(seen.b).toEqual([4, 5]);
+    // a leads again: it resumes from b's checkpoint, not from its own memory of position 3.
+    append(1);
+    inA.resume();
+    await inA.settle();
+    expect(seen.a).toEqual([1, 2, 3, 6]);
+  });
+});
+
+describe('AppendWatch', () => {
+  it("wakes a long poll on another process's append, which its own store is not told of", async () => {
+    const [a, b] = twoConnections();
+    const clock = new ManualClock();
+    const mine = new EventStore(a, clock, testChain(a, CHAIN_KEY));
+    const theirs = new EventStore(b, clock, testChain(b, CHAIN_KEY));
+    const watch = new AppendWatch(mine);
+    const waiting = watch.wait(0, 60_000);
+    theirs.append('s', [{ type: 'T', data: {} }], { expectedVersion: 0, metadata: meta });
+    expect(watch.waiting).toBe(1);
+    // What the LogWatch of this process does when it notices the commit.
+    anotherProcessCommitted(a);
+    await expect(waiting).resolves.toBe(1);
+    watch.close();
+  });
+});
