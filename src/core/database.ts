@@ -84,6 +84,6 @@ export function migrate(db: Db): void {
         m.version,
         m.name,
       );
-    })();
+    }).immediate();
   }
 }

@@ -123,45 +123,50 @@ export function createLoginCodes(core: Core, identity: IdentityCommands) {
       const secret = input.code.slice(dot + 1);
       if (!/^lc-[A-Za-z0-9]+$/.test(id))
         throw new OAuthError('invalid_grant', 'the authorization code is not valid');
-      return core.db.transaction(() => {
-        // The code is spent and the token made in one transaction: both, or neither.
-        const { state } = core.handler.handle(
-          loginCodeStream(id),
-          codeDecider,
-          (s) => {
-            if (s.status !== 'issued' || !sameText(s.issued.codeHmac, core.sealer.hmac(secret)))
-              throw new OAuthError('invalid_grant', 'the authorization code is not valid');
-            const c = s.issued;
-            if (Date.parse(c.expiresAt) <= core.clock.now().getTime())
-              throw new OAuthError('invalid_grant', 'the authorization code has expired');
-            if (c.redirectUri !== input.redirectUri)
-              throw new OAuthError(
-                'invalid_grant',
-                'redirect_uri is not the one the code was issued for',
-              );
-            if (c.clientId !== input.clientId)
-              throw new OAuthError('invalid_grant', 'the code was issued to another client');
-            if (!sameText(c.challenge, s256(input.verifier)))
-              throw new OAuthError('invalid_grant', 'code_verifier does not match code_challenge');
-            return [{ type: 'LoginCodeRedeemed' as const, data: { id, userId: c.userId } }];
-          },
-          metadata,
-        );
-        const spent = state as Extract<CodeState, { status: 'redeemed' }>;
-        const created = identity.createToken(
-          {
-            kind: 'user',
-            ownerId: spent.userId,
-            ownerName: spent.username,
-            organization: null,
-            description: 'terraform login',
-            expiredAt: null,
-            createdBy: spent.userId,
-          },
-          metadata,
-        );
-        return { token: created.token, username: spent.username };
-      })();
+      return core.db
+        .transaction(() => {
+          // The code is spent and the token made in one transaction: both, or neither.
+          const { state } = core.handler.handle(
+            loginCodeStream(id),
+            codeDecider,
+            (s) => {
+              if (s.status !== 'issued' || !sameText(s.issued.codeHmac, core.sealer.hmac(secret)))
+                throw new OAuthError('invalid_grant', 'the authorization code is not valid');
+              const c = s.issued;
+              if (Date.parse(c.expiresAt) <= core.clock.now().getTime())
+                throw new OAuthError('invalid_grant', 'the authorization code has expired');
+              if (c.redirectUri !== input.redirectUri)
+                throw new OAuthError(
+                  'invalid_grant',
+                  'redirect_uri is not the one the code was issued for',
+                );
+              if (c.clientId !== input.clientId)
+                throw new OAuthError('invalid_grant', 'the code was issued to another client');
+              if (!sameText(c.challenge, s256(input.verifier)))
+                throw new OAuthError(
+                  'invalid_grant',
+                  'code_verifier does not match code_challenge',
+                );
+              return [{ type: 'LoginCodeRedeemed' as const, data: { id, userId: c.userId } }];
+            },
+            metadata,
+          );
+          const spent = state as Extract<CodeState, { status: 'redeemed' }>;
+          const created = identity.createToken(
+            {
+              kind: 'user',
+              ownerId: spent.userId,
+              ownerName: spent.username,
+              organization: null,
+              description: 'terraform login',
+              expiredAt: null,
+              createdBy: spent.userId,
+            },
+            metadata,
+          );
+          return { token: created.token, username: spent.username };
+        })
+        .immediate();
     },
   };
 }

@@ -103,56 +103,64 @@ export function runsPort(
     },
     phaseId: (runId, phase) => (phase === 'plan' ? planIdOf(runId) : applyIdOf(runId)),
     planFinished(runId, result) {
-      core.db.transaction(() => {
-        record(`${runId}:plan-artifact`, {
-          type: 'PlanArtifactRecorded',
-          data: {
-            runId,
-            ...engineOf(runId),
-            artifact: core.sealer.seal(result.artifact.toString('base64')),
-          },
-        });
-        runs.executor.planFinished(runId, {
-          hasChanges: result.counts.hasChanges,
-          counts: {
-            additions: result.counts.additions,
-            changes: result.counts.changes,
-            destructions: result.counts.destructions,
-            imports: result.counts.imports,
-          },
-          log: core.sealer.seal(result.log),
-          jsonOutput: core.sealer.sealJson(result.plan),
-          jsonOutputRedacted: result.redacted,
-          moreStages: moreStages(runId, result.counts.hasChanges),
-        });
-      })();
+      core.db
+        .transaction(() => {
+          record(`${runId}:plan-artifact`, {
+            type: 'PlanArtifactRecorded',
+            data: {
+              runId,
+              ...engineOf(runId),
+              artifact: core.sealer.seal(result.artifact.toString('base64')),
+            },
+          });
+          runs.executor.planFinished(runId, {
+            hasChanges: result.counts.hasChanges,
+            counts: {
+              additions: result.counts.additions,
+              changes: result.counts.changes,
+              destructions: result.counts.destructions,
+              imports: result.counts.imports,
+            },
+            log: core.sealer.seal(result.log),
+            jsonOutput: core.sealer.sealJson(result.plan),
+            jsonOutputRedacted: result.redacted,
+            moreStages: moreStages(runId, result.counts.hasChanges),
+          });
+        })
+        .immediate();
     },
     applyFinished(runId, result) {
-      core.db.transaction(() => {
-        recordState(runId, result.state);
-        runs.executor.applyFinished(runId, {
-          counts: result.counts,
-          log: core.sealer.seal(result.log),
-        });
-      })();
+      core.db
+        .transaction(() => {
+          recordState(runId, result.state);
+          runs.executor.applyFinished(runId, {
+            counts: result.counts,
+            log: core.sealer.seal(result.log),
+          });
+        })
+        .immediate();
     },
     phaseErrored(runId, phase, failure) {
-      core.db.transaction(() => {
-        if (failure.state) recordState(runId, failure.state);
-        if (inFlight(runId))
-          runs.executor.errored(runId, {
-            phase,
-            message: failure.message,
-            log: core.sealer.seal(failure.log),
-          });
-      })();
+      core.db
+        .transaction(() => {
+          if (failure.state) recordState(runId, failure.state);
+          if (inFlight(runId))
+            runs.executor.errored(runId, {
+              phase,
+              message: failure.message,
+              log: core.sealer.seal(failure.log),
+            });
+        })
+        .immediate();
     },
     phaseCanceled(runId, _phase, outcome) {
-      core.db.transaction(() => {
-        if (outcome.state) recordState(runId, outcome.state);
-        // A force-cancel has already ended the run; the killed phase only leaves its state behind.
-        if (inFlight(runId)) runs.executor.canceled(runId, core.sealer.seal(outcome.log));
-      })();
+      core.db
+        .transaction(() => {
+          if (outcome.state) recordState(runId, outcome.state);
+          // A force-cancel has already ended the run; the killed phase only leaves its state behind.
+          if (inFlight(runId)) runs.executor.canceled(runId, core.sealer.seal(outcome.log));
+        })
+        .immediate();
     },
   };
 }

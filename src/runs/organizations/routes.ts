@@ -127,7 +127,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
         ],
         meta,
       );
-    })();
+    }).immediate();
     send(ctx, 201, { data: presentOrganization(model.orgs.organization(a.name)!, true) });
   });
 

@@ -124,5 +124,5 @@ export function forceExecute(
         handler.handle(r.id, runDecider, discardRun(r.id, null, 'force_execute'), metadata);
     }
     handler.handle(ws.id, workspaceDecider, unlockForRun(holder.id), metadata);
-  })();
+  }).immediate();
 }

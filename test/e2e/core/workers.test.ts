@@ -194,14 +194,22 @@ describe('keel serve --workers 2', () => {
     // The queue takes them one after another, whichever worker each was created through: the
     // first applies its change, the others find nothing left to change.
     const finals: string[] = [];
+    const last = new Map<string, string>();
     for (const id of ids) {
       finals.push(
         await eventually(async () => {
           const r = await api('GET', `/runs/${id}`);
           const status = (r.json as { data: { attributes: { status: string } } }).data.attributes
             .status;
+          last.set(id, status);
           return ['applied', 'planned_and_finished'].includes(status) ? status : undefined;
-        }, 60_000),
+        }, 60_000).catch(async (err: unknown) => {
+          const plan = await api('GET', `/runs/${id}/plan`);
+          const url = (plan.json as { data: { attributes: Record<string, string> } }).data
+            .attributes['log-read-url'];
+          const log = url === undefined ? '' : await (await fetch(url)).text();
+          throw new Error(`runs stuck: ${JSON.stringify([...last])}: ${log}: ${String(err)}`);
+        }),
       );
     }
     expect(finals).toEqual([

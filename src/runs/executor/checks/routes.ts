@@ -309,10 +309,12 @@ export function checkRoutes(
         },
       );
     }
-    core.db.transaction(() => {
-      record(ctx, check.id, { type: 'PolicyCheckOverridden', data: { id: check.id, comment } });
-      runs.executor.policyOverridden(run.id, comment);
-    })();
+    core.db
+      .transaction(() => {
+        record(ctx, check.id, { type: 'PolicyCheckOverridden', data: { id: check.id, comment } });
+        runs.executor.policyOverridden(run.id, comment);
+      })
+      .immediate();
     ctx.status = 202;
   });
 }

@@ -68,13 +68,15 @@ export function stagesReactor(
     if (run.status !== 'cost_estimating') runs.executor.costEstimateStarted(run.id);
     const table = prices();
     const id = costEstimateIdOf(run.id);
-    core.db.transaction(() => {
-      record(id, {
-        type: 'CostEstimateRecorded',
-        data: { id, runId: run.id, estimate: estimateCost(table, planOf(run)) },
-      });
-      runs.executor.costEstimated(run.id);
-    })();
+    core.db
+      .transaction(() => {
+        record(id, {
+          type: 'CostEstimateRecorded',
+          data: { id, runId: run.id, estimate: estimateCost(table, planOf(run)) },
+        });
+        runs.executor.costEstimated(run.id);
+      })
+      .immediate();
   };
 
   const check = async (run: RunRow) => {
@@ -90,17 +92,19 @@ export function stagesReactor(
     }));
     const { status, result } = await checkPolicies(sets, planOf(run));
     const id = policyCheckIdOf(run.id);
-    core.db.transaction(() => {
-      record(id, { type: 'PolicyCheckRecorded', data: { id, runId: run.id, status, result } });
-      if (status === 'hard_failed') {
-        runs.executor.errored(run.id, {
-          phase: null,
-          message: `${result['hard-failed']} hard-mandatory policy failed; see policy check ${id}`,
-        });
-      } else {
-        runs.executor.policyChecked(run.id, status);
-      }
-    })();
+    core.db
+      .transaction(() => {
+        record(id, { type: 'PolicyCheckRecorded', data: { id, runId: run.id, status, result } });
+        if (status === 'hard_failed') {
+          runs.executor.errored(run.id, {
+            phase: null,
+            message: `${result['hard-failed']} hard-mandatory policy failed; see policy check ${id}`,
+          });
+        } else {
+          runs.executor.policyChecked(run.id, status);
+        }
+      })
+      .immediate();
   };
 
   return {

@@ -76,14 +76,16 @@ export class TaskStages {
         ];
       });
     const stageId = core.ids.id('ts');
-    core.db.transaction(() => {
-      if (stage === 'post_plan') this.runs.executor.postPlanStarted(run.id);
-      else this.runs.executor.prePlanStarted(run.id);
-      this.record(stageId, {
-        type: 'TaskStageStarted',
-        data: { id: stageId, runId: run.id, stage, results },
-      });
-    })();
+    core.db
+      .transaction(() => {
+        if (stage === 'post_plan') this.runs.executor.postPlanStarted(run.id);
+        else this.runs.executor.prePlanStarted(run.id);
+        this.record(stageId, {
+          type: 'TaskStageStarted',
+          data: { id: stageId, runId: run.id, stage, results },
+        });
+      })
+      .immediate();
     const work = this.#deliver(run, stage, stageId, results, tokens).catch((err: unknown) =>
       core.logger.error({ err, runId: run.id }, 'delivering run tasks failed'),
     );
@@ -142,14 +144,16 @@ export class TaskStages {
     message: string | null,
     url: string | null,
   ): void {
-    this.core.db.transaction(() => {
-      this.record(stageId, {
-        type: 'TaskResultUpdated',
-        data: { stageId, runId, resultId, status, message, url },
-      });
-      const stage = this.queries.stage(stageId);
-      if (stage) this.#finishIfDone(stage);
-    })();
+    this.core.db
+      .transaction(() => {
+        this.record(stageId, {
+          type: 'TaskResultUpdated',
+          data: { stageId, runId, resultId, status, message, url },
+        });
+        const stage = this.queries.stage(stageId);
+        if (stage) this.#finishIfDone(stage);
+      })
+      .immediate();
   }
 
   #finishIfDone(stage: TaskStageRow): void {
