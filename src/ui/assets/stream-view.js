@@ -123,7 +123,9 @@ export function streamView(container, stream) {
   );
   const status = h('div');
   let whole = false;
+  /** What the figure shows (a focus state, or '' for the whole machine) and what was last asked. */
   let drawn = null;
+  let wanted = null;
   const scope = h(
     'button',
     { type: 'button', id: 'diagram-scope', 'aria-pressed': 'false' },
@@ -147,10 +149,13 @@ export function streamView(container, stream) {
     const focus = large && !whole ? state : null;
     const key = `${focus ?? ''}`;
     if (drawn === key && figure.querySelector('svg')) return;
-    drawn = key;
+    wanted = key;
     const svg = svgNode(await diagramSvg(data.machine, focus ?? undefined));
+    // Keys may have asked for another state meanwhile: only the last one asked is drawn.
+    if (wanted !== key) return;
     figure.querySelector('svg')?.remove();
     figure.prepend(svg);
+    drawn = key;
   }
 
   scope.addEventListener('click', async () => {
