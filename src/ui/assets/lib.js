@@ -69,11 +69,26 @@ export async function v1(path, { text = false, signal } = {}) {
 /** GET a runs-API path (`runs/run-…`) and return the JSON:API document. */
 export async function api(path) {
   if (session.runs === '') throw new HttpError(0, 'sign in with a runs token to see this');
-  const res = await fetch(`/api/v2/${path}`, {
-    headers: { Authorization: `Bearer ${session.runs}`, Accept: 'application/vnd.api+json' },
-  });
+  const res = await politely(() =>
+    fetch(`/api/v2/${path}`, {
+      headers: { Authorization: `Bearer ${session.runs}`, Accept: 'application/vnd.api+json' },
+    }),
+  );
   if (!res.ok) throw await failure(res);
   return res.json();
+}
+
+/**
+ * A request that, refused for the rate limit (429), waits as long as `Retry-After` says (at most
+ * two seconds) and asks again, a few times, as the API's own clients do.
+ */
+async function politely(request) {
+  for (let tries = 0; ; tries++) {
+    const res = await request();
+    if (res.status !== 429 || tries >= 4) return res;
+    const wait = Math.min(2, Number(res.headers.get('Retry-After') ?? '1') || 1);
+    await new Promise((r) => setTimeout(r, wait * 1000));
+  }
 }
 
 /** Build an element: h('a', { href: '#/x' }, 'text', child). Text is never parsed as HTML. */
@@ -126,6 +141,11 @@ export function table(caption, headers, rows) {
  * form's label and the field's name) and where the focus was, so an update never loses input.
  */
 function replaceKeepingInput(body, nodes) {
+  // Most updates change nothing this view shows: keep the page as it is, under the reader's hand.
+  const next = document.createElement('div');
+  next.append(...nodes.map((n) => (n instanceof Node ? n : document.createTextNode(String(n)))));
+  if (next.innerHTML === body.innerHTML) return;
+  nodes = [...next.childNodes];
   const typed = new Map();
   let focus = null;
   for (const form of body.querySelectorAll('form[aria-label]')) {
@@ -222,11 +242,13 @@ export async function send(surface, method, path, body) {
   const headers = runs
     ? { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' }
     : { 'X-Secrets-Token': token, 'Content-Type': 'application/json' };
-  const res = await fetch(runs ? `/api/v2/${path}` : `/v1/${path}`, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const res = await politely(() =>
+    fetch(runs ? `/api/v2/${path}` : `/v1/${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }),
+  );
   if (!res.ok) throw await failure(res);
   const text = await res.text();
   return text === '' ? null : JSON.parse(text);
