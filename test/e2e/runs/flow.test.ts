@@ -88,10 +88,15 @@ describe('the runs flow on the real daemon', () => {
     });
     expect(put.status).toBe(200);
 
-    const run = await eventually(async () => {
+    // Run lists are rate-limited to 30 a minute: find the queued run once, then poll it alone.
+    const queued = await eventually(async () => {
       const list = await api('GET', `/workspaces/${ws.json.data.id}/runs`);
-      const first = list.json.data[0];
-      return first !== undefined && first.attributes.status === 'planned' ? first : undefined;
+      return list.status === 200 ? list.json.data[0] : undefined;
+    });
+    const run = await eventually(async () => {
+      const one = await api('GET', `/runs/${queued.id}`);
+      if (one.status !== 200) return undefined;
+      return one.json.data.attributes.status === 'planned' ? one.json.data : undefined;
     });
     expect(run.attributes.actions).toMatchObject({ 'is-confirmable': true });
     const plan = await api('GET', `/runs/${run.id}/plan`);
@@ -102,11 +107,10 @@ describe('the runs flow on the real daemon', () => {
     expect(
       (await api('POST', `/runs/${run.id}/actions/apply`, { comment: 'ship it' })).status,
     ).toBe(202);
-    await eventually(async () =>
-      (await api('GET', `/runs/${run.id}`)).json.data.attributes.status === 'applied'
-        ? true
-        : undefined,
-    );
+    await eventually(async () => {
+      const one = await api('GET', `/runs/${run.id}`);
+      return one.status === 200 && one.json.data.attributes.status === 'applied' ? true : undefined;
+    });
     const workspace = await api('GET', `/workspaces/${ws.json.data.id}`);
     expect(workspace.json.data.attributes.locked).toBe(false);
     expect(workspace.json.data.relationships['current-run']?.data?.id).toBe(run.id);
