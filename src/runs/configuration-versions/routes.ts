@@ -12,7 +12,7 @@ import { pageOf, paginate, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
 import { secretMatches, uploadUrl } from '../run/logs.js';
 import { validate } from '../run/schema.js';
-import { newRun, requesterOf } from '../run/service.js';
+import { newRun, requesterOf, UPLOAD_MESSAGE } from '../run/service.js';
 import { readArchive } from './archive.js';
 import { presentConfigurationVersion } from './presenters.js';
 import type { ConfigurationVersionRow } from './projection.js';
@@ -206,7 +206,7 @@ function queueUploadedRun(
       ws,
       access: model.accessOf(by, ws),
       createdBy: by,
-      attributes: { 'plan-only': cv.speculative },
+      attributes: { 'plan-only': cv.speculative, message: UPLOAD_MESSAGE },
       configurationVersionId: cv.id,
       source: 'engine-configuration-version',
     },

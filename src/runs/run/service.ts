@@ -12,6 +12,8 @@ import type { CreateRunBody } from './schema.js';
 
 /** The default run message, as the reference words it. */
 export const DEFAULT_MESSAGE = 'Queued manually via the Keel API';
+/** The message of a run a configuration-version upload queues (`auto-queue-runs`), as the reference records it. */
+export const UPLOAD_MESSAGE = 'Triggered via API';
 
 export const requesterOf = (p: RunsPrincipal): Requester => ({ kind: p.kind, id: p.id });
 

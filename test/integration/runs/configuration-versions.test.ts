@@ -63,6 +63,8 @@ describe('configuration versions', () => {
     expect(runs.json.data).toHaveLength(1);
     const run = runs.json.data[0]!;
     expect(run.attributes.source).toBe('engine-configuration-version');
+    // Recorded as the reference records an upload-queued run, not as a manual API run.
+    expect(run.attributes.message).toBe('Triggered via API');
     expect(run.relationships['configuration-version']?.data?.id).toBe(cv.id);
     expect(run.relationships['created-by']?.data?.type).toBe('users');
 
