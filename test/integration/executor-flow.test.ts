@@ -53,6 +53,13 @@ describe('the builtin driver through the API', () => {
     const sv1 = await flow.call('GET', `/workspaces/${ws}/current-state-version`, undefined, 200);
     expect(sv1.doc.data.attributes).toMatchObject({ serial: 1, 'terraform-version': '1.9.8' });
     expect(sv1.doc.data.relationships.run?.data?.id).toBe(first);
+    // The apply names the state version it recorded, as the reference's applies do.
+    const applyDoc = await flow.call('GET', `/runs/${first}/apply`, undefined, 200);
+    expect(applyDoc.doc.data.relationships['state-versions']?.data).toEqual([
+      { type: 'state-versions', id: sv1.doc.data.id },
+    ]);
+    const included = await flow.call('GET', `/runs/${first}?include=apply`, undefined, 200);
+    expect(JSON.stringify(included.doc)).toContain(sv1.doc.data.id);
 
     const second = await flow.run(ws, {}, cv);
     await t.settle();
@@ -60,6 +67,8 @@ describe('the builtin driver through the API', () => {
     const again = await flow.phase(second, 'plan');
     expect(again.attributes['has-changes']).toBe(false);
     expect(again.log).toContain('No changes. Your infrastructure matches the configuration.');
+    const noApply = await flow.call('GET', `/runs/${second}/apply`, undefined, 200);
+    expect(noApply.doc.data.relationships['state-versions']?.data).toEqual([]);
 
     const destroy = await flow.run(ws, { 'is-destroy': true }, cv);
     await t.settle();

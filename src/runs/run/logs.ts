@@ -19,6 +19,7 @@ import {
   runIdOfPhase,
 } from './presenters.js';
 import type { RunRow } from './projection.js';
+import { StateVersionQueries } from '../state-versions/projection.js';
 
 /**
  * Plans, applies, their logs and the run's events. A log is read through a secret, unauthenticated
@@ -57,8 +58,19 @@ export function uploadUrl(model: RunsModel, cvId: string): string {
   return archivistUrl(model, 'uploads', 'upload', cvId);
 }
 
+/** A run's apply resource, with the state versions the run recorded. */
+export function applyResource(
+  model: RunsModel,
+  states: StateVersionQueries,
+  run: RunRow,
+): Resource {
+  const ids = states.ofRun(run.id).map((sv) => sv.id);
+  return presentApply(run, logUrl(model, 'apply', run.id), ids);
+}
+
 /** Routes that need a token. */
 export function phaseRoutes(router: Router, model: RunsModel): void {
+  const states = new StateVersionQueries(model.core.db);
   const phase = (
     ctx: Context,
     kind: 'plan' | 'apply',
@@ -71,7 +83,7 @@ export function phaseRoutes(router: Router, model: RunsModel): void {
       body:
         kind === 'plan'
           ? presentPlan(run, logUrl(model, 'plan', run.id))
-          : presentApply(run, logUrl(model, 'apply', run.id)),
+          : applyResource(model, states, run),
     };
   };
   const byPhaseId = (ctx: Context, prefix: 'plan' | 'apply') => {

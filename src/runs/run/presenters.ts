@@ -126,8 +126,12 @@ export function presentPlan(run: RunRow, logUrl: string): Resource {
   };
 }
 
-/** An apply resource. */
-export function presentApply(run: RunRow, logUrl: string): Resource {
+/** An apply resource, with the state versions it recorded. */
+export function presentApply(
+  run: RunRow,
+  logUrl: string,
+  stateVersionIds: readonly string[] = [],
+): Resource {
   const id = applyIdOf(run.id);
   return {
     id,
@@ -139,7 +143,10 @@ export function presentApply(run: RunRow, logUrl: string): Resource {
       'status-timestamps': run.apply.timestamps,
       'log-read-url': logUrl,
     },
-    relationships: { run: toOne('runs', run.id), 'state-versions': { data: [] } },
+    relationships: {
+      run: toOne('runs', run.id),
+      'state-versions': { data: stateVersionIds.map((sv) => ({ type: 'state-versions', id: sv })) },
+    },
     links: { self: `${API}/applies/${id}` },
   };
 }

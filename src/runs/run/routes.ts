@@ -11,7 +11,6 @@ import { confirmRun, discardRun, forceCancel, requestCancel, runDecider } from '
 import { runFilters } from './list-params.js';
 import type { RunRow } from './projection.js';
 import {
-  presentApply,
   presentPlan,
   presentRun,
   RUN_INCLUDES,
@@ -19,7 +18,8 @@ import {
 } from './presenters.js';
 import { actionBody, checkVariables, createRunBody, validate } from './schema.js';
 import { forceExecute, newRun, requesterOf } from './service.js';
-import { logUrl } from './logs.js';
+import { applyResource, logUrl } from './logs.js';
+import { StateVersionQueries } from '../state-versions/projection.js';
 
 /**
  * Run routes: create, show, the two lists and the five actions. `taskStages` gives a run's task
@@ -32,6 +32,7 @@ export function runRoutes(
   taskStages: (runId: string) => Resource[] = () => [],
 ): void {
   const { handler, clock } = model.core;
+  const states = new StateVersionQueries(model.core.db);
 
   /** The `included` resources a request asked for. */
   const included = (run: RunRow, include: Set<RunInclude>, access: WorkspaceAccess): Resource[] => {
@@ -42,7 +43,7 @@ export function runRoutes(
           out.push(presentPlan(run, logUrl(model, 'plan', run.id)));
           break;
         case 'apply':
-          out.push(presentApply(run, logUrl(model, 'apply', run.id)));
+          out.push(applyResource(model, states, run));
           break;
         case 'created_by': {
           const user =

@@ -41,6 +41,7 @@ export const stateVersionProjection: Projection = {
       workspace_id TEXT NOT NULL, run_id TEXT, serial INTEGER NOT NULL, lineage TEXT NOT NULL, md5 TEXT NOT NULL,
       size INTEGER NOT NULL, resources INTEGER NOT NULL, engine_version TEXT, created_at TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS runs_state_versions_ws ON ${STATE_VERSIONS_TABLE} (workspace_id, seq);
+      CREATE INDEX IF NOT EXISTS runs_state_versions_run ON ${STATE_VERSIONS_TABLE} (run_id, seq);
       CREATE TABLE IF NOT EXISTS ${STATE_UPLOADS_TABLE} (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL,
         data TEXT NOT NULL, created_at TEXT NOT NULL);`);
     const pending = db.prepare(`INSERT INTO ${STATE_UPLOADS_TABLE} VALUES (?, ?, ?, ?)`);
@@ -140,6 +141,14 @@ export class StateVersionQueries {
       `SELECT * FROM ${STATE_VERSIONS_TABLE} WHERE workspace_id = ? ORDER BY seq DESC LIMIT 1`,
     ).get(workspaceId) as DbRow | undefined;
     return r === undefined ? null : toRow(r);
+  }
+
+  /** The state versions a run recorded (its apply's), oldest first. */
+  ofRun(runId: string): StateVersionRow[] {
+    const rows = this.sql(
+      `SELECT * FROM ${STATE_VERSIONS_TABLE} WHERE run_id = ? ORDER BY seq`,
+    ).all(runId) as DbRow[];
+    return rows.map(toRow);
   }
 
   list(
