@@ -11,11 +11,11 @@ import {
   problem,
   seconds,
   send,
-  session,
   shownOnce,
   table,
   v1,
 } from './lib.js';
+import { download } from './download.js';
 
 async function listKeys(path) {
   try {
@@ -24,20 +24,6 @@ async function listKeys(path) {
     if (err instanceof HttpError && err.status === 404) return [];
     throw err;
   }
-}
-
-/** Save what a secrets path answers as a file (the CA, the CRL), with the token in a header. */
-function download(label, path, fileName) {
-  return actionButton(label, async () => {
-    const res = await fetch(`/v1/${path}`, { headers: { 'X-Secrets-Token': session.secrets } });
-    if (!res.ok) throw new HttpError(res.status, `${res.status} ${res.statusText}`);
-    const url = URL.createObjectURL(await res.blob());
-    const a = h('a', { href: url, download: fileName });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    URL.revokeObjectURL(url);
-  });
 }
 
 async function awsSection(path, due, reload) {
@@ -187,8 +173,8 @@ async function pkiSection(path, reload) {
       h(
         'div',
         { class: 'buttons' },
-        download('Download CA certificate', `${path}ca/pem`, 'ca.pem'),
-        download('Download CRL', `${path}crl/pem`, 'crl.pem'),
+        download('Download CA certificate', 'secrets', `${path}ca/pem`, 'ca.pem'),
+        download('Download CRL', 'secrets', `${path}crl/pem`, 'crl.pem'),
       ),
     );
   }

@@ -2,7 +2,8 @@
 // Machines, streams and audit take the secrets token (see runs-views.js and secrets-view.js).
 import { enc, h, live, problem, session, table, v1 } from './lib.js';
 import { authorize } from './authorize-view.js';
-import { run, workspaceView } from './runs-views.js';
+import { workspaceView } from './runs-views.js';
+import { run } from './run-view.js';
 import { access } from './access-view.js';
 import { secrets } from './secrets-view.js';
 import { tokens } from './tokens-view.js';

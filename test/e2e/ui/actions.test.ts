@@ -1,84 +1,33 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as tar from 'tar';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, eventually, startDaemon, type RunningDaemon } from '../../support/daemon.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startDaemon, type RunningDaemon } from '../../support/daemon.js';
 import { launchBrowser, type UiBrowser } from '../../support/ui-browser.js';
+import { closeAfterTests, UiSession, WIDTHS } from '../../support/ui-e2e.js';
 
 /**
  * Every action of the page, done in Debian's chromium against the real daemon, and checked
  * through the API the page used: the page holds no powers of its own.
  */
 
-const axeSource = readFileSync(
-  createRequire(import.meta.url).resolve('axe-core/axe.min.js'),
-  'utf8',
-);
-/** Screenshots of each view go to docs/ui/ when KEEL_UI_SCREENSHOTS=1 (to refresh the docs). */
-const SHOTS = process.env.KEEL_UI_SCREENSHOTS === '1' ? join(ROOT, 'docs', 'ui') : null;
-
 let d: RunningDaemon;
 let b: UiBrowser;
+let ui: UiSession;
 let runsToken: string;
 let rootToken: string;
-
-async function call(
-  surface: 'runs' | 'secrets',
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> & { data?: unknown } }> {
-  const runs = surface === 'runs';
-  const send = () =>
-    fetch(`${d.url}${runs ? '/api/v2/' : '/v1/'}${path}`, {
-      method,
-      headers: runs
-        ? { authorization: `Bearer ${runsToken}`, 'content-type': 'application/vnd.api+json' }
-        : { 'x-vault-token': rootToken, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  // The test shares the runs token's rate limit with the page; it waits its turn as clients do.
-  let res = await send();
-  for (let tries = 0; res.status === 429 && tries < 10; tries++) {
-    const wait = Math.min(2, Number(res.headers.get('retry-after') ?? '1') || 1);
-    await new Promise((r) => setTimeout(r, wait * 1000));
-    res = await send();
-  }
-  const text = await res.text();
-  return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as never) };
-}
-
-function tarball(): Buffer {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-ui-cfg-'));
-  writeFileSync(join(dir, 'main.tf'), 'resource "terraform_data" "web" {\n  input = "hello"\n}\n');
-  tar.c({ gzip: true, portable: true, cwd: dir, file: `${dir}.tgz`, sync: true }, ['main.tf']);
-  return readFileSync(`${dir}.tgz`);
-}
-
-async function signIn(runs: string, secrets: string) {
-  const { page } = b;
-  await page.goto(`${d.url}/ui/#/login`);
-  await page.getByLabel('Runs token').fill(runs);
-  await page.getByLabel('Secrets token').fill(secrets);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  // Signed in once the page has left the sign-in view for its start page.
-  await page.getByRole('heading', { name: secrets === '' ? 'Workspaces' : 'Machines' }).waitFor();
-}
-
-/** Answer the page's confirmation dialog with its action button. */
-async function confirm(action: string) {
-  const dialog = b.page.getByRole('dialog');
-  await dialog.waitFor();
-  await dialog.getByRole('button', { name: action }).click();
-}
+const call = (...args: Parameters<UiSession['call']>) => ui.call(...args);
+const signIn = (runs: string, secrets: string) => ui.signIn(runs, secrets);
+const confirm = (action: string) => ui.confirm(action);
 
 beforeAll(async () => {
   d = await startDaemon();
   runsToken = d.bootstrap().runs.user_token;
   rootToken = d.bootstrap().secrets.root_token;
+  b = await launchBrowser();
+  b.page.setDefaultTimeout(15_000);
+  ui = new UiSession(d, b, runsToken, rootToken);
   expect(
     (
       await call('runs', 'POST', 'organizations', {
@@ -86,18 +35,8 @@ beforeAll(async () => {
       })
     ).status,
   ).toBe(201);
-  b = await launchBrowser();
-  b.page.setDefaultTimeout(15_000);
 }, 60_000);
-afterEach(async (ctx) => {
-  // A failed step shows what the page said.
-  if (ctx.task.result?.state === 'fail' && b !== undefined)
-    console.log(await b.page.locator('main').innerText());
-});
-afterAll(async () => {
-  await b?.close();
-  await d?.stop();
-});
+closeAfterTests(() => ({ d, b }));
 
 describe('the page acts through the APIs', () => {
   let wsId = '';
@@ -136,18 +75,9 @@ describe('the page acts through the APIs', () => {
 
   it('starts runs, confirms and applies one, discards another', async () => {
     const { page } = b;
-    const cv = await call('runs', 'POST', `workspaces/${wsId}/configuration-versions`, {
-      data: { type: 'configuration-versions', attributes: { 'auto-queue-runs': false } },
+    await ui.upload(wsId, {
+      'main.tf': 'resource "terraform_data" "web" {\n  input = "hello"\n}\n',
     });
-    const upload = (cv.json.data as { attributes: { 'upload-url': string } }).attributes[
-      'upload-url'
-    ];
-    const put = await fetch(`${d.url}${new URL(upload).pathname}`, {
-      method: 'PUT',
-      headers: { 'content-type': 'application/octet-stream' },
-      body: new Uint8Array(tarball()),
-    });
-    expect(put.status).toBe(200);
 
     const start = async (message: string, destroy = false) => {
       await page.goto(`${d.url}/ui/#/workspaces/${wsId}`);
@@ -304,85 +234,18 @@ describe('the page acts through the APIs', () => {
 });
 
 describe('the page at a phone and a laptop width', () => {
-  const views = [
-    'machines',
-    'workspaces',
-    'workspace',
-    'run',
-    'secrets',
-    'access',
-    'audit',
-    'nowhere',
-  ];
+  // The run page has its own checks, with a run that has every section (run-page.test.ts).
+  const views = ['machines', 'workspaces', 'workspace', 'secrets', 'access', 'audit', 'nowhere'];
 
-  for (const [width, height] of [
-    [390, 844],
-    [1366, 768],
-  ] as const) {
+  for (const [width, height] of WIDTHS) {
     it(`fits ${width} px without sideways scrolling, with labelled controls and readable contrast`, async () => {
-      const { page } = b;
-      await page.setViewportSize({ width, height });
+      await b.page.setViewportSize({ width, height });
       await signIn(runsToken, rootToken);
       const ws = (
         (await call('runs', 'GET', 'organizations/acme/workspaces/web')).json.data as { id: string }
       ).id;
-      const runs = (await call('runs', 'GET', `workspaces/${ws}/runs`)).json.data as {
-        id: string;
-      }[];
-      const hashes: Record<string, string> = {
-        workspace: `workspaces/${ws}`,
-        run: `runs/${runs.at(-1)!.id}`,
-      };
-      for (const view of views) {
-        await page.goto(`${d.url}/ui/#/${hashes[view] ?? view}`);
-        await page.getByRole('heading', { level: 1 }).first().waitFor();
-        // The view fills in as its data arrives; it must fit once it has.
-        await expect
-          .poll(
-            () =>
-              page.evaluate(
-                () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-              ),
-            { message: `${view} at ${width} px` },
-          )
-          .toBeLessThanOrEqual(0);
-        await page.evaluate(axeSource);
-        const violations = await page.evaluate(async () => {
-          const axe = (
-            window as unknown as {
-              axe: {
-                run: (
-                  o: unknown,
-                ) => Promise<{ violations: { id: string; nodes: { target: string[] }[] }[] }>;
-              };
-            }
-          ).axe;
-          const r = await axe.run({
-            runOnly: [
-              'label',
-              'button-name',
-              'link-name',
-              'color-contrast',
-              'document-title',
-              'html-has-lang',
-              'scrollable-region-focusable',
-              'duplicate-id',
-              'select-name',
-            ],
-          });
-          return r.violations.map(
-            (v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`,
-          );
-        });
-        expect(violations, `${view} at ${width} px`).toEqual([]);
-        if (SHOTS !== null) {
-          mkdirSync(SHOTS, { recursive: true });
-          await page.screenshot({
-            path: join(SHOTS, `${view}-${width}.png`),
-            fullPage: width > 400,
-          });
-        }
-      }
+      const hashes: Record<string, string> = { workspace: `workspaces/${ws}` };
+      for (const view of views) await ui.checkView(view, hashes[view] ?? view, width);
     });
   }
 });
