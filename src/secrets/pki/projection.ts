@@ -407,6 +407,9 @@ export class PkiQueries {
       certs: db.prepare<[string], { serial: string }>(
         'SELECT serial FROM pki_certs WHERE mount = ? AND stored = 1 ORDER BY position',
       ),
+      storedCerts: db.prepare<[string], CertRow>(
+        'SELECT * FROM pki_certs WHERE mount = ? AND stored = 1 ORDER BY position',
+      ),
       revoked: db.prepare<[string], { serial: string }>(
         'SELECT serial FROM pki_certs WHERE mount = ? AND revoked_at IS NOT NULL ORDER BY position',
       ),
@@ -449,6 +452,8 @@ export class PkiQueries {
   }
   cert = (mount: string, serial: string): CertRow | undefined => this.#s.cert.get(mount, serial);
   storedSerials = (mount: string): string[] => this.#s.certs.all(mount).map((r) => r.serial);
+  /** The stored certificates of a mount, in the order they were issued. */
+  storedCerts = (mount: string): CertRow[] => this.#s.storedCerts.all(mount);
   revokedSerials = (mount: string): string[] => this.#s.revoked.all(mount).map((r) => r.serial);
   revokedOf = (mount: string, issuerId: string) => this.#s.revokedOf.all(mount, issuerId);
   expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);

@@ -2,6 +2,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { NotFoundError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
+import { certDetails, type CertDetails } from '../cert-details.js';
 import type { IssuerRow } from '../projection.js';
 import { normaliseSerial, pem, pemBlocks } from '../x509/certificate.js';
 import { param, send, sendKeys, sendRaw, type RouteScope } from './common.js';
@@ -93,6 +94,16 @@ export function fetchRoutes(r: Router, authority: Authority, { id }: RouteScope)
   r.get('/certs', (ctx) => {
     if (!ctx.state.list) throw new NotFoundError('');
     sendKeys(ctx, authority.q.storedSerials(id));
+  });
+  /** OpenBao's detailed list: the serials, and each one's names, issuer, key and validity. */
+  r.get('/certs/detailed', (ctx) => {
+    if (!ctx.state.list) throw new NotFoundError('');
+    const info: Record<string, CertDetails> = {};
+    for (const row of authority.q.storedCerts(id)) {
+      const details = certDetails(row);
+      if (details) info[row.serial] = details;
+    }
+    sendKeys(ctx, Object.keys(info), info);
   });
   r.get('/certs/revoked', (ctx) => {
     if (!ctx.state.list) throw new NotFoundError('');
