@@ -20,6 +20,7 @@ const ASSETS: Readonly<Record<string, string>> = {
   'run-sections.js': 'text/javascript; charset=utf-8',
   'download.js': 'text/javascript; charset=utf-8',
   'secrets-view.js': 'text/javascript; charset=utf-8',
+  'cert-view.js': 'text/javascript; charset=utf-8',
   'stream-view.js': 'text/javascript; charset=utf-8',
   'authorize-view.js': 'text/javascript; charset=utf-8',
   'tokens-view.js': 'text/javascript; charset=utf-8',

@@ -280,6 +280,7 @@ describe('/ui', () => {
       'run-sections.js',
       'download.js',
       'secrets-view.js',
+      'cert-view.js',
       'stream-view.js',
       'style.css',
     ]) {

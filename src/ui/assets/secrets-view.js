@@ -279,15 +279,25 @@ async function pkiSection(path, reload) {
       issued,
     );
   }
-  const serials = await listKeys(`${path}certs`);
-  const rows = [];
-  for (const s of serials.slice(0, 200)) {
-    const c = await v1(`${path}cert/${enc(s)}`);
-    const revoked = Number(c?.revocation_time ?? 0);
-    rows.push([
+  // The detailed list names each certificate (LIST certs/detailed); revocations are their own list.
+  const listed = await v1(`${path}certs/detailed?list=true`).catch((err) =>
+    err instanceof HttpError && err.status === 404 ? { keys: [] } : Promise.reject(err),
+  );
+  const revoked = new Set(await listKeys(`${path}certs/revoked`));
+  const now = Date.now();
+  const rows = [...listed.keys].reverse().map((s) => {
+    const info = listed.key_info?.[s] ?? {};
+    const state = revoked.has(s)
+      ? 'revoked'
+      : Date.parse(info.not_after) < now
+        ? 'expired'
+        : 'valid';
+    return [
+      h('a', { href: `#/certificates/${enc(path)}/${enc(s)}` }, info.common_name || s),
       h('code', {}, s),
-      revoked > 0 ? `revoked ${new Date(revoked * 1000).toISOString()}` : 'valid',
-      revoked > 0
+      info.not_after ? h('time', { datetime: info.not_after }, info.not_after) : '',
+      state,
+      state === 'revoked'
         ? ''
         : actionButton(
             `Revoke ${s}`,
@@ -301,9 +311,16 @@ async function pkiSection(path, reload) {
               after: reload,
             },
           ),
-    ]);
-  }
-  parts.push(table('Certificates', ['Serial', 'Revocation', ''], rows), status);
+    ];
+  });
+  parts.push(
+    table(
+      `Certificates of ${path}, newest first`,
+      ['Common name', 'Serial', 'Expires', 'State', ''],
+      rows,
+    ),
+    status,
+  );
   return parts;
 }
 

@@ -6,6 +6,7 @@ import { workspaceView } from './runs-views.js';
 import { run } from './run-view.js';
 import { access } from './access-view.js';
 import { secrets } from './secrets-view.js';
+import { certificate } from './cert-view.js';
 import { tokens } from './tokens-view.js';
 import { centreOn, fitButton, streamView, svgNode } from './stream-view.js';
 
@@ -264,6 +265,7 @@ export const views = {
   stream,
   audit,
   secrets,
+  certificates: certificate,
   workspaces: workspaceView,
   runs: run,
   tokens,

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,6 +163,73 @@ describe('the page acts through the APIs', () => {
     expect(text.toUpperCase()).toContain(serial.replace(/:/g, '').toUpperCase());
   });
 
+  it('lists certificates by name and expiry, and shows one with its names, PEM and revocation', async () => {
+    const { page } = b;
+    const issued = await call('secrets', 'POST', 'pki/issue/web', {
+      common_name: 'shop.example.com',
+      alt_names: 'www.shop.example.com',
+      ip_sans: '127.0.0.1',
+      ttl: '12h',
+    });
+    const cert = issued.json.data as { serial_number: string; certificate: string };
+    const serial = cert.serial_number;
+    const listed = (await call('secrets', 'LIST', 'pki/certs/detailed')).json.data as {
+      key_info: Record<string, Record<string, string | number>>;
+    };
+    const info = listed.key_info[serial]!;
+
+    await page.goto(`${d.url}/ui/#/secrets`);
+    const list = page.getByRole('region', { name: 'Certificates of pki/, newest first' });
+    const row = list.getByRole('row').filter({ hasText: serial });
+    await expect.poll(() => row.textContent()).toContain(String(info.not_after));
+    expect(await row.textContent()).toContain('valid');
+    // The certificate revoked earlier says so in the list.
+    expect(
+      await list.getByRole('row').filter({ hasText: 'app.example.com' }).textContent(),
+    ).toContain('revoked');
+    await row.getByRole('link', { name: 'shop.example.com' }).click();
+
+    await page.getByRole('heading', { name: 'Certificate shop.example.com' }).waitFor();
+    const fact = (name: string) => page.locator(`#cert-facts dt:text-is("${name}") + dd`);
+    const x = new X509Certificate(cert.certificate);
+    expect(await fact('Subject').textContent()).toBe(x.subject.split('\n').reverse().join(','));
+    expect(await fact('Alternative names').textContent()).toBe(
+      (x.subjectAltName ?? '').replace(/IP Address:/g, 'IP:'),
+    );
+    expect(await fact('Issuer').textContent()).toBe(info.issuer);
+    expect(await fact('Valid from').textContent()).toBe(info.not_before);
+    expect(await fact('Valid until').textContent()).toBe(info.not_after);
+    expect(await fact('Key').textContent()).toBe(`${info.key_type} ${info.key_bits}`);
+    expect(await fact('State').textContent()).toBe('valid');
+    expect(await page.locator('#cert-pem').textContent()).toBe(cert.certificate);
+
+    await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: d.url });
+    await page.getByRole('button', { name: 'Copy PEM' }).click();
+    await expect
+      .poll(() => page.evaluate(() => navigator.clipboard.readText()))
+      .toBe(cert.certificate);
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download PEM' }).click(),
+    ]);
+    // Named by the serial in its hyphen form: file names have no colons.
+    expect(file.suggestedFilename()).toBe(`${serial.replace(/:/g, '-')}.pem`);
+
+    await page.getByRole('button', { name: 'Revoke certificate' }).click();
+    await confirm('Revoke certificate');
+    const revoked = await eventually(async () => {
+      const c = (await call('secrets', 'GET', `pki/cert/${serial}`)).json.data as {
+        revocation_time: number;
+        revocation_time_rfc3339: string;
+      };
+      return c.revocation_time > 0 ? c : undefined;
+    });
+    await expect
+      .poll(() => fact('State').textContent())
+      .toBe(`revoked at ${revoked.revocation_time_rfc3339}`);
+    expect(await page.getByRole('button', { name: 'Revoke certificate' }).count()).toBe(0);
+  });
+
   it('makes a cloud role, shows its credentials once, and revokes their lease', async () => {
     const { page } = b;
     await page.goto(`${d.url}/ui/#/secrets`);
@@ -235,7 +303,16 @@ describe('the page acts through the APIs', () => {
 
 describe('the page at a phone and a laptop width', () => {
   // The run page has its own checks, with a run that has every section (run-page.test.ts).
-  const views = ['machines', 'workspaces', 'workspace', 'secrets', 'access', 'audit', 'nowhere'];
+  const views = [
+    'machines',
+    'workspaces',
+    'workspace',
+    'secrets',
+    'certificate',
+    'access',
+    'audit',
+    'nowhere',
+  ];
 
   for (const [width, height] of WIDTHS) {
     it(`fits ${width} px without sideways scrolling, with labelled controls and readable contrast`, async () => {
@@ -244,7 +321,11 @@ describe('the page at a phone and a laptop width', () => {
       const ws = (
         (await call('runs', 'GET', 'organizations/acme/workspaces/web')).json.data as { id: string }
       ).id;
-      const hashes: Record<string, string> = { workspace: `workspaces/${ws}` };
+      const certs = (await call('secrets', 'LIST', 'pki/certs')).json.data as { keys: string[] };
+      const hashes: Record<string, string> = {
+        workspace: `workspaces/${ws}`,
+        certificate: `certificates/pki%2F/${encodeURIComponent(certs.keys.at(-1)!)}`,
+      };
       for (const view of views) await ui.checkView(view, hashes[view] ?? view, width);
     });
   }
