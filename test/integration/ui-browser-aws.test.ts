@@ -58,7 +58,7 @@ describe('the /ui secrets page (cloud credentials engine)', () => {
     await page.goto(`${h.url}/ui/#/streams/static-role`);
     await page.getByRole('link', { name: /aws-static-role:/ }).click();
     await expect.poll(() => page.locator('#current-state').textContent()).toBe('active');
-    expect(await page.locator('figure.diagram g.node.current').getAttribute('id')).toBe(
+    expect(await page.locator('figure.diagram g.node.current').getAttribute('data-id')).toBe(
       'state-active',
     );
     await b.screenshot('aws-static-role');

@@ -49,7 +49,7 @@ describe('the /ui page (test machine)', () => {
     await page.goto(`${s.url}/ui/#/stream/job-1`);
     const state = page.locator('#current-state');
     await expect.poll(() => state.textContent()).toBe('working');
-    expect(await page.locator('figure.diagram g.node.current').getAttribute('id')).toBe(
+    expect(await page.locator('figure.diagram g.node.current').getAttribute('data-id')).toBe(
       'state-working',
     );
     await b.screenshot('jobs-stream-working');
@@ -61,7 +61,7 @@ describe('the /ui page (test machine)', () => {
       'req-d',
     );
     await expect.poll(() => state.textContent()).toBe('done');
-    expect(await page.locator('figure.diagram g.node.current').getAttribute('id')).toBe(
+    expect(await page.locator('figure.diagram g.node.current').getAttribute('data-id')).toBe(
       'state-done',
     );
     await b.screenshot('jobs-stream-done');
@@ -73,7 +73,7 @@ describe('the /ui page (test machine)', () => {
     await page.keyboard.press('ArrowLeft');
     await page.keyboard.press('ArrowLeft');
     await expect.poll(() => state.textContent()).toBe('pending');
-    expect(await page.locator('figure.diagram g.node.current').getAttribute('id')).toBe(
+    expect(await page.locator('figure.diagram g.node.current').getAttribute('data-id')).toBe(
       'state-pending',
     );
     expect(await page.locator('tr[aria-current="step"]').textContent()).toContain('JobCreated');

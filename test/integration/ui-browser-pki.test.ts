@@ -55,9 +55,25 @@ describe('the /ui secrets page (certificate authority)', () => {
     await expect.poll(() => issuers.textContent()).toContain('root-1');
     const certs = page.locator('table', { hasText: 'Certificates' });
     const row = (serial: string) => certs.locator('tr', { hasText: serial }).textContent();
-    await expect.poll(() => row(revoked)).toMatch(/revoked 2026-01-01T00:01:00\.000Z/);
-    expect(await row(kept)).toMatch(/valid\s*Revoke /);
+    // Named, with its expiry; the page's own clock says whether an unrevoked one has expired.
+    const listed = (await t.pki('LIST', 'certs/detailed')).data.key_info as Record<
+      string,
+      { not_after: string }
+    >;
+    const notAfter = listed[kept]!.not_after;
+    const state = (await page.evaluate((at) => Date.parse(at) < Date.now(), notAfter))
+      ? 'expired'
+      : 'valid';
+    await expect.poll(() => row(revoked)).toMatch(/^b\.example\.com.*revoked$/);
+    expect(await row(kept)).toBe(`a.example.com${kept}${notAfter}${state}Revoke`);
     await b.screenshot('pki-secrets');
+    // Its own page gives the revocation time the API records.
+    await certs.getByRole('link', { name: 'b.example.com' }).click();
+    const when = (await t.pki('GET', `cert/${revoked}`)).data.revocation_time_rfc3339 as string;
+    expect(when).toBe('2026-01-01T00:01:00Z');
+    await expect
+      .poll(() => page.locator('#cert-facts dt:text-is("State") + dd').textContent())
+      .toBe(`revoked at ${when}`);
   });
 
   it('shows a revoked certificate on the certificate diagram, and the issued state before it', async () => {

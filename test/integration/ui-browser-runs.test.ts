@@ -105,7 +105,7 @@ describe('the /ui run page', () => {
     const { page } = b;
     await page.getByRole('link', { name: runId }).click();
     const state = page.locator('#current-state');
-    const highlighted = () => page.locator('figure.diagram g.node.current').getAttribute('id');
+    const highlighted = () => page.locator('figure.diagram g.node.current').getAttribute('data-id');
     await expect.poll(() => state.textContent()).toBe('planning');
     expect(await highlighted()).toBe('state-planning');
     await b.screenshot('run-planning');

@@ -126,6 +126,22 @@ function copyButton(label, value, status) {
   return actionButton(label, () => navigator.clipboard.writeText(value), { status });
 }
 
+/** Revoke a certificate through the API, after asking; `label` is what the button shows. */
+export function revokeButton(mount, serial, label, status, after) {
+  return actionButton(
+    label,
+    () => send('secrets', 'POST', `${mount}revoke`, { serial_number: serial }),
+    {
+      confirm: [
+        `Revoke certificate ${serial}? It is listed in the CRL from now on.`,
+        'Revoke certificate',
+      ],
+      status,
+      after,
+    },
+  );
+}
+
 export function certificate(container, [mount, serial]) {
   const title = h('h1', {}, 'Certificate ', h('code', {}, serial ?? ''));
   container.append(title);
@@ -184,18 +200,7 @@ export function certificate(container, [mount, serial]) {
         ),
         revoked
           ? null
-          : actionButton(
-              'Revoke certificate',
-              () => send('secrets', 'POST', `${mount}revoke`, { serial_number: serial }),
-              {
-                confirm: [
-                  `Revoke certificate ${serial}? It is listed in the CRL from now on.`,
-                  'Revoke certificate',
-                ],
-                status,
-                after: () => view.refresh(true),
-              },
-            ),
+          : revokeButton(mount, serial, 'Revoke certificate', status, () => view.refresh(true)),
       ),
       status,
       h('p', {}, h('a', { href: '#/secrets' }, `All certificates of ${mount}`)),

@@ -28,6 +28,12 @@ export function svgNode(text) {
   const svg = doc.documentElement;
   svg.setAttribute('aria-hidden', 'true');
   svg.setAttribute('focusable', 'false');
+  // Graphviz names every graph, node and edge (`graph0`, `state-…`): kept as data, so several
+  // diagrams on one page have no ids in common.
+  for (const el of svg.querySelectorAll('[id]')) {
+    el.dataset.id = el.id;
+    el.removeAttribute('id');
+  }
   return document.importNode(svg, true);
 }
 
@@ -181,7 +187,7 @@ export function streamView(container, stream) {
     const leaves = new Set(s?.leaves ?? []);
     let first = null;
     for (const g of figure.querySelectorAll('g.node')) {
-      const name = (g.id ?? '').replace(/^state-/, '');
+      const name = (g.dataset.id ?? '').replace(/^state-/, '');
       const on = leaves.has(name);
       g.classList.toggle('current', on);
       if (on && first === null) first = g;

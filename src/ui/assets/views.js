@@ -86,7 +86,13 @@ function machines(container) {
       const total = m.states.reduce((n, s) => n + s.count, 0);
       const figure = h(
         'figure',
-        { class: 'diagram', role: 'group', 'aria-label': `State diagram of the ${m.name} machine` },
+        {
+          class: 'diagram',
+          role: 'group',
+          'aria-label': `State diagram of the ${m.name} machine`,
+          // It scrolls (pans) by itself: keyboards reach it too.
+          tabindex: 0,
+        },
         svgNode(svg),
       );
       let whole = !large;

@@ -326,7 +326,19 @@ describe('the page at a phone and a laptop width', () => {
         workspace: `workspaces/${ws}`,
         certificate: `certificates/pki%2F/${encodeURIComponent(certs.keys.at(-1)!)}`,
       };
-      for (const view of views) await ui.checkView(view, hashes[view] ?? view, width);
+      // What each view shows once its data arrived (so the check and the screenshot see it).
+      const { page } = b;
+      const shown: Record<string, () => Promise<void>> = {
+        machines: () => page.locator('figure.diagram').first().waitFor(),
+        workspaces: () => page.getByRole('region', { name: 'Organization acme' }).waitFor(),
+        workspace: () => page.getByRole('region', { name: 'Variables' }).waitFor(),
+        secrets: () =>
+          page.getByRole('region', { name: 'Certificates of pki/, newest first' }).waitFor(),
+        certificate: () => page.locator('#cert-pem').waitFor(),
+        access: () => page.getByRole('region', { name: 'Tokens' }).waitFor(),
+        audit: () => page.locator('main table').first().waitFor(),
+      };
+      for (const view of views) await ui.checkView(view, hashes[view] ?? view, width, shown[view]);
     });
   }
 });
