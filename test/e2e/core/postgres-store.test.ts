@@ -66,6 +66,7 @@ describe('keel serve --store postgres://…', () => {
     await b.stop();
     const output = a.output() + b.output();
     expect(output).not.toContain(PASSWORD);
+    expect(output).toContain(`"store":"postgresql:///`);
     // The CLI opens the same store: the chain written by both nodes verifies.
     const verify = keel(['audit', 'verify', '--data', a.dataDir, '--store', store], env);
     expect(verify.status, verify.stdout + verify.stderr).toBe(0);
