@@ -1,5 +1,6 @@
 import type { Clock } from './clock.js';
 import type { Db } from './database.js';
+import { STORE_UNAVAILABLE } from './store/port.js';
 
 /**
  * Who runs the reactors, the schedule and the run queue when several processes share one log: a
@@ -27,7 +28,7 @@ export class Leadership {
     const take = db.prepare<[string, string, number, number]>(
       `INSERT INTO ${LEADERSHIP_TABLE} (name, holder, expires_at) VALUES (?, ?, ?)
        ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-       WHERE holder = excluded.holder OR expires_at <= ?`,
+       WHERE ${LEADERSHIP_TABLE}.holder = excluded.holder OR ${LEADERSHIP_TABLE}.expires_at <= ?`,
     );
     const release = db.prepare<[string, string]>(
       `DELETE FROM ${LEADERSHIP_TABLE} WHERE name = ? AND holder = ?`,
@@ -60,8 +61,10 @@ export class Leadership {
     try {
       taken = this.#stmts.take(now);
     } catch (err) {
-      // Busy past the timeout: keep what is held until it runs out, and try again next time.
-      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
+      // Busy past the timeout, or the database out of reach: keep what is held until it runs
+      // out, and try again next time.
+      const code = (err as { code?: unknown }).code;
+      if (code !== 'SQLITE_BUSY' && code !== STORE_UNAVAILABLE) throw err;
       taken = false;
     }
     // Measured from before the write: the lease in the table never outlives this belief.

@@ -7,6 +7,7 @@ import { LogWatch } from './log-watch.js';
 import type { Logger } from './logger.js';
 import type { Reactors } from './reactors.js';
 import { anotherProcessCommitted } from './read-memo.js';
+import { STORE_UNAVAILABLE } from './store/port.js';
 
 /** How long a leadership lease lasts unrenewed (at least five poll intervals). */
 const LEADER_TTL_MS = 5000;
@@ -14,7 +15,8 @@ const LEADER_TTL_MS = 5000;
 const WATCH_INTERVAL_MS = 20;
 
 /**
- * One process's part in sharing the log with other processes (`--workers`, ADR 0080): it forgets
+ * One process's part in sharing the log with other processes (`--workers`, ADR 0080, or other
+ * nodes on one PostgreSQL database, ADR 0081): it forgets
  * remembered rows when another process commits, and runs reactors and timers only while it holds
  * the leadership lease.
  */
@@ -25,7 +27,14 @@ export class SharedLog {
   readonly #watch: LogWatch;
   readonly #leadership: Leadership;
 
-  constructor(db: Db, clock: Clock, logger: Logger, reactors: Reactors, pollIntervalMs: number) {
+  constructor(
+    db: Db,
+    version: () => number,
+    clock: Clock,
+    logger: Logger,
+    reactors: Reactors,
+    pollIntervalMs: number,
+  ) {
     this.#db = db;
     this.#logger = logger;
     this.#reactors = reactors;
@@ -33,7 +42,7 @@ export class SharedLog {
       holder: `${process.pid}@${hostname()}/${randomUUID()}`,
       ttlMs: Math.max(LEADER_TTL_MS, 5 * pollIntervalMs),
     });
-    this.#watch = new LogWatch(db);
+    this.#watch = new LogWatch(version);
     this.#watch.onForeignCommit(() => {
       anotherProcessCommitted(db);
       // Another process appended: the leader's reactors read what it wrote.
@@ -72,7 +81,19 @@ export class SharedLog {
 
   /** Checks for other processes' commits on a timer too (work not driven by requests). */
   watchTimer(): NodeJS.Timeout {
-    return setInterval(() => this.#watch.check(), WATCH_INTERVAL_MS);
+    let unreachable = false;
+    return setInterval(() => {
+      try {
+        this.#watch.check();
+        unreachable = false;
+      } catch (err) {
+        // The database out of reach (PostgreSQL restarting or failing over): said once, and
+        // asked again on the next tick; requests meanwhile fail with the same error.
+        if ((err as { code?: unknown }).code !== STORE_UNAVAILABLE) throw err;
+        if (!unreachable) this.#logger.warn({ err }, 'the store is out of reach; retrying');
+        unreachable = true;
+      }
+    }, WATCH_INTERVAL_MS);
   }
 
   /** Gives the lease up (shutdown), so another process takes it at once. */
