@@ -432,6 +432,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       const poll = () => {
         if (shared !== undefined && !shared.lead()) return;
         startContexts();
+        for (const c of contexts) c.lead?.();
         reactors.notify();
         void scheduler
           .tick()
