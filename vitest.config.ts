@@ -10,6 +10,12 @@ const level = (name: string, timeout = 10_000) => ({
   },
 });
 
+/**
+ * Integration files that cannot run on the PostgreSQL store, each with the reason: they open or
+ * edit the SQLite file itself, or test what only SQLite has.
+ */
+const PG_EXCLUDED: string[] = [];
+
 export default defineConfig({
   test: {
     pool: 'forks',
@@ -26,6 +32,20 @@ export default defineConfig({
       level('interop', 60_000),
       // The real daemon over HTTP, driven by the reports of issue 14 (docs/security.md).
       level('security', 60_000),
+      // The integration suite again, each test app on its own database of a throwaway
+      // PostgreSQL cluster started once for the run (ADR 0081).
+      {
+        extends: true as const,
+        test: {
+          name: 'integration-pg',
+          include: ['test/integration/**/*.test.ts'],
+          exclude: PG_EXCLUDED,
+          globalSetup: ['test/support/postgres-setup.ts'],
+          env: { KEEL_TEST_STORE: 'postgres' },
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -30,7 +30,11 @@ const ALLOW_ALL = JSON.stringify({
  */
 export async function benchAws(): Promise<BenchResult[]> {
   const clock = new ManualClock(Date.now());
-  const cloud = createCloud({ dbPath: ':memory:', clock, sealer: new Sealer(randomBytes(32)) });
+  const cloud = createCloud({
+    location: { kind: 'sqlite', path: ':memory:' },
+    clock,
+    sealer: new Sealer(randomBytes(32)),
+  });
   const koa = new Koa();
   koa.use(cloud.middleware());
   const cloudServer = await new Promise<Server>((resolve) => {

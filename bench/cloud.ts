@@ -61,7 +61,7 @@ async function rate(once: () => Promise<unknown>): Promise<number> {
 export async function benchCloud(): Promise<Result[]> {
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-cloud-'));
   const cloud = createCloud({
-    dbPath: join(dir, 'cloud.sqlite'),
+    location: { kind: 'sqlite', path: join(dir, 'cloud.sqlite') },
     clock: systemClock,
     sealer: new Sealer(randomBytes(32)),
   });

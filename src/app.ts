@@ -5,9 +5,8 @@ import type { Middleware } from 'koa';
 import type { Clock } from './core/clock.js';
 import { systemClock } from './core/clock.js';
 import { CommandHandler } from './core/command-handler.js';
-import type { Db } from './core/database.js';
 import { Checkpointer } from './core/checkpointer.js';
-import { openDatabase } from './core/database.js';
+import { openStore } from './core/store/open.js';
 import { EventStore } from './core/event-store.js';
 import { systemMetadata } from './core/events.js';
 import type { Ids } from './core/ids.js';
@@ -18,6 +17,7 @@ import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
 import { ChainKey } from './core/chain.js';
 import { openCheckedChain, writeAnchor } from './core/anchors.js';
+import { logVersion } from './core/log-watch.js';
 import { SharedLog } from './core/shared-log.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { Sealer, loadSealKey } from './core/seal.js';
@@ -128,7 +128,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const clock = deps.clock ?? systemClock;
   const ids = deps.ids ?? randomIds;
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
-  const db: Db = openDatabase(
+  const { db, sqlite } = openStore(
+    config.store,
     deps.databasePath ?? join(config.dataDir, 'keel.sqlite'),
     config.sync,
   );
@@ -145,15 +146,15 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     }
   })();
   const checkpointer =
-    deps.backgroundCheckpoints === true
-      ? Checkpointer.start(db, {
+    deps.backgroundCheckpoints === true && sqlite !== null
+      ? Checkpointer.start(sqlite, {
           onError: (err) =>
             logger.error({ err }, 'the checkpoint worker failed; checkpoints are inline again'),
         })
       : undefined;
   // Several processes on one file (ADR 0080): the `--workers` primary checkpoints for them all.
-  if (config.workers > 1 && !db.memory && checkpointer === undefined) {
-    Checkpointer.leaveCheckpoints(db);
+  if (config.workers > 1 && sqlite !== null && !sqlite.memory && checkpointer === undefined) {
+    Checkpointer.leaveCheckpoints(sqlite);
   }
   const sealer = new Sealer(masterKey);
 
@@ -180,7 +181,14 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   });
   const engines = new Map<string, SecretsEngine>();
   const cloud = createCloud({
-    dbPath: deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
+    location:
+      config.store.kind === 'postgres'
+        ? config.store
+        : {
+            kind: 'sqlite',
+            path:
+              deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
+          },
     sealer,
     clock,
     ids,
@@ -247,18 +255,21 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     logger,
     contexts.flatMap((c) => c.timers ?? []),
   );
+  // Other processes may append: workers on one file, or any node on a PostgreSQL store.
   const shared =
-    config.workers > 1
-      ? new SharedLog(db, clock, logger, reactors, config.pollIntervalMs)
+    config.workers > 1 || config.store.kind === 'postgres'
+      ? new SharedLog(db, logVersion(db, sqlite), clock, logger, reactors, config.pollIntervalMs)
       : undefined;
-  const leading = () => shared?.leading ?? true;
+  // Until `start`, the caller drives the reactors (`settle`: tests, tools), as with one process.
+  let started = false;
+  const leading = () => !started || (shared?.leading ?? true);
   if (deps.wakeReactorsOnAppend !== false) {
     store.onAppended(
       shared === undefined
         ? (events) => reactors.notify(events)
         : (events) => {
             // Reactors run in the leading process only (ADR 0080).
-            if (shared.leading) reactors.notify(events);
+            if (leading()) reactors.notify(events);
           },
     );
   }
@@ -429,6 +440,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     },
     leading,
     start() {
+      started = true;
       const poll = () => {
         if (shared !== undefined && !shared.lead()) return;
         startContexts();

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { SyncMode } from './core/database.js';
+import { isPostgresUrl, redactUrl } from './core/store/url.js';
 
 /** Everything Keel can be told, frozen at start. Each key is documented in docs/operations.md. */
 export interface Config {
@@ -42,6 +43,11 @@ export interface Config {
   readonly workers: number;
   /** `KEEL_CHECK_FOLDS=1`: every flat machine fold is also checked against xstate (ADR 0007). */
   readonly checkFolds: boolean;
+  /**
+   * Where the log, read models and schedules live (`--store`, ADR 0081): the embedded SQLite
+   * file `<data>/keel.sqlite` (the default), or a PostgreSQL database several daemons may share.
+   */
+  readonly store: StoreSpec;
   /** SQLite's sync at each commit: `full` survives power loss, `normal` only a process crash. */
   readonly sync: SyncMode;
   /** How often, while serving, the audit chain's head is anchored (also on start and stop). */
@@ -55,6 +61,11 @@ export interface Config {
   /** How the listener speaks: plain HTTP, the operator's certificate, or Keel's own CA. */
   readonly tls: ListenerTls;
 }
+
+export type StoreSpec =
+  | { readonly kind: 'sqlite' }
+  /** A libpq connection URL; it may hold a password, so it is shown only through `redactUrl`. */
+  | { readonly kind: 'postgres'; readonly url: string };
 
 export type ListenerTls =
   | { readonly mode: 'off' }
@@ -93,6 +104,7 @@ export const CONFIG_FLAGS = [
   'acme-http-port',
   'acme-tls-port',
   'workers',
+  'store',
 ] as const;
 export type ConfigFlag = (typeof CONFIG_FLAGS)[number];
 
@@ -222,6 +234,7 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     acmeTlsPort: portNumber('acme-tls-port', 'KEEL_ACME_TLS_PORT', 443),
     tls,
     workers: int('workers', 'KEEL_WORKERS', 1, 1),
+    store: storeSpec(text('store', 'KEEL_STORE', 'sqlite'), problems),
   };
   if (tls.mode !== 'off' && !config.publicAddress.startsWith('https://'))
     problems.push(
@@ -267,6 +280,15 @@ function parseEngines(value: string, problems: string[]): Record<string, string>
     else engines[name] = path;
   }
   return engines;
+}
+
+function storeSpec(value: string, problems: string[]): StoreSpec {
+  if (value === 'sqlite') return { kind: 'sqlite' };
+  if (isPostgresUrl(value)) return { kind: 'postgres', url: value };
+  problems.push(
+    `KEEL_STORE (--store) must be sqlite or a postgres://… URL, got ${JSON.stringify(redactUrl(value))}`,
+  );
+  return { kind: 'sqlite' };
 }
 
 function syncMode(value: string, problems: string[]): SyncMode {

@@ -84,15 +84,18 @@ export async function startPrimary(config: Config, logger: Logger): Promise<Prim
   try {
     const first = await fork();
     for (let i = 1; i < config.workers; i++) await fork();
-    // The workers' commits leave checkpoints to this process (Checkpointer.leaveCheckpoints).
-    const db = openDatabase(join(config.dataDir, 'keel.sqlite'));
-    checkpoints = {
-      db,
-      worker: Checkpointer.start(db, {
-        onError: (err) =>
-          logger.error({ err }, 'the checkpoint worker failed; checkpoints are inline again'),
-      }),
-    };
+    // The workers' commits leave checkpoints to this process (Checkpointer.leaveCheckpoints);
+    // PostgreSQL checkpoints by itself.
+    if (config.store.kind === 'sqlite') {
+      const db = openDatabase(join(config.dataDir, 'keel.sqlite'));
+      checkpoints = {
+        db,
+        worker: Checkpointer.start(db, {
+          onError: (err) =>
+            logger.error({ err }, 'the checkpoint worker failed; checkpoints are inline again'),
+        }),
+      };
+    }
     serving = true;
     const held = checkpoints;
     let stopped: Promise<void> | undefined;
@@ -103,8 +106,8 @@ export async function startPrimary(config: Config, logger: Logger): Promise<Prim
       stop: () =>
         (stopped ??= (async () => {
           await stopWorkers();
-          await held.worker.stop();
-          held.db.close();
+          await held?.worker.stop();
+          held?.db.close();
           lock.release();
         })()),
     };

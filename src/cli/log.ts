@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { CommandCall } from '../cli.js';
 import type { Config } from '../config.js';
 import { openDatabase } from '../core/database.js';
+import { openStore } from '../core/store/open.js';
 import { redactSealed } from '../core/seal.js';
 
 export function dbPath(config: Config): string {
@@ -10,8 +11,13 @@ export function dbPath(config: Config): string {
 }
 
 export function requireLog(config: Config): void {
-  if (!existsSync(dbPath(config))) throw new Error(`no event log at ${dbPath(config)}`);
+  // A PostgreSQL store is checked by connecting to it.
+  if (config.store.kind === 'sqlite' && !existsSync(dbPath(config)))
+    throw new Error(`no event log at ${dbPath(config)}`);
 }
+
+/** The log's store, as the daemon opens it (SQLite file or PostgreSQL). */
+const openLog = (config: Config) => openStore(config.store, dbPath(config)).db;
 
 /** `keel replay`: rebuild the read models, or build them as of a time into a new file. */
 export async function replay({ config, options, deps, say, fail }: CommandCall): Promise<number> {
@@ -25,6 +31,10 @@ export async function replay({ config, options, deps, say, fail }: CommandCall):
   if (until !== undefined) {
     if (typeof until !== 'string' || Number.isNaN(Date.parse(until)))
       return fail('--until takes an ISO 8601 time');
+    if (config.store.kind !== 'sqlite')
+      return fail(
+        '--until --into copies the SQLite log; it is not available on a PostgreSQL store',
+      );
     const into = options.into;
     if (typeof into !== 'string')
       return fail('--until needs --into FILE (the live read models are not rolled back)');
@@ -123,7 +133,7 @@ export async function events({ config, options, say, fail }: CommandCall): Promi
     params.push(new Date(since).toISOString());
   }
   const full = options.full === true;
-  const db = openDatabase(dbPath(config));
+  const db = openLog(config);
   let last = 0;
   const print = (rows: Iterable<Record<string, unknown>>) => {
     for (const row of rows) {
@@ -202,7 +212,7 @@ export async function audit({
       import('../core/anchors.js'),
       import('../core/seal.js'),
     ]);
-  const db = openDatabase(dbPath(config));
+  const db = openLog(config);
   const broken = (position: number | null, reason: string) => {
     io.stderr.write(
       position === null

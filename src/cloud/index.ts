@@ -15,7 +15,7 @@ import { MAX_KEYS_PER_USER, userActions } from './iam-users.js';
 import { Params } from './params.js';
 import { authorize } from './permissions.js';
 import type { SignedRequest } from './sigv4.js';
-import { CloudStore } from './store.js';
+import { CloudStore, type CloudLocation } from './store.js';
 import { stsActions } from './sts.js';
 import { errorXml, successXml } from './xml.js';
 
@@ -52,8 +52,8 @@ const MAX_BODY = 1024 * 1024;
 
 /** Options of {@link createCloud}. */
 export interface CloudOptions {
-  /** The cloud's own SQLite file (e.g. `<data>/cloud.sqlite`), or `:memory:`. */
-  dbPath: string;
+  /** The cloud's own SQLite file (e.g. `<data>/cloud.sqlite`, or `:memory:`), or PostgreSQL. */
+  location: CloudLocation;
   clock: Clock;
   /** Keel's keyring: the secrets the file must use again are sealed with it. */
   sealer: Sealer;
@@ -111,7 +111,7 @@ function headersOf(raw: readonly string[]): Record<string, string> {
  * policies enforced, on its own SQLite file.
  */
 export function createCloud(opts: CloudOptions): CloudService {
-  const store = new CloudStore(opts.dbPath, opts.sealer);
+  const store = new CloudStore(opts.location, opts.sealer);
   const ids = opts.ids ?? randomIds;
   if (!store.meta('account_id')) store.setMeta('account_id', opts.accountId ?? '000000000000');
   const account = store.meta('account_id') ?? '000000000000';

@@ -1,7 +1,19 @@
 import { chmodSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import type { Statement as SqlStatement } from 'better-sqlite3';
+import type { Db, Statement as SqlStatement } from '../core/database.js';
 import type { Sealer } from '../core/seal.js';
+import { LOG_LOCK, PostgresDatabase } from '../core/store/postgres.js';
+
+/**
+ * Where the cloud keeps its tables: its own SQLite file (or `:memory:`), or, when Keel's log is
+ * on PostgreSQL, the same database in a schema of its own (`keel_cloud`), so every node serves
+ * the same users, keys and sessions (ADR 0081).
+ */
+export type CloudLocation = { kind: 'sqlite'; path: string } | { kind: 'postgres'; url: string };
+
+/** The cloud's schema on a PostgreSQL store, and its transactions' lock (not the log's). */
+const CLOUD_SCHEMA = 'keel_cloud';
+const CLOUD_LOCK = LOG_LOCK + 1;
 
 /**
  * The emulator's own SQLite file. It is an external system to Keel's engines: nothing here
@@ -116,22 +128,18 @@ type Param = string | number | null;
 
 /** A thin wrapper over the file: prepared-statement cache and typed one-line queries. */
 export class CloudStore {
-  readonly db: Database.Database;
+  readonly db: Db;
   readonly #statements = new Map<string, SqlStatement<Param[]>>();
   readonly #sealer: Sealer;
 
-  constructor(path: string, sealer: Sealer) {
+  constructor(location: CloudLocation, sealer: Sealer) {
     this.#sealer = sealer;
-    this.db = new Database(path);
-    // The file holds usable secrets (SigV4 needs them): owner only, like the keyring. SQLite
-    // gives the -wal and -shm files the database file's mode.
-    if (path !== ':memory:' && path !== '') chmodSync(path, 0o600);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    // Freed pages are zeroed: a deleted key or a secret sealed in place leaves no copy behind.
-    this.db.pragma('secure_delete = ON');
-    this.db.exec(SCHEMA);
-    this.#sealClearSecrets();
+    this.db =
+      location.kind === 'sqlite'
+        ? openSqlite(location.path)
+        : new PostgresDatabase(location.url, { schema: CLOUD_SCHEMA, lock: CLOUD_LOCK });
+    this.tx(() => this.db.exec(SCHEMA));
+    this.#sealClearSecrets(location.kind === 'sqlite');
   }
 
   /** A secret as this file keeps it (AES-256-GCM under the keyring). */
@@ -157,10 +165,13 @@ export class CloudStore {
    * A file written before secrets were sealed is sealed in place, once, in one transaction:
    * secrets encrypted, the session-token column replaced by HMACs.
    */
-  #sealClearSecrets(): void {
+  /** Files written before secrets were sealed are sealed in place (a PostgreSQL store is newer). */
+  #sealClearSecrets(sqlite: boolean): void {
     if (this.meta('secrets') === 'sealed') return;
     this.tx(() => {
-      const columns = this.all<{ name: string }>("SELECT name FROM pragma_table_info('sessions')");
+      const columns = sqlite
+        ? this.all<{ name: string }>("SELECT name FROM pragma_table_info('sessions')")
+        : [];
       if (columns.some((c) => c.name === 'token')) {
         this.db.exec('ALTER TABLE sessions RENAME COLUMN token TO token_hmac');
         for (const r of this.all<{ k: string; t: string }>(
@@ -243,4 +254,16 @@ export class CloudStore {
   close(): void {
     this.db.close();
   }
+}
+
+function openSqlite(path: string): Db {
+  const db = new Database(path);
+  // The file holds usable secrets (SigV4 needs them): owner only, like the keyring. SQLite
+  // gives the -wal and -shm files the database file's mode.
+  if (path !== ':memory:' && path !== '') chmodSync(path, 0o600);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  // Freed pages are zeroed: a deleted key or a secret sealed in place leaves no copy behind.
+  db.pragma('secure_delete = ON');
+  return db;
 }

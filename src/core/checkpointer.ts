@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Db } from './database.js';
+import type { SqliteDb as Db } from './database.js';
 
 /**
  * Write-ahead log checkpoints on a thread of their own (ADR 0006).

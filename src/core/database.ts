@@ -1,6 +1,9 @@
 import Database from 'better-sqlite3';
+import type { Db } from './store/port.js';
 
-export type Db = Database.Database;
+export type { Db, Statement } from './store/port.js';
+/** The SQLite adapter's own handle, for what only SQLite has (pragmas, checkpoints). */
+export type SqliteDb = Database.Database;
 
 /**
  * Versioned migrations of the core tables. Read models are not here: each projection owns its
@@ -56,7 +59,7 @@ export const SCHEMA_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
 export type SyncMode = 'full' | 'normal';
 
 /** Open (or create) a Keel database: WAL, the given sync mode, migrations applied. */
-export function openDatabase(path: string, sync: SyncMode = 'full'): Db {
+export function openDatabase(path: string, sync: SyncMode = 'full'): SqliteDb {
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma(`synchronous = ${sync === 'full' ? 'FULL' : 'NORMAL'}`);

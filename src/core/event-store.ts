@@ -107,10 +107,10 @@ export class EventStore {
       last: db.prepare<[], { position: number; hash: string }>(
         'SELECT position, hash FROM events ORDER BY position DESC LIMIT 1',
       ),
-      // SQLite gives the row the next position (cheaper than checking one given); the append
-      // checks that it is the position the hash was computed for.
-      insert: db.prepare<[string, number, string, string, string, string, string]>(
-        'INSERT INTO events (stream, version, type, time, data, metadata, hash) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      // The position the hash was computed for: if another writer took it since the end this
+      // process remembers, the primary key refuses the row and the append is retried.
+      insert: db.prepare<[number, string, number, string, string, string, string, string]>(
+        'INSERT INTO events (position, stream, version, type, time, data, metadata, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       stream: db
         .prepare<[string], RawRow>(
@@ -169,13 +169,20 @@ export class EventStore {
     const write = () => this.#appendInTransaction(stream, events, options);
     let stored: StoredEvent<E>[];
     try {
-      stored = this.#atomically(enclosed, write);
+      try {
+        stored = this.#atomically(enclosed, write);
+      } catch (err) {
+        this.#last = null;
+        this.#versions.delete(stream);
+        // Another writer (the CLI, say) appended since the cached end of the log: read it, retry.
+        if (!isPositionTaken(err)) throw err;
+        stored = this.#atomically(enclosed, write);
+      }
     } catch (err) {
-      this.#last = null;
-      this.#versions.delete(stream);
-      // Another writer (the CLI, say) appended since the cached end of the log: read it, retry.
-      if (!isPositionTaken(err)) throw err;
-      stored = this.#atomically(enclosed, write);
+      if (err instanceof VersionTaken) {
+        throw new ConcurrencyError(stream, err.expected, this.version(stream));
+      }
+      throw err;
     }
     const end = stored[stored.length - 1]!;
     if (enclosed) {
@@ -267,9 +274,9 @@ export class EventStore {
         metadata: metadataJson,
       };
       const hash = this.#chain.link(prevHash, row);
-      let stored: number | bigint;
       try {
-        stored = this.#stmts.insert.run(
+        this.#stmts.insert.run(
+          position,
           row.stream,
           row.version,
           row.type,
@@ -277,14 +284,13 @@ export class EventStore {
           row.data,
           row.metadata,
           hash,
-        ).lastInsertRowid;
+        );
       } catch (err) {
-        // The stream moved on under a stale version hint: a concurrency conflict like any other.
+        // The stream moved on under a stale version hint: a concurrency conflict like any other,
+        // whose actual version is read once the failed write is undone.
         if (!isVersionTaken(err)) throw err;
-        throw new ConcurrencyError(stream, actual, this.version(stream));
+        throw new VersionTaken(stream, actual);
       }
-      // Another writer appended since the end this process remembers: undo, and retry.
-      if (Number(stored) !== position) throw new StaleEnd();
       prevHash = hash;
       const storedEvent = {
         ...event,
@@ -323,11 +329,11 @@ export class EventStore {
     const statement = this.#db
       .prepare<unknown[], RawRow>(
         `SELECT position, stream, version, type, time, data, metadata, hash FROM events
-          WHERE position > ? AND (${types.map(() => 'type GLOB ?').join(' OR ')})
+          WHERE position > ? AND (${types.map(typeClause).join(' OR ')})
           ORDER BY position LIMIT ?`,
       )
       .raw(true);
-    const patterns = types.map(globOf);
+    const patterns = types.map((t) => (t.endsWith('*') ? t.slice(0, -1) : t));
     return (afterPosition, limit) => toEvents(statement.all(afterPosition, ...patterns, limit));
   }
 
@@ -348,28 +354,30 @@ export class EventStore {
   }
 }
 
-/** The log's end moved under this process (another writer appended): the append is retried. */
-class StaleEnd extends Error {
-  constructor() {
-    super('the end of the event log moved during the append');
+/**
+ * The stream's version was taken under a stale hint. Its actual version is read after the write
+ * is undone: PostgreSQL answers nothing inside a transaction a failed statement aborted.
+ */
+class VersionTaken extends Error {
+  constructor(
+    readonly stream: string,
+    readonly expected: number,
+  ) {
+    super(`stream ${stream} moved past version ${expected}`);
   }
 }
 
+/** The log's end moved under this process (another writer appended): the append is retried. */
 const isPositionTaken = (err: unknown): boolean =>
-  err instanceof StaleEnd ||
   (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 
-/** `Run*` stays a prefix; any other GLOB character in a type name is matched literally. */
 /** Whether an event type matches a reactor's type pattern (a name, or a prefix ending in `*`). */
 export const typeMatches = (pattern: string, type: string): boolean =>
   pattern.endsWith('*') ? type.startsWith(pattern.slice(0, -1)) : pattern === type;
 
-/** The SQLite GLOB for a type pattern: the trailing `*` only is a wildcard. */
-function globOf(type: string): string {
-  const prefix = type.endsWith('*');
-  const name = prefix ? type.slice(0, -1) : type;
-  return `${name.replace(/[*?[\]]/g, (c) => `[${c}]`)}${prefix ? '*' : ''}`;
-}
+/** SQL matching a type pattern, a name whole or a prefix `Run*`, against one parameter. */
+const typeClause = (pattern: string): string =>
+  pattern.endsWith('*') ? `substr(type, 1, ${pattern.length - 1}) = ?` : 'type = ?';
 
 const isVersionTaken = (err: unknown): boolean =>
   (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE';

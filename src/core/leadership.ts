@@ -27,7 +27,7 @@ export class Leadership {
     const take = db.prepare<[string, string, number, number]>(
       `INSERT INTO ${LEADERSHIP_TABLE} (name, holder, expires_at) VALUES (?, ?, ?)
        ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
-       WHERE holder = excluded.holder OR expires_at <= ?`,
+       WHERE ${LEADERSHIP_TABLE}.holder = excluded.holder OR ${LEADERSHIP_TABLE}.expires_at <= ?`,
     );
     const release = db.prepare<[string, string]>(
       `DELETE FROM ${LEADERSHIP_TABLE} WHERE name = ? AND holder = ?`,

@@ -1,19 +1,31 @@
-import type { Db } from './database.js';
+import type { Db, SqliteDb } from './database.js';
 
 /**
- * Notices commits made by other processes sharing the database file (`--workers`): SQLite's
- * `PRAGMA data_version` changes for a connection when another connection has committed since it
- * was last asked, and never for the connection's own commits. About 3 µs a check (ADR 0080).
+ * How a process tells that another one committed. On SQLite, `PRAGMA data_version` changes for
+ * a connection when another connection has committed since it was last asked, and never for the
+ * connection's own commits: about 3 µs a check (ADR 0080). On PostgreSQL, the log's end (the
+ * primary key's last entry, one index probe): every commit that changes a read model appends to
+ * the log in the same transaction, so a new end is the sign (ADR 0081). Its own appends move it
+ * too; forgetting after them costs only a re-read.
  */
+export function logVersion(db: Db, sqlite: SqliteDb | null): () => number {
+  if (sqlite !== null) {
+    const statement = sqlite.prepare<[], number>('PRAGMA data_version').pluck();
+    return () => statement.get()!;
+  }
+  const statement = db.prepare<[], number>('SELECT max(position) FROM events').pluck();
+  return () => statement.get() ?? 0;
+}
+
+/** Notices commits made by other processes sharing the log (`--workers`, several nodes). */
 export class LogWatch {
   readonly #version: () => number;
   readonly #listeners = new Set<() => void>();
   #seen: number;
 
-  constructor(db: Db) {
-    const statement = db.prepare<[], number>('PRAGMA data_version').pluck();
-    this.#version = () => statement.get()!;
-    this.#seen = this.#version();
+  constructor(version: () => number) {
+    this.#version = version;
+    this.#seen = version();
   }
 
   /** Tells the listeners if another process committed since the last check; returns whether. */

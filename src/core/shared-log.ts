@@ -21,7 +21,8 @@ export const holderName = (): string => `${process.pid}@${hostname()}/${randomUU
 const WATCH_INTERVAL_MS = 20;
 
 /**
- * One process's part in sharing the log with other processes (`--workers`, ADR 0080): it forgets
+ * One process's part in sharing the log with other processes (`--workers`, ADR 0080, or other
+ * nodes on one PostgreSQL database, ADR 0081): it forgets
  * remembered rows when another process commits, and runs reactors and timers only while it holds
  * the leadership lease.
  */
@@ -32,7 +33,14 @@ export class SharedLog {
   readonly #watch: LogWatch;
   readonly #leadership: Leadership;
 
-  constructor(db: Db, clock: Clock, logger: Logger, reactors: Reactors, pollIntervalMs: number) {
+  constructor(
+    db: Db,
+    version: () => number,
+    clock: Clock,
+    logger: Logger,
+    reactors: Reactors,
+    pollIntervalMs: number,
+  ) {
     this.#db = db;
     this.#logger = logger;
     this.#reactors = reactors;
@@ -40,7 +48,7 @@ export class SharedLog {
       holder: holderName(),
       ttlMs: leaseTtlMs(pollIntervalMs),
     });
-    this.#watch = new LogWatch(db);
+    this.#watch = new LogWatch(version);
     this.#watch.onForeignCommit(() => {
       anotherProcessCommitted(db);
       // Another process appended: the leader's reactors read what it wrote.

@@ -1,5 +1,4 @@
-import type { Statement } from 'better-sqlite3';
-import type { Db } from './database.js';
+import type { Db, Statement } from './database.js';
 
 /**
  * Prepared statements made on first use and kept. Query objects are built before their
@@ -11,7 +10,7 @@ export function statements(db: Db) {
   return <P extends unknown[] = unknown[], R = unknown>(sql: string): Statement<P, R> => {
     let stmt = cache.get(sql);
     if (stmt === undefined) {
-      stmt = db.prepare(sql);
+      stmt = db.prepare<unknown[]>(sql);
       cache.set(sql, stmt);
     }
     return stmt as unknown as Statement<P, R>;

@@ -10,6 +10,7 @@ import { sequentialIds } from '../../src/core/ids.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { ListeningServer } from '../../src/http/server.js';
 import { listen } from '../../src/http/server.js';
+import { testStore } from './store.js';
 
 export const TEST_SEAL_KEY = Buffer.alloc(32, 7);
 
@@ -52,7 +53,8 @@ export async function startTestApp(
 ): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'keel-test-'));
   const clock = options.clock ?? new ManualClock('2026-01-01T00:00:00.000Z');
-  const config = testConfig(dataDir, options.config);
+  const database = testStore();
+  const config = testConfig(dataDir, { ...database.config, ...options.config });
   const app = createApp(config, {
     clock,
     ids: sequentialIds(),
@@ -75,6 +77,7 @@ export async function startTestApp(
     close: async () => {
       await server.close();
       await app.close();
+      database.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

@@ -33,7 +33,12 @@ export async function startCloud(
   listener: 'koa' | 'keel' = 'koa',
   sealer: Sealer = processSealer,
 ): Promise<CloudServer> {
-  const cloud = createCloud({ dbPath, clock, sealer, accountId: '123456789012' });
+  const cloud = createCloud({
+    location: { kind: 'sqlite', path: dbPath },
+    clock,
+    sealer,
+    accountId: '123456789012',
+  });
   const root = cloud.bootstrapRoot();
   const app = new Koa();
   app.use(cloud.middleware());

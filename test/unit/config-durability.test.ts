@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { SqliteDb } from '../../src/core/database.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -54,7 +55,7 @@ describe('durability and listener configuration', () => {
           sealKey: Buffer.alloc(32, 3),
           executor: false,
         });
-        expect(app.core.db.pragma('synchronous', { simple: true })).toBe(level);
+        expect((app.core.db as SqliteDb).pragma('synchronous', { simple: true })).toBe(level);
         await app.close();
       }
     } finally {

@@ -197,8 +197,8 @@ export const runProjection: Projection = {
         status_timestamps = @status_timestamps, plan = @plan, apply = @apply WHERE id = @id`),
       log: db.prepare(`INSERT INTO ${RUN_LOGS_TABLE} (run_id, phase, log, json_output, json_output_redacted)
         VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, phase) DO UPDATE SET log = excluded.log,
-        json_output = COALESCE(excluded.json_output, json_output),
-        json_output_redacted = COALESCE(excluded.json_output_redacted, json_output_redacted)`),
+        json_output = COALESCE(excluded.json_output, ${RUN_LOGS_TABLE}.json_output),
+        json_output_redacted = COALESCE(excluded.json_output_redacted, ${RUN_LOGS_TABLE}.json_output_redacted)`),
       dropWorkspace: db.prepare(`DELETE FROM ${RUNS_TABLE} WHERE workspace_id = ?`),
     };
 

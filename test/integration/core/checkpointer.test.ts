@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Checkpointer, type CheckpointResult } from '../../../src/core/checkpointer.js';
 import { ManualClock } from '../../../src/core/clock.js';
-import { openDatabase, type Db } from '../../../src/core/database.js';
+import { openDatabase, type SqliteDb as Db } from '../../../src/core/database.js';
 import { verifyChain } from '../../../src/core/anchors.js';
 import { testChain } from '../../support/chain.js';
 import { EventStore } from '../../../src/core/event-store.js';

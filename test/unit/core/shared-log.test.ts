@@ -10,7 +10,7 @@ import { silentLogger } from '../../../src/core/logger.js';
 import { Reactors, type Reactor } from '../../../src/core/reactors.js';
 import { AppendWatch } from '../../../src/ui/audit-routes.js';
 import { Leadership } from '../../../src/core/leadership.js';
-import { LogWatch } from '../../../src/core/log-watch.js';
+import { LogWatch, logVersion } from '../../../src/core/log-watch.js';
 import { ReadMemo, anotherProcessCommitted } from '../../../src/core/read-memo.js';
 import { testChain } from '../../support/chain.js';
 
@@ -69,7 +69,7 @@ describe('LogWatch', () => {
     const [a, b] = twoConnections();
     a.exec('CREATE TABLE t (v TEXT)');
     a.exec("INSERT INTO t VALUES ('old')");
-    const watch = new LogWatch(a);
+    const watch = new LogWatch(logVersion(a, a));
     const memo = new ReadMemo(a);
     const read = () => a.prepare<[], { v: string }>('SELECT v FROM t').get()!.v;
     expect(memo.get('t', read)).toBe('old');

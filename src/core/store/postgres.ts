@@ -1,0 +1,413 @@
+import { createRequire } from 'node:module';
+import { COMPAT_SQL } from './compat.js';
+import type { Args, Db, RunResult, Statement, Transaction } from './port.js';
+import { type Control, type Translated, splitStatements, translate } from './translate.js';
+import { redactUrl } from './url.js';
+
+/** The part of the `libpq` package (libpq's synchronous calls) the adapter uses. */
+interface PQ {
+  connectSync(conninfo: string): void;
+  finish(): void;
+  exec(text: string): void;
+  prepare(name: string, text: string, nParams: number): void;
+  execPrepared(name: string, values: (string | null)[]): void;
+  resultStatus(): string;
+  resultErrorMessage(): string;
+  resultErrorFields(): Record<string, string | undefined> | null;
+  errorMessage(): string;
+  transactionStatus(): number;
+  ntuples(): number;
+  nfields(): number;
+  fname(i: number): string;
+  ftype(i: number): number;
+  getvalue(row: number, column: number): string;
+  getisnull(row: number, column: number): boolean;
+  cmdTuples(): string;
+}
+
+function loadLibpq(): new () => PQ {
+  try {
+    return createRequire(import.meta.url)('libpq') as new () => PQ;
+  } catch (err) {
+    throw new Error(
+      `--store postgres:// needs the optional package libpq, which did not install (build it with libpq-dev present: apt-get install libpq-dev && npm install): ${(err as Error).message}`,
+    );
+  }
+}
+
+/** Connections being closed, kept from the garbage collector until libuv has let go of them. */
+const closing = new Set<PQ>();
+
+/**
+ * Ends a connection. libpq's binding closes the connection's socket watcher asynchronously; if
+ * the object were collected before the event loop finished that close, the process would abort.
+ */
+function finish(pq: PQ): void {
+  pq.finish();
+  closing.add(pq);
+  setTimeout(() => closing.delete(pq), 1000).unref();
+}
+
+/**
+ * The lock every write transaction takes first: one writer at a time across every node, the
+ * equivalent of SQLite's single writer (BEGIN IMMEDIATE). An arbitrary constant ("keel" in ASCII).
+ */
+export const LOG_LOCK = 0x6b65656c;
+
+/** SQLite's error codes for PostgreSQL's SQLSTATEs that Keel tells apart. */
+function sqliteCode(state: string | undefined, constraint: string | undefined): string {
+  switch (state ?? '') {
+    case '23505':
+      return constraint?.endsWith('_pkey') === true
+        ? 'SQLITE_CONSTRAINT_PRIMARYKEY'
+        : 'SQLITE_CONSTRAINT_UNIQUE';
+    case '23503':
+      return 'SQLITE_CONSTRAINT_FOREIGNKEY';
+    case '23502':
+      return 'SQLITE_CONSTRAINT_NOTNULL';
+    case '23514':
+      return 'SQLITE_CONSTRAINT_CHECK';
+    case '40P01':
+    case '55P03':
+      return 'SQLITE_BUSY';
+    default:
+      return `POSTGRES_${state ?? 'ERROR'}`;
+  }
+}
+
+/** An error from the server, with the SQLite code Keel checks (`code`) and PostgreSQL's own. */
+export class PostgresError extends Error {
+  readonly code: string;
+  readonly sqlState: string | undefined;
+  constructor(message: string, sqlState: string | undefined, constraint: string | undefined) {
+    super(message);
+    this.name = 'PostgresError';
+    this.sqlState = sqlState;
+    this.code = sqliteCode(sqlState, constraint);
+  }
+}
+
+type Value = string | number | Buffer | null;
+
+/** Column values typed as better-sqlite3 gives them: numbers, Buffers, text; booleans as 1/0. */
+function converter(oid: number): (text: string) => Value {
+  switch (oid) {
+    case 20: // int8
+    case 21: // int2
+    case 23: // int4
+    case 26: // oid
+    case 700: // float4
+    case 701: // float8
+    case 1700: // numeric
+      return Number;
+    case 16: // bool
+      return (v) => (v === 't' ? 1 : 0);
+    case 17: // bytea, hex format
+      return (v) => Buffer.from(v.slice(2), 'hex');
+    default:
+      return (v) => v;
+  }
+}
+
+function bindValue(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'bigint') return String(v);
+  if (Buffer.isBuffer(v) || v instanceof Uint8Array) return `\\x${Buffer.from(v).toString('hex')}`;
+  throw new TypeError('the store can only bind numbers, strings, bigints, buffers, and null');
+}
+
+class PgStatement implements Statement {
+  readonly #db: PostgresDatabase;
+  readonly #sql: Translated;
+  #pluck = false;
+  #raw = false;
+
+  constructor(db: PostgresDatabase, sql: Translated) {
+    this.#db = db;
+    this.#sql = sql;
+  }
+
+  pluck(toggleState = true): this {
+    this.#pluck = toggleState;
+    if (toggleState) this.#raw = false;
+    return this;
+  }
+
+  raw(toggleState = true): this {
+    this.#raw = toggleState;
+    if (toggleState) this.#pluck = false;
+    return this;
+  }
+
+  run(...params: unknown[]): RunResult {
+    this.#db.execute(this.#sql, this.#bind(params));
+    return { changes: this.#db.changes() };
+  }
+
+  get(...params: unknown[]): unknown {
+    this.#db.execute(this.#sql, this.#bind(params));
+    return this.#db.rows(this.#shape(), 1)[0];
+  }
+
+  all(...params: unknown[]): unknown[] {
+    this.#db.execute(this.#sql, this.#bind(params));
+    return this.#db.rows(this.#shape());
+  }
+
+  iterate(...params: unknown[]): IterableIterator<unknown> {
+    return this.all(...params)[Symbol.iterator]();
+  }
+
+  #shape(): 'object' | 'raw' | 'pluck' {
+    return this.#pluck ? 'pluck' : this.#raw ? 'raw' : 'object';
+  }
+
+  #bind(params: unknown[]): (string | null)[] {
+    const p = this.#sql.params;
+    if (p.kind === 'named') {
+      const values = params[0];
+      if (params.length !== 1 || values === null || typeof values !== 'object') {
+        throw new RangeError('this statement takes its parameters as one object of named values');
+      }
+      return p.names.map((name) => {
+        if (!(name in values)) throw new RangeError(`Missing named parameter "${name}"`);
+        return bindValue((values as Record<string, unknown>)[name]);
+      });
+    }
+    if (params.length !== p.count) {
+      throw new RangeError(
+        `Too ${params.length < p.count ? 'few' : 'many'} parameter values were provided`,
+      );
+    }
+    return params.map(bindValue);
+  }
+}
+
+/**
+ * The PostgreSQL adapter of the store port over one libpq connection, synchronous: each call
+ * waits for the server's answer. SQL is translated once per text and kept as a server-side
+ * prepared statement. Every transaction takes the log's lock first (`LOG_LOCK`).
+ */
+export class PostgresDatabase implements Db {
+  readonly name: string;
+  readonly #pq: PQ;
+  readonly #keys = new Map<string, string[]>();
+  readonly #translated = new Map<string, Translated>();
+  readonly #prepared = new Map<string, string>();
+  /** How many transactions (the outermost and its savepoints) are open. */
+  #depth = 0;
+  #open = true;
+  readonly #lock: number;
+
+  /**
+   * Connects to `url` (a libpq connection string). `schema` keeps the tables apart from Keel's
+   * log (the embedded cloud's); `lock` is the transactions' lock (`LOG_LOCK` by default).
+   */
+  constructor(url: string, options: { schema?: string; lock?: number } = {}) {
+    const PQ = loadLibpq();
+    this.name = redactUrl(url);
+    this.#lock = options.lock ?? LOG_LOCK;
+    this.#pq = new PQ();
+    try {
+      this.#pq.connectSync(url);
+    } catch (err) {
+      closing.add(this.#pq);
+      setTimeout(() => closing.delete(this.#pq), 1000).unref();
+      throw new Error(`cannot connect to ${this.name}: ${redactUrl((err as Error).message)}`);
+    }
+    this.#simple("SET client_min_messages = warning; SET TIME ZONE 'UTC'");
+    this.#simple('SELECT datcollate FROM pg_database WHERE datname = current_database()');
+    const collate = String(this.rows('pluck')[0]);
+    if (!/^(C|POSIX|C\.UTF-?8)$/i.test(collate)) {
+      this.close();
+      throw new Error(
+        `the database at ${this.name} sorts text by locale ${collate}; Keel needs byte order, as SQLite has it: CREATE DATABASE … TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'`,
+      );
+    }
+    this.transaction(() => {
+      if (options.schema !== undefined) {
+        this.#simple(
+          `CREATE SCHEMA IF NOT EXISTS ${options.schema}; SET search_path = ${options.schema}, public`,
+        );
+      }
+      this.#simple(COMPAT_SQL);
+    })();
+  }
+
+  get open(): boolean {
+    return this.#open;
+  }
+
+  get inTransaction(): boolean {
+    // PQTRANS_INTRANS (2) or PQTRANS_INERROR (3): local state, no round trip.
+    const status = this.#pq.transactionStatus();
+    return status === 2 || status === 3;
+  }
+
+  prepare<P extends unknown[] | object = unknown[], R = unknown>(
+    source: string,
+  ): P extends unknown[] ? Statement<P, R> : Statement<[P], R> {
+    const statement: Statement = new PgStatement(this, this.#translate(source));
+    return statement as P extends unknown[] ? Statement<P, R> : Statement<[P], R>;
+  }
+
+  exec(source: string): this {
+    const texts: string[] = [];
+    for (const one of splitStatements(source)) {
+      const t = this.#translate(one);
+      if (t.control !== null) this.#control(t.control);
+      else texts.push(t.text);
+    }
+    if (texts.length > 0) this.#simple(texts.join(';\n'));
+    return this;
+  }
+
+  transaction<F extends (...params: never[]) => unknown>(fn: F): Transaction<F> {
+    const run = (...params: Args<F>): ReturnType<F> => {
+      const nested = this.inTransaction;
+      const name = `keel_tx_${this.#depth}`;
+      this.#control(nested ? { kind: 'savepoint', name } : { kind: 'begin' });
+      this.#depth++;
+      try {
+        const result = fn(...params) as ReturnType<F>;
+        if (result instanceof Promise)
+          throw new TypeError('Transaction function cannot return a promise');
+        this.#control(nested ? { kind: 'release', name } : { kind: 'commit' });
+        return result;
+      } catch (err) {
+        if (this.inTransaction) {
+          if (nested) {
+            this.#control({ kind: 'rollback-to', name });
+            this.#control({ kind: 'release', name });
+          } else this.#control({ kind: 'rollback' });
+        }
+        throw err;
+      } finally {
+        this.#depth--;
+      }
+    };
+    return Object.assign(run, { immediate: run, deferred: run });
+  }
+
+  close(): this {
+    if (this.#open) {
+      this.#open = false;
+      finish(this.#pq);
+    }
+    return this;
+  }
+
+  /** Runs a translated statement; its rows (or its count) are read from the connection next. */
+  execute(sql: Translated, values: (string | null)[]): void {
+    if (sql.control !== null) return this.#control(sql.control);
+    let name = this.#prepared.get(sql.text);
+    if (name === undefined) {
+      name = `keel_${this.#prepared.size + 1}`;
+      this.#pq.prepare(name, sql.text, values.length);
+      this.#check(sql.text);
+      this.#prepared.set(sql.text, name);
+    }
+    this.#pq.execPrepared(name, values);
+    this.#check(sql.text);
+    if (sql.creates !== null) this.#keys.set(sql.creates.table, sql.creates.key);
+  }
+
+  changes(): number {
+    return Number(this.#pq.cmdTuples()) || 0;
+  }
+
+  rows(shape: 'object' | 'raw' | 'pluck', limit = Number.POSITIVE_INFINITY): unknown[] {
+    const pq = this.#pq;
+    const n = Math.min(pq.ntuples(), limit);
+    const columns = pq.nfields();
+    const convert = Array.from({ length: columns }, (_, c) => converter(pq.ftype(c)));
+    const value = (r: number, c: number): Value =>
+      pq.getisnull(r, c) ? null : convert[c]!(pq.getvalue(r, c));
+    const out: unknown[] = new Array<unknown>(n);
+    if (shape === 'pluck') {
+      for (let r = 0; r < n; r++) out[r] = value(r, 0);
+      return out;
+    }
+    if (shape === 'raw') {
+      for (let r = 0; r < n; r++) out[r] = Array.from({ length: columns }, (_, c) => value(r, c));
+      return out;
+    }
+    const names = Array.from({ length: columns }, (_, c) => pq.fname(c));
+    for (let r = 0; r < n; r++) {
+      const row: Record<string, Value> = {};
+      for (let c = 0; c < columns; c++) row[names[c]!] = value(r, c);
+      out[r] = row;
+    }
+    return out;
+  }
+
+  #translate(source: string): Translated {
+    let t = this.#translated.get(source);
+    if (t === undefined) {
+      t = translate(source, (table) => this.#keys.get(table) ?? this.#primaryKey(table));
+      if (t.creates !== null) this.#keys.set(t.creates.table, t.creates.key);
+      this.#translated.set(source, t);
+    }
+    return t;
+  }
+
+  /** A table's primary key from the catalog, for tables created by an earlier process. */
+  #primaryKey(table: string): string[] | undefined {
+    this.#pq.prepare(
+      '',
+      `SELECT a.attname FROM pg_index i JOIN pg_attribute a
+         ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
+       WHERE i.indrelid = to_regclass($1) AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)`,
+      1,
+    );
+    this.#check('primary key lookup');
+    this.#pq.execPrepared('', [table]);
+    this.#check('primary key lookup');
+    const key = this.rows('pluck') as string[];
+    if (key.length === 0) return undefined;
+    this.#keys.set(table, key);
+    return key;
+  }
+
+  #control(c: Control): void {
+    switch (c.kind) {
+      case 'begin':
+        // Read committed: each statement after the lock sees every commit made before it.
+        return this.#simple(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lock})`);
+      case 'commit':
+        return this.#simple('COMMIT');
+      case 'rollback':
+        return this.#simple('ROLLBACK');
+      case 'savepoint':
+        return this.#simple(`SAVEPOINT ${c.name}`);
+      case 'release':
+        return this.#simple(`RELEASE SAVEPOINT ${c.name}`);
+      case 'rollback-to':
+        return this.#simple(`ROLLBACK TO SAVEPOINT ${c.name}`);
+    }
+  }
+
+  #simple(text: string): void {
+    this.#pq.exec(text);
+    this.#check(text);
+  }
+
+  #check(text: string): void {
+    const status = this.#pq.resultStatus();
+    if (
+      status === 'PGRES_FATAL_ERROR' ||
+      status === 'PGRES_BAD_RESPONSE' ||
+      status === 'PGRES_NONFATAL_ERROR'
+    ) {
+      const fields = this.#pq.resultErrorFields() ?? {};
+      const message =
+        fields.messagePrimary ?? (this.#pq.resultErrorMessage() || this.#pq.errorMessage());
+      throw new PostgresError(
+        `${message.trim()} (in: ${text.slice(0, 200)})`,
+        fields.sqlState,
+        fields.constraintName,
+      );
+    }
+  }
+}

@@ -1,0 +1,12 @@
+/** Whether a `--store` value names a PostgreSQL database (a libpq connection URL). */
+export const isPostgresUrl = (value: string): boolean => /^postgres(ql)?:\/\//i.test(value);
+
+/**
+ * A connection URL (or a message quoting one) with its password replaced: what may be printed or
+ * logged. Covers `user:password@` and a `password=` parameter.
+ */
+export function redactUrl(text: string): string {
+  return text
+    .replace(/(postgres(?:ql)?:\/\/[^:/?#@\s]*):[^@/?#\s]*@/gi, '$1:***@')
+    .replace(/(password=)[^&\s]*/gi, '$1***');
+}
