@@ -3,8 +3,10 @@ import { join, resolve } from 'node:path';
 import type { CommandCall } from '../cli.js';
 import type { Config } from '../config.js';
 import { AuditError, ChainKey, openChain } from '../core/chain.js';
-import { openDatabase, type Db } from '../core/database.js';
+import type { Db } from '../core/database.js';
 import { loadSealKey } from '../core/seal.js';
+import { openStore } from '../core/store/open.js';
+import { isPostgresUrl, redactUrl } from '../core/store/url.js';
 import { parseAnchor, verifyChain, writeAnchor, type Anchor } from '../core/anchors.js';
 
 /**
@@ -31,17 +33,14 @@ type Place = { kind: 'dir'; dir: string } | { kind: 'store'; url: string };
 
 /** An opened end: its database, and the directory that holds its keyring and audit head. */
 interface End {
-  readonly label: string;
   readonly place: Place;
   readonly db: Db;
   readonly home: string;
   readonly headFile: string;
 }
 
-export const isStoreUrl = (text: string): boolean => /^postgres(ql)?:\/\//i.test(text);
-
 function placeOf(text: string): Place {
-  return isStoreUrl(text) ? { kind: 'store', url: text } : { kind: 'dir', dir: resolve(text) };
+  return isPostgresUrl(text) ? { kind: 'store', url: text } : { kind: 'dir', dir: resolve(text) };
 }
 
 /** The directory holding an end's keyring and `audit/head.json`. */
@@ -53,19 +52,17 @@ const sameEnd = (a: Place, b: Place): boolean =>
     ? a.dir === b.dir
     : a.kind === 'store' && b.kind === 'store' && a.url === b.url;
 
-function openEnd(label: string, place: Place, config: Config, create: boolean): End {
+function openEnd(place: Place, config: Config, create: boolean): End {
   const home = homeOf(place, config);
   const headFile = join(home, 'audit', 'head.json');
   switch (place.kind) {
     case 'dir': {
       const path = join(place.dir, 'keel.sqlite');
       if (!create && !existsSync(path)) throw new Error(`no event log at ${path}`);
-      return { label, place, db: openDatabase(path, config.sync), home, headFile };
+      return { place, db: openStore({ kind: 'sqlite' }, path, config.sync).db, home, headFile };
     }
     case 'store':
-      throw new Error(
-        `${label}: this Keel has no PostgreSQL store adapter; a postgres:// end needs it`,
-      );
+      return { place, db: openStore({ kind: 'postgres', url: place.url }, '').db, home, headFile };
   }
 }
 
@@ -166,12 +163,12 @@ export async function copy({ config, options, io, say, fail }: CommandCall): Pro
       lock.acquire();
       locks.push(lock);
     }
-    const src = openEnd(from, source, config, false);
+    const src = openEnd(source, config, false);
     ends.push(src);
     const key = sourceKey(src.home, config);
-    const dst = openEnd(to, target, config, true);
+    const dst = openEnd(target, config, true);
     ends.push(dst);
-    refuseHeld(to, dst.db);
+    refuseHeld(redactUrl(to), dst.db);
     const writeKeyring = targetNeedsKeyring(dst.home, key, config);
     const chainKey = new ChainKey(key);
     const sourceChain = openChain(src.db, chainKey, src.headFile);
@@ -190,7 +187,7 @@ export async function copy({ config, options, io, say, fail }: CommandCall): Pro
       }
       return dst.db
         .transaction(() => {
-          refuseHeld(to, dst.db);
+          refuseHeld(redactUrl(to), dst.db);
           const counts = copyRows(src.db, dst.db);
           // The copy is checked before it commits: a target that does not verify is rolled back.
           const after = verifyChain(dst.db, openChain(dst.db, chainKey, null));
@@ -216,7 +213,7 @@ export async function copy({ config, options, io, say, fail }: CommandCall): Pro
     if (target.kind === 'dir') makePrivate(target.dir);
     const { counts, verdict } = copied;
     say(
-      `copied ${counts.events} events (keyed from position ${verdict.keyedFrom}), ${counts.audit_anchors} anchors and ${counts.checkpoints} reactor checkpoints from ${from} to ${to}; the chain verifies on both` +
+      `copied ${counts.events} events (keyed from position ${verdict.keyedFrom}), ${counts.audit_anchors} anchors and ${counts.checkpoints} reactor checkpoints from ${redactUrl(from)} to ${redactUrl(to)}; the chain verifies on both` +
         `${writeKeyring ? `; the keyring was copied to ${join(dst.home, 'keyring')}` : ''}; read models are built from the log when keel serve first starts on it`,
     );
     return 0;

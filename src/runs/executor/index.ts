@@ -6,7 +6,7 @@ import type { StoredEvent } from '../../core/events.js';
 import type { Reactor } from '../../core/reactors.js';
 import type { RunRow, RunsContext } from '../index.js';
 import { RUNS_TABLE } from '../run/projection.js';
-import { enginesOf } from '../../config.js';
+import { enginesOf, sharesLog } from '../../config.js';
 import { executionEngineOf } from '../workspaces/presenters.js';
 import { builtinDriver } from './builtin/index.js';
 import { CheckQueries, checksProjection } from './checks/projection.js';
@@ -124,13 +124,12 @@ export function createExecutorContext(
     },
   );
   // Several processes on one log (ADR 0080): each phase runs where its claim is held (ADR 0082).
-  const claims =
-    core.config.workers > 1
-      ? new PhaseClaims(core.db, core.clock, {
-          holder: holderName(),
-          ttlMs: leaseTtlMs(core.config.pollIntervalMs),
-        })
-      : null;
+  const claims = sharesLog(core.config)
+    ? new PhaseClaims(core.db, core.clock, {
+        holder: holderName(),
+        ttlMs: leaseTtlMs(core.config.pollIntervalMs),
+      })
+    : null;
   const executor = new Executor({
     port,
     logs: liveLogs,

@@ -6,9 +6,10 @@ import { createApp } from '../../../src/app.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import { openDatabase } from '../../../src/core/database.js';
 import { silentLogger } from '../../../src/core/logger.js';
-import { testConfig } from '../../../src/config.js';
+import { testConfig, type Config } from '../../../src/config.js';
 import { listen } from '../../../src/http/server.js';
 import { httpRequest, TEST_SEAL_KEY } from '../../support/app.js';
+import { freshDatabase } from '../../support/store.js';
 import { keel } from '../../support/cli.js';
 
 const KEY_HEX = TEST_SEAL_KEY.toString('hex');
@@ -22,8 +23,8 @@ const tempDir = () => {
   return d;
 };
 
-const openApp = (dataDir: string) =>
-  createApp(testConfig(dataDir), {
+const openApp = (dataDir: string, store: Partial<Config> = {}) =>
+  createApp(testConfig(dataDir, store), {
     clock: new ManualClock('2026-01-01T00:00:00.000Z'),
     logger: silentLogger(),
     sealKey: TEST_SEAL_KEY,
@@ -79,9 +80,9 @@ const logOf = (dataDir: string) => {
   }
 };
 
-/** Every read model as the app on `dataDir` holds it after start. */
-async function readModels(dataDir: string) {
-  const app = openApp(dataDir);
+/** Every read model as the app on `dataDir` (and `store`) holds it after start. */
+async function readModels(dataDir: string, store: Partial<Config> = {}) {
+  const app = openApp(dataDir, store);
   try {
     return app.projections.dump();
   } finally {
@@ -199,5 +200,43 @@ describe('keel copy between data directories', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('another Keel process (pid 1) is using the data directory');
     rmSync(join(from, 'keel.lock'));
+  });
+
+  /**
+   * The round trip through the run's store: on PostgreSQL (`integration-pg`) from a directory to
+   * a database and back; on SQLite through a second directory.
+   */
+  it('round-trips through the test store with the chain intact and the same read models', async () => {
+    const from = await written();
+    const home = tempDir();
+    const pg = process.env.KEEL_TEST_STORE === 'postgres' ? freshDatabase() : null;
+    try {
+      const middle = pg?.url ?? join(home, 'middle');
+      const store: Partial<Config> =
+        pg === null ? {} : { store: { kind: 'postgres', url: pg.url } };
+      const env = pg === null ? {} : { KEEL_STORE: pg.url };
+      const there = await keel(['copy', '--from', from, '--to', middle, '--data', home]);
+      expect(there.stderr).toBe('');
+      expect(there.status).toBe(0);
+      const verified = await keel(['audit', 'verify', '--data', pg === null ? middle : home], env);
+      expect(verified.stderr).toBe('');
+      expect(verified.status).toBe(0);
+      // The head was signed into the middle store's home, beside its keyring.
+      expect(existsSync(join(pg === null ? middle : home, 'audit', 'head.json'))).toBe(true);
+      expect(await readModels(pg === null ? middle : home, store)).toEqual(await readModels(from));
+
+      const back = join(tempDir(), 'back');
+      const again = await keel(['copy', '--from', middle, '--to', back, '--data', home]);
+      expect(again.stderr).toBe('');
+      expect(again.status).toBe(0);
+      const [before, after] = [logOf(from), logOf(back)];
+      expect(after.events).toEqual(before.events);
+      expect(after.chain).toEqual(before.chain);
+      expect(after.checkpoints).toEqual(before.checkpoints);
+      expect((await keel(['audit', 'verify', '--data', back])).status).toBe(0);
+      expect(await readModels(back)).toEqual(await readModels(from));
+    } finally {
+      pg?.drop();
+    }
   });
 });
