@@ -1,8 +1,10 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
 import type { Bootstrap } from '../../src/app.js';
 import { PostgresDatabase } from '../../src/core/store/postgres.js';
 import { httpRequest, TEST_SEAL_KEY, type TestResponse } from './app.js';
 import { keel, newDataDir, startDaemon, type RunningDaemon } from './daemon.js';
-import { clusterUrl, startCluster, type Cluster } from './postgres.js';
+import { clusterUrl, PG_BIN, startCluster, type Cluster } from './postgres.js';
 
 /** One node of a Keel cluster: a real daemon with a data directory of its own. */
 export interface Node {
@@ -29,6 +31,10 @@ export interface KeelCluster {
   verify(): { status: number | null; stdout: string; stderr: string };
   /** `kill -9` a node; resolves once it is gone. */
   kill(node: Node): Promise<void>;
+  /** Start a node that is gone again, on its own data directory. */
+  restart(node: Node): Promise<Node>;
+  /** Stop the PostgreSQL server (fast shutdown: every connection is cut), or start it again. */
+  database(action: 'stop' | 'start'): void;
   stop(): Promise<void>;
 }
 
@@ -48,11 +54,16 @@ export async function startKeelCluster(
   }
   const url = clusterUrl(pg.socketDir, 'keel');
   const nodeEnv = { KEEL_STORE: url, KEEL_SEAL_KEY: SEAL_KEY, ...env };
-  const start = async (i: number): Promise<Node> => {
-    const daemon = await startDaemon({ dataDir: newDataDir(), env: nodeEnv });
+  const start = async (i: number, dataDir = newDataDir()): Promise<Node> => {
+    const daemon = await startDaemon({ dataDir, env: nodeEnv });
     return { name: `node${i + 1}`, daemon, gone: false };
   };
-  const db = new PostgresDatabase(url);
+  const pgData = join(pg.socketDir, 'data');
+  const pgCtl = (args: string[]) => {
+    const prefix = process.getuid?.() === 0 ? ['runuser', '-u', 'postgres', '--'] : [];
+    const [command, ...rest] = [...prefix, join(PG_BIN, 'pg_ctl'), '-D', pgData, ...args];
+    execFileSync(command!, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
+  };
   const cluster: KeelCluster = {
     url,
     nodes,
@@ -66,7 +77,15 @@ export async function startKeelCluster(
         body,
         headers: { connection: 'close' },
       }),
-    query: <T>(sql: string) => db.prepare<[], T>(sql).all(),
+    // A connection per query: the database may have been restarted since the last.
+    query: <T>(sql: string) => {
+      const db = new PostgresDatabase(url);
+      try {
+        return db.prepare<[], T>(sql).all();
+      } finally {
+        db.close();
+      }
+    },
     verify: () =>
       keel(['audit', 'verify', '--data', nodes[0]!.daemon.dataDir], {
         KEEL_STORE: url,
@@ -76,9 +95,27 @@ export async function startKeelCluster(
       node.gone = true;
       await node.daemon.stop('SIGKILL');
     },
+    restart: async (node) => {
+      const i = nodes.indexOf(node);
+      const again = await start(i, node.daemon.dataDir);
+      nodes[i] = again;
+      return again;
+    },
+    database: (action) =>
+      pgCtl(
+        action === 'stop'
+          ? ['stop', '-m', 'fast', '-w']
+          : [
+              '-o',
+              `-k ${pg.socketDir} -c listen_addresses='' -c fsync=off`,
+              '-l',
+              join(pg.socketDir, 'log'),
+              '-w',
+              'start',
+            ],
+      ),
     stop: async () => {
       await Promise.all(nodes.filter((n) => !n.gone).map((n) => n.daemon.stop()));
-      db.close();
       pg.stop();
     },
   };
