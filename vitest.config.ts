@@ -1,10 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
-const level = (name: string, timeout = 10_000) => ({
+const level = (name: string, timeout = 10_000, exclude: string[] = []) => ({
   extends: true as const,
   test: {
     name,
     include: [`test/${name}/**/*.test.ts`],
+    exclude,
     testTimeout: timeout,
     hookTimeout: timeout,
   },
@@ -14,7 +15,11 @@ const level = (name: string, timeout = 10_000) => ({
  * Integration files that cannot run on the PostgreSQL store, each with the reason: they open or
  * edit the SQLite file itself, or test what only SQLite has.
  */
-const PG_EXCLUDED: string[] = [];
+const PG_EXCLUDED = [
+  // They open and edit <data>/keel.sqlite themselves (legacy chains, tampering, checkpoints).
+  'test/integration/core/audit-chain.test.ts',
+  'test/integration/core/checkpointer.test.ts',
+];
 
 export default defineConfig({
   test: {
@@ -27,7 +32,8 @@ export default defineConfig({
     projects: [
       level('unit'),
       level('model', 60_000),
-      level('integration', 60_000),
+      // test/integration/store needs the PostgreSQL cluster: it runs in integration-pg only.
+      level('integration', 60_000, ['test/integration/store/**']),
       level('e2e', 60_000),
       level('interop', 60_000),
       // The real daemon over HTTP, driven by the reports of issue 14 (docs/security.md).

@@ -8,6 +8,7 @@ import { benchCore } from './core.js';
 import { benchPki } from './pki.js';
 import { closeConnections } from './http.js';
 import { benchRuns } from './runs.js';
+import { benchStore } from './store.js';
 import { benchWorkers } from './workers.js';
 import type { BenchResult } from './support.js';
 
@@ -20,6 +21,7 @@ const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'runs', run: benchRuns },
   { name: 'cli', run: benchCli },
   { name: 'workers', run: benchWorkers },
+  { name: 'store', run: benchStore },
 ];
 
 const only = process.argv.slice(2);

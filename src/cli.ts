@@ -32,7 +32,8 @@ interface Command {
   readonly run: (call: CommandCall) => Promise<number>;
 }
 
-const data: Options = { data: { type: 'string' } };
+/** Where the log is: the data directory, and the store if not its SQLite file (`--store`). */
+const data: Options = { data: { type: 'string' }, store: { type: 'string' } };
 const str = { type: 'string' } as const;
 const flag = { type: 'boolean' } as const;
 
@@ -51,7 +52,7 @@ processes sharing the listener and the log, one of them leading reactors and tim
   },
   replay: {
     summary: 'rebuild every read model from the log',
-    usage: `keel replay [--data DIR] [--until TIME --into FILE]
+    usage: `keel replay [--data DIR] [--store URL] [--until TIME --into FILE]
 
 Without --until: drops and rebuilds every read model of the data directory from its log.
 With --until TIME --into FILE: builds the read models as of TIME into a new database file.`,
@@ -61,7 +62,7 @@ With --until TIME --into FILE: builds the read models as of TIME into a new data
   },
   events: {
     summary: 'print events as JSON lines',
-    usage: `keel events [--data DIR] [--stream S] [--type T] [--since TIME]
+    usage: `keel events [--data DIR] [--store URL] [--stream S] [--type T] [--since TIME]
             [--limit N | --newest N] [--follow] [--full]
 
 --limit N   the oldest N events that match
@@ -83,8 +84,8 @@ With --until TIME --into FILE: builds the read models as of TIME into a new data
   },
   audit: {
     summary: 'verify the keyed chain and its anchors, or sign its head for a witness',
-    usage: `keel audit verify [--data DIR] [--witness FILE]
-keel audit head [--data DIR]
+    usage: `keel audit verify [--data DIR] [--store URL] [--witness FILE]
+keel audit head [--data DIR] [--store URL]
 
 verify  walk the keyed chain and check every anchor; exit 1 naming the first bad position
         --witness FILE  also check a head printed earlier by keel audit head
@@ -118,8 +119,8 @@ machines: run, configuration-version, static-role, lease, certificate`,
   },
   token: {
     summary: 'mint a token without HTTP (a lost bootstrap.json)',
-    usage: `keel token runs [--data DIR] [--user NAME]
-keel token secrets [--data DIR] [--policy P,...] [--ttl 1h]`,
+    usage: `keel token runs [--data DIR] [--store URL] [--user NAME]
+keel token secrets [--data DIR] [--store URL] [--policy P,...] [--ttl 1h]`,
     options: { ...data, user: str, policy: str, ttl: str },
     positionals: [0, 1],
     run: async (c) => (await import('./cli/token.js')).token(c),

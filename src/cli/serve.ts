@@ -3,6 +3,7 @@ import type { CommandCall } from '../cli.js';
 import { createLogger } from '../core/logger.js';
 import { startDaemon } from '../daemon.js';
 import { startPrimary, type WorkerReady } from '../workers.js';
+import { redactUrl } from '../core/store/url.js';
 
 /** `keel serve`: run the daemon until SIGINT or SIGTERM, then finish in-flight requests. */
 export async function serve({ config, io, deps }: CommandCall): Promise<number> {
@@ -39,7 +40,14 @@ export async function serve({ config, io, deps }: CommandCall): Promise<number> 
     logger.info({ address: running.url, pid: process.pid }, 'worker serving');
   } else {
     logger.info(
-      { address: running.url, data: config.dataDir, pid: process.pid, workers: config.workers },
+      {
+        address: running.url,
+        data: config.dataDir,
+        // The URL may hold a password: only its redacted form is ever printed.
+        store: config.store.kind === 'sqlite' ? 'sqlite' : redactUrl(config.store.url),
+        pid: process.pid,
+        workers: config.workers,
+      },
       'keel is serving',
     );
   }

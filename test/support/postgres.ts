@@ -26,10 +26,11 @@ function run(prefix: string[], program: string, args: string[]): void {
 
 /**
  * A throwaway PostgreSQL cluster: `initdb` in a temp directory, started by `pg_ctl` on a unix
- * socket only (`listen_addresses = ''`), trust authentication for the local socket, no disk sync
- * (a test cluster need not survive a power loss). Fails loudly when the server programs are missing.
+ * socket only (`listen_addresses = ''`), trust authentication for the local socket, byte-order
+ * text (`--locale=C`), and no disk sync unless `durable` (a test cluster need not survive a power
+ * loss). Fails loudly when the server programs are missing.
  */
-export function startCluster(): Cluster {
+export function startCluster(options: { durable?: boolean } = {}): Cluster {
   if (!existsSync(join(PG_BIN, 'initdb'))) {
     throw new Error(
       `PostgreSQL's server programs are missing at ${PG_BIN} (apt-get install postgresql)`,
@@ -50,15 +51,15 @@ export function startCluster(): Cluster {
     '--locale=C',
     '--no-sync',
   ]);
-  const options = [
+  const settings = [
     `-k ${dir}`,
     "-c listen_addresses=''",
-    '-c fsync=off',
-    '-c full_page_writes=off',
     '-c max_connections=300',
     '-c shared_buffers=64MB',
+    // Benchmarks keep PostgreSQL's defaults: each commit waits for the disk.
+    ...(options.durable === true ? [] : ['-c fsync=off', '-c full_page_writes=off']),
   ].join(' ');
-  run(user.prefix, 'pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+  run(user.prefix, 'pg_ctl', ['-D', data, '-o', settings, '-l', join(dir, 'log'), '-w', 'start']);
   return {
     socketDir: dir,
     stop() {

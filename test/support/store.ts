@@ -12,9 +12,11 @@ declare module 'vitest' {
 
 let databases = 0;
 
-/** A fresh, empty PostgreSQL database on the run's cluster; `drop` removes it. */
-export function freshDatabase(): { url: string; drop(): void } {
-  const socket = inject('keelPgSocket');
+/**
+ * A fresh, empty PostgreSQL database on the cluster at `socket` (by default the run's,
+ * `integration-pg`); `drop` removes it.
+ */
+export function freshDatabase(socket = inject('keelPgSocket')): { url: string; drop(): void } {
   const name = `keel_${process.pid}_${++databases}`;
   const admin = new PostgresDatabase(clusterUrl(socket));
   try {

@@ -36,6 +36,8 @@ export const NO_FILTERS: RunFilters = {
 
 type Params = (string | number)[];
 
+/** A condition no row meets, in SQL every store reads as a truth value. */
+const NOTHING = '1 = 0';
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 /** SQL conditions for the filters; an empty list of values matches nothing. */
@@ -44,7 +46,7 @@ function conditions(f: RunFilters): { where: string[]; params: Params } {
   const params: Params = [];
   const oneOf = (column: string, values: readonly string[] | null) => {
     if (values === null) return;
-    where.push(values.length === 0 ? '0' : `${column} IN (${placeholders(values.length)})`);
+    where.push(values.length === 0 ? NOTHING : `${column} IN (${placeholders(values.length)})`);
     params.push(...values);
   };
   // Plan-only runs are left out unless operations are asked for.
@@ -53,7 +55,7 @@ function conditions(f: RunFilters): { where: string[]; params: Params } {
   oneOf('status', f.statuses);
   oneOf('source', f.sources);
   // Every run executes on the built-in (remote) runner: no agent pool matches.
-  if (f.agentPoolNames !== null) where.push('0');
+  if (f.agentPoolNames !== null) where.push(NOTHING);
   if (f.createdFrom !== null) {
     where.push('created_at >= ?');
     params.push(f.createdFrom);
@@ -63,7 +65,7 @@ function conditions(f: RunFilters): { where: string[]; params: Params } {
     params.push(f.createdBefore);
   }
   // Runs carry no version-control commit, so a commit search matches nothing.
-  if (f.searchCommit !== null) where.push('0');
+  if (f.searchCommit !== null) where.push(NOTHING);
   else if (f.searchUser !== null) {
     where.push('created_by_name = ?');
     params.push(f.searchUser);
@@ -153,7 +155,9 @@ export class RunQueries {
     const all: Params = [organization, ...params];
     if (workspaceIds !== null) {
       clauses.push(
-        workspaceIds.length === 0 ? '0' : `workspace_id IN (${placeholders(workspaceIds.length)})`,
+        workspaceIds.length === 0
+          ? NOTHING
+          : `workspace_id IN (${placeholders(workspaceIds.length)})`,
       );
       all.push(...workspaceIds);
     }
@@ -164,7 +168,7 @@ export class RunQueries {
   }
 
   /** Pending runs of a workspace that wait for the lock, oldest first (the FIFO queue). */
-  queued(workspaceId: string, limit = -1): RunRow[] {
+  queued(workspaceId: string, limit = Number.MAX_SAFE_INTEGER): RunRow[] {
     return (
       this.sql(
         `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = 0 AND save_plan = 0 ORDER BY seq LIMIT ?`,

@@ -40,9 +40,11 @@ const app = flowApp();
 /** Every row of every table, events and read models alike, as text. */
 function everyRow(): string[] {
   const db = app.t.app.core.db;
-  const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as {
-    name: string;
-  }[];
+  const list =
+    app.t.config.store.kind === 'sqlite'
+      ? `SELECT name FROM sqlite_master WHERE type = 'table'`
+      : `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()`;
+  const tables = db.prepare(list).all() as { name: string }[];
   return tables.flatMap(({ name }) =>
     db
       .prepare(`SELECT * FROM "${name}"`)

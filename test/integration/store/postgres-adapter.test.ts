@@ -1,0 +1,184 @@
+import { randomBytes } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { verifyChain } from '../../../src/core/anchors.js';
+import { ManualClock } from '../../../src/core/clock.js';
+import { migrate } from '../../../src/core/database.js';
+import { EventStore } from '../../../src/core/event-store.js';
+import { systemMetadata } from '../../../src/core/events.js';
+import { ConcurrencyError } from '../../../src/core/errors.js';
+import { PostgresDatabase } from '../../../src/core/store/postgres.js';
+import { testChain } from '../../support/chain.js';
+import { freshDatabase } from '../../support/store.js';
+
+// Runs in the `integration-pg` project only: it needs the run's PostgreSQL cluster.
+
+const cleanups: (() => void)[] = [];
+afterEach(() => {
+  for (const c of cleanups.splice(0).reverse()) c();
+});
+
+function database(): { url: string; db: PostgresDatabase } {
+  const fresh = freshDatabase();
+  const db = new PostgresDatabase(fresh.url);
+  cleanups.push(() => fresh.drop());
+  cleanups.push(() => db.close());
+  return { url: fresh.url, db };
+}
+
+describe('PostgresDatabase (the store port on PostgreSQL)', () => {
+  it('answers as better-sqlite3 does: numbers, Buffers, 1/0, undefined for no row, changes', () => {
+    const { db } = database();
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, r REAL, b BLOB)');
+    const insert = db.prepare<[number, string | null, number, Buffer]>(
+      'INSERT INTO t (id, name, r, b) VALUES (?, ?, ?, ?)',
+    );
+    expect(insert.run(2 ** 40, 'big', 1.5, Buffer.from([0, 255]))).toEqual({ changes: 1 });
+    insert.run(7, null, 0.25, Buffer.alloc(0));
+    const row = db
+      .prepare<[number], Record<string, unknown>>('SELECT * FROM t WHERE id = ?')
+      .get(2 ** 40);
+    expect(row).toEqual({ id: 2 ** 40, name: 'big', r: 1.5, b: Buffer.from([0, 255]) });
+    expect(db.prepare('SELECT * FROM t WHERE id = ?').get(1)).toBeUndefined();
+    expect(db.prepare<[], number>('SELECT count(*) FROM t').pluck().get()).toBe(2);
+    expect(db.prepare<[], unknown[]>('SELECT id, name FROM t ORDER BY id').raw().all()).toEqual([
+      [7, null],
+      [2 ** 40, 'big'],
+    ]);
+    expect(db.prepare<[], number>('SELECT id = 7 FROM t ORDER BY id').pluck().all()).toEqual([
+      1, 0,
+    ]);
+    expect(db.prepare('UPDATE t SET name = ? WHERE r < ?').run('x', 10)).toEqual({ changes: 2 });
+    expect([...db.prepare<[], { id: number }>('SELECT id FROM t ORDER BY id').iterate()]).toEqual([
+      { id: 7 },
+      { id: 2 ** 40 },
+    ]);
+    expect(() => db.prepare('SELECT ?').get(true)).toThrow(/can only bind/);
+  });
+
+  it('binds named parameters and upserts through INSERT OR REPLACE / OR IGNORE', () => {
+    const { db } = database();
+    db.exec('CREATE TABLE kv (k TEXT PRIMARY KEY, v TEXT NOT NULL, n INTEGER)');
+    const put = db.prepare<[string, string, number]>(
+      'INSERT OR REPLACE INTO kv (k, v, n) VALUES (?, ?, ?)',
+    );
+    put.run('a', 'one', 1);
+    put.run('a', 'two', 2);
+    db.prepare('INSERT OR IGNORE INTO kv (k, v, n) VALUES (?, ?, ?)').run('a', 'three', 3);
+    db.prepare<{ k: string; v: string }>('UPDATE kv SET v = @v || @v WHERE k = @k').run({
+      k: 'a',
+      v: 'x',
+    });
+    expect(db.prepare('SELECT v, n FROM kv').all()).toEqual([{ v: 'xx', n: 2 }]);
+    expect(() => db.prepare('UPDATE kv SET v = @v WHERE k = @k').run({ v: 'y' })).toThrow(
+      /Missing named parameter "k"/,
+    );
+  });
+
+  it('nests transactions as savepoints and undoes exactly what threw', () => {
+    const { db } = database();
+    db.exec('CREATE TABLE t (v TEXT)');
+    const add = db.prepare<[string]>('INSERT INTO t (v) VALUES (?)');
+    db.transaction(() => {
+      add.run('outer');
+      expect(() =>
+        db.transaction(() => {
+          add.run('inner');
+          throw new Error('undo inner');
+        })(),
+      ).toThrow('undo inner');
+      add.run('after');
+    }).immediate();
+    expect(() =>
+      db.transaction(() => {
+        add.run('lost');
+        throw new Error('undo all');
+      })(),
+    ).toThrow('undo all');
+    expect(db.inTransaction).toBe(false);
+    expect(db.prepare<[], string>('SELECT v FROM t ORDER BY v').pluck().all()).toEqual([
+      'after',
+      'outer',
+    ]);
+  });
+
+  it("runs SQLite's JSON functions, COLLATE NOCASE and instr", () => {
+    const { db } = database();
+    db.exec(`CREATE TABLE d (name TEXT PRIMARY KEY COLLATE NOCASE, doc TEXT NOT NULL)`);
+    db.prepare('INSERT INTO d (name, doc) VALUES (?, ?)').run(
+      'Alice',
+      '{"a":{"b":"x"},"tags":["p","q"]}',
+    );
+    expect(
+      db.prepare<[string], string>('SELECT name FROM d WHERE name = ?').pluck().get('ALICE'),
+    ).toBe('Alice');
+    expect(() => db.prepare('INSERT INTO d (name, doc) VALUES (?, ?)').run('alice', '{}')).toThrow(
+      expect.objectContaining({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' }) as Error,
+    );
+    expect(db.prepare<[], string>("SELECT json_extract(doc, '$.a.b') FROM d").pluck().get()).toBe(
+      'x',
+    );
+    expect(
+      db
+        .prepare<[string], number>(
+          "SELECT count(*) FROM d, json_each(d.doc, '$.tags') e WHERE e.value = ?",
+        )
+        .pluck()
+        .get('q'),
+    ).toBe(1);
+    db.prepare(`UPDATE d SET doc = json_set(doc, '$.' || ?, ?)`).run('"at-x"', 'now');
+    expect(JSON.parse(db.prepare<[], string>('SELECT doc FROM d').pluck().get()!)).toMatchObject({
+      'at-x': 'now',
+    });
+    // (Not on a NOCASE column: PostgreSQL searches no substring under a nondeterministic collation.)
+    expect(db.prepare<[string], number>('SELECT instr(doc, ?) FROM d').pluck().get('"a"')).toBe(2);
+  });
+
+  it('tells a taken primary key from another unique constraint, as SQLite does', () => {
+    const { db } = database();
+    db.exec('CREATE TABLE u (id INTEGER PRIMARY KEY, s TEXT, v INTEGER, UNIQUE (s, v))');
+    db.prepare('INSERT INTO u VALUES (?, ?, ?)').run(1, 'a', 1);
+    const code = (f: () => unknown) => {
+      try {
+        f();
+      } catch (err) {
+        return (err as { code: string }).code;
+      }
+      return 'none';
+    };
+    expect(code(() => db.prepare('INSERT INTO u VALUES (?, ?, ?)').run(1, 'b', 1))).toBe(
+      'SQLITE_CONSTRAINT_PRIMARYKEY',
+    );
+    expect(code(() => db.prepare('INSERT INTO u VALUES (?, ?, ?)').run(2, 'a', 1))).toBe(
+      'SQLITE_CONSTRAINT_UNIQUE',
+    );
+  });
+
+  it('keeps one dense, verifiable chain when two connections append in turn with stale ends', () => {
+    const { url, db } = database();
+    migrate(db);
+    const other = new PostgresDatabase(url);
+    cleanups.push(() => other.close());
+    const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+    const key = randomBytes(32);
+    const a = new EventStore(db, clock, testChain(db, key));
+    const b = new EventStore(other, clock, testChain(other, key));
+    const meta = systemMetadata('test');
+    for (let i = 0; i < 20; i++) {
+      const store = i % 3 === 0 ? b : a;
+      store.append(`s-${i % 4}`, [{ type: 'Happened', data: { i } }], {
+        expectedVersion: 'any',
+        metadata: meta,
+      });
+    }
+    // A stale version hint is a concurrency conflict, and the transaction stays usable.
+    expect(() =>
+      a.append('s-0', [{ type: 'Happened', data: {} }], { expectedVersion: 1, metadata: meta }),
+    ).toThrow(ConcurrencyError);
+    const positions = db
+      .prepare<[], number>('SELECT position FROM events ORDER BY position')
+      .pluck()
+      .all();
+    expect(positions).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    expect(verifyChain(db, testChain(db, key)).ok).toBe(true);
+  });
+});
