@@ -144,6 +144,8 @@ export async function copy({ config, options, io, say, fail }: CommandCall): Pro
   const { from, to } = options;
   if (typeof from !== 'string' || from === '' || typeof to !== 'string' || to === '')
     return fail('keel copy needs --from and --to (each a data directory or a postgres:// URL)');
+  if (options.store !== undefined)
+    return fail('keel copy names its stores with --from and --to; --store is not used');
   const source = placeOf(from);
   const target = placeOf(to);
   if (sameEnd(source, target)) return fail('--from and --to name the same store');

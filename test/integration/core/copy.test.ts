@@ -177,6 +177,7 @@ describe('keel copy between data directories', () => {
     const cases: [string[], string][] = [
       [['--from', from, '--to', elsewhere], 'holds another key than the source'],
       [['--from', from], 'keel copy needs --from and --to'],
+      [['--from', from, '--to', tempDir(), '--store', 'sqlite'], '--store is not used'],
       [['--from', from, '--to', `${from}/.`], '--from and --to name the same store'],
       [['--from', tempDir(), '--to', tempDir()], 'no event log at'],
     ];
