@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CommandCall } from '../cli.js';
 import type { Config } from '../config.js';
@@ -205,6 +205,7 @@ export async function copy({ config, options, io, say, fail }: CommandCall): Pro
         .immediate();
     })();
     if (writeKeyring) {
+      mkdirSync(dst.home, { recursive: true, mode: 0o700 });
       writeFileSync(join(dst.home, 'keyring'), `${key.toString('hex')}\n`, {
         mode: 0o600,
         flag: 'wx',

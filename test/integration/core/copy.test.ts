@@ -209,7 +209,8 @@ describe('keel copy between data directories', () => {
    */
   it('round-trips through the test store with the chain intact and the same read models', async () => {
     const from = await written();
-    const home = tempDir();
+    // A home that does not exist yet: the copy makes it for the keyring and the audit head.
+    const home = join(tempDir(), 'home');
     const pg = process.env.KEEL_TEST_STORE === 'postgres' ? freshDatabase() : null;
     try {
       const middle = pg?.url ?? join(home, 'middle');
