@@ -54,6 +54,8 @@ function finish(pq: PQ): void {
  */
 export const LOG_LOCK = 0x6b65656c;
 
+const SCHEMA_CHANGE = /^\s*(CREATE|DROP|ALTER)\s+(TABLE|INDEX|UNIQUE\s+INDEX)\b/i;
+
 /** SQLite's error codes for PostgreSQL's SQLSTATEs that Keel tells apart. */
 function sqliteCode(state: string | undefined, constraint: string | undefined): string {
   switch (state ?? '') {
@@ -259,7 +261,13 @@ export class PostgresDatabase implements Db {
       if (t.control !== null) this.#control(t.control);
       else texts.push(t.text);
     }
-    if (texts.length > 0) this.#simple(texts.join(';\n'));
+    if (texts.length === 0) return this;
+    const script = texts.join(';\n');
+    // Schema changes take the log's lock like any write: nodes starting at once would otherwise
+    // race to create the same table (CREATE DATABASE, which no transaction may hold, is not one).
+    if (!this.inTransaction && texts.some((t) => SCHEMA_CHANGE.test(t))) {
+      this.transaction(() => this.#simple(script))();
+    } else this.#simple(script);
     return this;
   }
 

@@ -3,10 +3,10 @@ export const isPostgresUrl = (value: string): boolean => /^postgres(ql)?:\/\//i.
 
 /**
  * A connection URL (or a message quoting one) with its password replaced: what may be printed or
- * logged. Covers `user:password@` and a `password=` parameter.
+ * logged. Covers `user:password@` in a URL of any scheme and a `password=` parameter.
  */
 export function redactUrl(text: string): string {
   return text
-    .replace(/(postgres(?:ql)?:\/\/[^:/?#@\s]*):[^@/?#\s]*@/gi, '$1:***@')
+    .replace(/([a-z][a-z0-9+.-]*:\/\/[^:/?#@\s]*):[^@/?#\s]*@/gi, '$1:***@')
     .replace(/(password=)[^&\s]*/gi, '$1***');
 }

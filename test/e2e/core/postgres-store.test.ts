@@ -71,6 +71,13 @@ describe('keel serve --store postgres://…', () => {
     const verify = keel(['audit', 'verify', '--data', a.dataDir, '--store', store], env);
     expect(verify.status, verify.stdout + verify.stderr).toBe(0);
     expect(verify.stdout + verify.stderr).not.toContain(PASSWORD);
+    const events = keel(['events', '--store', store, '--limit', '3'], env);
+    expect(events.status, events.stderr).toBe(0);
+    const lines = events.stdout.trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { position: number }).position)).toEqual([1, 2, 3]);
+    const replay = keel(['replay', '--data', b.dataDir, '--store', store], env);
+    expect(replay.status, replay.stderr).toBe(0);
+    expect(replay.stdout).toMatch(/^rebuilt \d+ read models from \d+ events/);
     database.drop();
   }, 90_000);
 
