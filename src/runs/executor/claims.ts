@@ -6,10 +6,10 @@ import type { Phase } from './service.js';
 /**
  * Which process runs a run's phase when several share the log (ADR 0082): a lease row per phase
  * (`run-plan:<id>`, `run-apply:<id>` in the leadership table), taken before the phase starts,
- * renewed by the leader's poll while it runs, checked again before its outcome is recorded and
- * given up when it ends. A process that dies stops renewing; its claims run out with its
- * leadership, and the next leader takes the phase over. Two processes never hold one claim, so
- * they never both start or both record the same phase.
+ * renewed on a timer while it runs here (whether or not this process still leads), checked again
+ * before its outcome is recorded and given up when it ends. A process that dies or freezes stops
+ * renewing; its claims run out, and the leader takes the phase over. Two processes never hold one
+ * claim, so they never both start or both record the same phase.
  */
 export class PhaseClaims {
   readonly #db: Db;
@@ -17,6 +17,7 @@ export class PhaseClaims {
   readonly #holder: string;
   readonly #ttlMs: number;
   readonly #held = new Map<string, Leadership>();
+  #renewing: NodeJS.Timeout | undefined;
 
   constructor(db: Db, clock: Clock, options: { holder: string; ttlMs: number }) {
     this.#db = db;
@@ -37,11 +38,12 @@ export class PhaseClaims {
       });
     if (!lease.tryLead()) return false;
     this.#held.set(key, lease);
+    // Renewed five times a lease: a claim held here never runs out while this process lives.
+    this.#renewing ??= setInterval(() => this.#renew(), this.#ttlMs / 5).unref();
     return true;
   }
 
-  /** Renew every claim held (the leader's poll, while the phases run). */
-  renew(): void {
+  #renew(): void {
     for (const lease of this.#held.values()) lease.tryLead();
   }
 
@@ -54,12 +56,19 @@ export class PhaseClaims {
     const key = claimName(runId, phase);
     this.#held.get(key)?.release();
     this.#held.delete(key);
+    if (this.#held.size === 0) this.#stopRenewing();
   }
 
   /** Give every claim up (a clean stop), so the next leader takes the phases over at once. */
   releaseAll(): void {
     for (const lease of this.#held.values()) lease.release();
     this.#held.clear();
+    this.#stopRenewing();
+  }
+
+  #stopRenewing(): void {
+    clearInterval(this.#renewing);
+    this.#renewing = undefined;
   }
 }
 

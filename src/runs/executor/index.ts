@@ -248,12 +248,11 @@ export function createExecutorContext(
     if (claims === null) recover(interrupted());
   };
   /**
-   * Every poll while this process leads a shared log: renew the claims of the phases running here
-   * and take over those whose claim ran out (a process that died or stopped leading).
+   * Every poll while this process leads a shared log: take over the phases whose claim ran out
+   * (the process running them died or froze).
    */
   const lead = () => {
     if (claims === null) return;
-    claims.renew();
     recover(
       interrupted().filter(({ run, phase }) => {
         if (!claims.take(run.id, phase)) return false;
