@@ -1,5 +1,6 @@
 import type { Clock } from './clock.js';
 import type { Db } from './database.js';
+import { STORE_UNAVAILABLE } from './store/port.js';
 
 /**
  * Who runs the reactors, the schedule and the run queue when several processes share one log: a
@@ -60,8 +61,10 @@ export class Leadership {
     try {
       taken = this.#stmts.take(now);
     } catch (err) {
-      // Busy past the timeout: keep what is held until it runs out, and try again next time.
-      if ((err as { code?: unknown }).code !== 'SQLITE_BUSY') throw err;
+      // Busy past the timeout, or the database out of reach: keep what is held until it runs
+      // out, and try again next time.
+      const code = (err as { code?: unknown }).code;
+      if (code !== 'SQLITE_BUSY' && code !== STORE_UNAVAILABLE) throw err;
       taken = false;
     }
     // Measured from before the write: the lease in the table never outlives this belief.

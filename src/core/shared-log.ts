@@ -7,6 +7,7 @@ import { LogWatch } from './log-watch.js';
 import type { Logger } from './logger.js';
 import type { Reactors } from './reactors.js';
 import { anotherProcessCommitted } from './read-memo.js';
+import { STORE_UNAVAILABLE } from './store/port.js';
 
 /** How long a leadership lease lasts unrenewed (at least five poll intervals). */
 const LEADER_TTL_MS = 5000;
@@ -87,7 +88,19 @@ export class SharedLog {
 
   /** Checks for other processes' commits on a timer too (work not driven by requests). */
   watchTimer(): NodeJS.Timeout {
-    return setInterval(() => this.#watch.check(), WATCH_INTERVAL_MS);
+    let unreachable = false;
+    return setInterval(() => {
+      try {
+        this.#watch.check();
+        unreachable = false;
+      } catch (err) {
+        // The database out of reach (PostgreSQL restarting or failing over): said once, and
+        // asked again on the next tick; requests meanwhile fail with the same error.
+        if ((err as { code?: unknown }).code !== STORE_UNAVAILABLE) throw err;
+        if (!unreachable) this.#logger.warn({ err }, 'the store is out of reach; retrying');
+        unreachable = true;
+      }
+    }, WATCH_INTERVAL_MS);
   }
 
   /** Gives the lease up (shutdown), so another process takes it at once. */

@@ -4,6 +4,12 @@
  * Everything is synchronous: a statement runs and answers before the call returns.
  */
 
+/**
+ * The code of an error that says the database cannot be reached (the connection was lost, or a
+ * new one refused): callers that can wait (the leadership lease, the watch) try again later.
+ */
+export const STORE_UNAVAILABLE = 'STORE_UNAVAILABLE';
+
 /** What a write says: how many rows it changed. */
 export interface RunResult {
   changes: number;

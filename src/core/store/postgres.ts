@@ -1,6 +1,13 @@
 import { createRequire } from 'node:module';
 import { COMPAT_SQL } from './compat.js';
-import type { Args, Db, RunResult, Statement, Transaction } from './port.js';
+import {
+  STORE_UNAVAILABLE,
+  type Args,
+  type Db,
+  type RunResult,
+  type Statement,
+  type Transaction,
+} from './port.js';
 import { type Control, type Translated, splitStatements, translate } from './translate.js';
 import { redactUrl } from './url.js';
 
@@ -54,6 +61,9 @@ function finish(pq: PQ): void {
  */
 export const LOG_LOCK = 0x6b65656c;
 
+/** PostgreSQL's SQLSTATE class for connection exceptions, given to a lost connection. */
+const UNAVAILABLE = '08000';
+
 const SCHEMA_CHANGE = /^\s*(CREATE|DROP|ALTER)\s+(TABLE|INDEX|UNIQUE\s+INDEX)\b/i;
 
 /** SQLite's error codes for PostgreSQL's SQLSTATEs that Keel tells apart. */
@@ -72,6 +82,8 @@ function sqliteCode(state: string | undefined, constraint: string | undefined): 
     case '40P01':
     case '55P03':
       return 'SQLITE_BUSY';
+    case UNAVAILABLE:
+      return STORE_UNAVAILABLE;
     default:
       return `POSTGRES_${state ?? 'ERROR'}`;
   }
@@ -193,7 +205,10 @@ class PgStatement implements Statement {
  */
 export class PostgresDatabase implements Db {
   readonly name: string;
-  readonly #pq: PQ;
+  readonly #PQ: new () => PQ;
+  readonly #url: string;
+  readonly #schema: string | undefined;
+  #pq: PQ;
   readonly #keys = new Map<string, string[]>();
   readonly #translated = new Map<string, Translated>();
   readonly #prepared = new Map<string, string>();
@@ -207,18 +222,12 @@ export class PostgresDatabase implements Db {
    * log (the embedded cloud's); `lock` is the transactions' lock (`LOG_LOCK` by default).
    */
   constructor(url: string, options: { schema?: string; lock?: number } = {}) {
-    const PQ = loadLibpq();
+    this.#PQ = loadLibpq();
     this.name = redactUrl(url);
+    this.#url = url;
+    this.#schema = options.schema;
     this.#lock = options.lock ?? LOG_LOCK;
-    this.#pq = new PQ();
-    try {
-      this.#pq.connectSync(url);
-    } catch (err) {
-      closing.add(this.#pq);
-      setTimeout(() => closing.delete(this.#pq), 1000).unref();
-      throw new Error(`cannot connect to ${this.name}: ${redactUrl((err as Error).message)}`);
-    }
-    this.#simple("SET client_min_messages = warning; SET TIME ZONE 'UTC'");
+    this.#pq = this.#connect();
     this.#simple('SELECT datcollate FROM pg_database WHERE datname = current_database()');
     const collate = String(this.rows('pluck')[0]);
     if (!/^(C|POSIX|C\.UTF-?8)$/i.test(collate)) {
@@ -229,12 +238,45 @@ export class PostgresDatabase implements Db {
     }
     this.transaction(() => {
       if (options.schema !== undefined) {
-        this.#simple(
-          `CREATE SCHEMA IF NOT EXISTS ${options.schema}; SET search_path = ${options.schema}, public`,
-        );
+        this.#simple(`CREATE SCHEMA IF NOT EXISTS ${options.schema}`);
       }
       this.#simple(COMPAT_SQL);
     })();
+  }
+
+  /** A new session: connected, in UTC, in its schema; no statement prepared on it yet. */
+  #connect(): PQ {
+    const pq = new this.#PQ();
+    try {
+      pq.connectSync(this.#url);
+    } catch (err) {
+      closing.add(pq);
+      setTimeout(() => closing.delete(pq), 1000).unref();
+      throw new PostgresError(
+        `cannot connect to ${this.name}: ${redactUrl((err as Error).message.trim())}`,
+        UNAVAILABLE,
+        undefined,
+      );
+    }
+    this.#prepared.clear();
+    const path = this.#schema === undefined ? '' : `; SET search_path = ${this.#schema}, public`;
+    pq.exec(`SET client_min_messages = warning; SET TIME ZONE 'UTC'${path}`);
+    return pq;
+  }
+
+  /**
+   * The connection, made again if it was lost (the server restarted, or failed over): the call
+   * that met the loss failed; the next one, outside a transaction, gets a new session.
+   */
+  #live(): PQ {
+    if (!this.#open) throw new TypeError('The database connection is not open');
+    // PQTRANS_UNKNOWN: the connection is bad.
+    if (this.#pq.transactionStatus() === 4) {
+      const lost = this.#pq;
+      this.#pq = this.#connect();
+      finish(lost);
+    }
+    return this.#pq;
   }
 
   get open(): boolean {
@@ -309,14 +351,15 @@ export class PostgresDatabase implements Db {
   /** Runs a translated statement; its rows (or its count) are read from the connection next. */
   execute(sql: Translated, values: (string | null)[]): void {
     if (sql.control !== null) return this.#control(sql.control);
+    const pq = this.#live();
     let name = this.#prepared.get(sql.text);
     if (name === undefined) {
       name = `keel_${this.#prepared.size + 1}`;
-      this.#pq.prepare(name, sql.text, values.length);
+      pq.prepare(name, sql.text, values.length);
       this.#check(sql.text);
       this.#prepared.set(sql.text, name);
     }
-    this.#pq.execPrepared(name, values);
+    pq.execPrepared(name, values);
     this.#check(sql.text);
     if (sql.creates !== null) this.#keys.set(sql.creates.table, sql.creates.key);
   }
@@ -362,7 +405,7 @@ export class PostgresDatabase implements Db {
 
   /** A table's primary key from the catalog, for tables created by an earlier process. */
   #primaryKey(table: string): string[] | undefined {
-    this.#pq.prepare(
+    this.#live().prepare(
       '',
       `SELECT a.attname FROM pg_index i JOIN pg_attribute a
          ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
@@ -397,7 +440,7 @@ export class PostgresDatabase implements Db {
   }
 
   #simple(text: string): void {
-    this.#pq.exec(text);
+    this.#live().exec(text);
     this.#check(text);
   }
 
@@ -409,6 +452,8 @@ export class PostgresDatabase implements Db {
       status === 'PGRES_NONFATAL_ERROR'
     ) {
       const fields = this.#pq.resultErrorFields() ?? {};
+      // A lost connection has no SQLSTATE of its own from libpq, or the server's shutdown one.
+      if (this.#pq.transactionStatus() === 4) fields.sqlState = UNAVAILABLE;
       const message =
         fields.messagePrimary ?? (this.#pq.resultErrorMessage() || this.#pq.errorMessage());
       throw new PostgresError(

@@ -6,6 +6,7 @@ import { migrate } from '../../../src/core/database.js';
 import { EventStore } from '../../../src/core/event-store.js';
 import { systemMetadata } from '../../../src/core/events.js';
 import { ConcurrencyError } from '../../../src/core/errors.js';
+import { STORE_UNAVAILABLE } from '../../../src/core/store/port.js';
 import { PostgresDatabase } from '../../../src/core/store/postgres.js';
 import { testChain } from '../../support/chain.js';
 import { freshDatabase } from '../../support/store.js';
@@ -151,6 +152,26 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     expect(code(() => db.prepare('INSERT INTO u VALUES (?, ?, ?)').run(2, 'a', 1))).toBe(
       'SQLITE_CONSTRAINT_UNIQUE',
     );
+  });
+
+  it('fails the call that meets a lost connection, then reconnects and prepares again', () => {
+    const { url, db } = database();
+    db.exec('CREATE TABLE t (v INTEGER)');
+    const count = db.prepare<[], number>('SELECT count(*) FROM t').pluck();
+    expect(count.get()).toBe(0);
+    const pid = db.prepare<[], number>('SELECT pg_backend_pid()').pluck().get()!;
+    const admin = new PostgresDatabase(url);
+    cleanups.push(() => admin.close());
+    expect(admin.prepare<[number], number>('SELECT pg_terminate_backend(?)').pluck().get(pid)).toBe(
+      1,
+    );
+    expect(() => count.get()).toThrow(
+      expect.objectContaining({ code: STORE_UNAVAILABLE }) as Error,
+    );
+    expect(db.inTransaction).toBe(false);
+    db.prepare('INSERT INTO t (v) VALUES (?)').run(1);
+    expect(count.get()).toBe(1);
+    expect(db.prepare<[], number>('SELECT pg_backend_pid()').pluck().get()).not.toBe(pid);
   });
 
   it('keeps one dense, verifiable chain when two connections append in turn with stale ends', () => {
