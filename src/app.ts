@@ -21,7 +21,7 @@ import { logVersion } from './core/log-watch.js';
 import { SharedLog } from './core/shared-log.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { Sealer, loadSealKey } from './core/seal.js';
-import type { Config } from './config.js';
+import { sharesLog, type Config } from './config.js';
 import type { ContextModule, Core, SecretsEngine } from './context.js';
 import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
 import { createIdentityContext } from './runs/identity/index.js';
@@ -256,10 +256,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     contexts.flatMap((c) => c.timers ?? []),
   );
   // Other processes may append: workers on one file, or any node on a PostgreSQL store.
-  const shared =
-    config.workers > 1 || config.store.kind === 'postgres'
-      ? new SharedLog(db, logVersion(db, sqlite), clock, logger, reactors, config.pollIntervalMs)
-      : undefined;
+  const shared = sharesLog(config)
+    ? new SharedLog(db, logVersion(db, sqlite), clock, logger, reactors, config.pollIntervalMs)
+    : undefined;
   // Until `start`, the caller drives the reactors (`settle`: tests, tools), as with one process.
   let started = false;
   const leading = () => !started || (shared?.leading ?? true);
@@ -444,6 +443,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       const poll = () => {
         if (shared !== undefined && !shared.lead()) return;
         startContexts();
+        for (const c of contexts) c.lead?.();
         reactors.notify();
         void scheduler
           .tick()

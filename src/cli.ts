@@ -94,6 +94,20 @@ head    verify, then sign and print the current head (JSON) for a witness to kee
     positionals: [1, 1],
     run: async (c) => (await import('./cli/log.js')).audit(c),
   },
+  copy: {
+    summary: 'copy a whole log, chain intact, into an empty store',
+    usage: `keel copy --from DIR|postgres://... --to DIR|postgres://... [--data DIR]
+
+Copies the events with their hashes, the audit chain record and anchors, and the reactor
+checkpoints into an empty store, verifying the chain on the source first and on the target before
+the copy commits. Read models, schedule rows and the leadership lease are not copied: keel serve
+builds them from the log when it first starts on the target. A directory keeps its own keyring
+and audit head; a postgres:// end's are in --data (KEEL_DATA). Without KEEL_SEAL_KEY the source's
+keyring is copied to a target that has none; a target holding another key is refused.`,
+    options: { ...data, from: str, to: str },
+    positionals: [0, 0],
+    run: async (c) => (await import('./cli/copy.js')).copy(c),
+  },
   diagram: {
     summary: 'draw a machine',
     usage: `keel diagram <machine> [--format mermaid|dot|svg] [--highlight STATE]

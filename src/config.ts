@@ -62,6 +62,13 @@ export interface Config {
   readonly tls: ListenerTls;
 }
 
+/**
+ * Whether other processes may append to this process's log: `--workers` on one file, or any
+ * node on a PostgreSQL store. Leadership, the log watch and run-phase claims follow from it.
+ */
+export const sharesLog = (config: Pick<Config, 'workers' | 'store'>): boolean =>
+  config.workers > 1 || config.store.kind === 'postgres';
+
 export type StoreSpec =
   | { readonly kind: 'sqlite' }
   /** A libpq connection URL; it may hold a password, so it is shown only through `redactUrl`. */

@@ -54,6 +54,8 @@ export interface ContextModule {
   readonly engine?: SecretsEngine;
   /** Called once when the daemon starts (or a test first settles): resume work a restart interrupted. */
   readonly start?: () => void;
+  /** Called on every poll while this process leads (ADR 0080): renew and take over claimed work. */
+  readonly lead?: () => void;
   /** The daemon is closing: stop background work without recording more (a restart resumes it). */
   readonly stop?: () => void;
   /** Resolves when the context's background work (e.g. running plans) has finished. */

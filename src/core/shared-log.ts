@@ -11,6 +11,13 @@ import { STORE_UNAVAILABLE } from './store/port.js';
 
 /** How long a leadership lease lasts unrenewed (at least five poll intervals). */
 const LEADER_TTL_MS = 5000;
+
+/** The lease time of leadership and of the work a leader claims: 5 s, or five poll intervals. */
+export const leaseTtlMs = (pollIntervalMs: number): number =>
+  Math.max(LEADER_TTL_MS, 5 * pollIntervalMs);
+
+/** A lease holder's name: process, host, and a random part (a pid is reused after a restart). */
+export const holderName = (): string => `${process.pid}@${hostname()}/${randomUUID()}`;
 /** How often a worker looks for other processes' commits besides each request. */
 const WATCH_INTERVAL_MS = 20;
 
@@ -39,8 +46,8 @@ export class SharedLog {
     this.#logger = logger;
     this.#reactors = reactors;
     this.#leadership = new Leadership(db, clock, {
-      holder: `${process.pid}@${hostname()}/${randomUUID()}`,
-      ttlMs: Math.max(LEADER_TTL_MS, 5 * pollIntervalMs),
+      holder: holderName(),
+      ttlMs: leaseTtlMs(pollIntervalMs),
     });
     this.#watch = new LogWatch(version);
     this.#watch.onForeignCommit(() => {

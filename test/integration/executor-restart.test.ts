@@ -35,13 +35,21 @@ async function daemon(
   engineBin: string | null,
   token: string | null,
   engines: Record<string, string> = {},
+  shared?: { clock: ManualClock; databasePath?: string },
 ): Promise<Daemon> {
-  const clock = new ManualClock('2026-01-01T00:00:00.000Z');
-  const config = testConfig(dataDir, { engineBin, engines });
+  const clock = shared?.clock ?? new ManualClock('2026-01-01T00:00:00.000Z');
+  // `shared`: one of several processes on the log (as under --workers), on one clock.
+  const config = testConfig(dataDir, { engineBin, engines, ...(shared ? { workers: 2 } : {}) });
   // Ids continue where the first daemon stopped: a restart must not reuse them.
   const ids = sequentialIds();
   if (token !== null) for (let i = 0; i < 1000; i += 1) ids.id('skip');
-  const app = createApp(config, { clock, ids, logger: silentLogger(), sealKey: TEST_SEAL_KEY });
+  const app = createApp(config, {
+    clock,
+    ids,
+    logger: silentLogger(),
+    sealKey: TEST_SEAL_KEY,
+    ...(shared?.databasePath === undefined ? {} : { databasePath: shared.databasePath }),
+  });
   const tokens = token === null ? app.bootstrap() : null;
   const server = await listen(app.callback, '127.0.0.1', 0);
   const testApp: TestApp = {
@@ -144,6 +152,69 @@ describe('a restart while phases run', () => {
     expect(await again.status(applyRun)).toBe('errored');
     expect((await again.phase(applyRun, 'apply')).log).toContain(RECOVERY_LINES.apply);
     await second.testApp.close();
+  });
+});
+
+describe('several processes on one log', () => {
+  it("takes over a plan whose claim ran out, and the first process's outcome is not recorded", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'keel-claims-'));
+    dirs.push(dataDir);
+    const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+    const a = await daemon(dataDir, FAKE, null, {}, { clock });
+    const flow = new Flow(a.testApp);
+    // The second has a data directory (live logs) of its own, as a node of a cluster has.
+    const other = mkdtempSync(join(tmpdir(), 'keel-claims-'));
+    dirs.push(other);
+    const databasePath = join(dataDir, 'keel.sqlite');
+    const b = await daemon(other, FAKE, flow.token, {}, { clock, databasePath });
+    const lead = (d: Daemon) => {
+      const executor = d.app.contexts.find((c) => c.name === 'executor');
+      if (executor?.lead === undefined) throw new Error('the executor takes part in leading');
+      executor.lead();
+    };
+    const { ws } = await flow.workspace();
+    await flow.call(
+      'POST',
+      `/workspaces/${ws}/vars`,
+      {
+        data: {
+          type: 'vars',
+          attributes: { key: 'FAKE_TF_PLAN_DELAY_MS', value: '1500', category: 'env' },
+        },
+      },
+      201,
+    );
+    const cv = await flow.upload(ws, CONFIG);
+    // The first process runs the plan: the run is queued through it and its reactors react.
+    const started = logged(a.app, /Initializing the backend/);
+    const run = await flow.run(ws, {}, cv);
+    await a.app.reactors.settle();
+    await started;
+    expect(a.app.executor.executor.has(run)).toBe(true);
+
+    // While its claim is held (renewed), the other leaves the plan alone.
+    lead(a);
+    lead(b);
+    expect(b.app.executor.executor.has(run)).toBe(false);
+    // The first stops renewing (it died, or lost the lead); its claim runs out and the plan is
+    // started again by the second, exactly once however often it polls.
+    clock.advance(6000);
+    lead(b);
+    lead(b);
+    expect(b.app.executor.executor.has(run)).toBe(true);
+    await Promise.all([a.app.executor.executor.idle(), b.app.executor.executor.idle()]);
+
+    expect(await flow.status(run)).toBe('planned');
+    const types = a.app.core.store
+      .readAll(0, 10_000)
+      .filter((e) => e.stream === run)
+      .map((e) => e.type);
+    expect(types.filter((t) => t === 'RunPlanStarted')).toHaveLength(1);
+    // The first process's plan ended too, but only the claim holder recorded an outcome.
+    expect(types.filter((t) => /^RunPlan(Finished|Errored|Canceled)$/.test(t))).toHaveLength(1);
+    expect((await flow.phase(run, 'plan')).log).toContain(RECOVERY_LINES.plan);
+    await b.testApp.close();
+    await a.testApp.close();
   });
 });
 

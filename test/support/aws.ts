@@ -33,6 +33,11 @@ export interface AwsHarness {
   settle(): Promise<void>;
   /** Stops the daemon and starts it again on the same data directory and clock. */
   restart(): Promise<void>;
+  /**
+   * With `shared: true`, another process on the same log (as under `--workers`): an app on the
+   * same database, clock and provider; the caller closes it.
+   */
+  peer(): App;
   /** Whether a key authenticates against the cloud right now. */
   works(key: {
     access_key: string;
@@ -49,6 +54,8 @@ export async function startAws(
     /** Runs around every IAM call the engine makes (crash injection). */
     iamHook?: IamHook;
     gate?: boolean;
+    /** Run as one of several processes on the log (`--workers 2`). */
+    shared?: boolean;
   } = {},
 ): Promise<AwsHarness> {
   const clock = options.clock ?? new ManualClock('2026-03-01T00:00:00.000Z');
@@ -56,7 +63,7 @@ export async function startAws(
   const gate = options.gate === true ? await startCloudGate(cloud.iamEndpoint) : null;
   const provider = gate ?? cloud;
   const dataDir = mkdtempSync(join(tmpdir(), 'keel-aws-'));
-  const config = testConfig(dataDir);
+  const config = testConfig(dataDir, options.shared === true ? { workers: 2 } : {});
   const ids = sequentialIds();
   const boot = () =>
     createApp(config, {
@@ -109,6 +116,7 @@ export async function startAws(
       app = boot();
       server = await listen(app.callback, '127.0.0.1', 0);
     },
+    peer: () => boot(),
     async works(key) {
       try {
         await cloud
@@ -142,4 +150,18 @@ export async function startAws(
     if (res.status !== 204) throw new Error(`config/root: ${res.status} ${res.text}`);
   }
   return h;
+}
+
+/** Role `dev`: IAM user credentials allowed only `sts:GetCallerIdentity` (enough to test a key). */
+export async function createDevRole(h: AwsHarness): Promise<void> {
+  const role = await h.v1('POST', 'aws/roles/dev', {
+    body: {
+      credential_type: 'iam_user',
+      policy_document: JSON.stringify({
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Action: 'sts:GetCallerIdentity', Resource: '*' }],
+      }),
+    },
+  });
+  if (role.status !== 204) throw new Error(`role dev not made: ${role.text}`);
 }

@@ -10,7 +10,7 @@ import type { Projections } from '../../src/core/projections.js';
 import { createIdentityCommands } from '../../src/runs/identity/commands.js';
 import { identityQueries } from '../../src/runs/identity/projection.js';
 import type { RunsContext } from '../../src/runs/index.js';
-import { startTestApp } from './app.js';
+import { startTestApp, type TestResponse } from './app.js';
 
 /**
  * The runs API in process on a loopback port: the real core, read models, reactors and HTTP
@@ -157,4 +157,36 @@ export function configTarball(): Buffer {
   tar.c({ gzip: true, portable: true, cwd: dir, file: `${dir}.tgz`, sync: true }, ['.']);
   tarball = readFileSync(`${dir}.tgz`);
   return tarball;
+}
+
+/**
+ * Over HTTP (a real daemon): organization `acme` and its workspace `prod` with `attributes`, and
+ * {@link configTarball} uploaded as a configuration version that queues no run. Returns the
+ * workspace id.
+ */
+export async function uploadedWorkspace(
+  api: (method: string, path: string, body?: unknown) => Promise<TestResponse>,
+  attributes: Record<string, unknown> = {},
+): Promise<string> {
+  const org = await api('POST', '/organizations', {
+    data: { type: 'organizations', attributes: { name: 'acme', email: 'ops@example.com' } },
+  });
+  if (org.status !== 201) throw new Error(`organization not made: ${org.text}`);
+  const ws = await api('POST', '/organizations/acme/workspaces', {
+    data: { type: 'workspaces', attributes: { name: 'prod', ...attributes } },
+  });
+  const wsId = (ws.json as { data: { id: string } }).data.id;
+  const cv = await api('POST', `/workspaces/${wsId}/configuration-versions`, {
+    data: { type: 'configuration-versions', attributes: { 'auto-queue-runs': false } },
+  });
+  const upload = (cv.json as { data: { attributes: Record<string, string> } }).data.attributes[
+    'upload-url'
+  ]!;
+  const put = await fetch(upload, {
+    method: 'PUT',
+    headers: { connection: 'close' },
+    body: new Uint8Array(configTarball()),
+  });
+  if (put.status !== 200) throw new Error(`configuration not uploaded: ${put.status}`);
+  return wsId;
 }

@@ -6,7 +6,7 @@ import type { StoredEvent } from '../../core/events.js';
 import type { Reactor } from '../../core/reactors.js';
 import type { RunRow, RunsContext } from '../index.js';
 import { RUNS_TABLE } from '../run/projection.js';
-import { enginesOf } from '../../config.js';
+import { enginesOf, sharesLog } from '../../config.js';
 import { executionEngineOf } from '../workspaces/presenters.js';
 import { builtinDriver } from './builtin/index.js';
 import { CheckQueries, checksProjection } from './checks/projection.js';
@@ -24,7 +24,9 @@ import type { LiveLogs } from './logs.js';
 import { fileLiveLogs, memoryLiveLogs } from './logs.js';
 import { phaseRunOf, runsPort } from './port.js';
 import { ExecutorQueries, executorProjection } from './projection.js';
-import { Executor } from './service.js';
+import { Executor, type Phase } from './service.js';
+import { PhaseClaims } from './claims.js';
+import { holderName, leaseTtlMs } from '../../core/shared-log.js';
 import { variableRoutes } from './variables.js';
 
 export interface ExecutorContextOptions {
@@ -121,6 +123,13 @@ export function createExecutorContext(
       return run !== null && hasChecks(checks, taskStages, run, hasChanges);
     },
   );
+  // Several processes on one log (ADR 0080): each phase runs where its claim is held (ADR 0082).
+  const claims = sharesLog(core.config)
+    ? new PhaseClaims(core.db, core.clock, {
+        holder: holderName(),
+        ttlMs: leaseTtlMs(core.config.pollIntervalMs),
+      })
+    : null;
   const executor = new Executor({
     port,
     logs: liveLogs,
@@ -128,11 +137,41 @@ export function createExecutorContext(
     concurrency: options.concurrency ?? 4,
     onFault: (runId, err) =>
       core.logger.error({ err, runId }, 'run phase failed inside the executor'),
+    ...(claims === null
+      ? {}
+      : {
+          owns: (runId: string, phase: Phase) => {
+            const held = claims.holds(runId, phase);
+            if (!held) core.logger.warn({ runId, phase }, 'another process took this phase over');
+            return held;
+          },
+        }),
   });
   const background = (work: Promise<void>, runId: string) => {
     void work.catch((err: unknown) =>
       core.logger.error({ err, runId }, 'recording a phase outcome failed'),
     );
+  };
+  /**
+   * Start a phase of a run in `planning` or `applying` (after the command that moved it there, or
+   * taking it over): under its claim when the log is shared, given up when the outcome is recorded.
+   */
+  const runPhase = (run: RunRow, phase: Phase, work: () => Promise<void>) => {
+    background(
+      work().finally(() => claims?.release(run.id, phase)),
+      run.id,
+    );
+  };
+  /** The command that moves the run into its phase, under the phase's claim when shared. */
+  const claimed = (run: RunRow, phase: Phase, started: () => void): boolean => {
+    if (claims !== null && !claims.take(run.id, phase)) return false;
+    try {
+      started();
+      return true;
+    } catch (err) {
+      claims?.release(run.id, phase);
+      throw err;
+    }
   };
 
   const reactor: Reactor = {
@@ -147,13 +186,13 @@ export function createExecutorContext(
       switch (event.type) {
         case 'RunPlanQueued':
           if (run.status !== 'plan_queued') return;
-          runs.executor.planStarted(run.id);
-          background(executor.plan(phaseRunOf(run)), run.id);
+          if (!claimed(run, 'plan', () => runs.executor.planStarted(run.id))) return;
+          runPhase(run, 'plan', () => executor.plan(phaseRunOf(run)));
           return;
         case 'RunApplyQueued':
           if (run.status !== 'apply_queued') return;
-          runs.executor.applyStarted(run.id);
-          background(executor.apply(phaseRunOf(run)), run.id);
+          if (!claimed(run, 'apply', () => runs.executor.applyStarted(run.id))) return;
+          runPhase(run, 'apply', () => executor.apply(phaseRunOf(run)));
           return;
         case 'RunCancelRequested':
           // A phase no longer here (it ended, or the daemon restarted) cannot be interrupted.
@@ -176,32 +215,54 @@ export function createExecutorContext(
     },
   };
 
-  let started = false;
-  const start = () => {
-    if (started) return;
-    started = true;
-    const lost = core.db
+  /** Runs in `planning` or `applying` whose phase is not running here. */
+  const interrupted = () =>
+    core.db
       .prepare<[], { id: string }>(
         `SELECT id FROM ${RUNS_TABLE} WHERE status IN ('planning', 'applying') ORDER BY seq`,
       )
       .all()
       .flatMap(({ id }) => {
         const run = runs.model.runs.get(id);
-        return run
-          ? [
-              {
-                run: phaseRunOf(run),
-                phase: run.status === 'planning' ? ('plan' as const) : ('apply' as const),
-              },
-            ]
+        return run !== null && !executor.has(id)
+          ? [{ run, phase: run.status === 'planning' ? ('plan' as const) : ('apply' as const) }]
           : [];
       });
+  /** Plans started again, applies errored (see `Executor.recover`): each under its claim. */
+  const recover = (lost: readonly { run: RunRow; phase: Phase }[]) => {
     if (lost.length > 0)
       core.logger.warn(
         { runs: lost.map((l) => l.run.id) },
         'resuming phases interrupted by a restart',
       );
-    background(executor.recover(lost), 'recovery');
+    for (const { run, phase } of lost) {
+      runPhase(run, phase, () => executor.recover([{ run: phaseRunOf(run), phase }]));
+    }
+  };
+
+  let started = false;
+  const start = () => {
+    if (started) return;
+    started = true;
+    // Alone on the log, every phase left running belongs to this directory's last process.
+    if (claims === null) recover(interrupted());
+  };
+  /**
+   * Every poll while this process leads a shared log: take over the phases whose claim ran out
+   * (the process running them died or froze).
+   */
+  const lead = () => {
+    if (claims === null) return;
+    recover(
+      interrupted().filter(({ run, phase }) => {
+        if (!claims.take(run.id, phase)) return false;
+        // Recorded meanwhile by the process that held it: nothing to take over.
+        const now = runs.model.runs.get(run.id);
+        if (now?.status === run.status) return true;
+        claims.release(run.id, phase);
+        return false;
+      }),
+    );
   };
 
   const routes = new Router();
@@ -234,7 +295,11 @@ export function createExecutorContext(
       runsPublicRoutes: publicRoutes,
       runsRoutes: routes,
       start,
-      stop: () => executor.abandon(),
+      lead,
+      stop: () => {
+        executor.abandon();
+        claims?.releaseAll();
+      },
       idle: async () => {
         await executor.idle();
         await taskStages.idle();

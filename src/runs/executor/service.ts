@@ -67,6 +67,11 @@ export interface ExecutorOptions {
   concurrency: number;
   /** Faults (not run failures) are reported here; the run is errored with the message. */
   onFault?(runId: string, error: unknown): void;
+  /**
+   * Whether this process may still record the phase's outcome (its claim, when several processes
+   * share the log): asked when the phase ends; a phase another process took over records nothing.
+   */
+  owns?(runId: string, phase: Phase): boolean;
 }
 
 /**
@@ -211,7 +216,7 @@ export class Executor {
       };
       if (phase === 'plan') {
         const result: PlanResult = await this.#pool.submit(run.id, () => driver.plan(request));
-        if (this.#abandoned) return;
+        if (this.#lost(run.id, phase)) return;
         this.#recordPlan(run.id, result, text(), secrets);
       } else {
         for (const line of applyHeader(driver.name)) logs.append(id, line);
@@ -220,12 +225,12 @@ export class Executor {
         const result: ApplyResult = await this.#pool.submit(run.id, () =>
           driver.apply({ ...request, artifact }),
         );
-        if (this.#abandoned) return;
+        if (this.#lost(run.id, phase)) return;
         this.#recordApply(run.id, result, text());
       }
       logs.discard(id);
     } catch (error) {
-      if (this.#abandoned) return;
+      if (this.#lost(run.id, phase)) return;
       this.#options.onFault?.(run.id, error);
       logs.append(id, '');
       logs.append(id, `Error: ${phase} failed inside Keel: ${(error as Error).message}`);
@@ -237,6 +242,11 @@ export class Executor {
         this.#options.onFault?.(run.id, recordError);
       }
     }
+  }
+
+  /** The daemon is stopping, or another process took the phase over: record nothing. */
+  #lost(runId: string, phase: Phase): boolean {
+    return this.#abandoned || !(this.#options.owns?.(runId, phase) ?? true);
   }
 
   #recordPlan(runId: string, result: PlanResult, log: string, secrets: readonly string[]): void {

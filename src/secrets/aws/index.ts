@@ -7,6 +7,7 @@ import type { MountRef } from './events.js';
 import { TIMER_LEASE_EXPIRY, TIMER_ROOT_ROTATION, TIMER_STATIC_ROTATION } from './events.js';
 import { LeaseService } from './leases.js';
 import type { ContextModule, Core } from '../../context.js';
+import { sharesLog } from '../../config.js';
 import type { LeaseProvider, SecretsTokenRevoked } from '../sys/index.js';
 import { systemMetadata } from '../../core/events.js';
 import { mountTtls, type MountTtls } from '../sys/projection.js';
@@ -68,8 +69,14 @@ export function createAwsContext(
   const module: ContextModule = {
     name: 'aws',
     projections: [awsProjection(), intentProjection()],
-    // Cloud side effects a dead process left half done are finished or undone first thing.
-    start: () => void intents.recover(),
+    // Cloud side effects a dead process left half done are finished or undone first thing; on a
+    // shared log, by the leader once they are old enough not to be another process's request.
+    start: () => {
+      if (!sharesLog(core.config)) void intents.recover();
+    },
+    lead: () => {
+      if (sharesLog(core.config)) intents.sweep();
+    },
     idle: () => intents.recovered(),
     reactors: [
       {

@@ -124,6 +124,13 @@ export function intentProjection(): Projection {
 }
 
 /**
+ * How long an intent may stay open on a log shared with other processes before the leader takes
+ * the process that recorded it for dead: far longer than the engine's IAM calls take. A request
+ * still waiting on the provider after that may find what it made undone (ADR 0082).
+ */
+export const ORPHANED_AFTER_MS = 60_000;
+
+/**
  * A user made by the intent's CreateUser cannot predate the intent by more than the clock skew
  * SigV4 allows between Keel and the provider: an older user of the same name is someone else's.
  */
@@ -153,6 +160,7 @@ async function deleteUnknownKeys(
 /** Records, settles and resolves intents. */
 export class CloudIntents {
   #recovery: Promise<void> | undefined;
+  #sweeping: Promise<void> | undefined;
 
   constructor(
     private readonly d: EngineDeps,
@@ -292,27 +300,45 @@ export class CloudIntents {
    * work that could race with it (static-role key cycles) awaits {@link recovered} first.
    */
   recover(): Promise<void> {
-    this.#recovery ??= (async () => {
-      for (const intent of this.open()) {
-        try {
-          await this.resolve(intent);
-          this.d.core.logger.info(
-            { intent: intent.intentId, kind: intent.action.kind },
-            'an interrupted cloud side effect was resolved',
-          );
-        } catch (err) {
-          this.d.core.logger.error(
-            { intent: intent.intentId, err: (err as Error).message },
-            'an interrupted cloud side effect could not be resolved; the next start retries',
-          );
-        }
-      }
-    })();
+    this.#recovery ??= this.#resolveAll(this.open());
     return this.#recovery;
+  }
+
+  /**
+   * On a log shared with other processes (ADR 0082), every poll of the leader: an intent may be
+   * open because a request in another process is making its calls right now, so only those open
+   * longer than {@link ORPHANED_AFTER_MS} are taken for a dead process's and resolved. One pass at
+   * a time.
+   */
+  sweep(): void {
+    if (this.#sweeping !== undefined) return;
+    const before = this.d.core.clock.now().getTime() - ORPHANED_AFTER_MS;
+    const orphans = this.open().filter((i) => Date.parse(i.recordedAt) <= before);
+    if (orphans.length === 0) return;
+    this.#sweeping = this.#resolveAll(orphans).finally(() => {
+      this.#sweeping = undefined;
+    });
+  }
+
+  async #resolveAll(intents: readonly OpenIntent[]): Promise<void> {
+    for (const intent of intents) {
+      try {
+        await this.resolve(intent);
+        this.d.core.logger.info(
+          { intent: intent.intentId, kind: intent.action.kind },
+          'an interrupted cloud side effect was resolved',
+        );
+      } catch (err) {
+        this.d.core.logger.error(
+          { intent: intent.intentId, err: (err as Error).message },
+          'an interrupted cloud side effect could not be resolved; the next start retries',
+        );
+      }
+    }
   }
 
   /** Resolves once the start-up pass is over (at once when it never started). */
   recovered(): Promise<void> {
-    return this.#recovery ?? Promise.resolve();
+    return Promise.all([this.#recovery, this.#sweeping]).then(() => undefined);
   }
 }

@@ -4,7 +4,7 @@ import { openDatabase } from '../../../src/core/database.js';
 import { httpRequest } from '../../support/app.js';
 import type { RunningDaemon } from '../../support/daemon.js';
 import { eventually, keel, startDaemon } from '../../support/daemon.js';
-import { configTarball } from '../../support/runs-harness.js';
+import { uploadedWorkspace } from '../../support/runs-harness.js';
 
 const ALLOW_ALL = JSON.stringify({
   Version: '2012-10-17',
@@ -156,29 +156,7 @@ describe('keel serve --workers 2', () => {
         body,
         headers: { connection: 'close' },
       });
-    expect(
-      (
-        await api('POST', '/organizations', {
-          data: { type: 'organizations', attributes: { name: 'acme', email: 'ops@example.com' } },
-        })
-      ).status,
-    ).toBe(201);
-    const ws = await api('POST', '/organizations/acme/workspaces', {
-      data: { type: 'workspaces', attributes: { name: 'prod', 'auto-apply': true } },
-    });
-    const wsId = (ws.json as { data: { id: string } }).data.id;
-    const cv = await api('POST', `/workspaces/${wsId}/configuration-versions`, {
-      data: { type: 'configuration-versions', attributes: { 'auto-queue-runs': false } },
-    });
-    const upload = (cv.json as { data: { attributes: Record<string, string> } }).data.attributes[
-      'upload-url'
-    ]!;
-    const put = await fetch(upload, {
-      method: 'PUT',
-      headers: { connection: 'close' },
-      body: new Uint8Array(configTarball()),
-    });
-    expect(put.status).toBe(200);
+    const wsId = await uploadedWorkspace(api, { 'auto-apply': true });
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
       const run = await api('POST', '/runs', {

@@ -9,7 +9,7 @@ import {
   type LeaseState,
 } from '../../../machines/lease.machine.js';
 import type { TestResponse } from '../../support/app.js';
-import { startAws, type AwsHarness } from '../../support/aws.js';
+import { createDevRole, startAws, type AwsHarness } from '../../support/aws.js';
 import type { CloudGate } from '../../support/cloud-gate.js';
 import { edgesToCover, statesReached, uncovered } from '../../support/graph-edges.js';
 
@@ -100,16 +100,7 @@ beforeAll(async () => {
   gate = h.gate!;
   const lease = await h.v1('POST', 'aws/config/lease', { body: { lease: '1h', lease_max: '24h' } });
   expect(lease.status, lease.text).toBe(204);
-  const role = await h.v1('POST', 'aws/roles/dev', {
-    body: {
-      credential_type: 'iam_user',
-      policy_document: JSON.stringify({
-        Version: '2012-10-17',
-        Statement: [{ Effect: 'Allow', Action: 'sts:GetCallerIdentity', Resource: '*' }],
-      }),
-    },
-  });
-  expect(role.status, role.text).toBe(204);
+  await createDevRole(h);
 });
 afterAll(async () => h.close());
 

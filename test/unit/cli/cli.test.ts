@@ -1,20 +1,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { runCli } from '../../../src/cli.js';
 import { SUMMARY_CHARS, summarise } from '../../../src/cli/log.js';
-
-async function keel(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const out = new PassThrough();
-  const err = new PassThrough();
-  const chunks = { out: [] as string[], err: [] as string[] };
-  out.on('data', (c: Buffer) => chunks.out.push(c.toString()));
-  err.on('data', (c: Buffer) => chunks.err.push(c.toString()));
-  const status = await runCli(args, { env, stdout: out, stderr: err });
-  return { status, stdout: chunks.out.join(''), stderr: chunks.err.join('') };
-}
+import { keel } from '../../support/cli.js';
 
 const empty = () => mkdtempSync(join(tmpdir(), 'keel-cli-'));
 
