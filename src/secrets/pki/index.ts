@@ -85,7 +85,7 @@ export function createPkiContext(
     name: 'pki',
     authority,
     acme,
-    projections: [pkiProjection(() => authority.readModelsChanged()), acmeProjection],
+    projections: [pkiProjection((e) => authority.readModelsChanged(e)), acmeProjection],
     timers: [
       // A started tidy runs here, off the request; the auto-tidy timer starts one.
       {

@@ -59,11 +59,13 @@ const CERTIFICATE_ONLY = new Set<string>([
 ]);
 
 /**
- * The read models of every certificate authority mount. `onChanged` lets in-memory caches of
- * roles, keys, issuers, configuration and what derives from them (chains) drop what any other
- * event made stale.
+ * The read models of every certificate authority mount. `onChanged` (given the event) lets
+ * in-memory caches of roles, keys, issuers, configuration and what derives from them (chains)
+ * drop what any other event made stale.
  */
-export const pkiProjection = (onChanged: () => void = () => undefined): Projection => ({
+export const pkiProjection = (
+  onChanged: (event: StoredEvent) => void = () => undefined,
+): Projection => ({
   name: 'pki',
   version: 3,
   tables: TABLES,
@@ -140,7 +142,7 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
     return (stored: StoredEvent) => {
       if (!OWN.has(stored.type)) return;
       const e = stored as StoredEvent<PkiEvent>;
-      if (!CERTIFICATE_ONLY.has(e.type)) onChanged();
+      if (!CERTIFICATE_ONLY.has(e.type)) onChanged(stored);
       switch (e.type) {
         case 'PkiRoleWritten':
           s.putRole.run(e.data.mount, e.data.name, canonicalJson(e.data.role));
