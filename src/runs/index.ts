@@ -14,6 +14,7 @@ import { organizationRoutes } from './organizations/routes.js';
 import { executorCommands, runDecider } from './run/commands.js';
 import { commentRoutes } from './run/comments.js';
 import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
+import { runHistoryProjection } from './run/history.js';
 import { runProjection } from './run/projection.js';
 import { queueReactor, reconcileWorkspace } from './run/queue.js';
 import { organizationQueueRoutes } from './run/org-queue.js';
@@ -131,6 +132,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
       projections: [
         configurationVersionProjection,
         runProjection,
+        runHistoryProjection,
         stateVersionProjection,
         organizationProjection,
         workspaceProjection,
