@@ -270,7 +270,14 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     for (const c of contexts) c.start?.();
   };
 
-  const ui = createUi(core, deps.streamKinds ?? streamKinds(machines));
+  const ui = createUi(
+    core,
+    deps.streamKinds ??
+      streamKinds(
+        machines,
+        Object.fromEntries(contexts.flatMap((c) => Object.entries(c.streams ?? {}))),
+      ),
+  );
   ui.registerRoutes(sys.routes);
 
   const koa = new Koa({ proxy: false });

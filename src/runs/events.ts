@@ -1,3 +1,4 @@
+import { streamName } from '../core/streams.js';
 import type { ResourceCounts, RunEventOf, RunEventType } from '../../machines/run.machine.js';
 import type { Sealed } from '../core/seal.js';
 
@@ -42,6 +43,9 @@ export type OrganizationUpdated = {
   type: 'OrganizationUpdated';
   data: { name: string; costEstimationEnabled: boolean };
 };
+
+/** An organization's stream is named after it; its teams' and grants' streams are their ids. */
+export const organizationStream = streamName`org-${'name'}`;
 
 export type OrganizationEvent =
   | OrganizationCreated

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { ContextModule, Core } from '../context.js';
 import { systemMetadata } from '../core/events.js';
+import { idStreams } from '../core/streams.js';
 import { configurationVersionProjection } from './configuration-versions/projection.js';
 import {
   archivistUploadRoutes,
@@ -128,6 +129,8 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
     recordStateVersion: (input) => recordStateVersion(model, input),
     module: {
       name: 'runs',
+      // a run's or configuration version's stream is its id
+      streams: { run: idStreams('run'), 'configuration-version': idStreams('cv') },
       // Order matters: the workspaces read model looks up rows of the two before it.
       projections: [
         configurationVersionProjection,

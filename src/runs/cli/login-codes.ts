@@ -1,3 +1,4 @@
+import { streamName } from '../../core/streams.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Decider } from '../../core/command-handler.js';
 import type { AuditMetadata, StoredEvent } from '../../core/events.js';
@@ -33,7 +34,7 @@ export interface LoginCodeRedeemed {
 
 export type LoginCodeEvent = LoginCodeIssued | LoginCodeRedeemed;
 
-export const loginCodeStream = (id: string) => `login-code-${id}`;
+export const loginCodeStream = streamName`login-code-${'codeId'}`;
 
 /** How long an approved request may wait for the CLI to exchange its code. */
 export const LOGIN_CODE_TTL_MS = 5 * 60 * 1000;
@@ -102,7 +103,7 @@ export function createLoginCodes(core: Core, identity: IdentityCommands) {
         expiresAt: new Date(core.clock.now().getTime() + LOGIN_CODE_TTL_MS).toISOString(),
       };
       core.handler.handle(
-        loginCodeStream(id),
+        loginCodeStream.id(id),
         codeDecider,
         () => [{ type: 'LoginCodeIssued' as const, data }],
         metadata,
@@ -127,7 +128,7 @@ export function createLoginCodes(core: Core, identity: IdentityCommands) {
         .transaction(() => {
           // The code is spent and the token made in one transaction: both, or neither.
           const { state } = core.handler.handle(
-            loginCodeStream(id),
+            loginCodeStream.id(id),
             codeDecider,
             (s) => {
               if (s.status !== 'issued' || !sameText(s.issued.codeHmac, core.sealer.hmac(secret)))

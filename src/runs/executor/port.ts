@@ -4,7 +4,7 @@ import { systemMetadata } from '../../core/events.js';
 import type { NewEvent } from '../../core/events.js';
 import type { RunsContext, RunRow } from '../index.js';
 import { applyIdOf, planIdOf } from '../run/presenters.js';
-import type { ExecutorEvent } from './events.js';
+import { planArtifactStream, type ExecutorEvent } from './events.js';
 import type { ExecutorQueries } from './projection.js';
 import type { ExecutorPort, PhaseRun } from './service.js';
 import type { StateV4 } from './types.js';
@@ -99,7 +99,7 @@ export function runsPort(
     planFinished(runId, result) {
       core.db
         .transaction(() => {
-          record(`${runId}:plan-artifact`, {
+          record(planArtifactStream.id(runId), {
             type: 'PlanArtifactRecorded',
             data: {
               runId,

@@ -1,3 +1,4 @@
+import { streamName } from '../../core/streams.js';
 import { GetUserCommand, ListAccessKeysCommand } from '@aws-sdk/client-iam';
 import type { IAMClient } from '@aws-sdk/client-iam';
 import type { Decider } from '../../core/command-handler.js';
@@ -55,7 +56,7 @@ export type IntentEvent =
     }
   | { type: 'AwsCloudIntentSettled'; data: { outcome: IntentOutcome; settledAt: string } };
 
-export const intentStream = (intentId: string) => `aws-intent:${intentId}`;
+export const intentStream = streamName`aws-intent:${'intentId'}`;
 
 interface IntentState {
   status: 'none' | 'open' | 'settled';
@@ -113,7 +114,7 @@ export function intentProjection(): Projection {
             );
             break;
           case 'AwsCloudIntentSettled':
-            remove.run(e.stream.slice('aws-intent:'.length));
+            remove.run(intentStream.parse(e.stream)?.intentId ?? '');
             break;
           default:
             break;
@@ -169,7 +170,7 @@ export class CloudIntents {
       recordedAt: this.d.core.clock.now().toISOString(),
     };
     this.d.core.handler.handle(
-      intentStream(intent.intentId),
+      intentStream.id(intent.intentId),
       intentDecider,
       (): IntentEvent[] => [{ type: 'AwsCloudIntentRecorded', data: intent }],
       metadata,
@@ -194,7 +195,7 @@ export class CloudIntents {
 
   settle(intentId: string, outcome: IntentOutcome, metadata: AuditMetadata): void {
     this.d.core.handler.handle(
-      intentStream(intentId),
+      intentStream.id(intentId),
       intentDecider,
       (): IntentEvent[] => [
         {
@@ -234,7 +235,7 @@ export class CloudIntents {
     const { action, mount } = intent;
     switch (action.kind) {
       case 'iam_user': {
-        const { state } = this.d.core.handler.load(leaseStream(action.leaseId), leaseDecider);
+        const { state } = this.d.core.handler.load(leaseStream.id(action.leaseId), leaseDecider);
         if (state.value !== 'new') {
           this.settle(intent.intentId, 'completed', metadata);
           return;

@@ -19,14 +19,19 @@ export class LeaseService implements LeaseProvider {
   ) {}
 
   private append(leaseId: string, events: LeaseEvent[], metadata: AuditMetadata) {
-    return this.d.core.handler.handle(leaseStream(leaseId), leaseDecider, () => events, metadata);
+    return this.d.core.handler.handle(
+      leaseStream.id(leaseId),
+      leaseDecider,
+      () => events,
+      metadata,
+    );
   }
 
   lookup(leaseId: string): LeaseInfo | undefined {
     const row = this.d.reads.lease(leaseId);
     if (!row) return undefined;
     const lastRenewal =
-      this.d.core.handler.load(leaseStream(leaseId), leaseDecider).state.value === 'renewed'
+      this.d.core.handler.load(leaseStream.id(leaseId), leaseDecider).state.value === 'renewed'
         ? this.lastRenewal(leaseId)
         : null;
     return {
@@ -43,7 +48,7 @@ export class LeaseService implements LeaseProvider {
   }
 
   private lastRenewal(leaseId: string): string | null {
-    const events = this.d.core.store.readStream(leaseStream(leaseId));
+    const events = this.d.core.store.readStream(leaseStream.id(leaseId));
     const last = [...events].reverse().find((e) => e.type === 'LeaseRenewed');
     return last ? (last.data as { renewedAt: string }).renewedAt : null;
   }
@@ -170,8 +175,8 @@ export class LeaseService implements LeaseProvider {
       } catch (e) {
         const error = awsErrorText(e);
         const attempt =
-          this.d.core.handler.load(leaseStream(row.leaseId), leaseDecider).state.context.failures +
-          1;
+          this.d.core.handler.load(leaseStream.id(row.leaseId), leaseDecider).state.context
+            .failures + 1;
         const retryAt = addSeconds(
           this.d.core.clock.now(),
           revocationRetryDelaySeconds(attempt),

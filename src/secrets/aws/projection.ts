@@ -5,7 +5,13 @@ import { scheduleRows } from '../../core/schedule.js';
 import { canonicalJson } from '../../core/canonical.js';
 import { rotationRetryDelaySeconds } from '../../../machines/static-role.machine.js';
 import type { AwsEvent, MountRef } from './events.js';
-import { TIMER_LEASE_EXPIRY, TIMER_ROOT_ROTATION, TIMER_STATIC_ROTATION } from './events.js';
+import {
+  leaseStream,
+  staticRoleStream,
+  TIMER_LEASE_EXPIRY,
+  TIMER_ROOT_ROTATION,
+  TIMER_STATIC_ROTATION,
+} from './events.js';
 import type { RoleEntry } from './role-schema.js';
 import type { RootSettings } from './schema.js';
 import { parseCron } from './cron.js';
@@ -109,11 +115,9 @@ export function awsProjection(): Projection {
         leaseFailed: db.prepare(`UPDATE aws_leases SET failures = failures + 1 WHERE lease_id = ?`),
         leaseDelete: db.prepare(`DELETE FROM aws_leases WHERE lease_id = ?`),
       };
-      const mountOfStream = (stream: string): { accessor: string; name: string } => {
-        const [, accessor = '', ...rest] = stream.split(':');
-        return { accessor, name: rest.join(':') };
-      };
-      const leaseIdOf = (stream: string) => stream.slice('aws-lease:'.length);
+      const mountOfStream = (stream: string) =>
+        staticRoleStream.parse(stream) ?? { accessor: '', name: '' };
+      const leaseIdOf = (stream: string) => leaseStream.parse(stream)?.leaseId ?? '';
       const ensureConfig = (m: MountRef) => q.configUpsert.run(m.accessor, m.path);
       const rescheduleRoot = (m: MountRef, settings: RootSettings, from: string) => {
         const next = nextRootRotation(settings, from);
