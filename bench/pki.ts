@@ -104,7 +104,7 @@ async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
       ttl: '1h',
     });
     app.core.handler.handle(
-      streams.role.id('bench', 'ec'),
+      streams.role('bench', 'ec'),
       roleDecider,
       () => [{ type: 'PkiRoleWritten' as const, data: { mount: 'bench', name: 'ec', role } }],
       meta,

@@ -1,7 +1,8 @@
 /**
  * Stream ids. Every kind of stream names its streams by one template of literal text and fields,
  * declared once where its events are (`streamName\`pki/${'mount'}/cert/${'serial'}\``), and both
- * builds and parses its ids through it: nothing else splits a stream id by hand.
+ * builds (`streams.cert(mount, serial)`) and parses (`streams.cert.parse(id)`) its ids through it:
+ * nothing else splits a stream id by hand.
  *
  * Parsing is unambiguous by one rule: a field never contains the first character of the text
  * that follows it (building refuses such a value), so it ends at that character's first
@@ -15,14 +16,18 @@ export interface StreamLocation {
   readonly pattern?: RegExp;
 }
 
-/** One kind of stream id: build one from its fields, or read the fields back. */
-export interface StreamName<T extends readonly string[]> extends StreamLocation {
-  /** Matches the ids of this kind, and no other. */
-  readonly pattern: RegExp;
-  id(...values: { [K in keyof T]: string }): string;
-  /** The fields of an id of this kind, or null for any other stream. */
-  parse(stream: string): { [K in T[number]]: string } | null;
-}
+/**
+ * One kind of stream id: called with its fields it builds an id; `parse` reads the fields back.
+ */
+export type StreamName<T extends readonly string[]> = ((
+  ...values: { [K in keyof T]: string }
+) => string) &
+  StreamLocation & {
+    /** Matches the ids of this kind, and no other. */
+    readonly pattern: RegExp;
+    /** The fields of an id of this kind, or null for any other stream. */
+    parse(stream: string): { [K in T[number]]: string } | null;
+  };
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -44,31 +49,30 @@ export function streamName<const T extends readonly string[]>(
   const pattern = new RegExp(
     `^${text.map((literal, i) => escape(literal) + (i < fields.length ? fieldPattern(ends[i]!) : '')).join('')}$`,
   );
-  return {
+  const build = (...values: { [K in keyof T]: string }): string =>
+    text
+      .map((literal, i) => {
+        if (i === fields.length) return literal;
+        const value = values[i] as string;
+        const end = ends[i]!;
+        if (end !== '' && value.includes(end))
+          throw new Error(
+            `stream name field ${fields[i]} cannot hold ${JSON.stringify(end)}: ${JSON.stringify(value)}`,
+          );
+        return literal + value;
+      })
+      .join('');
+  return Object.assign(build, {
     prefix: text[0] ?? '',
     pattern,
-    id(...values) {
-      return text
-        .map((literal, i) => {
-          if (i === fields.length) return literal;
-          const value = values[i] as string;
-          const end = ends[i]!;
-          if (end !== '' && value.includes(end))
-            throw new Error(
-              `stream name field ${fields[i]} cannot hold ${JSON.stringify(end)}: ${JSON.stringify(value)}`,
-            );
-          return literal + value;
-        })
-        .join('');
-    },
-    parse(stream) {
+    parse(stream: string) {
       const match = pattern.exec(stream);
       if (match === null) return null;
       return Object.fromEntries(fields.map((f, i) => [f, match[i + 1] ?? ''])) as {
         [K in T[number]]: string;
       };
     },
-  };
+  });
 }
 
 /**

@@ -136,7 +136,7 @@ describe('iam_user credentials', () => {
     const leaseId = (ok.json as Env).lease_id;
     // The process died after LeaseIssued, before the intent was settled.
     h.app.core.handler.handle(
-      intentStream.id('intent-dangling'),
+      intentStream('intent-dangling'),
       intentDecider,
       (): IntentEvent[] => [
         {

@@ -103,7 +103,7 @@ export function createLoginCodes(core: Core, identity: IdentityCommands) {
         expiresAt: new Date(core.clock.now().getTime() + LOGIN_CODE_TTL_MS).toISOString(),
       };
       core.handler.handle(
-        loginCodeStream.id(id),
+        loginCodeStream(id),
         codeDecider,
         () => [{ type: 'LoginCodeIssued' as const, data }],
         metadata,
@@ -128,7 +128,7 @@ export function createLoginCodes(core: Core, identity: IdentityCommands) {
         .transaction(() => {
           // The code is spent and the token made in one transaction: both, or neither.
           const { state } = core.handler.handle(
-            loginCodeStream.id(id),
+            loginCodeStream(id),
             codeDecider,
             (s) => {
               if (s.status !== 'issued' || !sameText(s.issued.codeHmac, core.sealer.hmac(secret)))

@@ -99,7 +99,7 @@ export function runsPort(
     planFinished(runId, result) {
       core.db
         .transaction(() => {
-          record(planArtifactStream.id(runId), {
+          record(planArtifactStream(runId), {
             type: 'PlanArtifactRecorded',
             data: {
               runId,

@@ -36,7 +36,7 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
       }
       const data = { id: core.ids.id('user'), ...input };
       core.handler.handle(
-        userStream.id(data.id),
+        userStream(data.id),
         existence,
         () => [{ type: 'UserCreated' as const, data }],
         metadata,
@@ -51,7 +51,7 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
       const token = newRunsToken(core);
       const data = { id: core.ids.id('at'), tokenHmac: core.sealer.hmac(token), ...input };
       core.handler.handle(
-        authTokenStream.id(data.id),
+        authTokenStream(data.id),
         existence,
         () => [{ type: 'AuthTokenCreated' as const, data }],
         metadata,
@@ -80,7 +80,7 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
 
     deleteToken(id: string, metadata: AuditMetadata): boolean {
       const { events } = core.handler.handle(
-        authTokenStream.id(id),
+        authTokenStream(id),
         existence,
         (s) => (s.exists ? [{ type: 'AuthTokenDeleted' as const, data: { id } }] : []),
         metadata,

@@ -105,7 +105,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     const meta = model.metadata(ctx);
     db.transaction(() => {
       handler.handle(
-        organizationStream.id(a.name),
+        organizationStream(a.name),
         existence,
         (): OrganizationEvent[] => [
           {
@@ -155,7 +155,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     const enabled = a['cost-estimation-enabled'];
     if (enabled !== undefined && enabled !== org.costEstimationEnabled) {
       handler.handle(
-        organizationStream.id(org.name),
+        organizationStream(org.name),
         existence,
         (): OrganizationEvent[] => [
           { type: 'OrganizationUpdated', data: { name: org.name, costEstimationEnabled: enabled } },

@@ -315,7 +315,7 @@ export class CredsService {
     metadata: AuditMetadata,
   ): void {
     this.d.core.handler.handle(
-      leaseStream.id(leaseId),
+      leaseStream(leaseId),
       leaseDecider,
       (): LeaseEvent[] => [
         {

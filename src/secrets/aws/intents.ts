@@ -170,7 +170,7 @@ export class CloudIntents {
       recordedAt: this.d.core.clock.now().toISOString(),
     };
     this.d.core.handler.handle(
-      intentStream.id(intent.intentId),
+      intentStream(intent.intentId),
       intentDecider,
       (): IntentEvent[] => [{ type: 'AwsCloudIntentRecorded', data: intent }],
       metadata,
@@ -195,7 +195,7 @@ export class CloudIntents {
 
   settle(intentId: string, outcome: IntentOutcome, metadata: AuditMetadata): void {
     this.d.core.handler.handle(
-      intentStream.id(intentId),
+      intentStream(intentId),
       intentDecider,
       (): IntentEvent[] => [
         {
@@ -235,7 +235,7 @@ export class CloudIntents {
     const { action, mount } = intent;
     switch (action.kind) {
       case 'iam_user': {
-        const { state } = this.d.core.handler.load(leaseStream.id(action.leaseId), leaseDecider);
+        const { state } = this.d.core.handler.load(leaseStream(action.leaseId), leaseDecider);
         if (state.value !== 'new') {
           this.settle(intent.intentId, 'completed', metadata);
           return;

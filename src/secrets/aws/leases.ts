@@ -19,12 +19,7 @@ export class LeaseService implements LeaseProvider {
   ) {}
 
   private append(leaseId: string, events: LeaseEvent[], metadata: AuditMetadata) {
-    return this.d.core.handler.handle(
-      leaseStream.id(leaseId),
-      leaseDecider,
-      () => events,
-      metadata,
-    );
+    return this.d.core.handler.handle(leaseStream(leaseId), leaseDecider, () => events, metadata);
   }
 
   lookup(leaseId: string): LeaseInfo | undefined {
@@ -165,8 +160,8 @@ export class LeaseService implements LeaseProvider {
       } catch (e) {
         const error = awsErrorText(e);
         const attempt =
-          this.d.core.handler.load(leaseStream.id(row.leaseId), leaseDecider).state.context
-            .failures + 1;
+          this.d.core.handler.load(leaseStream(row.leaseId), leaseDecider).state.context.failures +
+          1;
         const retryAt = addSeconds(
           this.d.core.clock.now(),
           revocationRetryDelaySeconds(attempt),

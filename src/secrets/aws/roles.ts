@@ -19,7 +19,7 @@ export class RoleService {
     const existing = this.d.reads.role(mount.accessor, name);
     const { role, warnings } = applyRoleWrite(existing, raw);
     this.d.core.handler.handle(
-      roleStream.id(mount.accessor, name),
+      roleStream(mount.accessor, name),
       roleDecider,
       (): RoleEvent[] => [{ type: 'AwsRoleWritten', data: { mount, name, role } }],
       metadata,
@@ -41,7 +41,7 @@ export class RoleService {
     if (!this.d.reads.role(mount.accessor, name))
       throw new NotFoundError(`role "${name}" not found`);
     this.d.core.handler.handle(
-      roleStream.id(mount.accessor, name),
+      roleStream(mount.accessor, name),
       roleDecider,
       (): RoleEvent[] => [{ type: 'AwsRoleDeleted', data: { mount, name } }],
       metadata,

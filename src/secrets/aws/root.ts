@@ -22,7 +22,7 @@ export class RootService {
 
   private append(mount: MountRef, events: ConfigEvent[], metadata: AuditMetadata) {
     return this.d.core.handler.handle(
-      configStream.id(mount.accessor),
+      configStream(mount.accessor),
       configDecider,
       () => events,
       metadata,
@@ -149,8 +149,8 @@ export class RootService {
       await this.rotate(mount, systemMetadata, true);
     } catch (e) {
       const attempt =
-        this.d.core.handler.load(configStream.id(mount.accessor), configDecider).state
-          .rootFailures + 1;
+        this.d.core.handler.load(configStream(mount.accessor), configDecider).state.rootFailures +
+        1;
       this.d.core.logger.warn(
         { mount: mount.path, attempt, err: (e as Error).message },
         'scheduled root rotation failed',

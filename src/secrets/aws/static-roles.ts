@@ -47,7 +47,7 @@ export class StaticRoleService {
     metadata: AuditMetadata,
   ) {
     return this.d.core.handler.handle(
-      staticRoleStream.id(mount.accessor, name),
+      staticRoleStream(mount.accessor, name),
       staticRoleDecider,
       () => events,
       metadata,
@@ -226,7 +226,7 @@ export class StaticRoleService {
   ): { issued: false; error: string } {
     const error = awsErrorText(e);
     const { state } = this.d.core.handler.load(
-      staticRoleStream.id(mount.accessor, name),
+      staticRoleStream(mount.accessor, name),
       staticRoleDecider,
     );
     const attempt = state.context.failures + 1;
@@ -255,10 +255,7 @@ export class StaticRoleService {
     const row = this.d.reads.staticRole(accessor, name);
     if (!row) return;
     const now = this.d.core.clock.now();
-    const { state } = this.d.core.handler.load(
-      staticRoleStream.id(accessor, name),
-      staticRoleDecider,
-    );
+    const { state } = this.d.core.handler.load(staticRoleStream(accessor, name), staticRoleDecider);
     const value = state.value as string;
     if (value === 'active' && row.expiration !== null && new Date(row.expiration) > now) return;
     const mount: MountRef = { accessor, path: row.mountPath };

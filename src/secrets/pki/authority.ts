@@ -262,7 +262,7 @@ export class Authority {
       key.export({ type: 'pkcs8', format: 'pem' }) as string,
     );
     this.#core.handler.handle(
-      streams.key.id(mount, keyId),
+      streams.key(mount, keyId),
       keyDecider,
       () => [
         {
@@ -283,7 +283,7 @@ export class Authority {
     this.#keys.set(keyId, key);
     if (!this.defaultKey(mount)) {
       this.#core.handler.handle(
-        streams.config.id(mount),
+        streams.config(mount),
         configDecider,
         () => [{ type: 'PkiKeysConfigured' as const, data: { mount, defaultKey: keyId } }],
         meta,
@@ -315,7 +315,7 @@ export class Authority {
     const issuerId = this.#core.ids.uuid();
     const key = this.keyFor(mount, cert.spki);
     this.#core.handler.handle(
-      streams.issuer.id(mount, issuerId),
+      streams.issuer(mount, issuerId),
       issuerDecider,
       () => [
         {
@@ -342,7 +342,7 @@ export class Authority {
       defaults.defaultFollowsLatestIssuer
     ) {
       this.#core.handler.handle(
-        streams.config.id(mount),
+        streams.config(mount),
         configDecider,
         () => [
           {
@@ -375,7 +375,7 @@ export class Authority {
     },
   ): void {
     this.#core.handler.handle(
-      streams.cert.id(mount, data.serial),
+      streams.cert(mount, data.serial),
       certificateDecider,
       () => [
         {

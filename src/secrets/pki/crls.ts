@@ -67,7 +67,7 @@ function appendCrl(
           ...(r.reason === null ? {} : { reason: r.reason }),
         }));
   authority.core.handler.handle(
-    streams.crl.id(mount, issuer.issuer_id),
+    streams.crl(mount, issuer.issuer_id),
     crlDecider,
     (state) => {
       const number = state.number + 1;

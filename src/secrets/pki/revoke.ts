@@ -139,7 +139,7 @@ export function revoke(
     throw new ValidationError(`invalid revocation reason code ${reason}`);
   authority.atomically(() => {
     authority.core.handler.handle(
-      streams.cert.id(mount, target.serial),
+      streams.cert(mount, target.serial),
       certificateDecider,
       (state) => {
         // A serial known only from a presented certificate first gets its issuance recorded.
@@ -211,7 +211,7 @@ export function revokeIssuer(
   const now = authority.core.clock.now().toISOString();
   authority.atomically(() => {
     authority.core.handler.handle(
-      streams.issuer.id(mount, issuer.issuer_id),
+      streams.issuer(mount, issuer.issuer_id),
       issuerDecider,
       () => [
         {
@@ -230,7 +230,7 @@ export function revokeIssuer(
     const stored = authority.q.cert(mount, issuer.serial);
     if (stored && stored.issuer_id !== issuer.issuer_id && stored.revoked_at === null)
       authority.core.handler.handle(
-        streams.cert.id(mount, issuer.serial),
+        streams.cert(mount, issuer.serial),
         certificateDecider,
         () => [
           {

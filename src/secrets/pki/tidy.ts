@@ -34,7 +34,7 @@ export const autoTidyConfig = (authority: Authority, mount: string): AutoTidyCon
 });
 
 const record = (authority: Authority, mount: string, meta: AuditMetadata, event: ConfigEvent) =>
-  authority.core.handler.handle(streams.config.id(mount), configDecider, () => [event], meta);
+  authority.core.handler.handle(streams.config(mount), configDecider, () => [event], meta);
 
 /**
  * Starts a tidy: a `PkiTidyStarted` event, whose projection puts a schedule row due at once. The
@@ -75,7 +75,7 @@ export function runTidy(authority: Authority, mount: string, meta: AuditMetadata
       const isRevoked = row.revoked_at !== null;
       if (isRevoked ? !run.tidyRevokedCerts : !run.tidyCertStore) continue;
       authority.core.handler.handle(
-        streams.cert.id(mount, row.serial),
+        streams.cert(mount, row.serial),
         certificateDecider,
         () => [{ type: 'CertificateDeleted' as const, data: { mount, serial: row.serial } }],
         meta,

@@ -67,7 +67,7 @@ export function createSysCommands(core: Core) {
         meta: input.meta,
       };
       handler.handle(
-        tokenStream.id(accessor),
+        tokenStream(accessor),
         tokenDecider,
         () => [{ type: 'SecretsTokenCreated' as const, data }],
         metadata,
@@ -83,7 +83,7 @@ export function createSysCommands(core: Core) {
       orphanChildren = false,
     ): void {
       handler.handle(
-        tokenStream.id(accessor),
+        tokenStream(accessor),
         tokenDecider,
         (s) =>
           s.exists
@@ -102,7 +102,7 @@ export function createSysCommands(core: Core) {
       checkPolicyName(name);
       if (name === 'root') throw new ValidationError('cannot update "root" policy');
       handler.handle(
-        policyStream.id(name),
+        policyStream(name),
         policyDecider,
         () => [{ type: 'AclPolicyWritten' as const, data: { name, policy, rules } }],
         metadata,
@@ -113,7 +113,7 @@ export function createSysCommands(core: Core) {
       if (name === 'root' || name === 'default')
         throw new ValidationError(`cannot delete "${name}" policy`);
       handler.handle(
-        policyStream.id(name),
+        policyStream(name),
         policyDecider,
         (s) => (s.exists ? [{ type: 'AclPolicyDeleted' as const, data: { name } }] : []),
         metadata,
@@ -138,7 +138,7 @@ export function createSysCommands(core: Core) {
       const clash = existing.find((m) => path.startsWith(m) || m.startsWith(path));
       if (clash !== undefined) throw new ValidationError(`path is already in use at ${clash}`);
       handler.handle(
-        mountStream.id(path),
+        mountStream(path),
         mountDecider,
         () => [
           {
@@ -161,7 +161,7 @@ export function createSysCommands(core: Core) {
           `backend max lease TTL of ${max} would be less than backend default lease TTL of ${def}`,
         );
       handler.handle(
-        mountStream.id(path),
+        mountStream(path),
         mountDecider,
         (s) => {
           if (!s.exists) throw new ValidationError(`cannot fetch sysview for path "${path}"`);
@@ -173,7 +173,7 @@ export function createSysCommands(core: Core) {
 
     disableMount(path: string, metadata: AuditMetadata): void {
       handler.handle(
-        mountStream.id(path),
+        mountStream(path),
         mountDecider,
         (s) => (s.exists ? [{ type: 'MountDisabled' as const, data: { path } }] : []),
         metadata,

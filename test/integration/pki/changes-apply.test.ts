@@ -104,7 +104,7 @@ describe('changes apply to the next certificate', () => {
     expect(() =>
       authority.atomically(() => {
         authority.core.handler.handle(
-          streams.config.id(mountId()),
+          streams.config(mountId()),
           configDecider,
           () => [
             {

@@ -69,7 +69,7 @@ function terminators(id: string, values: string[]): string[] {
 
 describe('stream names', () => {
   it.each(KINDS)('%s ids are as logs hold them', (_, name, values, id) => {
-    expect(name.id(...values)).toBe(id);
+    expect(name(...values)).toBe(id);
     expect(Object.values(name.parse(id) ?? {})).toEqual(values);
   });
 
@@ -80,7 +80,7 @@ describe('stream names', () => {
       const field = (end: string) => (end === '' ? text : text.filter((t) => !t.includes(end)));
       fc.assert(
         fc.property(fc.tuple(...ends.map(field)), (fields) => {
-          const parsed = name.parse(name.id(...fields));
+          const parsed = name.parse(name(...fields));
           expect(parsed === null ? null : Object.values(parsed)).toEqual(fields);
         }),
       );
@@ -88,8 +88,8 @@ describe('stream names', () => {
   );
 
   it('refuses a field that would run into the text after it', () => {
-    expect(() => roleStream.id('a:b', 'web')).toThrow(/accessor cannot hold ":"/);
-    expect(() => streams.cert.id('m/1', 'x')).toThrow(/mount/);
+    expect(() => roleStream('a:b', 'web')).toThrow(/accessor cannot hold ":"/);
+    expect(() => streams.cert('m/1', 'x')).toThrow(/mount/);
     expect(() => streamName`a${'x'}${'y'}`).toThrow(/runs into the next one/);
   });
 
@@ -104,7 +104,7 @@ describe('stream names', () => {
         fc.array(safe, { minLength: 3, maxLength: 3 }),
         (i, values) => {
           const [, name, example] = family[i]!;
-          const id = name.id(...values.slice(0, example.length));
+          const id = name(...values.slice(0, example.length));
           const readers = family.filter(([, other]) => other.parse(id) !== null).map(([n]) => n);
           expect(readers).toEqual([family[i]![0]]);
         },

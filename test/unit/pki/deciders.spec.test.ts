@@ -12,7 +12,7 @@ import { propose, spec } from '../../support/decider-spec.js';
  * does not exist cannot be renamed.
  */
 
-const CERT = streams.cert.id('pki_1', '1a:2b');
+const CERT = streams.cert('pki_1', '1a:2b');
 const base = {
   mount: 'pki_1',
   serial: '1a:2b',
@@ -68,7 +68,7 @@ describe('certificate serial stream', () => {
 });
 
 describe('CRL and key streams', () => {
-  const CRL = streams.crl.id('pki_1', 'iss-1');
+  const CRL = streams.crl('pki_1', 'iss-1');
   const built = (n: number): CrlEvent => ({
     type: 'PkiCrlBuilt',
     data: {
@@ -97,7 +97,7 @@ describe('CRL and key streams', () => {
       type: 'PkiKeyRenamed',
       data: { mount: 'pki_1', keyId: 'k1', name: 'new' },
     };
-    const stream = streams.key.id('pki_1', 'k1');
+    const stream = streams.key('pki_1', 'k1');
     spec()
       .when(propose(stream, keyDecider, renamed))
       .refused(IllegalTransitionError, 'PkiKeyRenamed is not allowed while');

@@ -93,7 +93,7 @@ export function newAccount(service: AcmeService, req: AcmeRequest): AcmeReply {
   const { handler } = service.authority.core;
   service.authority.atomically(() => {
     handler.handle(
-      acmeStreams.account.id(req.mount, accountId),
+      acmeStreams.account(req.mount, accountId),
       accountDecider,
       () => [{ type: 'AcmeAccountCreated' as const, data }],
       req.meta,
@@ -101,7 +101,7 @@ export function newAccount(service: AcmeService, req: AcmeRequest): AcmeReply {
     );
     if (eabId) {
       handler.handle(
-        acmeStreams.settings.id(req.mount),
+        acmeStreams.settings(req.mount),
         settingsDecider,
         () => [{ type: 'AcmeEabKeyUsed' as const, data: { mount: req.mount, eabId, accountId } }],
         req.meta,
@@ -122,7 +122,7 @@ export function updateAccount(service: AcmeService, req: AcmeRequest, id: string
   if (account.account_id !== id) throw unauthorized('the request is signed by another account');
   const payload = req.payload;
   const mount = req.mount;
-  const stream = acmeStreams.account.id(mount, id);
+  const stream = acmeStreams.account(mount, id);
   const { handler } = service.authority.core;
   if (payload?.status !== undefined) {
     if (payload.status !== 'deactivated') throw malformed('an account can only be deactivated');
@@ -186,7 +186,7 @@ export function keyChange(service: AcmeService, req: AcmeRequest): AcmeReply {
     );
   }
   service.authority.core.handler.handle(
-    acmeStreams.account.id(req.mount, account.account_id),
+    acmeStreams.account(req.mount, account.account_id),
     accountDecider,
     () => [
       {

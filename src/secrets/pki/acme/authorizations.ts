@@ -59,7 +59,7 @@ export function settle(
           ? outcome.error
           : 'unauthorized: the authorization was deactivated';
       handler.handle(
-        acmeStreams.challenge.id(mount, authzId, c.type),
+        acmeStreams.challenge(mount, authzId, c.type),
         challengeDecider,
         () => [
           valid
@@ -69,7 +69,7 @@ export function settle(
         meta,
       );
     }
-    const authzStream = acmeStreams.authorization.id(mount, authzId);
+    const authzStream = acmeStreams.authorization(mount, authzId);
     const base = { mount, authorizationId: authzId };
     handler.handle(
       authzStream,
@@ -87,7 +87,7 @@ export function settle(
       meta,
     );
     const order = q.order(mount, authz.order_id)!;
-    const orderStream = acmeStreams.order.id(mount, order.order_id);
+    const orderStream = acmeStreams.order(mount, order.order_id);
     const ref = { mount, orderId: order.order_id };
     if (outcome.kind !== 'valid') {
       if (order.status === 'pending' || order.status === 'ready') {
@@ -133,7 +133,7 @@ export function expireOrder(service: AcmeService, mount: string, orderId: string
         settle(service, mount, meta, id, { kind: 'invalid', error });
     if (service.q.order(mount, orderId)?.status === 'ready') {
       service.authority.core.handler.handle(
-        acmeStreams.order.id(mount, orderId),
+        acmeStreams.order(mount, orderId),
         orderDecider,
         () => [{ type: 'AcmeOrderInvalidated' as const, data: { mount, orderId, reason: error } }],
         meta,

@@ -38,7 +38,7 @@ export function respond(
   if (req.payload !== undefined && found.status === 'pending' && authz.status === 'pending') {
     const challengeType = type as AcmeChallengeType;
     service.authority.core.handler.handle(
-      acmeStreams.challenge.id(req.mount, authzId, type),
+      acmeStreams.challenge(req.mount, authzId, type),
       challengeDecider,
       () => [
         {
@@ -111,7 +111,7 @@ async function attempt(service: AcmeService, entry: ScheduleEntry): Promise<void
     return;
   }
   service.authority.core.handler.handle(
-    acmeStreams.challenge.id(mount, authorizationId, type),
+    acmeStreams.challenge(mount, authorizationId, type),
     challengeDecider,
     () => [
       {

@@ -134,7 +134,7 @@ export function newOrder(service: AcmeService, req: AcmeRequest): AcmeReply {
   }));
   service.authority.atomically(() => {
     handler.handle(
-      acmeStreams.order.id(mount, orderId),
+      acmeStreams.order(mount, orderId),
       orderDecider,
       () => [
         {
@@ -157,7 +157,7 @@ export function newOrder(service: AcmeService, req: AcmeRequest): AcmeReply {
     );
     for (const a of authzs) {
       handler.handle(
-        acmeStreams.authorization.id(mount, a.authorizationId),
+        acmeStreams.authorization(mount, a.authorizationId),
         authorizationDecider,
         () => [{ type: 'AcmeAuthorizationCreated' as const, data: a }],
         req.meta,
@@ -165,7 +165,7 @@ export function newOrder(service: AcmeService, req: AcmeRequest): AcmeReply {
       );
       for (const challengeType of a.challenges) {
         handler.handle(
-          acmeStreams.challenge.id(mount, a.authorizationId, challengeType),
+          acmeStreams.challenge(mount, a.authorizationId, challengeType),
           challengeDecider,
           () => [
             {
@@ -276,7 +276,7 @@ export function finalize(service: AcmeService, req: AcmeRequest, id: string): Ac
     };
     const chain = [d.certificate, ...(d.ca_chain ?? []).filter((c) => c !== d.certificate)];
     service.authority.core.handler.handle(
-      acmeStreams.order.id(mount, id),
+      acmeStreams.order(mount, id),
       orderDecider,
       () => [
         {

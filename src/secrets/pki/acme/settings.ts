@@ -68,7 +68,7 @@ function checkResolver(v: string): string {
 export function acmeSettingsRoutes(r: Router, service: AcmeService, { id }: RouteScope): void {
   const record = (ctx: Parameters<typeof meta>[0], event: AcmeSettingsEvent) =>
     service.authority.core.handler.handle(
-      acmeStreams.settings.id(id),
+      acmeStreams.settings(id),
       settingsDecider,
       () => [event],
       meta(ctx),

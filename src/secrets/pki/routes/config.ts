@@ -57,7 +57,7 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
       if (!URL.canParse(u)) throw new ValidationError(`invalid URL: ${u}`);
     }
     authority.core.handler.handle(
-      streams.config.id(id),
+      streams.config(id),
       configDecider,
       () => [{ type: 'PkiUrlsConfigured' as const, data: { mount: id, urls } }],
       meta(ctx),
@@ -118,7 +118,7 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
       );
     authority.atomically(() => {
       authority.core.handler.handle(
-        streams.config.id(id),
+        streams.config(id),
         configDecider,
         () => [{ type: 'PkiCrlConfigured' as const, data: { mount: id, config: next } }],
         meta(ctx),

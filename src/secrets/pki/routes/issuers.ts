@@ -180,7 +180,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
       ...(row.settings.revokedAt === undefined ? {} : { revokedAt: row.settings.revokedAt }),
     };
     authority.core.handler.handle(
-      streams.issuer.id(id, row.issuer_id),
+      streams.issuer(id, row.issuer_id),
       issuerDecider,
       () => [
         {
@@ -214,7 +214,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     const warnings: string[] = [];
     authority.atomically(() => {
       authority.core.handler.handle(
-        streams.issuer.id(id, row.issuer_id),
+        streams.issuer(id, row.issuer_id),
         issuerDecider,
         () => [{ type: 'PkiIssuerDeleted' as const, data: { mount: id, issuerId: row.issuer_id } }],
         meta(ctx),
@@ -222,7 +222,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
       const defaults = authority.defaults(id);
       if (defaults.defaultIssuer === row.issuer_id) {
         authority.core.handler.handle(
-          streams.config.id(id),
+          streams.config(id),
           configDecider,
           () => [
             {
@@ -262,7 +262,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     const issuerId = ref ? authority.resolveIssuer(id, ref).issuer_id : current.defaultIssuer;
     const follows = bool(b, 'default_follows_latest_issuer', current.defaultFollowsLatestIssuer);
     authority.core.handler.handle(
-      streams.config.id(id),
+      streams.config(id),
       configDecider,
       () => [
         {
@@ -282,7 +282,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     authority.atomically(() => {
       for (const row of authority.q.issuers(id)) {
         authority.core.handler.handle(
-          streams.issuer.id(id, row.issuer_id),
+          streams.issuer(id, row.issuer_id),
           issuerDecider,
           () => [
             { type: 'PkiIssuerDeleted' as const, data: { mount: id, issuerId: row.issuer_id } },
@@ -292,14 +292,14 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
       }
       for (const key of authority.q.keys(id)) {
         authority.core.handler.handle(
-          streams.key.id(id, key.key_id),
+          streams.key(id, key.key_id),
           keyDecider,
           () => [{ type: 'PkiKeyDeleted' as const, data: { mount: id, keyId: key.key_id } }],
           meta(ctx),
         );
       }
       authority.core.handler.handle(
-        streams.config.id(id),
+        streams.config(id),
         configDecider,
         () => [
           {

@@ -84,7 +84,7 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
     if (name && authority.q.keys(id).some((k) => k.name === name && k.key_id !== row.key_id))
       throw new ValidationError(`key name (${name}) already in use`);
     authority.core.handler.handle(
-      streams.key.id(id, row.key_id),
+      streams.key(id, row.key_id),
       keyDecider,
       () => [{ type: 'PkiKeyRenamed' as const, data: { mount: id, keyId: row.key_id, name } }],
       meta(ctx),
@@ -103,14 +103,14 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
       );
     authority.atomically(() => {
       authority.core.handler.handle(
-        streams.key.id(id, row.key_id),
+        streams.key(id, row.key_id),
         keyDecider,
         () => [{ type: 'PkiKeyDeleted' as const, data: { mount: id, keyId: row.key_id } }],
         meta(ctx),
       );
       if (authority.defaultKey(id) === row.key_id) {
         authority.core.handler.handle(
-          streams.config.id(id),
+          streams.config(id),
           configDecider,
           () => [{ type: 'PkiKeysConfigured' as const, data: { mount: id, defaultKey: '' } }],
           meta(ctx),
@@ -125,7 +125,7 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
   const setDefault = (ctx: Context) => {
     const row = authority.resolveKey(id, str(input(ctx), 'default'));
     authority.core.handler.handle(
-      streams.config.id(id),
+      streams.config(id),
       configDecider,
       () => [{ type: 'PkiKeysConfigured' as const, data: { mount: id, defaultKey: row.key_id } }],
       meta(ctx),

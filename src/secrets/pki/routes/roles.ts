@@ -24,7 +24,7 @@ export function roleRoutes(r: Router, authority: Authority, { id }: RouteScope):
     if (patch && !stored) throw new ValidationError('Unable to fetch role entry to patch');
     const { role, warnings } = roleFromInput(input(ctx), patch ? stored : undefined);
     authority.core.handler.handle(
-      streams.role.id(id, roleName),
+      streams.role(id, roleName),
       roleDecider,
       () => [{ type: 'PkiRoleWritten' as const, data: { mount: id, name: roleName, role } }],
       meta(ctx),
@@ -53,7 +53,7 @@ export function roleRoutes(r: Router, authority: Authority, { id }: RouteScope):
     const roleName = name(ctx);
     if (authority.q.role(id, roleName)) {
       authority.core.handler.handle(
-        streams.role.id(id, roleName),
+        streams.role(id, roleName),
         roleDecider,
         () => [{ type: 'PkiRoleDeleted' as const, data: { mount: id, name: roleName } }],
         meta(ctx),
