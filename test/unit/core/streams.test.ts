@@ -15,6 +15,7 @@ import { authTokenStream, userStream } from '../../../src/runs/identity/events.j
 import { loginCodeStream } from '../../../src/runs/cli/login-codes.js';
 import { organizationStream } from '../../../src/runs/events.js';
 import { planArtifactStream } from '../../../src/runs/executor/events.js';
+import { executionSettingsStream } from '../../../src/runs/executor/checks/events.js';
 
 type AnyName = StreamName<readonly string[]>;
 const kind = (name: StreamName<readonly string[]>): AnyName => name;
@@ -50,6 +51,7 @@ const KINDS: [string, AnyName, string[], string][] = [
   ['login code', kind(loginCodeStream), ['c1'], 'login-code-c1'],
   ['organization', kind(organizationStream), ['acme'], 'org-acme'],
   ['plan artifact', kind(planArtifactStream), ['run-1'], 'run-1:plan-artifact'],
+  ['execution settings', kind(executionSettingsStream), ['acme'], 'settings-acme'],
 ];
 
 /** Text rich in the characters ids are split on. */
