@@ -20,7 +20,7 @@ import { machines } from '../machines/index.js';
 import type { StreamKind } from './ui/index.js';
 import { createUi, streamKinds } from './ui/index.js';
 import type { CloudService } from './cloud/index.js';
-import { openStore } from './wiring/store.js';
+import { openLog } from './wiring/log.js';
 import { buildContexts } from './wiring/contexts.js';
 import { httpHandler } from './wiring/http.js';
 import { bootstrap, tokenMint, type Bootstrap, type TokenMint } from './wiring/bootstrap.js';
@@ -91,13 +91,13 @@ export interface App {
 
 /**
  * The composition root: every dependency is built here and passed down as an argument. The log
- * is opened in `wiring/store.ts`, the contexts built in `wiring/contexts.ts`, the HTTP surfaces
+ * is opened in `wiring/log.ts`, the contexts built in `wiring/contexts.ts`, the HTTP surfaces
  * ordered in `wiring/http.ts`; this function joins them and runs the app's lifecycle.
  */
 export function createApp(config: Config, deps: AppDeps = {}): App {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
-  const opened = openStore(config, { ...deps, clock, ids: deps.ids ?? randomIds, logger });
+  const opened = openLog(config, { ...deps, clock, ids: deps.ids ?? randomIds, logger });
   const { core, chain, checkpointer } = opened;
   const { db, store } = core;
   const contexts = buildContexts(core, config, deps);

@@ -15,7 +15,7 @@ import type { Config } from '../config.js';
 import type { Core } from '../context.js';
 
 /** What the event-sourcing kernel is opened with (a subset of `AppDeps`). */
-export interface StoreDeps {
+export interface LogDeps {
   clock: Clock;
   ids: Ids;
   logger: Logger;
@@ -25,7 +25,7 @@ export interface StoreDeps {
 }
 
 /** The opened kernel: the core every context is built from, and what the app keeps to close it. */
-export interface OpenedStore {
+export interface OpenedLog {
   readonly core: Core;
   readonly chain: Chain;
   readonly checkpointer: Checkpointer | undefined;
@@ -37,7 +37,7 @@ export interface OpenedStore {
  * Opens the log: the database, the seal key, the checked audit chain, the write-ahead-log
  * checkpoints, the store and the command handler.
  */
-export function openStore(config: Config, deps: StoreDeps): OpenedStore {
+export function openLog(config: Config, deps: LogDeps): OpenedLog {
   const { clock, ids, logger } = deps;
   const db: Db = openDatabase(
     deps.databasePath ?? join(config.dataDir, 'keel.sqlite'),
