@@ -65,8 +65,10 @@ describe('ACL policies', () => {
 
 describe('the compiled pattern cache', () => {
   it('stays within its bound however many patterns are matched', () => {
+    const misses: number[] = [];
     for (let i = 0; i < compiledPatterns.capacity + 100; i++)
-      expect(pathMatches(`p${i}/+/*`, `p${i}/a/b`)).toBe(true);
+      if (!pathMatches(`p${i}/+/*`, `p${i}/a/b`)) misses.push(i);
+    expect(misses).toEqual([]);
     expect(compiledPatterns.size).toBe(compiledPatterns.capacity);
     // a pattern pushed out is compiled again and still matches
     expect(pathMatches('p0/+/*', 'p0/a/b')).toBe(true);
