@@ -25,37 +25,65 @@ export interface ResourceCounts {
   imports: number;
 }
 
-/** Every event the run stream knows, past tense. `data` carries at least what the guards read. */
-export type RunMachineEvent =
-  | { type: 'RunCreated'; data: RunCreatedFacts }
-  | { type: 'RunFetchStarted'; data: object }
-  | { type: 'RunFetchCompleted'; data: object }
-  | { type: 'RunPrePlanStarted'; data: object }
-  | { type: 'RunPrePlanCompleted'; data: object }
-  | { type: 'RunQueuingStarted'; data: object }
-  | { type: 'RunPlanQueued'; data: object }
-  | { type: 'RunPlanStarted'; data: object }
-  | { type: 'RunPlanFinished'; data: { hasChanges: boolean } }
-  | { type: 'RunCostEstimateStarted'; data: object }
-  | { type: 'RunCostEstimated'; data: object }
-  | { type: 'RunPolicyCheckStarted'; data: object }
-  | { type: 'RunPolicyChecked'; data: { outcome: 'passed' | 'soft_failed' } }
-  | { type: 'RunPolicyOverridden'; data: object }
-  | { type: 'RunPostPlanStarted'; data: object }
-  | { type: 'RunPostPlanCompleted'; data: object }
-  | { type: 'RunPlanStageCompleted'; data: object }
-  | { type: 'RunConfirmed'; data: object }
-  | { type: 'RunApplyQueued'; data: object }
-  | { type: 'RunApplyStarted'; data: object }
-  | { type: 'RunApplyFinished'; data: object }
-  | { type: 'RunDiscarded'; data: object }
-  | { type: 'RunCancelRequested'; data: { at: string; forceCancelAvailableAt: string } }
-  | { type: 'RunCanceled'; data: object }
-  | { type: 'RunForceCanceled'; data: { at: string } }
-  | { type: 'RunForceExecuteRequested'; data: object }
-  | { type: 'RunErrored'; data: object }
+/**
+ * Every event the run stream knows, past tense: declared here once. The runs context gives each
+ * its full data (`src/runs/events.ts`), within what the guards read (`RunGuardData`).
+ */
+export const RUN_EVENT_TYPES = [
+  'RunCreated',
+  'RunFetchStarted',
+  'RunFetchCompleted',
+  'RunPrePlanStarted',
+  'RunPrePlanCompleted',
+  'RunQueuingStarted',
+  'RunPlanQueued',
+  'RunPlanStarted',
+  'RunPlanFinished',
+  'RunCostEstimateStarted',
+  'RunCostEstimated',
+  'RunPolicyCheckStarted',
+  'RunPolicyChecked',
+  'RunPolicyOverridden',
+  'RunPostPlanStarted',
+  'RunPostPlanCompleted',
+  'RunPlanStageCompleted',
+  'RunConfirmed',
+  'RunApplyQueued',
+  'RunApplyStarted',
+  'RunApplyFinished',
+  'RunDiscarded',
+  'RunCancelRequested',
+  'RunCanceled',
+  'RunForceCanceled',
+  'RunForceExecuteRequested',
+  'RunErrored',
   // Not a lifecycle step: a comment leaves the state as it is (no transition handles it).
-  | { type: 'RunCommented'; data: object };
+  'RunCommented',
+] as const;
+
+export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
+
+/** The data the guards read, for the events whose data they read. */
+interface GuardFields {
+  RunCreated: RunCreatedFacts;
+  RunPlanFinished: { hasChanges: boolean };
+  RunPolicyChecked: { outcome: 'passed' | 'soft_failed' };
+  RunCancelRequested: { at: string; forceCancelAvailableAt: string };
+  RunForceCanceled: { at: string };
+}
+
+/** Each event's data as far as the lifecycle knows it. */
+export type RunGuardData = {
+  [T in RunEventType]: T extends keyof GuardFields ? GuardFields[T] : object;
+};
+
+/** The run events with each type's data taken from `D` (which carries at least the guards'). */
+export type RunEventOf<D extends RunGuardData> = {
+  [T in RunEventType]: { type: T; data: D[T] };
+}[RunEventType];
+
+/** The events the machine folds. */
+export type RunMachineEvent = RunEventOf<RunGuardData>;
 
 /** What the lifecycle remembers beyond its status. */
 export interface RunMachineContext extends RunCreatedFacts {

@@ -1,47 +1,32 @@
-import { join } from 'node:path';
 import type { RequestListener } from 'node:http';
-import Koa from 'koa';
-import type { Middleware } from 'koa';
 import type { Clock } from './core/clock.js';
 import { systemClock } from './core/clock.js';
-import { CommandHandler } from './core/command-handler.js';
-import { Checkpointer } from './core/checkpointer.js';
-import { openStore } from './core/store/open.js';
-import { EventStore } from './core/event-store.js';
-import { systemMetadata } from './core/events.js';
 import type { Ids } from './core/ids.js';
 import { randomIds } from './core/ids.js';
 import type { Logger } from './core/logger.js';
 import { createLogger } from './core/logger.js';
 import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
-import { ChainKey } from './core/chain.js';
-import { openCheckedChain, writeAnchor } from './core/anchors.js';
+import { writeAnchor } from './core/anchors.js';
 import { logVersion } from './core/log-watch.js';
 import { SharedLog } from './core/shared-log.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
-import { Sealer, loadSealKey } from './core/seal.js';
 import { sharesLog, type Config } from './config.js';
-import type { ContextModule, Core, SecretsEngine } from './context.js';
-import { createRunsRateLimits, runsSurface } from './http/runs-surface.js';
-import { createIdentityContext } from './runs/identity/index.js';
-import { createTerraformCli } from './runs/cli/index.js';
-import { createRunsContext, type Resource, type RunRow, type RunsContext } from './runs/index.js';
-import { createExecutorContext, type ExecutorContext } from './runs/executor/index.js';
-import { fileLiveLogs, memoryLiveLogs } from './runs/executor/logs.js';
-import { createSysContext } from './secrets/sys/index.js';
-import type { LeaseProvider } from './secrets/sys/index.js';
-import { createAwsContext } from './secrets/aws/index.js';
-import { createPkiContext } from './secrets/pki/index.js';
+import type { ContextModule, Core } from './context.js';
+import type { RunsContext } from './runs/index.js';
+import type { ExecutorContext } from './runs/executor/index.js';
+import type { createPkiContext } from './secrets/pki/index.js';
 import type { AwsContextOptions } from './secrets/aws/index.js';
-import { secretsSurface } from './secrets/surface.js';
 import { machines } from '../machines/index.js';
-import { checkFolds } from './core/machine-decider.js';
 import type { StreamKind } from './ui/index.js';
 import { createUi, streamKinds } from './ui/index.js';
 import type { CloudService } from './cloud/index.js';
-import { createCloud } from './cloud/index.js';
-import { requestId } from './http/request-id.js';
+import { openLog } from './wiring/log.js';
+import { buildContexts } from './wiring/contexts.js';
+import { httpHandler } from './wiring/http.js';
+import { bootstrap, tokenMint, type Bootstrap, type TokenMint } from './wiring/bootstrap.js';
+
+export type { Bootstrap } from './wiring/bootstrap.js';
 
 export interface AppDeps {
   clock?: Clock;
@@ -74,21 +59,6 @@ export interface AppDeps {
   aws?: AwsContextOptions;
 }
 
-/** What first start writes to `<data>/bootstrap.json` (mode 0600). */
-export interface Bootstrap {
-  address: string;
-  runs: { user_token: string };
-  secrets: { root_token: string };
-  /** The embedded cloud's administrator key and endpoints (what the credentials engine talks to). */
-  cloud: {
-    access_key_id: string;
-    secret_access_key: string;
-    iam_endpoint: string;
-    sts_endpoint: string;
-    region: string;
-  };
-}
-
 export interface App {
   readonly core: Core;
   readonly projections: Projections;
@@ -105,10 +75,7 @@ export interface App {
   /** The certificate authority engine's in-process interface (benchmarks, tools). */
   readonly pki: ReturnType<typeof createPkiContext>;
   /** Mint tokens outside HTTP (`keel token`, for a lost bootstrap.json). */
-  readonly tokens: {
-    runsUserToken(username: string, description: string): string;
-    secretsToken(policies: string[], ttlSeconds: number): string;
-  };
+  readonly tokens: TokenMint;
   /** On an empty log: create the admin user, the root token and the default mounts. */
   bootstrap(): Bootstrap | null;
   /**
@@ -123,137 +90,39 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** The composition root: every dependency is built here and passed down as an argument. */
+/**
+ * The composition root: every dependency is built here and passed down as an argument. The log
+ * is opened in `wiring/log.ts`, the contexts built in `wiring/contexts.ts`, the HTTP surfaces
+ * ordered in `wiring/http.ts`; this function joins them and runs the app's lifecycle.
+ */
 export function createApp(config: Config, deps: AppDeps = {}): App {
   const clock = deps.clock ?? systemClock;
-  const ids = deps.ids ?? randomIds;
   const logger = deps.logger ?? createLogger({ level: config.logLevel });
-  const { db, sqlite } = openStore(
-    config.store,
-    deps.databasePath ?? join(config.dataDir, 'keel.sqlite'),
-    config.sync,
-  );
-  if (config.checkFolds) checkFolds(true);
-  const masterKey = deps.sealKey ?? loadSealKey(config.dataDir, config.sealKey ?? undefined);
-  const chain = (() => {
-    try {
-      const headFile =
-        deps.databasePath === undefined ? join(config.dataDir, 'audit', 'head.json') : null;
-      return openCheckedChain(db, new ChainKey(masterKey), headFile, clock.now());
-    } catch (err) {
-      db.close();
-      throw err;
-    }
-  })();
-  const checkpointer =
-    deps.backgroundCheckpoints === true && sqlite !== null
-      ? Checkpointer.start(sqlite, {
-          onError: (err) =>
-            logger.error({ err }, 'the checkpoint worker failed; checkpoints are inline again'),
-        })
-      : undefined;
-  // Several processes on one file (ADR 0080): the `--workers` primary checkpoints for them all.
-  if (config.workers > 1 && sqlite !== null && !sqlite.memory && checkpointer === undefined) {
-    Checkpointer.leaveCheckpoints(sqlite);
-  }
-  const sealer = new Sealer(masterKey);
-
-  // The store calls the projections inline; they are registered right after the contexts exist.
-  let inline: (e: Parameters<Projections['apply']>[0]) => void = () => undefined;
-  const store = new EventStore(db, clock, chain, (e) => inline(e));
-  const handler = new CommandHandler(store, clock);
-  const core: Core = { db, store, handler, sealer, clock, ids, logger, config };
-
-  const limits = createRunsRateLimits(clock, config.rateLimit);
-  const identity = createIdentityContext(core);
-  const liveLogs =
-    deps.databasePath === ':memory:'
-      ? memoryLiveLogs()
-      : fileLiveLogs(join(config.dataDir, 'logs'));
-  let prePlan: (run: RunRow) => boolean = () => false;
-  let taskStages: (runId: string) => Resource[] = () => [];
-  const runs = createRunsContext(core, {
-    runListLimit: limits.runListLimit,
-    liveLog: (id) => liveLogs.read(id),
-    // Bound below: the executor exists only after the runs context it drives.
-    prePlan: (run) => prePlan(run),
-    taskStages: (runId) => taskStages(runId),
-  });
-  const engines = new Map<string, SecretsEngine>();
-  const cloud = createCloud({
-    location:
-      config.store.kind === 'postgres'
-        ? config.store
-        : {
-            kind: 'sqlite',
-            path:
-              deps.databasePath === ':memory:' ? ':memory:' : join(config.dataDir, 'cloud.sqlite'),
-          },
-    sealer,
-    clock,
-    ids,
-    logger: logger.child({ component: 'cloud' }),
-  });
-  // The credentials engine talks to the embedded cloud unless config/root (or the test) says otherwise.
-  const aws = createAwsContext(core, {
-    ...(deps.aws ?? {
-      provider: {
-        iamEndpoint: `${config.publicAddress}/cloud/iam`,
-        stsEndpoint: `${config.publicAddress}/cloud/sts`,
-        credentials: () => cloud.bootstrapRoot(),
-      },
-    }),
-    // Bound lazily: the sys context is built after this one.
-    mountTtls: (accessor) => sys.queries.ttlsOf(accessor),
-  });
-  const leaseProviders = (): ReadonlyMap<string, LeaseProvider> =>
-    new Map(
-      sys.queries
-        .mounts()
-        .filter((m) => m.type === 'aws')
-        .map((m) => [m.path, aws.leaseProvider]),
-    );
-  const sys = createSysContext(core, {
-    engineTypes: () => [...engines.keys()],
-    leaseProviders,
-  });
-  const executor = createExecutorContext(core, { runs, liveLogs });
-  if (deps.executor !== false) {
-    prePlan = (run) => executor.prePlan(run);
-    taskStages = (runId) => executor.taskStagesOf(runId);
-  }
-  const pki = createPkiContext(core, (accessor) => sys.queries.ttlsOf(accessor));
-  const contexts: ContextModule[] = [
-    identity.module,
-    // Before the runs context: its routes (policy checks, task stages of a run) take precedence.
-    ...(deps.executor === false ? [] : [executor.module]),
-    runs.module,
-    sys.module,
-    aws.module,
-    pki,
-    ...(deps.extraContexts?.(core) ?? []),
-  ];
-  for (const c of contexts) if (c.engine !== undefined) engines.set(c.engine.type, c.engine);
+  const opened = openLog(config, { ...deps, clock, ids: deps.ids ?? randomIds, logger });
+  const { core, chain, checkpointer, sqlite } = opened;
+  const { db, store } = core;
+  const contexts = buildContexts(core, config, deps);
+  const { runs, executor, cloud, pki, modules } = contexts;
 
   const projections = new Projections(db, [
     scheduleProjection,
-    ...contexts.flatMap((c) => c.projections),
+    ...modules.flatMap((c) => c.projections),
   ]);
   const { rebuilt } = projections.open((after, limit) => store.readAll(after, limit));
   if (rebuilt.length > 0) logger.info({ rebuilt }, 'read models rebuilt from the log');
-  inline = projections.apply;
+  opened.project(projections.apply);
 
   const reactors = new Reactors(
     db,
     store,
     logger,
-    contexts.flatMap((c) => c.reactors ?? []),
+    modules.flatMap((c) => c.reactors ?? []),
   );
   const scheduler = new Scheduler(
     db,
     clock,
     logger,
-    contexts.flatMap((c) => c.timers ?? []),
+    modules.flatMap((c) => c.timers ?? []),
   );
   // Other processes may append: workers on one file, or any node on a PostgreSQL store.
   const shared = sharesLog(config)
@@ -277,68 +146,20 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const startContexts = () => {
     if (contextsStarted) return;
     contextsStarted = true;
-    for (const c of contexts) c.start?.();
+    for (const c of modules) c.start?.();
   };
 
-  const ui = createUi(core, deps.streamKinds ?? streamKinds(machines));
-  ui.registerRoutes(sys.routes);
-
-  const koa = new Koa({ proxy: false });
-  if (shared !== undefined) {
-    // Before anything is read: rows remembered before another process's commit are forgotten.
-    koa.use((_ctx, next) => {
-      shared.check();
-      return next();
-    });
-  }
-  koa.use(requestId());
-  // The cloud reads its own bodies and answers in AWS's dialect; it passes other paths on.
-  koa.use(cloud.middleware());
-  // Service discovery, `/app/…` addresses and `terraform login` for the terraform CLI.
-  koa.use(createTerraformCli(core, identity, runs.model));
-  koa.use(
-    prefixed(
-      '/api/v2',
-      runsSurface(
-        {
-          clock,
-          logger,
-          bodyLimitBytes: config.bodyLimitBytes,
-          rateLimit: config.rateLimit,
-          principal: identity.principal,
-          routers: contexts.flatMap((c) => (c.runsRoutes === undefined ? [] : [c.runsRoutes])),
-          publicRouters: contexts.flatMap((c) =>
-            c.runsPublicRoutes === undefined ? [] : [c.runsPublicRoutes],
-          ),
-        },
-        limits,
+  const ui = createUi(
+    core,
+    deps.streamKinds ??
+      streamKinds(
+        machines,
+        Object.fromEntries(modules.flatMap((c) => Object.entries(c.streams ?? {}))),
       ),
-    ),
   );
-  koa.use(
-    prefixed(
-      '/v1',
-      secretsSurface({
-        core,
-        queries: sys.queries,
-        sys: sys.routes,
-        engines,
-        standby: () => !leading(),
-      }),
-    ),
-  );
-  koa.use(prefixed('/ui', ui.page));
-  // Browsers ask for /favicon.ico at the root; the page's icon answers it.
-  koa.use(async (ctx, next) => {
-    if (ctx.path === '/favicon.ico') ctx.redirect('/ui/favicon.svg');
-    else await next();
-  });
-  koa.use(async (ctx) => {
-    ctx.status = 404;
-    ctx.body = { errors: [`no route for ${ctx.method} ${ctx.path}`] };
-  });
+  ui.registerRoutes(contexts.sys.routes);
+  const handle = httpHandler(core, config, contexts, { ui, shared, leading });
 
-  const handle = koa.callback();
   const timers: NodeJS.Timeout[] = [];
   // The head is anchored on start, every anchorIntervalMs while serving, and on close.
   let anchoredAt = Number.NEGATIVE_INFINITY;
@@ -355,95 +176,23 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     projections,
     reactors,
     scheduler,
-    contexts,
+    contexts: modules,
     runs,
     executor,
     cloud,
     pki,
-    tokens: {
-      runsUserToken(username, description) {
-        const user = identity.queries.userByName(username);
-        if (user === undefined) throw new Error(`no user named ${JSON.stringify(username)}`);
-        return identity.commands.createToken(
-          {
-            kind: 'user',
-            ownerId: user.id,
-            ownerName: user.username,
-            organization: null,
-            description,
-            expiredAt: null,
-            createdBy: null,
-          },
-          systemMetadata('keel token'),
-        ).token;
-      },
-      secretsToken(policies, ttlSeconds) {
-        return sys.commands.createToken(
-          { policies, displayName: 'token-cli', ttlSeconds, parentAccessor: null, meta: {} },
-          systemMetadata('keel token'),
-        ).token;
-      },
-    },
+    tokens: tokenMint(contexts),
     callback: (req, res) => {
       void handle(req, res);
     },
-    bootstrap() {
-      if (store.lastPosition() > 0) return null;
-      const meta = systemMetadata('bootstrap');
-      const admin = identity.commands.createUser(
-        { username: 'admin', email: 'admin@keel.local', admin: true },
-        meta,
-      );
-      const userToken = identity.commands.createToken(
-        {
-          kind: 'user',
-          ownerId: admin.id,
-          ownerName: admin.username,
-          organization: null,
-          description: 'bootstrap',
-          expiredAt: null,
-          createdBy: null,
-        },
-        meta,
-      );
-      const root = sys.commands.createToken(
-        { policies: ['root'], displayName: 'root', ttlSeconds: 0, parentAccessor: null, meta: {} },
-        meta,
-      );
-      for (const type of ['aws', 'pki']) {
-        if (!engines.has(type)) continue;
-        sys.commands.enableMount(
-          {
-            path: `${type}/`,
-            type,
-            description: `${type} secrets engine`,
-            config: { default_lease_ttl: 0, max_lease_ttl: 0 },
-          },
-          sys.queries.mounts().map((m) => m.path),
-          meta,
-        );
-      }
-      const rootKey = cloud.bootstrapRoot();
-      return {
-        address: config.publicAddress,
-        runs: { user_token: userToken.token },
-        secrets: { root_token: root.token },
-        cloud: {
-          access_key_id: rootKey.accessKeyId,
-          secret_access_key: rootKey.secretAccessKey,
-          iam_endpoint: `${config.publicAddress}/cloud/iam`,
-          sts_endpoint: `${config.publicAddress}/cloud/sts`,
-          region: 'us-east-1',
-        },
-      };
-    },
+    bootstrap: () => (store.lastPosition() > 0 ? null : bootstrap(config, contexts)),
     leading,
     start() {
       started = true;
       const poll = () => {
         if (shared !== undefined && !shared.lead()) return;
         startContexts();
-        for (const c of contexts) c.lead?.();
+        for (const c of modules) c.lead?.();
         reactors.notify();
         void scheduler
           .tick()
@@ -467,7 +216,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         const before = store.lastPosition();
         // Background work (running phases) appends when it ends; settle until the log is quiet.
         await Promise.all(
-          contexts.map((c) => (c.idle === undefined ? Promise.resolve() : c.idle())),
+          modules.map((c) => (c.idle === undefined ? Promise.resolve() : c.idle())),
         );
         if ((await scheduler.tick()) === 0 && store.lastPosition() === before) {
           await reactors.settle();
@@ -480,7 +229,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       for (const t of timers) clearInterval(t);
       shared?.release();
       ui.close();
-      for (const c of contexts) c.stop?.();
+      for (const c of modules) c.stop?.();
       await reactors.stop();
       anchor();
       cloud.close();
@@ -489,14 +238,4 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     },
   };
   return app;
-}
-
-function prefixed(prefix: string, middleware: Middleware): Middleware {
-  return async (ctx, next) => {
-    if (ctx.path === prefix || ctx.path.startsWith(`${prefix}/`)) {
-      await middleware(ctx, next);
-      return;
-    }
-    await next();
-  };
 }

@@ -9,6 +9,7 @@ import type { Projection } from './core/projections.js';
 import type { Reactor } from './core/reactors.js';
 import type { Timer } from './core/schedule.js';
 import type { Sealer } from './core/seal.js';
+import type { StreamLocation } from './core/streams.js';
 import type { Config } from './config.js';
 import type { Mount } from './http/types.js';
 
@@ -52,6 +53,8 @@ export interface ContextModule {
   /** Mounted under `/api/v2` before authentication and body parsing: the secret is in the address. */
   readonly runsPublicRoutes?: Router;
   readonly engine?: SecretsEngine;
+  /** Where the streams of this context's lifecycle machines live, by machine name (the audit page). */
+  readonly streams?: Readonly<Record<string, StreamLocation>>;
   /** Called once when the daemon starts (or a test first settles): resume work a restart interrupted. */
   readonly start?: () => void;
   /** Called on every poll while this process leads (ADR 0080): renew and take over claimed work. */

@@ -1,4 +1,5 @@
-import type { ResourceCounts } from '../../machines/run.machine.js';
+import { streamName } from '../core/streams.js';
+import type { ResourceCounts, RunEventOf, RunEventType } from '../../machines/run.machine.js';
 import type { Sealed } from '../core/seal.js';
 
 /**
@@ -42,6 +43,9 @@ export type OrganizationUpdated = {
   type: 'OrganizationUpdated';
   data: { name: string; costEstimationEnabled: boolean };
 };
+
+/** An organization's stream is named after it; its teams' and grants' streams are their ids. */
+export const organizationStream = streamName`org-${'name'}`;
 
 export type OrganizationEvent =
   | OrganizationCreated
@@ -139,9 +143,12 @@ export interface RunVariable {
   value: string;
 }
 
-export type RunCreated = {
-  type: 'RunCreated';
-  data: {
+type Empty = Record<string, never>;
+type Commented = { comment: string | null };
+
+/** Each run event's data, by type; the types themselves are the run machine's (one list). */
+export interface RunEventData {
+  RunCreated: {
     id: string;
     workspaceId: string;
     organization: string;
@@ -164,26 +171,19 @@ export type RunCreated = {
     debuggingMode: boolean;
     engineVersion: string | null;
   };
-};
-
-type Empty = Record<string, never>;
-type Commented = { comment: string | null };
-
-export type RunFetchStarted = { type: 'RunFetchStarted'; data: Empty };
-export type RunFetchCompleted = { type: 'RunFetchCompleted'; data: Empty };
-export type RunPrePlanStarted = { type: 'RunPrePlanStarted'; data: Empty };
-export type RunPrePlanCompleted = { type: 'RunPrePlanCompleted'; data: Empty };
-export type RunQueuingStarted = { type: 'RunQueuingStarted'; data: Empty };
-export type RunPlanQueued = { type: 'RunPlanQueued'; data: Empty };
-export type RunPlanStarted = { type: 'RunPlanStarted'; data: Empty };
-/**
- * Logs, the plan JSON and state rest sealed (they can carry sensitive values); events written
- * before they were sealed hold them in clear, and reads take either. The redacted plan JSON holds
- * no sensitive value and rests in clear.
- */
-export type RunPlanFinished = {
-  type: 'RunPlanFinished';
-  data: {
+  RunFetchStarted: Empty;
+  RunFetchCompleted: Empty;
+  RunPrePlanStarted: Empty;
+  RunPrePlanCompleted: Empty;
+  RunQueuingStarted: Empty;
+  RunPlanQueued: Empty;
+  RunPlanStarted: Empty;
+  /**
+   * Logs, the plan JSON and state rest sealed (they can carry sensitive values); events written
+   * before they were sealed hold them in clear, and reads take either. The redacted plan JSON
+   * holds no sensitive value and rests in clear.
+   */
+  RunPlanFinished: {
     hasChanges: boolean;
     counts: ResourceCounts;
     log: string | Sealed;
@@ -191,74 +191,34 @@ export type RunPlanFinished = {
     jsonOutput: unknown;
     jsonOutputRedacted?: unknown;
   };
-};
-export type RunCostEstimateStarted = { type: 'RunCostEstimateStarted'; data: Empty };
-export type RunCostEstimated = { type: 'RunCostEstimated'; data: object };
-export type RunPolicyCheckStarted = { type: 'RunPolicyCheckStarted'; data: Empty };
-export type RunPolicyChecked = {
-  type: 'RunPolicyChecked';
-  data: { outcome: 'passed' | 'soft_failed' };
-};
-export type RunPolicyOverridden = { type: 'RunPolicyOverridden'; data: Commented };
-export type RunPostPlanStarted = { type: 'RunPostPlanStarted'; data: Empty };
-export type RunPostPlanCompleted = { type: 'RunPostPlanCompleted'; data: Empty };
-export type RunPlanStageCompleted = { type: 'RunPlanStageCompleted'; data: Empty };
-export type RunConfirmed = { type: 'RunConfirmed'; data: Commented & { auto: boolean } };
-export type RunApplyQueued = { type: 'RunApplyQueued'; data: Empty };
-export type RunApplyStarted = { type: 'RunApplyStarted'; data: Empty };
-export type RunApplyFinished = {
-  type: 'RunApplyFinished';
-  data: { counts: ResourceCounts; log: string | Sealed };
-};
-export type RunDiscarded = {
-  type: 'RunDiscarded';
-  data: Commented & { reason: 'user' | 'force_execute' };
-};
-export type RunCancelRequested = {
-  type: 'RunCancelRequested';
-  data: Commented & { at: string; forceCancelAvailableAt: string };
-};
-export type RunCanceled = { type: 'RunCanceled'; data: { log: string | Sealed | null } };
-export type RunForceCanceled = { type: 'RunForceCanceled'; data: Commented & { at: string } };
-export type RunForceExecuteRequested = { type: 'RunForceExecuteRequested'; data: Empty };
-export type RunErrored = {
-  type: 'RunErrored';
-  data: { phase: 'plan' | 'apply' | null; message: string; log: string | Sealed | null };
-};
-export type RunCommented = {
-  type: 'RunCommented';
-  data: { id: string; body: string; by: Requester | null };
-};
+  RunCostEstimateStarted: Empty;
+  RunCostEstimated: object;
+  RunPolicyCheckStarted: Empty;
+  RunPolicyChecked: { outcome: 'passed' | 'soft_failed' };
+  RunPolicyOverridden: Commented;
+  RunPostPlanStarted: Empty;
+  RunPostPlanCompleted: Empty;
+  RunPlanStageCompleted: Empty;
+  RunConfirmed: Commented & { auto: boolean };
+  RunApplyQueued: Empty;
+  RunApplyStarted: Empty;
+  RunApplyFinished: { counts: ResourceCounts; log: string | Sealed };
+  RunDiscarded: Commented & { reason: 'user' | 'force_execute' };
+  RunCancelRequested: Commented & { at: string; forceCancelAvailableAt: string };
+  RunCanceled: { log: string | Sealed | null };
+  RunForceCanceled: Commented & { at: string };
+  RunForceExecuteRequested: Empty;
+  RunErrored: { phase: 'plan' | 'apply' | null; message: string; log: string | Sealed | null };
+  RunCommented: { id: string; body: string; by: Requester | null };
+}
 
-export type RunEvent =
-  | RunCreated
-  | RunFetchStarted
-  | RunFetchCompleted
-  | RunPrePlanStarted
-  | RunPrePlanCompleted
-  | RunQueuingStarted
-  | RunPlanQueued
-  | RunPlanStarted
-  | RunPlanFinished
-  | RunCostEstimateStarted
-  | RunCostEstimated
-  | RunPolicyCheckStarted
-  | RunPolicyChecked
-  | RunPolicyOverridden
-  | RunPostPlanStarted
-  | RunPostPlanCompleted
-  | RunPlanStageCompleted
-  | RunConfirmed
-  | RunApplyQueued
-  | RunApplyStarted
-  | RunApplyFinished
-  | RunDiscarded
-  | RunCancelRequested
-  | RunCanceled
-  | RunForceCanceled
-  | RunForceExecuteRequested
-  | RunErrored
-  | RunCommented;
+/** Every run event with its full data (a run machine event too). */
+export type RunEvent = RunEventOf<RunEventData>;
+/** The run event of one type. */
+export type RunEventNamed<T extends RunEventType> = Extract<RunEvent, { type: T }>;
+
+export type RunCreated = RunEventNamed<'RunCreated'>;
+export type RunCommented = RunEventNamed<'RunCommented'>;
 
 export type WorkspaceEvent =
   WorkspaceCreated | WorkspaceUpdated | WorkspaceDeleted | WorkspaceLocked | WorkspaceUnlocked;

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { ContextModule, Core } from '../context.js';
 import { systemMetadata } from '../core/events.js';
+import { idStreams } from '../core/streams.js';
 import { configurationVersionProjection } from './configuration-versions/projection.js';
 import {
   archivistUploadRoutes,
@@ -14,6 +15,7 @@ import { organizationRoutes } from './organizations/routes.js';
 import { executorCommands, runDecider } from './run/commands.js';
 import { commentRoutes } from './run/comments.js';
 import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
+import { runHistoryProjection } from './run/history.js';
 import { runProjection } from './run/projection.js';
 import { queueReactor, reconcileWorkspace } from './run/queue.js';
 import { organizationQueueRoutes } from './run/org-queue.js';
@@ -127,10 +129,13 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
     recordStateVersion: (input) => recordStateVersion(model, input),
     module: {
       name: 'runs',
+      // a run's or configuration version's stream is its id
+      streams: { run: idStreams('run'), 'configuration-version': idStreams('cv') },
       // Order matters: the workspaces read model looks up rows of the two before it.
       projections: [
         configurationVersionProjection,
         runProjection,
+        runHistoryProjection,
         stateVersionProjection,
         organizationProjection,
         workspaceProjection,

@@ -6,7 +6,9 @@ import type { RunsPrincipal } from '../http/types.js';
 import { identityQueries, type IdentityQueries } from './identity/projection.js';
 import { ConfigurationVersionQueries } from './configuration-versions/projection.js';
 import { OrganizationQueries } from './organizations/projection.js';
+import { RunHistoryQueries } from './run/history.js';
 import { RunQueries } from './run/queries.js';
+import { StateVersionQueries } from './state-versions/projection.js';
 import type { RunRow } from './run/projection.js';
 import { WorkspaceQueries, type WorkspaceRow } from './workspaces/projection.js';
 import { NO_ACCESS, type WorkspaceAccess } from './lifecycle.js';
@@ -23,6 +25,9 @@ export class RunsModel {
   readonly cvs: ConfigurationVersionQueries;
   readonly orgs: OrganizationQueries;
   readonly identity: IdentityQueries;
+  /** Each run's events and comments, as their lists show them. */
+  readonly history: RunHistoryQueries;
+  readonly states: StateVersionQueries;
 
   constructor(readonly core: Core) {
     this.runs = new RunQueries(core.db, core.sealer);
@@ -30,6 +35,8 @@ export class RunsModel {
     this.cvs = new ConfigurationVersionQueries(core.db);
     this.orgs = new OrganizationQueries(core.db);
     this.identity = identityQueries(core.db);
+    this.history = new RunHistoryQueries(core.db);
+    this.states = new StateVersionQueries(core.db);
   }
 
   /** The caller of an `/api/v2` route (the kernel has authenticated it). */

@@ -6,8 +6,8 @@ import { AppendWatch, registerAuditRoutes } from './audit-routes.js';
 import type { StreamKind } from './streams.js';
 import { StreamRegistry } from './streams.js';
 
-export type { StreamKind, StreamLocation } from './streams.js';
-export { STREAM_LOCATIONS, StreamRegistry, streamKinds } from './streams.js';
+export type { StreamKind } from './streams.js';
+export { StreamRegistry, streamKinds } from './streams.js';
 
 /** The page's files, served from memory: the page needs nothing from outside the daemon. */
 const ASSETS: Readonly<Record<string, string>> = {

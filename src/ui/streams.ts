@@ -5,6 +5,7 @@ import type { AuditMetadata, NewEvent, StoredEvent } from '../core/events.js';
 import type { EventStore } from '../core/event-store.js';
 import { machineDecider } from '../core/machine-decider.js';
 import { redactSealed } from '../core/seal.js';
+import type { StreamLocation } from '../core/streams.js';
 import type { MachineGraph } from './diagram.js';
 import { machineGraph } from './diagram.js';
 
@@ -19,34 +20,14 @@ export interface StreamKind {
   readonly streamPattern?: RegExp;
 }
 
-/** Where one lifecycle's streams live: a prefix, and a pattern when the prefix is shared. */
-export interface StreamLocation {
-  readonly prefix: string;
-  readonly pattern?: RegExp;
-}
-
 /**
- * Where each lifecycle's streams live in the log. A machine in `machines/` without an entry here
- * still gets its diagram; its streams are simply not counted or browsable.
+ * Pair every registered machine with where its streams live (each context declares its own, with
+ * the stream names it builds its ids from). A machine without a location still gets its diagram;
+ * its streams are simply not counted or browsable.
  */
-export const STREAM_LOCATIONS: Readonly<Record<string, StreamLocation>> = {
-  // `run-<id>`; the executor's `run-<id>:plan-artifact` streams share the prefix.
-  run: { prefix: 'run-', pattern: /^run-[^:/]+$/ },
-  'configuration-version': { prefix: 'cv-' },
-  lease: { prefix: 'aws-lease:' },
-  'static-role': { prefix: 'aws-static-role:' },
-  // `pki/<mount>/cert/<serial>`; the mount's other streams share the prefix.
-  certificate: { prefix: 'pki/', pattern: /^pki\/[^/]+\/cert\/[^/]+$/ },
-  'acme-account': { prefix: 'pki/', pattern: /^pki\/[^/]+\/acme-account\/[^/]+$/ },
-  'acme-order': { prefix: 'pki/', pattern: /^pki\/[^/]+\/acme-order\/[^/]+$/ },
-  'acme-authorization': { prefix: 'pki/', pattern: /^pki\/[^/]+\/acme-authz\/[^/]+$/ },
-  'acme-challenge': { prefix: 'pki/', pattern: /^pki\/[^/]+\/acme-challenge\/[^/]+\/[^/]+$/ },
-};
-
-/** Pair every registered machine with where its streams live. */
 export function streamKinds(
   machines: Readonly<Record<string, AnyStateMachine>>,
-  locations: Readonly<Record<string, StreamLocation>> = STREAM_LOCATIONS,
+  locations: Readonly<Record<string, StreamLocation>>,
 ): StreamKind[] {
   return Object.entries(machines)
     .sort(([a], [b]) => a.localeCompare(b))

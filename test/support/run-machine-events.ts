@@ -1,8 +1,21 @@
-import type { RunMachineEvent } from '../../machines/run.machine.js';
+import {
+  RUN_EVENT_TYPES,
+  type RunEventType,
+  type RunMachineEvent,
+} from '../../machines/run.machine.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T10 = '2026-01-01T00:00:10.000Z';
 const facts = { planOnly: false, savePlan: false, autoApply: false, allowEmptyApply: false };
+
+const WITH_GUARD_DATA = new Set<RunEventType>([
+  'RunCreated',
+  'RunPlanFinished',
+  'RunPolicyChecked',
+  'RunCancelRequested',
+  'RunForceCanceled',
+  'RunCommented',
+]);
 
 /** The events the traversal may send, with the payload variants the guards distinguish. */
 export const RUN_EVENTS: RunMachineEvent[] = [
@@ -17,30 +30,8 @@ export const RUN_EVENTS: RunMachineEvent[] = [
   { type: 'RunPolicyChecked', data: { outcome: 'soft_failed' } },
   { type: 'RunCancelRequested', data: { at: T0, forceCancelAvailableAt: T10 } },
   { type: 'RunForceCanceled', data: { at: T10 } },
-  ...(
-    [
-      'RunFetchStarted',
-      'RunFetchCompleted',
-      'RunPrePlanStarted',
-      'RunPrePlanCompleted',
-      'RunQueuingStarted',
-      'RunPlanQueued',
-      'RunPlanStarted',
-      'RunCostEstimateStarted',
-      'RunCostEstimated',
-      'RunPolicyCheckStarted',
-      'RunPolicyOverridden',
-      'RunPostPlanStarted',
-      'RunPostPlanCompleted',
-      'RunPlanStageCompleted',
-      'RunConfirmed',
-      'RunApplyQueued',
-      'RunApplyStarted',
-      'RunApplyFinished',
-      'RunDiscarded',
-      'RunCanceled',
-      'RunForceExecuteRequested',
-      'RunErrored',
-    ] as const
-  ).map((type) => ({ type, data: {} })),
+  // Every other event: the guards read nothing of its data. A comment is no lifecycle step.
+  ...RUN_EVENT_TYPES.filter((type) => !WITH_GUARD_DATA.has(type)).map(
+    (type) => ({ type, data: {} }) as RunMachineEvent,
+  ),
 ];

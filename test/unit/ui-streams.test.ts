@@ -7,7 +7,8 @@ import { openDatabase } from '../../src/core/database.js';
 import { EventStore } from '../../src/core/event-store.js';
 import { systemMetadata } from '../../src/core/events.js';
 import { AppendWatch } from '../../src/ui/audit-routes.js';
-import { leafPaths, STREAM_LOCATIONS, StreamRegistry, streamKinds } from '../../src/ui/streams.js';
+import { idStreams } from '../../src/core/streams.js';
+import { leafPaths, StreamRegistry, streamKinds } from '../../src/ui/streams.js';
 import { jobKind, jobMachine } from '../support/ui-job-machine.js';
 
 const rotation = setup({
@@ -79,10 +80,13 @@ describe('stream registry', () => {
     const db = openDatabase(':memory:');
     const clock = new ManualClock('2026-01-01T00:00:00.000Z');
     const store = new EventStore(db, clock, testChain(db));
-    const registry = new StreamRegistry(streamKinds({ run: jobMachine }, STREAM_LOCATIONS), {
-      store,
-      handler: new CommandHandler(store, clock),
-    });
+    const registry = new StreamRegistry(
+      streamKinds({ run: jobMachine }, { run: idStreams('run') }),
+      {
+        store,
+        handler: new CommandHandler(store, clock),
+      },
+    );
     for (const stream of ['run-a1', 'run-a1:plan-artifact', 'run-b2']) {
       store.append(stream, [{ type: 'JobCreated', data: {} }], {
         expectedVersion: 0,

@@ -1,3 +1,4 @@
+import { streamName } from '../../core/streams.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Decider } from '../../core/command-handler.js';
 import type { AuditMetadata, StoredEvent } from '../../core/events.js';
@@ -33,7 +34,7 @@ export interface LoginCodeRedeemed {
 
 export type LoginCodeEvent = LoginCodeIssued | LoginCodeRedeemed;
 
-export const loginCodeStream = (id: string) => `login-code-${id}`;
+export const loginCodeStream = streamName`login-code-${'codeId'}`;
 
 /** How long an approved request may wait for the CLI to exchange its code. */
 export const LOGIN_CODE_TTL_MS = 5 * 60 * 1000;

@@ -1,13 +1,18 @@
+import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import { statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { ConfigurationVersionStatus } from '../../../machines/configuration-version.machine.js';
-import type { ConfigurationVersionEvent } from '../events.js';
+import type { ConfigurationVersionEvent, Requester } from '../events.js';
 
-/** The configuration versions read model (the archive itself stays in the log). */
+/**
+ * The configuration versions read model, and each uploaded archive in a table of its own (lists
+ * never read archives).
+ */
 
 export const CVS_TABLE = 'runs_configuration_versions';
+export const CV_ARCHIVES_TABLE = 'runs_configuration_archives';
 
 export interface ConfigurationVersionRow {
   id: string;
@@ -23,6 +28,8 @@ export interface ConfigurationVersionRow {
   size: number | null;
   statusTimestamps: Record<string, string>;
   createdAt: string;
+  /** Who created it: runs its upload queues are theirs. */
+  createdBy: Requester | null;
 }
 
 interface DbRow {
@@ -39,6 +46,7 @@ interface DbRow {
   size: number | null;
   status_timestamps: string;
   created_at: string;
+  created_by: string | null;
 }
 
 const toRow = (r: DbRow): ConfigurationVersionRow => ({
@@ -55,6 +63,7 @@ const toRow = (r: DbRow): ConfigurationVersionRow => ({
   size: r.size,
   statusTimestamps: JSON.parse(r.status_timestamps) as Record<string, string>,
   createdAt: r.created_at,
+  createdBy: r.created_by === null ? null : (JSON.parse(r.created_by) as Requester),
 });
 
 const TYPES = new Set([
@@ -67,27 +76,36 @@ const TYPES = new Set([
 
 export const configurationVersionProjection: Projection = {
   name: 'runs-configuration-versions',
-  version: 1,
-  tables: [CVS_TABLE],
+  version: 2,
+  tables: [CVS_TABLE, CV_ARCHIVES_TABLE],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${CVS_TABLE} (
       id TEXT PRIMARY KEY, seq INTEGER NOT NULL, workspace_id TEXT NOT NULL, organization TEXT NOT NULL,
       status TEXT NOT NULL, auto_queue_runs INTEGER NOT NULL, speculative INTEGER NOT NULL, provisional INTEGER NOT NULL,
-      source TEXT NOT NULL, error_message TEXT, size INTEGER, status_timestamps TEXT NOT NULL, created_at TEXT NOT NULL);
-      CREATE INDEX IF NOT EXISTS runs_cvs_ws ON ${CVS_TABLE} (workspace_id, seq);`);
+      source TEXT NOT NULL, error_message TEXT, size INTEGER, status_timestamps TEXT NOT NULL, created_at TEXT NOT NULL,
+      created_by TEXT);
+      CREATE INDEX IF NOT EXISTS runs_cvs_ws ON ${CVS_TABLE} (workspace_id, seq);
+      CREATE TABLE IF NOT EXISTS ${CV_ARCHIVES_TABLE} (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL,
+        archive TEXT NOT NULL);
+      CREATE INDEX IF NOT EXISTS runs_cv_archives_ws ON ${CV_ARCHIVES_TABLE} (workspace_id);`);
     const s = {
       insert:
         db.prepare(`INSERT INTO ${CVS_TABLE} (id, seq, workspace_id, organization, status, auto_queue_runs, speculative,
-        provisional, source, status_timestamps, created_at) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, '{}', ?)`),
+        provisional, source, status_timestamps, created_at, created_by)
+        VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, '{}', ?, ?)`),
       status:
         db.prepare(`UPDATE ${CVS_TABLE} SET status = @status, error_message = COALESCE(@error, error_message),
         size = COALESCE(@size, size), status_timestamps = json_set(status_timestamps, '$.' || @key, @at) WHERE id = @id`),
       dropWorkspace: db.prepare(`DELETE FROM ${CVS_TABLE} WHERE workspace_id = ?`),
+      archive: db.prepare(`INSERT INTO ${CV_ARCHIVES_TABLE} (id, workspace_id, archive)
+        SELECT id, workspace_id, ? FROM ${CVS_TABLE} WHERE id = ?`),
+      dropArchives: db.prepare(`DELETE FROM ${CV_ARCHIVES_TABLE} WHERE workspace_id = ?`),
     };
     return (event: StoredEvent) => {
       if (!TYPES.has(event.type)) return;
       if (event.type === 'WorkspaceDeleted') {
         s.dropWorkspace.run((event.data as { id: string }).id);
+        s.dropArchives.run((event.data as { id: string }).id);
         return;
       }
       const e = event as StoredEvent<ConfigurationVersionEvent>;
@@ -116,11 +134,13 @@ export const configurationVersionProjection: Projection = {
             d.provisional ? 1 : 0,
             d.source,
             e.time,
+            d.createdBy === null ? null : canonicalJson(d.createdBy),
           );
           return;
         }
         case 'ConfigurationVersionUploaded':
           move('uploaded', { size: e.data.size });
+          s.archive.run(e.data.archive, e.stream);
           return;
         case 'ConfigurationVersionErrored':
           move('errored', { error: e.data.message });
@@ -149,6 +169,13 @@ export class ConfigurationVersionQueries {
   get(id: string): ConfigurationVersionRow | null {
     const r = this.sql(`SELECT * FROM ${CVS_TABLE} WHERE id = ?`).get(id) as DbRow | undefined;
     return r === undefined ? null : toRow(r);
+  }
+
+  /** The uploaded archive (a gzipped tarball), if one was uploaded. */
+  archive(id: string): Buffer | null {
+    const r = this.sql(`SELECT archive FROM ${CV_ARCHIVES_TABLE} WHERE id = ?`).get(id) as
+      { archive: string } | undefined;
+    return r === undefined ? null : Buffer.from(r.archive, 'base64');
   }
 
   list(

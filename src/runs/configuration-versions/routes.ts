@@ -49,14 +49,12 @@ export function configurationVersionRoutes(router: Router, model: RunsModel): vo
   const download = (ctx: Context, cv: ConfigurationVersionRow) => {
     if (cv.status !== 'uploaded' && cv.status !== 'archived')
       throw new NotFoundError(`configuration version ${cv.id} has no uploaded configuration`);
-    const uploaded = model.core.store
-      .readStream(cv.id)
-      .find((e) => e.type === 'ConfigurationVersionUploaded');
-    if (uploaded === undefined)
+    const archive = model.cvs.archive(cv.id);
+    if (archive === null)
       throw new NotFoundError(`configuration version ${cv.id} has no uploaded configuration`);
     ctx.status = 200;
     ctx.type = 'application/octet-stream';
-    ctx.body = Buffer.from((uploaded.data as { archive: string }).archive, 'base64');
+    ctx.body = archive;
   };
 
   router.post('/workspaces/:id/configuration-versions', (ctx) => {
@@ -197,9 +195,7 @@ function queueUploadedRun(
 ): void {
   const ws = model.workspaces.get(cv.workspaceId);
   if (ws === null) return;
-  const created = model.core.store.readStream(cv.id)[0]?.data as
-    ConfigurationVersionCreated['data'] | undefined;
-  const by = created?.createdBy ?? null;
+  const by = cv.createdBy;
   newRun(
     model,
     {

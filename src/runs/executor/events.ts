@@ -1,3 +1,4 @@
+import { streamName } from '../../core/streams.js';
 import type { Sealed } from '../../core/seal.js';
 
 /**
@@ -5,6 +6,9 @@ import type { Sealed } from '../../core/seal.js';
  * variables on their own id. Each is recorded in the same transaction as the
  * run event it belongs to.
  */
+
+/** The stream of a run's plan artifact. */
+export const planArtifactStream = streamName`${'runId'}:plan-artifact`;
 
 /**
  * The plan artifact an apply consumes: the builtin plan or the command driver's plan file, and the

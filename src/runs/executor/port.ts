@@ -2,11 +2,9 @@ import type { Core } from '../../context.js';
 import type { Decider } from '../../core/command-handler.js';
 import { systemMetadata } from '../../core/events.js';
 import type { NewEvent } from '../../core/events.js';
-import type { StateVersionCreated } from '../events.js';
 import type { RunsContext, RunRow } from '../index.js';
 import { applyIdOf, planIdOf } from '../run/presenters.js';
-import { StateVersionQueries } from '../state-versions/projection.js';
-import type { ExecutorEvent } from './events.js';
+import { planArtifactStream, type ExecutorEvent } from './events.js';
 import type { ExecutorQueries } from './projection.js';
 import type { ExecutorPort, PhaseRun } from './service.js';
 import type { StateV4 } from './types.js';
@@ -35,7 +33,7 @@ export function phaseRunOf(run: RunRow): PhaseRun {
 }
 
 /**
- * The executor's view of the runs context: inputs from the read models and the log, outcomes as
+ * The executor's view of the runs context: inputs from the read models, outcomes as
  * run commands, each recorded in one transaction with the executor's own events.
  */
 export function runsPort(
@@ -47,7 +45,7 @@ export function runsPort(
   moreStages: (runId: string, hasChanges: boolean) => boolean,
 ): ExecutorPort {
   const metadata = systemMetadata('executor');
-  const states = new StateVersionQueries(core.db);
+  const states = runs.model.states;
   const record = (stream: string, event: ExecutorEvent) =>
     core.handler.handle(stream, appendOnly, () => [event], metadata);
   const recordState = (runId: string, state: StateV4) => {
@@ -66,20 +64,16 @@ export function runsPort(
   };
   return {
     configuration(cvId) {
-      const uploaded = core.store
-        .readStream(cvId)
-        .find((e) => e.type === 'ConfigurationVersionUploaded');
-      const data = uploaded?.data as { archive?: string } | undefined;
-      if (!data?.archive)
+      const archive = runs.model.cvs.archive(cvId);
+      if (archive === null)
         throw new Error(`configuration version ${cvId} has no uploaded configuration`);
-      return Buffer.from(data.archive, 'base64');
+      return archive;
     },
     currentState: (workspaceId) => {
       const current = states.current(workspaceId);
       if (current === null) return null;
-      const created = core.store.readStream(current.id)[0]?.data as
-        Partial<StateVersionCreated['data']> | undefined;
-      return created?.state ? (JSON.parse(core.sealer.open(created.state)) as StateV4) : null;
+      const document = runs.model.states.document(current.id);
+      return document === null ? null : (JSON.parse(core.sealer.open(document)) as StateV4);
     },
     workspaceVariables: (workspaceId) =>
       queries.variables(workspaceId).map((v) => ({
@@ -105,7 +99,7 @@ export function runsPort(
     planFinished(runId, result) {
       core.db
         .transaction(() => {
-          record(`${runId}:plan-artifact`, {
+          record(planArtifactStream(runId), {
             type: 'PlanArtifactRecorded',
             data: {
               runId,

@@ -3,7 +3,7 @@ import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { Sealed } from '../../core/seal.js';
-import type { ExecutorEvent } from './events.js';
+import type { ExecutorEvent, WorkspaceVariableCreated } from './events.js';
 
 /**
  * Read models of the executor: plan artifacts by run and workspace variables. Sealed values stay sealed here; they are unsealed only to run a phase.
@@ -12,16 +12,7 @@ import type { ExecutorEvent } from './events.js';
 const ARTIFACTS = 'exec_plan_artifacts';
 const VARIABLES = 'exec_workspace_variables';
 
-export interface VariableRow {
-  id: string;
-  workspaceId: string;
-  key: string;
-  value: string | Sealed;
-  description: string | null;
-  category: 'terraform' | 'env';
-  hcl: boolean;
-  sensitive: boolean;
-}
+export type VariableRow = WorkspaceVariableCreated['data'];
 
 export const executorProjection: Projection = {
   name: 'executor',

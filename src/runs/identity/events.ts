@@ -1,3 +1,4 @@
+import { streamName } from '../../core/streams.js';
 export interface UserCreated {
   type: 'UserCreated';
   data: { id: string; username: string; email: string; admin: boolean };
@@ -29,5 +30,5 @@ export interface AuthTokenDeleted {
 
 export type IdentityEvent = UserCreated | AuthTokenCreated | AuthTokenDeleted;
 
-export const userStream = (id: string) => `user-${id}`;
-export const authTokenStream = (id: string) => `auth-token-${id}`;
+export const userStream = streamName`user-${'userId'}`;
+export const authTokenStream = streamName`auth-token-${'tokenId'}`;

@@ -70,17 +70,8 @@ export interface UserRow {
   createdAt: string;
 }
 
-export interface AuthTokenRow {
-  id: string;
-  kind: AuthTokenCreated['data']['kind'];
-  ownerId: string;
-  ownerName: string;
-  organization: string | null;
-  description: string | null;
-  expiredAt: string | null;
-  createdBy: string | null;
-  createdAt: string;
-}
+/** A token as lists show it: everything its creation recorded but the secret's hmac. */
+export type AuthTokenRow = Omit<AuthTokenCreated['data'], 'tokenHmac'> & { createdAt: string };
 
 interface RawToken {
   id: string;

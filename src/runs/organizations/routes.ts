@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Decider } from '../../core/command-handler.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import { createIdentityCommands } from '../identity/commands.js';
-import type { OrganizationEvent, TeamAccessLevel } from '../events.js';
+import { organizationStream, type OrganizationEvent, type TeamAccessLevel } from '../events.js';
 import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
 import { validate } from '../run/schema.js';
@@ -105,7 +105,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     const meta = model.metadata(ctx);
     db.transaction(() => {
       handler.handle(
-        `org-${a.name}`,
+        organizationStream(a.name),
         existence,
         (): OrganizationEvent[] => [
           {
@@ -155,7 +155,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     const enabled = a['cost-estimation-enabled'];
     if (enabled !== undefined && enabled !== org.costEstimationEnabled) {
       handler.handle(
-        `org-${org.name}`,
+        organizationStream(org.name),
         existence,
         (): OrganizationEvent[] => [
           { type: 'OrganizationUpdated', data: { name: org.name, costEstimationEnabled: enabled } },

@@ -8,8 +8,8 @@ import { requesterOf } from './service.js';
 import { validate } from './schema.js';
 
 /**
- * Comments on a run, and the run's other related lists. Comments live in the run's own stream, so
- * they are read back from the log; policy checks and task stages are recorded by the executor's
+ * Comments on a run, and the run's other related lists. Comments live in the run's own stream and
+ * are read from the run history read model; policy checks and task stages are recorded by the executor's
  * policy and run-task stages, and a run without those stages has none.
  */
 
@@ -36,10 +36,9 @@ function presentComment(runId: string, c: RunCommented['data'], createdAt: strin
 export function commentRoutes(router: Router, model: RunsModel): void {
   router.get('/runs/:id/comments', (ctx) => {
     const { run } = model.run(ctx, ctx.params.id!);
-    const comments = model.core.store
-      .readStream(run.id)
-      .filter((e) => e.type === 'RunCommented')
-      .map((e) => presentComment(run.id, e.data as RunCommented['data'], e.time));
+    const comments = model.history
+      .comments(run.id)
+      .map((c) => presentComment(run.id, c.data, c.createdAt));
     send(ctx, 200, { data: comments });
   });
 

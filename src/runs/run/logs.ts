@@ -8,7 +8,6 @@ import { need, type RunsModel } from '../model.js';
 import { redactPlan } from '../executor/redact.js';
 import { withProviderSchemas } from '../executor/plan-schemas.js';
 import type { Json, PlanJson } from '../executor/types.js';
-import type { RunEvent } from '../events.js';
 import {
   applyIdOf,
   framedLog,
@@ -142,17 +141,16 @@ export function phaseRoutes(router: Router, model: RunsModel): void {
     );
   }
 
-  /** Run events, built from the run's stream in the log: one per event, oldest first. */
+  /** Run events, from the run's history: one per event of its stream, oldest first. */
   router.get('/runs/:id/run-events', (ctx) => {
     const { run } = model.run(ctx, ctx.params.id!);
-    const events = model.core.store.readStream(run.id);
-    const data = events.map((e, i) => ({
-      id: `re-${run.id.slice(4)}-${i + 1}`,
+    const data = model.history.events(run.id).map((e) => ({
+      id: `re-${run.id.slice(4)}-${e.version}`,
       type: 'run-events',
       attributes: {
-        action: actionName(e.type as RunEvent['type']),
-        'created-at': e.time,
-        description: describe(e as unknown as RunEvent),
+        action: actionName(e.type),
+        'created-at': e.createdAt,
+        description: e.description,
       },
       relationships: { run: { data: { type: 'runs', id: run.id } } },
     }));
@@ -166,20 +164,6 @@ const actionName = (type: string) =>
     .replace(/^Run/, '')
     .replace(/([a-z])([A-Z])/g, '$1_$2')
     .toLowerCase();
-
-function describe(e: RunEvent): string | null {
-  if (
-    e.type === 'RunConfirmed' ||
-    e.type === 'RunDiscarded' ||
-    e.type === 'RunCancelRequested' ||
-    e.type === 'RunForceCanceled' ||
-    e.type === 'RunPolicyOverridden'
-  )
-    return e.data.comment;
-  if (e.type === 'RunErrored') return e.data.message;
-  if (e.type === 'RunCommented') return e.data.body;
-  return null;
-}
 
 /** Routes that answer without a token: the secret is in the address. */
 export function archivistLogRoutes(

@@ -1,8 +1,10 @@
+import { canonicalJson } from '../../core/canonical.js';
 import type { Decider } from '../../core/command-handler.js';
 import type { Db } from '../../core/database.js';
 import { ConflictError } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
+import type { Sealed } from '../../core/seal.js';
 import { statements } from '../../core/sql.js';
 import type {
   StateVersionCreated,
@@ -10,11 +12,16 @@ import type {
   StateVersionUploadRequested,
 } from '../events.js';
 
-/** State versions: one row per recorded state (the document itself stays in the log). */
+/**
+ * State versions: one row per recorded state, and its document as the event holds it (sealed; in
+ * clear only in events older than sealing) in a table of its own, so lists never read documents.
+ */
 
 export const STATE_VERSIONS_TABLE = 'runs_state_versions';
 /** State versions created but not uploaded yet. */
 export const STATE_UPLOADS_TABLE = 'runs_state_uploads';
+/** The state documents, sealed as in the log. */
+export const STATE_DOCUMENTS_TABLE = 'runs_state_documents';
 
 export type PendingStateVersion = StateVersionUploadRequested['data'] & { createdAt: string };
 
@@ -34,8 +41,8 @@ export interface StateVersionRow {
 
 export const stateVersionProjection: Projection = {
   name: 'runs-state-versions',
-  version: 2,
-  tables: [STATE_VERSIONS_TABLE, STATE_UPLOADS_TABLE],
+  version: 3,
+  tables: [STATE_VERSIONS_TABLE, STATE_UPLOADS_TABLE, STATE_DOCUMENTS_TABLE],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${STATE_VERSIONS_TABLE} (id TEXT PRIMARY KEY, seq INTEGER NOT NULL,
       workspace_id TEXT NOT NULL, run_id TEXT, serial INTEGER NOT NULL, lineage TEXT NOT NULL, md5 TEXT NOT NULL,
@@ -43,7 +50,10 @@ export const stateVersionProjection: Projection = {
       CREATE INDEX IF NOT EXISTS runs_state_versions_ws ON ${STATE_VERSIONS_TABLE} (workspace_id, seq);
       CREATE INDEX IF NOT EXISTS runs_state_versions_run ON ${STATE_VERSIONS_TABLE} (run_id, seq);
       CREATE TABLE IF NOT EXISTS ${STATE_UPLOADS_TABLE} (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL,
-        data TEXT NOT NULL, created_at TEXT NOT NULL);`);
+        data TEXT NOT NULL, created_at TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS ${STATE_DOCUMENTS_TABLE} (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL,
+        state TEXT NOT NULL);
+      CREATE INDEX IF NOT EXISTS runs_state_documents_ws ON ${STATE_DOCUMENTS_TABLE} (workspace_id);`);
     const pending = db.prepare(`INSERT INTO ${STATE_UPLOADS_TABLE} VALUES (?, ?, ?, ?)`);
     const uploaded = db.prepare(`DELETE FROM ${STATE_UPLOADS_TABLE} WHERE id = ?`);
     const dropPending = db.prepare(`DELETE FROM ${STATE_UPLOADS_TABLE} WHERE workspace_id = ?`);
@@ -51,10 +61,13 @@ export const stateVersionProjection: Projection = {
       `INSERT INTO ${STATE_VERSIONS_TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     const drop = db.prepare(`DELETE FROM ${STATE_VERSIONS_TABLE} WHERE workspace_id = ?`);
+    const document = db.prepare(`INSERT INTO ${STATE_DOCUMENTS_TABLE} VALUES (?, ?, ?)`);
+    const dropDocuments = db.prepare(`DELETE FROM ${STATE_DOCUMENTS_TABLE} WHERE workspace_id = ?`);
     return (event: StoredEvent) => {
       if (event.type === 'WorkspaceDeleted') {
         drop.run((event.data as { id: string }).id);
         dropPending.run((event.data as { id: string }).id);
+        dropDocuments.run((event.data as { id: string }).id);
       }
       if (event.type === 'StateVersionUploadRequested') {
         const d = (event as StoredEvent<StateVersionUploadRequested>).data;
@@ -77,6 +90,7 @@ export const stateVersionProjection: Projection = {
         d.engineVersion,
         event.time,
       );
+      document.run(d.id, d.workspaceId, canonicalJson(d.state));
     };
   },
 };
@@ -133,6 +147,13 @@ export class StateVersionQueries {
           ...(JSON.parse(r.data) as StateVersionUploadRequested['data']),
           createdAt: r.created_at,
         };
+  }
+
+  /** A recorded state's document as the log holds it (sealed), if the version exists. */
+  document(id: string): string | Sealed | null {
+    const r = this.sql(`SELECT state FROM ${STATE_DOCUMENTS_TABLE} WHERE id = ?`).get(id) as
+      { state: string } | undefined;
+    return r === undefined ? null : (JSON.parse(r.state) as string | Sealed);
   }
 
   /** The newest state version of a workspace. */

@@ -6,7 +6,6 @@ import type { RunsModel } from '../model.js';
 import {
   createStateVersion,
   stateVersionDecider,
-  StateVersionQueries,
   type PendingStateVersion,
   type StateVersionRow,
 } from './projection.js';
@@ -96,7 +95,7 @@ export function recordStateVersion(
 ): StateVersionCreated['data'] {
   const facts = stateFacts(input.state);
   const parsed = JSON.parse(input.state) as { resources?: unknown[] };
-  const current = new StateVersionQueries(model.core.db).current(input.workspaceId);
+  const current = model.states.current(input.workspaceId);
   const next = (current?.serial ?? 0) + 1;
   const data: StateVersionCreated['data'] = {
     id: input.id ?? model.core.ids.id('sv'),
@@ -115,10 +114,8 @@ export function recordStateVersion(
   return data;
 }
 
-/** The state document of a recorded state version, from the log, unsealed. */
+/** The state document of a recorded state version, from its read model, unsealed. */
 export function stateDocument(model: RunsModel, id: string): string | null {
-  const created = model.core.store.readStream(id).find((e) => e.type === 'StateVersionCreated');
-  return created === undefined
-    ? null
-    : model.core.sealer.open((created.data as StateVersionCreated['data']).state);
+  const document = model.states.document(id);
+  return document === null ? null : model.core.sealer.open(document);
 }

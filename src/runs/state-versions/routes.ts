@@ -4,7 +4,6 @@ import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import type { RunsModel } from '../model.js';
 import { outputId, outputsOf, parseOutputId, presentOutput } from './outputs.js';
-import { StateVersionQueries } from './projection.js';
 import { presentPendingStateVersion, presentStateVersion, stateDocument } from './record.js';
 import { stateUploadUrls } from './upload.js';
 
@@ -13,7 +12,7 @@ import { stateUploadUrls } from './upload.js';
  * a version, of the workspace's current one, one by id).
  */
 export function stateVersionRoutes(router: Router, model: RunsModel): void {
-  const queries = new StateVersionQueries(model.core.db);
+  const queries = model.states;
   const readable = (ctx: Context, id: string) => {
     const sv = queries.get(id);
     if (sv === null) throw new NotFoundError(`state version ${id} not found`);

@@ -10,7 +10,7 @@ import { send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
 import { archivistUrl, secretMatches } from '../run/logs.js';
 import { validate } from '../run/schema.js';
-import { requestStateUpload, stateVersionDecider, StateVersionQueries } from './projection.js';
+import { requestStateUpload, stateVersionDecider } from './projection.js';
 import { stateFacts } from './facts.js';
 import { presentPendingStateVersion, presentStateVersion, recordStateVersion } from './record.js';
 
@@ -54,7 +54,7 @@ function checkDocument(state: string, announced: StateVersionUploadRequested['da
 }
 
 export function stateUploadRoutes(router: Router, model: RunsModel): void {
-  const queries = new StateVersionQueries(model.core.db);
+  const queries = model.states;
 
   router.post('/workspaces/:id/state-versions', (ctx) => {
     const principal = model.principal(ctx);
@@ -123,7 +123,7 @@ export const stateUploadUrls = (model: RunsModel, id: string) => ({
 
 /** The two secret upload addresses; no token. */
 export function stateArchivistRoutes(router: Router, model: RunsModel): void {
-  const queries = new StateVersionQueries(model.core.db);
+  const queries = model.states;
   const metadata = (ctx: Context): AuditMetadata => ({
     actor: null,
     requestId: ctx.state.requestId,

@@ -1,3 +1,4 @@
+import { streamName } from '../../core/streams.js';
 import type { Sealed } from '../../core/seal.js';
 import type { LeaseEvent } from '../../../machines/lease.machine.js';
 import type { StaticRoleEvent } from '../../../machines/static-role.machine.js';
@@ -60,11 +61,10 @@ export type AwsLeaseEvent = LeaseEvent;
 
 export type AwsEvent = ConfigEvent | RoleEvent | StaticRoleEvent | LeaseEvent;
 
-export const configStream = (accessor: string) => `aws-config:${accessor}`;
-export const roleStream = (accessor: string, name: string) => `aws-role:${accessor}:${name}`;
-export const staticRoleStream = (accessor: string, name: string) =>
-  `aws-static-role:${accessor}:${name}`;
-export const leaseStream = (leaseId: string) => `aws-lease:${leaseId}`;
+export const configStream = streamName`aws-config:${'accessor'}`;
+export const roleStream = streamName`aws-role:${'accessor'}:${'name'}`;
+export const staticRoleStream = streamName`aws-static-role:${'accessor'}:${'name'}`;
+export const leaseStream = streamName`aws-lease:${'leaseId'}`;
 
 /** Schedule kinds (rows in the core schedule read model). */
 export const TIMER_STATIC_ROTATION = 'aws.static-rotation';

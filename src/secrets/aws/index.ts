@@ -4,7 +4,13 @@ import { CredsService } from './creds.js';
 import type { EngineDeps } from './deps.js';
 import { mountClients } from './deps.js';
 import type { MountRef } from './events.js';
-import { TIMER_LEASE_EXPIRY, TIMER_ROOT_ROTATION, TIMER_STATIC_ROTATION } from './events.js';
+import {
+  leaseStream,
+  staticRoleStream,
+  TIMER_LEASE_EXPIRY,
+  TIMER_ROOT_ROTATION,
+  TIMER_STATIC_ROTATION,
+} from './events.js';
 import { LeaseService } from './leases.js';
 import type { ContextModule, Core } from '../../context.js';
 import { sharesLog } from '../../config.js';
@@ -68,6 +74,7 @@ export function createAwsContext(
   const data = <T>(e: ScheduleEntry) => e.data as T;
   const module: ContextModule = {
     name: 'aws',
+    streams: { lease: leaseStream, 'static-role': staticRoleStream },
     projections: [awsProjection(), intentProjection()],
     // Cloud side effects a dead process left half done are finished or undone first thing; on a
     // shared log, by the leader once they are old enough not to be another process's request.

@@ -1,3 +1,4 @@
+import { streamName } from '../../core/streams.js';
 import { GetUserCommand, ListAccessKeysCommand } from '@aws-sdk/client-iam';
 import type { IAMClient } from '@aws-sdk/client-iam';
 import type { Decider } from '../../core/command-handler.js';
@@ -55,7 +56,7 @@ export type IntentEvent =
     }
   | { type: 'AwsCloudIntentSettled'; data: { outcome: IntentOutcome; settledAt: string } };
 
-export const intentStream = (intentId: string) => `aws-intent:${intentId}`;
+export const intentStream = streamName`aws-intent:${'intentId'}`;
 
 interface IntentState {
   status: 'none' | 'open' | 'settled';
@@ -113,7 +114,7 @@ export function intentProjection(): Projection {
             );
             break;
           case 'AwsCloudIntentSettled':
-            remove.run(e.stream.slice('aws-intent:'.length));
+            remove.run(intentStream.parse(e.stream)?.intentId ?? '');
             break;
           default:
             break;

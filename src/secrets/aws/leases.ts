@@ -25,27 +25,17 @@ export class LeaseService implements LeaseProvider {
   lookup(leaseId: string): LeaseInfo | undefined {
     const row = this.d.reads.lease(leaseId);
     if (!row) return undefined;
-    const lastRenewal =
-      this.d.core.handler.load(leaseStream(leaseId), leaseDecider).state.value === 'renewed'
-        ? this.lastRenewal(leaseId)
-        : null;
     return {
       id: row.leaseId,
       issue_time: row.issuedAt,
       expire_time: row.expiresAt,
-      last_renewal: lastRenewal,
+      last_renewal: row.state === 'renewed' ? row.lastRenewal : null,
       renewable: row.renewable && row.state !== 'revoking',
       ttl: Math.max(
         0,
         Math.round((new Date(row.expiresAt).getTime() - this.d.core.clock.now().getTime()) / 1000),
       ),
     };
-  }
-
-  private lastRenewal(leaseId: string): string | null {
-    const events = this.d.core.store.readStream(leaseStream(leaseId));
-    const last = [...events].reverse().find((e) => e.type === 'LeaseRenewed');
-    return last ? (last.data as { renewedAt: string }).renewedAt : null;
   }
 
   list(prefix: string): string[] {

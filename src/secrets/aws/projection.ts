@@ -5,7 +5,13 @@ import { scheduleRows } from '../../core/schedule.js';
 import { canonicalJson } from '../../core/canonical.js';
 import { rotationRetryDelaySeconds } from '../../../machines/static-role.machine.js';
 import type { AwsEvent, MountRef } from './events.js';
-import { TIMER_LEASE_EXPIRY, TIMER_ROOT_ROTATION, TIMER_STATIC_ROTATION } from './events.js';
+import {
+  leaseStream,
+  staticRoleStream,
+  TIMER_LEASE_EXPIRY,
+  TIMER_ROOT_ROTATION,
+  TIMER_STATIC_ROTATION,
+} from './events.js';
 import type { RoleEntry } from './role-schema.js';
 import type { RootSettings } from './schema.js';
 import { parseCron } from './cron.js';
@@ -41,7 +47,7 @@ export function awsProjection(): Projection {
   return {
     name: 'aws',
     // 2: the token that obtained each lease.
-    version: 2,
+    version: 3,
     tables: TABLES,
     setup(db: Db) {
       db.exec(`
@@ -56,7 +62,7 @@ export function awsProjection(): Projection {
         CREATE TABLE IF NOT EXISTS aws_leases (lease_id TEXT PRIMARY KEY, accessor TEXT NOT NULL, mount_path TEXT NOT NULL,
           role TEXT NOT NULL, kind TEXT NOT NULL, username TEXT NOT NULL, access_key_id TEXT NOT NULL, issued_at TEXT NOT NULL,
           expires_at TEXT NOT NULL, max_expires_at TEXT NOT NULL, renewable INTEGER NOT NULL, state TEXT NOT NULL,
-          failures INTEGER NOT NULL DEFAULT 0, token_accessor TEXT);
+          failures INTEGER NOT NULL DEFAULT 0, token_accessor TEXT, last_renewal TEXT);
         CREATE INDEX IF NOT EXISTS aws_leases_token ON aws_leases (token_accessor);
       `);
       const schedule = scheduleRows(db, 'aws');
@@ -103,17 +109,15 @@ export function awsProjection(): Projection {
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'issued', 0, ?)`,
         ),
         leaseRenew: db.prepare(
-          `UPDATE aws_leases SET expires_at = ?, state = 'renewed' WHERE lease_id = ?`,
+          `UPDATE aws_leases SET expires_at = ?, state = 'renewed', last_renewal = ? WHERE lease_id = ?`,
         ),
         leaseState: db.prepare(`UPDATE aws_leases SET state = ? WHERE lease_id = ?`),
         leaseFailed: db.prepare(`UPDATE aws_leases SET failures = failures + 1 WHERE lease_id = ?`),
         leaseDelete: db.prepare(`DELETE FROM aws_leases WHERE lease_id = ?`),
       };
-      const mountOfStream = (stream: string): { accessor: string; name: string } => {
-        const [, accessor = '', ...rest] = stream.split(':');
-        return { accessor, name: rest.join(':') };
-      };
-      const leaseIdOf = (stream: string) => stream.slice('aws-lease:'.length);
+      const mountOfStream = (stream: string) =>
+        staticRoleStream.parse(stream) ?? { accessor: '', name: '' };
+      const leaseIdOf = (stream: string) => leaseStream.parse(stream)?.leaseId ?? '';
       const ensureConfig = (m: MountRef) => q.configUpsert.run(m.accessor, m.path);
       const rescheduleRoot = (m: MountRef, settings: RootSettings, from: string) => {
         const next = nextRootRotation(settings, from);
@@ -297,7 +301,7 @@ export function awsProjection(): Projection {
           }
           case 'LeaseRenewed': {
             const id = leaseIdOf(e.stream);
-            q.leaseRenew.run(e.data.expiresAt, id);
+            q.leaseRenew.run(e.data.expiresAt, e.data.renewedAt, id);
             schedule.put({
               key: leaseKey(id),
               kind: TIMER_LEASE_EXPIRY,

@@ -46,6 +46,8 @@ export interface LeaseRow {
   renewable: boolean;
   state: string;
   failures: number;
+  /** When it was last renewed, while it is in the renewed state. */
+  lastRenewal: string | null;
 }
 
 /** Reads over the engine's read models (the tables `awsProjection` keeps). */
@@ -167,5 +169,6 @@ function leaseRow(r: Record<string, unknown>): LeaseRow {
     renewable: r.renewable === 1,
     state: r.state as string,
     failures: r.failures as number,
+    lastRenewal: (r.last_renewal as string | null) ?? null,
   };
 }

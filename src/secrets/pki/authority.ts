@@ -5,6 +5,8 @@ import type { Db } from '../../core/database.js';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Ids } from '../../core/ids.js';
+import type { StoredEvent } from '../../core/events.js';
+import { Lru } from '../../core/lru.js';
 import { whenAnotherProcessCommits } from '../../core/read-memo.js';
 import type { Sealer, Sealed } from '../../core/seal.js';
 import { configDecider, certificateDecider, issuerDecider, keyDecider } from './deciders.js';
@@ -24,6 +26,9 @@ export interface PkiCore {
   clock: Clock;
   ids: Ids;
 }
+
+/** How many CA keys (and parsed issuer certificates, chains) are kept in memory at most. */
+export const CACHED_KEYS = 256;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -62,12 +67,13 @@ export class Authority {
   #q: PkiQueries | undefined;
   /** rows the issuing path reads on every request; cleared by the projection on any change */
   readonly #reads: PkiReads;
-  readonly #keys = new Map<string, KeyObject>();
-  readonly #certs = new Map<string, ParsedCertificate>();
+  /** unsealed CA keys by key id: bounded, and a key is dropped as soon as it is deleted */
+  readonly #keys = new Lru<string, KeyObject>(CACHED_KEYS);
+  readonly #certs = new Lru<string, ParsedCertificate>(CACHED_KEYS);
   /** chains by mount and issuer; cleared by the projection whenever an issuer event is applied */
-  readonly #chains = new Map<string, string[]>();
+  readonly #chains = new Lru<string, string[]>(CACHED_KEYS);
   /** signature checks between two issuers, which never change for a pair of ids */
-  readonly #signedBy = new Map<string, boolean>();
+  readonly #signedBy = new Lru<string, boolean>(CACHED_KEYS * 4);
 
   /** The lease TTLs in force on a mount (by accessor): tuned through `sys/mounts/:path/tune`. */
   readonly mountTtls: (mount: string) => MountTtls;
@@ -157,23 +163,22 @@ export class Authority {
   }
 
   parsed(issuer: { issuer_id: string; certificate: string }): ParsedCertificate {
-    let cert = this.#certs.get(issuer.issuer_id);
-    if (!cert) {
-      cert = parseCertificate(
+    return this.#certs.getOrSet(issuer.issuer_id, () =>
+      parseCertificate(
         Buffer.from(issuer.certificate.replace(/-----[A-Z ]+-----|\s/g, ''), 'base64'),
-      );
-      this.#certs.set(issuer.issuer_id, cert);
-    }
-    return cert;
+      ),
+    );
   }
 
   privateKey(key: KeyRow): KeyObject {
-    let k = this.#keys.get(key.key_id);
-    if (!k) {
-      k = createPrivateKey(this.#core.sealer.unseal(JSON.parse(key.private_key) as Sealed));
-      this.#keys.set(key.key_id, k);
-    }
-    return k;
+    return this.#keys.getOrSet(key.key_id, () =>
+      createPrivateKey(this.#core.sealer.unseal(JSON.parse(key.private_key) as Sealed)),
+    );
+  }
+
+  /** Whether the unsealed key is held in memory (it is not once the key is deleted). */
+  holdsKey(keyId: string): boolean {
+    return this.#keys.has(keyId);
   }
 
   /** The signer for an issuer, refusing issuers without a key or without the needed usage. */
@@ -201,31 +206,29 @@ export class Authority {
     };
   }
 
-  /** Drops cached rows and chains (a role, key, issuer or configuration event was applied). */
-  readModelsChanged(): void {
+  /**
+   * Drops cached rows and chains (a role, key, issuer or configuration event was applied), and the
+   * unsealed key or parsed certificate of a deleted key or issuer.
+   */
+  readModelsChanged(event?: StoredEvent): void {
     this.#reads.clear();
     this.#chains.clear();
+    if (event?.type === 'PkiKeyDeleted') this.#keys.delete((event.data as { keyId: string }).keyId);
+    if (event?.type === 'PkiIssuerDeleted')
+      this.#certs.delete((event.data as { issuerId: string }).issuerId);
   }
 
   #isSignedBy(child: IssuerRow, parent: IssuerRow): boolean {
-    const key = `${child.issuer_id}|${parent.issuer_id}`;
-    let hit = this.#signedBy.get(key);
-    if (hit === undefined) {
-      hit = isSignedBy(this.parsed(child), this.parsed(parent));
-      this.#signedBy.set(key, hit);
-    }
-    return hit;
+    return this.#signedBy.getOrSet(`${child.issuer_id}|${parent.issuer_id}`, () =>
+      isSignedBy(this.parsed(child), this.parsed(parent)),
+    );
   }
 
   /** The issuer's chain: itself, then its parents among this mount's issuers, up to a root. */
   chain(mount: string, issuer: IssuerRow): string[] {
-    const key = `${mount}|${issuer.issuer_id}`;
-    let chain = this.#chains.get(key);
-    if (!chain) {
-      chain = this.#buildChain(mount, issuer);
-      this.#chains.set(key, chain);
-    }
-    return chain;
+    return this.#chains.getOrSet(`${mount}|${issuer.issuer_id}`, () =>
+      this.#buildChain(mount, issuer),
+    );
   }
 
   #buildChain(mount: string, issuer: IssuerRow): string[] {
@@ -240,7 +243,7 @@ export class Authority {
     for (let cur = issuer; out.length < 10;) {
       const child = this.parsed(cur);
       if (child.issuer.equals(child.subject) && isSignedBy(child, child)) break;
-      const parent = all.find((p) => !out.includes(p) && isSignedBy(child, this.parsed(p)));
+      const parent = all.find((p) => !out.includes(p) && this.#isSignedBy(cur, p));
       if (!parent) break;
       out.push(parent);
       cur = parent;

@@ -1,3 +1,4 @@
+import { streamName } from '../../core/streams.js';
 import type { Sealed } from '../../core/seal.js';
 import type { CertificateEvent } from '../../../machines/certificate.machine.js';
 import type { Role } from './role.js';
@@ -138,12 +139,12 @@ export type PkiEvent =
 
 /** Stream names: one per serial, role, key, issuer and CRL; one for the mount's configuration. */
 export const streams = {
-  cert: (mount: string, serial: string) => `pki/${mount}/cert/${serial}`,
-  role: (mount: string, name: string) => `pki/${mount}/role/${name}`,
-  key: (mount: string, id: string) => `pki/${mount}/key/${id}`,
-  issuer: (mount: string, id: string) => `pki/${mount}/issuer/${id}`,
-  crl: (mount: string, issuerId: string) => `pki/${mount}/crl/${issuerId}`,
-  config: (mount: string) => `pki/${mount}/config`,
+  cert: streamName`pki/${'mount'}/cert/${'serial'}`,
+  role: streamName`pki/${'mount'}/role/${'name'}`,
+  key: streamName`pki/${'mount'}/key/${'keyId'}`,
+  issuer: streamName`pki/${'mount'}/issuer/${'issuerId'}`,
+  crl: streamName`pki/${'mount'}/crl/${'issuerId'}`,
+  config: streamName`pki/${'mount'}/config`,
 };
 
 /** The event types this context owns. */

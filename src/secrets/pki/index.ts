@@ -4,6 +4,8 @@ import { secretsRouter } from '../request-path.js';
 import type { Mount } from '../../http/types.js';
 import { Authority } from './authority.js';
 import { systemMetadata } from '../../core/events.js';
+import { acmeStreams } from './acme/events.js';
+import { streams } from './events.js';
 import { CRL_REBUILD, PKI_AUTO_TIDY, PKI_TIDY, pkiProjection } from './projection.js';
 import { runTidy, startAutoTidy } from './tidy.js';
 import { tidyRoutes } from './routes/tidy.js';
@@ -83,9 +85,16 @@ export function createPkiContext(
   );
   return {
     name: 'pki',
+    streams: {
+      certificate: streams.cert,
+      'acme-account': acmeStreams.account,
+      'acme-order': acmeStreams.order,
+      'acme-authorization': acmeStreams.authorization,
+      'acme-challenge': acmeStreams.challenge,
+    },
     authority,
     acme,
-    projections: [pkiProjection(() => authority.readModelsChanged()), acmeProjection],
+    projections: [pkiProjection((e) => authority.readModelsChanged(e)), acmeProjection],
     timers: [
       // A started tidy runs here, off the request; the auto-tidy timer starts one.
       {

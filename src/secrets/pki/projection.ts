@@ -3,6 +3,7 @@ import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import { scheduleRows } from '../../core/schedule.js';
+import { mountRows } from './mount-rows.js';
 import {
   PKI_EVENT_TYPES,
   type AutoTidyConfig,
@@ -59,11 +60,13 @@ const CERTIFICATE_ONLY = new Set<string>([
 ]);
 
 /**
- * The read models of every certificate authority mount. `onChanged` lets in-memory caches of
- * roles, keys, issuers, configuration and what derives from them (chains) drop what any other
- * event made stale.
+ * The read models of every certificate authority mount. `onChanged` (given the event) lets
+ * in-memory caches of roles, keys, issuers, configuration and what derives from them (chains)
+ * drop what any other event made stale.
  */
-export const pkiProjection = (onChanged: () => void = () => undefined): Projection => ({
+export const pkiProjection = (
+  onChanged: (event: StoredEvent) => void = () => undefined,
+): Projection => ({
   name: 'pki',
   version: 3,
   tables: TABLES,
@@ -140,7 +143,7 @@ export const pkiProjection = (onChanged: () => void = () => undefined): Projecti
     return (stored: StoredEvent) => {
       if (!OWN.has(stored.type)) return;
       const e = stored as StoredEvent<PkiEvent>;
-      if (!CERTIFICATE_ONLY.has(e.type)) onChanged();
+      if (!CERTIFICATE_ONLY.has(e.type)) onChanged(stored);
       switch (e.type) {
         case 'PkiRoleWritten':
           s.putRole.run(e.data.mount, e.data.name, canonicalJson(e.data.role));
@@ -375,19 +378,27 @@ export interface CrlRow {
 
 /** Queries over the read models; built after the projection has created its tables. */
 export class PkiQueries {
+  readonly key: (mount: string, id: string) => KeyRow | undefined;
+  readonly config: <T>(mount: string, kind: string) => T | undefined;
+  readonly cert: (mount: string, serial: string) => CertRow | undefined;
+  readonly crl: (mount: string, issuerId: string) => CrlRow | undefined;
+  readonly deltaCrl: (mount: string, issuerId: string) => CrlRow | undefined;
   readonly #s;
 
   constructor(db: Db) {
     db.exec(SCHEMA);
+    const rows = mountRows(db);
+    this.key = rows.one('pki_keys', 'key_id');
+    this.config = rows.json('pki_config');
+    this.cert = rows.one('pki_certs', 'serial');
+    this.crl = rows.one('pki_crls', 'issuer_id');
+    this.deltaCrl = rows.one('pki_delta_crls', 'issuer_id');
     this.#s = {
       role: db.prepare<[string, string], { role: string }>(
         'SELECT role FROM pki_roles WHERE mount = ? AND name = ?',
       ),
       roles: db.prepare<[string], { name: string }>(
         'SELECT name FROM pki_roles WHERE mount = ? ORDER BY name',
-      ),
-      key: db.prepare<[string, string], KeyRow>(
-        'SELECT * FROM pki_keys WHERE mount = ? AND key_id = ?',
       ),
       keys: db.prepare<[string], KeyRow>(
         'SELECT * FROM pki_keys WHERE mount = ? ORDER BY position',
@@ -397,12 +408,6 @@ export class PkiQueries {
       ),
       issuers: db.prepare<[string], IssuerRow & { settings: string }>(
         'SELECT * FROM pki_issuers WHERE mount = ? ORDER BY position',
-      ),
-      config: db.prepare<[string, string], { value: string }>(
-        'SELECT value FROM pki_config WHERE mount = ? AND kind = ?',
-      ),
-      cert: db.prepare<[string, string], CertRow>(
-        'SELECT * FROM pki_certs WHERE mount = ? AND serial = ?',
       ),
       certs: db.prepare<[string], { serial: string }>(
         'SELECT serial FROM pki_certs WHERE mount = ? AND stored = 1 ORDER BY position',
@@ -422,12 +427,6 @@ export class PkiQueries {
       expired: db.prepare<[string, string], CertRow>(
         'SELECT * FROM pki_certs WHERE mount = ? AND not_after < ? AND is_ca = 0',
       ),
-      crl: db.prepare<[string, string], CrlRow>(
-        'SELECT * FROM pki_crls WHERE mount = ? AND issuer_id = ?',
-      ),
-      deltaCrl: db.prepare<[string, string], CrlRow>(
-        'SELECT * FROM pki_delta_crls WHERE mount = ? AND issuer_id = ?',
-      ),
     };
   }
 
@@ -436,7 +435,6 @@ export class PkiQueries {
     return row ? (JSON.parse(row.role) as unknown) : undefined;
   }
   roleNames = (mount: string): string[] => this.#s.roles.all(mount).map((r) => r.name);
-  key = (mount: string, id: string): KeyRow | undefined => this.#s.key.get(mount, id);
   keys = (mount: string): KeyRow[] => this.#s.keys.all(mount);
   issuer(mount: string, id: string): IssuerRow | undefined {
     const row = this.#s.issuer.get(mount, id);
@@ -446,18 +444,10 @@ export class PkiQueries {
     this.#s.issuers
       .all(mount)
       .map((row) => ({ ...row, settings: JSON.parse(row.settings) as IssuerSettings }));
-  config<T>(mount: string, kind: string): T | undefined {
-    const row = this.#s.config.get(mount, kind);
-    return row ? (JSON.parse(row.value) as T) : undefined;
-  }
-  cert = (mount: string, serial: string): CertRow | undefined => this.#s.cert.get(mount, serial);
   storedSerials = (mount: string): string[] => this.#s.certs.all(mount).map((r) => r.serial);
   /** The stored certificates of a mount, in the order they were issued. */
   storedCerts = (mount: string): CertRow[] => this.#s.storedCerts.all(mount);
   revokedSerials = (mount: string): string[] => this.#s.revoked.all(mount).map((r) => r.serial);
   revokedOf = (mount: string, issuerId: string) => this.#s.revokedOf.all(mount, issuerId);
   expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);
-  crl = (mount: string, issuerId: string): CrlRow | undefined => this.#s.crl.get(mount, issuerId);
-  deltaCrl = (mount: string, issuerId: string): CrlRow | undefined =>
-    this.#s.deltaCrl.get(mount, issuerId);
 }

@@ -1,5 +1,6 @@
 import { parseHcl } from '../../core/hcl.js';
 import { ValidationError } from '../../core/errors.js';
+import { Lru } from '../../core/lru.js';
 
 export const CAPABILITIES = [
   'create',
@@ -89,20 +90,19 @@ interface Pattern {
 }
 
 const escape = (t: string) => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const compiled = new Map<string, RegExp>();
+/** Compiled path patterns: bounded, since policies (and so patterns) come and go. */
+export const compiledPatterns = new Lru<string, RegExp>(4096);
 
 /** `+` stands for one whole segment; a trailing `*` for any rest (prefix match). */
 export function pathMatches(pattern: string, path: string): boolean {
-  let re = compiled.get(pattern);
-  if (re === undefined) {
+  const re = compiledPatterns.getOrSet(pattern, () => {
     const glob = pattern.endsWith('*');
     const body = (glob ? pattern.slice(0, -1) : pattern)
       .split('/')
       .map((seg) => (seg === '+' ? '[^/]+' : escape(seg)))
       .join('/');
-    re = new RegExp(`^${body}${glob ? '.*' : ''}$`);
-    compiled.set(pattern, re);
-  }
+    return new RegExp(`^${body}${glob ? '.*' : ''}$`);
+  });
   return re.test(path);
 }
 

@@ -1,3 +1,4 @@
+import { streamName } from '../../core/streams.js';
 import type { PathRule } from './acl.js';
 
 /** A secrets token was created. Only an HMAC of the token is kept. */
@@ -92,6 +93,6 @@ export const SYS_EVENT_TYPES: readonly SysEvent['type'][] = [
 export const TIMER_TOKEN_EXPIRY = 'secrets-token-expiry';
 export const tokenExpiryKey = (accessor: string) => `${TIMER_TOKEN_EXPIRY}:${accessor}`;
 
-export const tokenStream = (accessor: string) => `secrets-token-${accessor}`;
-export const policyStream = (name: string) => `acl-policy-${name}`;
-export const mountStream = (path: string) => `mount-${path}`;
+export const tokenStream = streamName`secrets-token-${'accessor'}`;
+export const policyStream = streamName`acl-policy-${'name'}`;
+export const mountStream = streamName`mount-${'path'}`;

@@ -203,6 +203,10 @@ describe('iam_user credentials and leases', () => {
   it('renews up to lease_max, then refuses; expiry deletes the user', async () => {
     const env = (await h.v1('GET', 'aws/creds/dev')).json as Env;
     const key = env.data as { access_key: string; secret_key: string };
+    const lookup = async () =>
+      ((await h.v1('PUT', 'sys/leases/lookup', { body: { lease_id: env.lease_id } })).json as Env)
+        .data;
+    expect((await lookup()).last_renewal).toBeNull();
     // hvac's renew_lease sends "increment": null; the reference reads it as absent.
     const plain = await h.v1('PUT', 'sys/leases/renew', {
       body: { lease_id: env.lease_id, increment: null },
@@ -218,6 +222,11 @@ describe('iam_user credentials and leases', () => {
       renewable: true,
       lease_duration: 7200,
     });
+    // the last renewal comes from the leases read model, and a rebuild from the log keeps it
+    const renewedLookup = await lookup();
+    expect(renewedLookup.last_renewal).toBe(h.clock.now().toISOString());
+    h.app.projections.rebuildAll((a, l) => h.app.core.store.readAll(a, l));
+    expect(await lookup()).toEqual(renewedLookup);
     h.clock.advance(2 * 3600_000);
     const capped = await h.v1('PUT', 'sys/leases/renew', {
       body: { lease_id: env.lease_id, increment: '2h' },

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { capabilitiesFor, parsePolicy } from '../../../src/secrets/sys/acl.js';
+import {
+  capabilitiesFor,
+  compiledPatterns,
+  parsePolicy,
+  pathMatches,
+} from '../../../src/secrets/sys/acl.js';
 
 describe('ACL policies', () => {
   it('parses the reference HCL syntax and JSON alike', async () => {
@@ -55,5 +60,18 @@ describe('ACL policies', () => {
     expect([...capabilitiesFor([p], 'x/y/q')]).toEqual(['list']);
     expect([...capabilitiesFor([p], 'x/y/z')]).toEqual(['delete']);
     expect([...capabilitiesFor([p], 'x/a')]).toEqual(['read']);
+  });
+});
+
+describe('the compiled pattern cache', () => {
+  it('stays within its bound however many patterns are matched', () => {
+    const misses: number[] = [];
+    for (let i = 0; i < compiledPatterns.capacity + 100; i++)
+      if (!pathMatches(`p${i}/+/*`, `p${i}/a/b`)) misses.push(i);
+    expect(misses).toEqual([]);
+    expect(compiledPatterns.size).toBe(compiledPatterns.capacity);
+    // a pattern pushed out is compiled again and still matches
+    expect(pathMatches('p0/+/*', 'p0/a/b')).toBe(true);
+    expect(pathMatches('p0/+/*', 'p1/a/b')).toBe(false);
   });
 });

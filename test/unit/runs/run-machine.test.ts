@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { initialTransition, transition } from 'xstate';
 import {
   FINAL_STATUSES,
+  RUN_EVENT_TYPES,
   RUN_STATUSES,
   runMachine,
   type RunMachineEvent,
@@ -43,6 +44,19 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const T10 = '2026-01-01T00:00:10.000Z';
 
 describe('run machine', () => {
+  it('handles exactly the declared event types, a comment excepted', () => {
+    const handled = new Set(runMachine.root.events);
+    expect([...handled].sort()).toEqual(RUN_EVENT_TYPES.filter((t) => t !== 'RunCommented').sort());
+    expect(new Set(RUN_EVENT_TYPES).size).toBe(RUN_EVENT_TYPES.length);
+  });
+
+  it('leaves the state as it is on a comment', () => {
+    const before = fold([created(), e('RunPlanQueued')]);
+    const comment = { type: 'RunCommented', data: {} } as const;
+    expect(before.can(comment)).toBe(false);
+    expect(transition(runMachine, before, comment)[0].value).toBe(before.value);
+  });
+
   it('has a state for every status of the spec, and the final ones are final', () => {
     const states = runMachine.root.states;
     for (const status of RUN_STATUSES) expect(states[status], status).toBeDefined();

@@ -1,5 +1,9 @@
+import { streamName } from '../../../core/streams.js';
 import type { CostEstimate } from '../cost.js';
 import type { Enforcement, PolicyCheckResult, PolicyCheckStatus } from '../policy.js';
+
+/** The stream of an organization's execution settings. */
+export const executionSettingsStream = streamName`settings-${'organization'}`;
 
 /** An organization's execution settings (the reference keeps them on the organization). */
 export type ExecutionSettingsUpdated = {

@@ -3,9 +3,9 @@ import { docRows } from '../../../core/sql.js';
 import type { StoredEvent } from '../../../core/events.js';
 import type { Projection } from '../../../core/projections.js';
 import type { CostEstimate } from '../cost.js';
-import type { Enforcement, PolicyCheckResult, PolicyCheckStatus } from '../policy.js';
+import type { PolicyCheckResult, PolicyCheckStatus } from '../policy.js';
 import type { OrganizationUpdated } from '../../events.js';
-import type { CheckEvent } from './events.js';
+import type { CheckEvent, PolicyCreated, PolicySetCreated } from './events.js';
 
 /** Read models of cost estimation and policy checks. */
 
@@ -15,26 +15,9 @@ const POLICIES = 'exec_policies';
 const ESTIMATES = 'exec_cost_estimates';
 const CHECKS = 'exec_policy_checks';
 
-export interface PolicySetRow {
-  id: string;
-  organization: string;
-  name: string;
-  description: string | null;
-  global: boolean;
-  workspaceIds: string[];
-  createdAt: string;
-}
+export type PolicySetRow = PolicySetCreated['data'] & { createdAt: string };
 
-export interface PolicyRow {
-  id: string;
-  organization: string;
-  name: string;
-  description: string | null;
-  query: string;
-  enforcement: Enforcement;
-  policySetIds: string[];
-  createdAt: string;
-}
+export type PolicyRow = PolicyCreated['data'] & { createdAt: string };
 
 export interface CostEstimateRow {
   id: string;

@@ -8,7 +8,7 @@ import { API, send } from '../../jsonapi.js';
 import { validate } from '../../run/schema.js';
 import { PolicySyntaxError, compilePolicy } from '../policy.js';
 import { appendOnly } from '../port.js';
-import type { CheckEvent } from './events.js';
+import { executionSettingsStream, type CheckEvent } from './events.js';
 import type {
   CheckQueries,
   CostEstimateRow,
@@ -168,7 +168,7 @@ export function checkRoutes(
   router.patch('/organizations/:org/execution-settings', (ctx) => {
     const org = owned(ctx, ctx.params.org ?? '');
     const a = validate(settingsBody, ctx.request.body).data.attributes;
-    record(ctx, `settings-${org.name}`, {
+    record(ctx, executionSettingsStream(org.name), {
       type: 'ExecutionSettingsUpdated',
       data: { organization: org.name, costEstimationEnabled: a['cost-estimation-enabled'] },
     });

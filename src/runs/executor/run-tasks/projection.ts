@@ -3,9 +3,8 @@ import { docRows } from '../../../core/sql.js';
 import type { StoredEvent } from '../../../core/events.js';
 import type { Projection } from '../../../core/projections.js';
 import { scheduleRows } from '../../../core/schedule.js';
-import type { Sealed } from '../../../core/seal.js';
-import type { TaskEnforcement, TaskResultStatus, TaskStage } from '../tasks.js';
-import type { RunTaskEvent, StageResult } from './events.js';
+import type { TaskResultStatus, TaskStage } from '../tasks.js';
+import type { RunTaskCreated, RunTaskEvent, StageResult, WorkspaceTaskAttached } from './events.js';
 
 /** Read models of run tasks: tasks, workspace attachments, and each run's task stages. */
 
@@ -15,23 +14,9 @@ const STAGES = 'exec_task_stages';
 /** Schedule kind of a task result's deadline. */
 export const TASK_TIMEOUT = 'run-task-timeout';
 
-export interface RunTaskRow {
-  id: string;
-  organization: string;
-  name: string;
-  url: string;
-  description: string | null;
-  hmacKey: Sealed | null;
-  createdAt: string;
-}
+export type RunTaskRow = RunTaskCreated['data'] & { createdAt: string };
 
-export interface WorkspaceTaskRow {
-  id: string;
-  workspaceId: string;
-  taskId: string;
-  stage: TaskStage;
-  enforcement: TaskEnforcement;
-}
+export type WorkspaceTaskRow = WorkspaceTaskAttached['data'];
 
 export interface ResultRow extends StageResult {
   status: TaskResultStatus;

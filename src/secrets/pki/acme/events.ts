@@ -1,3 +1,4 @@
+import { streamName } from '../../../core/streams.js';
 import type { Sealed } from '../../../core/seal.js';
 import type { AcmeAccountEvent } from '../../../../machines/acme-account.machine.js';
 import type { AcmeAuthorizationEvent } from '../../../../machines/acme-authorization.machine.js';
@@ -83,10 +84,9 @@ export const ACME_EVENT_TYPES: readonly AcmeEvent['type'][] = [
 
 /** Stream names, beside the engine's others under `pki/<mount>/`. */
 export const acmeStreams = {
-  settings: (mount: string) => `pki/${mount}/acme-settings`,
-  account: (mount: string, id: string) => `pki/${mount}/acme-account/${id}`,
-  order: (mount: string, id: string) => `pki/${mount}/acme-order/${id}`,
-  authorization: (mount: string, id: string) => `pki/${mount}/acme-authz/${id}`,
-  challenge: (mount: string, authzId: string, type: string) =>
-    `pki/${mount}/acme-challenge/${authzId}/${type}`,
+  settings: streamName`pki/${'mount'}/acme-settings`,
+  account: streamName`pki/${'mount'}/acme-account/${'accountId'}`,
+  order: streamName`pki/${'mount'}/acme-order/${'orderId'}`,
+  authorization: streamName`pki/${'mount'}/acme-authz/${'authzId'}`,
+  challenge: streamName`pki/${'mount'}/acme-challenge/${'authzId'}/${'type'}`,
 };

@@ -3,6 +3,7 @@ import type { Db } from '../../../core/database.js';
 import type { StoredEvent } from '../../../core/events.js';
 import type { Projection } from '../../../core/projections.js';
 import { scheduleRows } from '../../../core/schedule.js';
+import { mountRows } from '../mount-rows.js';
 import type { AcmeChallengeRef } from '../../../../machines/acme-challenge.machine.js';
 import { ACME_EVENT_TYPES, type AcmeEvent, type AcmeIdentifier } from './events.js';
 
@@ -325,37 +326,31 @@ export const acmeProjection: Projection = {
 
 /** Read-model queries of the ACME tables. */
 export class AcmeQueries {
+  readonly config: <T>(mount: string, kind: 'acme' | 'cluster') => T | undefined;
+  readonly eab: (mount: string, id: string) => EabRow | undefined;
+  readonly account: (mount: string, id: string) => AcmeAccountRow | undefined;
+  readonly accountByKey: (mount: string, thumbprint: string) => AcmeAccountRow | undefined;
+  readonly order: (mount: string, id: string) => AcmeOrderRow | undefined;
+  readonly orderBySerial: (mount: string, serial: string) => AcmeOrderRow | undefined;
+  readonly authz: (mount: string, id: string) => AcmeAuthzRow | undefined;
   readonly #s;
 
   constructor(db: Db) {
     db.exec(SCHEMA);
+    const rows = mountRows(db);
+    this.config = rows.json('pki_acme_config');
+    this.eab = rows.one('pki_acme_eab', 'eab_id');
+    this.account = rows.one('pki_acme_accounts', 'account_id');
+    this.accountByKey = rows.one('pki_acme_accounts', 'thumbprint');
+    this.order = rows.one('pki_acme_orders', 'order_id');
+    this.orderBySerial = rows.one('pki_acme_orders', 'serial');
+    this.authz = rows.one('pki_acme_authzs', 'authz_id');
     this.#s = {
-      config: db.prepare<[string, string], { value: string }>(
-        'SELECT value FROM pki_acme_config WHERE mount = ? AND kind = ?',
-      ),
-      eab: db.prepare<[string, string], EabRow>(
-        'SELECT * FROM pki_acme_eab WHERE mount = ? AND eab_id = ?',
-      ),
       eabs: db.prepare<[string], EabRow>(
         'SELECT * FROM pki_acme_eab WHERE mount = ? ORDER BY eab_id',
       ),
-      account: db.prepare<[string, string], AcmeAccountRow>(
-        'SELECT * FROM pki_acme_accounts WHERE mount = ? AND account_id = ?',
-      ),
-      accountByKey: db.prepare<[string, string], AcmeAccountRow>(
-        'SELECT * FROM pki_acme_accounts WHERE mount = ? AND thumbprint = ?',
-      ),
-      order: db.prepare<[string, string], AcmeOrderRow>(
-        'SELECT * FROM pki_acme_orders WHERE mount = ? AND order_id = ?',
-      ),
       orders: db.prepare<[string, string], { order_id: string }>(
         'SELECT order_id FROM pki_acme_orders WHERE mount = ? AND account_id = ? ORDER BY position',
-      ),
-      orderBySerial: db.prepare<[string, string], AcmeOrderRow>(
-        'SELECT * FROM pki_acme_orders WHERE mount = ? AND serial = ?',
-      ),
-      authz: db.prepare<[string, string], AcmeAuthzRow>(
-        'SELECT * FROM pki_acme_authzs WHERE mount = ? AND authz_id = ?',
       ),
       challenges: db.prepare<[string, string], AcmeChallengeRow>(
         'SELECT * FROM pki_acme_challenges WHERE mount = ? AND authz_id = ? ORDER BY type',
@@ -363,23 +358,9 @@ export class AcmeQueries {
     };
   }
 
-  config<T>(mount: string, kind: 'acme' | 'cluster'): T | undefined {
-    const row = this.#s.config.get(mount, kind);
-    return row ? (JSON.parse(row.value) as T) : undefined;
-  }
-
-  eab = (mount: string, id: string): EabRow | undefined => this.#s.eab.get(mount, id);
   eabs = (mount: string): EabRow[] => this.#s.eabs.all(mount);
-  account = (mount: string, id: string): AcmeAccountRow | undefined =>
-    this.#s.account.get(mount, id);
-  accountByKey = (mount: string, thumbprint: string): AcmeAccountRow | undefined =>
-    this.#s.accountByKey.get(mount, thumbprint);
-  order = (mount: string, id: string): AcmeOrderRow | undefined => this.#s.order.get(mount, id);
   orders = (mount: string, accountId: string): string[] =>
     this.#s.orders.all(mount, accountId).map((r) => r.order_id);
-  orderBySerial = (mount: string, serial: string): AcmeOrderRow | undefined =>
-    this.#s.orderBySerial.get(mount, serial);
-  authz = (mount: string, id: string): AcmeAuthzRow | undefined => this.#s.authz.get(mount, id);
   challenges = (mount: string, authzId: string): AcmeChallengeRow[] =>
     this.#s.challenges.all(mount, authzId);
 }
