@@ -161,10 +161,12 @@ export async function events({ config, options, say, fail }: CommandCall): Promi
     return fromEnd ? rows.reverse() : rows;
   };
   try {
-    const take = (n: number) => (Number.isFinite(n) ? n : -1);
+    // No limit is a limit past any log (SQLite's -1 is no limit to PostgreSQL).
+    const take = (n: number) => (Number.isFinite(n) ? n : Number.MAX_SAFE_INTEGER);
     if (Number.isFinite(newest)) print(query(0, take(newest), true));
     else print(query(0, take(limit), false));
-    if (options.follow === true) await follow(() => print(query(last, -1, false)));
+    if (options.follow === true)
+      await follow(() => print(query(last, Number.MAX_SAFE_INTEGER, false)));
     return 0;
   } finally {
     db.close();

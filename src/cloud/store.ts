@@ -163,9 +163,9 @@ export class CloudStore {
 
   /**
    * A file written before secrets were sealed is sealed in place, once, in one transaction:
-   * secrets encrypted, the session-token column replaced by HMACs.
+   * secrets encrypted, the session-token column replaced by HMACs. (A PostgreSQL store is newer
+   * than that: it never had the old column.)
    */
-  /** Files written before secrets were sealed are sealed in place (a PostgreSQL store is newer). */
   #sealClearSecrets(sqlite: boolean): void {
     if (this.meta('secrets') === 'sealed') return;
     this.tx(() => {

@@ -189,6 +189,19 @@ export type ChainVerdict =
   | { ok: true; events: number; anchors: number; keyedFrom: number }
   | { ok: false; position: number; reason: string };
 
+/** Every event row in order, read a page at a time: memory stays bounded on either store. */
+function* eventRows(db: Db, pageSize = 5000): Generator<EventRow> {
+  const page = db.prepare<[number, number], EventRow>(
+    'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
+  );
+  for (let after = Number.MIN_SAFE_INTEGER; ;) {
+    const rows = page.all(after, pageSize);
+    if (rows.length === 0) return;
+    yield* rows;
+    after = rows[rows.length - 1]!.position;
+  }
+}
+
 /**
  * Walk the whole chain with the key and check every anchor (the table's, the head file's and any
  * given by a witness): the first changed, missing or reordered row, a bad anchor, or a log that
@@ -204,8 +217,7 @@ export function verifyChain(db: Db, chain: Chain, witnessed: readonly Anchor[] =
   }
   let prevHash = GENESIS_HASH;
   let expected = 1;
-  const rows = db.prepare<[], EventRow>('SELECT * FROM events ORDER BY position').iterate();
-  for (const row of rows) {
+  for (const row of eventRows(db)) {
     if (row.position !== expected) {
       return { ok: false, position: expected, reason: `event ${expected} is missing` };
     }

@@ -23,9 +23,8 @@ const WATCH_INTERVAL_MS = 20;
 
 /**
  * One process's part in sharing the log with other processes (`--workers`, ADR 0080, or other
- * nodes on one PostgreSQL database, ADR 0081): it forgets
- * remembered rows when another process commits, and runs reactors and timers only while it holds
- * the leadership lease.
+ * nodes on one PostgreSQL database, ADR 0081): it forgets remembered rows when another process
+ * commits, and runs reactors and timers only while it holds the leadership lease.
  */
 export class SharedLog {
   readonly #db: Db;

@@ -1,18 +1,12 @@
-import {
-  CreateAccessKeyCommand,
-  CreateUserCommand,
-  IAMClient,
-  PutUserPolicyCommand,
-} from '@aws-sdk/client-iam';
-import { createHash, createPrivateKey } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/core/database.js';
-import { httpRequest } from '../support/app.js';
 import { eventually, keel, startDaemon, type RunningDaemon } from '../support/daemon.js';
 import { daemonTarget, Flow } from '../support/executor-flow.js';
 import { filesUnder, findSecrets, secretForms } from '../support/secret-scan.js';
+import { certificates, cloudCredentials, rootV1 } from '../support/secret-sources.js';
 
 /**
  * The real daemon is given secrets of every kind — a sensitive Terraform variable through plan and
@@ -23,10 +17,6 @@ import { filesUnder, findSecrets, secretForms } from '../support/secret-scan.js'
  * rebuilds the read models byte for byte.
  */
 
-const ALLOW_ALL = JSON.stringify({
-  Version: '2012-10-17',
-  Statement: [{ Effect: 'Allow', Action: '*', Resource: '*' }],
-});
 const TF_SECRET = 'tf-sensitive-Vb7q2LmX9w';
 const CONFIG = {
   'main.tf': [
@@ -57,17 +47,6 @@ afterAll(async () => {
   await daemon.stop();
 });
 
-/**
- * A PEM private key as the secrets it holds: the whole DER in base64, its first line (where the
- * private scalar sits) and the scalar itself (JWK `d`). Its last lines encode the public key,
- * which certificates rightly carry, so they are no secret.
- */
-const pemSecrets = (pem: string): string[] => {
-  const lines = pem.split('\n').filter((l) => l !== '' && !l.startsWith('-----'));
-  const jwk = createPrivateKey(pem).export({ format: 'jwk' });
-  return [lines.join(''), lines[0]!, jwk.d!];
-};
-
 async function terraformRun(flow: Flow): Promise<void> {
   const { org, ws } = await flow.workspace({ 'auto-apply': true });
   await flow.sensitiveVariable(ws, 'db_password', TF_SECRET);
@@ -82,59 +61,6 @@ async function terraformRun(flow: Flow): Promise<void> {
   const plan = await flow.call('GET', `/runs/${run}/plan/json-output`, undefined, 200);
   expect(plan.text).toContain(TF_SECRET);
   secrets.push(await flow.teamToken(org, ws, 'read'));
-}
-
-async function cloudCredentials(v1: (m: string, p: string, b?: unknown) => Promise<unknown>) {
-  const boot = daemon.bootstrap();
-  // A root key of the engine's own, made in the embedded cloud with the bootstrap administrator.
-  const iam = new IAMClient({
-    region: boot.cloud.region,
-    endpoint: boot.cloud.iam_endpoint,
-    credentials: {
-      accessKeyId: boot.cloud.access_key_id,
-      secretAccessKey: boot.cloud.secret_access_key,
-    },
-    maxAttempts: 1,
-  });
-  await iam.send(new CreateUserCommand({ UserName: 'engine-root' }));
-  await iam.send(
-    new PutUserPolicyCommand({
-      UserName: 'engine-root',
-      PolicyName: 'all',
-      PolicyDocument: ALLOW_ALL,
-    }),
-  );
-  const root = (await iam.send(new CreateAccessKeyCommand({ UserName: 'engine-root' }))).AccessKey!;
-  secrets.push(root.SecretAccessKey!);
-  await v1('POST', 'aws/config/root', {
-    access_key: root.AccessKeyId,
-    secret_key: root.SecretAccessKey,
-    iam_endpoint: boot.cloud.iam_endpoint,
-    sts_endpoint: boot.cloud.sts_endpoint,
-    region: boot.cloud.region,
-  });
-  await v1('POST', 'aws/roles/dev', { credential_type: 'iam_user', policy_document: ALLOW_ALL });
-  const dynamic = (await v1('GET', 'aws/creds/dev')) as { data: { secret_key: string } };
-  secrets.push(dynamic.data.secret_key);
-}
-
-async function certificates(v1: (m: string, p: string, b?: unknown) => Promise<unknown>) {
-  const ca = (await v1('POST', 'pki/root/generate/exported', {
-    common_name: 'Scan Root',
-    key_type: 'ec',
-    ttl: '8760h',
-  })) as { data: { private_key: string } };
-  secrets.push(...pemSecrets(ca.data.private_key));
-  await v1('POST', 'pki/roles/web', {
-    allowed_domains: 'example.com',
-    allow_subdomains: true,
-    key_type: 'ec',
-    ttl: '1h',
-  });
-  const leaf = (await v1('POST', 'pki/issue/web', { common_name: 'a.example.com' })) as {
-    data: { private_key: string };
-  };
-  secrets.push(...pemSecrets(leaf.data.private_key));
 }
 
 /** Every table but the log itself, row by row in a stable order, as a digest per table. */
@@ -163,19 +89,10 @@ function readModels(dir: string): Record<string, string> {
 describe('a data directory after real use', () => {
   it('holds no secret in any file, and every file is private', async () => {
     const flow = new Flow(daemonTarget(daemon));
-    const root = daemon.bootstrap().secrets.root_token;
-    const v1 = async (method: string, path: string, body?: unknown) => {
-      const res = await httpRequest(daemon.url, method, `/v1/${path}`, {
-        token: root,
-        tokenHeader: 'x-vault-token',
-        ...(body === undefined ? {} : { body }),
-      });
-      expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
-      return res.json;
-    };
+    const v1 = rootV1(daemon);
     await terraformRun(flow);
-    await cloudCredentials(v1);
-    await certificates(v1);
+    await cloudCredentials(daemon, v1, secrets);
+    await certificates(v1, secrets);
     const token = (await v1('POST', 'auth/token/create', { policies: ['default'] })) as {
       auth: { client_token: string };
     };

@@ -188,7 +188,7 @@ export class RunQueries {
   }
 
   /** Confirmed saved-plan runs waiting for the lock to apply, oldest first. */
-  savedPlansToApply(workspaceId: string, limit = -1): RunRow[] {
+  savedPlansToApply(workspaceId: string, limit = Number.MAX_SAFE_INTEGER): RunRow[] {
     return (
       this.sql(
         `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'confirmed' AND plan_only = 0 AND save_plan = 1 ORDER BY seq LIMIT ?`,

@@ -75,6 +75,9 @@ describe('keel serve --store postgres://…', () => {
     expect(events.status, events.stderr).toBe(0);
     const lines = events.stdout.trim().split('\n');
     expect(lines.map((l) => (JSON.parse(l) as { position: number }).position)).toEqual([1, 2, 3]);
+    const all = keel(['events', '--store', store, '--type', 'AclPolicyWritten'], env);
+    expect(all.status, all.stderr).toBe(0);
+    expect(all.stdout.trim().split('\n').length).toBeGreaterThanOrEqual(10);
     const replay = keel(['replay', '--data', b.dataDir, '--store', store], env);
     expect(replay.status, replay.stderr).toBe(0);
     expect(replay.stdout).toMatch(/^rebuilt \d+ read models from \d+ events/);
