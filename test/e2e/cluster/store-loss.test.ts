@@ -28,6 +28,10 @@ describe('a cluster whose database goes away', () => {
       expect(down.json).toEqual({ errors: ['the store is out of reach; try again shortly'] });
       expect(down.headers.get('retry-after')).toBe('1');
     }
+    // Health tells the load balancer that no node can serve, even with standbyok.
+    for (const n of c.nodes) {
+      expect((await c.v1(n, 'GET', 'sys/health?standbyok=true')).status).toBe(503);
+    }
     const runs = await httpRequest(c.nodes[0]!.daemon.url, 'GET', '/api/v2/organizations', {
       token: c.bootstrap.runs.user_token,
       headers: { connection: 'close' },
@@ -57,6 +61,8 @@ describe('a cluster whose database goes away', () => {
       expect((back.json as { data: { policy: string } }).data.policy).toBe(policy);
     }
     expect(c.nodes[0]!.daemon.child.exitCode).toBe(null);
+    const health = await Promise.all(nodes.map((n) => c.v1(n, 'GET', 'sys/health?standbyok=true')));
+    expect(health.map((r) => r.status)).toEqual([200, 200]);
     const after = 'path "after/*" { capabilities = ["read"] }';
     expect((await c.v1(nodes[0]!, 'PUT', 'sys/policies/acl/after', { policy: after })).status).toBe(
       204,
