@@ -32,9 +32,15 @@ interface PQ {
   cmdTuples(): string;
 }
 
-function loadLibpq(): new () => PQ {
+/**
+ * The `libpq` package, or an error that says how to get it: it is optional, and a machine without
+ * libpq's headers installs Keel without it.
+ */
+export function loadLibpq(
+  load: (id: string) => unknown = createRequire(import.meta.url),
+): new () => PQ {
   try {
-    return createRequire(import.meta.url)('libpq') as new () => PQ;
+    return load('libpq') as new () => PQ;
   } catch (err) {
     throw new Error(
       `--store postgres:// needs the optional package libpq, which did not install (build it with libpq-dev present: apt-get install libpq-dev && npm install): ${(err as Error).message}`,

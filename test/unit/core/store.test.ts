@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NOCASE_COLLATION, splitStatements, translate } from '../../../src/core/store/translate.js';
+import { loadLibpq } from '../../../src/core/store/postgres.js';
 import { redactUrl } from '../../../src/core/store/url.js';
 
 const keys = (table: string) =>
@@ -113,5 +114,16 @@ describe('redactUrl', () => {
       'postgresql:///keel?host=/run/pg&password=***&user=k',
     );
     expect(redactUrl('postgres://keel@db/keel')).toBe('postgres://keel@db/keel');
+  });
+});
+
+describe('loadLibpq', () => {
+  it('says how to get the optional package when it did not install', () => {
+    const missing = () => {
+      throw new Error("Cannot find module 'libpq'");
+    };
+    expect(() => loadLibpq(missing)).toThrow(
+      /--store postgres:\/\/ needs the optional package libpq.*apt-get install libpq-dev && npm install.*Cannot find module/,
+    );
   });
 });
