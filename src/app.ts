@@ -192,7 +192,14 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       const poll = () => {
         if (shared !== undefined && !shared.lead()) return;
         startContexts();
-        for (const c of modules) c.lead?.();
+        for (const c of modules) {
+          try {
+            c.lead?.();
+          } catch (err) {
+            // The store out of reach (a database failing over), say: asked again next poll.
+            logger.error({ err, context: c.name }, 'leading work failed; tried again next poll');
+          }
+        }
         reactors.notify();
         void scheduler
           .tick()

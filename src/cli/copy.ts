@@ -7,7 +7,7 @@ import type { Db } from '../core/database.js';
 import { loadSealKey } from '../core/seal.js';
 import { openStore } from '../core/store/open.js';
 import { isPostgresUrl, redactUrl } from '../core/store/url.js';
-import { parseAnchor, verifyChain, writeAnchor, type Anchor } from '../core/anchors.js';
+import { eventRows, parseAnchor, verifyChain, writeAnchor, type Anchor } from '../core/anchors.js';
 
 /**
  * `keel copy --from A --to B`: the whole log — events with their hashes, the audit chain record
@@ -114,7 +114,10 @@ function refuseHeld(label: string, db: Db): void {
   }
 }
 
-/** Copy every row of the log's tables from `from` to `to` (inside the caller's transactions). */
+/**
+ * Copy every row of the log's tables from `from` to `to` (inside the caller's transactions); the
+ * events a page at a time, so memory stays bounded however long the log.
+ */
 function copyRows(from: Db, to: Db): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const table of LOG_TABLES) {
@@ -123,13 +126,13 @@ function copyRows(from: Db, to: Db): Record<string, number> {
     const insert = to.prepare(
       `INSERT INTO ${table} (${list}) VALUES (${columns.map(() => '?').join(', ')})`,
     );
-    const rows = from
-      .prepare<[], unknown[]>(`SELECT ${list} FROM ${table} ORDER BY ${columns[0]!}`)
-      .raw(true)
-      .iterate();
+    const rows: Iterable<object> =
+      table === 'events'
+        ? eventRows(from)
+        : from.prepare<[], Record<string, unknown>>(`SELECT ${list} FROM ${table}`).all();
     let n = 0;
     for (const row of rows) {
-      insert.run(...row);
+      insert.run(...columns.map((c) => (row as Record<string, unknown>)[c]));
       n += 1;
     }
     counts[table] = n;

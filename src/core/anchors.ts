@@ -190,7 +190,7 @@ export type ChainVerdict =
   | { ok: false; position: number; reason: string };
 
 /** Every event row in order, read a page at a time: memory stays bounded on either store. */
-function* eventRows(db: Db, pageSize = 5000): Generator<EventRow> {
+export function* eventRows(db: Db, pageSize = 5000): Generator<EventRow> {
   const page = db.prepare<[number, number], EventRow>(
     'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
   );

@@ -89,7 +89,7 @@ export class Reactors {
     setImmediate(() => {
       this.#scheduled = false;
       if (this.#stopped) return;
-      for (const r of this.#reactors) void this.#drain(r);
+      for (const r of this.#reactors) this.#wake(r);
     });
   }
 
@@ -155,6 +155,20 @@ export class Reactors {
     throw new Error('reactors did not settle after 1000 rounds');
   }
 
+  /**
+   * A pass nobody awaits: one that cannot read the log (the store out of reach while a database
+   * fails over, say) is logged and made again on the next wake-up, instead of ending the process.
+   */
+  #wake(reactor: Reactor): void {
+    this.#drain(reactor).catch((err: unknown) => {
+      this.#dirty.add(reactor.name);
+      this.#logger.error(
+        { err, reactor: reactor.name },
+        'reactor could not read the log; it tries again when next woken',
+      );
+    });
+  }
+
   #drain(reactor: Reactor): Promise<void> {
     const running = this.#running.get(reactor.name);
     if (running !== undefined) {
@@ -167,7 +181,7 @@ export class Reactors {
       .then(() => this.#run(reactor))
       .finally(() => {
         this.#running.delete(reactor.name);
-        if (this.#again.delete(reactor.name)) void this.#drain(reactor);
+        if (this.#again.delete(reactor.name)) this.#wake(reactor);
       });
     this.#running.set(reactor.name, run);
     return run;

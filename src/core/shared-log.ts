@@ -63,9 +63,18 @@ export class SharedLog {
     return this.#leadership.leading;
   }
 
-  /** Before serving a request: forget what another process's commit may have changed. */
+  /**
+   * Before serving a request: forget what another process's commit may have changed. With the
+   * store out of reach everything remembered is forgotten, so the request reads the store and
+   * fails like any other that needs it (503), instead of answering from memory.
+   */
   check(): void {
-    this.#watch.check();
+    try {
+      this.#watch.check();
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== STORE_UNAVAILABLE) throw err;
+      anotherProcessCommitted(this.#db);
+    }
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa';
 import type { ErrorCode } from '../core/errors.js';
 import { isKeelError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { STORE_UNAVAILABLE } from '../core/store/port.js';
 
 /** One status map per surface (style rule 8). */
 const JSONAPI_STATUS: Record<ErrorCode, number> = {
@@ -69,11 +70,26 @@ export function jsonApiErrors(logger: Logger) {
         renderJsonApi(ctx, status, err.details.title ?? TITLES[status] ?? 'error', err.message);
         return;
       }
+      if (storeUnavailable(err)) {
+        ctx.set('Retry-After', '1');
+        renderJsonApi(ctx, 503, 'service unavailable', STORE_UNAVAILABLE_MESSAGE);
+        return;
+      }
       logger.error({ err, requestId: ctx.state.requestId }, 'unhandled error');
       renderJsonApi(ctx, 500, 'internal error', `request ${ctx.state.requestId} failed`);
     }
   };
 }
+
+/**
+ * The database is out of reach (a PostgreSQL store failing over or restarting, ADR 0081): 503,
+ * to be asked again shortly. A write whose commit met the loss may or may not have landed, as
+ * with any request whose answer is lost.
+ */
+const storeUnavailable = (err: unknown): boolean =>
+  (err as { code?: unknown } | null)?.code === STORE_UNAVAILABLE;
+
+const STORE_UNAVAILABLE_MESSAGE = 'the store is out of reach; try again shortly';
 
 function renderJsonApi(ctx: Context, status: number, title: string, detail: string): void {
   ctx.status = status;
@@ -100,6 +116,11 @@ export function vaultErrors(logger: Logger) {
           status,
           err.code === 'not_found' && err.message === '' ? [] : [err.message],
         );
+        return;
+      }
+      if (storeUnavailable(err)) {
+        ctx.set('Retry-After', '1');
+        renderVault(ctx, 503, [STORE_UNAVAILABLE_MESSAGE]);
         return;
       }
       logger.error({ err, requestId: ctx.state.requestId }, 'unhandled error');

@@ -15,6 +15,7 @@ import type { SysQueries } from './sys/projection.js';
 import { presentedToken } from './sys/tokens.js';
 import { canonicalPath, ensureRouted, routerPath, unsupportedPath } from './request-path.js';
 import { requestMetadata } from '../http/request-id.js';
+import { STORE_UNAVAILABLE } from '../core/store/port.js';
 
 export interface SecretsSurfaceDeps {
   core: Core;
@@ -84,6 +85,17 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
     return entry;
   };
 
+  // The store answers (a PostgreSQL store may be out of reach, ADR 0081): health says so.
+  const probe = core.db.prepare('SELECT 1');
+  const storeAnswers = (): boolean => {
+    try {
+      probe.get();
+      return true;
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== STORE_UNAVAILABLE) throw err;
+      return false;
+    }
+  };
   const healthView = () => ({
     initialized: true,
     sealed: false,
@@ -126,7 +138,8 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
           throw new KeelError('unsupported', multierror('unsupported operation'));
         const health = path === 'sys/health' ? healthView() : undefined;
-        ctx.status = health === undefined ? 200 : healthStatus(ctx, health.standby);
+        ctx.status =
+          health === undefined ? 200 : storeAnswers() ? healthStatus(ctx, health.standby) : 503;
         ctx.body = JSON.stringify(
           health !== undefined
             ? health

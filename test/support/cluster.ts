@@ -33,12 +33,14 @@ export interface KeelCluster {
   kill(node: Node): Promise<void>;
   /** Start a node that is gone again, on its own data directory. */
   restart(node: Node): Promise<Node>;
+  /** Start one more node, on the given data directory or a new one. */
+  join(dataDir?: string): Promise<Node>;
   /** Stop the PostgreSQL server (fast shutdown: every connection is cut), or start it again. */
   database(action: 'stop' | 'start'): void;
   stop(): Promise<void>;
 }
 
-const SEAL_KEY = TEST_SEAL_KEY.toString('hex');
+export const SEAL_KEY = TEST_SEAL_KEY.toString('hex');
 
 export async function startKeelCluster(
   size: number,
@@ -95,6 +97,11 @@ export async function startKeelCluster(
       node.gone = true;
       await node.daemon.stop('SIGKILL');
     },
+    join: async (dataDir) => {
+      const node = await start(nodes.length, dataDir);
+      nodes.push(node);
+      return node;
+    },
     restart: async (node) => {
       const i = nodes.indexOf(node);
       const again = await start(i, node.daemon.dataDir);
@@ -120,9 +127,12 @@ export async function startKeelCluster(
     },
   };
   try {
-    // The first creates the tables and bootstraps; the others find the log ready.
-    nodes.push(await start(0));
-    nodes.push(...(await Promise.all(Array.from({ length: size - 1 }, (_, i) => start(i + 1)))));
+    // The first creates the tables and bootstraps; the others find the log ready. With size 0
+    // the database stays empty (for a log to be copied in) until nodes join.
+    if (size > 0) {
+      nodes.push(await start(0));
+      nodes.push(...(await Promise.all(Array.from({ length: size - 1 }, (_, i) => start(i + 1)))));
+    }
   } catch (err) {
     await cluster.stop();
     throw err;
