@@ -40,7 +40,11 @@ export async function startDaemon(
     process.execPath,
     [
       ...(process.env.KEEL_BENCH_PROFILE
-        ? ['--cpu-prof', `--cpu-prof-dir=${process.env.KEEL_BENCH_PROFILE}`]
+        ? [
+            '--cpu-prof',
+            '--cpu-prof-interval=200',
+            `--cpu-prof-dir=${process.env.KEEL_BENCH_PROFILE}`,
+          ]
         : []),
       '--import',
       'tsx',

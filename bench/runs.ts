@@ -113,7 +113,7 @@ async function setup(
   };
 }
 
-const runBody = (ws: string) =>
+export const runBody = (ws: string) =>
   JSON.stringify({
     data: {
       type: 'runs',
@@ -122,37 +122,45 @@ const runBody = (ws: string) =>
     },
   });
 
-const jsonApiHeaders = (token: string) => ({
+export const jsonApiHeaders = (token: string) => ({
   authorization: `Bearer ${token}`,
   'content-type': 'application/vnd.api+json',
 });
+
+/** An organization `bench`, a workspace `name` in it and an uploaded configuration; its id. */
+export async function runsWorkspace(
+  url: string,
+  headers: Record<string, string>,
+  name: string,
+): Promise<string> {
+  const api = async (method: string, path: string, body?: unknown) =>
+    (
+      await call(`${url}/api/v2${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+    ).json<{ data: { id: string; attributes: Record<string, string> } }>();
+  await api('POST', '/organizations', {
+    data: { attributes: { name: 'bench', email: 'bench@example.com' } },
+  });
+  const ws = (
+    await api('POST', '/organizations/bench/workspaces', { data: { attributes: { name } } })
+  ).data.id;
+  const cv = await api('POST', `/workspaces/${ws}/configuration-versions`, {
+    data: { attributes: { 'auto-queue-runs': false } },
+  });
+  const upload = new URL(cv.data.attributes['upload-url']!);
+  await call(`${url}${upload.pathname}`, { method: 'PUT', body: configTarball() });
+  return ws;
+}
 
 async function requestRates(dir: string): Promise<{ create: number; show: number; ping: number }> {
   mkdirSync(join(dir, 'rates'), { recursive: true });
   const server = await serveInChild(join(dir, 'rates'));
   try {
     const headers = jsonApiHeaders(server.runsToken);
-    const api = async (method: string, path: string, body?: unknown) =>
-      (
-        await call(`${server.url}/api/v2${path}`, {
-          method,
-          headers,
-          body: body === undefined ? undefined : JSON.stringify(body),
-        })
-      ).json<{ data: { id: string; attributes: Record<string, string> } }>();
-    await api('POST', '/organizations', {
-      data: { attributes: { name: 'bench', email: 'bench@example.com' } },
-    });
-    const ws = (
-      await api('POST', '/organizations/bench/workspaces', {
-        data: { attributes: { name: 'rates' } },
-      })
-    ).data.id;
-    const cv = await api('POST', `/workspaces/${ws}/configuration-versions`, {
-      data: { attributes: { 'auto-queue-runs': false } },
-    });
-    const upload = new URL(cv.data.attributes['upload-url']!);
-    await call(`${server.url}${upload.pathname}`, { method: 'PUT', body: configTarball() });
+    const ws = await runsWorkspace(server.url, headers, 'rates');
     const ids: string[] = [];
     const post = async () => {
       const res = await call(`${server.url}/api/v2/runs`, {
