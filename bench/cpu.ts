@@ -10,6 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
+import type { BenchResult } from './support.js';
 
 /** Clock ticks per second of /proc's times (USER_HZ: 100 on every Linux this runs on). */
 const TICKS_PER_SECOND = 100;
@@ -69,4 +70,25 @@ export async function cpuRate(
     cpuMicros: (processCpuMicros(pid) - cpuBefore) / total,
     mainMicros: (processCpuMicros(pid, true) - mainBefore) / total,
   };
+}
+
+/**
+ * Rows of the CPU each server spent per operation over the calls its throughput row measured,
+ * Keel's first: the per-operation cost beside the rate, in the same run.
+ */
+export function cpuRows(
+  operation: string,
+  servers: readonly [who: string, measured: CpuRate][],
+): BenchResult[] {
+  const keel = servers[0]?.[1];
+  return servers.map(([who, r], i) => ({
+    name: `CPU per op: ${operation}, ${who}`,
+    value: Math.round(r.cpuMicros),
+    unit: 'µs',
+    note:
+      `all threads of the server process (/proc), over the calls of its rate row; main thread ${Math.round(r.mainMicros)} µs` +
+      (i === 0 || keel === undefined
+        ? ''
+        : `; Keel spends ${(keel.cpuMicros / r.cpuMicros).toFixed(2)}× this (main thread ${(keel.mainMicros / r.mainMicros).toFixed(2)}×)`),
+  }));
 }
