@@ -11,7 +11,7 @@ import { startDaemon } from './pki.js';
 import { runBody, runsWorkspace, jsonApiHeaders } from './runs.js';
 
 const N = Number(process.env.KEEL_CPU_OPS ?? 3000);
-const CONCURRENCY = 16;
+const CONCURRENCY = Number(process.env.KEEL_CPU_CONCURRENCY ?? 16);
 
 const show = (what: string, r: CpuRate) =>
   console.log(
