@@ -345,7 +345,7 @@ export async function benchPki(): Promise<BenchResult[]> {
       results.push(
         ...cpuRows('issue ec P-256', [
           ['Keel', ecIssueCpu],
-          ['cfssl newcert', cfIssueCpu],
+          ['cfssl newcert', cfIssueCpu, 'go'],
           ['floor', floorIssueCpu],
         ]),
       );
