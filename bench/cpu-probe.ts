@@ -13,9 +13,10 @@ import { runBody, runsWorkspace, jsonApiHeaders } from './runs.js';
 const N = Number(process.env.KEEL_CPU_OPS ?? 3000);
 const CONCURRENCY = Number(process.env.KEEL_CPU_CONCURRENCY ?? 16);
 
-const show = (what: string, r: CpuRate) =>
+/** One line per server; a Go server (cfssl) has no main thread that carries its work. */
+const show = (what: string, r: CpuRate, go = false) =>
   console.log(
-    `${what.padEnd(34)} ${r.cpuMicros.toFixed(0).padStart(6)} µs CPU/op (main thread ${r.mainMicros.toFixed(0).padStart(4)})  ${r.perSecond.toFixed(0).padStart(6)}/s`,
+    `${what.padEnd(34)} ${r.cpuMicros.toFixed(0).padStart(6)} µs CPU/op ${go ? '(Go: every thread)    ' : `(main thread ${r.mainMicros.toFixed(0).padStart(4)})`}  ${r.perSecond.toFixed(0).padStart(6)}/s`,
   );
 
 export async function cpuProbe(args: readonly string[]): Promise<void> {
@@ -93,6 +94,7 @@ export async function cpuProbe(args: readonly string[]): Promise<void> {
           await cpuRate(cfssl.proc.pid!, N, CONCURRENCY, async () => {
             await post(`${cfssl.url}/api/v1/cfssl/newcert`, { request });
           }),
+          true,
         );
       } finally {
         cfssl.proc.kill();
