@@ -149,6 +149,8 @@ export function closeConnections(): void {
 
 export interface ChildServer {
   url: string;
+  /** The server process, for its CPU time (bench/cpu.ts). */
+  pid: number;
   runsToken: string;
   rootToken: string;
   close(): Promise<void>;
@@ -156,6 +158,7 @@ export interface ChildServer {
 
 export interface FloorServer {
   url: string;
+  pid: number;
   token: string;
   close(): Promise<void>;
 }
@@ -164,9 +167,19 @@ export interface FloorServer {
 async function forkServer<T>(
   script: string,
   dataDir: string,
-): Promise<T & { close(): Promise<void> }> {
+): Promise<T & { pid: number; close(): Promise<void> }> {
   const child = fork(new URL(script, import.meta.url).pathname, [dataDir], {
-    execArgv: ['--import', 'tsx'],
+    execArgv: [
+      ...(process.env.KEEL_BENCH_PROFILE
+        ? [
+            '--cpu-prof',
+            '--cpu-prof-interval=200',
+            `--cpu-prof-dir=${process.env.KEEL_BENCH_PROFILE}`,
+          ]
+        : []),
+      '--import',
+      'tsx',
+    ],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const ready = await new Promise<T>((resolve, reject) => {
@@ -175,6 +188,7 @@ async function forkServer<T>(
   });
   return {
     ...ready,
+    pid: child.pid!,
     close: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
@@ -188,8 +202,8 @@ async function forkServer<T>(
  * directory of its own: what the load is measured against.
  */
 export const serveInChild = (dataDir: string): Promise<ChildServer> =>
-  forkServer<Omit<ChildServer, 'close'>>('./serve-app.ts', dataDir);
+  forkServer<Omit<ChildServer, 'pid' | 'close'>>('./serve-app.ts', dataDir);
 
 /** The floor server (bench/floor.ts) in a child process, as Keel's is measured. */
 export const serveFloorInChild = (dataDir: string): Promise<FloorServer> =>
-  forkServer<Omit<FloorServer, 'close'>>('./floor.ts', dataDir);
+  forkServer<Omit<FloorServer, 'pid' | 'close'>>('./floor.ts', dataDir);

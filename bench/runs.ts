@@ -14,6 +14,7 @@ import { createRun, runDecider } from '../src/runs/run/commands.js';
 import { DEFAULT_MESSAGE } from '../src/runs/run/service.js';
 import { configTarball } from '../test/support/runs-harness.js';
 import { call, serveFloorInChild, serveInChild } from './http.js';
+import { cpuRate, cpuRows, type CpuRate } from './cpu.js';
 import { percentile, round, type BenchResult } from './support.js';
 
 /**
@@ -113,7 +114,7 @@ async function setup(
   };
 }
 
-const runBody = (ws: string) =>
+export const runBody = (ws: string) =>
   JSON.stringify({
     data: {
       type: 'runs',
@@ -122,37 +123,45 @@ const runBody = (ws: string) =>
     },
   });
 
-const jsonApiHeaders = (token: string) => ({
+export const jsonApiHeaders = (token: string) => ({
   authorization: `Bearer ${token}`,
   'content-type': 'application/vnd.api+json',
 });
 
-async function requestRates(dir: string): Promise<{ create: number; show: number; ping: number }> {
+/** An organization `bench`, a workspace `name` in it and an uploaded configuration; its id. */
+export async function runsWorkspace(
+  url: string,
+  headers: Record<string, string>,
+  name: string,
+): Promise<string> {
+  const api = async (method: string, path: string, body?: unknown) =>
+    (
+      await call(`${url}/api/v2${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+    ).json<{ data: { id: string; attributes: Record<string, string> } }>();
+  await api('POST', '/organizations', {
+    data: { attributes: { name: 'bench', email: 'bench@example.com' } },
+  });
+  const ws = (
+    await api('POST', '/organizations/bench/workspaces', { data: { attributes: { name } } })
+  ).data.id;
+  const cv = await api('POST', `/workspaces/${ws}/configuration-versions`, {
+    data: { attributes: { 'auto-queue-runs': false } },
+  });
+  const upload = new URL(cv.data.attributes['upload-url']!);
+  await call(`${url}${upload.pathname}`, { method: 'PUT', body: configTarball() });
+  return ws;
+}
+
+async function requestRates(dir: string): Promise<{ create: CpuRate; show: number; ping: number }> {
   mkdirSync(join(dir, 'rates'), { recursive: true });
   const server = await serveInChild(join(dir, 'rates'));
   try {
     const headers = jsonApiHeaders(server.runsToken);
-    const api = async (method: string, path: string, body?: unknown) =>
-      (
-        await call(`${server.url}/api/v2${path}`, {
-          method,
-          headers,
-          body: body === undefined ? undefined : JSON.stringify(body),
-        })
-      ).json<{ data: { id: string; attributes: Record<string, string> } }>();
-    await api('POST', '/organizations', {
-      data: { attributes: { name: 'bench', email: 'bench@example.com' } },
-    });
-    const ws = (
-      await api('POST', '/organizations/bench/workspaces', {
-        data: { attributes: { name: 'rates' } },
-      })
-    ).data.id;
-    const cv = await api('POST', `/workspaces/${ws}/configuration-versions`, {
-      data: { attributes: { 'auto-queue-runs': false } },
-    });
-    const upload = new URL(cv.data.attributes['upload-url']!);
-    await call(`${server.url}${upload.pathname}`, { method: 'PUT', body: configTarball() });
+    const ws = await runsWorkspace(server.url, headers, 'rates');
     const ids: string[] = [];
     const post = async () => {
       const res = await call(`${server.url}/api/v2/runs`, {
@@ -175,7 +184,7 @@ async function requestRates(dir: string): Promise<{ create: number; show: number
     const ping = await measured(2000, 20_000, async () => {
       await call(`${server.url}/api/v2/ping`);
     });
-    const create = await measured(1000, 5000, post);
+    const create = await cpuRate(server.pid, 5000, 8, post);
     const show = await measured(2000, 10_000, async (i) => {
       await call(`${server.url}/api/v2/runs/${ids[i % ids.length]}`, { headers });
     });
@@ -189,7 +198,7 @@ async function requestRates(dir: string): Promise<{ create: number; show: number
  * The same POST against the floor server (bench/floor.ts): node:http, one transaction with an
  * event and a run row, no framework or rules. What this machine allows any server for the request.
  */
-async function floorRates(dir: string): Promise<{ single: number; batched: number }> {
+async function floorRates(dir: string): Promise<{ single: CpuRate; batched: number }> {
   mkdirSync(join(dir, 'floor'), { recursive: true });
   const server = await serveFloorInChild(join(dir, 'floor'));
   try {
@@ -203,10 +212,12 @@ async function floorRates(dir: string): Promise<{ single: number; batched: numbe
         });
         if (res.status !== 201) throw new Error(`floor POST ${path}: ${res.status}`);
       };
-      await throughput(1000, 8, post);
-      return throughput(5000, 8, post);
+      return cpuRate(server.pid, 5000, 8, post);
     };
-    return { single: await rateOf('/runs'), batched: await rateOf('/runs/batched') };
+    return {
+      single: await rateOf('/runs'),
+      batched: (await rateOf('/runs/batched')).perSecond,
+    };
   } finally {
     await server.close();
   }
@@ -299,8 +310,11 @@ export async function benchRuns(): Promise<BenchResult[]> {
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-runs-'));
   try {
     const raw = await rawCommits(dir, 20_000);
-    const { create, show, ping } = await requestRates(dir);
-    const floor = await floorRates(dir);
+    const rates = await requestRates(dir);
+    const { show, ping } = rates;
+    const create = rates.create.perSecond;
+    const floorRuns = await floorRates(dir);
+    const floor = { single: floorRuns.single.perSecond, batched: floorRuns.batched };
     const { first, deep, commands } = await listLatency(dir);
     return [
       {
@@ -325,7 +339,7 @@ export async function benchRuns(): Promise<BenchResult[]> {
         name: 'floor: POST /runs on a bare server',
         value: round(floor.single),
         unit: 'req/s',
-        note: `${round((100 * floor.single) / raw, 1)}% of raw commits; bench/floor.ts: node:http, one transaction (chained event + run row) per request, no framework, validation, access or read models; Keel does ${round((100 * create) / floor.single)}% of it`,
+        note: `${round((100 * floor.single) / raw, 1)}% of raw commits; bench/floor.ts: node:http, one transaction (chained event + run row) per request, no framework, validation, access or read models; Keel does ${round((100 * create) / floor.single)}% of it (target ≥ 50%${create / floor.single >= 0.5 ? ', met' : ', missed: ADR 0080'})`,
       },
       {
         name: 'floor: the same with group commit',
@@ -333,6 +347,10 @@ export async function benchRuns(): Promise<BenchResult[]> {
         unit: 'req/s',
         note: `${round((100 * floor.batched) / raw, 1)}% of raw commits; the requests read in one event-loop turn share a transaction`,
       },
+      ...cpuRows('POST /runs', [
+        ['Keel', rates.create],
+        ['floor', floorRuns.single],
+      ]),
       {
         name: 'runs: create-run commands in process',
         value: round(commands),

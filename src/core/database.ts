@@ -69,6 +69,31 @@ export function openDatabase(path: string, sync: SyncMode = 'full'): SqliteDb {
   return db;
 }
 
+/**
+ * Runs a write (one autocommit statement) without a disk sync of its own, however the
+ * connection's `synchronous` is set: for writes whose loss on a power cut costs nothing but work
+ * done again, the reactors' checkpoints (ADR 0092). The write-ahead log is synced in order, so the
+ * next commit that syncs makes it durable too; a crash of the process loses nothing, as with any
+ * commit. Inside a transaction the write is part of it and runs as it is.
+ */
+export function unsynced(db: Db): <T>(write: () => T) => T {
+  const level = db.pragma('synchronous', { simple: true }) as number;
+  // 0 (off) and 1 (normal) sync no commit in WAL mode already.
+  if (level <= 1) return (write) => write();
+  // Executed afresh each time: SQLite applies this pragma when it compiles it, so a prepared
+  // statement run again would not.
+  const restore = `PRAGMA synchronous = ${level}`;
+  return (write) => {
+    if (db.inTransaction) return write();
+    db.exec('PRAGMA synchronous = NORMAL');
+    try {
+      return write();
+    } finally {
+      db.exec(restore);
+    }
+  };
+}
+
 export function migrate(db: Db): void {
   db.exec(
     'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL)',

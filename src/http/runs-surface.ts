@@ -6,6 +6,7 @@ import type { Logger } from '../core/logger.js';
 import { parseBody, readRawBody } from './body.js';
 import { jsonApiErrors } from './errors.js';
 import { RateLimiter } from './rate-limit.js';
+import { rememberMatches } from './route-match.js';
 import type { RunsPrincipal } from './types.js';
 
 export interface RunsSurfaceOptions {
@@ -78,11 +79,15 @@ export function runsSurface(
   limits: ReturnType<typeof createRunsRateLimits>,
 ): Middleware {
   const errors = jsonApiErrors(options.logger);
-  const dispatch = options.routers.map((r) => ({
+  // Each request walks the routers in turn until one answers: every router is matched once per
+  // request path, so each remembers its matches.
+  const dispatch = options.routers.map(rememberMatches).map((r) => ({
     routes: r.routes() as Middleware,
     allowed: r.allowedMethods() as Middleware,
   }));
-  const publicDispatch = (options.publicRouters ?? []).map((r) => r.routes() as Middleware);
+  const publicDispatch = (options.publicRouters ?? [])
+    .map(rememberMatches)
+    .map((r) => r.routes() as Middleware);
   return async (ctx: Context, _next: Next) =>
     errors(ctx, async () => {
       ctx.set('X-RateLimit-Limit', String(limits.generalLimit));

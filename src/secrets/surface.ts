@@ -14,6 +14,7 @@ import { BUILTIN_POLICIES, capabilitiesFor, pathMatches } from './sys/acl.js';
 import type { SysQueries } from './sys/projection.js';
 import { presentedToken } from './sys/tokens.js';
 import { canonicalPath, ensureRouted, routerPath, unsupportedPath } from './request-path.js';
+import { rememberMatches } from '../http/route-match.js';
 import { requestMetadata } from '../http/request-id.js';
 import { STORE_UNAVAILABLE } from '../core/store/port.js';
 
@@ -71,14 +72,14 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   const { core, queries } = deps;
   const errors = vaultErrors(core.logger);
   const anonymous = new RateLimiter(core.clock, core.config.rateLimit.perSecond, 1000);
-  const sysDispatch = deps.sys.routes() as Middleware;
+  const sysDispatch = rememberMatches(deps.sys).routes() as Middleware;
   const engineRouters = new Map<string, { router: Router; dispatch: Middleware }>();
 
   const routerFor = (mount: Mount, engine: SecretsEngine) => {
     const key = `${mount.path}|${mount.accessor}`;
     let entry = engineRouters.get(key);
     if (entry === undefined) {
-      const router = engine.routes(mount);
+      const router = rememberMatches(engine.routes(mount));
       entry = { router, dispatch: router.routes() as Middleware };
       engineRouters.set(key, entry);
     }

@@ -1,6 +1,7 @@
 import { systemMetadata, type StoredEvent } from '../../core/events.js';
 import type { Reactor } from '../../core/reactors.js';
 import { isFinalStatus } from '../lifecycle.js';
+import type { RunCreated } from '../events.js';
 import type { RunsModel } from '../model.js';
 import { lockForRun, unlockForRun, workspaceDecider } from '../workspaces/decider.js';
 import { executorCommands, runDecider } from './commands.js';
@@ -67,9 +68,12 @@ export function queueReactor(
     async react(event: StoredEvent) {
       const workspaceId = event.type.startsWith('Workspace')
         ? event.stream
-        : event.type.startsWith('Run')
-          ? (model.runs.get(event.stream)?.workspaceId ?? null)
-          : null;
+        : event.type === 'RunCreated'
+          ? // The event names its workspace: no read of the run's row (one per created run).
+            (event.data as RunCreated['data']).workspaceId
+          : event.type.startsWith('Run')
+            ? (model.runs.get(event.stream)?.workspaceId ?? null)
+            : null;
       if (workspaceId !== null && event.type !== 'WorkspaceDeleted')
         reconcileWorkspace(model, workspaceId, prePlan);
     },

@@ -89,6 +89,33 @@ describe('Reactors', () => {
     expect(saved()).toBe(1012);
   });
 
+  it('saves its checkpoints without a disk sync of their own, leaving the connection full (ADR 0092)', async () => {
+    const { db, store, append, reactor, saved } = setup();
+    const level = () => db.pragma('synchronous', { simple: true }) as number;
+    expect(level()).toBe(2);
+    // The synchronous level each checkpoint write runs at.
+    const levels: number[] = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => {
+      const statement = prepare(sql);
+      if (!sql.startsWith('INSERT INTO checkpoints')) return statement;
+      const run = statement.run.bind(statement);
+      statement.run = (...args: unknown[]) => {
+        levels.push(level());
+        return run(...args);
+      };
+      return statement;
+    }) as typeof db.prepare;
+    const reactors = new Reactors(db, store, silentLogger(), [reactor]);
+    append('RunCreated');
+    await reactors.settle();
+    append('WorkspaceLocked');
+    await reactors.settle();
+    expect(saved()).toBe(2);
+    expect(levels).toEqual([1, 1]);
+    expect(level()).toBe(2);
+  });
+
   it('resumes after a restart from what it saved, delivering nothing twice that it had saved', async () => {
     const { db, store, append, seen, reactor, saved } = setup();
     const first = new Reactors(db, store, silentLogger(), [reactor]);
