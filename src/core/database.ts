@@ -74,9 +74,11 @@ export function openDatabase(path: string, sync: SyncMode = 'full'): SqliteDb {
  * connection's `synchronous` is set: for writes whose loss on a power cut costs nothing but work
  * done again, the reactors' checkpoints (ADR 0092). The write-ahead log is synced in order, so the
  * next commit that syncs makes it durable too; a crash of the process loses nothing, as with any
- * commit. Inside a transaction the write is part of it and runs as it is.
+ * commit. Inside a transaction the write is part of it and runs as it is. On a PostgreSQL store
+ * the write runs as it is: its commit waits for the server's own durability setting.
  */
 export function unsynced(db: Db): <T>(write: () => T) => T {
+  if (!(db instanceof Database)) return (write) => write();
   const level = db.pragma('synchronous', { simple: true }) as number;
   // 0 (off) and 1 (normal) sync no commit in WAL mode already.
   if (level <= 1) return (write) => write();

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDatabase, unsynced, type Db } from '../../../src/core/database.js';
+import { openDatabase, unsynced, type SqliteDb as Db } from '../../../src/core/database.js';
 
 const level = (db: Db) => db.pragma('synchronous', { simple: true }) as number;
 const FULL = 2;
