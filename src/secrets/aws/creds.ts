@@ -10,7 +10,7 @@ import { providerError } from './deps.js';
 import type { CloudIntents } from './intents.js';
 import type { MountRef } from './events.js';
 import { leaseStream } from './events.js';
-import type { Raw } from './fields.js';
+import type { Raw } from '../fields.js';
 import type { CredentialType, RoleEntry } from './role-schema.js';
 import type { RootService } from './root.js';
 import { parseCredsRequest } from './schema.js';

@@ -1,6 +1,6 @@
 import { KeelError, ValidationError } from '../../core/errors.js';
-import type { Raw } from './fields.js';
-import { duration, has, kvPairs, list, str } from './fields.js';
+import type { Raw } from '../fields.js';
+import { duration, has, kvPairs, list, str } from '../fields.js';
 
 /** The four ways a role hands out credentials. */
 export const CREDENTIAL_TYPES = [

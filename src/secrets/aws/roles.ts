@@ -5,8 +5,8 @@ import type { EngineDeps } from './deps.js';
 import type { MountRef } from './events.js';
 import { roleStream } from './events.js';
 import type { RoleEvent } from './events.js';
-import type { Raw } from './fields.js';
-import { ignoredFieldsWarning } from './fields.js';
+import type { Raw } from '../fields.js';
+import { ignoredFieldsWarning } from '../fields.js';
 import type { RoleEntry } from './role-schema.js';
 import { ROLE_FIELDS, applyRoleWrite } from './role-schema.js';
 

@@ -8,7 +8,7 @@ import type { EngineDeps } from './deps.js';
 import { addSeconds, systemMetadata } from './deps.js';
 import type { ConfigEvent, MountRef } from './events.js';
 import { configStream } from './events.js';
-import type { Raw } from './fields.js';
+import type { Raw } from '../fields.js';
 import { nextRootRotation, retryAt } from './projection.js';
 import { applyRootWrite, parseLeaseWrite } from './schema.js';
 import { DEFAULT_USERNAME_TEMPLATE } from './template/index.js';

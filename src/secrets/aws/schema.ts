@@ -1,7 +1,7 @@
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { parseCron } from './cron.js';
-import type { Raw } from './fields.js';
-import { bool, duration, has, int, list, str } from './fields.js';
+import type { Raw } from '../fields.js';
+import { bool, duration, has, int, list, str } from '../fields.js';
 import { MIN_STATIC_ROTATION_SECONDS } from '../../../machines/static-role.machine.js';
 
 /** Role, static-role and mount-relative names: the reference's `GenericNameWithAtRegex`. */

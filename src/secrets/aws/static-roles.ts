@@ -12,7 +12,7 @@ import type { EngineDeps } from './deps.js';
 import { addSeconds, systemMetadata } from './deps.js';
 import type { MountRef } from './events.js';
 import { staticRoleStream } from './events.js';
-import type { Raw } from './fields.js';
+import type { Raw } from '../fields.js';
 import type { CloudIntents, OpenIntent } from './intents.js';
 import type { StaticRoleRow } from './queries.js';
 import type { StaticRoleView } from './presenters.js';

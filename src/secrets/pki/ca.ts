@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { bool, duration, int, list, str } from './fields.js';
+import { bool, duration, int, list, str } from '../fields.js';
 import { buildCa } from './issuance.js';
 import { isSelfSigned, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
@@ -47,29 +47,29 @@ export const CA_ROLE: Role = {
 /** Subject attributes from a request body (comma-separated strings or JSON lists). */
 export function subjectOf(b: Record<string, unknown>, commonName: string): SubjectSpec {
   return {
-    country: list(b, 'country'),
-    province: list(b, 'province'),
-    locality: list(b, 'locality'),
-    streetAddress: list(b, 'street_address'),
-    postalCode: list(b, 'postal_code'),
-    organization: list(b, 'organization'),
-    ou: list(b, 'ou'),
+    country: list(b, 'country', []),
+    province: list(b, 'province', []),
+    locality: list(b, 'locality', []),
+    streetAddress: list(b, 'street_address', []),
+    postalCode: list(b, 'postal_code', []),
+    organization: list(b, 'organization', []),
+    ou: list(b, 'ou', []),
     commonName,
-    serialNumber: str(b, 'serial_number'),
+    serialNumber: str(b, 'serial_number', ''),
   };
 }
 
 /** Name constraints from a request body. */
 export function constraintsOf(b: Record<string, unknown>): NameConstraintSet {
   return {
-    permittedDns: list(b, 'permitted_dns_domains'),
-    excludedDns: list(b, 'excluded_dns_domains'),
-    permittedIp: list(b, 'permitted_ip_ranges'),
-    excludedIp: list(b, 'excluded_ip_ranges'),
-    permittedEmail: list(b, 'permitted_email_addresses'),
-    excludedEmail: list(b, 'excluded_email_addresses'),
-    permittedUri: list(b, 'permitted_uri_domains'),
-    excludedUri: list(b, 'excluded_uri_domains'),
+    permittedDns: list(b, 'permitted_dns_domains', []),
+    excludedDns: list(b, 'excluded_dns_domains', []),
+    permittedIp: list(b, 'permitted_ip_ranges', []),
+    excludedIp: list(b, 'excluded_ip_ranges', []),
+    permittedEmail: list(b, 'permitted_email_addresses', []),
+    excludedEmail: list(b, 'excluded_email_addresses', []),
+    permittedUri: list(b, 'permitted_uri_domains', []),
+    excludedUri: list(b, 'excluded_uri_domains', []),
   };
 }
 
@@ -109,7 +109,7 @@ async function keyForGeneration(
 
 export function caKeyUsage(b: Record<string, unknown>): number[] {
   const bits = new Set([5, 6]);
-  for (const n of list(b, 'key_usage')) {
+  for (const n of list(b, 'key_usage', [])) {
     const bit = keyUsageBit(n);
     if (bit !== undefined) bits.add(bit);
   }
@@ -120,10 +120,10 @@ export function caKeyUsage(b: Record<string, unknown>): number[] {
 export function caNameRequest(b: Record<string, unknown>, commonName: string) {
   return {
     commonName,
-    altNames: list(b, 'alt_names'),
-    ipSans: list(b, 'ip_sans'),
-    uriSans: list(b, 'uri_sans'),
-    otherSans: list(b, 'other_sans'),
+    altNames: list(b, 'alt_names', []),
+    ipSans: list(b, 'ip_sans', []),
+    uriSans: list(b, 'uri_sans', []),
+    otherSans: list(b, 'other_sans', []),
     userIds: [],
     serialNumber: '',
     excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
@@ -141,14 +141,14 @@ export async function generateRoot(
   const kind = keyPathType(type);
   const format = formatOf(b.format);
   const keyFormat = privateKeyFormatOf(b.private_key_format);
-  const commonName = str(b, 'common_name').trim();
+  const commonName = str(b, 'common_name', '').trim();
   const names = resolveNames(CA_ROLE, caNameRequest(b, commonName));
   const now = authority.core.clock.now();
   const { notAfter, warnings } = resolveNotAfter({
     now,
     mountTtls: authority.mountTtls(mount),
     requestTtl: duration(b, 'ttl'),
-    notAfter: str(b, 'not_after') || undefined,
+    notAfter: str(b, 'not_after', '') || undefined,
     roleTtl: 0,
     roleMaxTtl: 0,
     issuerNotAfter: undefined,
@@ -178,8 +178,8 @@ export async function generateRoot(
   });
   const cert = parseCertificate(der);
   const certPem = pem('CERTIFICATE', der);
-  const keyName = str(b, 'key_name');
-  const issuerName = str(b, 'issuer_name');
+  const keyName = str(b, 'key_name', '');
+  const issuerName = str(b, 'issuer_name', '');
   const { issuerId, keyId } = authority.atomically(() => {
     const keyId = existingId ?? authority.createKey(mount, meta, key, keyName);
     const issuerId = authority.createIssuer(mount, meta, cert, issuerName, certPem);
@@ -248,7 +248,7 @@ export async function generateIntermediate(
   const kind = keyPathType(type);
   const format = formatOf(b.format);
   const keyFormat = privateKeyFormatOf(b.private_key_format);
-  const commonName = str(b, 'common_name').trim();
+  const commonName = str(b, 'common_name', '').trim();
   const names = resolveNames(CA_ROLE, caNameRequest(b, commonName));
   const { key, existingId } = await keyForGeneration(authority, mount, kind, b);
   const csrDer = buildCsr(
@@ -257,7 +257,7 @@ export async function generateIntermediate(
     names.altNames,
     bool(b, 'add_basic_constraints', false),
   );
-  const keyId = existingId ?? authority.createKey(mount, meta, key, str(b, 'key_name'));
+  const keyId = existingId ?? authority.createKey(mount, meta, key, str(b, 'key_name', ''));
   const csrPem = pem('CERTIFICATE REQUEST', csrDer);
   const data: Record<string, unknown> = { key_id: keyId };
   if (format === 'der') data.csr = csrDer.toString('base64');

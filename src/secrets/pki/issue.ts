@@ -1,7 +1,7 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { bool, duration, list, str } from './fields.js';
+import { bool, duration, list, str } from '../fields.js';
 import { buildLeaf } from './issuance.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
 import { encodeIssued, issuedIdentity, formatOf, privateKeyFormatOf } from './present.js';
@@ -41,13 +41,13 @@ export function loadRole(authority: Authority, mount: string, name: string): Rol
 /** The naming fields of issue and sign bodies. */
 export function nameRequest(b: Record<string, unknown>): NameRequest {
   return {
-    commonName: str(b, 'common_name').trim(),
-    altNames: [...new Set(list(b, 'alt_names'))],
-    ipSans: list(b, 'ip_sans'),
-    uriSans: list(b, 'uri_sans'),
-    otherSans: list(b, 'other_sans'),
-    userIds: list(b, 'user_ids'),
-    serialNumber: str(b, 'serial_number'),
+    commonName: str(b, 'common_name', '').trim(),
+    altNames: [...new Set(list(b, 'alt_names', []))],
+    ipSans: list(b, 'ip_sans', []),
+    uriSans: list(b, 'uri_sans', []),
+    otherSans: list(b, 'other_sans', []),
+    userIds: list(b, 'user_ids', []),
+    serialNumber: str(b, 'serial_number', ''),
     excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
   };
 }
@@ -120,7 +120,7 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | u
     role.use_pss,
   );
   const now = authority.core.clock.now();
-  const requestNotAfter = str(body, 'not_after') || undefined;
+  const requestNotAfter = str(body, 'not_after', '') || undefined;
   const requestTtl = duration(body, 'ttl');
   const { notAfter, warnings } = resolveNotAfter({
     now,
@@ -200,7 +200,7 @@ export async function issue(
   const warnings: string[] = [];
   let spec: KeySpec;
   if (role.key_type === 'any') {
-    const type = str(body, 'key_type');
+    const type = str(body, 'key_type', '');
     if (!type || type === 'any') {
       throw new ValidationError(
         'role key type "any" not allowed for issuing certificates without providing key_type and/or key_bits request parameters',
@@ -250,7 +250,7 @@ export function sign(
 ): Issued {
   const role = adjust(loadRole(authority, mount, roleName));
   checkMetadata(body, role);
-  const csr = verifiedCsr(str(body, 'csr'));
+  const csr = verifiedCsr(str(body, 'csr', ''));
   checkCsrKey(role, csr.key);
   const names = resolveNames(role, nameRequest(body), csr);
   return signLeaf(

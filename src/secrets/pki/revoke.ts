@@ -3,7 +3,7 @@ import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { certificateDecider, issuerDecider } from './deciders.js';
 import { streams } from './events.js';
-import { int, str } from './fields.js';
+import { int, str } from '../fields.js';
 import { normaliseSerial, pem, pemBlocks } from './x509/certificate.js';
 import { keysMatch, parsePrivateKey } from './x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
@@ -29,8 +29,8 @@ interface Target {
 }
 
 function findTarget(authority: Authority, mount: string, b: Record<string, unknown>): Target {
-  const serialIn = str(b, 'serial_number').trim();
-  const certIn = str(b, 'certificate').trim();
+  const serialIn = str(b, 'serial_number', '').trim();
+  const certIn = str(b, 'certificate', '').trim();
   if (!serialIn && !certIn)
     throw new ValidationError('The serial number or certificate to revoke must be provided.');
   if (serialIn && certIn)
@@ -84,7 +84,7 @@ export function revoke(
   withKey = false,
 ): Revoked {
   if (withKey) {
-    const keyText = str(b, 'private_key');
+    const keyText = str(b, 'private_key', '');
     if (!keyText)
       throw new ValidationError('Must have private key to revoke via the /revoke-with-key path.');
     if (keyText.length < 64) {
@@ -100,7 +100,7 @@ export function revoke(
       `adding issuer (id: ${asIssuer.issuer_id}) to its own CRL is not allowed`,
     );
   if (withKey) {
-    const key = parsePrivateKey(str(b, 'private_key'));
+    const key = parsePrivateKey(str(b, 'private_key', ''));
     const cert = target.publicKeySource;
     if (!cert) throw new ValidationError(`certificate with serial ${target.serial} not found.`);
     if (key.asymmetricKeyType !== cert.publicKey.asymmetricKeyType) {

@@ -1,5 +1,5 @@
 import { ValidationError } from '../../core/errors.js';
-import { bool, duration, int, list, str } from './fields.js';
+import { bool, duration, int, list, str } from '../fields.js';
 import { extKeyUsageOid, isOid } from './x509/extensions.js';
 import { normaliseKeySpec } from './x509/keys.js';
 

@@ -2,7 +2,7 @@ import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { CA_ROLE, caKeyUsage, caNameRequest, constraintsOf, subjectOf } from './ca.js';
-import { bool, duration, int, list, str } from './fields.js';
+import { bool, duration, int, list, str } from '../fields.js';
 import { buildCa, effectivePathLength, urlExtensions, type Signer } from './issuance.js';
 import { isSelfSigned, verifiedCsr, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
@@ -27,7 +27,7 @@ export function signIntermediate(
   issuerRef: string,
   b: Record<string, unknown>,
 ): Issued {
-  const csr = verifiedCsr(str(b, 'csr'));
+  const csr = verifiedCsr(str(b, 'csr', ''));
   const useCsr = bool(b, 'use_csr_values', false);
   const format = formatOf(b.format);
   const issuer = authority.resolveIssuer(mount, issuerRef);
@@ -43,7 +43,7 @@ export function signIntermediate(
       'signing certificate has a max path length of zero, and cannot issue further CA certificates',
     );
   // Without a common_name the CSR's is used, as the reference sets use_csr_common_name then.
-  const commonName = useCsr ? csr.commonName : str(b, 'common_name').trim() || csr.commonName;
+  const commonName = useCsr ? csr.commonName : str(b, 'common_name', '').trim() || csr.commonName;
   if (!commonName && !useCsr)
     throw new ValidationError(
       'the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, unless "require_cn" is set to false',
@@ -59,7 +59,7 @@ export function signIntermediate(
     now,
     mountTtls: authority.mountTtls(mount),
     requestTtl: duration(b, 'ttl'),
-    notAfter: str(b, 'not_after') || undefined,
+    notAfter: str(b, 'not_after', '') || undefined,
     roleTtl: 0,
     roleMaxTtl: 0,
     issuerNotAfter: signer.cert.notAfter,
@@ -83,7 +83,7 @@ export function signIntermediate(
     serial,
     notBefore: new Date(now.getTime() - (duration(b, 'not_before_duration') ?? 30) * 1000),
     notAfter,
-    ...(str(b, 'skid') ? { skid: str(b, 'skid') } : {}),
+    ...(str(b, 'skid', '') ? { skid: str(b, 'skid', '') } : {}),
     copied,
   });
   const certPem = pem('CERTIFICATE', derBytes);
@@ -141,7 +141,7 @@ function intermediateWarnings(
     out.push(
       "the signed intermediary CA certificate's notAfter was truncated to the issuer's notAfter",
     );
-  const invalid = list(b, 'key_usage').flatMap((usage) => {
+  const invalid = list(b, 'key_usage', []).flatMap((usage) => {
     const clean = usage.trim().toLowerCase();
     if (['crlsign', 'certsign', 'digitalsignature'].includes(clean)) return [];
     if (
@@ -171,7 +171,7 @@ export function signSelfIssued(
   issuerRef: string,
   b: Record<string, unknown>,
 ): Issued {
-  const blocks = pemBlocks(str(b, 'certificate')).filter((x) => x.label === 'CERTIFICATE');
+  const blocks = pemBlocks(str(b, 'certificate', '')).filter((x) => x.label === 'CERTIFICATE');
   if (blocks.length === 0) throw new ValidationError('no certificate found in input');
   if (blocks.length > 1) throw new ValidationError('more than one certificate found in input');
   const cert = parseCertificate(blocks[0]!.der);

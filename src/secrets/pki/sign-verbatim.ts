@@ -1,7 +1,7 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { bool, duration, list, str } from './fields.js';
+import { bool, duration, list, str } from '../fields.js';
 import { checkMetadata, isSelfSigned, loadRole, verifiedCsr, type Issued } from './issue.js';
 import { urlExtensions } from './issuance.js';
 import { encodeIssued, issuedIdentity, formatOf } from './present.js';
@@ -28,7 +28,7 @@ export function signVerbatim(
   const role = roleName ? loadRole(authority, mount, roleName) : undefined;
   checkMetadata(body, role);
   const format = formatOf(body.format);
-  const csr = verifiedCsr(str(body, 'csr'));
+  const csr = verifiedCsr(str(body, 'csr', ''));
   const bc = csr.extensions.find((e) => e.id === '2.5.29.19');
   if (bc && bc.value.length > 2 && bc.value.includes(0xff)) {
     throw new ValidationError(
@@ -49,7 +49,7 @@ export function signVerbatim(
     now,
     mountTtls: authority.mountTtls(mount),
     requestTtl: duration(body, 'ttl'),
-    notAfter: str(body, 'not_after') || undefined,
+    notAfter: str(body, 'not_after', '') || undefined,
     roleTtl: role?.ttl ?? 0,
     roleMaxTtl: role?.max_ttl ?? 0,
     issuerNotAfter: signer.cert.notAfter,
@@ -63,7 +63,7 @@ export function signVerbatim(
     const names =
       body.key_usage === undefined
         ? ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment']
-        : list(body, 'key_usage');
+        : list(body, 'key_usage', []);
     const bits = names.flatMap((n) => {
       const b = ext.keyUsageBit(n);
       return b === undefined ? [] : [b];
@@ -72,8 +72,8 @@ export function signVerbatim(
   }
   if (!has('2.5.29.37')) {
     const oids = [
-      ...list(body, 'ext_key_usage').map((n) => ext.extKeyUsageOid(n) ?? ''),
-      ...list(body, 'ext_key_usage_oids'),
+      ...list(body, 'ext_key_usage', []).map((n) => ext.extKeyUsageOid(n) ?? ''),
+      ...list(body, 'ext_key_usage_oids', []),
     ].filter((o) => o);
     for (const o of oids)
       if (!ext.isOid(o))
@@ -85,7 +85,7 @@ export function signVerbatim(
   extensions.push(ext.subjectKeyId(keyIdentifier(csr.spki)));
   if (signer.cert.subjectKeyId) extensions.push(ext.authorityKeyId(signer.cert.subjectKeyId));
   extensions.push(...urlExtensions(authority.urls(mount)));
-  const userIds = list(body, 'user_ids');
+  const userIds = list(body, 'user_ids', []);
   const subject = userIds.length ? appendUserIds(csr.subject, userIds) : csr.subject;
   const serial = randomSerial();
   const der = buildCertificate({

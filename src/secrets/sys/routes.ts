@@ -15,7 +15,7 @@ import type { MountConfig } from './events.js';
 import type { TokenHierarchy } from './tokens.js';
 import { tokenRoutes } from './tokens.js';
 import type { LeaseProvider } from './leases.js';
-import { parseDuration } from '../duration.js';
+import { duration, list, str } from '../fields.js';
 
 export interface SysRouteDeps {
   core: Core;
@@ -26,28 +26,6 @@ export interface SysRouteDeps {
   metadata: (ctx: Context) => AuditMetadata;
   hierarchy: TokenHierarchy;
 }
-
-export const str = (v: unknown, field: string): string | undefined => {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string')
-    throw new ValidationError(
-      `Field validation failed: error converting input for field "${field}": expected a string`,
-    );
-  return v;
-};
-
-export const strList = (v: unknown, field: string): string[] | undefined => {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v === 'string')
-    return v
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '');
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
-  throw new ValidationError(
-    `Field validation failed: error converting input for field "${field}": expected a list of strings`,
-  );
-};
 
 const normalizeMountPath = (p: string) => (p.endsWith('/') ? p : `${p}/`).replace(/^\/+/, '');
 
@@ -100,10 +78,10 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     const ttl = (field: 'default_lease_ttl' | 'max_lease_ttl'): number => {
       const v = body[field];
       if (v === undefined || v === null || v === '') return m.config[field];
-      return v === 'system' ? 0 : parseDuration(v, field);
+      return v === 'system' ? 0 : duration(body, field, 0);
     };
     const headers = (field: 'allowed_response_headers' | 'passthrough_request_headers') =>
-      strList(body[field], field) ?? m.config[field];
+      list(body, field) ?? m.config[field];
     const config: MountConfig = {
       default_lease_ttl: ttl('default_lease_ttl'),
       max_lease_ttl: ttl('max_lease_ttl'),
@@ -115,7 +93,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
       config.passthrough_request_headers = passthrough;
     commands.tuneMount(
       m.path,
-      { description: str(body.description, 'description') ?? m.description, config },
+      { description: str(body, 'description') ?? m.description, config },
       deps.metadata(ctx),
     );
     sendVault(ctx, undefined);
@@ -132,7 +110,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   });
   r.post('/sys/mounts/*path', (ctx) => {
     const body = requestData(ctx);
-    const type = str(body.type, 'type');
+    const type = str(body, 'type');
     if (type === undefined || type === '')
       throw new ValidationError('missing required field "type"');
     if (!deps.engineTypes().includes(type))
@@ -142,10 +120,10 @@ export function sysRoutes(deps: SysRouteDeps): Router {
       {
         path: normalizeMountPath(ctx.params.path ?? ''),
         type,
-        description: str(body.description, 'description') ?? '',
+        description: str(body, 'description') ?? '',
         config: {
-          default_lease_ttl: parseDuration(config.default_lease_ttl ?? 0, 'default_lease_ttl'),
-          max_lease_ttl: parseDuration(config.max_lease_ttl ?? 0, 'max_lease_ttl'),
+          default_lease_ttl: duration(config, 'default_lease_ttl', 0),
+          max_lease_ttl: duration(config, 'max_lease_ttl', 0),
         },
       },
       queries.mounts().map((m) => m.path),
@@ -176,7 +154,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   const writePolicy = async (ctx: RouterContext) => {
     const name = ctx.params.name!;
     const body = requestData(ctx);
-    const policy = str(body.policy, 'policy') ?? str(body.rules, 'rules');
+    const policy = str(body, 'policy') ?? str(body, 'rules');
     if (policy === undefined) throw new ValidationError("'policy' parameter not supplied or empty");
     const rules = await parsePolicy(name, policy);
     commands.writePolicy(name, policy, rules, deps.metadata(ctx));
@@ -196,7 +174,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   };
   const leaseId = (ctx: RouterContext): string => {
     const body = requestData(ctx);
-    const id = str(body.lease_id, 'lease_id') ?? ctx.params.id;
+    const id = str(body, 'lease_id') ?? ctx.params.id;
     if (id === undefined || id === '') throw new ValidationError('lease_id must be specified');
     return id;
   };
@@ -228,10 +206,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     const id = leaseId(ctx);
     const body = requestData(ctx);
     // A null increment (hvac's renew_lease default) is no increment, as the reference reads it.
-    const increment =
-      body.increment === undefined || body.increment === null
-        ? undefined
-        : parseDuration(body.increment, 'increment');
+    const increment = duration(body, 'increment');
     const info = await provider(id).renew(id, increment, deps.metadata(ctx));
     ctx.status = 200;
     ctx.body = JSON.stringify({

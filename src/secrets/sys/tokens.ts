@@ -6,15 +6,15 @@ import type { AuditMetadata } from '../../core/events.js';
 import { systemMetadata } from '../../core/events.js';
 import type { Timer } from '../../core/schedule.js';
 import type { SecretsToken } from '../../http/types.js';
-import { parseGoBool, requestData, sendVault } from '../../http/vault.js';
-import { formatGoDuration, parseDuration } from '../duration.js';
+import { requestData, sendVault } from '../../http/vault.js';
+import { formatGoDuration } from '../duration.js';
 import { CONTROL_CHARACTER, checkPolicyName } from '../names.js';
 import type { SysCommands } from './commands.js';
 import type { TokenRevocationReason } from './events.js';
 import { TIMER_TOKEN_EXPIRY } from './events.js';
 import type { SysQueries, TokenRow } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
-import { str, strList } from './routes.js';
+import { bool, duration, list, str } from '../fields.js';
 
 /**
  * Token hierarchy, as the reference keeps it (docs/security.md, "Token hierarchy"): a child
@@ -84,15 +84,6 @@ export function parseMeta(v: unknown): Record<string, string> {
   return meta;
 }
 
-const bool = (v: unknown, field: string): boolean => {
-  if (v === undefined || v === null) return false;
-  if (typeof v === 'boolean') return v;
-  if (typeof v === 'string') return parseGoBool(v, field);
-  throw new ValidationError(
-    `Field validation failed: error converting input for field "${field}": expected a boolean`,
-  );
-};
-
 /** `auth/token/*`: create (child or orphan), look up and revoke. */
 export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
   const { core, commands, queries, hierarchy } = deps;
@@ -139,7 +130,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
   const create = (orphanPath: boolean) => (ctx: Context) => {
     const parent = ctx.state.token!;
     const body = requestData(ctx);
-    const requested = strList(body.policies, 'policies') ?? [...parent.policies];
+    const requested = list(body, 'policies') ?? [...parent.policies];
     requested.forEach(checkPolicyName);
     const parentIsRoot = parent.policies.includes('root');
     if (!parentIsRoot) {
@@ -147,17 +138,17 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
       if (extra.length > 0) throw new ValidationError('child policies must be subset of parent');
     }
     // create-orphan needs sudo on its own path (checked with the ACL); no_parent needs it here.
-    const orphan = orphanPath || bool(body.no_parent, 'no_parent');
+    const orphan = orphanPath || bool(body, 'no_parent', false);
     if (orphan && !orphanPath && !parentIsRoot && ctx.state.sudo !== true)
       throw new ValidationError('root or sudo privileges required to create orphan token');
     const policies =
-      requested.includes('root') || bool(body.no_default_policy, 'no_default_policy')
+      requested.includes('root') || bool(body, 'no_default_policy', false)
         ? requested
         : ['default', ...requested];
     const warnings: string[] = [];
-    const asked = parseDuration(body.ttl ?? 0, 'ttl');
+    const asked = duration(body, 'ttl', 0);
     const ttlSeconds = orphan ? asked : childTtl(parent, asked, warnings);
-    const displayName = str(body.display_name, 'display_name');
+    const displayName = str(body, 'display_name');
     const meta = parseMeta(body.meta);
     const created = commands.createToken(
       {
@@ -206,17 +197,17 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
   r.get('/auth/token/lookup-self', lookupSelf);
   r.post('/auth/token/lookup-self', lookupSelf);
   const byToken = (ctx: Context, missing: string): TokenRow | undefined => {
-    const token = str(requestData(ctx).token, 'token');
+    const token = str(requestData(ctx), 'token');
     if (token === undefined || token === '') throw new ValidationError(missing);
     return queries.tokenByHmac(core.sealer.hmac(token));
   };
   r.post('/auth/token/lookup', (ctx) => {
     const row = byToken(ctx, 'missing token to look up');
     if (row === undefined) throw new ValidationError('bad token');
-    sendVault(ctx, tokenView(row, str(requestData(ctx).token, 'token')));
+    sendVault(ctx, tokenView(row, str(requestData(ctx), 'token')));
   });
   const byAccessor = (ctx: Context): TokenRow => {
-    const accessor = str(requestData(ctx).accessor, 'accessor');
+    const accessor = str(requestData(ctx), 'accessor');
     const row = accessor === undefined ? undefined : queries.tokenByAccessor(accessor);
     if (row === undefined) throw new ValidationError('invalid accessor');
     return row;

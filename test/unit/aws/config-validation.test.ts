@@ -8,7 +8,8 @@ import {
   parseLeaseWrite,
   parseStaticRoleWrite,
 } from '../../../src/secrets/aws/schema.js';
-import { formatGoDuration, parseDurationSeconds } from '../../../src/secrets/aws/durations.js';
+import { formatGoDuration } from '../../../src/secrets/duration.js';
+import { convertField } from '../../../src/secrets/fields.js';
 import { parseCron } from '../../../src/secrets/aws/cron.js';
 import { providerError } from '../../../src/secrets/aws/deps.js';
 
@@ -195,10 +196,11 @@ describe('other parameters', () => {
 
 describe('durations and cron', () => {
   it('parses seconds and Go durations; formats like Go', () => {
-    expect([3600, '3600', '1h', '1h30m', '1.5h', '90s', '500ms'].map(parseDurationSeconds)).toEqual(
-      [3600, 3600, 3600, 5400, 5400, 90, 0],
-    );
-    expect(() => parseDurationSeconds('1d')).toThrow('time: invalid duration "1d"');
+    const seconds = (v: unknown) => convertField('duration', 'ttl', v);
+    expect([3600, '3600', '1h', '1h30m', '1.5h', '90s', '500ms', '1d'].map(seconds)).toEqual([
+      3600, 3600, 3600, 5400, 5400, 90, 0, 86400,
+    ]);
+    expect(() => seconds('soon')).toThrow('time: invalid duration "soon"');
     expect([0, 45, 1800, 43200, 2764800, 3661].map(formatGoDuration)).toEqual([
       '0s',
       '45s',

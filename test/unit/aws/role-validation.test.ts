@@ -202,7 +202,7 @@ describe('role writes', () => {
       applyRoleWrite(null, {
         credential_type: 'assumed_role',
         role_arns: 'arn:aws:iam::1:role/x',
-        session_tags: 'a=b,c=d',
+        session_tags: ['a=b', 'c=d'],
         external_id: 'e',
         default_sts_ttl: '15m',
         max_sts_ttl: 3600,

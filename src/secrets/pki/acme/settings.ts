@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { NotFoundError, ValidationError } from '../../../core/errors.js';
-import { bool, list, oneOf, str } from '../fields.js';
+import { bool, list, oneOf, str } from '../../fields.js';
 import { input, meta, param, send, sendKeys, type RouteScope } from '../routes/common.js';
 import type { AcmeConfig, AcmeSettingsEvent, ClusterConfig, EabPolicy } from './events.js';
 import { acmeStreams } from './events.js';

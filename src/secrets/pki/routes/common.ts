@@ -4,7 +4,7 @@ import type { AuditMetadata } from '../../../core/events.js';
 import { requestData, sendVault } from '../../../http/vault.js';
 import type { Mount } from '../../../http/types.js';
 import { secretsMetadata } from '../../surface.js';
-import { body } from '../fields.js';
+import { body } from '../../fields.js';
 
 /** What every route file receives: the mount it serves. */
 export interface RouteScope {

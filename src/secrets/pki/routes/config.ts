@@ -4,7 +4,7 @@ import { ValidationError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
 import { configDecider } from '../deciders.js';
 import { streams, type CrlConfig } from '../events.js';
-import { bool, duration, list } from '../fields.js';
+import { bool, duration, list } from '../../fields.js';
 import type { UrlConfig } from '../issuance.js';
 import { durationText } from '../role.js';
 import { input, meta, send, type RouteScope } from './common.js';
@@ -37,16 +37,17 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
       issuing_certificates:
         b.issuing_certificates === undefined
           ? current.issuing_certificates
-          : list(b, 'issuing_certificates'),
+          : list(b, 'issuing_certificates', []),
       crl_distribution_points:
         b.crl_distribution_points === undefined
           ? current.crl_distribution_points
-          : list(b, 'crl_distribution_points'),
-      ocsp_servers: b.ocsp_servers === undefined ? current.ocsp_servers : list(b, 'ocsp_servers'),
+          : list(b, 'crl_distribution_points', []),
+      ocsp_servers:
+        b.ocsp_servers === undefined ? current.ocsp_servers : list(b, 'ocsp_servers', []),
       delta_crl_distribution_points:
         b.delta_crl_distribution_points === undefined
           ? (current.delta_crl_distribution_points ?? [])
-          : list(b, 'delta_crl_distribution_points'),
+          : list(b, 'delta_crl_distribution_points', []),
     };
     for (const u of [
       ...urls.issuing_certificates,

@@ -6,7 +6,7 @@ import { newIssuerSettings } from '../authority.js';
 import { generateIntermediate, generateRoot, importBundle } from '../ca.js';
 import { configDecider, issuerDecider, keyDecider } from '../deciders.js';
 import { streams, type IssuerSettings } from '../events.js';
-import { bool, list, NAME_PATTERN, str } from '../fields.js';
+import { bool, list, NAME_PATTERN, str } from '../../fields.js';
 import type { IssuerRow } from '../projection.js';
 import { revokeIssuer } from '../revoke.js';
 import { input, meta, param, send, sendKeys, type RouteScope } from './common.js';
@@ -61,7 +61,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     const b = input(ctx);
     const out = await generateRoot(authority, id, meta(ctx), param(ctx, 'type'), {
       ...b,
-      issuer_name: str(b, 'issuer_name') || 'next',
+      issuer_name: str(b, 'issuer_name', '') || 'next',
     });
     send(ctx, out.data, out.warnings);
   });
@@ -90,7 +90,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
         authority,
         id,
         meta(ctx),
-        str(b, field) || str(b, 'pem_bundle'),
+        str(b, field, '') || str(b, 'pem_bundle', ''),
         allowKeys,
       );
       send(ctx, out.data, out.warnings);
@@ -130,7 +130,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     const base: IssuerSettings = patch
       ? row.settings
       : { ...newIssuerSettings(row.settings.name), name: row.settings.name };
-    const name = b.issuer_name === undefined ? base.name : str(b, 'issuer_name');
+    const name = b.issuer_name === undefined ? base.name : str(b, 'issuer_name', '');
     if (name === 'default') throw new ValidationError('reserved issuer name: default');
     if (name && !NAME_PATTERN.test(name))
       throw new ValidationError(`invalid issuer name ${JSON.stringify(name)}`);
@@ -146,7 +146,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
         'Unknown value for field `leaf_not_after_behavior`. Possible values are `err`, `truncate`, and `permit`.',
       );
     }
-    const usage = b.usage === undefined ? base.usage : list(b, 'usage');
+    const usage = b.usage === undefined ? base.usage : list(b, 'usage', []);
     if (row.settings.revokedAt !== undefined && usage.includes('issuing-certificates'))
       throw new ValidationError('cannot set issuing-certificates usage on a revoked issuer');
     for (const u of usage)
@@ -155,7 +155,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
           `unknown issuer usage ${JSON.stringify(u)}; must be one of ${USAGES.join(', ')}`,
         );
     const manualChain = (
-      b.manual_chain === undefined ? base.manualChain : list(b, 'manual_chain')
+      b.manual_chain === undefined ? base.manualChain : list(b, 'manual_chain', [])
     ).map((ref) => (ref === 'self' ? row.issuer_id : authority.resolveIssuer(id, ref).issuer_id));
     const settings: IssuerSettings = {
       name,
@@ -170,12 +170,12 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
       issuingCertificates:
         b.issuing_certificates === undefined
           ? base.issuingCertificates
-          : list(b, 'issuing_certificates'),
+          : list(b, 'issuing_certificates', []),
       crlDistributionPoints:
         b.crl_distribution_points === undefined
           ? base.crlDistributionPoints
-          : list(b, 'crl_distribution_points'),
-      ocspServers: b.ocsp_servers === undefined ? base.ocspServers : list(b, 'ocsp_servers'),
+          : list(b, 'crl_distribution_points', []),
+      ocspServers: b.ocsp_servers === undefined ? base.ocspServers : list(b, 'ocsp_servers', []),
       // Revocation is for good: an update keeps it.
       ...(row.settings.revokedAt === undefined ? {} : { revokedAt: row.settings.revokedAt }),
     };
@@ -258,7 +258,7 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
   const setDefault = (fallback: string) => (ctx: Context) => {
     const b = input(ctx);
     const current = authority.defaults(id);
-    const ref = str(b, 'default') || fallback;
+    const ref = str(b, 'default', '') || fallback;
     const issuerId = ref ? authority.resolveIssuer(id, ref).issuer_id : current.defaultIssuer;
     const follows = bool(b, 'default_follows_latest_issuer', current.defaultFollowsLatestIssuer);
     authority.core.handler.handle(

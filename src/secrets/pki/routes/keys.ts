@@ -5,7 +5,7 @@ import type { Authority } from '../authority.js';
 import { keyPathType } from '../ca.js';
 import { configDecider, keyDecider } from '../deciders.js';
 import { streams } from '../events.js';
-import { int, NAME_PATTERN, str } from '../fields.js';
+import { int, NAME_PATTERN, str } from '../../fields.js';
 import type { KeyRow } from '../projection.js';
 import { pemBlocks } from '../x509/certificate.js';
 import {
@@ -34,7 +34,7 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
   r.post('/keys/generate/:type', async (ctx) => {
     const kind = keyPathType(param(ctx, 'type'), false);
     const b = input(ctx);
-    const name = str(b, 'key_name');
+    const name = str(b, 'key_name', '');
     checkName(name);
     const spec = normaliseKeySpec(str(b, 'key_type', 'rsa'), int(b, 'key_bits', 0));
     const { privateKey } = await generateKeyPair(spec);
@@ -49,11 +49,11 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
 
   r.post('/keys/import', (ctx) => {
     const b = input(ctx);
-    const name = str(b, 'key_name');
+    const name = str(b, 'key_name', '');
     checkName(name);
-    const block = pemBlocks(str(b, 'pem_bundle')).find((x) => /PRIVATE KEY$/.test(x.label));
+    const block = pemBlocks(str(b, 'pem_bundle', '')).find((x) => /PRIVATE KEY$/.test(x.label));
     if (!block) throw new ValidationError('no private key found in pem_bundle');
-    const key = parsePrivateKey(str(b, 'pem_bundle'));
+    const key = parsePrivateKey(str(b, 'pem_bundle', ''));
     const existing = authority.keyFor(id, spkiDer(key));
     if (existing) {
       send(ctx, keyView(existing), ['key already exists in this mount; nothing was imported']);
@@ -78,7 +78,7 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
 
   const rename = (ctx: Context & { params: Record<string, string> }) => {
     const row = authority.resolveKey(id, param(ctx, 'ref'));
-    const name = str(input(ctx), 'key_name');
+    const name = str(input(ctx), 'key_name', '');
     checkName(name);
     if (name === 'default') throw new ValidationError('reserved key name: default');
     if (name && authority.q.keys(id).some((k) => k.name === name && k.key_id !== row.key_id))
@@ -123,7 +123,7 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
 
   r.get('/config/keys', (ctx) => send(ctx, { default: authority.defaultKey(id) }));
   const setDefault = (ctx: Context) => {
-    const row = authority.resolveKey(id, str(input(ctx), 'default'));
+    const row = authority.resolveKey(id, str(input(ctx), 'default', ''));
     authority.core.handler.handle(
       streams.config(id),
       configDecider,

@@ -3,7 +3,7 @@ import { NotFoundError, ValidationError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
 import { roleDecider } from '../deciders.js';
 import { streams } from '../events.js';
-import { NAME_PATTERN } from '../fields.js';
+import { NAME_PATTERN } from '../../fields.js';
 import { roleFromInput, roleToWire, type Role } from '../role.js';
 import { input, meta, param, send, sendKeys, type RouteScope } from './common.js';
 

@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { ValidationError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
 import type { AutoTidyConfig, TidyParams } from '../events.js';
-import { bool, duration } from '../fields.js';
+import { bool, duration } from '../../fields.js';
 import {
   autoTidyConfig,
   cancelTidy,
