@@ -260,9 +260,9 @@ export const field = {
 
 type ValueOf<S> = S extends FieldSpec<infer T> ? FieldValues[T] : never;
 
-/** The typed values of a schema: a field with a default always has a value. */
+/** The typed values of a schema: a field with a default, or a required one, always has a value. */
 export type Parsed<F extends Fields> = {
-  readonly [K in keyof F]: F[K] extends { default: unknown }
+  readonly [K in keyof F]: F[K] extends { default: unknown } | { required: true }
     ? ValueOf<F[K]>
     : ValueOf<F[K]> | undefined;
 };
@@ -381,20 +381,6 @@ export function body(input: unknown): Record<string, unknown> {
   if (typeof input !== 'object' || Array.isArray(input))
     throw new ValidationError('request body must be a JSON object');
   return input as Record<string, unknown>;
-}
-
-/** One of a fixed set of values. */
-export function oneOf<T extends string>(
-  raw: Raw,
-  name: string,
-  values: readonly T[],
-  fallback: T,
-): T {
-  const v = str(raw, name, fallback);
-  if ((values as readonly string[]).includes(v)) return v as T;
-  throw new ValidationError(
-    `unknown value ${JSON.stringify(v)} for field "${name}"; must be one of ${values.join(', ')}`,
-  );
 }
 
 /** The reference's warning for fields a request sent that the endpoint does not know. */

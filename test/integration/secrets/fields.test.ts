@@ -64,4 +64,31 @@ describe('one set of field rules for every engine', () => {
       });
     }
   });
+
+  it('pki parses each path by its declared schema: undeclared fields are ignored with a warning, a bad declared one fails the request', async () => {
+    const role = await pki.pki('POST', 'roles/declared', {
+      allow_any_name: true,
+      bogus: 1,
+      allow_token_displayname: true,
+    });
+    expect(role.status).toBe(200);
+    expect((role.json as { warnings: string[] }).warnings).toContain(
+      'Endpoint ignored these unrecognized parameters: [allow_token_displayname bogus]',
+    );
+    expect(role.data).not.toHaveProperty('bogus');
+    // A declared field the handler never reaches is still checked before anything is done.
+    const tidy = await pki.pki('POST', 'tidy', { tidy_cert_store: false, tidy_acme: 'maybe' });
+    expect(tidy.status).toBe(400);
+    expect(errorsOf(tidy)).toEqual([boolError('tidy_acme', 'maybe')]);
+  });
+
+  it("the path's own segment wins over a body field of the same name, with the reference's warning", async () => {
+    const role = await pki.pki('POST', 'roles/segment', { name: 'other', allow_any_name: true });
+    expect(role.status).toBe(200);
+    expect((role.json as { warnings: string[] }).warnings).toContain(
+      "Endpoint replaced the value of these parameters with the values captured from the endpoint's path: [name]",
+    );
+    expect((await pki.pki('GET', 'roles/segment')).status).toBe(200);
+    expect((await pki.pki('GET', 'roles/other')).status).toBe(404);
+  });
 });

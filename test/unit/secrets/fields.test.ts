@@ -157,3 +157,17 @@ describe('declared paths', () => {
     );
   });
 });
+
+describe('the certificate authority declares its role with the defaults a POST starts from', () => {
+  it('every declared default equals the stored default role', async () => {
+    const { ROLE_FIELDS } = await import('../../../src/secrets/pki/paths-role.js');
+    const { defaultRole } = await import('../../../src/secrets/pki/role.js');
+    const { allow_token_displayname: _ignored, ...role } = defaultRole();
+    const declared = Object.fromEntries(
+      Object.entries(ROLE_FIELDS)
+        .filter(([name]) => name !== 'name')
+        .map(([name, spec]) => [name, 'default' in spec ? spec.default : undefined]),
+    );
+    expect(declared).toEqual(role);
+  });
+});

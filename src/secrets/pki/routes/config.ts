@@ -4,10 +4,11 @@ import { ValidationError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
 import { configDecider } from '../deciders.js';
 import { streams, type CrlConfig } from '../events.js';
-import { bool, duration, list } from '../../fields.js';
 import type { UrlConfig } from '../issuance.js';
 import { durationText } from '../role.js';
-import { input, meta, send, type RouteScope } from './common.js';
+import { durationSeconds } from '../../duration.js';
+import { CONFIG_CRL, CONFIG_URLS } from '../paths.js';
+import { fields, meta, reply, send, type RouteScope } from './common.js';
 import { rebuildAllCrls, rebuildAllDeltaCrls } from '../crls.js';
 
 const crlView = (c: CrlConfig) => ({
@@ -31,23 +32,19 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
   });
   r.get('/config/urls', (ctx) => send(ctx, urlsView(authority.urls(id))));
   const setUrls = (ctx: Context) => {
-    const b = input(ctx);
+    const b = fields(ctx, CONFIG_URLS);
     const current = authority.urls(id);
     const urls: UrlConfig = {
-      issuing_certificates:
-        b.issuing_certificates === undefined
-          ? current.issuing_certificates
-          : list(b, 'issuing_certificates', []),
-      crl_distribution_points:
-        b.crl_distribution_points === undefined
-          ? current.crl_distribution_points
-          : list(b, 'crl_distribution_points', []),
-      ocsp_servers:
-        b.ocsp_servers === undefined ? current.ocsp_servers : list(b, 'ocsp_servers', []),
-      delta_crl_distribution_points:
-        b.delta_crl_distribution_points === undefined
-          ? (current.delta_crl_distribution_points ?? [])
-          : list(b, 'delta_crl_distribution_points', []),
+      issuing_certificates: !b.sent('issuing_certificates')
+        ? current.issuing_certificates
+        : (b.get('issuing_certificates') ?? []),
+      crl_distribution_points: !b.sent('crl_distribution_points')
+        ? current.crl_distribution_points
+        : (b.get('crl_distribution_points') ?? []),
+      ocsp_servers: !b.sent('ocsp_servers') ? current.ocsp_servers : (b.get('ocsp_servers') ?? []),
+      delta_crl_distribution_points: !b.sent('delta_crl_distribution_points')
+        ? (current.delta_crl_distribution_points ?? [])
+        : (b.get('delta_crl_distribution_points') ?? []),
     };
     for (const u of [
       ...urls.issuing_certificates,
@@ -63,37 +60,38 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
       () => [{ type: 'PkiUrlsConfigured' as const, data: { mount: id, urls } }],
       meta(ctx),
     );
-    send(ctx, urlsView(urls));
+    reply(ctx, b, urlsView(urls));
   };
   r.post('/config/urls', setUrls);
 
   r.get('/config/crl', (ctx) => send(ctx, crlView(authority.crlConfig(id))));
   const setCrl = (ctx: Context) => {
-    const b = input(ctx);
+    const b = fields(ctx, CONFIG_CRL);
     const c = authority.crlConfig(id);
-    const d = (field: keyof CrlConfig) => {
-      try {
-        return duration(b, field) ?? (c[field] as number);
-      } catch (e) {
-        if (field === 'expiry')
-          throw new ValidationError(`given expiry could not be decoded: ${(e as Error).message}`);
-        throw e;
-      }
-    };
+    const d = (field: 'ocsp_expiry' | 'auto_rebuild_grace_period' | 'delta_rebuild_interval') =>
+      b.get(field) ?? c[field];
+    // The reference reads expiry as text and decodes it itself, with its own words.
+    const expiryText = b.get('expiry');
+    let expiry = c.expiry;
+    if (expiryText !== undefined) {
+      const seconds = durationSeconds(expiryText, { days: true });
+      if (seconds === null)
+        throw new ValidationError(
+          `given expiry could not be decoded: time: invalid duration ${JSON.stringify(expiryText)}`,
+        );
+      expiry = seconds;
+    }
     const next: CrlConfig = {
-      expiry: d('expiry'),
-      disable: bool(b, 'disable', c.disable),
-      ocsp_disable: bool(b, 'ocsp_disable', c.ocsp_disable),
+      expiry,
+      disable: b.get('disable') ?? c.disable,
+      ocsp_disable: b.get('ocsp_disable') ?? c.ocsp_disable,
       ocsp_expiry: d('ocsp_expiry'),
-      auto_rebuild: bool(b, 'auto_rebuild', c.auto_rebuild),
+      auto_rebuild: b.get('auto_rebuild') ?? c.auto_rebuild,
       auto_rebuild_grace_period: d('auto_rebuild_grace_period'),
-      enable_delta: bool(b, 'enable_delta', c.enable_delta),
+      enable_delta: b.get('enable_delta') ?? c.enable_delta,
       delta_rebuild_interval: d('delta_rebuild_interval'),
-      allow_expired_cert_revocation: bool(
-        b,
-        'allow_expired_cert_revocation',
-        c.allow_expired_cert_revocation,
-      ),
+      allow_expired_cert_revocation:
+        b.get('allow_expired_cert_revocation') ?? c.allow_expired_cert_revocation,
     };
     if (next.expiry <= 0)
       throw new ValidationError('given expiry could not be decoded: expiry must be positive');
@@ -103,13 +101,13 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
       );
     }
     // The reference's community edition refuses these with these messages.
-    if (bool(b, 'cross_cluster_revocation', false))
+    if (b.get('cross_cluster_revocation') ?? false)
       throw new ValidationError(
         'Global, cross-cluster revocation queue (cross_cluster_revocation) can only be enabled on an enterprise edition.',
       );
-    if (bool(b, 'unified_crl', false))
+    if (b.get('unified_crl') ?? false)
       throw new ValidationError('unified_crl can only be enabled on an enterprise edition');
-    if (bool(b, 'unified_crl_on_existing_paths', false))
+    if (b.get('unified_crl_on_existing_paths') ?? false)
       throw new ValidationError(
         'unified_crl_on_existing_paths cannot be enabled if unified_crl is disabled',
       );
@@ -134,7 +132,7 @@ export function configRoutes(r: Router, authority: Authority, { id }: RouteScope
       )
         rebuildAllCrls(authority, id, meta(ctx));
     });
-    send(ctx, crlView(next));
+    reply(ctx, b, crlView(next));
   };
   r.post('/config/crl', setCrl);
 

@@ -5,7 +5,8 @@ import type { Authority } from '../authority.js';
 import { keyPathType } from '../ca.js';
 import { configDecider, keyDecider } from '../deciders.js';
 import { streams } from '../events.js';
-import { int, NAME_PATTERN, str } from '../../fields.js';
+import { NAME_PATTERN } from '../../fields.js';
+import { CONFIG_KEYS, KEY, KEYS_GENERATE, KEYS_IMPORT } from '../paths.js';
 import type { KeyRow } from '../projection.js';
 import { pemBlocks } from '../x509/certificate.js';
 import {
@@ -15,7 +16,7 @@ import {
   privateKeyPem,
   spkiDer,
 } from '../x509/keys.js';
-import { input, meta, param, send, sendKeys, type RouteScope } from './common.js';
+import { fields, reply, meta, param, send, sendKeys, type RouteScope } from './common.js';
 
 const keyView = (k: KeyRow) => ({
   key_id: k.key_id,
@@ -32,14 +33,14 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
   };
 
   r.post('/keys/generate/:type', async (ctx) => {
-    const kind = keyPathType(param(ctx, 'type'), false);
-    const b = input(ctx);
-    const name = str(b, 'key_name', '');
+    const b = fields(ctx, KEYS_GENERATE);
+    const kind = keyPathType(b.get('type'), false);
+    const name = b.get('key_name') ?? '';
     checkName(name);
-    const spec = normaliseKeySpec(str(b, 'key_type', 'rsa'), int(b, 'key_bits', 0));
+    const spec = normaliseKeySpec(b.get('key_type') ?? 'rsa', b.get('key_bits') ?? 0);
     const { privateKey } = await generateKeyPair(spec);
     const keyId = authority.createKey(id, meta(ctx), privateKey, name);
-    send(ctx, {
+    reply(ctx, b, {
       key_id: keyId,
       key_name: name,
       key_type: spec.type,
@@ -48,20 +49,20 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
   });
 
   r.post('/keys/import', (ctx) => {
-    const b = input(ctx);
-    const name = str(b, 'key_name', '');
+    const b = fields(ctx, KEYS_IMPORT);
+    const name = b.get('key_name') ?? '';
     checkName(name);
-    const block = pemBlocks(str(b, 'pem_bundle', '')).find((x) => /PRIVATE KEY$/.test(x.label));
+    const block = pemBlocks(b.get('pem_bundle') ?? '').find((x) => /PRIVATE KEY$/.test(x.label));
     if (!block) throw new ValidationError('no private key found in pem_bundle');
-    const key = parsePrivateKey(str(b, 'pem_bundle', ''));
+    const key = parsePrivateKey(b.get('pem_bundle') ?? '');
     const existing = authority.keyFor(id, spkiDer(key));
     if (existing) {
-      send(ctx, keyView(existing), ['key already exists in this mount; nothing was imported']);
+      reply(ctx, b, keyView(existing), ['key already exists in this mount; nothing was imported']);
       return;
     }
     const keyId = authority.createKey(id, meta(ctx), key, name);
     const row = authority.q.key(id, keyId);
-    send(ctx, row ? keyView(row) : null);
+    reply(ctx, b, row ? keyView(row) : null);
   });
 
   r.get('/keys', (ctx) => {
@@ -77,8 +78,9 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
   r.get('/key/:ref', (ctx) => send(ctx, keyView(authority.resolveKey(id, param(ctx, 'ref')))));
 
   const rename = (ctx: Context & { params: Record<string, string> }) => {
-    const row = authority.resolveKey(id, param(ctx, 'ref'));
-    const name = str(input(ctx), 'key_name', '');
+    const b = fields(ctx, KEY);
+    const row = authority.resolveKey(id, b.get('ref'));
+    const name = b.get('key_name') ?? '';
     checkName(name);
     if (name === 'default') throw new ValidationError('reserved key name: default');
     if (name && authority.q.keys(id).some((k) => k.name === name && k.key_id !== row.key_id))
@@ -89,7 +91,7 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
       () => [{ type: 'PkiKeyRenamed' as const, data: { mount: id, keyId: row.key_id, name } }],
       meta(ctx),
     );
-    send(ctx, { ...keyView(row), key_name: name });
+    reply(ctx, b, { ...keyView(row), key_name: name });
   };
   r.post('/key/:ref', rename);
   r.patch('/key/:ref', rename);
@@ -123,14 +125,15 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
 
   r.get('/config/keys', (ctx) => send(ctx, { default: authority.defaultKey(id) }));
   const setDefault = (ctx: Context) => {
-    const row = authority.resolveKey(id, str(input(ctx), 'default', ''));
+    const b = fields(ctx, CONFIG_KEYS);
+    const row = authority.resolveKey(id, b.get('default') ?? '');
     authority.core.handler.handle(
       streams.config(id),
       configDecider,
       () => [{ type: 'PkiKeysConfigured' as const, data: { mount: id, defaultKey: row.key_id } }],
       meta(ctx),
     );
-    send(ctx, { default: row.key_id });
+    reply(ctx, b, { default: row.key_id });
   };
   r.post('/config/keys', setDefault);
 }

@@ -5,7 +5,8 @@ import { roleDecider } from '../deciders.js';
 import { streams } from '../events.js';
 import { NAME_PATTERN } from '../../fields.js';
 import { roleFromInput, roleToWire, type Role } from '../role.js';
-import { input, meta, param, send, sendKeys, type RouteScope } from './common.js';
+import { ROLE } from '../paths-role.js';
+import { fields, meta, param, reply, send, sendKeys, type RouteScope } from './common.js';
 
 /** `roles/:name` (write replaces, PATCH merges, read, delete) and `LIST roles`. */
 export function roleRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
@@ -15,14 +16,12 @@ export function roleRoutes(r: Router, authority: Authority, { id }: RouteScope):
     return n;
   };
 
-  const write = (
-    ctx: Parameters<typeof param>[0] & Parameters<typeof input>[0],
-    patch: boolean,
-  ) => {
+  const write = (ctx: Parameters<typeof fields>[0], patch: boolean) => {
     const roleName = name(ctx);
     const stored = authority.q.role(id, roleName) as Role | undefined;
     if (patch && !stored) throw new ValidationError('Unable to fetch role entry to patch');
-    const { role, warnings } = roleFromInput(input(ctx), patch ? stored : undefined);
+    const d = fields(ctx, ROLE);
+    const { role, warnings } = roleFromInput(d, patch ? stored : undefined);
     authority.core.handler.handle(
       streams.role(id, roleName),
       roleDecider,
@@ -34,7 +33,7 @@ export function roleRoutes(r: Router, authority: Authority, { id }: RouteScope):
         'Issuing Certificate was set to default, but no default issuing certificate (configurable at /config/issuers) is currently set',
       );
     }
-    send(ctx, roleToWire(role), warnings);
+    reply(ctx, d, roleToWire(role), warnings);
   };
 
   r.get('/roles', (ctx) => {
