@@ -3,6 +3,8 @@ import type { ContextModule, Core } from '../../context.js';
 import { secretsRouter } from '../request-path.js';
 import type { Mount } from '../../http/types.js';
 import { Authority } from './authority.js';
+import { PkiService } from './service.js';
+import { PkiSettings } from './settings.js';
 import { systemMetadata } from '../../core/events.js';
 import { CRL_REBUILD, PKI_AUTO_TIDY, PKI_TIDY, pkiProjection } from './projection.js';
 import { runTidy, startAutoTidy } from './tidy.js';
@@ -73,6 +75,8 @@ export function createPkiContext(
   mountTtls: (mount: string) => MountTtls,
 ): ContextModule & { authority: Authority; acme: AcmeService } {
   const authority = new Authority(core, mountTtls);
+  const service = new PkiService(authority);
+  const settings = new PkiSettings(authority);
   const acme = new AcmeService(
     authority,
     {
@@ -125,11 +129,11 @@ export function createPkiContext(
       routes(mount: Mount): Router {
         const router = secretsRouter();
         const scope = { mount, id: mount.accessor };
-        roleRoutes(router, authority, scope);
+        roleRoutes(router, service, scope);
         issueRoutes(router, authority, scope);
-        issuerRoutes(router, authority, scope);
-        keyRoutes(router, authority, scope);
-        configRoutes(router, authority, scope);
+        issuerRoutes(router, service, scope);
+        keyRoutes(router, service, scope);
+        configRoutes(router, settings, scope);
         revokeRoutes(router, authority, scope);
         tidyRoutes(router, authority, scope);
         fetchRoutes(router, authority, scope);

@@ -1,11 +1,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../../../core/errors.js';
-import type { Authority } from '../authority.js';
+import type { PkiService } from '../service.js';
 import { keyPathType } from '../ca.js';
-import { configDecider, keyDecider } from '../deciders.js';
-import { streams } from '../events.js';
-import { NAME_PATTERN } from '../../fields.js';
 import { CONFIG_KEYS, KEY, KEYS_GENERATE, KEYS_IMPORT } from '../paths.js';
 import type { KeyRow } from '../projection.js';
 import { pemBlocks } from '../x509/certificate.js';
@@ -26,20 +23,16 @@ const keyView = (k: KeyRow) => ({
 });
 
 /** CA keys: generate, import, list, read, rename, delete, and `config/keys`. The private key is never readable. */
-export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
-  const checkName = (name: string) => {
-    if (name && !NAME_PATTERN.test(name))
-      throw new ValidationError(`invalid key name ${JSON.stringify(name)}`);
-  };
+export function keyRoutes(r: Router, pki: PkiService, { id }: RouteScope): void {
+  const { authority } = pki;
 
   r.post('/keys/generate/:type', async (ctx) => {
     const b = fields(ctx, KEYS_GENERATE);
     const kind = keyPathType(b.get('type'), false);
     const name = b.get('key_name') ?? '';
-    checkName(name);
-    const spec = normaliseKeySpec(b.get('key_type') ?? 'rsa', b.get('key_bits') ?? 0);
+    const spec = normaliseKeySpec(b.get('key_type'), b.get('key_bits'));
     const { privateKey } = await generateKeyPair(spec);
-    const keyId = authority.createKey(id, meta(ctx), privateKey, name);
+    const keyId = pki.createKey(id, privateKey, name, meta(ctx));
     reply(ctx, b, {
       key_id: keyId,
       key_name: name,
@@ -50,17 +43,16 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
 
   r.post('/keys/import', (ctx) => {
     const b = fields(ctx, KEYS_IMPORT);
-    const name = b.get('key_name') ?? '';
-    checkName(name);
-    const block = pemBlocks(b.get('pem_bundle') ?? '').find((x) => /PRIVATE KEY$/.test(x.label));
+    const bundle = b.get('pem_bundle') ?? '';
+    const block = pemBlocks(bundle).find((x) => /PRIVATE KEY$/.test(x.label));
     if (!block) throw new ValidationError('no private key found in pem_bundle');
-    const key = parsePrivateKey(b.get('pem_bundle') ?? '');
+    const key = parsePrivateKey(bundle);
     const existing = authority.keyFor(id, spkiDer(key));
     if (existing) {
       reply(ctx, b, keyView(existing), ['key already exists in this mount; nothing was imported']);
       return;
     }
-    const keyId = authority.createKey(id, meta(ctx), key, name);
+    const keyId = pki.createKey(id, key, b.get('key_name') ?? '', meta(ctx));
     const row = authority.q.key(id, keyId);
     reply(ctx, b, row ? keyView(row) : null);
   });
@@ -77,63 +69,23 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
 
   r.get('/key/:ref', (ctx) => send(ctx, keyView(authority.resolveKey(id, param(ctx, 'ref')))));
 
-  const rename = (ctx: Context & { params: Record<string, string> }) => {
+  const rename = (ctx: Context) => {
     const b = fields(ctx, KEY);
-    const row = authority.resolveKey(id, b.get('ref'));
-    const name = b.get('key_name') ?? '';
-    checkName(name);
-    if (name === 'default') throw new ValidationError('reserved key name: default');
-    if (name && authority.q.keys(id).some((k) => k.name === name && k.key_id !== row.key_id))
-      throw new ValidationError(`key name (${name}) already in use`);
-    authority.core.handler.handle(
-      streams.key(id, row.key_id),
-      keyDecider,
-      () => [{ type: 'PkiKeyRenamed' as const, data: { mount: id, keyId: row.key_id, name } }],
-      meta(ctx),
-    );
-    reply(ctx, b, { ...keyView(row), key_name: name });
+    const row = pki.renameKey(id, b.get('ref'), b.get('key_name') ?? '', meta(ctx));
+    reply(ctx, b, keyView(row));
   };
   r.post('/key/:ref', rename);
   r.patch('/key/:ref', rename);
 
   r.delete('/key/:ref', (ctx) => {
-    const row = authority.resolveKey(id, param(ctx, 'ref'));
-    const users = authority.q.issuers(id).filter((i) => i.key_id === row.key_id);
-    if (users.length)
-      throw new ValidationError(
-        `unable to delete key: key is in use by issuers: ${users.map((i) => i.issuer_id).join(', ')}`,
-      );
-    authority.atomically(() => {
-      authority.core.handler.handle(
-        streams.key(id, row.key_id),
-        keyDecider,
-        () => [{ type: 'PkiKeyDeleted' as const, data: { mount: id, keyId: row.key_id } }],
-        meta(ctx),
-      );
-      if (authority.defaultKey(id) === row.key_id) {
-        authority.core.handler.handle(
-          streams.config(id),
-          configDecider,
-          () => [{ type: 'PkiKeysConfigured' as const, data: { mount: id, defaultKey: '' } }],
-          meta(ctx),
-        );
-      }
-    });
+    pki.deleteKey(id, param(ctx, 'ref'), meta(ctx));
     ctx.status = 204;
     ctx.body = null;
   });
 
   r.get('/config/keys', (ctx) => send(ctx, { default: authority.defaultKey(id) }));
-  const setDefault = (ctx: Context) => {
+  r.post('/config/keys', (ctx) => {
     const b = fields(ctx, CONFIG_KEYS);
-    const row = authority.resolveKey(id, b.get('default') ?? '');
-    authority.core.handler.handle(
-      streams.config(id),
-      configDecider,
-      () => [{ type: 'PkiKeysConfigured' as const, data: { mount: id, defaultKey: row.key_id } }],
-      meta(ctx),
-    );
-    reply(ctx, b, { default: row.key_id });
-  };
-  r.post('/config/keys', setDefault);
+    reply(ctx, b, { default: pki.setDefaultKey(id, b.get('default') ?? '', meta(ctx)) });
+  });
 }
