@@ -206,7 +206,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         .map((m) => [m.path, aws.leaseProvider]),
     );
   const sys = createSysContext(core, {
-    engineTypes: () => [...engines.keys()],
+    engines: () => engines,
     leaseProviders,
   });
   const executor = createExecutorContext(core, { runs, liveLogs });

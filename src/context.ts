@@ -11,6 +11,7 @@ import type { Timer } from './core/schedule.js';
 import type { Sealer } from './core/seal.js';
 import type { Config } from './config.js';
 import type { Mount } from './http/types.js';
+import type { PathSchema } from './secrets/fields.js';
 
 /** What every bounded context is built from: the core services, passed as arguments. */
 export interface Core {
@@ -39,6 +40,8 @@ export interface SecretsEngine {
    * without a token, as the reference's `PathsSpecial.Unauthenticated`.
    */
   readonly unauthenticated?: readonly string[];
+  /** Every path the engine serves, with its declared fields (the OpenAPI document's source). */
+  readonly paths: readonly PathSchema[];
 }
 
 /** A bounded context's registry: what it adds to the daemon. */

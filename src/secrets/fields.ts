@@ -280,6 +280,26 @@ export interface PathSchema<F extends Fields = Fields> {
 
 export const declarePath = <F extends Fields>(schema: PathSchema<F>): PathSchema<F> => schema;
 
+/** A path whose only fields are its own segments (`cert/:serial`, `*prefix`), each a required string. */
+export function segmentsOnly(
+  pattern: string,
+  summary: string,
+  operations: readonly Operation[],
+): PathSchema {
+  const names = [...pattern.matchAll(/[:*](\w+)/g)].map((m) => m[1]!);
+  return declarePath({
+    pattern,
+    summary,
+    operations,
+    fields: Object.fromEntries(
+      names.map((n) => [
+        n,
+        field.string(`The ${n.replaceAll('_', ' ')} in the path`, { required: true }),
+      ]),
+    ),
+  });
+}
+
 /** A request's fields after conversion against its path's schema. */
 export interface FieldData<F extends Fields> {
   /** The value sent, converted; else the declared default; else undefined. */
@@ -381,14 +401,4 @@ export function body(input: unknown): Record<string, unknown> {
   if (typeof input !== 'object' || Array.isArray(input))
     throw new ValidationError('request body must be a JSON object');
   return input as Record<string, unknown>;
-}
-
-/** The reference's warning for fields a request sent that the endpoint does not know. */
-export function ignoredFieldsWarning(raw: Raw, known: readonly string[]): string[] {
-  const unknown = Object.keys(raw)
-    .filter((k) => !known.includes(k))
-    .sort();
-  return unknown.length
-    ? [`Endpoint ignored these unrecognized parameters: [${unknown.join(' ')}]`]
-    : [];
 }

@@ -48,25 +48,6 @@ export const emptyRole = (): RoleEntry => ({
   prohibitFlexibleCredPath: false,
 });
 
-export const ROLE_FIELDS = [
-  'name',
-  'credential_type',
-  'role_arns',
-  'policy_arns',
-  'policy_document',
-  'iam_groups',
-  'iam_tags',
-  'default_sts_ttl',
-  'max_sts_ttl',
-  'session_tags',
-  'external_id',
-  'user_path',
-  'permissions_boundary_arn',
-  'mfa_serial_number',
-  'policy',
-  'arn',
-] as const;
-
 export const USER_PATH_REGEX = /^\/([\x21-\x7F]{0,510}\/)?$/;
 const USER_PATH_REGEX_TEXT = '^\\/([\\x21-\\x7F]{0,510}\\/)?$';
 

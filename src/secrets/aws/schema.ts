@@ -30,26 +30,6 @@ export interface RootSettings {
   disableAutomatedRotation: boolean;
 }
 
-export const ROOT_FIELDS = [
-  'max_retries',
-  'access_key',
-  'secret_key',
-  'role_arn',
-  'identity_token_audience',
-  'identity_token_ttl',
-  'region',
-  'iam_endpoint',
-  'sts_endpoint',
-  'sts_region',
-  'sts_fallback_endpoints',
-  'sts_fallback_regions',
-  'username_template',
-  'rotation_period',
-  'rotation_schedule',
-  'rotation_window',
-  'disable_automated_rotation',
-] as const;
-
 export const ROOT_ROTATION_MIN_SECONDS = 10;
 export const ROTATION_WINDOW_MIN_SECONDS = 3600;
 
@@ -228,15 +208,6 @@ export function parseLeaseWrite(raw: Raw): { lease: number; leaseMax: number } {
   return { lease: parse('lease', 'lease'), leaseMax: parse('lease_max', 'lease_max') };
 }
 
-export const STATIC_ROLE_FIELDS = [
-  'name',
-  'username',
-  'rotation_period',
-  'assume_role_arn',
-  'assume_role_session_name',
-  'external_id',
-] as const;
-
 export interface StaticRoleInput {
   username: string | undefined;
   rotationPeriod: number | undefined;
@@ -278,8 +249,6 @@ export function checkRotationPeriod(seconds: number): void {
     );
   }
 }
-
-export const CREDS_FIELDS = ['name', 'role_arn', 'role_session_name', 'ttl', 'mfa_code'] as const;
 
 export interface CredsInput {
   roleArn: string;

@@ -5,6 +5,7 @@ import type { Mount } from '../../http/types.js';
 import { Authority } from './authority.js';
 import { PkiService } from './service.js';
 import { PkiSettings } from './settings.js';
+import { PKI_PATHS } from './paths-all.js';
 import { systemMetadata } from '../../core/events.js';
 import { CRL_REBUILD, PKI_AUTO_TIDY, PKI_TIDY, pkiProjection } from './projection.js';
 import { runTidy, startAutoTidy } from './tidy.js';
@@ -146,6 +147,7 @@ export function createPkiContext(
       sudo: [/^root\/sign-self-issued$/, /^root$/],
       selfAuthenticated: ACME_UNAUTHENTICATED,
       unauthenticated: UNAUTHENTICATED,
+      paths: PKI_PATHS,
     },
   };
 }

@@ -1,32 +1,12 @@
-import { declarePath, field, type PathSchema } from '../fields.js';
+import { declarePath, segmentsOnly, type PathSchema } from '../fields.js';
 import { DIRECTORY_PREFIXES } from './acme/directory.js';
 import * as P from './paths.js';
 import { ROLE } from './paths-role.js';
 
-/** Paths that take no fields but their own segments. */
-const plain = (
-  pattern: string,
-  summary: string,
-  operations: PathSchema['operations'],
-): PathSchema => {
-  const names = [...pattern.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-  return declarePath({
-    pattern,
-    summary,
-    operations,
-    fields: Object.fromEntries(
-      names.map((n) => [
-        n,
-        field.string(`The ${n.replace('_', ' ')} in the path`, { required: true }),
-      ]),
-    ),
-  });
-};
-
 /** Every path of the engine, in the order the OpenAPI document lists them. */
 export const PKI_PATHS: readonly PathSchema[] = [
   ROLE,
-  plain('roles', 'List roles', ['list']),
+  segmentsOnly('roles', 'List roles', ['list']),
   P.ISSUE,
   P.ISSUER_ISSUE,
   P.SIGN,
@@ -55,62 +35,62 @@ export const PKI_PATHS: readonly PathSchema[] = [
   P.IMPORT_BUNDLE,
   P.IMPORT_CERT,
   P.SET_SIGNED,
-  plain('issuers', 'List issuers', ['list']),
+  segmentsOnly('issuers', 'List issuers', ['list']),
   P.ISSUER,
   P.ISSUER_REVOKE,
   P.CONFIG_ISSUERS,
   P.ROOT_REPLACE,
-  plain('root', 'Delete every issuer and key', ['delete']),
+  segmentsOnly('root', 'Delete every issuer and key', ['delete']),
   P.KEYS_GENERATE,
   P.KEYS_IMPORT,
-  plain('keys', 'List keys', ['list']),
+  segmentsOnly('keys', 'List keys', ['list']),
   P.KEY,
   P.CONFIG_KEYS,
   P.CONFIG_URLS,
   P.CONFIG_CRL,
-  plain('crl/rotate', 'Rebuild every CRL', ['read']),
-  plain('crl/rotate-delta', 'Rebuild every delta CRL', ['read']),
+  segmentsOnly('crl/rotate', 'Rebuild every CRL', ['read']),
+  segmentsOnly('crl/rotate-delta', 'Rebuild every delta CRL', ['read']),
   P.TIDY_PATH,
-  plain('tidy-status', 'Status of the last tidy', ['read']),
-  plain('tidy-cancel', 'Cancel a running tidy', ['update']),
+  segmentsOnly('tidy-status', 'Status of the last tidy', ['read']),
+  segmentsOnly('tidy-cancel', 'Cancel a running tidy', ['update']),
   P.AUTO_TIDY,
-  plain('ca', 'The default issuer certificate (DER)', ['read']),
-  plain('ca/pem', 'The default issuer certificate (PEM)', ['read']),
-  plain('ca_chain', 'The default issuer chain (PEM)', ['read']),
-  plain('cert/:serial', 'A certificate by serial (ca, ca_chain, crl too)', ['read']),
-  plain('cert/:serial/raw', 'A certificate by serial (DER)', ['read']),
-  plain('cert/:serial/raw/pem', 'A certificate by serial (PEM)', ['read']),
-  plain('certs', 'List certificate serials', ['list']),
-  plain('certs/revoked', 'List revoked certificate serials', ['list']),
-  plain('crl', 'The default issuer CRL (DER)', ['read']),
-  plain('crl/pem', 'The default issuer CRL (PEM)', ['read']),
-  plain('crl/delta', 'The default issuer delta CRL (DER)', ['read']),
-  plain('crl/delta/pem', 'The default issuer delta CRL (PEM)', ['read']),
-  plain('issuer/:ref/json', 'An issuer certificate and chain', ['read']),
-  plain('issuer/:ref/der', 'An issuer certificate (DER)', ['read']),
-  plain('issuer/:ref/pem', 'An issuer certificate (PEM)', ['read']),
-  plain('issuer/:ref/crl', 'An issuer CRL', ['read']),
-  plain('issuer/:ref/crl/der', 'An issuer CRL (DER)', ['read']),
-  plain('issuer/:ref/crl/pem', 'An issuer CRL (PEM)', ['read']),
-  plain('issuer/:ref/crl/delta', 'An issuer delta CRL', ['read']),
-  plain('issuer/:ref/crl/delta/der', 'An issuer delta CRL (DER)', ['read']),
-  plain('issuer/:ref/crl/delta/pem', 'An issuer delta CRL (PEM)', ['read']),
-  plain('ocsp', 'OCSP (POST, DER request)', ['update']),
-  plain('ocsp/:req', 'OCSP (GET, base64 request)', ['read']),
-  plain('issuer/:ref/ocsp', 'OCSP of one issuer (POST)', ['update']),
-  plain('issuer/:ref/ocsp/:req', 'OCSP of one issuer (GET)', ['read']),
+  segmentsOnly('ca', 'The default issuer certificate (DER)', ['read']),
+  segmentsOnly('ca/pem', 'The default issuer certificate (PEM)', ['read']),
+  segmentsOnly('ca_chain', 'The default issuer chain (PEM)', ['read']),
+  segmentsOnly('cert/:serial', 'A certificate by serial (ca, ca_chain, crl too)', ['read']),
+  segmentsOnly('cert/:serial/raw', 'A certificate by serial (DER)', ['read']),
+  segmentsOnly('cert/:serial/raw/pem', 'A certificate by serial (PEM)', ['read']),
+  segmentsOnly('certs', 'List certificate serials', ['list']),
+  segmentsOnly('certs/revoked', 'List revoked certificate serials', ['list']),
+  segmentsOnly('crl', 'The default issuer CRL (DER)', ['read']),
+  segmentsOnly('crl/pem', 'The default issuer CRL (PEM)', ['read']),
+  segmentsOnly('crl/delta', 'The default issuer delta CRL (DER)', ['read']),
+  segmentsOnly('crl/delta/pem', 'The default issuer delta CRL (PEM)', ['read']),
+  segmentsOnly('issuer/:ref/json', 'An issuer certificate and chain', ['read']),
+  segmentsOnly('issuer/:ref/der', 'An issuer certificate (DER)', ['read']),
+  segmentsOnly('issuer/:ref/pem', 'An issuer certificate (PEM)', ['read']),
+  segmentsOnly('issuer/:ref/crl', 'An issuer CRL', ['read']),
+  segmentsOnly('issuer/:ref/crl/der', 'An issuer CRL (DER)', ['read']),
+  segmentsOnly('issuer/:ref/crl/pem', 'An issuer CRL (PEM)', ['read']),
+  segmentsOnly('issuer/:ref/crl/delta', 'An issuer delta CRL', ['read']),
+  segmentsOnly('issuer/:ref/crl/delta/der', 'An issuer delta CRL (DER)', ['read']),
+  segmentsOnly('issuer/:ref/crl/delta/pem', 'An issuer delta CRL (PEM)', ['read']),
+  segmentsOnly('ocsp', 'OCSP (POST, DER request)', ['update']),
+  segmentsOnly('ocsp/*req', 'OCSP (GET, base64 request)', ['read']),
+  segmentsOnly('issuer/:ref/ocsp', 'OCSP of one issuer (POST)', ['update']),
+  segmentsOnly('issuer/:ref/ocsp/*req', 'OCSP of one issuer (GET)', ['read']),
   P.CONFIG_CLUSTER,
   P.CONFIG_ACME,
-  plain('eab', 'List external account binding keys', ['list']),
-  plain('eab/:key_id', 'Delete an external account binding key', ['delete']),
+  segmentsOnly('eab', 'List external account binding keys', ['list']),
+  segmentsOnly('eab/:key_id', 'Delete an external account binding key', ['delete']),
   ...DIRECTORY_PREFIXES.flatMap((prefix) => {
     const at = (p: string) => `${prefix.slice(1)}${prefix ? '/' : ''}acme/${p}`;
     return [
-      plain(at('new-eab'), 'Create an external account binding key', ['update']),
-      plain(at('directory'), 'ACME directory (RFC 8555)', ['read']),
-      plain(at('new-nonce'), 'ACME nonce', ['read']),
+      segmentsOnly(at('new-eab'), 'Create an external account binding key', ['update']),
+      segmentsOnly(at('directory'), 'ACME directory (RFC 8555)', ['read']),
+      segmentsOnly(at('new-nonce'), 'ACME nonce', ['read']),
       ...['new-account', 'new-order', 'revoke-cert', 'key-change'].map((p) =>
-        plain(at(p), `ACME ${p} (a JWS body)`, ['update']),
+        segmentsOnly(at(p), `ACME ${p} (a JWS body)`, ['update']),
       ),
       ...[
         'account/:kid',
@@ -120,7 +100,9 @@ export const PKI_PATHS: readonly PathSchema[] = [
         'account/:kid/orders',
         'authorization/:authz',
         'challenge/:authz/:type',
-      ].map((p) => plain(at(p), `ACME ${p.replace(/\/:\w+/g, '')} (a JWS body)`, ['update'])),
+      ].map((p) =>
+        segmentsOnly(at(p), `ACME ${p.replace(/\/:\w+/g, '')} (a JWS body)`, ['update']),
+      ),
     ];
   }),
 ];

@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import { KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import { sendVault, requestData } from '../../http/vault.js';
-import type { Core } from '../../context.js';
+import type { Core, SecretsEngine } from '../../context.js';
 import { BUILTIN_POLICIES, parsePolicy } from './acl.js';
 import type { SysCommands } from './commands.js';
 import type { MountRow, SysQueries } from './projection.js';
@@ -14,17 +14,34 @@ import { mountTtls } from './projection.js';
 import type { MountConfig } from './events.js';
 import type { TokenHierarchy } from './tokens.js';
 import { tokenRoutes } from './tokens.js';
+import { openApiRoute } from './openapi-route.js';
 import type { LeaseProvider } from './leases.js';
-import { duration, list, str } from '../fields.js';
+import { duration, list, parseFields, str, type PathSchema } from '../fields.js';
+import { MOUNT, MOUNT_TUNE, POLICY } from './paths.js';
 
 export interface SysRouteDeps {
   core: Core;
   commands: SysCommands;
   queries: SysQueries;
-  engineTypes: () => readonly string[];
+  /** The engine types that can be mounted, with their declared paths. */
+  engines: () => ReadonlyMap<string, SecretsEngine>;
   leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
   metadata: (ctx: Context) => AuditMetadata;
   hierarchy: TokenHierarchy;
+}
+
+/**
+ * The request's data after every declared field of its path converted (or the request fails before
+ * anything runs); the handler reads the checked data.
+ */
+function checkedData(
+  ctx: Context,
+  path: PathSchema,
+  captures: Readonly<Record<string, string>> = {},
+): Record<string, unknown> {
+  const body = requestData(ctx);
+  parseFields(path, body, captures);
+  return body;
 }
 
 const normalizeMountPath = (p: string) => (p.endsWith('/') ? p : `${p}/`).replace(/^\/+/, '');
@@ -74,7 +91,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   });
   r.post('/sys/mounts/*path/tune', (ctx) => {
     const m = mountAt(ctx.params.path ?? '');
-    const body = requestData(ctx);
+    const body = checkedData(ctx, MOUNT_TUNE, { path: ctx.params.path ?? '' });
     const ttl = (field: 'default_lease_ttl' | 'max_lease_ttl'): number => {
       const v = body[field];
       if (v === undefined || v === null || v === '') return m.config[field];
@@ -99,6 +116,8 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, undefined);
   });
 
+  openApiRoute(r, deps);
+
   r.get('/sys/mounts', (ctx) => {
     const all = Object.fromEntries(queries.mounts().map((m) => [m.path, mountView(m)]));
     sendVault(ctx, all);
@@ -109,11 +128,11 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, mountView(m));
   });
   r.post('/sys/mounts/*path', (ctx) => {
-    const body = requestData(ctx);
+    const body = checkedData(ctx, MOUNT, { path: ctx.params.path ?? '' });
     const type = str(body, 'type');
     if (type === undefined || type === '')
       throw new ValidationError('missing required field "type"');
-    if (!deps.engineTypes().includes(type))
+    if (!deps.engines().has(type))
       throw new ValidationError(`plugin not found in the catalog: ${type}`);
     const config = (body.config ?? {}) as Record<string, unknown>;
     commands.enableMount(
@@ -153,7 +172,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   });
   const writePolicy = async (ctx: RouterContext) => {
     const name = ctx.params.name!;
-    const body = requestData(ctx);
+    const body = checkedData(ctx, POLICY, { name });
     const policy = str(body, 'policy') ?? str(body, 'rules');
     if (policy === undefined) throw new ValidationError("'policy' parameter not supplied or empty");
     const rules = await parsePolicy(name, policy);

@@ -14,7 +14,8 @@ import type { TokenRevocationReason } from './events.js';
 import { TIMER_TOKEN_EXPIRY } from './events.js';
 import type { SysQueries, TokenRow } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
-import { bool, duration, list, str } from '../fields.js';
+import { bool, duration, list, parseFields, str } from '../fields.js';
+import { TOKEN_CREATE } from './paths.js';
 
 /**
  * Token hierarchy, as the reference keeps it (docs/security.md, "Token hierarchy"): a child
@@ -130,6 +131,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
   const create = (orphanPath: boolean) => (ctx: Context) => {
     const parent = ctx.state.token!;
     const body = requestData(ctx);
+    const fields = parseFields(TOKEN_CREATE, body);
     const requested = list(body, 'policies') ?? [...parent.policies];
     requested.forEach(checkPolicyName);
     const parentIsRoot = parent.policies.includes('root');
@@ -162,7 +164,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
       deps.metadata(ctx),
     );
     sendVault(ctx, null, {
-      warnings,
+      warnings: [...warnings, ...fields.warnings],
       auth: {
         client_token: created.token,
         accessor: created.data.accessor,
