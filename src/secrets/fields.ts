@@ -306,6 +306,8 @@ export interface FieldData<F extends Fields> {
   get<K extends keyof F & string>(name: K): Parsed<F>[K];
   /** Whether the request sent the field (a JSON null counts as not sent). */
   sent(name: keyof F & string): boolean;
+  /** Whether the request sent the field as a JSON null (some clients send null for "unset"). */
+  sentNull(name: keyof F & string): boolean;
   /** Fields sent that the path does not declare, sorted. */
   readonly ignored: readonly string[];
   /** The reference's warnings about ignored and path-replaced fields. */
@@ -364,36 +366,11 @@ export function parseFields<F extends Fields>(
         ? values.get(name)
         : structuredClone(fields[name]?.default)) as Parsed<F>[typeof name],
     sent: (name) => values.has(name),
+    sentNull: (name) => merged[name] === null,
     ignored,
     warnings,
   };
 }
-
-/** Whether a field was sent (a JSON null counts as not sent). */
-export const has = (raw: Raw, name: string): boolean =>
-  raw[name] !== undefined && raw[name] !== null;
-
-/** Reads one field of a raw request by its type: undefined (or the fallback) when not sent. */
-export interface FieldReader<V> {
-  (raw: Raw, name: string): V | undefined;
-  (raw: Raw, name: string, fallback: V): V;
-}
-
-function reader<T extends FieldType>(type: T): FieldReader<FieldValues[T]> {
-  function read(raw: Raw, name: string): FieldValues[T] | undefined;
-  function read(raw: Raw, name: string, fallback: FieldValues[T]): FieldValues[T];
-  function read(raw: Raw, name: string, fallback?: FieldValues[T]): FieldValues[T] | undefined {
-    return has(raw, name) ? convertField(type, name, raw[name]) : fallback;
-  }
-  return read;
-}
-
-export const str = reader('string');
-export const int = reader('int');
-export const bool = reader('bool');
-export const duration = reader('duration');
-export const list = reader('comma-string-slice');
-export const kvPairs = reader('kv-pairs');
 
 /** A request body as a plain object; anything else is refused. */
 export function body(input: unknown): Record<string, unknown> {

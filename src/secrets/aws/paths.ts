@@ -12,9 +12,9 @@ export const CONFIG_ROOT = declarePath({
   summary: 'Read or write the root credentials and the client settings',
   operations: ['read', 'update'],
   fields: {
-    max_retries: field.int('Maximum retries of a failed call (-1: the client default)', {
-      default: -1,
-    }),
+    max_retries: field.int(
+      'Maximum retries of a failed call (-1, the default: the client default)',
+    ),
     access_key: field.string('Access key ID of the root credentials'),
     secret_key: field.string('Secret access key of the root credentials'),
     role_arn: field.string('Role to assume with a workload identity token (not supported)'),

@@ -5,7 +5,8 @@ import type { EngineDeps } from './deps.js';
 import type { MountRef } from './events.js';
 import { roleStream } from './events.js';
 import type { RoleEvent } from './events.js';
-import type { Raw } from '../fields.js';
+import type { FieldData } from '../fields.js';
+import type { ROLE } from './paths.js';
 import type { RoleEntry } from './role-schema.js';
 import { applyRoleWrite } from './role-schema.js';
 
@@ -14,7 +15,12 @@ export class RoleService {
   constructor(private readonly d: EngineDeps) {}
 
   /** POST roles/:name; returns the role's warnings. */
-  write(mount: MountRef, name: string, raw: Raw, metadata: AuditMetadata): string[] {
+  write(
+    mount: MountRef,
+    name: string,
+    raw: FieldData<typeof ROLE.fields>,
+    metadata: AuditMetadata,
+  ): string[] {
     const existing = this.d.reads.role(mount.accessor, name);
     const { role, warnings } = applyRoleWrite(existing, raw);
     this.d.core.handler.handle(

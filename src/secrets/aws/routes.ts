@@ -34,18 +34,9 @@ const metadataOf = secretsMetadata;
 const nameParam = (ctx: Context): string =>
   checkName((ctx as Context & { params: Record<string, string | undefined> }).params.name);
 const dataOf = (ctx: Context): Raw => requestData(ctx);
-/**
- * The request's data checked against its path's declared fields (every declared field converts,
- * or the request fails before anything runs); the services read the checked data.
- */
-function parsed<F extends Fields>(
-  ctx: Context,
-  path: PathSchema<F>,
-  name?: string,
-): { raw: Raw; d: FieldData<F> } {
-  const raw = dataOf(ctx);
-  return { raw, d: parseFields(path, raw, name === undefined ? {} : { name }) };
-}
+/** The request's fields, parsed against its path's declaration (the `:name` segment included). */
+const parsed = <F extends Fields>(ctx: Context, path: PathSchema<F>, name?: string): FieldData<F> =>
+  parseFields(path, dataOf(ctx), name === undefined ? {} : { name });
 
 /** The reference's answer for a read of nothing: 404 with an empty error list. */
 function notFound(): never {
@@ -89,7 +80,7 @@ export function awsRoutes(s: AwsServices): Router {
     sendVault(ctx, presentRoot(settings));
   });
   r.post('/config/root', (ctx) => {
-    s.root.write(mountOf(ctx), parsed(ctx, CONFIG_ROOT).raw, metadataOf(ctx));
+    s.root.write(mountOf(ctx), parsed(ctx, CONFIG_ROOT), metadataOf(ctx));
     noContent(ctx);
   });
 
@@ -104,7 +95,7 @@ export function awsRoutes(s: AwsServices): Router {
     sendVault(ctx, presentLease(lease, leaseMax));
   });
   const writeLease = (ctx: Context) => {
-    s.root.writeLease(mountOf(ctx), parsed(ctx, CONFIG_LEASE).raw, metadataOf(ctx));
+    s.root.writeLease(mountOf(ctx), parsed(ctx, CONFIG_LEASE), metadataOf(ctx));
     noContent(ctx);
   };
   r.post('/config/lease', writeLease);
@@ -123,8 +114,8 @@ export function awsRoutes(s: AwsServices): Router {
   });
   const writeRole = (ctx: Context) => {
     const name = nameParam(ctx);
-    const { raw, d } = parsed(ctx, ROLE, name);
-    const warnings = s.roles.write(mountOf(ctx), name, raw, metadataOf(ctx));
+    const d = parsed(ctx, ROLE, name);
+    const warnings = s.roles.write(mountOf(ctx), name, d, metadataOf(ctx));
     // The reference adds its field warnings to a response, and a 204 has none.
     if (warnings.length === 0) return noContent(ctx);
     sendVault(ctx, null, { warnings: [...warnings, ...d.warnings] });
@@ -142,12 +133,12 @@ export function awsRoutes(s: AwsServices): Router {
     const issue = async (ctx: Context) => {
       if (ctx.state.list) unsupported();
       const name = nameParam(ctx);
-      const { raw, d } = parsed(ctx, declared, name);
+      const d = parsed(ctx, declared, name);
       const out = await s.creds.issue(
         mountOf(ctx),
         name,
         path,
-        raw,
+        d,
         ctx.state.token?.displayName ?? '',
         metadataOf(ctx),
       );
@@ -177,8 +168,8 @@ export function awsRoutes(s: AwsServices): Router {
   });
   const writeStatic = async (ctx: Context) => {
     const name = nameParam(ctx);
-    const { raw, d } = parsed(ctx, STATIC_ROLE, name);
-    const view = await s.staticRoles.write(mountOf(ctx), name, raw, metadataOf(ctx));
+    const d = parsed(ctx, STATIC_ROLE, name);
+    const view = await s.staticRoles.write(mountOf(ctx), name, d, metadataOf(ctx));
     const { warnings } = d;
     sendVault(ctx, presentStaticRole(view), warnings.length ? { warnings } : {});
   };

@@ -18,16 +18,11 @@ export class PkiSettings {
   setUrls(mount: string, b: FieldData<typeof CONFIG_URLS.fields>, meta: AuditMetadata): UrlConfig {
     const current = this.authority.urls(mount);
     const urls: UrlConfig = {
-      issuing_certificates: !b.sent('issuing_certificates')
-        ? current.issuing_certificates
-        : (b.get('issuing_certificates') ?? []),
-      crl_distribution_points: !b.sent('crl_distribution_points')
-        ? current.crl_distribution_points
-        : (b.get('crl_distribution_points') ?? []),
-      ocsp_servers: !b.sent('ocsp_servers') ? current.ocsp_servers : (b.get('ocsp_servers') ?? []),
-      delta_crl_distribution_points: !b.sent('delta_crl_distribution_points')
-        ? (current.delta_crl_distribution_points ?? [])
-        : (b.get('delta_crl_distribution_points') ?? []),
+      issuing_certificates: b.get('issuing_certificates') ?? current.issuing_certificates,
+      crl_distribution_points: b.get('crl_distribution_points') ?? current.crl_distribution_points,
+      ocsp_servers: b.get('ocsp_servers') ?? current.ocsp_servers,
+      delta_crl_distribution_points:
+        b.get('delta_crl_distribution_points') ?? current.delta_crl_distribution_points ?? [],
     };
     for (const u of [
       ...urls.issuing_certificates,

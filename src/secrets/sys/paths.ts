@@ -87,6 +87,29 @@ export const TOKEN_CREATE = declarePath({
 
 const TOKEN = { token: field.string('The token') };
 const ACCESSOR = { accessor: field.string("The token's accessor") };
+export const LEASE_REVOKE_ID = declarePath({
+  ...LEASE_REVOKE,
+  pattern: 'sys/leases/revoke/*id',
+  fields: { ...LEASE_ID, id: field.string('The lease', { required: true }) },
+});
+const tokenPath = (pattern: string, summary: string) =>
+  declarePath({ pattern, summary, operations: ['update'], fields: TOKEN });
+const accessorPath = (pattern: string, summary: string) =>
+  declarePath({ pattern, summary, operations: ['update'], fields: ACCESSOR });
+export const TOKEN_LOOKUP = tokenPath('auth/token/lookup', 'Look up a token');
+export const TOKEN_REVOKE = tokenPath('auth/token/revoke', 'Revoke a token and its children');
+export const TOKEN_REVOKE_ORPHAN = tokenPath(
+  'auth/token/revoke-orphan',
+  'Revoke a token, keeping its children',
+);
+export const TOKEN_LOOKUP_ACCESSOR = accessorPath(
+  'auth/token/lookup-accessor',
+  'Look up a token by accessor',
+);
+export const TOKEN_REVOKE_ACCESSOR = accessorPath(
+  'auth/token/revoke-accessor',
+  'Revoke a token by accessor',
+);
 
 export const SYS_PATHS: readonly PathSchema[] = [
   segmentsOnly('sys/health', 'Health of the server', ['read']),
@@ -103,11 +126,7 @@ export const SYS_PATHS: readonly PathSchema[] = [
   LEASE_RENEW,
   LEASE_RENEW_ID,
   LEASE_REVOKE,
-  declarePath({
-    ...LEASE_REVOKE,
-    pattern: 'sys/leases/revoke/*id',
-    fields: { ...LEASE_ID, id: field.string('The lease', { required: true }) },
-  }),
+  LEASE_REVOKE_ID,
   segmentsOnly('sys/leases/revoke-prefix/*prefix', 'Revoke every lease under a prefix', ['update']),
   TOKEN_CREATE,
   declarePath({
@@ -117,35 +136,10 @@ export const SYS_PATHS: readonly PathSchema[] = [
   }),
   segmentsOnly('auth/token/accessors', 'List token accessors', ['list']),
   segmentsOnly('auth/token/lookup-self', 'Look up the calling token', ['read', 'update']),
-  declarePath({
-    pattern: 'auth/token/lookup',
-    summary: 'Look up a token',
-    operations: ['update'],
-    fields: TOKEN,
-  }),
-  declarePath({
-    pattern: 'auth/token/lookup-accessor',
-    summary: 'Look up a token by accessor',
-    operations: ['update'],
-    fields: ACCESSOR,
-  }),
+  TOKEN_LOOKUP,
+  TOKEN_LOOKUP_ACCESSOR,
   segmentsOnly('auth/token/revoke-self', 'Revoke the calling token', ['update']),
-  declarePath({
-    pattern: 'auth/token/revoke',
-    summary: 'Revoke a token and its children',
-    operations: ['update'],
-    fields: TOKEN,
-  }),
-  declarePath({
-    pattern: 'auth/token/revoke-accessor',
-    summary: 'Revoke a token by accessor',
-    operations: ['update'],
-    fields: ACCESSOR,
-  }),
-  declarePath({
-    pattern: 'auth/token/revoke-orphan',
-    summary: 'Revoke a token, keeping its children',
-    operations: ['update'],
-    fields: TOKEN,
-  }),
+  TOKEN_REVOKE,
+  TOKEN_REVOKE_ACCESSOR,
+  TOKEN_REVOKE_ORPHAN,
 ];

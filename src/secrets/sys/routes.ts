@@ -16,8 +16,23 @@ import type { TokenHierarchy } from './tokens.js';
 import { tokenRoutes } from './tokens.js';
 import { openApiRoute } from './openapi-route.js';
 import type { LeaseProvider } from './leases.js';
-import { duration, list, parseFields, str, type PathSchema } from '../fields.js';
-import { MOUNT, MOUNT_TUNE, POLICY } from './paths.js';
+import {
+  convertField,
+  parseFields,
+  type FieldData,
+  type Fields,
+  type PathSchema,
+} from '../fields.js';
+import {
+  LEASE_LOOKUP,
+  LEASE_RENEW,
+  LEASE_RENEW_ID,
+  LEASE_REVOKE,
+  LEASE_REVOKE_ID,
+  MOUNT,
+  MOUNT_TUNE,
+  POLICY,
+} from './paths.js';
 
 export interface SysRouteDeps {
   core: Core;
@@ -28,20 +43,6 @@ export interface SysRouteDeps {
   leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
   metadata: (ctx: Context) => AuditMetadata;
   hierarchy: TokenHierarchy;
-}
-
-/**
- * The request's data after every declared field of its path converted (or the request fails before
- * anything runs); the handler reads the checked data.
- */
-function checkedData(
-  ctx: Context,
-  path: PathSchema,
-  captures: Readonly<Record<string, string>> = {},
-): Record<string, unknown> {
-  const body = requestData(ctx);
-  parseFields(path, body, captures);
-  return body;
 }
 
 const normalizeMountPath = (p: string) => (p.endsWith('/') ? p : `${p}/`).replace(/^\/+/, '');
@@ -91,14 +92,15 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   });
   r.post('/sys/mounts/*path/tune', (ctx) => {
     const m = mountAt(ctx.params.path ?? '');
-    const body = checkedData(ctx, MOUNT_TUNE, { path: ctx.params.path ?? '' });
+    const d = parseFields(MOUNT_TUNE, requestData(ctx), { path: ctx.params.path ?? '' });
+    // `system` (or nothing) keeps the system's value, as the reference reads these.
     const ttl = (field: 'default_lease_ttl' | 'max_lease_ttl'): number => {
-      const v = body[field];
-      if (v === undefined || v === null || v === '') return m.config[field];
-      return v === 'system' ? 0 : duration(body, field, 0);
+      const v = d.get(field);
+      if (v === undefined || v === '') return m.config[field];
+      return v === 'system' ? 0 : convertField('duration', field, v);
     };
     const headers = (field: 'allowed_response_headers' | 'passthrough_request_headers') =>
-      list(body, field) ?? m.config[field];
+      d.get(field) ?? m.config[field];
     const config: MountConfig = {
       default_lease_ttl: ttl('default_lease_ttl'),
       max_lease_ttl: ttl('max_lease_ttl'),
@@ -110,7 +112,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
       config.passthrough_request_headers = passthrough;
     commands.tuneMount(
       m.path,
-      { description: str(body, 'description') ?? m.description, config },
+      { description: d.get('description') ?? m.description, config },
       deps.metadata(ctx),
     );
     sendVault(ctx, undefined);
@@ -128,21 +130,25 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, mountView(m));
   });
   r.post('/sys/mounts/*path', (ctx) => {
-    const body = checkedData(ctx, MOUNT, { path: ctx.params.path ?? '' });
-    const type = str(body, 'type');
+    const d = parseFields(MOUNT, requestData(ctx), { path: ctx.params.path ?? '' });
+    const type = d.get('type');
     if (type === undefined || type === '')
       throw new ValidationError('missing required field "type"');
     if (!deps.engines().has(type))
       throw new ValidationError(`plugin not found in the catalog: ${type}`);
-    const config = (body.config ?? {}) as Record<string, unknown>;
+    const config = d.get('config') ?? {};
+    const ttl = (name: 'default_lease_ttl' | 'max_lease_ttl') =>
+      config[name] === undefined || config[name] === null
+        ? 0
+        : convertField('duration', name, config[name]);
     commands.enableMount(
       {
         path: normalizeMountPath(ctx.params.path ?? ''),
         type,
-        description: str(body, 'description') ?? '',
+        description: d.get('description') ?? '',
         config: {
-          default_lease_ttl: duration(config, 'default_lease_ttl', 0),
-          max_lease_ttl: duration(config, 'max_lease_ttl', 0),
+          default_lease_ttl: ttl('default_lease_ttl'),
+          max_lease_ttl: ttl('max_lease_ttl'),
         },
       },
       queries.mounts().map((m) => m.path),
@@ -172,8 +178,8 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   });
   const writePolicy = async (ctx: RouterContext) => {
     const name = ctx.params.name!;
-    const body = checkedData(ctx, POLICY, { name });
-    const policy = str(body, 'policy') ?? str(body, 'rules');
+    const d = parseFields(POLICY, requestData(ctx), { name });
+    const policy = d.get('policy') ?? d.get('rules');
     if (policy === undefined) throw new ValidationError("'policy' parameter not supplied or empty");
     const rules = await parsePolicy(name, policy);
     commands.writePolicy(name, policy, rules, deps.metadata(ctx));
@@ -191,14 +197,17 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     for (const [mountPath, p] of deps.leaseProviders()) if (leaseId.startsWith(mountPath)) return p;
     throw new ValidationError('invalid lease');
   };
-  const leaseId = (ctx: RouterContext): string => {
-    const body = requestData(ctx);
-    const id = str(body, 'lease_id') ?? ctx.params.id;
+  /** A lease path's fields; `*id` paths name the lease in the path. */
+  const leaseFields = <F extends Fields>(ctx: RouterContext, path: PathSchema<F>) =>
+    parseFields(path, requestData(ctx), ctx.params.id === undefined ? {} : { id: ctx.params.id });
+  /** The lease a request names: `lease_id` in the data, else the path's own. */
+  const leaseId = (ctx: RouterContext, d: FieldData<typeof LEASE_LOOKUP.fields>): string => {
+    const id = d.get('lease_id') ?? ctx.params.id;
     if (id === undefined || id === '') throw new ValidationError('lease_id must be specified');
     return id;
   };
   r.post('/sys/leases/lookup', (ctx) => {
-    const id = leaseId(ctx);
+    const id = leaseId(ctx, leaseFields(ctx, LEASE_LOOKUP));
     const info = provider(id).lookup(id);
     if (info === undefined) throw new ValidationError('invalid lease');
     sendVault(ctx, info);
@@ -222,10 +231,10 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, { keys: [...keys].sort() });
   });
   const renew = async (ctx: RouterContext) => {
-    const id = leaseId(ctx);
-    const body = requestData(ctx);
+    const d = leaseFields(ctx, ctx.params.id === undefined ? LEASE_RENEW : LEASE_RENEW_ID);
+    const id = leaseId(ctx, d);
     // A null increment (hvac's renew_lease default) is no increment, as the reference reads it.
-    const increment = duration(body, 'increment');
+    const increment = d.get('increment');
     const info = await provider(id).renew(id, increment, deps.metadata(ctx));
     ctx.status = 200;
     ctx.body = JSON.stringify({
@@ -243,7 +252,10 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   r.post('/sys/leases/renew', renew);
   r.post('/sys/leases/renew/*id', renew);
   const revoke = async (ctx: RouterContext) => {
-    const id = leaseId(ctx);
+    const id = leaseId(
+      ctx,
+      leaseFields(ctx, ctx.params.id === undefined ? LEASE_REVOKE : LEASE_REVOKE_ID),
+    );
     await provider(id).revoke(id, deps.metadata(ctx));
     sendVault(ctx, undefined);
   };
