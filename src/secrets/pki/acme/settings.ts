@@ -5,9 +5,8 @@ import { NotFoundError, ValidationError } from '../../../core/errors.js';
 import { CONFIG_ACME, CONFIG_CLUSTER } from '../paths.js';
 import { fields, meta, param, reply, send, sendKeys, type RouteScope } from '../routes/common.js';
 import type { AcmeConfig, AcmeSettingsEvent, ClusterConfig, EabPolicy } from './events.js';
-import { acmeStreams } from './events.js';
 import { DIRECTORY_PREFIXES, directoryOf, directoryName } from './directory.js';
-import { settingsDecider, type AcmeService } from './service.js';
+import type { AcmeService } from './service.js';
 
 const EAB_POLICIES: readonly EabPolicy[] = [
   'not-required',
@@ -76,12 +75,7 @@ function checkResolver(v: string): string {
  */
 export function acmeSettingsRoutes(r: Router, service: AcmeService, { id }: RouteScope): void {
   const record = (ctx: Parameters<typeof meta>[0], event: AcmeSettingsEvent) =>
-    service.authority.core.handler.handle(
-      acmeStreams.settings(id),
-      settingsDecider,
-      () => [event],
-      meta(ctx),
-    );
+    service.recordSetting(id, event, meta(ctx));
 
   r.get('/config/cluster', (ctx) => send(ctx, service.cluster(id)));
   r.post('/config/cluster', (ctx) => {
