@@ -1,11 +1,12 @@
 import type { KeyObject } from 'node:crypto';
 import { ValidationError } from '../../core/errors.js';
-import type { AuditMetadata } from '../../core/events.js';
+import type { Decider } from '../../core/command-handler.js';
+import type { AuditMetadata, NewEvent } from '../../core/events.js';
 import { NAME_PATTERN, type FieldData } from '../fields.js';
 import type { Authority } from './authority.js';
 import { newIssuerSettings } from './authority.js';
 import { configDecider, issuerDecider, keyDecider, roleDecider } from './deciders.js';
-import { streams, type IssuerSettings, type PkiEvent } from './events.js';
+import { streams, type IssuerSettings } from './events.js';
 import type { CONFIG_ISSUERS, ISSUER } from './paths.js';
 import type { ROLE_FIELDS } from './paths-role.js';
 import type { IssuerRow, KeyRow } from './projection.js';
@@ -23,7 +24,12 @@ const USAGES = ['read-only', 'issuing-certificates', 'crl-signing', 'ocsp-signin
 export class PkiService {
   constructor(readonly authority: Authority) {}
 
-  private record(stream: string, decider: Deciders, event: PkiEvent, meta: AuditMetadata): void {
+  private record<S, E extends NewEvent>(
+    stream: string,
+    decider: Decider<S, E>,
+    event: E,
+    meta: AuditMetadata,
+  ): void {
     this.authority.core.handler.handle(stream, decider, () => [event], meta);
   }
 
@@ -259,13 +265,21 @@ export class PkiService {
   }
 
   private issuerDeleted(mount: string, issuerId: string, meta: AuditMetadata): void {
-    const event: PkiEvent = { type: 'PkiIssuerDeleted', data: { mount, issuerId } };
-    this.record(streams.issuer(mount, issuerId), issuerDecider, event, meta);
+    this.record(
+      streams.issuer(mount, issuerId),
+      issuerDecider,
+      { type: 'PkiIssuerDeleted', data: { mount, issuerId } },
+      meta,
+    );
   }
 
   private keyDeleted(mount: string, keyId: string, meta: AuditMetadata): void {
-    const event: PkiEvent = { type: 'PkiKeyDeleted', data: { mount, keyId } };
-    this.record(streams.key(mount, keyId), keyDecider, event, meta);
+    this.record(
+      streams.key(mount, keyId),
+      keyDecider,
+      { type: 'PkiKeyDeleted', data: { mount, keyId } },
+      meta,
+    );
   }
 
   private setDefaultKeyId(mount: string, defaultKey: string, meta: AuditMetadata): void {
@@ -278,10 +292,9 @@ export class PkiService {
   }
 }
 
-type Deciders =
-  typeof roleDecider | typeof issuerDecider | typeof keyDecider | typeof configDecider;
-
-function checkKeyName(name: string): void {
+/** A key name: empty, or the reference's name pattern. */
+export function checkKeyName(name: string): string {
   if (name && !NAME_PATTERN.test(name))
     throw new ValidationError(`invalid key name ${JSON.stringify(name)}`);
+  return name;
 }

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../../../core/errors.js';
-import type { PkiService } from '../service.js';
+import { checkKeyName, type PkiService } from '../service.js';
 import { keyPathType } from '../ca.js';
 import { CONFIG_KEYS, KEY, KEYS_GENERATE, KEYS_IMPORT } from '../paths.js';
 import type { KeyRow } from '../projection.js';
@@ -29,7 +29,8 @@ export function keyRoutes(r: Router, pki: PkiService, { id }: RouteScope): void 
   r.post('/keys/generate/:type', async (ctx) => {
     const b = fields(ctx, KEYS_GENERATE);
     const kind = keyPathType(b.get('type'), false);
-    const name = b.get('key_name') ?? '';
+    // The name is checked before the (slow) key generation.
+    const name = checkKeyName(b.get('key_name') ?? '');
     const spec = normaliseKeySpec(b.get('key_type'), b.get('key_bits'));
     const { privateKey } = await generateKeyPair(spec);
     const keyId = pki.createKey(id, privateKey, name, meta(ctx));
