@@ -13,6 +13,10 @@ export interface OpenApiMount {
   /** the engine type (`pki`), or `system` */
   type: string;
   paths: readonly PathSchema[];
+  /** whether a path (as declared, relative to the mount) needs sudo: the reference's `x-vault-sudo` */
+  sudo?: (pattern: string) => boolean;
+  /** whether a path is served without a token: the reference's `x-vault-unauthenticated` */
+  unauthenticated?: (pattern: string) => boolean;
 }
 
 interface JsonSchema {
@@ -109,6 +113,10 @@ export function openApiDocument(mounts: readonly OpenApiMount[]): OpenApiDocumen
         const item: PathItem = (paths[key] ??= {
           description: declared.summary,
           ...(parameters.length ? { parameters } : {}),
+          ...(mount.sudo?.(declared.pattern) === true ? { 'x-vault-sudo': true } : {}),
+          ...(mount.unauthenticated?.(declared.pattern) === true
+            ? { 'x-vault-unauthenticated': true }
+            : {}),
         });
         const id = [
           ...words(mount.path || mount.type),

@@ -111,6 +111,14 @@ describe('the OpenAPI document', () => {
       type: 'string',
       format: 'duration',
     });
+    // The reference's extensions: what needs sudo, what needs no token.
+    expect(doc.paths['/pki/root/sign-self-issued']).toMatchObject({ 'x-vault-sudo': true });
+    expect(doc.paths['/auth/token/create-orphan']).toMatchObject({ 'x-vault-sudo': true });
+    expect(doc.paths['/pki/ca/pem']).toMatchObject({ 'x-vault-unauthenticated': true });
+    expect(doc.paths['/pki/cert/{serial}']).toMatchObject({ 'x-vault-unauthenticated': true });
+    expect(doc.paths['/sys/health']).toMatchObject({ 'x-vault-unauthenticated': true });
+    expect(doc.paths['/pki/roles/{name}']).not.toHaveProperty('x-vault-sudo');
+    expect(doc.paths['/pki/roles/{name}']).not.toHaveProperty('x-vault-unauthenticated');
   });
 
   it('a role write accepts every declared field without a warning; an undeclared one is ignored with one', async () => {
