@@ -134,19 +134,20 @@ function sliceItems(field: string, items: readonly unknown[]): string[] {
   });
 }
 
-/** A comma string or a list; items trimmed, empty ones dropped (`ParseCommaStringSlice`). */
+/**
+ * A comma string or a list, items trimmed (`ParseCommaStringSlice`). A comma string's empty items
+ * are dropped (`"a,,b"`, `""`); a list keeps every item it sent, so an empty name in a list reaches
+ * the check of that name instead of vanishing.
+ */
 function toCommaSlice(field: string, v: unknown): string[] {
-  const items =
-    typeof v === 'string'
-      ? v.split(',')
-      : Array.isArray(v)
-        ? sliceItems(field, v)
-        : typeof v === 'number' || typeof v === 'boolean'
-          ? [toString(field, v)]
-          : null;
-  if (items === null)
+  if (Array.isArray(v)) return sliceItems(field, v).map((i) => i.trim());
+  if (typeof v === 'number' || typeof v === 'boolean') return [toString(field, v)];
+  if (typeof v !== 'string')
     throw fieldError(field, `'${field}' expected a comma-separated string or a list of strings`);
-  return items.map((i) => i.trim()).filter((i) => i !== '');
+  return v
+    .split(',')
+    .map((i) => i.trim())
+    .filter((i) => i !== '');
 }
 
 /** A list (a lone value becomes a one-item list); items trimmed, not split on commas. */

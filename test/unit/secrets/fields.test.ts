@@ -54,7 +54,7 @@ const ok: readonly [FieldType, unknown, unknown][] = [
   ['duration', '', 0],
   ['signed-duration', '-5s', -5],
   ['comma-string-slice', 'a, b,,c ', ['a', 'b', 'c']],
-  ['comma-string-slice', ['a', ' b', ''], ['a', 'b']],
+  ['comma-string-slice', ['a', ' b', ''], ['a', 'b', '']],
   ['comma-string-slice', '', []],
   ['comma-string-slice', 5, ['5']],
   ['string-slice', 'a,b', ['a,b']],
