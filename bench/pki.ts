@@ -28,6 +28,9 @@ import { buildCrl } from '../src/secrets/pki/x509/crl.js';
 import { encodeName, randomSerial, serialText } from '../src/secrets/pki/x509/certificate.js';
 import { rebuildCrl } from '../src/secrets/pki/crls.js';
 import { generateKeyPair, keySpecOf, signatureScheme } from '../src/secrets/pki/x509/keys.js';
+import { parseFields } from '../src/secrets/fields.js';
+import { ISSUE, ROOT_GENERATE, SIGN } from '../src/secrets/pki/paths.js';
+import { ROLE } from '../src/secrets/pki/paths-role.js';
 
 /** Requests in flight against each HTTP server (Keel and cfssl alike). */
 const CONCURRENCY = 16;
@@ -98,16 +101,32 @@ async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
   const authority = app.pki.authority;
   const meta = systemMetadata('bench');
   try {
-    await generateRoot(authority, 'bench', meta, 'internal', {
-      common_name: 'Direct Root',
-      key_type: 'ec',
-    });
-    const { role } = roleFromInput({
-      allowed_domains: 'example.com',
-      allow_subdomains: true,
-      key_type: 'ec',
-      ttl: '1h',
-    });
+    await generateRoot(
+      authority,
+      'bench',
+      meta,
+      'internal',
+      parseFields(
+        ROOT_GENERATE,
+        {
+          common_name: 'Direct Root',
+          key_type: 'ec',
+        },
+        { type: 'internal' },
+      ),
+    );
+    const { role } = roleFromInput(
+      parseFields(
+        ROLE,
+        {
+          allowed_domains: 'example.com',
+          allow_subdomains: true,
+          key_type: 'ec',
+          ttl: '1h',
+        },
+        { name: 'ec' },
+      ),
+    );
     app.core.handler.handle(
       streams.role('bench', 'ec'),
       roleDecider,
@@ -115,19 +134,45 @@ async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
       meta,
     );
     for (let i = 0; i < 200; i++)
-      await issue(authority, 'bench', meta, 'ec', undefined, { common_name: `w${i}.example.com` });
+      await issue(
+        authority,
+        'bench',
+        meta,
+        'ec',
+        undefined,
+        parseFields(ISSUE, { common_name: `w${i}.example.com` }, { role: 'ec' }),
+      );
     const issued = await rate(
       3000,
       8,
       async (i) =>
-        void (await issue(authority, 'bench', meta, 'ec', undefined, {
-          common_name: `d${i}.example.com`,
-        })),
+        void (await issue(
+          authority,
+          'bench',
+          meta,
+          'ec',
+          undefined,
+          parseFields(
+            ISSUE,
+            {
+              common_name: `d${i}.example.com`,
+            },
+            { role: 'ec' },
+          ),
+        )),
     );
     const signed = await rate(
       3000,
       1,
-      async () => void sign(authority, 'bench', meta, 'ec', undefined, { csr }),
+      async () =>
+        void sign(
+          authority,
+          'bench',
+          meta,
+          'ec',
+          undefined,
+          parseFields(SIGN, { csr }, { role: 'ec' }),
+        ),
     );
     // 100k revoked certificates in the read model (written directly: the rebuild is what is
     // measured), then one full CRL rebuild: query, build, sign and append the PkiCrlBuilt event.

@@ -12,6 +12,7 @@ import type { Sealer } from './core/seal.js';
 import type { StreamLocation } from './core/streams.js';
 import type { Config } from './config.js';
 import type { Mount } from './http/types.js';
+import type { PathSchema } from './secrets/fields.js';
 
 /** What every bounded context is built from: the core services, passed as arguments. */
 export interface Core {
@@ -40,6 +41,8 @@ export interface SecretsEngine {
    * without a token, as the reference's `PathsSpecial.Unauthenticated`.
    */
   readonly unauthenticated?: readonly string[];
+  /** Every path the engine serves, with its declared fields (the OpenAPI document's source). */
+  readonly paths: readonly PathSchema[];
 }
 
 /** A bounded context's registry: what it adds to the daemon. */

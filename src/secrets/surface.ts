@@ -28,7 +28,7 @@ export interface SecretsSurfaceDeps {
 }
 
 /** Paths served without a token, as the reference does. */
-const UNAUTHENTICATED = new Set(['sys/health', 'sys/seal-status']);
+export const UNAUTHENTICATED = new Set(['sys/health', 'sys/seal-status']);
 
 /**
  * The reference's status for `sys/health`: `activecode` (200) on the leading process,
@@ -52,7 +52,7 @@ function healthStatus(ctx: Context, standby: boolean): number {
 }
 
 /** System paths that need sudo besides their capability. */
-const SYS_SUDO: readonly RegExp[] = [
+export const SYS_SUDO: readonly RegExp[] = [
   /^sys\/leases\/revoke-prefix\//,
   /^auth\/token\/create-orphan$/,
   /^auth\/token\/revoke-orphan$/,

@@ -91,7 +91,7 @@ export function buildContexts(core: Core, config: Config, deps: ContextDeps): Co
         .map((m) => [m.path, aws.leaseProvider]),
     );
   const sys = createSysContext(core, {
-    engineTypes: () => [...engines.keys()],
+    engines: () => engines,
     leaseProviders,
   });
   const executor = createExecutorContext(core, { runs, liveLogs });

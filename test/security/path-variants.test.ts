@@ -26,7 +26,7 @@ interface Route {
 /** Every (method, path template) of the sys, auth/token and engine routers, relative to /v1/. */
 function routeTable(t: TestApp): Route[] {
   const sys = createSysContext(t.app.core, {
-    engineTypes: () => [],
+    engines: () => new Map(),
     leaseProviders: () => new Map(),
   }).routes;
   createUi(t.app.core, []).registerRoutes(sys);

@@ -117,7 +117,7 @@ describe('orphans need root or sudo', () => {
 describe('meta is a small map of strings', () => {
   it.each([
     [{ a: 1 }, /expected a map of strings/],
-    [['x'], /expected a map of strings/],
+    [['x'], /'meta' expected a map, got unconvertible type 'slice'/],
     [{ a: 'x'.repeat(513) }, /longer than 512 bytes/],
     [{ ['k'.repeat(129)]: 'v' }, /longer than 128 bytes/],
     [Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])), /at most 64/],

@@ -10,7 +10,8 @@ import { providerError } from './deps.js';
 import type { CloudIntents } from './intents.js';
 import type { MountRef } from './events.js';
 import { leaseStream } from './events.js';
-import type { Raw } from './fields.js';
+import type { FieldData } from '../fields.js';
+import type { CREDS } from './paths.js';
 import type { CredentialType, RoleEntry } from './role-schema.js';
 import type { RootService } from './root.js';
 import { parseCredsRequest } from './schema.js';
@@ -64,7 +65,7 @@ export class CredsService {
     mount: MountRef,
     name: string,
     path: 'creds' | 'sts',
-    raw: Raw,
+    raw: FieldData<typeof CREDS.fields>,
     displayName: string,
     metadata: AuditMetadata,
   ): Promise<IssuedCredentials> {

@@ -24,6 +24,7 @@ import { AwsReads } from './queries.js';
 import { RoleService } from './roles.js';
 import { RootService } from './root.js';
 import { awsRoutes } from './routes.js';
+import { AWS_PATHS } from './paths.js';
 import { StaticRoleService } from './static-roles.js';
 
 export type { AwsClientFactory, ProviderDefaults } from './clients.js';
@@ -120,6 +121,7 @@ export function createAwsContext(
       description:
         'cloud credentials (IAM users, assumed roles, federation and session tokens, static roles)',
       routes: () => awsRoutes(services),
+      paths: AWS_PATHS,
     },
   };
   return { module, leaseProvider: leases };

@@ -1,4 +1,4 @@
-import { formatGoDuration } from './durations.js';
+import { formatGoDuration } from '../duration.js';
 import type { RoleEntry } from './role-schema.js';
 import type { RootSettings } from './schema.js';
 

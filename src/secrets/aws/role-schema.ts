@@ -1,6 +1,8 @@
 import { KeelError, ValidationError } from '../../core/errors.js';
-import type { Raw } from './fields.js';
-import { duration, has, kvPairs, list, str } from './fields.js';
+import type { FieldData } from '../fields.js';
+import type { ROLE } from './paths.js';
+
+type RoleFields = FieldData<typeof ROLE.fields>;
 
 /** The four ways a role hands out credentials. */
 export const CREDENTIAL_TYPES = [
@@ -47,25 +49,6 @@ export const emptyRole = (): RoleEntry => ({
   mfaSerialNumber: '',
   prohibitFlexibleCredPath: false,
 });
-
-export const ROLE_FIELDS = [
-  'name',
-  'credential_type',
-  'role_arns',
-  'policy_arns',
-  'policy_document',
-  'iam_groups',
-  'iam_tags',
-  'default_sts_ttl',
-  'max_sts_ttl',
-  'session_tags',
-  'external_id',
-  'user_path',
-  'permissions_boundary_arn',
-  'mfa_serial_number',
-  'policy',
-  'arn',
-] as const;
 
 export const USER_PATH_REGEX = /^\/([\x21-\x7F]{0,510}\/)?$/;
 const USER_PATH_REGEX_TEXT = '^\\/([\\x21-\\x7F]{0,510}\\/)?$';
@@ -122,32 +105,32 @@ export interface RoleWrite {
  * and validates the result with the reference's messages. Rules the spec states at write time
  * (role_arns for assumed_role, a policy for iam_user and federation_token) are checked here too.
  */
-export function applyRoleWrite(existing: RoleEntry | null, raw: Raw): RoleWrite {
-  const legacyPolicy = str(raw, 'policy');
-  const legacyArn = str(raw, 'arn');
+export function applyRoleWrite(existing: RoleEntry | null, raw: RoleFields): RoleWrite {
+  const legacyPolicy = raw.get('policy');
+  const legacyArn = raw.get('arn');
   if (legacyPolicy !== undefined || legacyArn !== undefined)
     return legacyWrite(raw, legacyPolicy, legacyArn);
 
   const role: RoleEntry = existing ? structuredClone(existing) : emptyRole();
-  const credentialType = str(raw, 'credential_type');
+  const credentialType = raw.get('credential_type');
   // One type, as written: the reference reads credential_type as a single string, so
   // "iam_user,federation_token" is refused as an unrecognized type rather than split.
   if (credentialType !== undefined) role.credentialTypes = [credentialType as CredentialType];
-  const roleArns = list(raw, 'role_arns');
+  const roleArns = raw.get('role_arns');
   if (roleArns) role.roleArns = roleArns;
-  const policyArns = list(raw, 'policy_arns');
+  const policyArns = raw.get('policy_arns');
   if (policyArns) role.policyArns = policyArns;
-  const policyDocument = str(raw, 'policy_document');
+  const policyDocument = raw.get('policy_document');
   if (policyDocument !== undefined) role.policyDocument = compactPolicy(policyDocument);
-  const groups = list(raw, 'iam_groups');
+  const groups = raw.get('iam_groups');
   if (groups) role.iamGroups = groups;
-  const tags = kvPairs(raw, 'iam_tags');
+  const tags = raw.get('iam_tags');
   if (tags) role.iamTags = tags;
-  const defaultTtl = duration(raw, 'default_sts_ttl');
+  const defaultTtl = raw.get('default_sts_ttl');
   if (defaultTtl !== undefined) role.defaultStsTtl = defaultTtl;
-  const maxTtl = duration(raw, 'max_sts_ttl');
+  const maxTtl = raw.get('max_sts_ttl');
   if (maxTtl !== undefined) role.maxStsTtl = maxTtl;
-  const sessionTags = kvPairs(raw, 'session_tags');
+  const sessionTags = raw.get('session_tags');
   if (sessionTags) role.sessionTags = sessionTags;
   for (const [field, key] of [
     ['external_id', 'externalId'],
@@ -155,7 +138,7 @@ export function applyRoleWrite(existing: RoleEntry | null, raw: Raw): RoleWrite 
     ['permissions_boundary_arn', 'permissionsBoundaryArn'],
     ['mfa_serial_number', 'mfaSerialNumber'],
   ] as const) {
-    const v = str(raw, field);
+    const v = raw.get(field);
     if (v !== undefined) role[key] = v;
   }
   const errors = validateRole(role);
@@ -263,21 +246,21 @@ const NEW_PARAMS = [
 ] as const;
 
 /** Legacy `policy` (a JSON document) or `arn` (a role or policy ARN), as early releases took them. */
-function legacyWrite(raw: Raw, policy: string | undefined, arn: string | undefined): RoleWrite {
+function legacyWrite(
+  raw: RoleFields,
+  policy: string | undefined,
+  arn: string | undefined,
+): RoleWrite {
   for (const [field, phrase] of NEW_PARAMS) {
-    if (has(raw, field))
+    if (raw.sent(field))
       throw new ValidationError(
         `cannot supply deprecated role or policy parameters with ${phrase}`,
       );
   }
   // These are accepted next to the legacy parameters but have no meaning there: say so, never drop silently.
-  const ignored = [
-    'iam_groups',
-    'iam_tags',
-    'mfa_serial_number',
-    'session_tags',
-    'external_id',
-  ].filter((f) => has(raw, f));
+  const ignored = (
+    ['iam_groups', 'iam_tags', 'mfa_serial_number', 'session_tags', 'external_id'] as const
+  ).filter((f) => raw.sent(f));
   if (policy !== undefined && arn !== undefined && policy !== '' && arn !== '') {
     throw new KeelError('internal', 'only one of policy or arn should be provided', {
       status: 500,

@@ -5,17 +5,22 @@ import type { EngineDeps } from './deps.js';
 import type { MountRef } from './events.js';
 import { roleStream } from './events.js';
 import type { RoleEvent } from './events.js';
-import type { Raw } from './fields.js';
-import { ignoredFieldsWarning } from './fields.js';
+import type { FieldData } from '../fields.js';
+import type { ROLE } from './paths.js';
 import type { RoleEntry } from './role-schema.js';
-import { ROLE_FIELDS, applyRoleWrite } from './role-schema.js';
+import { applyRoleWrite } from './role-schema.js';
 
 /** Roles: upsert with validation, read, list, delete. */
 export class RoleService {
   constructor(private readonly d: EngineDeps) {}
 
-  /** POST roles/:name; returns the warnings for a 200 (none → 204). */
-  write(mount: MountRef, name: string, raw: Raw, metadata: AuditMetadata): string[] {
+  /** POST roles/:name; returns the role's warnings. */
+  write(
+    mount: MountRef,
+    name: string,
+    raw: FieldData<typeof ROLE.fields>,
+    metadata: AuditMetadata,
+  ): string[] {
     const existing = this.d.reads.role(mount.accessor, name);
     const { role, warnings } = applyRoleWrite(existing, raw);
     this.d.core.handler.handle(
@@ -24,8 +29,7 @@ export class RoleService {
       (): RoleEvent[] => [{ type: 'AwsRoleWritten', data: { mount, name, role } }],
       metadata,
     );
-    // The reference drops the unknown-parameter warning on a 204; it is only added next to others.
-    return warnings.length ? [...warnings, ...ignoredFieldsWarning(raw, ROLE_FIELDS)] : [];
+    return warnings;
   }
 
   read(mount: MountRef, name: string): RoleEntry | null {

@@ -8,7 +8,8 @@ import type { EngineDeps } from './deps.js';
 import { addSeconds, systemMetadata } from './deps.js';
 import type { ConfigEvent, MountRef } from './events.js';
 import { configStream } from './events.js';
-import type { Raw } from './fields.js';
+import type { FieldData } from '../fields.js';
+import type { CONFIG_LEASE, CONFIG_ROOT } from './paths.js';
 import { nextRootRotation, retryAt } from './projection.js';
 import { applyRootWrite, parseLeaseWrite } from './schema.js';
 import { DEFAULT_USERNAME_TEMPLATE } from './template/index.js';
@@ -30,7 +31,7 @@ export class RootService {
   }
 
   /** POST config/root: validates, seals the secret key, stores (partial update). */
-  write(mount: MountRef, raw: Raw, metadata: AuditMetadata): void {
+  write(mount: MountRef, raw: FieldData<typeof CONFIG_ROOT.fields>, metadata: AuditMetadata): void {
     const row = this.d.reads.config(mount.accessor);
     const { settings, secretKey } = applyRootWrite(
       row?.settings ?? null,
@@ -169,7 +170,11 @@ export class RootService {
   }
 
   /** POST config/lease. */
-  writeLease(mount: MountRef, raw: Raw, metadata: AuditMetadata): void {
+  writeLease(
+    mount: MountRef,
+    raw: FieldData<typeof CONFIG_LEASE.fields>,
+    metadata: AuditMetadata,
+  ): void {
     const { lease, leaseMax } = parseLeaseWrite(raw);
     this.append(
       mount,

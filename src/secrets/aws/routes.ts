@@ -7,12 +7,12 @@ import { requestData, sendVault } from '../../http/vault.js';
 import { secretsMetadata } from '../surface.js';
 import type { CredsService } from './creds.js';
 import type { MountRef } from './events.js';
-import type { Raw } from './fields.js';
-import { ignoredFieldsWarning } from './fields.js';
+import { parseFields, type FieldData, type Fields, type PathSchema, type Raw } from '../fields.js';
 import { presentLease, presentRole, presentRoot, presentStaticRole } from './presenters.js';
 import type { RoleService } from './roles.js';
 import type { RootService } from './root.js';
-import { CREDS_FIELDS, STATIC_ROLE_FIELDS, checkName } from './schema.js';
+import { CONFIG_LEASE, CONFIG_ROOT, CREDS, ROLE, STATIC_ROLE, STS } from './paths.js';
+import { checkName } from './schema.js';
 import type { StaticRoleService } from './static-roles.js';
 
 /** The services the routes call; each route is validate → command → present. */
@@ -34,6 +34,9 @@ const metadataOf = secretsMetadata;
 const nameParam = (ctx: Context): string =>
   checkName((ctx as Context & { params: Record<string, string | undefined> }).params.name);
 const dataOf = (ctx: Context): Raw => requestData(ctx);
+/** The request's fields, parsed against its path's declaration (the `:name` segment included). */
+const parsed = <F extends Fields>(ctx: Context, path: PathSchema<F>, name?: string): FieldData<F> =>
+  parseFields(path, dataOf(ctx), name === undefined ? {} : { name });
 
 /** The reference's answer for a read of nothing: 404 with an empty error list. */
 function notFound(): never {
@@ -77,7 +80,7 @@ export function awsRoutes(s: AwsServices): Router {
     sendVault(ctx, presentRoot(settings));
   });
   r.post('/config/root', (ctx) => {
-    s.root.write(mountOf(ctx), dataOf(ctx), metadataOf(ctx));
+    s.root.write(mountOf(ctx), parsed(ctx, CONFIG_ROOT), metadataOf(ctx));
     noContent(ctx);
   });
 
@@ -92,7 +95,7 @@ export function awsRoutes(s: AwsServices): Router {
     sendVault(ctx, presentLease(lease, leaseMax));
   });
   const writeLease = (ctx: Context) => {
-    s.root.writeLease(mountOf(ctx), dataOf(ctx), metadataOf(ctx));
+    s.root.writeLease(mountOf(ctx), parsed(ctx, CONFIG_LEASE), metadataOf(ctx));
     noContent(ctx);
   };
   r.post('/config/lease', writeLease);
@@ -110,9 +113,12 @@ export function awsRoutes(s: AwsServices): Router {
     sendVault(ctx, presentRole(role));
   });
   const writeRole = (ctx: Context) => {
-    const warnings = s.roles.write(mountOf(ctx), nameParam(ctx), dataOf(ctx), metadataOf(ctx));
+    const name = nameParam(ctx);
+    const d = parsed(ctx, ROLE, name);
+    const warnings = s.roles.write(mountOf(ctx), name, d, metadataOf(ctx));
+    // The reference adds its field warnings to a response, and a 204 has none.
     if (warnings.length === 0) return noContent(ctx);
-    sendVault(ctx, null, { warnings });
+    sendVault(ctx, null, { warnings: [...warnings, ...d.warnings] });
   };
   r.post('/roles/:name', writeRole);
   r.delete('/roles/:name', (ctx) => {
@@ -120,19 +126,23 @@ export function awsRoutes(s: AwsServices): Router {
     noContent(ctx);
   });
 
-  for (const path of ['creds', 'sts'] as const) {
+  for (const [path, declared] of [
+    ['creds', CREDS],
+    ['sts', STS],
+  ] as const) {
     const issue = async (ctx: Context) => {
       if (ctx.state.list) unsupported();
-      const raw = dataOf(ctx);
+      const name = nameParam(ctx);
+      const d = parsed(ctx, declared, name);
       const out = await s.creds.issue(
         mountOf(ctx),
-        nameParam(ctx),
+        name,
         path,
-        raw,
+        d,
         ctx.state.token?.displayName ?? '',
         metadataOf(ctx),
       );
-      const warnings = ignoredFieldsWarning(raw, CREDS_FIELDS);
+      const { warnings } = d;
       sendVault(ctx, out.data, {
         leaseId: out.leaseId,
         leaseDuration: out.leaseDuration,
@@ -157,9 +167,10 @@ export function awsRoutes(s: AwsServices): Router {
     sendVault(ctx, presentStaticRole(row));
   });
   const writeStatic = async (ctx: Context) => {
-    const raw = dataOf(ctx);
-    const view = await s.staticRoles.write(mountOf(ctx), nameParam(ctx), raw, metadataOf(ctx));
-    const warnings = ignoredFieldsWarning(raw, STATIC_ROLE_FIELDS);
+    const name = nameParam(ctx);
+    const d = parsed(ctx, STATIC_ROLE, name);
+    const view = await s.staticRoles.write(mountOf(ctx), name, d, metadataOf(ctx));
+    const { warnings } = d;
     sendVault(ctx, presentStaticRole(view), warnings.length ? { warnings } : {});
   };
   r.post('/static-roles/:name', writeStatic);

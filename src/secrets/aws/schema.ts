@@ -1,7 +1,8 @@
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { parseCron } from './cron.js';
-import type { Raw } from './fields.js';
-import { bool, duration, has, int, list, str } from './fields.js';
+import type { FieldData } from '../fields.js';
+import type { CONFIG_LEASE, CONFIG_ROOT, CREDS, STATIC_ROLE } from './paths.js';
+import { convertField } from '../fields.js';
 import { MIN_STATIC_ROTATION_SECONDS } from '../../../machines/static-role.machine.js';
 
 /** Role, static-role and mount-relative names: the reference's `GenericNameWithAtRegex`. */
@@ -30,26 +31,6 @@ export interface RootSettings {
   disableAutomatedRotation: boolean;
 }
 
-export const ROOT_FIELDS = [
-  'max_retries',
-  'access_key',
-  'secret_key',
-  'role_arn',
-  'identity_token_audience',
-  'identity_token_ttl',
-  'region',
-  'iam_endpoint',
-  'sts_endpoint',
-  'sts_region',
-  'sts_fallback_endpoints',
-  'sts_fallback_regions',
-  'username_template',
-  'rotation_period',
-  'rotation_schedule',
-  'rotation_window',
-  'disable_automated_rotation',
-] as const;
-
 export const ROOT_ROTATION_MIN_SECONDS = 10;
 export const ROTATION_WINDOW_MIN_SECONDS = 3600;
 
@@ -61,14 +42,14 @@ export const ROTATION_WINDOW_MIN_SECONDS = 3600;
  */
 export function applyRootWrite(
   existing: RootSettings | null,
-  raw: Raw,
+  raw: FieldData<typeof CONFIG_ROOT.fields>,
   defaultTemplate: string,
 ): { settings: RootSettings; secretKey: string | undefined } {
-  const accessKey = str(raw, 'access_key');
-  const secretKey = str(raw, 'secret_key');
-  const audience = str(raw, 'identity_token_audience') ?? '';
-  const roleArn = str(raw, 'role_arn') ?? '';
-  const tokenTtl = duration(raw, 'identity_token_ttl');
+  const accessKey = raw.get('access_key');
+  const secretKey = raw.get('secret_key');
+  const audience = raw.get('identity_token_audience') ?? '';
+  const roleArn = raw.get('role_arn') ?? '';
+  const tokenTtl = raw.get('identity_token_ttl');
   if (audience !== '' && (accessKey ?? '') !== '') {
     throw new ValidationError("only one of 'access_key' or 'identity_token_audience' can be set");
   }
@@ -108,8 +89,8 @@ export function applyRootWrite(
       };
   if (accessKey !== undefined) s.accessKey = accessKey;
   // hvac sends `max_retries: null`, which the reference stores as 0.
-  if (raw.max_retries === null) s.maxRetries = 0;
-  const maxRetries = int(raw, 'max_retries');
+  if (raw.sentNull('max_retries')) s.maxRetries = 0;
+  const maxRetries = raw.get('max_retries');
   if (maxRetries !== undefined) {
     if (maxRetries < -1)
       throw new ValidationError('max_retries must be -1 (the client default) or more');
@@ -121,24 +102,24 @@ export function applyRootWrite(
     ['sts_endpoint', 'stsEndpoint'],
     ['sts_region', 'stsRegion'],
   ] as const) {
-    const v = str(raw, field);
+    const v = raw.get(field);
     if (v !== undefined) s[key] = v;
   }
   for (const field of ['iam_endpoint', 'sts_endpoint'] as const) {
-    const v = str(raw, field);
+    const v = raw.get(field);
     if (v) checkUrl(field, v);
   }
-  const fallbackEndpoints = list(raw, 'sts_fallback_endpoints');
+  const fallbackEndpoints = raw.get('sts_fallback_endpoints');
   if (fallbackEndpoints) {
     fallbackEndpoints.forEach((e) => checkUrl('sts_fallback_endpoints', e));
     s.stsFallbackEndpoints = fallbackEndpoints;
   }
-  const fallbackRegions = list(raw, 'sts_fallback_regions');
+  const fallbackRegions = raw.get('sts_fallback_regions');
   if (fallbackRegions) s.stsFallbackRegions = fallbackRegions;
   if (s.stsFallbackEndpoints.length !== s.stsFallbackRegions.length) {
     throw new ValidationError('fallback endpoints and fallback regions must be the same length');
   }
-  const template = str(raw, 'username_template');
+  const template = raw.get('username_template');
   s.usernameTemplate = template === undefined || template === '' ? defaultTemplate : template;
   applyRotation(s, raw);
   return { settings: s, secretKey };
@@ -157,11 +138,11 @@ function checkUrl(field: string, value: string): void {
 }
 
 /** The scheduled root rotation fields (edition-restricted in the reference; Keel applies them). */
-function applyRotation(s: RootSettings, raw: Raw): void {
-  const period = duration(raw, 'rotation_period');
-  const schedule = str(raw, 'rotation_schedule');
-  const window = duration(raw, 'rotation_window');
-  const disabled = bool(raw, 'disable_automated_rotation');
+function applyRotation(s: RootSettings, raw: FieldData<typeof CONFIG_ROOT.fields>): void {
+  const period = raw.get('rotation_period');
+  const schedule = raw.get('rotation_schedule');
+  const window = raw.get('rotation_window');
+  const disabled = raw.get('disable_automated_rotation');
   if ((period ?? 0) !== 0 && (schedule ?? '') !== '') {
     throw new ValidationError(
       'mutually exclusive fields rotation_schedule and rotation_period were both specified; only one of them can be provided',
@@ -213,12 +194,15 @@ function applyRotation(s: RootSettings, raw: Raw): void {
 }
 
 /** POST config/lease: both values required, durations. */
-export function parseLeaseWrite(raw: Raw): { lease: number; leaseMax: number } {
-  if (!has(raw, 'lease')) throw new ValidationError("'lease' is a required parameter");
-  if (!has(raw, 'lease_max')) throw new ValidationError("'lease_max' is a required parameter");
+export function parseLeaseWrite(raw: FieldData<typeof CONFIG_LEASE.fields>): {
+  lease: number;
+  leaseMax: number;
+} {
+  if (!raw.sent('lease')) throw new ValidationError("'lease' is a required parameter");
+  if (!raw.sent('lease_max')) throw new ValidationError("'lease_max' is a required parameter");
   const parse = (field: 'lease' | 'lease_max', label: string) => {
     try {
-      const v = duration(raw, field) as number;
+      const v = convertField('duration', field, raw.get(field));
       if (v < 0) throw new Error('duration must not be negative');
       return v;
     } catch (e) {
@@ -227,15 +211,6 @@ export function parseLeaseWrite(raw: Raw): { lease: number; leaseMax: number } {
   };
   return { lease: parse('lease', 'lease'), leaseMax: parse('lease_max', 'lease_max') };
 }
-
-export const STATIC_ROLE_FIELDS = [
-  'name',
-  'username',
-  'rotation_period',
-  'assume_role_arn',
-  'assume_role_session_name',
-  'external_id',
-] as const;
 
 export interface StaticRoleInput {
   username: string | undefined;
@@ -246,13 +221,16 @@ export interface StaticRoleInput {
 }
 
 /** POST static-roles/:name fields, before the IAM user is looked up. */
-export function parseStaticRoleWrite(raw: Raw, creating: boolean): StaticRoleInput {
+export function parseStaticRoleWrite(
+  raw: FieldData<typeof STATIC_ROLE.fields>,
+  creating: boolean,
+): StaticRoleInput {
   const input: StaticRoleInput = {
-    username: str(raw, 'username'),
-    rotationPeriod: duration(raw, 'rotation_period'),
-    assumeRoleArn: str(raw, 'assume_role_arn'),
-    assumeRoleSessionName: str(raw, 'assume_role_session_name'),
-    externalId: str(raw, 'external_id'),
+    username: raw.get('username'),
+    rotationPeriod: raw.get('rotation_period'),
+    assumeRoleArn: raw.get('assume_role_arn'),
+    assumeRoleSessionName: raw.get('assume_role_session_name'),
+    externalId: raw.get('external_id'),
   };
   if ((input.assumeRoleArn ?? '') !== '' && (input.assumeRoleSessionName ?? '') === '') {
     throw new ValidationError('assume_role_session_name is required when assume_role_arn is set');
@@ -279,8 +257,6 @@ export function checkRotationPeriod(seconds: number): void {
   }
 }
 
-export const CREDS_FIELDS = ['name', 'role_arn', 'role_session_name', 'ttl', 'mfa_code'] as const;
-
 export interface CredsInput {
   roleArn: string;
   roleSessionName: string;
@@ -289,13 +265,13 @@ export interface CredsInput {
 }
 
 /** GET|POST creds/:name and sts/:name parameters (query string or body). */
-export function parseCredsRequest(raw: Raw): CredsInput {
-  const ttl = duration(raw, 'ttl');
+export function parseCredsRequest(raw: FieldData<typeof CREDS.fields>): CredsInput {
+  const ttl = raw.get('ttl');
   if (ttl !== undefined && ttl < 0) throw new ValidationError('ttl must not be negative');
   return {
-    roleArn: str(raw, 'role_arn') ?? '',
-    roleSessionName: str(raw, 'role_session_name') ?? '',
+    roleArn: raw.get('role_arn') ?? '',
+    roleSessionName: raw.get('role_session_name') ?? '',
     ttl: ttl === 0 ? undefined : ttl,
-    mfaCode: str(raw, 'mfa_code') ?? '',
+    mfaCode: raw.get('mfa_code') ?? '',
   };
 }

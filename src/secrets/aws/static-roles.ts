@@ -12,7 +12,8 @@ import type { EngineDeps } from './deps.js';
 import { addSeconds, systemMetadata } from './deps.js';
 import type { MountRef } from './events.js';
 import { staticRoleStream } from './events.js';
-import type { Raw } from './fields.js';
+import type { FieldData } from '../fields.js';
+import type { STATIC_ROLE } from './paths.js';
 import type { CloudIntents, OpenIntent } from './intents.js';
 import type { StaticRoleRow } from './queries.js';
 import type { StaticRoleView } from './presenters.js';
@@ -93,7 +94,7 @@ export class StaticRoleService {
   async write(
     mount: MountRef,
     name: string,
-    raw: Raw,
+    raw: FieldData<typeof STATIC_ROLE.fields>,
     metadata: AuditMetadata,
   ): Promise<StaticRoleView> {
     const existing = this.d.reads.staticRole(mount.accessor, name);

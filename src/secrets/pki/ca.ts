@@ -2,7 +2,6 @@ import type { KeyObject } from 'node:crypto';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { bool, duration, int, list, str } from './fields.js';
 import { buildCa } from './issuance.js';
 import { isSelfSigned, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
@@ -27,6 +26,15 @@ import {
 import { encodedKeyOf } from './x509/encoded-key.js';
 import { parseCertificate, type ParsedCertificate } from './x509/parse.js';
 import { rebuildCrl } from './crls.js';
+import type { FieldData } from '../fields.js';
+import type {
+  CA_CERTIFICATE,
+  NAME_CONSTRAINTS,
+  NEW_CA_KEY,
+  REQUESTED_NAMES,
+  SUBJECT,
+} from './paths-fields.js';
+import type { IntermediateFields, RootFields } from './paths.js';
 
 /** The internal role CA certificates are named under: any name, no hostname rules. */
 export const CA_ROLE: Role = {
@@ -45,31 +53,31 @@ export const CA_ROLE: Role = {
 };
 
 /** Subject attributes from a request body (comma-separated strings or JSON lists). */
-export function subjectOf(b: Record<string, unknown>, commonName: string): SubjectSpec {
+export function subjectOf(b: FieldData<typeof SUBJECT>, commonName: string): SubjectSpec {
   return {
-    country: list(b, 'country'),
-    province: list(b, 'province'),
-    locality: list(b, 'locality'),
-    streetAddress: list(b, 'street_address'),
-    postalCode: list(b, 'postal_code'),
-    organization: list(b, 'organization'),
-    ou: list(b, 'ou'),
+    country: b.get('country') ?? [],
+    province: b.get('province') ?? [],
+    locality: b.get('locality') ?? [],
+    streetAddress: b.get('street_address') ?? [],
+    postalCode: b.get('postal_code') ?? [],
+    organization: b.get('organization') ?? [],
+    ou: b.get('ou') ?? [],
     commonName,
-    serialNumber: str(b, 'serial_number'),
+    serialNumber: b.get('serial_number') ?? '',
   };
 }
 
 /** Name constraints from a request body. */
-export function constraintsOf(b: Record<string, unknown>): NameConstraintSet {
+export function constraintsOf(b: FieldData<typeof NAME_CONSTRAINTS>): NameConstraintSet {
   return {
-    permittedDns: list(b, 'permitted_dns_domains'),
-    excludedDns: list(b, 'excluded_dns_domains'),
-    permittedIp: list(b, 'permitted_ip_ranges'),
-    excludedIp: list(b, 'excluded_ip_ranges'),
-    permittedEmail: list(b, 'permitted_email_addresses'),
-    excludedEmail: list(b, 'excluded_email_addresses'),
-    permittedUri: list(b, 'permitted_uri_domains'),
-    excludedUri: list(b, 'excluded_uri_domains'),
+    permittedDns: b.get('permitted_dns_domains') ?? [],
+    excludedDns: b.get('excluded_dns_domains') ?? [],
+    permittedIp: b.get('permitted_ip_ranges') ?? [],
+    excludedIp: b.get('excluded_ip_ranges') ?? [],
+    permittedEmail: b.get('permitted_email_addresses') ?? [],
+    excludedEmail: b.get('excluded_email_addresses') ?? [],
+    permittedUri: b.get('permitted_uri_domains') ?? [],
+    excludedUri: b.get('excluded_uri_domains') ?? [],
   };
 }
 
@@ -97,19 +105,19 @@ async function keyForGeneration(
   authority: Authority,
   mount: string,
   type: 'internal' | 'exported' | 'existing',
-  b: Record<string, unknown>,
+  b: FieldData<Omit<typeof NEW_CA_KEY, 'type'>>,
 ): Promise<{ key: KeyObject; existingId?: string }> {
   if (type === 'existing') {
-    const row = authority.resolveKey(mount, str(b, 'key_ref', 'default'));
+    const row = authority.resolveKey(mount, b.get('key_ref') ?? 'default');
     return { key: authority.privateKey(row), existingId: row.key_id };
   }
-  const spec = normaliseKeySpec(str(b, 'key_type', 'rsa'), int(b, 'key_bits', 0));
+  const spec = normaliseKeySpec(b.get('key_type') ?? 'rsa', b.get('key_bits') ?? 0);
   return { key: (await generateKeyPair(spec)).privateKey };
 }
 
-export function caKeyUsage(b: Record<string, unknown>): number[] {
+export function caKeyUsage(b: FieldData<Pick<typeof CA_CERTIFICATE, 'key_usage'>>): number[] {
   const bits = new Set([5, 6]);
-  for (const n of list(b, 'key_usage')) {
+  for (const n of b.get('key_usage') ?? []) {
     const bit = keyUsageBit(n);
     if (bit !== undefined) bits.add(bit);
   }
@@ -117,16 +125,16 @@ export function caKeyUsage(b: Record<string, unknown>): number[] {
 }
 
 /** The names a CA request body asks for (the fields every CA-generating path shares). */
-export function caNameRequest(b: Record<string, unknown>, commonName: string) {
+export function caNameRequest(b: FieldData<typeof REQUESTED_NAMES>, commonName: string) {
   return {
     commonName,
-    altNames: list(b, 'alt_names'),
-    ipSans: list(b, 'ip_sans'),
-    uriSans: list(b, 'uri_sans'),
-    otherSans: list(b, 'other_sans'),
+    altNames: b.get('alt_names') ?? [],
+    ipSans: b.get('ip_sans') ?? [],
+    uriSans: b.get('uri_sans') ?? [],
+    otherSans: b.get('other_sans') ?? [],
     userIds: [],
     serialNumber: '',
-    excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
+    excludeCnFromSans: b.get('exclude_cn_from_sans') ?? false,
   };
 }
 
@@ -136,19 +144,21 @@ export async function generateRoot(
   mount: string,
   meta: AuditMetadata,
   type: string,
-  b: Record<string, unknown>,
+  b: FieldData<RootFields>,
+  /** the issuer's name when the request names none (root/rotate: "next") */
+  defaultIssuerName = '',
 ): Promise<Issued> {
   const kind = keyPathType(type);
-  const format = formatOf(b.format);
-  const keyFormat = privateKeyFormatOf(b.private_key_format);
-  const commonName = str(b, 'common_name').trim();
+  const format = formatOf(b.get('format'));
+  const keyFormat = privateKeyFormatOf(b.get('private_key_format'));
+  const commonName = (b.get('common_name') ?? '').trim();
   const names = resolveNames(CA_ROLE, caNameRequest(b, commonName));
   const now = authority.core.clock.now();
   const { notAfter, warnings } = resolveNotAfter({
     now,
     mountTtls: authority.mountTtls(mount),
-    requestTtl: duration(b, 'ttl'),
-    notAfter: str(b, 'not_after') || undefined,
+    requestTtl: b.get('ttl'),
+    notAfter: (b.get('not_after') ?? '') || undefined,
     roleTtl: 0,
     roleMaxTtl: 0,
     issuerNotAfter: undefined,
@@ -158,8 +168,8 @@ export async function generateRoot(
   const { key, existingId } = await keyForGeneration(authority, mount, kind, b);
   const scheme = signatureScheme(
     keySpecOf(key),
-    int(b, 'signature_bits', 0),
-    bool(b, 'use_pss', false),
+    b.get('signature_bits') ?? 0,
+    b.get('use_pss') ?? false,
   );
   const serial = randomSerial();
   const der = buildCa({
@@ -168,18 +178,18 @@ export async function generateRoot(
     spki: spkiDer(key),
     signer: undefined,
     selfKey: { key, scheme },
-    maxPathLength: int(b, 'max_path_length', -1),
+    maxPathLength: b.get('max_path_length') ?? -1,
     keyUsage: caKeyUsage(b),
     nameConstraints: nc,
     urls: authority.urls(mount),
     serial,
-    notBefore: new Date(now.getTime() - (duration(b, 'not_before_duration') ?? 30) * 1000),
+    notBefore: new Date(now.getTime() - (b.get('not_before_duration') ?? 30) * 1000),
     notAfter,
   });
   const cert = parseCertificate(der);
   const certPem = pem('CERTIFICATE', der);
-  const keyName = str(b, 'key_name');
-  const issuerName = str(b, 'issuer_name');
+  const keyName = b.get('key_name') ?? '';
+  const issuerName = b.get('issuer_name') || defaultIssuerName;
   const { issuerId, keyId } = authority.atomically(() => {
     const keyId = existingId ?? authority.createKey(mount, meta, key, keyName);
     const issuerId = authority.createIssuer(mount, meta, cert, issuerName, certPem);
@@ -243,21 +253,21 @@ export async function generateIntermediate(
   mount: string,
   meta: AuditMetadata,
   type: string,
-  b: Record<string, unknown>,
+  b: FieldData<IntermediateFields>,
 ): Promise<Issued> {
   const kind = keyPathType(type);
-  const format = formatOf(b.format);
-  const keyFormat = privateKeyFormatOf(b.private_key_format);
-  const commonName = str(b, 'common_name').trim();
+  const format = formatOf(b.get('format'));
+  const keyFormat = privateKeyFormatOf(b.get('private_key_format'));
+  const commonName = (b.get('common_name') ?? '').trim();
   const names = resolveNames(CA_ROLE, caNameRequest(b, commonName));
   const { key, existingId } = await keyForGeneration(authority, mount, kind, b);
   const csrDer = buildCsr(
     key,
     encodeName(subjectOf(b, commonName)),
     names.altNames,
-    bool(b, 'add_basic_constraints', false),
+    b.get('add_basic_constraints') ?? false,
   );
-  const keyId = existingId ?? authority.createKey(mount, meta, key, str(b, 'key_name'));
+  const keyId = existingId ?? authority.createKey(mount, meta, key, b.get('key_name') ?? '');
   const csrPem = pem('CERTIFICATE REQUEST', csrDer);
   const data: Record<string, unknown> = { key_id: keyId };
   if (format === 'der') data.csr = csrDer.toString('base64');

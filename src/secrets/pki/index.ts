@@ -3,6 +3,9 @@ import type { ContextModule, Core } from '../../context.js';
 import { secretsRouter } from '../request-path.js';
 import type { Mount } from '../../http/types.js';
 import { Authority } from './authority.js';
+import { PkiService } from './service.js';
+import { PkiSettings } from './settings.js';
+import { PKI_PATHS } from './paths-all.js';
 import { systemMetadata } from '../../core/events.js';
 import { acmeStreams } from './acme/events.js';
 import { streams } from './events.js';
@@ -75,6 +78,8 @@ export function createPkiContext(
   mountTtls: (mount: string) => MountTtls,
 ): ContextModule & { authority: Authority; acme: AcmeService } {
   const authority = new Authority(core, mountTtls);
+  const service = new PkiService(authority);
+  const settings = new PkiSettings(authority);
   const acme = new AcmeService(
     authority,
     {
@@ -134,11 +139,11 @@ export function createPkiContext(
       routes(mount: Mount): Router {
         const router = secretsRouter();
         const scope = { mount, id: mount.accessor };
-        roleRoutes(router, authority, scope);
+        roleRoutes(router, service, scope);
         issueRoutes(router, authority, scope);
-        issuerRoutes(router, authority, scope);
-        keyRoutes(router, authority, scope);
-        configRoutes(router, authority, scope);
+        issuerRoutes(router, service, scope);
+        keyRoutes(router, service, scope);
+        configRoutes(router, settings, scope);
         revokeRoutes(router, authority, scope);
         tidyRoutes(router, authority, scope);
         fetchRoutes(router, authority, scope);
@@ -151,6 +156,7 @@ export function createPkiContext(
       sudo: [/^root\/sign-self-issued$/, /^root$/],
       selfAuthenticated: ACME_UNAUTHENTICATED,
       unauthenticated: UNAUTHENTICATED,
+      paths: PKI_PATHS,
     },
   };
 }

@@ -1,7 +1,6 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { bool, duration, list, str } from './fields.js';
 import { buildLeaf } from './issuance.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
 import { encodeIssued, issuedIdentity, formatOf, privateKeyFormatOf } from './present.js';
@@ -12,6 +11,11 @@ import { pem, randomSerial, serialText } from './x509/certificate.js';
 import { generateEncodedKey, type EncodedKey } from './x509/encoded-key.js';
 import { normaliseKeySpec, type KeySpec } from './x509/keys.js';
 import { parseCertificate, parseCsr, type ParsedCsr } from './x509/parse.js';
+import type { FieldData } from '../fields.js';
+import type { LEAF_REQUEST, PRIVATE_KEY_FORMAT } from './paths-fields.js';
+import type { IssueFields, SignFields } from './paths.js';
+
+type LeafFields = typeof LEAF_REQUEST & typeof PRIVATE_KEY_FORMAT;
 
 /** The result of an issuing endpoint: response data and warnings. */
 export interface Issued {
@@ -39,16 +43,16 @@ export function loadRole(authority: Authority, mount: string, name: string): Rol
 }
 
 /** The naming fields of issue and sign bodies. */
-export function nameRequest(b: Record<string, unknown>): NameRequest {
+export function nameRequest(b: FieldData<typeof LEAF_REQUEST>): NameRequest {
   return {
-    commonName: str(b, 'common_name').trim(),
-    altNames: [...new Set(list(b, 'alt_names'))],
-    ipSans: list(b, 'ip_sans'),
-    uriSans: list(b, 'uri_sans'),
-    otherSans: list(b, 'other_sans'),
-    userIds: list(b, 'user_ids'),
-    serialNumber: str(b, 'serial_number'),
-    excludeCnFromSans: bool(b, 'exclude_cn_from_sans', false),
+    commonName: (b.get('common_name') ?? '').trim(),
+    altNames: [...new Set(b.get('alt_names') ?? [])],
+    ipSans: b.get('ip_sans') ?? [],
+    uriSans: b.get('uri_sans') ?? [],
+    otherSans: b.get('other_sans') ?? [],
+    userIds: b.get('user_ids') ?? [],
+    serialNumber: b.get('serial_number') ?? '',
+    excludeCnFromSans: b.get('exclude_cn_from_sans') ?? false,
   };
 }
 
@@ -77,8 +81,11 @@ export function verifiedCsr(text: string): ParsedCsr {
 }
 
 /** `cert_metadata` cannot be stored by Keel: refused with the reason. */
-export function checkMetadata(b: Record<string, unknown>, role: Role | undefined): void {
-  if (b.cert_metadata === undefined || b.cert_metadata === '') return;
+export function checkMetadata(
+  b: FieldData<Pick<typeof LEAF_REQUEST, 'cert_metadata'>>,
+  role: Role | undefined,
+): void {
+  if (!b.get('cert_metadata')) return;
   if (!role || role.no_store_metadata) {
     throw new ValidationError(
       'cert_metadata cannot be stored: the role has no_store_metadata set or no role was given',
@@ -95,7 +102,7 @@ interface LeafJob {
   role: Role;
   roleName: string;
   issuerRef: string;
-  body: Record<string, unknown>;
+  body: FieldData<LeafFields>;
   names: ResolvedNames;
   spki: Buffer;
   behavior?: LeafNotAfterBehavior;
@@ -109,8 +116,8 @@ interface LeafJob {
 function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | undefined): Issued {
   const { mount, role, body } = job;
   // Read before anything is recorded: a bad value must leave no certificate behind.
-  const format = formatOf(body.format);
-  const keyFormat = privateKeyFormatOf(body.private_key_format);
+  const format = formatOf(body.get('format'));
+  const keyFormat = privateKeyFormatOf(body.get('private_key_format'));
   const issuer = authority.resolveIssuer(mount, job.issuerRef);
   const signer = authority.signer(
     mount,
@@ -120,8 +127,8 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | u
     role.use_pss,
   );
   const now = authority.core.clock.now();
-  const requestNotAfter = str(body, 'not_after') || undefined;
-  const requestTtl = duration(body, 'ttl');
+  const requestNotAfter = (body.get('not_after') ?? '') || undefined;
+  const requestTtl = body.get('ttl');
   const { notAfter, warnings } = resolveNotAfter({
     now,
     mountTtls: authority.mountTtls(mount),
@@ -162,7 +169,7 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | u
       chain: authority.chain(mount, issuer),
       ...(privateKey ? { privateKey } : {}),
       bundleChain: true,
-      removeRoots: bool(body, 'remove_roots_from_chain', false),
+      removeRoots: body.get('remove_roots_from_chain') ?? false,
       isRoot: isSelfSigned,
     },
     format,
@@ -191,25 +198,25 @@ export async function issue(
   meta: AuditMetadata,
   roleName: string,
   issuerRef: string | undefined,
-  body: Record<string, unknown>,
+  body: FieldData<IssueFields>,
 ): Promise<Issued> {
   const role = loadRole(authority, mount, roleName);
   checkMetadata(body, role);
-  formatOf(body.format);
-  privateKeyFormatOf(body.private_key_format);
+  formatOf(body.get('format'));
+  privateKeyFormatOf(body.get('private_key_format'));
   const warnings: string[] = [];
   let spec: KeySpec;
   if (role.key_type === 'any') {
-    const type = str(body, 'key_type');
+    const type = body.get('key_type') ?? '';
     if (!type || type === 'any') {
       throw new ValidationError(
         'role key type "any" not allowed for issuing certificates without providing key_type and/or key_bits request parameters',
       );
     }
-    spec = normaliseKeySpec(type, Number(body.key_bits ?? 0) || 0);
+    spec = normaliseKeySpec(type, body.get('key_bits'));
   } else {
     spec = { type: role.key_type, bits: role.key_bits };
-    if (body.key_type !== undefined || body.key_bits !== undefined)
+    if (body.sent('key_type') || body.sent('key_bits'))
       warnings.push('parameters key_type and key_bits ignored as role had specific values');
   }
   const names = resolveNames(role, nameRequest(body));
@@ -244,13 +251,13 @@ export function sign(
   meta: AuditMetadata,
   roleName: string,
   issuerRef: string | undefined,
-  body: Record<string, unknown>,
+  body: FieldData<SignFields>,
   /** a change to the role for this request only (ACME narrows the extended key usages) */
   adjust: (role: Role) => Role = (role) => role,
 ): Issued {
   const role = adjust(loadRole(authority, mount, roleName));
   checkMetadata(body, role);
-  const csr = verifiedCsr(str(body, 'csr'));
+  const csr = verifiedCsr(body.get('csr') ?? '');
   checkCsrKey(role, csr.key);
   const names = resolveNames(role, nameRequest(body), csr);
   return signLeaf(

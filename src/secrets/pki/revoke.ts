@@ -3,12 +3,13 @@ import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { certificateDecider, issuerDecider } from './deciders.js';
 import { streams } from './events.js';
-import { int, str } from './fields.js';
 import { normaliseSerial, pem, pemBlocks } from './x509/certificate.js';
 import { keysMatch, parsePrivateKey } from './x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
 import { rebuildAllCrls, rebuildCrl, rebuildDeltaCrl } from './crls.js';
 import type { IssuerRow } from './projection.js';
+import type { FieldData } from '../fields.js';
+import type { REVOKE } from './paths-fields.js';
 
 /** What a revoke call answers: data (null when refused as expired) and warnings. */
 export interface Revoked {
@@ -28,9 +29,9 @@ interface Target {
   publicKeySource: ParsedCertificate | undefined;
 }
 
-function findTarget(authority: Authority, mount: string, b: Record<string, unknown>): Target {
-  const serialIn = str(b, 'serial_number').trim();
-  const certIn = str(b, 'certificate').trim();
+function findTarget(authority: Authority, mount: string, b: FieldData<typeof REVOKE>): Target {
+  const serialIn = (b.get('serial_number') ?? '').trim();
+  const certIn = (b.get('certificate') ?? '').trim();
   if (!serialIn && !certIn)
     throw new ValidationError('The serial number or certificate to revoke must be provided.');
   if (serialIn && certIn)
@@ -80,11 +81,13 @@ export function revoke(
   authority: Authority,
   mount: string,
   meta: AuditMetadata,
-  b: Record<string, unknown>,
-  withKey = false,
+  b: FieldData<typeof REVOKE>,
+  /** revoke-with-key: the PEM private key proving possession ('' when not sent) */
+  privateKey?: string,
 ): Revoked {
+  const withKey = privateKey !== undefined;
   if (withKey) {
-    const keyText = str(b, 'private_key');
+    const keyText = privateKey;
     if (!keyText)
       throw new ValidationError('Must have private key to revoke via the /revoke-with-key path.');
     if (keyText.length < 64) {
@@ -100,7 +103,7 @@ export function revoke(
       `adding issuer (id: ${asIssuer.issuer_id}) to its own CRL is not allowed`,
     );
   if (withKey) {
-    const key = parsePrivateKey(str(b, 'private_key'));
+    const key = parsePrivateKey(privateKey);
     const cert = target.publicKeySource;
     if (!cert) throw new ValidationError(`certificate with serial ${target.serial} not found.`);
     if (key.asymmetricKeyType !== cert.publicKey.asymmetricKeyType) {
@@ -133,8 +136,7 @@ export function revoke(
       ],
     };
   }
-  const reasonIn = b.reason;
-  const reason = reasonIn === undefined || reasonIn === '' ? undefined : int(b, 'reason', 0);
+  const reason = b.get('reason');
   if (reason !== undefined && (reason < 0 || reason > 10 || reason === 7))
     throw new ValidationError(`invalid revocation reason code ${reason}`);
   authority.atomically(() => {

@@ -1,5 +1,6 @@
 import { ValidationError } from '../../core/errors.js';
-import { bool, duration, int, list, str } from './fields.js';
+import type { FieldData } from '../fields.js';
+import type { ROLE_FIELDS } from './paths-role.js';
 import { extKeyUsageOid, isOid } from './x509/extensions.js';
 import { normaliseKeySpec } from './x509/keys.js';
 
@@ -56,6 +57,13 @@ export interface Role {
   allow_token_displayname: boolean;
 }
 
+type RoleFields = typeof ROLE_FIELDS;
+type FieldOfType<T> = {
+  [K in keyof Role & keyof RoleFields]: Role[K] extends T ? K : never;
+}[keyof Role & keyof RoleFields];
+type BoolField = FieldOfType<boolean>;
+type ListField = FieldOfType<string[]>;
+
 const uniq = (xs: readonly string[]) => [...new Set(xs)];
 
 /**
@@ -63,35 +71,38 @@ const uniq = (xs: readonly string[]) => [...new Set(xs)];
  * role; the stored role for PATCH). Returns the role and the reference's warnings.
  */
 export function roleFromInput(
-  input: Record<string, unknown>,
+  input: FieldData<RoleFields>,
   base: Role = defaultRole(),
 ): { role: Role; warnings: string[] } {
   const warnings: string[] = [];
-  const b = (f: keyof Role) => bool(input, f, base[f] as boolean);
-  const l = (f: keyof Role) => list(input, f, base[f] as string[]);
-  const keyType = str(input, 'key_type', base.key_type);
+  // What was sent, else the base's value (POST: the defaults; PATCH: the stored role).
+  const pick = <K extends keyof RoleFields & keyof Role>(f: K) =>
+    input.sent(f) ? input.get(f) : base[f];
+  const b = (f: BoolField) => (input.sent(f) ? input.get(f) : base[f]);
+  const l = (f: ListField) => (input.sent(f) ? input.get(f) : base[f]);
+  const keyType = pick('key_type');
   if (!['rsa', 'ec', 'ed25519', 'any'].includes(keyType)) {
     throw new ValidationError(
       `unknown key type ${keyType}; must be one of rsa, ec, ed25519 or any`,
     );
   }
   // A changed key type resets the size to its default unless a size is given alongside it.
-  const bitsBase = input.key_type !== undefined && input.key_bits === undefined ? 0 : base.key_bits;
-  let keyBits = int(input, 'key_bits', bitsBase);
+  const bitsBase = input.sent('key_type') && !input.sent('key_bits') ? 0 : base.key_bits;
+  let keyBits = input.sent('key_bits') ? input.get('key_bits') : bitsBase;
   if (keyType !== 'any') keyBits = normaliseKeySpec(keyType, keyBits).bits;
-  let signatureBits = int(
-    input,
-    'signature_bits',
-    input.key_type !== undefined ? 0 : base.signature_bits,
-  );
+  let signatureBits = input.sent('signature_bits')
+    ? input.get('signature_bits')
+    : input.sent('key_type')
+      ? 0
+      : base.signature_bits;
   if (![0, 256, 384, 512].includes(signatureBits)) {
     throw new ValidationError(
       `unsupported signature_bits ${signatureBits}; must be 0, 256, 384 or 512`,
     );
   }
   if (keyType === 'rsa' && signatureBits === 0) signatureBits = 256;
-  const ttl = duration(input, 'ttl') ?? base.ttl;
-  const maxTtl = duration(input, 'max_ttl') ?? base.max_ttl;
+  const ttl = pick('ttl');
+  const maxTtl = pick('max_ttl');
   if (maxTtl > 0 && ttl > maxTtl)
     throw new ValidationError('"ttl" value must be less than "max_ttl" value');
   const extKeyUsage = l('ext_key_usage');
@@ -134,7 +145,7 @@ export function roleFromInput(
     if (!/^[0-9a-fA-F:.]+\/\d+$/.test(cidr))
       throw new ValidationError(`invalid CIDR address in allowed_ip_sans_cidr: ${cidr}`);
   }
-  const notAfter = str(input, 'not_after', base.not_after);
+  const notAfter = pick('not_after');
   if (notAfter && Number.isNaN(new Date(notAfter).getTime()))
     throw new ValidationError(`invalid not_after ${notAfter}; must be RFC 3339`);
   const noStore = b('no_store');
@@ -144,7 +155,7 @@ export function roleFromInput(
     warnings.push(
       'mutually exclusive values no_store=true and generate_lease=true were both specified; no_store=true takes priority',
     );
-  } else if (generateLease && input.generate_lease !== undefined) {
+  } else if (generateLease && input.sent('generate_lease')) {
     warnings.push(
       "it is encouraged to disable generate_lease and rely on PKI's native capabilities when possible; this option can cause Keel-wide issues with large numbers of issued certificates",
     );
@@ -195,9 +206,9 @@ export function roleFromInput(
     cn_validations: cnValidations.length ? cnValidations : ['email', 'hostname'],
     policy_identifiers: l('policy_identifiers'),
     basic_constraints_valid_for_non_ca: b('basic_constraints_valid_for_non_ca'),
-    not_before_duration: duration(input, 'not_before_duration') ?? base.not_before_duration,
+    not_before_duration: pick('not_before_duration'),
     not_after: notAfter,
-    issuer_ref: str(input, 'issuer_ref', base.issuer_ref) || 'default',
+    issuer_ref: pick('issuer_ref') || 'default',
     allow_token_displayname: base.allow_token_displayname,
   };
   for (const p of role.policy_identifiers) {

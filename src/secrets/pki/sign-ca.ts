@@ -2,7 +2,6 @@ import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { CA_ROLE, caKeyUsage, caNameRequest, constraintsOf, subjectOf } from './ca.js';
-import { bool, duration, int, list, str } from './fields.js';
 import { buildCa, effectivePathLength, urlExtensions, type Signer } from './issuance.js';
 import { isSelfSigned, verifiedCsr, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
@@ -18,6 +17,8 @@ import {
 } from './x509/certificate.js';
 import * as ext from './x509/extensions.js';
 import { isSignedBy, parseCertificate } from './x509/parse.js';
+import type { FieldData } from '../fields.js';
+import type { SelfIssuedFields, SignIntermediateFields } from './paths.js';
 
 /** `root/sign-intermediate` and `issuer/:ref/sign-intermediate`. */
 export function signIntermediate(
@@ -25,25 +26,27 @@ export function signIntermediate(
   mount: string,
   meta: AuditMetadata,
   issuerRef: string,
-  b: Record<string, unknown>,
+  b: FieldData<SignIntermediateFields>,
 ): Issued {
-  const csr = verifiedCsr(str(b, 'csr'));
-  const useCsr = bool(b, 'use_csr_values', false);
-  const format = formatOf(b.format);
+  const csr = verifiedCsr(b.get('csr') ?? '');
+  const useCsr = b.get('use_csr_values') ?? false;
+  const format = formatOf(b.get('format'));
   const issuer = authority.resolveIssuer(mount, issuerRef);
   const signer: Signer = authority.signer(
     mount,
     issuer,
     'issuing-certificates',
-    int(b, 'signature_bits', 0),
-    bool(b, 'use_pss', false),
+    b.get('signature_bits') ?? 0,
+    b.get('use_pss') ?? false,
   );
   if (signer.cert.isCA && signer.cert.pathLen === 0)
     throw new ValidationError(
       'signing certificate has a max path length of zero, and cannot issue further CA certificates',
     );
   // Without a common_name the CSR's is used, as the reference sets use_csr_common_name then.
-  const commonName = useCsr ? csr.commonName : str(b, 'common_name').trim() || csr.commonName;
+  const commonName = useCsr
+    ? csr.commonName
+    : (b.get('common_name') ?? '').trim() || csr.commonName;
   if (!commonName && !useCsr)
     throw new ValidationError(
       'the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, unless "require_cn" is set to false',
@@ -54,19 +57,19 @@ export function signIntermediate(
     useCsr ? csr : undefined,
   );
   const now = authority.core.clock.now();
-  const enforce = bool(b, 'enforce_leaf_not_after_behavior', false);
+  const enforce = b.get('enforce_leaf_not_after_behavior') ?? false;
   const { notAfter, warnings } = resolveNotAfter({
     now,
     mountTtls: authority.mountTtls(mount),
-    requestTtl: duration(b, 'ttl'),
-    notAfter: str(b, 'not_after') || undefined,
+    requestTtl: b.get('ttl'),
+    notAfter: (b.get('not_after') ?? '') || undefined,
     roleTtl: 0,
     roleMaxTtl: 0,
     issuerNotAfter: signer.cert.notAfter,
     behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
   });
   const keyUsage = caKeyUsage(b);
-  const maxPathLength = effectivePathLength(int(b, 'max_path_length', -1), signer.cert);
+  const maxPathLength = effectivePathLength(b.get('max_path_length') ?? -1, signer.cert);
   const copied = useCsr
     ? csr.extensions.filter((e) => !['2.5.29.19', '2.5.29.14', '2.5.29.35'].includes(e.id))
     : [];
@@ -81,9 +84,9 @@ export function signIntermediate(
     nameConstraints: constraintsOf(b),
     urls: authority.urls(mount),
     serial,
-    notBefore: new Date(now.getTime() - (duration(b, 'not_before_duration') ?? 30) * 1000),
+    notBefore: new Date(now.getTime() - (b.get('not_before_duration') ?? 30) * 1000),
     notAfter,
-    ...(str(b, 'skid') ? { skid: str(b, 'skid') } : {}),
+    ...((b.get('skid') ?? '') ? { skid: b.get('skid') ?? '' } : {}),
     copied,
   });
   const certPem = pem('CERTIFICATE', derBytes);
@@ -122,7 +125,7 @@ export function signIntermediate(
 
 /** What the reference warns about a signed intermediate, in its words. */
 function intermediateWarnings(
-  b: Record<string, unknown>,
+  b: FieldData<SignIntermediateFields>,
   notAfter: Date,
   signerNotAfter: Date,
   maxPathLength: number,
@@ -141,7 +144,7 @@ function intermediateWarnings(
     out.push(
       "the signed intermediary CA certificate's notAfter was truncated to the issuer's notAfter",
     );
-  const invalid = list(b, 'key_usage').flatMap((usage) => {
+  const invalid = (b.get('key_usage') ?? []).flatMap((usage) => {
     const clean = usage.trim().toLowerCase();
     if (['crlsign', 'certsign', 'digitalsignature'].includes(clean)) return [];
     if (
@@ -169,9 +172,9 @@ export function signSelfIssued(
   authority: Authority,
   mount: string,
   issuerRef: string,
-  b: Record<string, unknown>,
+  b: FieldData<SelfIssuedFields>,
 ): Issued {
-  const blocks = pemBlocks(str(b, 'certificate')).filter((x) => x.label === 'CERTIFICATE');
+  const blocks = pemBlocks(b.get('certificate') ?? '').filter((x) => x.label === 'CERTIFICATE');
   if (blocks.length === 0) throw new ValidationError('no certificate found in input');
   if (blocks.length > 1) throw new ValidationError('more than one certificate found in input');
   const cert = parseCertificate(blocks[0]!.der);
@@ -181,7 +184,7 @@ export function signSelfIssued(
   const issuer = authority.resolveIssuer(mount, issuerRef);
   const signer = authority.signer(mount, issuer, 'issuing-certificates');
   if (
-    bool(b, 'require_matching_certificate_algorithms', false) &&
+    (b.get('require_matching_certificate_algorithms') ?? false) &&
     signer.cert.key.type !== cert.key.type
   ) {
     throw new ValidationError(

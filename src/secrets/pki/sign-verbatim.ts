@@ -1,7 +1,6 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { bool, duration, list, str } from './fields.js';
 import { checkMetadata, isSelfSigned, loadRole, verifiedCsr, type Issued } from './issue.js';
 import { urlExtensions } from './issuance.js';
 import { encodeIssued, issuedIdentity, formatOf } from './present.js';
@@ -11,6 +10,8 @@ import * as der from './x509/der.js';
 import * as ext from './x509/extensions.js';
 import { keyIdentifier } from './x509/keys.js';
 import { parseCertificate } from './x509/parse.js';
+import type { FieldData } from '../fields.js';
+import type { VerbatimFields } from './paths.js';
 
 /**
  * `sign-verbatim[/:role]`: the CSR's subject and extensions as they are. Without a role, the
@@ -23,12 +24,12 @@ export function signVerbatim(
   meta: AuditMetadata,
   roleName: string | undefined,
   issuerRef: string | undefined,
-  body: Record<string, unknown>,
+  body: FieldData<VerbatimFields>,
 ): Issued {
   const role = roleName ? loadRole(authority, mount, roleName) : undefined;
   checkMetadata(body, role);
-  const format = formatOf(body.format);
-  const csr = verifiedCsr(str(body, 'csr'));
+  const format = formatOf(body.get('format'));
+  const csr = verifiedCsr(body.get('csr') ?? '');
   const bc = csr.extensions.find((e) => e.id === '2.5.29.19');
   if (bc && bc.value.length > 2 && bc.value.includes(0xff)) {
     throw new ValidationError(
@@ -40,16 +41,16 @@ export function signVerbatim(
     mount,
     issuer,
     'issuing-certificates',
-    Number(body.signature_bits ?? 0) || 0,
-    bool(body, 'use_pss', false),
+    body.get('signature_bits'),
+    body.get('use_pss') ?? false,
   );
   const now = authority.core.clock.now();
-  const enforce = bool(body, 'enforce_leaf_not_after_behavior', false);
+  const enforce = body.get('enforce_leaf_not_after_behavior') ?? false;
   const { notAfter, warnings } = resolveNotAfter({
     now,
     mountTtls: authority.mountTtls(mount),
-    requestTtl: duration(body, 'ttl'),
-    notAfter: str(body, 'not_after') || undefined,
+    requestTtl: body.get('ttl'),
+    notAfter: (body.get('not_after') ?? '') || undefined,
     roleTtl: role?.ttl ?? 0,
     roleMaxTtl: role?.max_ttl ?? 0,
     issuerNotAfter: signer.cert.notAfter,
@@ -60,10 +61,9 @@ export function signVerbatim(
     .filter((e) => !['2.5.29.14', '2.5.29.35', '2.5.29.31', '1.3.6.1.5.5.7.1.1'].includes(e.id))
     .map((e) => e.encoded);
   if (!has('2.5.29.15')) {
-    const names =
-      body.key_usage === undefined
-        ? ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment']
-        : list(body, 'key_usage');
+    const names = !body.sent('key_usage')
+      ? ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment']
+      : (body.get('key_usage') ?? []);
     const bits = names.flatMap((n) => {
       const b = ext.keyUsageBit(n);
       return b === undefined ? [] : [b];
@@ -72,8 +72,8 @@ export function signVerbatim(
   }
   if (!has('2.5.29.37')) {
     const oids = [
-      ...list(body, 'ext_key_usage').map((n) => ext.extKeyUsageOid(n) ?? ''),
-      ...list(body, 'ext_key_usage_oids'),
+      ...(body.get('ext_key_usage') ?? []).map((n) => ext.extKeyUsageOid(n) ?? ''),
+      ...(body.get('ext_key_usage_oids') ?? []),
     ].filter((o) => o);
     for (const o of oids)
       if (!ext.isOid(o))
@@ -85,7 +85,7 @@ export function signVerbatim(
   extensions.push(ext.subjectKeyId(keyIdentifier(csr.spki)));
   if (signer.cert.subjectKeyId) extensions.push(ext.authorityKeyId(signer.cert.subjectKeyId));
   extensions.push(...urlExtensions(authority.urls(mount)));
-  const userIds = list(body, 'user_ids');
+  const userIds = body.get('user_ids') ?? [];
   const subject = userIds.length ? appendUserIds(csr.subject, userIds) : csr.subject;
   const serial = randomSerial();
   const der = buildCertificate({
@@ -115,7 +115,7 @@ export function signVerbatim(
       certificate: der,
       chain: authority.chain(mount, issuer),
       bundleChain: true,
-      removeRoots: bool(body, 'remove_roots_from_chain', false),
+      removeRoots: body.get('remove_roots_from_chain') ?? false,
       isRoot: isSelfSigned,
     },
     format,

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { ContextModule, Core } from '../../context.js';
+import type { ContextModule, Core, SecretsEngine } from '../../context.js';
 import { secretsMetadata } from '../surface.js';
 import { createSysCommands } from './commands.js';
 import type { LeaseProvider } from './leases.js';
@@ -15,7 +15,7 @@ export { parseDuration, formatGoDuration } from '../duration.js';
 export function createSysContext(
   core: Core,
   options: {
-    engineTypes: () => readonly string[];
+    engines: () => ReadonlyMap<string, SecretsEngine>;
     leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
   },
 ) {
@@ -27,7 +27,7 @@ export function createSysContext(
     core,
     commands,
     queries,
-    engineTypes: options.engineTypes,
+    engines: options.engines,
     leaseProviders: options.leaseProviders,
     metadata: (ctx: Context) => secretsMetadata(ctx),
   });

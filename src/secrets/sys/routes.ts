@@ -6,7 +6,7 @@ import type { Context } from 'koa';
 import { KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import { sendVault, requestData } from '../../http/vault.js';
-import type { Core } from '../../context.js';
+import type { Core, SecretsEngine } from '../../context.js';
 import { BUILTIN_POLICIES, parsePolicy } from './acl.js';
 import type { SysCommands } from './commands.js';
 import type { MountRow, SysQueries } from './projection.js';
@@ -14,40 +14,36 @@ import { mountTtls } from './projection.js';
 import type { MountConfig } from './events.js';
 import type { TokenHierarchy } from './tokens.js';
 import { tokenRoutes } from './tokens.js';
+import { openApiRoute } from './openapi-route.js';
 import type { LeaseProvider } from './leases.js';
-import { parseDuration } from '../duration.js';
+import {
+  convertField,
+  parseFields,
+  type FieldData,
+  type Fields,
+  type PathSchema,
+} from '../fields.js';
+import {
+  LEASE_LOOKUP,
+  LEASE_RENEW,
+  LEASE_RENEW_ID,
+  LEASE_REVOKE,
+  LEASE_REVOKE_ID,
+  MOUNT,
+  MOUNT_TUNE,
+  POLICY,
+} from './paths.js';
 
 export interface SysRouteDeps {
   core: Core;
   commands: SysCommands;
   queries: SysQueries;
-  engineTypes: () => readonly string[];
+  /** The engine types that can be mounted, with their declared paths. */
+  engines: () => ReadonlyMap<string, SecretsEngine>;
   leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
   metadata: (ctx: Context) => AuditMetadata;
   hierarchy: TokenHierarchy;
 }
-
-export const str = (v: unknown, field: string): string | undefined => {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'string')
-    throw new ValidationError(
-      `Field validation failed: error converting input for field "${field}": expected a string`,
-    );
-  return v;
-};
-
-export const strList = (v: unknown, field: string): string[] | undefined => {
-  if (v === undefined || v === null) return undefined;
-  if (typeof v === 'string')
-    return v
-      .split(',')
-      .map((s) => s.trim())
-      .filter((s) => s !== '');
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v;
-  throw new ValidationError(
-    `Field validation failed: error converting input for field "${field}": expected a list of strings`,
-  );
-};
 
 const normalizeMountPath = (p: string) => (p.endsWith('/') ? p : `${p}/`).replace(/^\/+/, '');
 
@@ -96,14 +92,15 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   });
   r.post('/sys/mounts/*path/tune', (ctx) => {
     const m = mountAt(ctx.params.path ?? '');
-    const body = requestData(ctx);
+    const d = parseFields(MOUNT_TUNE, requestData(ctx), { path: ctx.params.path ?? '' });
+    // `system` (or nothing) keeps the system's value, as the reference reads these.
     const ttl = (field: 'default_lease_ttl' | 'max_lease_ttl'): number => {
-      const v = body[field];
-      if (v === undefined || v === null || v === '') return m.config[field];
-      return v === 'system' ? 0 : parseDuration(v, field);
+      const v = d.get(field);
+      if (v === undefined || v === '') return m.config[field];
+      return v === 'system' ? 0 : convertField('duration', field, v);
     };
     const headers = (field: 'allowed_response_headers' | 'passthrough_request_headers') =>
-      strList(body[field], field) ?? m.config[field];
+      d.get(field) ?? m.config[field];
     const config: MountConfig = {
       default_lease_ttl: ttl('default_lease_ttl'),
       max_lease_ttl: ttl('max_lease_ttl'),
@@ -115,11 +112,13 @@ export function sysRoutes(deps: SysRouteDeps): Router {
       config.passthrough_request_headers = passthrough;
     commands.tuneMount(
       m.path,
-      { description: str(body.description, 'description') ?? m.description, config },
+      { description: d.get('description') ?? m.description, config },
       deps.metadata(ctx),
     );
     sendVault(ctx, undefined);
   });
+
+  openApiRoute(r, deps);
 
   r.get('/sys/mounts', (ctx) => {
     const all = Object.fromEntries(queries.mounts().map((m) => [m.path, mountView(m)]));
@@ -131,21 +130,25 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, mountView(m));
   });
   r.post('/sys/mounts/*path', (ctx) => {
-    const body = requestData(ctx);
-    const type = str(body.type, 'type');
+    const d = parseFields(MOUNT, requestData(ctx), { path: ctx.params.path ?? '' });
+    const type = d.get('type');
     if (type === undefined || type === '')
       throw new ValidationError('missing required field "type"');
-    if (!deps.engineTypes().includes(type))
+    if (!deps.engines().has(type))
       throw new ValidationError(`plugin not found in the catalog: ${type}`);
-    const config = (body.config ?? {}) as Record<string, unknown>;
+    const config = d.get('config') ?? {};
+    const ttl = (name: 'default_lease_ttl' | 'max_lease_ttl') =>
+      config[name] === undefined || config[name] === null
+        ? 0
+        : convertField('duration', name, config[name]);
     commands.enableMount(
       {
         path: normalizeMountPath(ctx.params.path ?? ''),
         type,
-        description: str(body.description, 'description') ?? '',
+        description: d.get('description') ?? '',
         config: {
-          default_lease_ttl: parseDuration(config.default_lease_ttl ?? 0, 'default_lease_ttl'),
-          max_lease_ttl: parseDuration(config.max_lease_ttl ?? 0, 'max_lease_ttl'),
+          default_lease_ttl: ttl('default_lease_ttl'),
+          max_lease_ttl: ttl('max_lease_ttl'),
         },
       },
       queries.mounts().map((m) => m.path),
@@ -175,8 +178,8 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   });
   const writePolicy = async (ctx: RouterContext) => {
     const name = ctx.params.name!;
-    const body = requestData(ctx);
-    const policy = str(body.policy, 'policy') ?? str(body.rules, 'rules');
+    const d = parseFields(POLICY, requestData(ctx), { name });
+    const policy = d.get('policy') ?? d.get('rules');
     if (policy === undefined) throw new ValidationError("'policy' parameter not supplied or empty");
     const rules = await parsePolicy(name, policy);
     commands.writePolicy(name, policy, rules, deps.metadata(ctx));
@@ -194,14 +197,17 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     for (const [mountPath, p] of deps.leaseProviders()) if (leaseId.startsWith(mountPath)) return p;
     throw new ValidationError('invalid lease');
   };
-  const leaseId = (ctx: RouterContext): string => {
-    const body = requestData(ctx);
-    const id = str(body.lease_id, 'lease_id') ?? ctx.params.id;
+  /** A lease path's fields; `*id` paths name the lease in the path. */
+  const leaseFields = <F extends Fields>(ctx: RouterContext, path: PathSchema<F>) =>
+    parseFields(path, requestData(ctx), ctx.params.id === undefined ? {} : { id: ctx.params.id });
+  /** The lease a request names: `lease_id` in the data, else the path's own. */
+  const leaseId = (ctx: RouterContext, d: FieldData<typeof LEASE_LOOKUP.fields>): string => {
+    const id = d.get('lease_id') ?? ctx.params.id;
     if (id === undefined || id === '') throw new ValidationError('lease_id must be specified');
     return id;
   };
   r.post('/sys/leases/lookup', (ctx) => {
-    const id = leaseId(ctx);
+    const id = leaseId(ctx, leaseFields(ctx, LEASE_LOOKUP));
     const info = provider(id).lookup(id);
     if (info === undefined) throw new ValidationError('invalid lease');
     sendVault(ctx, info);
@@ -225,13 +231,10 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, { keys: [...keys].sort() });
   });
   const renew = async (ctx: RouterContext) => {
-    const id = leaseId(ctx);
-    const body = requestData(ctx);
+    const d = leaseFields(ctx, ctx.params.id === undefined ? LEASE_RENEW : LEASE_RENEW_ID);
+    const id = leaseId(ctx, d);
     // A null increment (hvac's renew_lease default) is no increment, as the reference reads it.
-    const increment =
-      body.increment === undefined || body.increment === null
-        ? undefined
-        : parseDuration(body.increment, 'increment');
+    const increment = d.get('increment');
     const info = await provider(id).renew(id, increment, deps.metadata(ctx));
     ctx.status = 200;
     ctx.body = JSON.stringify({
@@ -249,7 +252,10 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   r.post('/sys/leases/renew', renew);
   r.post('/sys/leases/renew/*id', renew);
   const revoke = async (ctx: RouterContext) => {
-    const id = leaseId(ctx);
+    const id = leaseId(
+      ctx,
+      leaseFields(ctx, ctx.params.id === undefined ? LEASE_REVOKE : LEASE_REVOKE_ID),
+    );
     await provider(id).revoke(id, deps.metadata(ctx));
     sendVault(ctx, undefined);
   };

@@ -6,15 +6,23 @@ import type { AuditMetadata } from '../../core/events.js';
 import { systemMetadata } from '../../core/events.js';
 import type { Timer } from '../../core/schedule.js';
 import type { SecretsToken } from '../../http/types.js';
-import { parseGoBool, requestData, sendVault } from '../../http/vault.js';
-import { formatGoDuration, parseDuration } from '../duration.js';
+import { requestData, sendVault } from '../../http/vault.js';
+import { formatGoDuration } from '../duration.js';
 import { CONTROL_CHARACTER, checkPolicyName } from '../names.js';
 import type { SysCommands } from './commands.js';
 import type { TokenRevocationReason } from './events.js';
 import { TIMER_TOKEN_EXPIRY } from './events.js';
 import type { SysQueries, TokenRow } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
-import { str, strList } from './routes.js';
+import { parseFields } from '../fields.js';
+import {
+  TOKEN_CREATE,
+  TOKEN_LOOKUP,
+  TOKEN_LOOKUP_ACCESSOR,
+  TOKEN_REVOKE,
+  TOKEN_REVOKE_ACCESSOR,
+  TOKEN_REVOKE_ORPHAN,
+} from './paths.js';
 
 /**
  * Token hierarchy, as the reference keeps it (docs/security.md, "Token hierarchy"): a child
@@ -84,15 +92,6 @@ export function parseMeta(v: unknown): Record<string, string> {
   return meta;
 }
 
-const bool = (v: unknown, field: string): boolean => {
-  if (v === undefined || v === null) return false;
-  if (typeof v === 'boolean') return v;
-  if (typeof v === 'string') return parseGoBool(v, field);
-  throw new ValidationError(
-    `Field validation failed: error converting input for field "${field}": expected a boolean`,
-  );
-};
-
 /** `auth/token/*`: create (child or orphan), look up and revoke. */
 export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
   const { core, commands, queries, hierarchy } = deps;
@@ -138,8 +137,8 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
 
   const create = (orphanPath: boolean) => (ctx: Context) => {
     const parent = ctx.state.token!;
-    const body = requestData(ctx);
-    const requested = strList(body.policies, 'policies') ?? [...parent.policies];
+    const fields = parseFields(TOKEN_CREATE, requestData(ctx));
+    const requested = fields.get('policies') ?? [...parent.policies];
     requested.forEach(checkPolicyName);
     const parentIsRoot = parent.policies.includes('root');
     if (!parentIsRoot) {
@@ -147,18 +146,18 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
       if (extra.length > 0) throw new ValidationError('child policies must be subset of parent');
     }
     // create-orphan needs sudo on its own path (checked with the ACL); no_parent needs it here.
-    const orphan = orphanPath || bool(body.no_parent, 'no_parent');
+    const orphan = orphanPath || fields.get('no_parent');
     if (orphan && !orphanPath && !parentIsRoot && ctx.state.sudo !== true)
       throw new ValidationError('root or sudo privileges required to create orphan token');
     const policies =
-      requested.includes('root') || bool(body.no_default_policy, 'no_default_policy')
+      requested.includes('root') || fields.get('no_default_policy')
         ? requested
         : ['default', ...requested];
     const warnings: string[] = [];
-    const asked = parseDuration(body.ttl ?? 0, 'ttl');
+    const asked = fields.get('ttl') ?? 0;
     const ttlSeconds = orphan ? asked : childTtl(parent, asked, warnings);
-    const displayName = str(body.display_name, 'display_name');
-    const meta = parseMeta(body.meta);
+    const displayName = fields.get('display_name');
+    const meta = parseMeta(fields.get('meta'));
     const created = commands.createToken(
       {
         policies,
@@ -171,7 +170,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
       deps.metadata(ctx),
     );
     sendVault(ctx, null, {
-      warnings,
+      warnings: [...warnings, ...fields.warnings],
       auth: {
         client_token: created.token,
         accessor: created.data.accessor,
@@ -205,39 +204,48 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
   const lookupSelf = (ctx: Context) => sendVault(ctx, tokenView(self(ctx), presentedToken(ctx)));
   r.get('/auth/token/lookup-self', lookupSelf);
   r.post('/auth/token/lookup-self', lookupSelf);
-  const byToken = (ctx: Context, missing: string): TokenRow | undefined => {
-    const token = str(requestData(ctx).token, 'token');
+  const tokenOf = (ctx: Context, path: typeof TOKEN_LOOKUP, missing: string): string => {
+    const token = parseFields(path, requestData(ctx)).get('token');
     if (token === undefined || token === '') throw new ValidationError(missing);
-    return queries.tokenByHmac(core.sealer.hmac(token));
+    return token;
   };
+  const byToken = (token: string): TokenRow | undefined =>
+    queries.tokenByHmac(core.sealer.hmac(token));
   r.post('/auth/token/lookup', (ctx) => {
-    const row = byToken(ctx, 'missing token to look up');
+    const token = tokenOf(ctx, TOKEN_LOOKUP, 'missing token to look up');
+    const row = byToken(token);
     if (row === undefined) throw new ValidationError('bad token');
-    sendVault(ctx, tokenView(row, str(requestData(ctx).token, 'token')));
+    sendVault(ctx, tokenView(row, token));
   });
-  const byAccessor = (ctx: Context): TokenRow => {
-    const accessor = str(requestData(ctx).accessor, 'accessor');
+  const byAccessor = (ctx: Context, path: typeof TOKEN_LOOKUP_ACCESSOR): TokenRow => {
+    const accessor = parseFields(path, requestData(ctx)).get('accessor');
     const row = accessor === undefined ? undefined : queries.tokenByAccessor(accessor);
     if (row === undefined) throw new ValidationError('invalid accessor');
     return row;
   };
-  r.post('/auth/token/lookup-accessor', (ctx) => sendVault(ctx, tokenView(byAccessor(ctx))));
+  r.post('/auth/token/lookup-accessor', (ctx) =>
+    sendVault(ctx, tokenView(byAccessor(ctx, TOKEN_LOOKUP_ACCESSOR))),
+  );
   r.post('/auth/token/revoke-self', (ctx) => {
     hierarchy.revoke(ctx.state.token!.accessor, deps.metadata(ctx), 'revoked');
     sendVault(ctx, undefined);
   });
   r.post('/auth/token/revoke', (ctx) => {
-    const row = byToken(ctx, 'missing token');
+    const row = byToken(tokenOf(ctx, TOKEN_REVOKE, 'missing token'));
     if (row !== undefined) hierarchy.revoke(row.accessor, deps.metadata(ctx), 'revoked');
     sendVault(ctx, undefined);
   });
   r.post('/auth/token/revoke-accessor', (ctx) => {
-    hierarchy.revoke(byAccessor(ctx).accessor, deps.metadata(ctx), 'revoked');
+    hierarchy.revoke(
+      byAccessor(ctx, TOKEN_REVOKE_ACCESSOR).accessor,
+      deps.metadata(ctx),
+      'revoked',
+    );
     sendVault(ctx, undefined);
   });
   // Needs sudo (surface.ts): the children live on as orphans.
   r.post('/auth/token/revoke-orphan', (ctx) => {
-    const row = byToken(ctx, 'missing token');
+    const row = byToken(tokenOf(ctx, TOKEN_REVOKE_ORPHAN, 'missing token'));
     if (row !== undefined) hierarchy.revoke(row.accessor, deps.metadata(ctx), 'revoked', true);
     sendVault(ctx, undefined);
   });

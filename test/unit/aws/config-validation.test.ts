@@ -8,9 +8,11 @@ import {
   parseLeaseWrite,
   parseStaticRoleWrite,
 } from '../../../src/secrets/aws/schema.js';
-import { formatGoDuration, parseDurationSeconds } from '../../../src/secrets/aws/durations.js';
+import { formatGoDuration } from '../../../src/secrets/duration.js';
+import { convertField, parseFields } from '../../../src/secrets/fields.js';
 import { parseCron } from '../../../src/secrets/aws/cron.js';
 import { providerError } from '../../../src/secrets/aws/deps.js';
+import { CONFIG_LEASE, CONFIG_ROOT, CREDS, STATIC_ROLE } from '../../../src/secrets/aws/paths.js';
 
 const fail = (f: () => unknown): Error => {
   try {
@@ -23,8 +25,10 @@ const fail = (f: () => unknown): Error => {
 
 describe('config/root writes', () => {
   const T = 'TEMPLATE';
-  const ok = (raw: Record<string, unknown>) => applyRootWrite(null, raw, T).settings;
-  const err = (raw: Record<string, unknown>) => fail(() => applyRootWrite(null, raw, T)).message;
+  const ok = (raw: Record<string, unknown>) =>
+    applyRootWrite(null, parseFields(CONFIG_ROOT, raw), T).settings;
+  const err = (raw: Record<string, unknown>) =>
+    fail(() => applyRootWrite(null, parseFields(CONFIG_ROOT, raw), T)).message;
   it('defaults', () => {
     expect(ok({ access_key: 'A', secret_key: 'S' })).toMatchObject({
       maxRetries: -1,
@@ -101,7 +105,9 @@ describe('config/root writes', () => {
     ],
   ];
   it.each(cases)('%j → 400', (raw, message) => {
-    expect(fail(() => applyRootWrite(null, raw, T))).toBeInstanceOf(ValidationError);
+    expect(fail(() => applyRootWrite(null, parseFields(CONFIG_ROOT, raw), T))).toBeInstanceOf(
+      ValidationError,
+    );
     expect(err(raw)).toBe(message);
   });
   it('applies rotation settings and lets one kind replace the other', () => {
@@ -112,12 +118,12 @@ describe('config/root writes', () => {
       rotation_window: '1h',
     });
     expect(a).toMatchObject({ rotationSchedule: '0 3 * * *', rotationWindow: 3600 });
-    const b = applyRootWrite(a, { rotation_period: '1h' }, T).settings;
+    const b = applyRootWrite(a, parseFields(CONFIG_ROOT, { rotation_period: '1h' }), T).settings;
     expect(b).toMatchObject({ rotationPeriod: 3600, rotationSchedule: '', rotationWindow: 0 });
   });
   it('resets the username template when a write omits it, keeps other fields', () => {
     const a = ok({ access_key: 'A', secret_key: 'S', region: 'eu-west-1', username_template: 'x' });
-    expect(applyRootWrite(a, {}, T).settings).toMatchObject({
+    expect(applyRootWrite(a, parseFields(CONFIG_ROOT, {}), T).settings).toMatchObject({
       region: 'eu-west-1',
       usernameTemplate: T,
       accessKey: 'A',
@@ -127,47 +133,79 @@ describe('config/root writes', () => {
 
 describe('other parameters', () => {
   it('config/lease', () => {
-    expect(parseLeaseWrite({ lease: '30m', lease_max: '12h' })).toEqual({
+    expect(parseLeaseWrite(parseFields(CONFIG_LEASE, { lease: '30m', lease_max: '12h' }))).toEqual({
       lease: 1800,
       leaseMax: 43200,
     });
-    expect(fail(() => parseLeaseWrite({ lease_max: '1h' })).message).toBe(
-      "'lease' is a required parameter",
-    );
-    expect(fail(() => parseLeaseWrite({ lease: '1h' })).message).toBe(
+    expect(
+      fail(() => parseLeaseWrite(parseFields(CONFIG_LEASE, { lease_max: '1h' }))).message,
+    ).toBe("'lease' is a required parameter");
+    expect(fail(() => parseLeaseWrite(parseFields(CONFIG_LEASE, { lease: '1h' }))).message).toBe(
       "'lease_max' is a required parameter",
     );
-    expect(fail(() => parseLeaseWrite({ lease: 'x', lease_max: '1h' })).message).toMatch(
-      /^Invalid lease: /,
-    );
-    expect(fail(() => parseLeaseWrite({ lease: '1h', lease_max: 'x' })).message).toMatch(
-      /^Invalid lease_max: /,
-    );
+    expect(
+      fail(() => parseLeaseWrite(parseFields(CONFIG_LEASE, { lease: 'x', lease_max: '1h' })))
+        .message,
+    ).toMatch(/^Invalid lease: /);
+    expect(
+      fail(() => parseLeaseWrite(parseFields(CONFIG_LEASE, { lease: '1h', lease_max: 'x' })))
+        .message,
+    ).toMatch(/^Invalid lease_max: /);
   });
   it('static roles', () => {
-    expect(fail(() => parseStaticRoleWrite({ rotation_period: 60 }, true)).message).toBe(
-      'missing "username" parameter',
-    );
-    expect(fail(() => parseStaticRoleWrite({ username: 'u' }, true)).message).toBe(
-      'missing "rotation_period" parameter',
-    );
-    expect(parseStaticRoleWrite({ rotation_period: '24h' }, false).rotationPeriod).toBe(86400);
     expect(
       fail(() =>
-        parseStaticRoleWrite({ username: 'u', rotation_period: 60, assume_role_arn: 'a' }, true),
+        parseStaticRoleWrite(
+          parseFields(STATIC_ROLE, { rotation_period: 60 }, { name: 'r' }),
+          true,
+        ),
+      ).message,
+    ).toBe('missing "username" parameter');
+    expect(
+      fail(() =>
+        parseStaticRoleWrite(parseFields(STATIC_ROLE, { username: 'u' }, { name: 'r' }), true),
+      ).message,
+    ).toBe('missing "rotation_period" parameter');
+    expect(
+      parseStaticRoleWrite(
+        parseFields(STATIC_ROLE, { rotation_period: '24h' }, { name: 'r' }),
+        false,
+      ).rotationPeriod,
+    ).toBe(86400);
+    expect(
+      fail(() =>
+        parseStaticRoleWrite(
+          parseFields(
+            STATIC_ROLE,
+            { username: 'u', rotation_period: 60, assume_role_arn: 'a' },
+            { name: 'r' },
+          ),
+          true,
+        ),
       ).message,
     ).toBe('assume_role_session_name is required when assume_role_arn is set');
     expect(
       fail(() =>
         parseStaticRoleWrite(
-          { username: 'u', rotation_period: 60, assume_role_session_name: 's' },
+          parseFields(
+            STATIC_ROLE,
+            { username: 'u', rotation_period: 60, assume_role_session_name: 's' },
+            { name: 'r' },
+          ),
           true,
         ),
       ).message,
     ).toBe('assume_role_arn is required when assume_role_session_name is set');
     expect(
       fail(() =>
-        parseStaticRoleWrite({ username: 'u', rotation_period: 60, external_id: 'e' }, true),
+        parseStaticRoleWrite(
+          parseFields(
+            STATIC_ROLE,
+            { username: 'u', rotation_period: 60, external_id: 'e' },
+            { name: 'r' },
+          ),
+          true,
+        ),
       ).message,
     ).toBe('external_id is only used with assume_role_arn');
     expect(fail(() => checkRotationPeriod(59)).message).toBe(
@@ -176,13 +214,17 @@ describe('other parameters', () => {
     expect(() => checkRotationPeriod(60)).not.toThrow();
   });
   it('creds parameters', () => {
-    expect(parseCredsRequest({ ttl: '15m', role_arn: 'a' })).toEqual({
+    expect(
+      parseCredsRequest(parseFields(CREDS, { ttl: '15m', role_arn: 'a' }, { name: 'r' })),
+    ).toEqual({
       roleArn: 'a',
       roleSessionName: '',
       ttl: 900,
       mfaCode: '',
     });
-    expect(fail(() => parseCredsRequest({ ttl: 'x' })).message).toBe(
+    expect(
+      fail(() => parseCredsRequest(parseFields(CREDS, { ttl: 'x' }, { name: 'r' }))).message,
+    ).toBe(
       'Field validation failed: error converting input for field "ttl": time: invalid duration "x"',
     );
   });
@@ -195,10 +237,11 @@ describe('other parameters', () => {
 
 describe('durations and cron', () => {
   it('parses seconds and Go durations; formats like Go', () => {
-    expect([3600, '3600', '1h', '1h30m', '1.5h', '90s', '500ms'].map(parseDurationSeconds)).toEqual(
-      [3600, 3600, 3600, 5400, 5400, 90, 0],
-    );
-    expect(() => parseDurationSeconds('1d')).toThrow('time: invalid duration "1d"');
+    const seconds = (v: unknown) => convertField('duration', 'ttl', v);
+    expect([3600, '3600', '1h', '1h30m', '1.5h', '90s', '500ms', '1d'].map(seconds)).toEqual([
+      3600, 3600, 3600, 5400, 5400, 90, 0, 86400,
+    ]);
+    expect(() => seconds('soon')).toThrow('time: invalid duration "soon"');
     expect([0, 45, 1800, 43200, 2764800, 3661].map(formatGoDuration)).toEqual([
       '0s',
       '45s',

@@ -5,6 +5,8 @@ import {
   LEGACY_WARNING,
   multierror,
 } from '../../../src/secrets/aws/role-schema.js';
+import { parseFields } from '../../../src/secrets/fields.js';
+import { ROLE } from '../../../src/secrets/aws/paths.js';
 
 const roleError = (...errors: string[]) =>
   `error(s) validating supplied role data: ${JSON.stringify(multierror(errors))}`;
@@ -21,11 +23,18 @@ describe('role writes', () => {
   const POLICY = '{"Version": "2012-10-17", "Statement": []}';
   it('formats errors as the reference: a quoted multierror inside the 400 text', () => {
     const e = fail(() =>
-      applyRoleWrite(null, {
-        credential_type: 'iam_user',
-        policy_document: POLICY,
-        role_arns: 'arn:aws:iam::1:role/x',
-      }),
+      applyRoleWrite(
+        null,
+        parseFields(
+          ROLE,
+          {
+            credential_type: 'iam_user',
+            policy_document: POLICY,
+            role_arns: 'arn:aws:iam::1:role/x',
+          },
+          { name: 'r' },
+        ),
+      ),
     );
     expect(e).toBeInstanceOf(ValidationError);
     expect(e.message).toBe(
@@ -182,99 +191,167 @@ describe('role writes', () => {
     ],
   ];
   it.each(rules)('%s', (_t, body, errors) => {
-    const e = fail(() => applyRoleWrite(null, body));
+    const e = fail(() => applyRoleWrite(null, parseFields(ROLE, body, { name: 'r' })));
     expect(e).toBeInstanceOf(ValidationError);
     expect(e.message).toBe(roleError(...errors));
   });
 
   it('accepts every type with its own parameters', () => {
     expect(
-      applyRoleWrite(null, {
-        credential_type: 'iam_user',
-        policy_arns: 'a,b',
-        iam_groups: ['g'],
-        iam_tags: ['k=v'],
-        user_path: '/x/',
-        permissions_boundary_arn: 'arn:aws:iam::1:policy/b',
-      }).role,
+      applyRoleWrite(
+        null,
+        parseFields(
+          ROLE,
+          {
+            credential_type: 'iam_user',
+            policy_arns: 'a,b',
+            iam_groups: ['g'],
+            iam_tags: ['k=v'],
+            user_path: '/x/',
+            permissions_boundary_arn: 'arn:aws:iam::1:policy/b',
+          },
+          { name: 'r' },
+        ),
+      ).role,
     ).toMatchObject({ credentialTypes: ['iam_user'], policyArns: ['a', 'b'], iamTags: { k: 'v' } });
     expect(
-      applyRoleWrite(null, {
-        credential_type: 'assumed_role',
-        role_arns: 'arn:aws:iam::1:role/x',
-        session_tags: 'a=b,c=d',
-        external_id: 'e',
-        default_sts_ttl: '15m',
-        max_sts_ttl: 3600,
-      }).role,
+      applyRoleWrite(
+        null,
+        parseFields(
+          ROLE,
+          {
+            credential_type: 'assumed_role',
+            role_arns: 'arn:aws:iam::1:role/x',
+            session_tags: ['a=b', 'c=d'],
+            external_id: 'e',
+            default_sts_ttl: '15m',
+            max_sts_ttl: 3600,
+          },
+          { name: 'r' },
+        ),
+      ).role,
     ).toMatchObject({ sessionTags: { a: 'b', c: 'd' }, defaultStsTtl: 900, maxStsTtl: 3600 });
     expect(
-      applyRoleWrite(null, {
-        credential_type: 'session_token',
-        mfa_serial_number: 'arn:aws:iam::1:mfa/u',
-      }).role.mfaSerialNumber,
+      applyRoleWrite(
+        null,
+        parseFields(
+          ROLE,
+          {
+            credential_type: 'session_token',
+            mfa_serial_number: 'arn:aws:iam::1:mfa/u',
+          },
+          { name: 'r' },
+        ),
+      ).role.mfaSerialNumber,
     ).toBe('arn:aws:iam::1:mfa/u');
   });
 
   it('stores a policy document compacted and refuses one that is not JSON', () => {
     expect(
-      applyRoleWrite(null, { credential_type: 'iam_user', policy_document: POLICY }).role
-        .policyDocument,
+      applyRoleWrite(
+        null,
+        parseFields(ROLE, { credential_type: 'iam_user', policy_document: POLICY }, { name: 'r' }),
+      ).role.policyDocument,
     ).toBe('{"Version":"2012-10-17","Statement":[]}');
     expect(
-      fail(() => applyRoleWrite(null, { credential_type: 'iam_user', policy_document: '{nope' }))
-        .message,
+      fail(() =>
+        applyRoleWrite(
+          null,
+          parseFields(
+            ROLE,
+            { credential_type: 'iam_user', policy_document: '{nope' },
+            { name: 'r' },
+          ),
+        ),
+      ).message,
     ).toBe('cannot parse policy document: "{nope"');
   });
 
   it('is an upsert: fields not sent keep their values, and the result is validated whole', () => {
-    const first = applyRoleWrite(null, {
-      credential_type: 'assumed_role',
-      role_arns: 'arn:aws:iam::1:role/x',
-    }).role;
-    const second = applyRoleWrite(first, { max_sts_ttl: '2h' }).role;
+    const first = applyRoleWrite(
+      null,
+      parseFields(
+        ROLE,
+        {
+          credential_type: 'assumed_role',
+          role_arns: 'arn:aws:iam::1:role/x',
+        },
+        { name: 'r' },
+      ),
+    ).role;
+    const second = applyRoleWrite(
+      first,
+      parseFields(ROLE, { max_sts_ttl: '2h' }, { name: 'r' }),
+    ).role;
     expect(second).toMatchObject({
       credentialTypes: ['assumed_role'],
       roleArns: ['arn:aws:iam::1:role/x'],
       maxStsTtl: 7200,
     });
     expect(
-      fail(() => applyRoleWrite(first, { credential_type: 'iam_user', policy_arns: 'a' })).message,
+      fail(() =>
+        applyRoleWrite(
+          first,
+          parseFields(ROLE, { credential_type: 'iam_user', policy_arns: 'a' }, { name: 'r' }),
+        ),
+      ).message,
     ).toBe(roleError("cannot supply role_arns when credential_type isn't assumed_role"));
   });
 
   it('reports fields that do not convert', () => {
     expect(
-      fail(() => applyRoleWrite(null, { credential_type: 'iam_user', iam_tags: ['nokey'] }))
-        .message,
+      fail(() =>
+        applyRoleWrite(
+          null,
+          parseFields(ROLE, { credential_type: 'iam_user', iam_tags: ['nokey'] }, { name: 'r' }),
+        ),
+      ).message,
     ).toBe(
       'Field validation failed: error converting input for field "iam_tags": invalid key pair "nokey"',
     );
     expect(
-      fail(() => applyRoleWrite(null, { credential_type: 'federation_token', max_sts_ttl: 'soon' }))
-        .message,
+      fail(() =>
+        applyRoleWrite(
+          null,
+          parseFields(
+            ROLE,
+            { credential_type: 'federation_token', max_sts_ttl: 'soon' },
+            { name: 'r' },
+          ),
+        ),
+      ).message,
     ).toBe(
       'Field validation failed: error converting input for field "max_sts_ttl": time: invalid duration "soon"',
     );
     expect(
-      fail(() => applyRoleWrite(null, { credential_type: 'iam_user', policy_arns: { a: 1 } }))
-        .message,
+      fail(() =>
+        applyRoleWrite(
+          null,
+          parseFields(ROLE, { credential_type: 'iam_user', policy_arns: { a: 1 } }, { name: 'r' }),
+        ),
+      ).message,
     ).toMatch(/^Field validation failed: error converting input for field "policy_arns"/);
   });
 
   describe('legacy parameters', () => {
     it('policy becomes iam_user and federation_token, with the warning', () => {
-      const w = applyRoleWrite(null, { policy: POLICY });
+      const w = applyRoleWrite(null, parseFields(ROLE, { policy: POLICY }, { name: 'r' }));
       expect(w.role.credentialTypes).toEqual(['iam_user', 'federation_token']);
       expect(w.role.prohibitFlexibleCredPath).toBe(true);
       expect(w.warnings).toEqual([LEGACY_WARNING]);
     });
     it('a role arn becomes assumed_role, a policy arn iam_user', () => {
-      expect(applyRoleWrite(null, { arn: 'arn:aws:iam::1:role/x' }).role).toMatchObject({
+      expect(
+        applyRoleWrite(null, parseFields(ROLE, { arn: 'arn:aws:iam::1:role/x' }, { name: 'r' }))
+          .role,
+      ).toMatchObject({
         credentialTypes: ['assumed_role'],
         roleArns: ['arn:aws:iam::1:role/x'],
       });
-      expect(applyRoleWrite(null, { arn: 'arn:aws:iam::aws:policy/A' }).role).toMatchObject({
+      expect(
+        applyRoleWrite(null, parseFields(ROLE, { arn: 'arn:aws:iam::aws:policy/A' }, { name: 'r' }))
+          .role,
+      ).toMatchObject({
         credentialTypes: ['iam_user'],
         policyArns: ['arn:aws:iam::aws:policy/A'],
       });
@@ -291,28 +368,45 @@ describe('role writes', () => {
         ['permissions_boundary_arn', 'permissions_boundary_arn'],
       ]) {
         expect(
-          fail(() => applyRoleWrite(null, { policy: POLICY, [field as string]: 'x' })).message,
+          fail(() =>
+            applyRoleWrite(
+              null,
+              parseFields(
+                ROLE,
+                // A value of the field's type: every declared field converts before the handler runs.
+                { policy: POLICY, [field as string]: String(field).endsWith('_ttl') ? '1h' : 'x' },
+                { name: 'r' },
+              ),
+            ),
+          ).message,
         ).toBe(`cannot supply deprecated role or policy parameters with ${phrase}`);
       }
     });
     it('says which ignored parameters were not stored', () => {
-      expect(applyRoleWrite(null, { policy: POLICY, iam_groups: 'g' }).warnings[1]).toBe(
-        'These parameters have no effect on a legacy role and were not stored: [iam_groups]',
-      );
+      expect(
+        applyRoleWrite(null, parseFields(ROLE, { policy: POLICY, iam_groups: 'g' }, { name: 'r' }))
+          .warnings[1],
+      ).toBe('These parameters have no effect on a legacy role and were not stored: [iam_groups]');
     });
     it('both policy and arn is the reference 500; unparseable values are 400', () => {
       const both = fail(() =>
-        applyRoleWrite(null, { policy: POLICY, arn: 'arn:aws:iam::1:role/x' }),
+        applyRoleWrite(
+          null,
+          parseFields(ROLE, { policy: POLICY, arn: 'arn:aws:iam::1:role/x' }, { name: 'r' }),
+        ),
       );
       expect(both).toBeInstanceOf(KeelError);
       expect((both as KeelError).details.status).toBe(500);
       expect(both.message).toBe('only one of policy or arn should be provided');
-      expect(fail(() => applyRoleWrite(null, { policy: 'nope' })).message).toBe(
-        'unable to parse supplied data: "nope"',
-      );
-      expect(fail(() => applyRoleWrite(null, { arn: 'arn:aws:iam::1:user/u' })).message).toBe(
-        'unable to parse supplied data: "arn:aws:iam::1:user/u"',
-      );
+      expect(
+        fail(() => applyRoleWrite(null, parseFields(ROLE, { policy: 'nope' }, { name: 'r' })))
+          .message,
+      ).toBe('unable to parse supplied data: "nope"');
+      expect(
+        fail(() =>
+          applyRoleWrite(null, parseFields(ROLE, { arn: 'arn:aws:iam::1:user/u' }, { name: 'r' })),
+        ).message,
+      ).toBe('unable to parse supplied data: "arn:aws:iam::1:user/u"');
     });
   });
 });

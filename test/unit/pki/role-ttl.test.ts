@@ -6,6 +6,10 @@ import {
   resolveNotAfter,
   type NotAfterInput,
 } from '../../../src/secrets/pki/ttl.js';
+import { parseFields, type Raw } from '../../../src/secrets/fields.js';
+import { ROLE } from '../../../src/secrets/pki/paths-role.js';
+
+const asRole = (raw: Raw) => parseFields(ROLE, raw, { name: 'r' });
 
 const now = new Date('2026-01-01T00:00:00Z');
 const base: NotAfterInput = {
@@ -117,7 +121,7 @@ describe('notAfter resolution (research §3.1)', () => {
 
 describe('roles (research §1.1)', () => {
   it('every default, with key_bits and signature_bits normalised and ttl read as a duration string', () => {
-    const { role } = roleFromInput({});
+    const { role } = roleFromInput(asRole({}));
     expect(role).toEqual(defaultRole());
     expect(roleToWire(role)).toMatchObject({
       ttl: '0s',
@@ -130,20 +134,22 @@ describe('roles (research §1.1)', () => {
       require_cn: true,
       cn_validations: ['email', 'hostname'],
     });
-    expect(roleToWire(roleFromInput({ ttl: '6h', max_ttl: 86400 }).role)).toMatchObject({
+    expect(roleToWire(roleFromInput(asRole({ ttl: '6h', max_ttl: 86400 })).role)).toMatchObject({
       ttl: '6h',
       max_ttl: '24h',
     });
   });
 
   it('accepts weakly typed input', () => {
-    const { role } = roleFromInput({
-      allow_subdomains: 'true',
-      allowed_domains: 'a.com, b.com,',
-      key_type: 'ec',
-      key_bits: '384',
-      ttl: 60,
-    });
+    const { role } = roleFromInput(
+      asRole({
+        allow_subdomains: 'true',
+        allowed_domains: 'a.com, b.com,',
+        key_type: 'ec',
+        key_bits: '384',
+        ttl: 60,
+      }),
+    );
     expect(role).toMatchObject({
       allow_subdomains: true,
       allowed_domains: ['a.com', 'b.com'],
@@ -152,13 +158,15 @@ describe('roles (research §1.1)', () => {
       signature_bits: 0,
       ttl: 60,
     });
-    expect(roleFromInput({ key_type: 'ec' }).role.key_bits).toBe(256);
-    expect(roleFromInput({ key_type: 'any' }).role.key_bits).toBe(0);
+    expect(roleFromInput(asRole({ key_type: 'ec' })).role.key_bits).toBe(256);
+    expect(roleFromInput(asRole({ key_type: 'any' })).role.key_bits).toBe(0);
   });
 
   it('patches over a stored role', () => {
-    const stored = roleFromInput({ allowed_domains: ['a.com'], allow_subdomains: true }).role;
-    expect(roleFromInput({ ttl: '1h' }, stored).role).toMatchObject({
+    const stored = roleFromInput(
+      asRole({ allowed_domains: ['a.com'], allow_subdomains: true }),
+    ).role;
+    expect(roleFromInput(asRole({ ttl: '1h' }), stored).role).toMatchObject({
       allowed_domains: ['a.com'],
       allow_subdomains: true,
       ttl: 3600,
@@ -182,11 +190,11 @@ describe('roles (research §1.1)', () => {
     [{ signature_bits: 128 }, 'unsupported signature_bits 128'],
     [{ ext_key_usage: ['Teleport'] }, 'unknown ext_key_usage "Teleport"'],
   ])('%j is refused: %s', (input, message) => {
-    expect(() => roleFromInput(input)).toThrow(message);
+    expect(() => roleFromInput(asRole(input))).toThrow(message);
   });
 
   it('warns when no_store wins over generate_lease', () => {
-    const { role, warnings } = roleFromInput({ no_store: true, generate_lease: true });
+    const { role, warnings } = roleFromInput(asRole({ no_store: true, generate_lease: true }));
     expect(role.generate_lease).toBe(false);
     expect(warnings[0]).toContain('no_store=true takes priority');
   });

@@ -23,6 +23,8 @@ import {
   orderDecider,
   type AcmeService,
 } from './service.js';
+import { parseFields } from '../../fields.js';
+import { SIGN, SIGN_VERBATIM } from '../paths.js';
 
 /** How long a new order and its authorizations stay pending. */
 const ORDER_LIFETIME_MS = 24 * 3600_000;
@@ -97,7 +99,7 @@ function checkPolicy(service: AcmeService, req: AcmeRequest, ids: AcmeIdentifier
       loadRole(service.authority, req.mount, req.issuance.role),
     );
     resolveNames(role, {
-      ...nameRequest({}),
+      ...nameRequest(parseFields(SIGN, {}, { role: req.issuance.role })),
       commonName: dns[0] ?? '',
       altNames: dns,
       ipSans: ips,
@@ -248,8 +250,23 @@ function issue(
   };
   try {
     return role
-      ? sign(service.authority, req.mount, meta, role, issuerRef, body, acmeRole(roleExtKeyUsage))
-      : signVerbatim(service.authority, req.mount, meta, undefined, issuerRef, body);
+      ? sign(
+          service.authority,
+          req.mount,
+          meta,
+          role,
+          issuerRef,
+          parseFields(SIGN, body, { role }),
+          acmeRole(roleExtKeyUsage),
+        )
+      : signVerbatim(
+          service.authority,
+          req.mount,
+          meta,
+          undefined,
+          issuerRef,
+          parseFields(SIGN_VERBATIM, body),
+        );
   } catch (err) {
     if (isKeelError(err) && err.code === 'validation') throw new AcmeProblem('badCSR', err.message);
     throw err;

@@ -6,6 +6,8 @@ import { keyOf } from './jws.js';
 import { AcmeProblem, malformed, unauthorized } from './problem.js';
 import type { AcmeReply, AcmeRequest } from './protocol.js';
 import type { AcmeService } from './service.js';
+import { parseFields } from '../../fields.js';
+import { REVOKE_PATH } from '../paths.js';
 
 /**
  * `revoke-cert` (RFC 8555 §7.6): signed by the account that ordered the certificate, or by the
@@ -40,10 +42,15 @@ export function revokeCert(service: AcmeService, req: AcmeRequest): AcmeReply {
   if (!row) throw unauthorized('this server did not issue the certificate');
   if (row.revoked_at) throw new AcmeProblem('alreadyRevoked', 'the certificate is already revoked');
   try {
-    const out = revoke(service.authority, req.mount, req.meta, {
-      serial_number: cert.serial,
-      ...(reason === undefined ? {} : { reason }),
-    });
+    const out = revoke(
+      service.authority,
+      req.mount,
+      req.meta,
+      parseFields(REVOKE_PATH, {
+        serial_number: cert.serial,
+        ...(reason === undefined ? {} : { reason }),
+      }),
+    );
     if (out.data === null) throw malformed(out.warnings.join('; '));
   } catch (err) {
     if (isKeelError(err) && err.code === 'validation') throw malformed(err.message);

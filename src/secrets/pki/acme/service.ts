@@ -8,6 +8,7 @@ import { acmeOrderMachine } from '../../../../machines/acme-order.machine.js';
 import type { Logger } from '../../../core/logger.js';
 import type { Authority } from '../authority.js';
 import type { AcmeConfig, AcmeSettingsEvent, ClusterConfig } from './events.js';
+import { acmeStreams } from './events.js';
 import { Nonces } from './nonces.js';
 import { AcmeQueries } from './projection.js';
 
@@ -76,4 +77,14 @@ export class AcmeService {
     this.q.config<ClusterConfig>(mount, 'cluster') ?? { path: '', aia_path: '' };
 
   now = (): Date => this.authority.core.clock.now();
+
+  /** Records a change of the mount's ACME settings (cluster URLs, ACME config, EAB keys). */
+  recordSetting(mount: string, event: AcmeSettingsEvent, meta: AuditMetadata): void {
+    this.authority.core.handler.handle(
+      acmeStreams.settings(mount),
+      settingsDecider,
+      () => [event],
+      meta,
+    );
+  }
 }

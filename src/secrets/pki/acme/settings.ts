@@ -2,12 +2,11 @@ import type Router from '@koa/router';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { NotFoundError, ValidationError } from '../../../core/errors.js';
-import { bool, list, oneOf, str } from '../fields.js';
-import { input, meta, param, send, sendKeys, type RouteScope } from '../routes/common.js';
+import { CONFIG_ACME, CONFIG_CLUSTER } from '../paths.js';
+import { fields, meta, param, reply, send, sendKeys, type RouteScope } from '../routes/common.js';
 import type { AcmeConfig, AcmeSettingsEvent, ClusterConfig, EabPolicy } from './events.js';
-import { acmeStreams } from './events.js';
 import { DIRECTORY_PREFIXES, directoryOf, directoryName } from './directory.js';
-import { settingsDecider, type AcmeService } from './service.js';
+import type { AcmeService } from './service.js';
 
 const EAB_POLICIES: readonly EabPolicy[] = [
   'not-required',
@@ -49,6 +48,15 @@ function checkPolicy(service: AcmeService, mount: string, policy: string): strin
   );
 }
 
+function checkEabPolicy(v: string): EabPolicy {
+  const policy = EAB_POLICIES.find((p) => p === v);
+  if (policy === undefined)
+    throw new ValidationError(
+      `unknown value ${JSON.stringify(v)} for field "eab_policy"; must be one of ${EAB_POLICIES.join(', ')}`,
+    );
+  return policy;
+}
+
 function checkResolver(v: string): string {
   if (v === '') return v;
   const m = /^(?:\[([^\]]+)\]|([^:]+))(?::(\d{1,5}))?$/.exec(v);
@@ -67,41 +75,36 @@ function checkResolver(v: string): string {
  */
 export function acmeSettingsRoutes(r: Router, service: AcmeService, { id }: RouteScope): void {
   const record = (ctx: Parameters<typeof meta>[0], event: AcmeSettingsEvent) =>
-    service.authority.core.handler.handle(
-      acmeStreams.settings(id),
-      settingsDecider,
-      () => [event],
-      meta(ctx),
-    );
+    service.recordSetting(id, event, meta(ctx));
 
   r.get('/config/cluster', (ctx) => send(ctx, service.cluster(id)));
   r.post('/config/cluster', (ctx) => {
-    const b = input(ctx);
+    const b = fields(ctx, CONFIG_CLUSTER);
     const old = service.cluster(id);
     const config: ClusterConfig = {
-      path: checkUrl('path', str(b, 'path', old.path)),
-      aia_path: checkUrl('aia_path', str(b, 'aia_path', old.aia_path)),
+      path: checkUrl('path', b.get('path') ?? old.path),
+      aia_path: checkUrl('aia_path', b.get('aia_path') ?? old.aia_path),
     };
     record(ctx, { type: 'PkiClusterConfigured', data: { mount: id, config } });
-    send(ctx, config);
+    reply(ctx, b, config);
   });
 
   r.get('/config/acme', (ctx) => send(ctx, service.config(id)));
   r.post('/config/acme', (ctx) => {
-    const b = input(ctx);
+    const b = fields(ctx, CONFIG_ACME);
     const old = service.config(id);
     const config: AcmeConfig = {
-      enabled: bool(b, 'enabled', old.enabled),
-      allowed_issuers: list(b, 'allowed_issuers', old.allowed_issuers),
-      allowed_roles: list(b, 'allowed_roles', old.allowed_roles),
-      allow_role_ext_key_usage: bool(b, 'allow_role_ext_key_usage', old.allow_role_ext_key_usage),
+      enabled: b.get('enabled') ?? old.enabled,
+      allowed_issuers: b.get('allowed_issuers') ?? old.allowed_issuers,
+      allowed_roles: b.get('allowed_roles') ?? old.allowed_roles,
+      allow_role_ext_key_usage: b.get('allow_role_ext_key_usage') ?? old.allow_role_ext_key_usage,
       default_directory_policy: checkPolicy(
         service,
         id,
-        str(b, 'default_directory_policy', old.default_directory_policy),
+        b.get('default_directory_policy') ?? old.default_directory_policy,
       ),
-      dns_resolver: checkResolver(str(b, 'dns_resolver', old.dns_resolver)),
-      eab_policy: oneOf(b, 'eab_policy', EAB_POLICIES, old.eab_policy),
+      dns_resolver: checkResolver(b.get('dns_resolver') ?? old.dns_resolver),
+      eab_policy: checkEabPolicy(b.get('eab_policy') ?? old.eab_policy),
     };
     for (const ref of config.allowed_issuers)
       if (ref !== '*') service.authority.resolveIssuer(id, ref);
@@ -110,7 +113,7 @@ export function acmeSettingsRoutes(r: Router, service: AcmeService, { id }: Rout
         "ACME feature requires local cluster 'path' field configuration to be set",
       );
     record(ctx, { type: 'PkiAcmeConfigured', data: { mount: id, config } });
-    send(ctx, config);
+    reply(ctx, b, config);
   });
 
   for (const prefix of DIRECTORY_PREFIXES) {

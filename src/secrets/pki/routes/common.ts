@@ -4,7 +4,7 @@ import type { AuditMetadata } from '../../../core/events.js';
 import { requestData, sendVault } from '../../../http/vault.js';
 import type { Mount } from '../../../http/types.js';
 import { secretsMetadata } from '../../surface.js';
-import { body } from '../fields.js';
+import { body, parseFields, type FieldData, type Fields, type PathSchema } from '../../fields.js';
 
 /** What every route file receives: the mount it serves. */
 export interface RouteScope {
@@ -14,7 +14,28 @@ export interface RouteScope {
 }
 
 /** The request's data (JSON body over query) as a plain object. */
-export const input = (ctx: Context): Record<string, unknown> => body(requestData(ctx));
+const input = (ctx: Context): Record<string, unknown> => body(requestData(ctx));
+
+/** The request's fields parsed against its path's declared schema (path segments included). */
+export function fields<F extends Fields>(
+  ctx: Context & { params?: Record<string, string | undefined> },
+  schema: PathSchema<F>,
+): FieldData<F> {
+  const captures = Object.fromEntries(
+    Object.keys(ctx.params ?? {}).map((name) => [name, param(ctx, name)]),
+  );
+  return parseFields(schema, input(ctx), captures);
+}
+
+/** Sends a result with its warnings, then the reference's warnings about the request's fields. */
+export function reply(
+  ctx: Context,
+  d: FieldData<Fields>,
+  data: unknown,
+  warnings: readonly string[] = [],
+): void {
+  send(ctx, data, [...warnings, ...d.warnings]);
+}
 
 /** Audit metadata of the request. */
 export const meta = (ctx: Context): AuditMetadata => secretsMetadata(ctx);

@@ -1,17 +1,23 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import { NotFoundError, ValidationError } from '../../../core/errors.js';
+import { NotFoundError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
-import { newIssuerSettings } from '../authority.js';
+import type { PkiService } from '../service.js';
 import { generateIntermediate, generateRoot, importBundle } from '../ca.js';
-import { configDecider, issuerDecider, keyDecider } from '../deciders.js';
-import { streams, type IssuerSettings } from '../events.js';
-import { bool, list, NAME_PATTERN, str } from '../fields.js';
+import {
+  CONFIG_CA,
+  CONFIG_ISSUERS,
+  CROSS_SIGN,
+  IMPORT_BUNDLE,
+  IMPORT_CERT,
+  INTERMEDIATE_GENERATE,
+  ISSUER,
+  ROOT_GENERATE,
+  ROOT_REPLACE,
+  SET_SIGNED,
+} from '../paths.js';
 import type { IssuerRow } from '../projection.js';
-import { revokeIssuer } from '../revoke.js';
-import { input, meta, param, send, sendKeys, type RouteScope } from './common.js';
-
-const USAGES = ['read-only', 'issuing-certificates', 'crl-signing', 'ocsp-signing'];
+import { fields, meta, param, reply, send, sendKeys, type RouteScope } from './common.js';
 
 /** The issuer read shape (`GET issuer/:ref`). */
 export function issuerView(
@@ -47,58 +53,51 @@ export function issuerView(
 }
 
 /** Root and intermediate generation, imports, issuer management and `config/issuers`. */
-export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope): void {
-  const { id } = scope;
-  const root = async (ctx: Context & { params: Record<string, string> }) => {
-    const out = await generateRoot(authority, id, meta(ctx), param(ctx, 'type'), input(ctx));
-    send(ctx, out.data, out.warnings);
-  };
-  r.post('/root/generate/:type', root);
-  r.post('/issuers/generate/root/:type', root);
+export function issuerRoutes(r: Router, pki: PkiService, { id }: RouteScope): void {
+  const { authority } = pki;
   // root/rotate is root generation whose issuer_name defaults to "next" (the default issuer
   // moves only through root/replace or default_follows_latest_issuer), as the reference.
-  r.post('/root/rotate/:type', async (ctx) => {
-    const b = input(ctx);
-    const out = await generateRoot(authority, id, meta(ctx), param(ctx, 'type'), {
-      ...b,
-      issuer_name: str(b, 'issuer_name') || 'next',
+  for (const [pattern, issuerName] of [
+    ['/root/generate/:type', ''],
+    ['/issuers/generate/root/:type', ''],
+    ['/root/rotate/:type', 'next'],
+  ] as const) {
+    r.post(pattern, async (ctx) => {
+      const d = fields(ctx, ROOT_GENERATE);
+      const out = await generateRoot(authority, id, meta(ctx), d.get('type'), d, issuerName);
+      reply(ctx, d, out.data, out.warnings);
     });
-    send(ctx, out.data, out.warnings);
-  });
-  const intermediate = async (ctx: Context & { params: Record<string, string> }) => {
-    const out = await generateIntermediate(
-      authority,
-      id,
-      meta(ctx),
-      param(ctx, 'type'),
-      input(ctx),
-    );
-    send(ctx, out.data, out.warnings);
-  };
-  r.post('/intermediate/generate/:type', intermediate);
-  r.post('/issuers/generate/intermediate/:type', intermediate);
+  }
+  for (const pattern of ['/intermediate/generate/:type', '/issuers/generate/intermediate/:type']) {
+    r.post(pattern, async (ctx) => {
+      const d = fields(ctx, INTERMEDIATE_GENERATE);
+      const out = await generateIntermediate(authority, id, meta(ctx), d.get('type'), d);
+      reply(ctx, d, out.data, out.warnings);
+    });
+  }
   // A CSR for an existing key, for another CA to cross-sign: intermediate/generate/existing.
   r.post('/intermediate/cross-sign', async (ctx) => {
-    const out = await generateIntermediate(authority, id, meta(ctx), 'existing', input(ctx));
-    send(ctx, out.data, out.warnings);
+    const d = fields(ctx, CROSS_SIGN);
+    const out = await generateIntermediate(authority, id, meta(ctx), 'existing', d);
+    reply(ctx, d, out.data, out.warnings);
   });
 
-  const importWith =
-    (allowKeys: boolean, field: 'pem_bundle' | 'certificate') => (ctx: Context) => {
-      const b = input(ctx);
-      const out = importBundle(
-        authority,
-        id,
-        meta(ctx),
-        str(b, field) || str(b, 'pem_bundle'),
-        allowKeys,
-      );
-      send(ctx, out.data, out.warnings);
-    };
-  r.post('/config/ca', importWith(true, 'pem_bundle'));
-  r.post('/issuers/import/bundle', importWith(true, 'pem_bundle'));
-  r.post('/issuers/import/cert', importWith(false, 'pem_bundle'));
-  r.post('/intermediate/set-signed', importWith(false, 'certificate'));
+  for (const [path, allowKeys] of [
+    [CONFIG_CA, true],
+    [IMPORT_BUNDLE, true],
+    [IMPORT_CERT, false],
+  ] as const) {
+    r.post(`/${path.pattern}`, (ctx) => {
+      const d = fields(ctx, path);
+      const out = importBundle(authority, id, meta(ctx), d.get('pem_bundle') ?? '', allowKeys);
+      reply(ctx, d, out.data, out.warnings);
+    });
+  }
+  r.post('/intermediate/set-signed', (ctx) => {
+    const d = fields(ctx, SET_SIGNED);
+    const out = importBundle(authority, id, meta(ctx), d.get('certificate') ?? '', false);
+    reply(ctx, d, out.data, out.warnings);
+  });
 
   r.get('/issuers', (ctx) => {
     if (!ctx.state.list) throw new NotFoundError('');
@@ -124,123 +123,19 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     send(ctx, issuerView(authority, id, authority.resolveIssuer(id, param(ctx, 'ref')))),
   );
 
-  const update = (patch: boolean) => (ctx: Context & { params: Record<string, string> }) => {
-    const row = authority.resolveIssuer(id, param(ctx, 'ref'));
-    const b = input(ctx);
-    const base: IssuerSettings = patch
-      ? row.settings
-      : { ...newIssuerSettings(row.settings.name), name: row.settings.name };
-    const name = b.issuer_name === undefined ? base.name : str(b, 'issuer_name');
-    if (name === 'default') throw new ValidationError('reserved issuer name: default');
-    if (name && !NAME_PATTERN.test(name))
-      throw new ValidationError(`invalid issuer name ${JSON.stringify(name)}`);
-    if (
-      name &&
-      authority.q.issuers(id).some((i) => i.settings.name === name && i.issuer_id !== row.issuer_id)
-    ) {
-      throw new ValidationError(`issuer name (${name}) already in use`);
-    }
-    const behavior = str(b, 'leaf_not_after_behavior', base.leafNotAfterBehavior);
-    if (behavior !== 'err' && behavior !== 'truncate' && behavior !== 'permit') {
-      throw new ValidationError(
-        'Unknown value for field `leaf_not_after_behavior`. Possible values are `err`, `truncate`, and `permit`.',
-      );
-    }
-    const usage = b.usage === undefined ? base.usage : list(b, 'usage');
-    if (row.settings.revokedAt !== undefined && usage.includes('issuing-certificates'))
-      throw new ValidationError('cannot set issuing-certificates usage on a revoked issuer');
-    for (const u of usage)
-      if (!USAGES.includes(u))
-        throw new ValidationError(
-          `unknown issuer usage ${JSON.stringify(u)}; must be one of ${USAGES.join(', ')}`,
-        );
-    const manualChain = (
-      b.manual_chain === undefined ? base.manualChain : list(b, 'manual_chain')
-    ).map((ref) => (ref === 'self' ? row.issuer_id : authority.resolveIssuer(id, ref).issuer_id));
-    const settings: IssuerSettings = {
-      name,
-      leafNotAfterBehavior: behavior,
-      usage,
-      manualChain,
-      revocationSignatureAlgorithm: str(
-        b,
-        'revocation_signature_algorithm',
-        base.revocationSignatureAlgorithm,
-      ),
-      issuingCertificates:
-        b.issuing_certificates === undefined
-          ? base.issuingCertificates
-          : list(b, 'issuing_certificates'),
-      crlDistributionPoints:
-        b.crl_distribution_points === undefined
-          ? base.crlDistributionPoints
-          : list(b, 'crl_distribution_points'),
-      ocspServers: b.ocsp_servers === undefined ? base.ocspServers : list(b, 'ocsp_servers'),
-      // Revocation is for good: an update keeps it.
-      ...(row.settings.revokedAt === undefined ? {} : { revokedAt: row.settings.revokedAt }),
-    };
-    authority.core.handler.handle(
-      streams.issuer(id, row.issuer_id),
-      issuerDecider,
-      () => [
-        {
-          type: 'PkiIssuerUpdated' as const,
-          data: { mount: id, issuerId: row.issuer_id, ...settings },
-        },
-      ],
-      meta(ctx),
-    );
-    const updated = authority.q.issuer(id, row.issuer_id);
-    send(ctx, updated ? issuerView(authority, id, updated) : null);
+  const update = (patch: boolean) => (ctx: Context) => {
+    const d = fields(ctx, ISSUER);
+    const updated = pki.updateIssuer(id, d, patch, meta(ctx));
+    reply(ctx, d, updated ? issuerView(authority, id, updated) : null);
   };
   r.post('/issuer/:ref', update(false));
+  r.patch('/issuer/:ref', update(true));
   r.post('/issuer/:ref/revoke', (ctx) => {
-    const row = authority.resolveIssuer(id, param(ctx, 'ref'));
-    revokeIssuer(authority, id, meta(ctx), row);
-    const updated = authority.q.issuer(id, row.issuer_id);
+    const updated = pki.revokeIssuer(id, param(ctx, 'ref'), meta(ctx));
     send(ctx, updated ? issuerView(authority, id, updated) : null);
   });
-  r.patch('/issuer/:ref', update(true));
-
   r.delete('/issuer/:ref', (ctx) => {
-    let row: IssuerRow;
-    try {
-      row = authority.resolveIssuer(id, param(ctx, 'ref'));
-    } catch {
-      ctx.status = 204;
-      ctx.body = null;
-      return;
-    }
-    const warnings: string[] = [];
-    authority.atomically(() => {
-      authority.core.handler.handle(
-        streams.issuer(id, row.issuer_id),
-        issuerDecider,
-        () => [{ type: 'PkiIssuerDeleted' as const, data: { mount: id, issuerId: row.issuer_id } }],
-        meta(ctx),
-      );
-      const defaults = authority.defaults(id);
-      if (defaults.defaultIssuer === row.issuer_id) {
-        authority.core.handler.handle(
-          streams.config(id),
-          configDecider,
-          () => [
-            {
-              type: 'PkiIssuersConfigured' as const,
-              data: {
-                mount: id,
-                defaultIssuer: '',
-                defaultFollowsLatestIssuer: defaults.defaultFollowsLatestIssuer,
-              },
-            },
-          ],
-          meta(ctx),
-        );
-        warnings.push(
-          'Deleted issuer was the default issuer; a new default issuer has not been set',
-        );
-      }
-    });
+    const warnings = pki.deleteIssuer(id, param(ctx, 'ref'), meta(ctx));
     if (warnings.length) send(ctx, null, warnings);
     else {
       ctx.status = 204;
@@ -256,65 +151,16 @@ export function issuerRoutes(r: Router, authority: Authority, scope: RouteScope)
     });
   });
   const setDefault = (fallback: string) => (ctx: Context) => {
-    const b = input(ctx);
-    const current = authority.defaults(id);
-    const ref = str(b, 'default') || fallback;
-    const issuerId = ref ? authority.resolveIssuer(id, ref).issuer_id : current.defaultIssuer;
-    const follows = bool(b, 'default_follows_latest_issuer', current.defaultFollowsLatestIssuer);
-    authority.core.handler.handle(
-      streams.config(id),
-      configDecider,
-      () => [
-        {
-          type: 'PkiIssuersConfigured' as const,
-          data: { mount: id, defaultIssuer: issuerId, defaultFollowsLatestIssuer: follows },
-        },
-      ],
-      meta(ctx),
-    );
-    send(ctx, { default: issuerId, default_follows_latest_issuer: follows });
+    const d = fields(ctx, fallback ? ROOT_REPLACE : CONFIG_ISSUERS);
+    const set = pki.setDefaultIssuer(id, d, fallback, meta(ctx));
+    reply(ctx, d, { default: set.defaultIssuer, default_follows_latest_issuer: set.follows });
   };
   r.post('/config/issuers', setDefault(''));
   // root/replace makes an issuer (by default the one named "next") the default.
   r.post('/root/replace', setDefault('next'));
 
   r.delete('/root', (ctx) => {
-    authority.atomically(() => {
-      for (const row of authority.q.issuers(id)) {
-        authority.core.handler.handle(
-          streams.issuer(id, row.issuer_id),
-          issuerDecider,
-          () => [
-            { type: 'PkiIssuerDeleted' as const, data: { mount: id, issuerId: row.issuer_id } },
-          ],
-          meta(ctx),
-        );
-      }
-      for (const key of authority.q.keys(id)) {
-        authority.core.handler.handle(
-          streams.key(id, key.key_id),
-          keyDecider,
-          () => [{ type: 'PkiKeyDeleted' as const, data: { mount: id, keyId: key.key_id } }],
-          meta(ctx),
-        );
-      }
-      authority.core.handler.handle(
-        streams.config(id),
-        configDecider,
-        () => [
-          {
-            type: 'PkiIssuersConfigured' as const,
-            data: {
-              mount: id,
-              defaultIssuer: '',
-              defaultFollowsLatestIssuer: authority.defaults(id).defaultFollowsLatestIssuer,
-            },
-          },
-          { type: 'PkiKeysConfigured' as const, data: { mount: id, defaultKey: '' } },
-        ],
-        meta(ctx),
-      );
-    });
+    pki.deleteRoot(id, meta(ctx));
     send(ctx, null, [
       'DELETE /root deletes all keys and issuers; prefer the new multi-issuer directives (DELETE /issuer/:ref and DELETE /key/:ref) for finer control',
     ]);

@@ -1,11 +1,9 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../../../core/errors.js';
-import type { Authority } from '../authority.js';
+import { checkKeyName, type PkiService } from '../service.js';
 import { keyPathType } from '../ca.js';
-import { configDecider, keyDecider } from '../deciders.js';
-import { streams } from '../events.js';
-import { int, NAME_PATTERN, str } from '../fields.js';
+import { CONFIG_KEYS, KEY, KEYS_GENERATE, KEYS_IMPORT } from '../paths.js';
 import type { KeyRow } from '../projection.js';
 import { pemBlocks } from '../x509/certificate.js';
 import {
@@ -15,7 +13,7 @@ import {
   privateKeyPem,
   spkiDer,
 } from '../x509/keys.js';
-import { input, meta, param, send, sendKeys, type RouteScope } from './common.js';
+import { fields, reply, meta, param, send, sendKeys, type RouteScope } from './common.js';
 
 const keyView = (k: KeyRow) => ({
   key_id: k.key_id,
@@ -25,21 +23,18 @@ const keyView = (k: KeyRow) => ({
 });
 
 /** CA keys: generate, import, list, read, rename, delete, and `config/keys`. The private key is never readable. */
-export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
-  const checkName = (name: string) => {
-    if (name && !NAME_PATTERN.test(name))
-      throw new ValidationError(`invalid key name ${JSON.stringify(name)}`);
-  };
+export function keyRoutes(r: Router, pki: PkiService, { id }: RouteScope): void {
+  const { authority } = pki;
 
   r.post('/keys/generate/:type', async (ctx) => {
-    const kind = keyPathType(param(ctx, 'type'), false);
-    const b = input(ctx);
-    const name = str(b, 'key_name');
-    checkName(name);
-    const spec = normaliseKeySpec(str(b, 'key_type', 'rsa'), int(b, 'key_bits', 0));
+    const b = fields(ctx, KEYS_GENERATE);
+    const kind = keyPathType(b.get('type'), false);
+    // The name is checked before the (slow) key generation.
+    const name = checkKeyName(b.get('key_name') ?? '');
+    const spec = normaliseKeySpec(b.get('key_type'), b.get('key_bits'));
     const { privateKey } = await generateKeyPair(spec);
-    const keyId = authority.createKey(id, meta(ctx), privateKey, name);
-    send(ctx, {
+    const keyId = pki.createKey(id, privateKey, name, meta(ctx));
+    reply(ctx, b, {
       key_id: keyId,
       key_name: name,
       key_type: spec.type,
@@ -48,20 +43,19 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
   });
 
   r.post('/keys/import', (ctx) => {
-    const b = input(ctx);
-    const name = str(b, 'key_name');
-    checkName(name);
-    const block = pemBlocks(str(b, 'pem_bundle')).find((x) => /PRIVATE KEY$/.test(x.label));
+    const b = fields(ctx, KEYS_IMPORT);
+    const bundle = b.get('pem_bundle') ?? '';
+    const block = pemBlocks(bundle).find((x) => /PRIVATE KEY$/.test(x.label));
     if (!block) throw new ValidationError('no private key found in pem_bundle');
-    const key = parsePrivateKey(str(b, 'pem_bundle'));
+    const key = parsePrivateKey(bundle);
     const existing = authority.keyFor(id, spkiDer(key));
     if (existing) {
-      send(ctx, keyView(existing), ['key already exists in this mount; nothing was imported']);
+      reply(ctx, b, keyView(existing), ['key already exists in this mount; nothing was imported']);
       return;
     }
-    const keyId = authority.createKey(id, meta(ctx), key, name);
+    const keyId = pki.createKey(id, key, b.get('key_name') ?? '', meta(ctx));
     const row = authority.q.key(id, keyId);
-    send(ctx, row ? keyView(row) : null);
+    reply(ctx, b, row ? keyView(row) : null);
   });
 
   r.get('/keys', (ctx) => {
@@ -76,61 +70,23 @@ export function keyRoutes(r: Router, authority: Authority, { id }: RouteScope): 
 
   r.get('/key/:ref', (ctx) => send(ctx, keyView(authority.resolveKey(id, param(ctx, 'ref')))));
 
-  const rename = (ctx: Context & { params: Record<string, string> }) => {
-    const row = authority.resolveKey(id, param(ctx, 'ref'));
-    const name = str(input(ctx), 'key_name');
-    checkName(name);
-    if (name === 'default') throw new ValidationError('reserved key name: default');
-    if (name && authority.q.keys(id).some((k) => k.name === name && k.key_id !== row.key_id))
-      throw new ValidationError(`key name (${name}) already in use`);
-    authority.core.handler.handle(
-      streams.key(id, row.key_id),
-      keyDecider,
-      () => [{ type: 'PkiKeyRenamed' as const, data: { mount: id, keyId: row.key_id, name } }],
-      meta(ctx),
-    );
-    send(ctx, { ...keyView(row), key_name: name });
+  const rename = (ctx: Context) => {
+    const b = fields(ctx, KEY);
+    const row = pki.renameKey(id, b.get('ref'), b.get('key_name') ?? '', meta(ctx));
+    reply(ctx, b, keyView(row));
   };
   r.post('/key/:ref', rename);
   r.patch('/key/:ref', rename);
 
   r.delete('/key/:ref', (ctx) => {
-    const row = authority.resolveKey(id, param(ctx, 'ref'));
-    const users = authority.q.issuers(id).filter((i) => i.key_id === row.key_id);
-    if (users.length)
-      throw new ValidationError(
-        `unable to delete key: key is in use by issuers: ${users.map((i) => i.issuer_id).join(', ')}`,
-      );
-    authority.atomically(() => {
-      authority.core.handler.handle(
-        streams.key(id, row.key_id),
-        keyDecider,
-        () => [{ type: 'PkiKeyDeleted' as const, data: { mount: id, keyId: row.key_id } }],
-        meta(ctx),
-      );
-      if (authority.defaultKey(id) === row.key_id) {
-        authority.core.handler.handle(
-          streams.config(id),
-          configDecider,
-          () => [{ type: 'PkiKeysConfigured' as const, data: { mount: id, defaultKey: '' } }],
-          meta(ctx),
-        );
-      }
-    });
+    pki.deleteKey(id, param(ctx, 'ref'), meta(ctx));
     ctx.status = 204;
     ctx.body = null;
   });
 
   r.get('/config/keys', (ctx) => send(ctx, { default: authority.defaultKey(id) }));
-  const setDefault = (ctx: Context) => {
-    const row = authority.resolveKey(id, str(input(ctx), 'default'));
-    authority.core.handler.handle(
-      streams.config(id),
-      configDecider,
-      () => [{ type: 'PkiKeysConfigured' as const, data: { mount: id, defaultKey: row.key_id } }],
-      meta(ctx),
-    );
-    send(ctx, { default: row.key_id });
-  };
-  r.post('/config/keys', setDefault);
+  r.post('/config/keys', (ctx) => {
+    const b = fields(ctx, CONFIG_KEYS);
+    reply(ctx, b, { default: pki.setDefaultKey(id, b.get('default') ?? '', meta(ctx)) });
+  });
 }

@@ -1,16 +1,19 @@
 import type Router from '@koa/router';
 import type { Authority } from '../authority.js';
+import { REVOKE_PATH, REVOKE_WITH_KEY } from '../paths.js';
 import { revoke } from '../revoke.js';
-import { input, meta, send, type RouteScope } from './common.js';
+import { fields, meta, reply, type RouteScope } from './common.js';
 
 /** `revoke` (privileged, by serial or certificate) and `revoke-with-key` (proof of possession). */
 export function revokeRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
   r.post('/revoke', (ctx) => {
-    const out = revoke(authority, id, meta(ctx), input(ctx));
-    send(ctx, out.data, out.warnings);
+    const d = fields(ctx, REVOKE_PATH);
+    const out = revoke(authority, id, meta(ctx), d);
+    reply(ctx, d, out.data, out.warnings);
   });
   r.post('/revoke-with-key', (ctx) => {
-    const out = revoke(authority, id, meta(ctx), input(ctx), true);
-    send(ctx, out.data, out.warnings);
+    const d = fields(ctx, REVOKE_WITH_KEY);
+    const out = revoke(authority, id, meta(ctx), d, d.get('private_key') ?? '');
+    reply(ctx, d, out.data, out.warnings);
   });
 }

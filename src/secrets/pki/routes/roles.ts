@@ -1,40 +1,25 @@
 import type Router from '@koa/router';
 import { NotFoundError, ValidationError } from '../../../core/errors.js';
-import type { Authority } from '../authority.js';
-import { roleDecider } from '../deciders.js';
-import { streams } from '../events.js';
-import { NAME_PATTERN } from '../fields.js';
-import { roleFromInput, roleToWire, type Role } from '../role.js';
-import { input, meta, param, send, sendKeys, type RouteScope } from './common.js';
+import { NAME_PATTERN } from '../../fields.js';
+import { ROLE } from '../paths-role.js';
+import { roleToWire, type Role } from '../role.js';
+import type { PkiService } from '../service.js';
+import { fields, meta, param, reply, send, sendKeys, type RouteScope } from './common.js';
 
 /** `roles/:name` (write replaces, PATCH merges, read, delete) and `LIST roles`. */
-export function roleRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
+export function roleRoutes(r: Router, pki: PkiService, { id }: RouteScope): void {
+  const { authority } = pki;
   const name = (ctx: Parameters<typeof param>[0]) => {
     const n = param(ctx, 'name');
     if (!NAME_PATTERN.test(n)) throw new ValidationError(`invalid role name ${JSON.stringify(n)}`);
     return n;
   };
 
-  const write = (
-    ctx: Parameters<typeof param>[0] & Parameters<typeof input>[0],
-    patch: boolean,
-  ) => {
+  const write = (ctx: Parameters<typeof fields>[0], patch: boolean) => {
     const roleName = name(ctx);
-    const stored = authority.q.role(id, roleName) as Role | undefined;
-    if (patch && !stored) throw new ValidationError('Unable to fetch role entry to patch');
-    const { role, warnings } = roleFromInput(input(ctx), patch ? stored : undefined);
-    authority.core.handler.handle(
-      streams.role(id, roleName),
-      roleDecider,
-      () => [{ type: 'PkiRoleWritten' as const, data: { mount: id, name: roleName, role } }],
-      meta(ctx),
-    );
-    if (role.issuer_ref === 'default' && !authority.defaults(id).defaultIssuer) {
-      warnings.push(
-        'Issuing Certificate was set to default, but no default issuing certificate (configurable at /config/issuers) is currently set',
-      );
-    }
-    send(ctx, roleToWire(role), warnings);
+    const d = fields(ctx, ROLE);
+    const { role, warnings } = pki.writeRole(id, roleName, d, patch, meta(ctx));
+    reply(ctx, d, roleToWire(role), warnings);
   };
 
   r.get('/roles', (ctx) => {
@@ -50,15 +35,7 @@ export function roleRoutes(r: Router, authority: Authority, { id }: RouteScope):
   r.post('/roles/:name', (ctx) => write(ctx, false));
   r.patch('/roles/:name', (ctx) => write(ctx, true));
   r.delete('/roles/:name', (ctx) => {
-    const roleName = name(ctx);
-    if (authority.q.role(id, roleName)) {
-      authority.core.handler.handle(
-        streams.role(id, roleName),
-        roleDecider,
-        () => [{ type: 'PkiRoleDeleted' as const, data: { mount: id, name: roleName } }],
-        meta(ctx),
-      );
-    }
+    pki.deleteRole(id, name(ctx), meta(ctx));
     ctx.status = 204;
     ctx.body = null;
   });

@@ -3,7 +3,9 @@ import type { Context } from 'koa';
 import { ValidationError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
 import type { AutoTidyConfig, TidyParams } from '../events.js';
-import { bool, duration } from '../fields.js';
+import type { FieldData } from '../../fields.js';
+import { NOT_RUN_TIDY, type TIDY } from '../paths-fields.js';
+import { AUTO_TIDY, TIDY_PATH } from '../paths.js';
 import {
   autoTidyConfig,
   cancelTidy,
@@ -11,25 +13,18 @@ import {
   startTidy,
   tidyStatusView,
 } from '../tidy.js';
-import { input, meta, send, type RouteScope } from './common.js';
+import { fields, meta, reply, send, type RouteScope } from './common.js';
+
+type TidyFields = FieldData<typeof TIDY>;
 
 /** Tidy operations the reference has and Keel does not run: named in a warning when set. */
-const NOT_RUN = [
-  'tidy_revoked_cert_issuer_associations',
-  'tidy_expired_issuers',
-  'tidy_move_legacy_ca_bundle',
-  'tidy_revocation_queue',
-  'tidy_cross_cluster_revoked_certs',
-  'tidy_acme',
-] as const;
+const notRun = (b: TidyFields): string[] =>
+  (Object.keys(NOT_RUN_TIDY) as (keyof typeof NOT_RUN_TIDY)[])
+    .filter((f) => b.get(f))
+    .map((f) => `${f} is not run by Keel; the operation is ignored`);
 
-const notRun = (b: Record<string, unknown>): string[] =>
-  NOT_RUN.filter((f) => bool(b, f, false)).map(
-    (f) => `${f} is not run by Keel; the operation is ignored`,
-  );
-
-function safetyBuffer(b: Record<string, unknown>, fallback: number): number {
-  const s = duration(b, 'safety_buffer') ?? fallback;
+function safetyBuffer(b: TidyFields, fallback: number): number {
+  const s = b.get('safety_buffer') ?? fallback;
   if (s <= 0) throw new ValidationError('safety_buffer must be greater than zero');
   return s;
 }
@@ -55,16 +50,17 @@ export function tidyRoutes(r: Router, authority: Authority, { id }: RouteScope):
   };
 
   r.post('/tidy', (ctx) => {
-    const b = input(ctx);
+    const b = fields(ctx, TIDY_PATH);
     const params: TidyParams = {
       safetyBuffer: safetyBuffer(b, 72 * 3600),
-      tidyCertStore: bool(b, 'tidy_cert_store', false),
-      tidyRevokedCerts: bool(b, 'tidy_revoked_certs', false),
+      tidyCertStore: b.get('tidy_cert_store') ?? false,
+      tidyRevokedCerts: b.get('tidy_revoked_certs') ?? false,
     };
     if (!params.tidyCertStore && !params.tidyRevokedCerts)
       return accepted(ctx, [
         'Manual tidy requested but no tidy operations were set. Enable at least one tidy operation to be run (tidy_cert_store or tidy_revoked_certs).',
         ...notRun(b),
+        ...b.warnings,
       ]);
     const started = startTidy(authority, id, meta(ctx), params, false);
     accepted(ctx, [
@@ -72,6 +68,7 @@ export function tidyRoutes(r: Router, authority: Authority, { id }: RouteScope):
         ? "Tidy operation successfully started. Any information from the operation will be printed to Keel's server logs."
         : 'Tidy operation already in progress.',
       ...notRun(b),
+      ...b.warnings,
     ]);
   });
 
@@ -85,14 +82,14 @@ export function tidyRoutes(r: Router, authority: Authority, { id }: RouteScope):
 
   r.get('/config/auto-tidy', (ctx) => send(ctx, autoTidyConfig(authority, id)));
   r.post('/config/auto-tidy', (ctx) => {
-    const b = input(ctx);
+    const b = fields(ctx, AUTO_TIDY);
     const c = autoTidyConfig(authority, id);
     const next: AutoTidyConfig = {
-      enabled: bool(b, 'enabled', c.enabled),
-      interval_duration: duration(b, 'interval_duration') ?? c.interval_duration,
+      enabled: b.get('enabled') ?? c.enabled,
+      interval_duration: b.get('interval_duration') ?? c.interval_duration,
       safety_buffer: safetyBuffer(b, c.safety_buffer),
-      tidy_cert_store: bool(b, 'tidy_cert_store', c.tidy_cert_store),
-      tidy_revoked_certs: bool(b, 'tidy_revoked_certs', c.tidy_revoked_certs),
+      tidy_cert_store: b.get('tidy_cert_store') ?? c.tidy_cert_store,
+      tidy_revoked_certs: b.get('tidy_revoked_certs') ?? c.tidy_revoked_certs,
     };
     if (next.interval_duration <= 0)
       throw new ValidationError('interval_duration must be greater than zero');
@@ -101,6 +98,6 @@ export function tidyRoutes(r: Router, authority: Authority, { id }: RouteScope):
         'Auto-tidy enabled but no tidy operations were requested. Enable at least one tidy operation to be run (tidy_cert_store or tidy_revoked_certs).',
       );
     configureAutoTidy(authority, id, meta(ctx), next);
-    send(ctx, next, notRun(b));
+    reply(ctx, b, next, notRun(b));
   });
 }
