@@ -10,12 +10,7 @@ import { presentWorkspace } from '../workspaces/presenters.js';
 import { confirmRun, discardRun, forceCancel, requestCancel, runDecider } from './commands.js';
 import { runFilters } from './list-params.js';
 import type { RunRow } from './projection.js';
-import {
-  presentPlan,
-  presentRun,
-  RUN_INCLUDES,
-  type RunInclude,
-} from './presenters.js';
+import { presentPlan, presentRun, RUN_INCLUDES, type RunInclude } from './presenters.js';
 import { actionBody, checkVariables, createRunBody, validate } from './schema.js';
 import { forceExecute, newRun, requesterOf } from './service.js';
 import { applyResource, logUrl } from './logs.js';
