@@ -10,26 +10,26 @@ import { presentWorkspace } from '../workspaces/presenters.js';
 import { confirmRun, discardRun, forceCancel, requestCancel, runDecider } from './commands.js';
 import { runFilters } from './list-params.js';
 import type { RunRow } from './projection.js';
-import {
-  presentPlan,
-  presentRun,
-  RUN_INCLUDES,
-  type RunInclude,
-} from './presenters.js';
+import { presentPlan, presentRun, RUN_INCLUDES, type RunInclude } from './presenters.js';
 import { actionBody, checkVariables, createRunBody, validate } from './schema.js';
 import { forceExecute, newRun, requesterOf } from './service.js';
 import { applyResource, logUrl } from './logs.js';
 import { StateVersionQueries } from '../state-versions/projection.js';
 
-/**
- * Run routes: create, show, the two lists and the five actions. `taskStages` gives a run's task
- * stages for `include=task_stages` (the executor records them; none without it).
- */
+/** What the executor records about a run, for its relationships and `include` (none without it). */
+export interface RunRecords {
+  /** A run's task stages as resources, for `include=task_stages`. */
+  taskStages(runId: string): Resource[];
+  /** A run's cost estimate as a resource, once it has one. */
+  costEstimate(runId: string): Resource | null;
+}
+
+/** Run routes: create, show, the two lists and the five actions. */
 export function runRoutes(
   router: Router,
   model: RunsModel,
   runListLimit: Middleware,
-  taskStages: (runId: string) => Resource[] = () => [],
+  records: RunRecords,
 ): void {
   const { handler, clock } = model.core;
   const states = new StateVersionQueries(model.core.db);
@@ -64,10 +64,14 @@ export function runRoutes(
           break;
         }
         case 'task_stages':
-          out.push(...taskStages(run.id));
+          out.push(...records.taskStages(run.id));
           break;
-        // Keel has no cost estimates and no version-control ingress: nothing to include.
-        case 'cost_estimate':
+        case 'cost_estimate': {
+          const estimate = records.costEstimate(run.id);
+          if (estimate !== null) out.push(estimate);
+          break;
+        }
+        // Keel has no version-control ingress: nothing to include.
         case 'configuration_version.ingress_attributes':
           break;
         default: {
@@ -87,7 +91,12 @@ export function runRoutes(
   ) => {
     const include = includesOf(ctx, RUN_INCLUDES);
     const now = clock.now();
-    const data = runs.map((r) => presentRun(r, access(r), now, { details }));
+    const data = runs.map((r) =>
+      presentRun(r, access(r), now, {
+        details,
+        costEstimateId: records.costEstimate(r.id)?.id ?? null,
+      }),
+    );
     const inc = include.size === 0 ? [] : runs.flatMap((r) => included(r, include, access(r)));
     const unique = [...new Map(inc.map((r) => [`${r.type}/${r.id}`, r])).values()];
     return { data, ...(include.size === 0 ? {} : { included: unique }) };
