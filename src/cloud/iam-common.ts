@@ -69,6 +69,23 @@ export function listResult<T>(
   return { [key]: members(page.map(present)), IsTruncated, Marker };
 }
 
+/** A List action's result: the rows of `table` whose path starts with `PathPrefix`, by name. */
+export function listUnderPath<T extends { path: string }>(
+  c: ActionContext,
+  table: string,
+  key: string,
+  present: (row: T) => XmlNode,
+): Record<string, XmlNode> {
+  const prefix = c.params.get('PathPrefix') ?? '/';
+  const rows = c.store.all<T>(`SELECT * FROM ${table} ORDER BY name`);
+  return listResult(
+    c.params,
+    key,
+    rows.filter((r) => r.path.startsWith(prefix)),
+    present,
+  );
+}
+
 /** Checks that a policy ARN can be attached: an existing customer policy or a known AWS one. */
 export function requireAttachable(c: ActionContext, policyArn: string): void {
   if (managedDocument(c.store, policyArn) === undefined) {
@@ -81,3 +98,30 @@ export function requireAttachable(c: ActionContext, policyArn: string): void {
 
 /** The IAM per-entity attachment quota. */
 export const MAX_ATTACHED = 10;
+
+/** Why IAM refuses to delete an entity, by what still belongs to it. */
+export const DELETE_CONFLICT = {
+  accessKeys: 'Cannot delete entity, must delete access keys first.',
+  inlinePolicies: 'Cannot delete entity, must delete policies first.',
+  attachedPolicies: 'Cannot delete entity, must detach all policies first.',
+  members: 'Cannot delete entity, must remove users from group first.',
+  mfaDevices: 'Cannot delete entity, must delete MFA device first.',
+} as const;
+
+/**
+ * Refuses, with IAM's DeleteConflict, to delete the entity whose `column` is `name` while one of
+ * `dependents` (`[table, message]`, checked in order) still has rows for it.
+ */
+export function requireNoDependents(
+  c: ActionContext,
+  column: string,
+  name: string,
+  dependents: readonly (readonly [table: string, message: string])[],
+): void {
+  for (const [table, message] of dependents) {
+    const n =
+      c.store.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${column} = ?`, name)
+        ?.n ?? 0;
+    if (n > 0) throw new CloudError('DeleteConflict', message);
+  }
+}

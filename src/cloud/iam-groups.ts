@@ -1,7 +1,14 @@
 import type { Action, ActionContext } from './context.js';
 import { arn, mint, presentGroup, stamp } from './context.js';
 import { CloudError } from './errors.js';
-import { listResult, requireUser, userResource } from './iam-common.js';
+import {
+  DELETE_CONFLICT,
+  listResult,
+  listUnderPath,
+  requireNoDependents,
+  requireUser,
+  userResource,
+} from './iam-common.js';
 import { principalPolicyActions } from './iam-principal-policies.js';
 import { checkName, checkPath } from './params.js';
 import type { GroupRow } from './store.js';
@@ -67,42 +74,18 @@ export const groupActions: Record<string, Action> = {
     resource: groupResource,
     run: (c) => {
       const g = requireGroup(c, named(c));
-      const has = (table: string): boolean =>
-        (c.store.get<{ n: number }>(
-          `SELECT COUNT(*) AS n FROM ${table} WHERE group_name = ?`,
-          g.name,
-        )?.n ?? 0) > 0;
-      if (has('group_members')) {
-        throw new CloudError(
-          'DeleteConflict',
-          'Cannot delete entity, must remove users from group first.',
-        );
-      }
-      if (has('group_policies')) {
-        throw new CloudError('DeleteConflict', 'Cannot delete entity, must delete policies first.');
-      }
-      if (has('group_attached')) {
-        throw new CloudError(
-          'DeleteConflict',
-          'Cannot delete entity, must detach all policies first.',
-        );
-      }
+      requireNoDependents(c, 'group_name', g.name, [
+        ['group_members', DELETE_CONFLICT.members],
+        ['group_policies', DELETE_CONFLICT.inlinePolicies],
+        ['group_attached', DELETE_CONFLICT.attachedPolicies],
+      ]);
       c.store.run('DELETE FROM groups WHERE name = ?', g.name);
       return null;
     },
   },
   ListGroups: {
     resource: (c) => `arn:aws:iam::${c.account}:group/`,
-    run: (c) => {
-      const prefix = c.params.get('PathPrefix') ?? '/';
-      const groups = c.store.all<GroupRow>('SELECT * FROM groups ORDER BY name');
-      return listResult(
-        c.params,
-        'Groups',
-        groups.filter((g) => g.path.startsWith(prefix)),
-        (g) => presentGroup(c, g),
-      );
-    },
+    run: (c) => listUnderPath<GroupRow>(c, 'groups', 'Groups', (g) => presentGroup(c, g)),
   },
   AddUserToGroup: {
     resource: groupResource,

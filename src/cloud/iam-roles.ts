@@ -1,7 +1,7 @@
 import type { Action, ActionContext } from './context.js';
 import { arn, mint, presentRole, stamp } from './context.js';
 import { CloudError, validationError } from './errors.js';
-import { listResult } from './iam-common.js';
+import { DELETE_CONFLICT, listResult, requireNoDependents } from './iam-common.js';
 import { principalPolicyActions } from './iam-principal-policies.js';
 import { checkName, checkPath } from './params.js';
 import { parsePolicy } from './policy.js';
@@ -98,20 +98,10 @@ export const roleActions: Record<string, Action> = {
     resource: roleResource,
     run: (c) => {
       const r = requireRole(c, named(c));
-      const has = (table: string): boolean =>
-        (c.store.get<{ n: number }>(
-          `SELECT COUNT(*) AS n FROM ${table} WHERE role_name = ?`,
-          r.name,
-        )?.n ?? 0) > 0;
-      if (has('role_policies')) {
-        throw new CloudError('DeleteConflict', 'Cannot delete entity, must delete policies first.');
-      }
-      if (has('role_attached')) {
-        throw new CloudError(
-          'DeleteConflict',
-          'Cannot delete entity, must detach all policies first.',
-        );
-      }
+      requireNoDependents(c, 'role_name', r.name, [
+        ['role_policies', DELETE_CONFLICT.inlinePolicies],
+        ['role_attached', DELETE_CONFLICT.attachedPolicies],
+      ]);
       c.store.run('DELETE FROM roles WHERE name = ?', r.name);
       return null;
     },
