@@ -7,7 +7,14 @@ import type { WorkspaceAccess } from '../lifecycle.js';
 import { need, type RunsModel } from '../model.js';
 import { presentUser } from '../organizations/presenters.js';
 import { presentWorkspace } from '../workspaces/presenters.js';
-import { confirmRun, discardRun, forceCancel, requestCancel, runDecider } from './commands.js';
+import {
+  confirmRun,
+  discardRun,
+  forceCancel,
+  requestCancel,
+  runDecider,
+  type Decide,
+} from './commands.js';
 import { runFilters } from './list-params.js';
 import type { RunRow } from './projection.js';
 import { presentPlan, presentRun, RUN_INCLUDES, type RunInclude } from './presenters.js';
@@ -182,43 +189,27 @@ export function runRoutes(
       ctx.status = 202; // after the body: an empty body would otherwise turn it into 204
     });
 
-  action('apply', (ctx, r, access) => {
-    need(access.applyRuns, `applying run ${r.id}`);
-    handler.handle(
-      r.id,
-      runDecider,
-      confirmRun(r.id, validate(actionBody, ctx.request.body)),
-      model.metadata(ctx),
-    );
-  });
-  action('discard', (ctx, r, access) => {
-    need(access.applyRuns, `discarding run ${r.id}`);
-    handler.handle(
-      r.id,
-      runDecider,
-      discardRun(r.id, validate(actionBody, ctx.request.body)),
-      model.metadata(ctx),
-    );
-  });
-  action('cancel', (ctx, r, access) => {
-    need(access.applyRuns, `canceling run ${r.id}`);
-    const comment = validate(actionBody, ctx.request.body);
-    handler.handle(
-      r.id,
-      runDecider,
-      requestCancel(r.id, comment, clock.now(), model.core.config.forceCancelCooloffMs),
-      model.metadata(ctx),
-    );
-  });
-  action('force-cancel', (ctx, r, access) => {
-    need(access.admin, `force-canceling run ${r.id}`);
-    handler.handle(
-      r.id,
-      runDecider,
-      forceCancel(r.id, validate(actionBody, ctx.request.body), clock.now()),
-      model.metadata(ctx),
-    );
-  });
+  /** An action the run machine decides: who may, and the command given the optional comment. */
+  const decided = (
+    path: string,
+    permission: 'applyRuns' | 'admin',
+    doing: string,
+    decide: (id: string, comment: string | null) => Decide,
+  ) =>
+    action(path, (ctx, r, access) => {
+      need(access[permission], `${doing} run ${r.id}`);
+      const comment = validate(actionBody, ctx.request.body);
+      handler.handle(r.id, runDecider, decide(r.id, comment), model.metadata(ctx));
+    });
+
+  decided('apply', 'applyRuns', 'applying', confirmRun);
+  decided('discard', 'applyRuns', 'discarding', discardRun);
+  decided('cancel', 'applyRuns', 'canceling', (id, comment) =>
+    requestCancel(id, comment, clock.now(), model.core.config.forceCancelCooloffMs),
+  );
+  decided('force-cancel', 'admin', 'force-canceling', (id, comment) =>
+    forceCancel(id, comment, clock.now()),
+  );
   action('force-execute', (ctx, r, access) => {
     need(access.applyRuns, `force-executing run ${r.id}`);
     const ws = model.workspaces.get(r.workspaceId);
