@@ -99,6 +99,12 @@ export class RunQueries {
     this.#sealer = sealer;
   }
 
+  /** The runs `SELECT * … WHERE <rest>` gives, in the order `rest` asks. */
+  #runs(rest: string, ...params: Params): RunRow[] {
+    const rows = this.sql(`SELECT * FROM ${RUNS_TABLE} WHERE ${rest}`).all(...params);
+    return (rows as Parameters<typeof toRunRow>[0][]).map(toRunRow);
+  }
+
   get(id: string): RunRow | null {
     const row = this.sql(`SELECT * FROM ${RUNS_TABLE} WHERE id = ?`).get(id) as
       Parameters<typeof toRunRow>[0] | undefined;
@@ -123,11 +129,13 @@ export class RunQueries {
           ) as { n: number | null }
         ).n ?? 0;
       const top = total - offset;
-      const rows = this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND listed_seq <= ? AND listed_seq > ?
-           ORDER BY listed_seq DESC`,
-      ).all(workspaceId, top, top - page.size) as Parameters<typeof toRunRow>[0][];
-      return { rows: rows.map(toRunRow), total };
+      const rows = this.#runs(
+        'workspace_id = ? AND listed_seq <= ? AND listed_seq > ? ORDER BY listed_seq DESC',
+        workspaceId,
+        top,
+        top - page.size,
+      );
+      return { rows, total };
     }
     const { where, params } = conditions(f);
     const clause = ['workspace_id = ?', ...where].join(' AND ');
@@ -137,10 +145,14 @@ export class RunQueries {
         ...params,
       ) as { n: number }
     ).n;
-    const rows = this.sql(
-      `SELECT * FROM ${RUNS_TABLE} WHERE ${clause} ORDER BY seq DESC LIMIT ? OFFSET ?`,
-    ).all(workspaceId, ...params, page.size, offset) as Parameters<typeof toRunRow>[0][];
-    return { rows: rows.map(toRunRow), total };
+    const rows = this.#runs(
+      `${clause} ORDER BY seq DESC LIMIT ? OFFSET ?`,
+      workspaceId,
+      ...params,
+      page.size,
+      offset,
+    );
+    return { rows, total };
   }
 
   /** An organization's runs, newest first; one extra row tells whether a next page exists. */
@@ -161,48 +173,51 @@ export class RunQueries {
       );
       all.push(...workspaceIds);
     }
-    const rows = this.sql(
-      `SELECT * FROM ${RUNS_TABLE} WHERE ${clauses.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`,
-    ).all(...all, page.size + 1, (page.number - 1) * page.size) as Parameters<typeof toRunRow>[0][];
-    return { rows: rows.slice(0, page.size).map(toRunRow), hasNext: rows.length > page.size };
+    const rows = this.#runs(
+      `${clauses.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`,
+      ...all,
+      page.size + 1,
+      (page.number - 1) * page.size,
+    );
+    return { rows: rows.slice(0, page.size), hasNext: rows.length > page.size };
   }
 
   /** Pending runs of a workspace that wait for the lock, oldest first (the FIFO queue). */
   queued(workspaceId: string, limit = Number.MAX_SAFE_INTEGER): RunRow[] {
-    return (
-      this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = 0 AND save_plan = 0 ORDER BY seq LIMIT ?`,
-      ).all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
-    ).map(toRunRow);
+    return this.#runs(
+      "workspace_id = ? AND status = 'pending' AND plan_only = 0 AND save_plan = 0 ORDER BY seq LIMIT ?",
+      workspaceId,
+      limit,
+    );
   }
 
   /** Runs that start without the lock (plan-only, and saved plans' planning), oldest first. */
   bypassing(workspaceId: string): RunRow[] {
     const select = (planOnly: number, savePlan: number) =>
-      this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = ? AND save_plan = ? ORDER BY seq`,
-      ).all(workspaceId, planOnly, savePlan) as Parameters<typeof toRunRow>[0][];
-    return [...select(1, 0), ...select(0, 1), ...select(1, 1)]
-      .sort((a, b) => a.seq - b.seq)
-      .map(toRunRow);
+      this.#runs(
+        "workspace_id = ? AND status = 'pending' AND plan_only = ? AND save_plan = ? ORDER BY seq",
+        workspaceId,
+        planOnly,
+        savePlan,
+      );
+    return [...select(1, 0), ...select(0, 1), ...select(1, 1)].sort((a, b) => a.seq - b.seq);
   }
 
   /** Confirmed saved-plan runs waiting for the lock to apply, oldest first. */
   savedPlansToApply(workspaceId: string, limit = -1): RunRow[] {
-    return (
-      this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'confirmed' AND plan_only = 0 AND save_plan = 1 ORDER BY seq LIMIT ?`,
-      ).all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
-    ).map(toRunRow);
+    return this.#runs(
+      "workspace_id = ? AND status = 'confirmed' AND plan_only = 0 AND save_plan = 1 ORDER BY seq LIMIT ?",
+      workspaceId,
+      limit,
+    );
   }
 
   /** An organization's runs waiting for the executor (`plan_queued`, `apply_queued`), oldest first. */
   organizationQueue(organization: string): RunRow[] {
-    return (
-      this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE organization = ? AND status IN ('plan_queued', 'apply_queued') ORDER BY seq`,
-      ).all(organization) as Parameters<typeof toRunRow>[0][]
-    ).map(toRunRow);
+    return this.#runs(
+      "organization = ? AND status IN ('plan_queued', 'apply_queued') ORDER BY seq",
+      organization,
+    );
   }
 
   /** How many of an organization's runs are planning or applying now. */
