@@ -18,6 +18,30 @@ export function statements(db: Db) {
 }
 
 /**
+ * One page of `SELECT * FROM <table> WHERE <where> ORDER BY <order>`, and how many rows match in
+ * all: an offset-paged list's two reads.
+ */
+export function countedPage<R>(
+  sql: ReturnType<typeof statements>,
+  q: {
+    table: string;
+    where: string;
+    params: readonly unknown[];
+    order: string;
+    limit: number;
+    offset: number;
+  },
+): { rows: R[]; total: number } {
+  const { n } = sql(`SELECT COUNT(*) AS n FROM ${q.table} WHERE ${q.where}`).get(...q.params) as {
+    n: number;
+  };
+  const rows = sql(
+    `SELECT * FROM ${q.table} WHERE ${q.where} ORDER BY ${q.order} LIMIT ? OFFSET ?`,
+  ).all(...q.params, q.limit, q.offset) as R[];
+  return { rows, total: n };
+}
+
+/**
  * Reads of read models that keep each row as one JSON document in a `doc` column: `all` parses
  * every row a query gives, `one` the first (or null). Statements are kept as `statements` keeps
  * them.

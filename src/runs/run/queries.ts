@@ -1,6 +1,6 @@
 import type { Db } from '../../core/database.js';
 import type { Sealed, Sealer } from '../../core/seal.js';
-import { statements } from '../../core/sql.js';
+import { countedPage, statements } from '../../core/sql.js';
 import type { RunStatus } from '../../../machines/run.machine.js';
 import type { RunOperation } from '../lifecycle.js';
 import type { Page } from '../jsonapi.js';
@@ -138,21 +138,15 @@ export class RunQueries {
       return { rows, total };
     }
     const { where, params } = conditions(f);
-    const clause = ['workspace_id = ?', ...where].join(' AND ');
-    const total = (
-      this.sql(`SELECT COUNT(*) AS n FROM ${RUNS_TABLE} WHERE ${clause}`).get(
-        workspaceId,
-        ...params,
-      ) as { n: number }
-    ).n;
-    const rows = this.#runs(
-      `${clause} ORDER BY seq DESC LIMIT ? OFFSET ?`,
-      workspaceId,
-      ...params,
-      page.size,
+    const { rows, total } = countedPage<Parameters<typeof toRunRow>[0]>(this.sql, {
+      table: RUNS_TABLE,
+      where: ['workspace_id = ?', ...where].join(' AND '),
+      params: [workspaceId, ...params],
+      order: 'seq DESC',
+      limit: page.size,
       offset,
-    );
-    return { rows, total };
+    });
+    return { rows: rows.map(toRunRow), total };
   }
 
   /** An organization's runs, newest first; one extra row tells whether a next page exists. */
