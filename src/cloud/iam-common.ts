@@ -3,7 +3,7 @@ import { arn } from './context.js';
 import { CloudError, validationError } from './errors.js';
 import type { Params } from './params.js';
 import { managedDocument } from './permissions.js';
-import { checkName } from './params.js';
+import { checkName, checkPath } from './params.js';
 import type { UserRow } from './store.js';
 import type { XmlNode } from './xml.js';
 import { members } from './xml.js';
@@ -36,6 +36,33 @@ export function targetUserName(c: ActionContext): string {
 export function userResource(c: ActionContext, name: string, path?: string): string {
   const u = c.store.user(name);
   return arn.user(c.account, u?.path ?? path ?? '/', u?.name ?? name);
+}
+
+/**
+ * A group or role as its actions name it: the name parameter checked, the entity or
+ * NoSuchEntity as IAM words it, and the ARN the action is authorised against (before it exists,
+ * from the `Path` parameter).
+ */
+export function pathedEntity<R extends { name: string; path: string }>(k: {
+  kind: 'group' | 'role';
+  param: 'GroupName' | 'RoleName';
+  max: number;
+  find: (c: ActionContext, name: string) => R | undefined;
+}) {
+  const field = k.param[0]!.toLowerCase() + k.param.slice(1);
+  const named = (c: ActionContext): string => checkName(c.params.required(k.param), field, k.max);
+  const require = (c: ActionContext, name: string): R => {
+    const row = k.find(c, name);
+    if (!row)
+      throw new CloudError('NoSuchEntity', `The ${k.kind} with name ${name} cannot be found.`);
+    return row;
+  };
+  const resource = (c: ActionContext): string => {
+    const name = named(c);
+    const row = k.find(c, name);
+    return arn[k.kind](c.account, row?.path ?? checkPath(c.params.get('Path')), row?.name ?? name);
+  };
+  return { named, require, resource };
 }
 
 /** Marker/MaxItems paging over an already-sorted list; the marker is an opaque offset. */

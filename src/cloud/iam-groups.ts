@@ -1,32 +1,29 @@
-import type { Action, ActionContext } from './context.js';
-import { arn, mint, presentGroup, stamp } from './context.js';
+import type { Action } from './context.js';
+import { mint, presentGroup, stamp } from './context.js';
 import { CloudError } from './errors.js';
 import {
   DELETE_CONFLICT,
   listResult,
   listUnderPath,
+  pathedEntity,
   requireNoDependents,
   requireUser,
   userResource,
 } from './iam-common.js';
 import { principalPolicyActions } from './iam-principal-policies.js';
-import { checkName, checkPath } from './params.js';
+import { checkPath } from './params.js';
 import type { GroupRow } from './store.js';
 
-const named = (c: ActionContext): string =>
-  checkName(c.params.required('GroupName'), 'groupName', 128);
-
-function requireGroup(c: ActionContext, name: string): GroupRow {
-  const g = c.store.group(name);
-  if (!g) throw new CloudError('NoSuchEntity', `The group with name ${name} cannot be found.`);
-  return g;
-}
-
-const groupResource = (c: ActionContext): string => {
-  const name = named(c);
-  const g = c.store.group(name);
-  return arn.group(c.account, g?.path ?? checkPath(c.params.get('Path')), g?.name ?? name);
-};
+const {
+  named,
+  require: requireGroup,
+  resource: groupResource,
+} = pathedEntity<GroupRow>({
+  kind: 'group',
+  param: 'GroupName',
+  max: 128,
+  find: (c, name) => c.store.group(name),
+});
 
 /** Groups, membership and group policies. */
 export const groupActions: Record<string, Action> = {

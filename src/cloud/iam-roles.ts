@@ -1,28 +1,23 @@
 import type { Action, ActionContext } from './context.js';
 import { arn, mint, presentRole, stamp } from './context.js';
 import { CloudError, validationError } from './errors.js';
-import { DELETE_CONFLICT, listResult, requireNoDependents } from './iam-common.js';
+import { DELETE_CONFLICT, listResult, pathedEntity, requireNoDependents } from './iam-common.js';
 import { principalPolicyActions } from './iam-principal-policies.js';
 import { checkName, checkPath } from './params.js';
 import { parsePolicy } from './policy.js';
 import { AWS_MANAGED, managedDocument } from './permissions.js';
 import type { PolicyRow, RoleRow } from './store.js';
 
-const named = (c: ActionContext): string =>
-  checkName(c.params.required('RoleName'), 'roleName', 64);
+const role = pathedEntity<RoleRow>({
+  kind: 'role',
+  param: 'RoleName',
+  max: 64,
+  find: (c, name) => c.store.role(name),
+});
+const { named, resource: roleResource } = role;
 
 /** The role named by `RoleName`, or NoSuchEntity. */
-export function requireRole(c: ActionContext, name: string): RoleRow {
-  const r = c.store.role(name);
-  if (!r) throw new CloudError('NoSuchEntity', `The role with name ${name} cannot be found.`);
-  return r;
-}
-
-const roleResource = (c: ActionContext): string => {
-  const name = named(c);
-  const r = c.store.role(name);
-  return arn.role(c.account, r?.path ?? checkPath(c.params.get('Path')), r?.name ?? name);
-};
+export const requireRole = role.require;
 
 const attachments = (c: ActionContext, policyArn: string): number =>
   c.store.get<{ n: number }>(
