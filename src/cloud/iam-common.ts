@@ -1,4 +1,4 @@
-import type { ActionContext } from './context.js';
+import type { Action, ActionContext } from './context.js';
 import { arn } from './context.js';
 import { CloudError, validationError } from './errors.js';
 import type { Params } from './params.js';
@@ -62,7 +62,17 @@ export function pathedEntity<R extends { name: string; path: string }>(k: {
     const row = k.find(c, name);
     return arn[k.kind](c.account, row?.path ?? checkPath(c.params.get('Path')), row?.name ?? name);
   };
-  return { named, require, resource };
+  /** `Delete<Kind>`: refused while any of `dependents` (see requireNoDependents) remains. */
+  const deleteAction = (dependents: Dependents): Action => ({
+    resource,
+    run: (c) => {
+      const row = require(c, named(c));
+      requireNoDependents(c, `${k.kind}_name`, row.name, dependents);
+      c.store.run(`DELETE FROM ${k.kind}s WHERE name = ?`, row.name);
+      return null;
+    },
+  });
+  return { named, require, resource, deleteAction };
 }
 
 /** Marker/MaxItems paging over an already-sorted list; the marker is an opaque offset. */
@@ -135,6 +145,9 @@ export const DELETE_CONFLICT = {
   mfaDevices: 'Cannot delete entity, must delete MFA device first.',
 } as const;
 
+/** What may keep an entity from deletion: `[table, message]`, checked in order. */
+type Dependents = readonly (readonly [table: string, message: string])[];
+
 /**
  * Refuses, with IAM's DeleteConflict, to delete the entity whose `column` is `name` while one of
  * `dependents` (`[table, message]`, checked in order) still has rows for it.
@@ -143,7 +156,7 @@ export function requireNoDependents(
   c: ActionContext,
   column: string,
   name: string,
-  dependents: readonly (readonly [table: string, message: string])[],
+  dependents: Dependents,
 ): void {
   for (const [table, message] of dependents) {
     const n =

@@ -6,7 +6,6 @@ import {
   listResult,
   listUnderPath,
   pathedEntity,
-  requireNoDependents,
   requireUser,
   userResource,
 } from './iam-common.js';
@@ -14,16 +13,13 @@ import { principalPolicyActions } from './iam-principal-policies.js';
 import { checkPath } from './params.js';
 import type { GroupRow } from './store.js';
 
-const {
-  named,
-  require: requireGroup,
-  resource: groupResource,
-} = pathedEntity<GroupRow>({
+const group = pathedEntity<GroupRow>({
   kind: 'group',
   param: 'GroupName',
   max: 128,
   find: (c, name) => c.store.group(name),
 });
+const { named, require: requireGroup, resource: groupResource } = group;
 
 /** Groups, membership and group policies. */
 export const groupActions: Record<string, Action> = {
@@ -67,19 +63,11 @@ export const groupActions: Record<string, Action> = {
       };
     },
   },
-  DeleteGroup: {
-    resource: groupResource,
-    run: (c) => {
-      const g = requireGroup(c, named(c));
-      requireNoDependents(c, 'group_name', g.name, [
-        ['group_members', DELETE_CONFLICT.members],
-        ['group_policies', DELETE_CONFLICT.inlinePolicies],
-        ['group_attached', DELETE_CONFLICT.attachedPolicies],
-      ]);
-      c.store.run('DELETE FROM groups WHERE name = ?', g.name);
-      return null;
-    },
-  },
+  DeleteGroup: group.deleteAction([
+    ['group_members', DELETE_CONFLICT.members],
+    ['group_policies', DELETE_CONFLICT.inlinePolicies],
+    ['group_attached', DELETE_CONFLICT.attachedPolicies],
+  ]),
   ListGroups: {
     resource: (c) => `arn:aws:iam::${c.account}:group/`,
     run: (c) => listUnderPath<GroupRow>(c, 'groups', 'Groups', (g) => presentGroup(c, g)),

@@ -1,7 +1,7 @@
 import type { Action, ActionContext } from './context.js';
 import { arn, mint, presentRole, stamp } from './context.js';
 import { CloudError, validationError } from './errors.js';
-import { DELETE_CONFLICT, listResult, pathedEntity, requireNoDependents } from './iam-common.js';
+import { DELETE_CONFLICT, listResult, pathedEntity } from './iam-common.js';
 import { principalPolicyActions } from './iam-principal-policies.js';
 import { checkName, checkPath } from './params.js';
 import { parsePolicy } from './policy.js';
@@ -89,18 +89,10 @@ export const roleActions: Record<string, Action> = {
       return listResult(c.params, 'Roles', roles, (r) => presentRole(c, r));
     },
   },
-  DeleteRole: {
-    resource: roleResource,
-    run: (c) => {
-      const r = requireRole(c, named(c));
-      requireNoDependents(c, 'role_name', r.name, [
-        ['role_policies', DELETE_CONFLICT.inlinePolicies],
-        ['role_attached', DELETE_CONFLICT.attachedPolicies],
-      ]);
-      c.store.run('DELETE FROM roles WHERE name = ?', r.name);
-      return null;
-    },
-  },
+  DeleteRole: role.deleteAction([
+    ['role_policies', DELETE_CONFLICT.inlinePolicies],
+    ['role_attached', DELETE_CONFLICT.attachedPolicies],
+  ]),
   ...principalPolicyActions({
     kind: 'Role',
     resource: roleResource,
