@@ -42,7 +42,12 @@ export function runRoutes(
   const states = new StateVersionQueries(model.core.db);
 
   /** The `included` resources a request asked for. */
-  const included = (run: RunRow, include: Set<RunInclude>, access: WorkspaceAccess): Resource[] => {
+  const included = (
+    run: RunRow,
+    include: Set<RunInclude>,
+    access: WorkspaceAccess,
+    estimate: Resource | null,
+  ): Resource[] => {
     const out: Resource[] = [];
     for (const inc of include) {
       switch (inc) {
@@ -73,11 +78,9 @@ export function runRoutes(
         case 'task_stages':
           out.push(...records.taskStages(run.id));
           break;
-        case 'cost_estimate': {
-          const estimate = records.costEstimate(run.id);
+        case 'cost_estimate':
           if (estimate !== null) out.push(estimate);
           break;
-        }
         // Keel has no version-control ingress: nothing to include.
         case 'configuration_version.ingress_attributes':
           break;
@@ -98,13 +101,15 @@ export function runRoutes(
   ) => {
     const include = includesOf(ctx, RUN_INCLUDES);
     const now = clock.now();
-    const data = runs.map((r) =>
-      presentRun(r, access(r), now, {
-        details,
-        costEstimateId: records.costEstimate(r.id)?.id ?? null,
-      }),
+    // The estimate names the relationship and is what `include=cost_estimate` adds: read it once.
+    const estimates = runs.map((r) => records.costEstimate(r.id));
+    const data = runs.map((r, i) =>
+      presentRun(r, access(r), now, { details, costEstimateId: estimates[i]?.id ?? null }),
     );
-    const inc = include.size === 0 ? [] : runs.flatMap((r) => included(r, include, access(r)));
+    const inc =
+      include.size === 0
+        ? []
+        : runs.flatMap((r, i) => included(r, include, access(r), estimates[i] ?? null));
     const unique = [...new Map(inc.map((r) => [`${r.type}/${r.id}`, r])).values()];
     return { data, ...(include.size === 0 ? {} : { included: unique }) };
   };
