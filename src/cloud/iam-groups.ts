@@ -1,25 +1,25 @@
-import type { Action, ActionContext } from './context.js';
-import { arn, mint, presentGroup, stamp } from './context.js';
+import type { Action } from './context.js';
+import { mint, presentGroup, stamp } from './context.js';
 import { CloudError } from './errors.js';
-import { listResult, requireUser, userResource } from './iam-common.js';
+import {
+  DELETE_CONFLICT,
+  listResult,
+  listUnderPath,
+  pathedEntity,
+  requireUser,
+  userResource,
+} from './iam-common.js';
 import { principalPolicyActions } from './iam-principal-policies.js';
-import { checkName, checkPath } from './params.js';
+import { checkPath } from './params.js';
 import type { GroupRow } from './store.js';
 
-const named = (c: ActionContext): string =>
-  checkName(c.params.required('GroupName'), 'groupName', 128);
-
-function requireGroup(c: ActionContext, name: string): GroupRow {
-  const g = c.store.group(name);
-  if (!g) throw new CloudError('NoSuchEntity', `The group with name ${name} cannot be found.`);
-  return g;
-}
-
-const groupResource = (c: ActionContext): string => {
-  const name = named(c);
-  const g = c.store.group(name);
-  return arn.group(c.account, g?.path ?? checkPath(c.params.get('Path')), g?.name ?? name);
-};
+const group = pathedEntity<GroupRow>({
+  kind: 'group',
+  param: 'GroupName',
+  max: 128,
+  find: (c, name) => c.store.group(name),
+});
+const { named, require: requireGroup, resource: groupResource } = group;
 
 /** Groups, membership and group policies. */
 export const groupActions: Record<string, Action> = {
@@ -63,46 +63,14 @@ export const groupActions: Record<string, Action> = {
       };
     },
   },
-  DeleteGroup: {
-    resource: groupResource,
-    run: (c) => {
-      const g = requireGroup(c, named(c));
-      const has = (table: string): boolean =>
-        (c.store.get<{ n: number }>(
-          `SELECT COUNT(*) AS n FROM ${table} WHERE group_name = ?`,
-          g.name,
-        )?.n ?? 0) > 0;
-      if (has('group_members')) {
-        throw new CloudError(
-          'DeleteConflict',
-          'Cannot delete entity, must remove users from group first.',
-        );
-      }
-      if (has('group_policies')) {
-        throw new CloudError('DeleteConflict', 'Cannot delete entity, must delete policies first.');
-      }
-      if (has('group_attached')) {
-        throw new CloudError(
-          'DeleteConflict',
-          'Cannot delete entity, must detach all policies first.',
-        );
-      }
-      c.store.run('DELETE FROM groups WHERE name = ?', g.name);
-      return null;
-    },
-  },
+  DeleteGroup: group.deleteAction([
+    ['group_members', DELETE_CONFLICT.members],
+    ['group_policies', DELETE_CONFLICT.inlinePolicies],
+    ['group_attached', DELETE_CONFLICT.attachedPolicies],
+  ]),
   ListGroups: {
     resource: (c) => `arn:aws:iam::${c.account}:group/`,
-    run: (c) => {
-      const prefix = c.params.get('PathPrefix') ?? '/';
-      const groups = c.store.all<GroupRow>('SELECT * FROM groups ORDER BY name');
-      return listResult(
-        c.params,
-        'Groups',
-        groups.filter((g) => g.path.startsWith(prefix)),
-        (g) => presentGroup(c, g),
-      );
-    },
+    run: (c) => listUnderPath<GroupRow>(c, 'groups', 'Groups', (g) => presentGroup(c, g)),
   },
   AddUserToGroup: {
     resource: groupResource,

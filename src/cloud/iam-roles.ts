@@ -1,28 +1,23 @@
 import type { Action, ActionContext } from './context.js';
 import { arn, mint, presentRole, stamp } from './context.js';
 import { CloudError, validationError } from './errors.js';
-import { listResult } from './iam-common.js';
+import { DELETE_CONFLICT, listResult, pathedEntity } from './iam-common.js';
 import { principalPolicyActions } from './iam-principal-policies.js';
 import { checkName, checkPath } from './params.js';
 import { parsePolicy } from './policy.js';
 import { AWS_MANAGED, managedDocument } from './permissions.js';
 import type { PolicyRow, RoleRow } from './store.js';
 
-const named = (c: ActionContext): string =>
-  checkName(c.params.required('RoleName'), 'roleName', 64);
+const role = pathedEntity<RoleRow>({
+  kind: 'role',
+  param: 'RoleName',
+  max: 64,
+  find: (c, name) => c.store.role(name),
+});
+const { named, resource: roleResource } = role;
 
 /** The role named by `RoleName`, or NoSuchEntity. */
-export function requireRole(c: ActionContext, name: string): RoleRow {
-  const r = c.store.role(name);
-  if (!r) throw new CloudError('NoSuchEntity', `The role with name ${name} cannot be found.`);
-  return r;
-}
-
-const roleResource = (c: ActionContext): string => {
-  const name = named(c);
-  const r = c.store.role(name);
-  return arn.role(c.account, r?.path ?? checkPath(c.params.get('Path')), r?.name ?? name);
-};
+export const requireRole = role.require;
 
 const attachments = (c: ActionContext, policyArn: string): number =>
   c.store.get<{ n: number }>(
@@ -94,28 +89,10 @@ export const roleActions: Record<string, Action> = {
       return listResult(c.params, 'Roles', roles, (r) => presentRole(c, r));
     },
   },
-  DeleteRole: {
-    resource: roleResource,
-    run: (c) => {
-      const r = requireRole(c, named(c));
-      const has = (table: string): boolean =>
-        (c.store.get<{ n: number }>(
-          `SELECT COUNT(*) AS n FROM ${table} WHERE role_name = ?`,
-          r.name,
-        )?.n ?? 0) > 0;
-      if (has('role_policies')) {
-        throw new CloudError('DeleteConflict', 'Cannot delete entity, must delete policies first.');
-      }
-      if (has('role_attached')) {
-        throw new CloudError(
-          'DeleteConflict',
-          'Cannot delete entity, must detach all policies first.',
-        );
-      }
-      c.store.run('DELETE FROM roles WHERE name = ?', r.name);
-      return null;
-    },
-  },
+  DeleteRole: role.deleteAction([
+    ['role_policies', DELETE_CONFLICT.inlinePolicies],
+    ['role_attached', DELETE_CONFLICT.attachedPolicies],
+  ]),
   ...principalPolicyActions({
     kind: 'Role',
     resource: roleResource,

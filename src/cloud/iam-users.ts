@@ -2,8 +2,11 @@ import type { Action, ActionContext } from './context.js';
 import { mint, presentUser, stamp } from './context.js';
 import { CloudError, validationError } from './errors.js';
 import {
+  DELETE_CONFLICT,
   listResult,
+  listUnderPath,
   requireAttachable,
+  requireNoDependents,
   requireUser,
   targetUserName,
   userResource,
@@ -39,26 +42,6 @@ function putTags(c: ActionContext, userName: string): void {
       t.Value,
     );
   }
-}
-
-function deleteConflict(c: ActionContext, u: UserRow): string | null {
-  const count = (sql: string): number => c.store.get<{ n: number }>(sql, u.name)?.n ?? 0;
-  if (count('SELECT COUNT(*) AS n FROM access_keys WHERE user_name = ?') > 0) {
-    return 'Cannot delete entity, must delete access keys first.';
-  }
-  if (count('SELECT COUNT(*) AS n FROM user_policies WHERE user_name = ?') > 0) {
-    return 'Cannot delete entity, must delete policies first.';
-  }
-  if (count('SELECT COUNT(*) AS n FROM user_attached WHERE user_name = ?') > 0) {
-    return 'Cannot delete entity, must detach all policies first.';
-  }
-  if (count('SELECT COUNT(*) AS n FROM group_members WHERE user_name = ?') > 0) {
-    return 'Cannot delete entity, must remove users from group first.';
-  }
-  if (count('SELECT COUNT(*) AS n FROM mfa_devices WHERE user_name = ?') > 0) {
-    return 'Cannot delete entity, must delete MFA device first.';
-  }
-  return null;
 }
 
 const keyMeta = (k: KeyRow) => ({
@@ -111,23 +94,19 @@ export const userActions: Record<string, Action> = {
   },
   ListUsers: {
     resource: (c) => `arn:aws:iam::${c.account}:user/`,
-    run: (c) => {
-      const prefix = c.params.get('PathPrefix') ?? '/';
-      const users = c.store.all<UserRow>('SELECT * FROM users ORDER BY name');
-      return listResult(
-        c.params,
-        'Users',
-        users.filter((u) => u.path.startsWith(prefix)),
-        (u) => presentUser(c, u),
-      );
-    },
+    run: (c) => listUnderPath<UserRow>(c, 'users', 'Users', (u) => presentUser(c, u)),
   },
   DeleteUser: {
     resource: byName,
     run: (c) => {
       const u = requireUser(c, named(c));
-      const conflict = deleteConflict(c, u);
-      if (conflict) throw new CloudError('DeleteConflict', conflict);
+      requireNoDependents(c, 'user_name', u.name, [
+        ['access_keys', DELETE_CONFLICT.accessKeys],
+        ['user_policies', DELETE_CONFLICT.inlinePolicies],
+        ['user_attached', DELETE_CONFLICT.attachedPolicies],
+        ['group_members', DELETE_CONFLICT.members],
+        ['mfa_devices', DELETE_CONFLICT.mfaDevices],
+      ]);
       c.store.tx(() => {
         c.store.run('DELETE FROM user_tags WHERE user_name = ?', u.name);
         c.store.run('DELETE FROM users WHERE name = ?', u.name);

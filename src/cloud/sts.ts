@@ -8,8 +8,33 @@ import type { MfaRow, SessionRow } from './store.js';
 
 /** AWS's limit on a session policy's plain-text size. */
 const MAX_SESSION_POLICY = 2048;
+
 /** Role chaining caps a session at one hour. */
 const CHAINED_MAX = 3600;
+
+/**
+ * A session or federated user name (`RoleSessionName`, `Name`): 2 to `max` characters of
+ * `[\w+=,.@-]`, refused as STS words it (the field in camel case, the pattern with `*`).
+ */
+function stsName(c: ActionContext, param: string, max: number): string {
+  const value = c.params.required(param);
+  const field = param[0]!.toLowerCase() + param.slice(1);
+  if (value.length < 2 || value.length > max) {
+    throw validationError(
+      field,
+      value,
+      `Member must have length ${value.length < 2 ? 'greater than or equal to 2' : `less than or equal to ${max}`}`,
+    );
+  }
+  if (!/^[\w+=,.@-]*$/.test(value)) {
+    throw validationError(
+      field,
+      value,
+      'Member must satisfy regular expression pattern: [\\w+=,.@-]*',
+    );
+  }
+  return value;
+}
 
 function sessionPolicy(c: ActionContext): {
   policy: string | null;
@@ -130,21 +155,7 @@ export const stsActions: Record<string, Action> = {
     resource: (c) => c.params.required('RoleArn'),
     run: (c) => {
       const roleArn = c.params.required('RoleArn');
-      const sessionName = c.params.required('RoleSessionName');
-      if (sessionName.length < 2 || sessionName.length > 64) {
-        throw validationError(
-          'roleSessionName',
-          sessionName,
-          `Member must have length ${sessionName.length < 2 ? 'greater than or equal to 2' : 'less than or equal to 64'}`,
-        );
-      }
-      if (!/^[\w+=,.@-]*$/.test(sessionName)) {
-        throw validationError(
-          'roleSessionName',
-          sessionName,
-          'Member must satisfy regular expression pattern: [\\w+=,.@-]*',
-        );
-      }
+      const sessionName = stsName(c, 'RoleSessionName', 64);
       const seconds = c.params.int('DurationSeconds', 900, 43200) ?? 3600;
       const externalId = c.params.get('ExternalId');
       if (externalId !== undefined && (externalId.length < 2 || externalId.length > 1224)) {
@@ -219,21 +230,7 @@ export const stsActions: Record<string, Action> = {
     },
     run: (c) => {
       const userName = requireLongTerm(c, 'GetFederationToken');
-      const name = c.params.required('Name');
-      if (name.length < 2 || name.length > 32) {
-        throw validationError(
-          'name',
-          name,
-          `Member must have length ${name.length < 2 ? 'greater than or equal to 2' : 'less than or equal to 32'}`,
-        );
-      }
-      if (!/^[\w+=,.@-]*$/.test(name)) {
-        throw validationError(
-          'name',
-          name,
-          'Member must satisfy regular expression pattern: [\\w+=,.@-]*',
-        );
-      }
+      const name = stsName(c, 'Name', 32);
       const seconds = c.params.int('DurationSeconds', 900, 129600) ?? 43200;
       const { policy, arns, packed } = sessionPolicy(c);
       const fedArn = `arn:aws:sts::${c.account}:federated-user/${name}`;

@@ -19,7 +19,7 @@ import { runHistoryProjection } from './run/history.js';
 import { runProjection } from './run/projection.js';
 import { queueReactor, reconcileWorkspace } from './run/queue.js';
 import { organizationQueueRoutes } from './run/org-queue.js';
-import { runRoutes } from './run/routes.js';
+import { runRoutes, type RunRecords } from './run/routes.js';
 import { stateVersionProjection } from './state-versions/projection.js';
 import { recordStateVersion } from './state-versions/record.js';
 import { stateVersionRoutes } from './state-versions/routes.js';
@@ -78,6 +78,8 @@ export interface RunsContextOptions {
   liveLog?: (phaseId: string) => string | null;
   /** A run's task stages as resources, for `include=task_stages` (the executor records them). */
   taskStages?: (runId: string) => Resource[];
+  /** A run's cost estimate as a resource once it has one (the executor records them). */
+  costEstimate?: (runId: string) => Resource | null;
   /** Starts a run's pre-plan tasks instead of queuing its plan; true when it did (the executor). */
   prePlan?: (run: RunRow) => boolean;
 }
@@ -96,8 +98,12 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   workspaceRoutes(routes, model);
   workspaceTagRoutes(routes, model);
   configurationVersionRoutes(routes, model);
-  organizationQueueRoutes(routes, model);
-  runRoutes(routes, model, runListLimit, (runId) => options.taskStages?.(runId) ?? []);
+  const records: RunRecords = {
+    taskStages: (runId) => options.taskStages?.(runId) ?? [],
+    costEstimate: (runId) => options.costEstimate?.(runId) ?? null,
+  };
+  organizationQueueRoutes(routes, model, records);
+  runRoutes(routes, model, runListLimit, records);
   phaseRoutes(routes, model);
   commentRoutes(routes, model);
   stateVersionRoutes(routes, model);

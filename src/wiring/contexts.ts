@@ -49,12 +49,14 @@ export function buildContexts(core: Core, config: Config, deps: ContextDeps): Co
       : fileLiveLogs(join(config.dataDir, 'logs'));
   let prePlan: (run: RunRow) => boolean = () => false;
   let taskStages: (runId: string) => Resource[] = () => [];
+  let costEstimate: (runId: string) => Resource | null = () => null;
   const runs = createRunsContext(core, {
     runListLimit: limits.runListLimit,
     liveLog: (id) => liveLogs.read(id),
     // Bound below: the executor exists only after the runs context it drives.
     prePlan: (run) => prePlan(run),
     taskStages: (runId) => taskStages(runId),
+    costEstimate: (runId) => costEstimate(runId),
   });
   const engines = new Map<string, SecretsEngine>();
   const cloud = createCloud({
@@ -98,6 +100,7 @@ export function buildContexts(core: Core, config: Config, deps: ContextDeps): Co
   if (deps.executor !== false) {
     prePlan = (run) => executor.prePlan(run);
     taskStages = (runId) => executor.taskStagesOf(runId);
+    costEstimate = (runId) => executor.costEstimateOf(runId);
   }
   const pki = createPkiContext(core, (accessor) => sys.queries.ttlsOf(accessor));
   const modules: ContextModule[] = [

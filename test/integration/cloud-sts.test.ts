@@ -203,11 +203,20 @@ describe('STS through @aws-sdk/client-sts', () => {
         )
       ).Credentials,
     ).toBeDefined();
-    expect(await bad({ RoleSessionName: 'a' })).toMatchObject({ code: 'ValidationError' });
+    expect(await bad({ RoleSessionName: 'a' })).toMatchObject({
+      code: 'ValidationError',
+      message:
+        "1 validation error detected: Value 'a' at 'roleSessionName' failed to satisfy constraint: Member must have length greater than or equal to 2",
+    });
     expect(await bad({ RoleSessionName: 'x'.repeat(65) })).toMatchObject({
       code: 'ValidationError',
+      message: expect.stringMatching(/'roleSessionName' .*less than or equal to 64$/) as string,
     });
-    expect(await bad({ RoleSessionName: 'has space' })).toMatchObject({ code: 'ValidationError' });
+    expect(await bad({ RoleSessionName: 'has space' })).toMatchObject({
+      code: 'ValidationError',
+      message:
+        "1 validation error detected: Value 'has space' at 'roleSessionName' failed to satisfy constraint: Member must satisfy regular expression pattern: [\\w+=,.@-]*",
+    });
     expect(await bad({ Policy: '{"nope"' })).toMatchObject({
       code: 'MalformedPolicyDocumentException',
       status: 400,
@@ -305,7 +314,16 @@ describe('STS through @aws-sdk/client-sts', () => {
     ).toMatchObject({ code: 'ValidationError', status: 400 });
     expect(
       await failure(root.sts.send(new GetFederationTokenCommand({ Name: 'x'.repeat(33) }))),
-    ).toMatchObject({ code: 'ValidationError' });
+    ).toMatchObject({
+      code: 'ValidationError',
+      message: expect.stringMatching(/at 'name' .*less than or equal to 32$/) as string,
+    });
+    expect(
+      await failure(root.sts.send(new GetFederationTokenCommand({ Name: 'bad name' }))),
+    ).toMatchObject({
+      code: 'ValidationError',
+      message: expect.stringMatching(/at 'name' .*pattern: \[\\w\+=,\.@-\]\*$/) as string,
+    });
     expect(
       await failure(
         root.sts.send(new GetFederationTokenCommand({ Name: 'okname', DurationSeconds: 129601 })),

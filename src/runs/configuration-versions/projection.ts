@@ -1,6 +1,6 @@
 import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
-import { statements } from '../../core/sql.js';
+import { countedPage, statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { ConfigurationVersionStatus } from '../../../machines/configuration-version.machine.js';
@@ -183,14 +183,14 @@ export class ConfigurationVersionQueries {
     limit: number,
     offset: number,
   ): { rows: ConfigurationVersionRow[]; total: number } {
-    const total = (
-      this.sql(`SELECT COUNT(*) AS n FROM ${CVS_TABLE} WHERE workspace_id = ?`).get(
-        workspaceId,
-      ) as { n: number }
-    ).n;
-    const rows = this.sql(
-      `SELECT * FROM ${CVS_TABLE} WHERE workspace_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?`,
-    ).all(workspaceId, limit, offset) as DbRow[];
+    const { rows, total } = countedPage<DbRow>(this.sql, {
+      table: CVS_TABLE,
+      where: 'workspace_id = ?',
+      params: [workspaceId],
+      order: 'seq DESC',
+      limit,
+      offset,
+    });
     return { rows: rows.map(toRow), total };
   }
 }

@@ -10,7 +10,7 @@ import { enginesOf, sharesLog } from '../../config.js';
 import { executionEngineOf } from '../workspaces/presenters.js';
 import { builtinDriver } from './builtin/index.js';
 import { CheckQueries, checksProjection } from './checks/projection.js';
-import { checkRoutes } from './checks/routes.js';
+import { checkRoutes, presentCostEstimate } from './checks/routes.js';
 import { hasChecks, stagesReactor } from './checks/stages.js';
 import { loadPriceTable } from './cost.js';
 import { RunTaskQueries, runTasksProjection } from './run-tasks/projection.js';
@@ -47,6 +47,8 @@ export interface ExecutorContext {
   prePlan(run: RunRow): boolean;
   /** A run's task stages as `task-stages` resources (`include=task_stages` on a run). */
   taskStagesOf(runId: string): Resource[];
+  /** A run's cost estimate as a `cost-estimates` resource, once it has one. */
+  costEstimateOf(runId: string): Resource | null;
 }
 
 const EXECUTOR_EVENTS = [
@@ -282,6 +284,10 @@ export function createExecutorContext(
         const { included: _results, ...resource } = presentStage(stage);
         return resource;
       }),
+    costEstimateOf(runId) {
+      const estimate = checks.costEstimateOfRun(runId);
+      return estimate === null ? null : presentCostEstimate(estimate);
+    },
     prePlan(run) {
       if (!taskStages.pending(run, 'pre_plan')) return false;
       taskStages.start(run, 'pre_plan');

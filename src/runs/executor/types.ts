@@ -76,14 +76,18 @@ export interface RunVariable {
 /** The configuration files of a configuration version: relative path → text. */
 export type ConfigFiles = ReadonlyMap<string, string>;
 
-/** The change record of one resource instance, as in `terraform show -json`. */
-export interface ResourceChange {
+/** What names one resource instance in `terraform show -json`. */
+export interface ResourceInstance {
   address: string;
   mode: 'managed';
   type: string;
   name: string;
   index?: number;
   provider_name: string;
+}
+
+/** The change record of one resource instance, as in `terraform show -json`. */
+export interface ResourceChange extends ResourceInstance {
   change: {
     actions: Action[];
     before: Json;
@@ -136,13 +140,7 @@ export interface PlanJson {
   errored: boolean;
 }
 
-export interface PlannedResource {
-  address: string;
-  mode: 'managed';
-  type: string;
-  name: string;
-  index?: number;
-  provider_name: string;
+export interface PlannedResource extends ResourceInstance {
   schema_version: number;
   values: Record<string, Json>;
   sensitive_values: Record<string, Json>;

@@ -11,7 +11,7 @@ import type { RunSnapshot } from '../lifecycle.js';
 
 export { runDecider } from './decider.js';
 
-type Decide = (s: RunSnapshot) => RunEvent[];
+export type Decide = (s: RunSnapshot) => RunEvent[];
 
 const notAllowed = (detail: string) =>
   new ConflictError(detail, { title: 'transition not allowed' });

@@ -23,12 +23,15 @@ export const RUN_INCLUDES = [
 ] as const;
 export type RunInclude = (typeof RUN_INCLUDES)[number];
 
-/** The run document's `data`. `now` decides `is-force-cancelable`; `access` the permissions. */
+/**
+ * The run document's `data`. `now` decides `is-force-cancelable`; `access` the permissions;
+ * `costEstimateId` names the run's cost estimate once it has one.
+ */
 export function presentRun(
   run: RunRow,
   access: WorkspaceAccess,
   now: Date,
-  options: { details?: boolean } = {},
+  options: { details?: boolean; costEstimateId?: string | null } = {},
 ): Resource {
   const snapshot = snapshotOf(run);
   const a = run.attrs;
@@ -81,7 +84,7 @@ export function presentRun(
         a.configurationVersionId,
         `${self}/configuration-version`,
       ),
-      'cost-estimate': toOne('cost-estimates', null),
+      'cost-estimate': toOne('cost-estimates', options.costEstimateId ?? null),
       'created-by': toOne('users', createdBy),
       'input-state-version': toOne('state-versions', null),
       plan: toOne('plans', planIdOf(run.id), `${self}/plan`),

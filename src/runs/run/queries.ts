@@ -1,6 +1,6 @@
 import type { Db } from '../../core/database.js';
 import type { Sealed, Sealer } from '../../core/seal.js';
-import { statements } from '../../core/sql.js';
+import { countedPage, statements } from '../../core/sql.js';
 import type { RunStatus } from '../../../machines/run.machine.js';
 import type { RunOperation } from '../lifecycle.js';
 import type { Page } from '../jsonapi.js';
@@ -99,6 +99,12 @@ export class RunQueries {
     this.#sealer = sealer;
   }
 
+  /** The runs `SELECT * … WHERE <rest>` gives, in the order `rest` asks. */
+  #runs(rest: string, ...params: Params): RunRow[] {
+    const rows = this.sql(`SELECT * FROM ${RUNS_TABLE} WHERE ${rest}`).all(...params);
+    return (rows as Parameters<typeof toRunRow>[0][]).map(toRunRow);
+  }
+
   get(id: string): RunRow | null {
     const row = this.sql(`SELECT * FROM ${RUNS_TABLE} WHERE id = ?`).get(id) as
       Parameters<typeof toRunRow>[0] | undefined;
@@ -123,23 +129,23 @@ export class RunQueries {
           ) as { n: number | null }
         ).n ?? 0;
       const top = total - offset;
-      const rows = this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND listed_seq <= ? AND listed_seq > ?
-           ORDER BY listed_seq DESC`,
-      ).all(workspaceId, top, top - page.size) as Parameters<typeof toRunRow>[0][];
-      return { rows: rows.map(toRunRow), total };
+      const rows = this.#runs(
+        'workspace_id = ? AND listed_seq <= ? AND listed_seq > ? ORDER BY listed_seq DESC',
+        workspaceId,
+        top,
+        top - page.size,
+      );
+      return { rows, total };
     }
     const { where, params } = conditions(f);
-    const clause = ['workspace_id = ?', ...where].join(' AND ');
-    const total = (
-      this.sql(`SELECT COUNT(*) AS n FROM ${RUNS_TABLE} WHERE ${clause}`).get(
-        workspaceId,
-        ...params,
-      ) as { n: number }
-    ).n;
-    const rows = this.sql(
-      `SELECT * FROM ${RUNS_TABLE} WHERE ${clause} ORDER BY seq DESC LIMIT ? OFFSET ?`,
-    ).all(workspaceId, ...params, page.size, offset) as Parameters<typeof toRunRow>[0][];
+    const { rows, total } = countedPage<Parameters<typeof toRunRow>[0]>(this.sql, {
+      table: RUNS_TABLE,
+      where: ['workspace_id = ?', ...where].join(' AND '),
+      params: [workspaceId, ...params],
+      order: 'seq DESC',
+      limit: page.size,
+      offset,
+    });
     return { rows: rows.map(toRunRow), total };
   }
 
@@ -161,48 +167,51 @@ export class RunQueries {
       );
       all.push(...workspaceIds);
     }
-    const rows = this.sql(
-      `SELECT * FROM ${RUNS_TABLE} WHERE ${clauses.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`,
-    ).all(...all, page.size + 1, (page.number - 1) * page.size) as Parameters<typeof toRunRow>[0][];
-    return { rows: rows.slice(0, page.size).map(toRunRow), hasNext: rows.length > page.size };
+    const rows = this.#runs(
+      `${clauses.join(' AND ')} ORDER BY seq DESC LIMIT ? OFFSET ?`,
+      ...all,
+      page.size + 1,
+      (page.number - 1) * page.size,
+    );
+    return { rows: rows.slice(0, page.size), hasNext: rows.length > page.size };
   }
 
   /** Pending runs of a workspace that wait for the lock, oldest first (the FIFO queue). */
   queued(workspaceId: string, limit = Number.MAX_SAFE_INTEGER): RunRow[] {
-    return (
-      this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = 0 AND save_plan = 0 ORDER BY seq LIMIT ?`,
-      ).all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
-    ).map(toRunRow);
+    return this.#runs(
+      "workspace_id = ? AND status = 'pending' AND plan_only = 0 AND save_plan = 0 ORDER BY seq LIMIT ?",
+      workspaceId,
+      limit,
+    );
   }
 
   /** Runs that start without the lock (plan-only, and saved plans' planning), oldest first. */
   bypassing(workspaceId: string): RunRow[] {
     const select = (planOnly: number, savePlan: number) =>
-      this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'pending' AND plan_only = ? AND save_plan = ? ORDER BY seq`,
-      ).all(workspaceId, planOnly, savePlan) as Parameters<typeof toRunRow>[0][];
-    return [...select(1, 0), ...select(0, 1), ...select(1, 1)]
-      .sort((a, b) => a.seq - b.seq)
-      .map(toRunRow);
+      this.#runs(
+        "workspace_id = ? AND status = 'pending' AND plan_only = ? AND save_plan = ? ORDER BY seq",
+        workspaceId,
+        planOnly,
+        savePlan,
+      );
+    return [...select(1, 0), ...select(0, 1), ...select(1, 1)].sort((a, b) => a.seq - b.seq);
   }
 
   /** Confirmed saved-plan runs waiting for the lock to apply, oldest first. */
   savedPlansToApply(workspaceId: string, limit = Number.MAX_SAFE_INTEGER): RunRow[] {
-    return (
-      this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE workspace_id = ? AND status = 'confirmed' AND plan_only = 0 AND save_plan = 1 ORDER BY seq LIMIT ?`,
-      ).all(workspaceId, limit) as Parameters<typeof toRunRow>[0][]
-    ).map(toRunRow);
+    return this.#runs(
+      "workspace_id = ? AND status = 'confirmed' AND plan_only = 0 AND save_plan = 1 ORDER BY seq LIMIT ?",
+      workspaceId,
+      limit,
+    );
   }
 
   /** An organization's runs waiting for the executor (`plan_queued`, `apply_queued`), oldest first. */
   organizationQueue(organization: string): RunRow[] {
-    return (
-      this.sql(
-        `SELECT * FROM ${RUNS_TABLE} WHERE organization = ? AND status IN ('plan_queued', 'apply_queued') ORDER BY seq`,
-      ).all(organization) as Parameters<typeof toRunRow>[0][]
-    ).map(toRunRow);
+    return this.#runs(
+      "organization = ? AND status IN ('plan_queued', 'apply_queued') ORDER BY seq",
+      organization,
+    );
   }
 
   /** How many of an organization's runs are planning or applying now. */

@@ -7,7 +7,14 @@ import type { WorkspaceAccess } from '../lifecycle.js';
 import { need, type RunsModel } from '../model.js';
 import { presentUser } from '../organizations/presenters.js';
 import { presentWorkspace } from '../workspaces/presenters.js';
-import { confirmRun, discardRun, forceCancel, requestCancel, runDecider } from './commands.js';
+import {
+  confirmRun,
+  discardRun,
+  forceCancel,
+  requestCancel,
+  runDecider,
+  type Decide,
+} from './commands.js';
 import { runFilters } from './list-params.js';
 import type { RunRow } from './projection.js';
 import { presentPlan, presentRun, RUN_INCLUDES, type RunInclude } from './presenters.js';
@@ -16,21 +23,31 @@ import { forceExecute, newRun, requesterOf } from './service.js';
 import { applyResource, logUrl } from './logs.js';
 import { StateVersionQueries } from '../state-versions/projection.js';
 
-/**
- * Run routes: create, show, the two lists and the five actions. `taskStages` gives a run's task
- * stages for `include=task_stages` (the executor records them; none without it).
- */
+/** What the executor records about a run, for its relationships and `include` (none without it). */
+export interface RunRecords {
+  /** A run's task stages as resources, for `include=task_stages`. */
+  taskStages(runId: string): Resource[];
+  /** A run's cost estimate as a resource, once it has one. */
+  costEstimate(runId: string): Resource | null;
+}
+
+/** Run routes: create, show, the two lists and the five actions. */
 export function runRoutes(
   router: Router,
   model: RunsModel,
   runListLimit: Middleware,
-  taskStages: (runId: string) => Resource[] = () => [],
+  records: RunRecords,
 ): void {
   const { handler, clock } = model.core;
   const states = new StateVersionQueries(model.core.db);
 
   /** The `included` resources a request asked for. */
-  const included = (run: RunRow, include: Set<RunInclude>, access: WorkspaceAccess): Resource[] => {
+  const included = (
+    run: RunRow,
+    include: Set<RunInclude>,
+    access: WorkspaceAccess,
+    estimate: Resource | null,
+  ): Resource[] => {
     const out: Resource[] = [];
     for (const inc of include) {
       switch (inc) {
@@ -59,10 +76,12 @@ export function runRoutes(
           break;
         }
         case 'task_stages':
-          out.push(...taskStages(run.id));
+          out.push(...records.taskStages(run.id));
           break;
-        // Keel has no cost estimates and no version-control ingress: nothing to include.
         case 'cost_estimate':
+          if (estimate !== null) out.push(estimate);
+          break;
+        // Keel has no version-control ingress: nothing to include.
         case 'configuration_version.ingress_attributes':
           break;
         default: {
@@ -82,8 +101,15 @@ export function runRoutes(
   ) => {
     const include = includesOf(ctx, RUN_INCLUDES);
     const now = clock.now();
-    const data = runs.map((r) => presentRun(r, access(r), now, { details }));
-    const inc = include.size === 0 ? [] : runs.flatMap((r) => included(r, include, access(r)));
+    // The estimate names the relationship and is what `include=cost_estimate` adds: read it once.
+    const estimates = runs.map((r) => records.costEstimate(r.id));
+    const data = runs.map((r, i) =>
+      presentRun(r, access(r), now, { details, costEstimateId: estimates[i]?.id ?? null }),
+    );
+    const inc =
+      include.size === 0
+        ? []
+        : runs.flatMap((r, i) => included(r, include, access(r), estimates[i] ?? null));
     const unique = [...new Map(inc.map((r) => [`${r.type}/${r.id}`, r])).values()];
     return { data, ...(include.size === 0 ? {} : { included: unique }) };
   };
@@ -168,43 +194,27 @@ export function runRoutes(
       ctx.status = 202; // after the body: an empty body would otherwise turn it into 204
     });
 
-  action('apply', (ctx, r, access) => {
-    need(access.applyRuns, `applying run ${r.id}`);
-    handler.handle(
-      r.id,
-      runDecider,
-      confirmRun(r.id, validate(actionBody, ctx.request.body)),
-      model.metadata(ctx),
-    );
-  });
-  action('discard', (ctx, r, access) => {
-    need(access.applyRuns, `discarding run ${r.id}`);
-    handler.handle(
-      r.id,
-      runDecider,
-      discardRun(r.id, validate(actionBody, ctx.request.body)),
-      model.metadata(ctx),
-    );
-  });
-  action('cancel', (ctx, r, access) => {
-    need(access.applyRuns, `canceling run ${r.id}`);
-    const comment = validate(actionBody, ctx.request.body);
-    handler.handle(
-      r.id,
-      runDecider,
-      requestCancel(r.id, comment, clock.now(), model.core.config.forceCancelCooloffMs),
-      model.metadata(ctx),
-    );
-  });
-  action('force-cancel', (ctx, r, access) => {
-    need(access.admin, `force-canceling run ${r.id}`);
-    handler.handle(
-      r.id,
-      runDecider,
-      forceCancel(r.id, validate(actionBody, ctx.request.body), clock.now()),
-      model.metadata(ctx),
-    );
-  });
+  /** An action the run machine decides: who may, and the command given the optional comment. */
+  const decided = (
+    path: string,
+    permission: 'applyRuns' | 'admin',
+    doing: string,
+    decide: (id: string, comment: string | null) => Decide,
+  ) =>
+    action(path, (ctx, r, access) => {
+      need(access[permission], `${doing} run ${r.id}`);
+      const comment = validate(actionBody, ctx.request.body);
+      handler.handle(r.id, runDecider, decide(r.id, comment), model.metadata(ctx));
+    });
+
+  decided('apply', 'applyRuns', 'applying', confirmRun);
+  decided('discard', 'applyRuns', 'discarding', discardRun);
+  decided('cancel', 'applyRuns', 'canceling', (id, comment) =>
+    requestCancel(id, comment, clock.now(), model.core.config.forceCancelCooloffMs),
+  );
+  decided('force-cancel', 'admin', 'force-canceling', (id, comment) =>
+    forceCancel(id, comment, clock.now()),
+  );
   action('force-execute', (ctx, r, access) => {
     need(access.applyRuns, `force-executing run ${r.id}`);
     const ws = model.workspaces.get(r.workspaceId);

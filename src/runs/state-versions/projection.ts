@@ -5,7 +5,7 @@ import { ConflictError } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { Sealed } from '../../core/seal.js';
-import { statements } from '../../core/sql.js';
+import { countedPage, statements } from '../../core/sql.js';
 import type {
   StateVersionCreated,
   StateVersionEvent,
@@ -177,14 +177,14 @@ export class StateVersionQueries {
     limit: number,
     offset: number,
   ): { rows: StateVersionRow[]; total: number } {
-    const total = (
-      this.sql(`SELECT COUNT(*) AS n FROM ${STATE_VERSIONS_TABLE} WHERE workspace_id = ?`).get(
-        workspaceId,
-      ) as { n: number }
-    ).n;
-    const rows = this.sql(
-      `SELECT * FROM ${STATE_VERSIONS_TABLE} WHERE workspace_id = ? ORDER BY seq DESC LIMIT ? OFFSET ?`,
-    ).all(workspaceId, limit, offset) as DbRow[];
+    const { rows, total } = countedPage<DbRow>(this.sql, {
+      table: STATE_VERSIONS_TABLE,
+      where: 'workspace_id = ?',
+      params: [workspaceId],
+      order: 'seq DESC',
+      limit,
+      offset,
+    });
     return { rows: rows.map(toRow), total };
   }
 }

@@ -1,5 +1,5 @@
 import type { Db } from '../../core/database.js';
-import { statements } from '../../core/sql.js';
+import { countedPage, statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { ExecutionMode, RunsContextEvent, TagBinding } from '../events.js';
@@ -287,15 +287,14 @@ export class WorkspaceQueries {
       );
       params.push(b.key, b.value, b.value);
     }
-    const where = clauses.join(' AND ');
-    const total = (
-      this.sql(`SELECT COUNT(*) AS n FROM ${WORKSPACES_TABLE} WHERE ${where}`).get(...params) as {
-        n: number;
-      }
-    ).n;
-    const rows = this.sql(
-      `SELECT * FROM ${WORKSPACES_TABLE} WHERE ${where} ORDER BY name LIMIT ? OFFSET ?`,
-    ).all(...params, limit, offset) as DbRow[];
+    const { rows, total } = countedPage<DbRow>(this.sql, {
+      table: WORKSPACES_TABLE,
+      where: clauses.join(' AND '),
+      params,
+      order: 'name',
+      limit,
+      offset,
+    });
     return { rows: rows.map(toRow), total };
   }
 

@@ -1,5 +1,5 @@
 import type { Db } from '../../../core/database.js';
-import { docRows } from '../../../core/sql.js';
+import { DocTable, type DocReader } from '../../../core/sql.js';
 import type { StoredEvent } from '../../../core/events.js';
 import type { Projection } from '../../../core/projections.js';
 import type { CostEstimate } from '../cost.js';
@@ -10,10 +10,6 @@ import type { CheckEvent, PolicyCreated, PolicySetCreated } from './events.js';
 /** Read models of cost estimation and policy checks. */
 
 const SETTINGS = 'exec_org_settings';
-const POLICY_SETS = 'exec_policy_sets';
-const POLICIES = 'exec_policies';
-const ESTIMATES = 'exec_cost_estimates';
-const CHECKS = 'exec_policy_checks';
 
 export type PolicySetRow = PolicySetCreated['data'] & { createdAt: string };
 
@@ -35,34 +31,37 @@ export interface PolicyCheckRow {
   overriddenAt: string | null;
 }
 
+const POLICY_SETS = new DocTable<PolicySetRow>(
+  'exec_policy_sets',
+  'organization',
+  (d) => d.organization,
+);
+const POLICIES = new DocTable<PolicyRow>('exec_policies', 'organization', (d) => d.organization);
+const ESTIMATES = new DocTable<CostEstimateRow>('exec_cost_estimates', 'run_id', (d) => d.runId, {
+  uniqueKey: true,
+});
+const CHECKS = new DocTable<PolicyCheckRow>('exec_policy_checks', 'run_id', (d) => d.runId);
+
 export const checksProjection: Projection = {
   name: 'executor-checks',
   version: 1,
-  tables: [SETTINGS, POLICY_SETS, POLICIES, ESTIMATES, CHECKS],
+  tables: [SETTINGS, POLICY_SETS.name, POLICIES.name, ESTIMATES.name, CHECKS.name],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${SETTINGS} (organization TEXT PRIMARY KEY, cost_estimation INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS ${POLICY_SETS} (id TEXT PRIMARY KEY, organization TEXT NOT NULL, doc TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS ${POLICIES} (id TEXT PRIMARY KEY, organization TEXT NOT NULL, doc TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS ${ESTIMATES} (id TEXT PRIMARY KEY, run_id TEXT NOT NULL UNIQUE, doc TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS ${CHECKS} (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, doc TEXT NOT NULL);
+      ${POLICY_SETS.ddl}
+      ${POLICIES.ddl}
+      ${ESTIMATES.ddl}
+      ${CHECKS.ddl}
     `);
     const settings = db.prepare(
       `INSERT OR REPLACE INTO ${SETTINGS} (organization, cost_estimation) VALUES (?, ?)`,
     );
-    const put = (table: string) =>
-      db.prepare(`INSERT OR REPLACE INTO ${table} (id, organization, doc) VALUES (?, ?, ?)`);
-    const putSet = put(POLICY_SETS);
-    const putPolicy = put(POLICIES);
-    const putEstimate = db.prepare(
-      `INSERT OR REPLACE INTO ${ESTIMATES} (id, run_id, doc) VALUES (?, ?, ?)`,
-    );
-    const putCheck = db.prepare(
-      `INSERT OR REPLACE INTO ${CHECKS} (id, run_id, doc) VALUES (?, ?, ?)`,
-    );
-    const getCheck = db.prepare<[string], { doc: string }>(
-      `SELECT doc FROM ${CHECKS} WHERE id = ?`,
-    );
+    const putSet = POLICY_SETS.writer(db);
+    const putPolicy = POLICIES.writer(db);
+    const putEstimate = ESTIMATES.writer(db);
+    const putCheck = CHECKS.writer(db);
+    const getCheck = CHECKS.reader(db).get;
     return (stored: StoredEvent) => {
       // `PATCH /organizations/:name` sets the flag too.
       const e = stored as StoredEvent<CheckEvent | OrganizationUpdated>;
@@ -75,34 +74,20 @@ export const checksProjection: Projection = {
           settings.run(e.data.name, e.data.costEstimationEnabled ? 1 : 0);
           return;
         case 'PolicySetCreated':
-          putSet.run(e.data.id, e.data.organization, JSON.stringify({ ...e.data, createdAt: at }));
+          putSet({ ...e.data, createdAt: at });
           return;
         case 'PolicyCreated':
-          putPolicy.run(
-            e.data.id,
-            e.data.organization,
-            JSON.stringify({ ...e.data, createdAt: at }),
-          );
+          putPolicy({ ...e.data, createdAt: at });
           return;
         case 'CostEstimateRecorded':
-          putEstimate.run(e.data.id, e.data.runId, JSON.stringify({ ...e.data, createdAt: at }));
+          putEstimate({ ...e.data, createdAt: at });
           return;
         case 'PolicyCheckRecorded':
-          putCheck.run(
-            e.data.id,
-            e.data.runId,
-            JSON.stringify({ ...e.data, createdAt: at, overriddenAt: null }),
-          );
+          putCheck({ ...e.data, createdAt: at, overriddenAt: null });
           return;
         case 'PolicyCheckOverridden': {
-          const row = getCheck.get(e.data.id);
-          if (!row) return;
-          const check = JSON.parse(row.doc) as PolicyCheckRow;
-          putCheck.run(
-            check.id,
-            check.runId,
-            JSON.stringify({ ...check, status: 'overridden', overriddenAt: at }),
-          );
+          const check = getCheck(e.data.id);
+          if (check) putCheck({ ...check, status: 'overridden', overriddenAt: at });
           return;
         }
         default:
@@ -115,10 +100,16 @@ export const checksProjection: Projection = {
 /** Queries over the checks read models. */
 export class CheckQueries {
   readonly #db: Db;
-  readonly #docs: ReturnType<typeof docRows>;
+  readonly #sets: DocReader<PolicySetRow>;
+  readonly #policies: DocReader<PolicyRow>;
+  readonly #estimates: DocReader<CostEstimateRow>;
+  readonly #checks: DocReader<PolicyCheckRow>;
   constructor(db: Db) {
     this.#db = db;
-    this.#docs = docRows(db);
+    this.#sets = POLICY_SETS.reader(db);
+    this.#policies = POLICIES.reader(db);
+    this.#estimates = ESTIMATES.reader(db);
+    this.#checks = CHECKS.reader(db);
     checksProjection.setup(db);
   }
 
@@ -133,25 +124,19 @@ export class CheckQueries {
   }
 
   policySets(organization: string): PolicySetRow[] {
-    return this.#docs.all<PolicySetRow>(
-      `SELECT doc FROM ${POLICY_SETS} WHERE organization = ? ORDER BY id`,
-      organization,
-    );
+    return this.#sets.where(organization);
   }
 
   policySet(id: string): PolicySetRow | null {
-    return this.#docs.one<PolicySetRow>(`SELECT doc FROM ${POLICY_SETS} WHERE id = ?`, id);
+    return this.#sets.get(id);
   }
 
   policies(organization: string): PolicyRow[] {
-    return this.#docs.all<PolicyRow>(
-      `SELECT doc FROM ${POLICIES} WHERE organization = ? ORDER BY id`,
-      organization,
-    );
+    return this.#policies.where(organization);
   }
 
   policy(id: string): PolicyRow | null {
-    return this.#docs.one<PolicyRow>(`SELECT doc FROM ${POLICIES} WHERE id = ?`, id);
+    return this.#policies.get(id);
   }
 
   /** The policy sets that apply to a workspace, each with its policies. */
@@ -167,21 +152,18 @@ export class CheckQueries {
   }
 
   costEstimate(id: string): CostEstimateRow | null {
-    return this.#docs.one<CostEstimateRow>(`SELECT doc FROM ${ESTIMATES} WHERE id = ?`, id);
+    return this.#estimates.get(id);
   }
 
   costEstimateOfRun(runId: string): CostEstimateRow | null {
-    return this.#docs.one<CostEstimateRow>(`SELECT doc FROM ${ESTIMATES} WHERE run_id = ?`, runId);
+    return this.#estimates.where(runId)[0] ?? null;
   }
 
   policyCheck(id: string): PolicyCheckRow | null {
-    return this.#docs.one<PolicyCheckRow>(`SELECT doc FROM ${CHECKS} WHERE id = ?`, id);
+    return this.#checks.get(id);
   }
 
   policyChecksOfRun(runId: string): PolicyCheckRow[] {
-    return this.#docs.all<PolicyCheckRow>(
-      `SELECT doc FROM ${CHECKS} WHERE run_id = ? ORDER BY id`,
-      runId,
-    );
+    return this.#checks.where(runId);
   }
 }

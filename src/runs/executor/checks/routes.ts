@@ -7,6 +7,7 @@ import type { RunsContext } from '../../index.js';
 import { API, send } from '../../jsonapi.js';
 import { validate } from '../../run/schema.js';
 import { PolicySyntaxError, compilePolicy } from '../policy.js';
+import { organizationReadRoutes } from '../org-reads.js';
 import { appendOnly } from '../port.js';
 import { executionSettingsStream, type CheckEvent } from './events.js';
 import type {
@@ -207,15 +208,12 @@ export function checkRoutes(
     });
     send(ctx, 201, { data: presentSet(checks.policySet(id) as PolicySetRow) });
   });
-  router.get('/organizations/:org/policy-sets', (ctx) => {
-    const org = model.organization(ctx, ctx.params.org ?? '');
-    send(ctx, 200, { data: checks.policySets(org.name).map(presentSet) });
-  });
-  router.get('/policy-sets/:id', (ctx) => {
-    const set = checks.policySet(ctx.params.id ?? '');
-    if (set === null) throw new NotFoundError(`policy set ${ctx.params.id ?? ''} not found`);
-    model.organization(ctx, set.organization);
-    send(ctx, 200, { data: presentSet(set) });
+  organizationReadRoutes(router, model, {
+    path: 'policy-sets',
+    noun: 'policy set',
+    list: (organization) => checks.policySets(organization),
+    one: (id) => checks.policySet(id),
+    present: presentSet,
   });
 
   router.post('/organizations/:org/policies', (ctx) => {
@@ -254,11 +252,11 @@ export function checkRoutes(
     });
     send(ctx, 201, { data: presentPolicy(checks.policy(id) as PolicyRow) });
   });
-  router.get('/policies/:id', (ctx) => {
-    const policy = checks.policy(ctx.params.id ?? '');
-    if (policy === null) throw new NotFoundError(`policy ${ctx.params.id ?? ''} not found`);
-    model.organization(ctx, policy.organization);
-    send(ctx, 200, { data: presentPolicy(policy) });
+  organizationReadRoutes(router, model, {
+    path: 'policies',
+    noun: 'policy',
+    one: (id) => checks.policy(id),
+    present: presentPolicy,
   });
 
   const estimateOf = (ctx: Context, id: string) => {

@@ -1,5 +1,5 @@
 import type { Db } from '../../../core/database.js';
-import { docRows } from '../../../core/sql.js';
+import { DocTable, docRows, type DocReader } from '../../../core/sql.js';
 import type { StoredEvent } from '../../../core/events.js';
 import type { Projection } from '../../../core/projections.js';
 import { scheduleRows } from '../../../core/schedule.js';
@@ -8,9 +8,6 @@ import type { RunTaskCreated, RunTaskEvent, StageResult, WorkspaceTaskAttached }
 
 /** Read models of run tasks: tasks, workspace attachments, and each run's task stages. */
 
-const TASKS = 'exec_run_tasks';
-const ATTACHED = 'exec_workspace_tasks';
-const STAGES = 'exec_task_stages';
 /** Schedule kind of a task result's deadline. */
 export const TASK_TIMEOUT = 'run-task-timeout';
 
@@ -35,43 +32,38 @@ export interface TaskStageRow {
   results: ResultRow[];
 }
 
+const TASKS = new DocTable<RunTaskRow>('exec_run_tasks', 'organization', (d) => d.organization);
+const ATTACHED = new DocTable<WorkspaceTaskRow>(
+  'exec_workspace_tasks',
+  'workspace_id',
+  (d) => d.workspaceId,
+);
+const STAGES = new DocTable<TaskStageRow>('exec_task_stages', 'run_id', (d) => d.runId);
+
 export const runTasksProjection: Projection = {
   name: 'executor-run-tasks',
   version: 1,
-  tables: [TASKS, ATTACHED, STAGES],
+  tables: [TASKS.name, ATTACHED.name, STAGES.name],
   setup(db: Db) {
     db.exec(`
-      CREATE TABLE IF NOT EXISTS ${TASKS} (id TEXT PRIMARY KEY, organization TEXT NOT NULL, doc TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS ${ATTACHED} (id TEXT PRIMARY KEY, workspace_id TEXT NOT NULL, doc TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS ${STAGES} (id TEXT PRIMARY KEY, run_id TEXT NOT NULL, doc TEXT NOT NULL);
+      ${TASKS.ddl}
+      ${ATTACHED.ddl}
+      ${STAGES.ddl}
     `);
     const schedule = scheduleRows(db, 'executor-run-tasks');
-    const putTask = db.prepare(
-      `INSERT OR REPLACE INTO ${TASKS} (id, organization, doc) VALUES (?, ?, ?)`,
-    );
-    const putAttached = db.prepare(
-      `INSERT OR REPLACE INTO ${ATTACHED} (id, workspace_id, doc) VALUES (?, ?, ?)`,
-    );
-    const putStage = db.prepare(
-      `INSERT OR REPLACE INTO ${STAGES} (id, run_id, doc) VALUES (?, ?, ?)`,
-    );
-    const getStage = db.prepare<[string], { doc: string }>(
-      `SELECT doc FROM ${STAGES} WHERE id = ?`,
-    );
-    const saveStage = (s: TaskStageRow) => putStage.run(s.id, s.runId, JSON.stringify(s));
-    const stage = (id: string) => {
-      const row = getStage.get(id);
-      return row ? (JSON.parse(row.doc) as TaskStageRow) : null;
-    };
+    const putTask = TASKS.writer(db);
+    const putAttached = ATTACHED.writer(db);
+    const saveStage = STAGES.writer(db);
+    const stage = STAGES.reader(db).get;
     return (stored: StoredEvent) => {
       const e = stored as StoredEvent<RunTaskEvent>;
       const at = stored.time;
       switch (e.type) {
         case 'RunTaskCreated':
-          putTask.run(e.data.id, e.data.organization, JSON.stringify({ ...e.data, createdAt: at }));
+          putTask({ ...e.data, createdAt: at });
           return;
         case 'WorkspaceTaskAttached':
-          putAttached.run(e.data.id, e.data.workspaceId, JSON.stringify(e.data));
+          putAttached(e.data);
           return;
         case 'TaskStageStarted': {
           const results = e.data.results.map((r): ResultRow => ({
@@ -135,49 +127,44 @@ export const runTasksProjection: Projection = {
 
 /** Queries over the run task read models. */
 export class RunTaskQueries {
-  readonly #db: Db;
   readonly #docs: ReturnType<typeof docRows>;
+  readonly #tasks: DocReader<RunTaskRow>;
+  readonly #attached: DocReader<WorkspaceTaskRow>;
+  readonly #stages: DocReader<TaskStageRow>;
   constructor(db: Db) {
-    this.#db = db;
     this.#docs = docRows(db);
+    this.#tasks = TASKS.reader(db);
+    this.#attached = ATTACHED.reader(db);
+    this.#stages = STAGES.reader(db);
     runTasksProjection.setup(db);
   }
 
   task(id: string): RunTaskRow | null {
-    return this.#docs.one<RunTaskRow>(`SELECT doc FROM ${TASKS} WHERE id = ?`, id);
+    return this.#tasks.get(id);
   }
 
   tasks(organization: string): RunTaskRow[] {
-    return this.#docs.all<RunTaskRow>(
-      `SELECT doc FROM ${TASKS} WHERE organization = ? ORDER BY id`,
-      organization,
-    );
+    return this.#tasks.where(organization);
   }
 
   attached(workspaceId: string, stage?: TaskStage): WorkspaceTaskRow[] {
-    return this.#docs
-      .all<WorkspaceTaskRow>(
-        `SELECT doc FROM ${ATTACHED} WHERE workspace_id = ? ORDER BY id`,
-        workspaceId,
-      )
+    return this.#attached
+      .where(workspaceId)
       .filter((w) => stage === undefined || w.stage === stage);
   }
 
   stage(id: string): TaskStageRow | null {
-    return this.#docs.one<TaskStageRow>(`SELECT doc FROM ${STAGES} WHERE id = ?`, id);
+    return this.#stages.get(id);
   }
 
   stagesOfRun(runId: string): TaskStageRow[] {
-    return this.#docs.all<TaskStageRow>(
-      `SELECT doc FROM ${STAGES} WHERE run_id = ? ORDER BY id`,
-      runId,
-    );
+    return this.#stages.where(runId);
   }
 
   /** The stage a task result belongs to. */
   stageOfResult(resultId: string): TaskStageRow | null {
     return this.#docs.one<TaskStageRow>(
-      `SELECT s.doc FROM ${STAGES} s, json_each(s.doc, '$.results') r WHERE json_extract(r.value, '$.id') = ?`,
+      `SELECT s.doc FROM ${STAGES.name} s, json_each(s.doc, '$.results') r WHERE json_extract(r.value, '$.id') = ?`,
       resultId,
     );
   }

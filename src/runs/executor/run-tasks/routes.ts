@@ -7,6 +7,7 @@ import { parseBody, readRawBody } from '../../../http/body.js';
 import type { RunsContext } from '../../index.js';
 import { API, send } from '../../jsonapi.js';
 import { validate } from '../../run/schema.js';
+import { organizationReadRoutes } from '../org-reads.js';
 import { callbackTokenMatches, parseTaskCallback } from '../tasks.js';
 import type { RunTaskQueries, RunTaskRow, TaskStageRow, WorkspaceTaskRow } from './projection.js';
 import type { TaskStages } from './stage.js';
@@ -154,15 +155,12 @@ export function runTaskRoutes(
     );
     send(ctx, 201, { data: presentTask(queries.task(id) as RunTaskRow) });
   });
-  router.get('/organizations/:org/tasks', (ctx) => {
-    const org = model.organization(ctx, ctx.params.org ?? '');
-    send(ctx, 200, { data: queries.tasks(org.name).map(presentTask) });
-  });
-  router.get('/tasks/:id', (ctx) => {
-    const task = queries.task(ctx.params.id ?? '');
-    if (task === null) throw new NotFoundError(`task ${ctx.params.id ?? ''} not found`);
-    model.organization(ctx, task.organization);
-    send(ctx, 200, { data: presentTask(task) });
+  organizationReadRoutes(router, model, {
+    path: 'tasks',
+    noun: 'task',
+    list: (organization) => queries.tasks(organization),
+    one: (id) => queries.task(id),
+    present: presentTask,
   });
 
   router.post('/workspaces/:id/tasks', (ctx) => {
