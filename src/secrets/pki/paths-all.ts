@@ -61,6 +61,11 @@ export const PKI_PATHS: readonly PathSchema[] = [
   segmentsOnly('cert/:serial/raw', 'A certificate by serial (DER)', ['read']),
   segmentsOnly('cert/:serial/raw/pem', 'A certificate by serial (PEM)', ['read']),
   segmentsOnly('certs', 'List certificate serials', ['list']),
+  segmentsOnly(
+    'certs/detailed',
+    "List certificates with each one's names, issuer, key and validity",
+    ['list'],
+  ),
   segmentsOnly('certs/revoked', 'List revoked certificate serials', ['list']),
   segmentsOnly('crl', 'The default issuer CRL (DER)', ['read']),
   segmentsOnly('crl/pem', 'The default issuer CRL (PEM)', ['read']),
