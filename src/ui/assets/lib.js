@@ -82,7 +82,7 @@ export async function api(path) {
  * A request that, refused for the rate limit (429), waits as long as `Retry-After` says (at most
  * two seconds) and asks again, a few times, as the API's own clients do.
  */
-async function politely(request) {
+export async function politely(request) {
   for (let tries = 0; ; tries++) {
     const res = await request();
     if (res.status !== 429 || tries >= 4) return res;
