@@ -29,8 +29,6 @@ const E2E_PG_EXCLUDED = [
   // Already on PostgreSQL: each starts a throwaway cluster of its own.
   'test/e2e/cluster/**',
   'test/e2e/core/postgres-store.test.ts',
-  // `--workers` on one SQLite file; the test reads the file's leadership row and log itself.
-  'test/e2e/core/workers.test.ts',
   // `keel replay --until --into FILE` copies the SQLite file; it is refused on PostgreSQL.
   'test/e2e/core/replay.test.ts',
   // The first daemon's ten-minute poll interval (to hold the tidy in the schedule) gives its
