@@ -113,6 +113,11 @@ export async function startDaemon(
       reject(new Error(`daemon exited with ${code} before serving:\n${out}`)),
     );
   });
+  // In `e2e-pg` the daemon must serve the database it was given, not a SQLite file.
+  if (store.KEEL_STORE !== undefined && !out.includes(`"store":"${store.KEEL_STORE}"`)) {
+    child.kill('SIGKILL');
+    throw new Error(`daemon is not serving ${store.KEEL_STORE}:\n${out}`);
+  }
   return {
     child,
     url,
