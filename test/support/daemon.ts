@@ -4,6 +4,8 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bootstrap } from '../../src/app.js';
+import { openStore, type OpenedStore } from '../../src/core/store/open.js';
+import { freshDatabase } from './store.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const MAIN = join(ROOT, 'src', 'main.ts');
@@ -22,6 +24,47 @@ export interface RunningDaemon {
 
 export const newDataDir = () => mkdtempSync(join(tmpdir(), 'keel-e2e-'));
 
+/** The database each data directory's daemons and tools use in the `e2e-pg` project. */
+const databases = new Map<string, string>();
+
+/**
+ * The environment that puts a daemon or a CLI run on a data directory on the run's store: none
+ * on SQLite (the store is `<data>/keel.sqlite`); in the `e2e-pg` project
+ * (`KEEL_TEST_STORE=postgres`), `KEEL_STORE` naming a fresh database of the run's PostgreSQL
+ * cluster, made the first time the directory is seen and kept with it, so a restart on the same
+ * directory finds the same log. A caller that names a store itself keeps it.
+ */
+export function storeEnv(dataDir: string): Record<string, string> {
+  if (process.env.KEEL_TEST_STORE !== 'postgres') return {};
+  let url = databases.get(dataDir);
+  if (url === undefined) {
+    url = freshDatabase().url;
+    databases.set(dataDir, url);
+  }
+  return { KEEL_STORE: url };
+}
+
+/**
+ * The log and read models of the daemon on `dataDir`, opened by the test itself on the run's
+ * store: `<data>/keel.sqlite`, or its database in the `e2e-pg` project.
+ */
+export function openLog(dataDir: string): OpenedStore {
+  const url = storeEnv(dataDir).KEEL_STORE;
+  return openStore(
+    url === undefined ? { kind: 'sqlite' } : { kind: 'postgres', url },
+    join(dataDir, 'keel.sqlite'),
+  );
+}
+
+const namesStore = (args: readonly string[], env: Record<string, string> = {}) =>
+  args.includes('--store') || env.KEEL_STORE !== undefined;
+
+/** The data directory a CLI command names (`--data DIR`), if any. */
+const dataDirOf = (args: readonly string[]): string | undefined => {
+  const i = args.indexOf('--data');
+  return i < 0 ? undefined : args[i + 1];
+};
+
 /**
  * Start the real daemon (`keel serve`) on a loopback port chosen by the OS and wait for its
  * "keel is serving" line.
@@ -30,6 +73,8 @@ export async function startDaemon(
   options: { dataDir?: string; entry?: string; env?: Record<string, string>; args?: string[] } = {},
 ): Promise<RunningDaemon> {
   const dataDir = options.dataDir ?? newDataDir();
+  const args = options.args ?? [];
+  const store = namesStore(args, options.env) ? {} : storeEnv(dataDir);
   const child = spawn(
     process.execPath,
     [
@@ -41,11 +86,11 @@ export async function startDaemon(
       dataDir,
       '--listen',
       '127.0.0.1:0',
-      ...(options.args ?? []),
+      ...args,
     ],
     {
       cwd: ROOT,
-      env: { ...process.env, KEEL_LOG_LEVEL: 'info', ...options.env },
+      env: { ...process.env, KEEL_LOG_LEVEL: 'info', ...store, ...options.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -68,6 +113,11 @@ export async function startDaemon(
       reject(new Error(`daemon exited with ${code} before serving:\n${out}`)),
     );
   });
+  // In `e2e-pg` the daemon must serve the database it was given, not a SQLite file.
+  if (store.KEEL_STORE !== undefined && !out.includes(`"store":"${store.KEEL_STORE}"`)) {
+    child.kill('SIGKILL');
+    throw new Error(`daemon is not serving ${store.KEEL_STORE}:\n${out}`);
+  }
   return {
     child,
     url,
@@ -81,15 +131,20 @@ export async function startDaemon(
   };
 }
 
-/** Run a `keel` CLI command to completion. */
+/**
+ * Run a `keel` CLI command to completion; on the `e2e-pg` project's store of the data directory
+ * it names (`--data DIR`), unless it names a store itself.
+ */
 export function keel(
   args: string[],
   env: Record<string, string> = {},
   entry = MAIN,
 ): { status: number | null; stdout: string; stderr: string } {
+  const dataDir = dataDirOf(args);
+  const store = dataDir === undefined || namesStore(args, env) ? {} : storeEnv(dataDir);
   const r = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...store, ...env },
     encoding: 'utf8',
     timeout: 60_000,
   });

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRequest } from '../../support/app.js';
-import { MAIN, ROOT, eventually, keel, startDaemon } from '../../support/daemon.js';
+import { MAIN, ROOT, eventually, keel, startDaemon, storeEnv } from '../../support/daemon.js';
 import type { RunningDaemon } from '../../support/daemon.js';
 
 interface Line {
@@ -52,7 +52,11 @@ describe('keel events on a real data directory', () => {
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', MAIN, 'events', '--data', d.dataDir, '--newest', '0', '--follow'],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+      {
+        cwd: ROOT,
+        env: { ...process.env, ...storeEnv(d.dataDir) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
     );
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));

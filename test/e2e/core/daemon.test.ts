@@ -140,7 +140,8 @@ describe('keel serve', () => {
       /KEEL_LISTEN \(--listen\) must be HOST:PORT/,
     );
     expect(keel(['diagram', 'no-such-machine']).status).toBe(2);
-    const missing = keel(['events', '--data', '/nonexistent-keel-dir']);
+    // A missing SQLite log, on either project's store.
+    const missing = keel(['events', '--data', '/nonexistent-keel-dir', '--store', 'sqlite']);
     expect(missing.status).toBe(2);
     expect(missing.stderr).toMatch(/no event log/);
   });

@@ -1,9 +1,7 @@
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../../src/core/database.js';
 import { httpRequest } from '../../support/app.js';
 import type { RunningDaemon } from '../../support/daemon.js';
-import { eventually, keel, startDaemon } from '../../support/daemon.js';
+import { eventually, keel, openLog, startDaemon } from '../../support/daemon.js';
 import { uploadedWorkspace } from '../../support/runs-harness.js';
 
 const ALLOW_ALL = JSON.stringify({
@@ -36,7 +34,7 @@ const startWorkers = async () => {
 
 /** The log, read by the test itself (the daemon's workers keep their own connections). */
 const inLog = <T>(dataDir: string, sql: string): T[] => {
-  const db = openDatabase(join(dataDir, 'keel.sqlite'));
+  const { db } = openLog(dataDir);
   try {
     return db.prepare<[], T>(sql).all();
   } finally {
@@ -130,9 +128,9 @@ describe('keel serve --workers 2', () => {
       const rows = inLog<{ stream: string; issued: number; requested: number; revoked: number }>(
         d.dataDir,
         `SELECT stream,
-                sum(type = 'LeaseIssued') AS issued,
-                sum(type = 'LeaseRevocationRequested') AS requested,
-                sum(type = 'LeaseRevoked') AS revoked
+                sum(CASE WHEN type = 'LeaseIssued' THEN 1 ELSE 0 END) AS issued,
+                sum(CASE WHEN type = 'LeaseRevocationRequested' THEN 1 ELSE 0 END) AS requested,
+                sum(CASE WHEN type = 'LeaseRevoked' THEN 1 ELSE 0 END) AS revoked
            FROM events WHERE stream LIKE 'aws-lease:%' GROUP BY stream`,
       );
       return rows.length >= 8 && rows.every((r) => r.revoked > 0) ? rows : undefined;
@@ -204,7 +202,7 @@ describe('keel serve --workers 2', () => {
       `SELECT stream, type, count(*) AS n FROM events
         WHERE type IN ('RunPlanQueued', 'RunPlanStarted', 'RunPlanFinished', 'RunApplyQueued',
                        'RunApplyStarted', 'RunApplyFinished')
-        GROUP BY stream, type HAVING n <> 1`,
+        GROUP BY stream, type HAVING count(*) <> 1`,
     );
     expect(repeated).toEqual([]);
     const applied = inLog<{ n: number }>(
