@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { cpuRate, type CpuRate } from './cpu.js';
 import { call, closeConnections, serveFloorInChild, serveInChild } from './http.js';
-import { post, startCfssl } from './pki-support.js';
+import { ecIssuer, post, startCfssl } from './pki-support.js';
 import { startDaemon } from './pki.js';
 import { runBody, runsWorkspace, jsonApiHeaders } from './runs.js';
 
@@ -35,13 +35,7 @@ export async function cpuProbe(args: readonly string[]): Promise<void> {
         const headers = { 'x-vault-token': daemon.token };
         const pki = (path: string, body: unknown) =>
           post(`${daemon.url}/v1/pki/${path}`, body, headers);
-        await pki('root/generate/internal', { common_name: 'Bench Root', key_type: 'ec' });
-        await pki('roles/ec', {
-          allowed_domains: 'example.com',
-          allow_subdomains: true,
-          key_type: 'ec',
-          ttl: '1h',
-        });
+        await ecIssuer(pki);
         show(
           'keel pki issue ec P-256',
           await cpuRate(daemon.proc.pid!, N, CONCURRENCY, async (i) => {

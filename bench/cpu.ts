@@ -81,14 +81,7 @@ export async function cpuRate(
   warmup = Math.min(total, 1000),
   tree = false,
 ): Promise<CpuRate> {
-  const run = async (count: number, offset: number) => {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < count) await call(offset + next++);
-      }),
-    );
-  };
+  const run = concurrently(concurrency, call);
   await run(warmup, total);
   const cpuBefore = processCpuMicros(pid, false, tree);
   const mainBefore = processCpuMicros(pid, true, tree);
@@ -99,6 +92,24 @@ export async function cpuRate(
     perSecond: total / seconds,
     cpuMicros: (processCpuMicros(pid, false, tree) - cpuBefore) / total,
     mainMicros: (processCpuMicros(pid, true, tree) - mainBefore) / total,
+  };
+}
+
+/**
+ * Runs `count` calls, `concurrency` at a time, numbered from `offset` (a warm-up numbers its calls
+ * past the measured ones so they touch other names).
+ */
+export function concurrently(
+  concurrency: number,
+  call: (i: number) => Promise<void>,
+): (count: number, offset: number) => Promise<void> {
+  return async (count, offset) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < count) await call(offset + next++);
+      }),
+    );
   };
 }
 

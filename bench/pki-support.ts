@@ -3,6 +3,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { concurrently } from './cpu.js';
 import { call } from './http.js';
 
 /**
@@ -15,18 +16,27 @@ export async function rate(
   call: (i: number) => Promise<void>,
   warmup = Math.min(total, 1000),
 ): Promise<number> {
-  const run = async (count: number, offset: number) => {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        while (next < count) await call(offset + next++);
-      }),
-    );
-  };
+  const run = concurrently(concurrency, call);
   await run(warmup, total);
   const start = performance.now();
   await run(total, 0);
   return total / ((performance.now() - start) / 1000);
+}
+
+/**
+ * The bench's EC issuer on a daemon's `pki/` mount, through `pki` (a POST under `/v1/pki/`): an EC
+ * root and the role `ec` for example.com and its subdomains, one-hour certificates.
+ */
+export async function ecIssuer(
+  pki: (path: string, body: unknown) => Promise<unknown>,
+): Promise<void> {
+  await pki('root/generate/internal', { common_name: 'Bench Root', key_type: 'ec' });
+  await pki('roles/ec', {
+    allowed_domains: 'example.com',
+    allow_subdomains: true,
+    key_type: 'ec',
+    ttl: '1h',
+  });
 }
 
 export async function post(

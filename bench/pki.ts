@@ -13,7 +13,7 @@ import { createApp } from '../src/app.js';
 import { call, serveFloorInChild } from './http.js';
 import { cpuRate, cpuRows } from './cpu.js';
 import type { BenchResult } from './support.js';
-import { opensslCsr, opensslOcspRequest, post, rate, startCfssl } from './pki-support.js';
+import { ecIssuer, opensslCsr, opensslOcspRequest, post, rate, startCfssl } from './pki-support.js';
 import { benchAcme } from './pki-acme.js';
 import { testConfig, type Config } from '../src/config.js';
 import { silentLogger } from '../src/core/logger.js';
@@ -222,13 +222,7 @@ export async function benchPki(): Promise<BenchResult[]> {
   const pki = (path: string, body: unknown) => post(`${daemon.url}/v1/pki/${path}`, body, headers);
   let cfssl: { url: string; proc: ChildProcess } | undefined;
   try {
-    await pki('root/generate/internal', { common_name: 'Bench Root', key_type: 'ec' });
-    await pki('roles/ec', {
-      allowed_domains: 'example.com',
-      allow_subdomains: true,
-      key_type: 'ec',
-      ttl: '1h',
-    });
+    await ecIssuer(pki);
     await pki('roles/rsa', {
       allowed_domains: 'example.com',
       allow_subdomains: true,

@@ -4,7 +4,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bootstrap } from '../src/app.js';
 import { call } from './http.js';
-import { post } from './pki-support.js';
+import { ecIssuer, post } from './pki-support.js';
 import { cpuRate, type CpuRate } from './cpu.js';
 import { jsonApiHeaders, runBody, runsWorkspace } from './runs.js';
 import { round, type BenchResult } from './support.js';
@@ -76,13 +76,7 @@ async function daemon(
 async function ecIssue(url: string, pid: number, token: string): Promise<CpuRate> {
   const headers = { 'x-vault-token': token };
   const pki = (path: string, body: unknown) => post(`${url}/v1/pki/${path}`, body, headers);
-  await pki('root/generate/internal', { common_name: 'Bench Root', key_type: 'ec' });
-  await pki('roles/ec', {
-    allowed_domains: 'example.com',
-    allow_subdomains: true,
-    key_type: 'ec',
-    ttl: '1h',
-  });
+  await ecIssuer(pki);
   return cpuRate(
     pid,
     3000,
