@@ -1,11 +1,22 @@
 import { defineConfig } from 'vitest/config';
 
-const level = (name: string, timeout = 10_000, exclude: string[] = []) => ({
+/** The global setup of the projects that spawn Keel: one ahead-of-time build for the run. */
+const DAEMON = 'test/support/daemon-setup.ts';
+/** The global setup of the PostgreSQL projects: one throwaway cluster for the run. */
+const POSTGRES = 'test/support/postgres-setup.ts';
+
+const level = (
+  name: string,
+  timeout = 10_000,
+  exclude: string[] = [],
+  globalSetup: string[] = [],
+) => ({
   extends: true as const,
   test: {
     name,
     include: [`test/${name}/**/*.test.ts`],
     exclude,
+    globalSetup,
     testTimeout: timeout,
     hookTimeout: timeout,
   },
@@ -50,10 +61,10 @@ export default defineConfig({
       level('model', 60_000),
       // test/integration/store needs the PostgreSQL cluster: it runs in integration-pg only.
       level('integration', 60_000, ['test/integration/store/**']),
-      level('e2e', 60_000),
-      level('interop', 60_000),
+      level('e2e', 60_000, [], [DAEMON]),
+      level('interop', 60_000, [], [DAEMON]),
       // The real daemon over HTTP, driven by the reports of issue 14 (docs/security.md).
-      level('security', 60_000),
+      level('security', 60_000, [], [DAEMON]),
       // The integration suite again, each test app on its own database of a throwaway
       // PostgreSQL cluster started once for the run (ADR 0081).
       {
@@ -62,7 +73,7 @@ export default defineConfig({
           name: 'integration-pg',
           include: ['test/integration/**/*.test.ts'],
           exclude: PG_EXCLUDED,
-          globalSetup: ['test/support/postgres-setup.ts'],
+          globalSetup: [POSTGRES],
           env: { KEEL_TEST_STORE: 'postgres' },
           testTimeout: 60_000,
           hookTimeout: 60_000,
@@ -76,7 +87,7 @@ export default defineConfig({
           name: 'e2e-pg',
           include: ['test/e2e/**/*.test.ts'],
           exclude: E2E_PG_EXCLUDED,
-          globalSetup: ['test/support/postgres-setup.ts'],
+          globalSetup: [POSTGRES, DAEMON],
           env: { KEEL_TEST_STORE: 'postgres' },
           testTimeout: 60_000,
           hookTimeout: 60_000,

@@ -2,7 +2,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { inject } from 'vitest';
 import type { Bootstrap } from '../../src/app.js';
 import { openStore, type OpenedStore } from '../../src/core/store/open.js';
 import { freshDatabase } from './store.js';
@@ -10,6 +11,25 @@ import { freshDatabase } from './store.js';
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const MAIN = join(ROOT, 'src', 'main.ts');
 export const LEDGER_MAIN = join(ROOT, 'test', 'support', 'ledger-daemon.ts');
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Keel compiled ahead of time for the run's spawned processes (`daemon-setup.ts`). */
+    keelDaemonBuild: string;
+  }
+}
+
+/**
+ * The arguments to `node` that run an entry point: a TypeScript file of the checkout as its copy
+ * in the run's ahead-of-time build (ADR 0093), anything else (`bin/keel.js`) as a user runs it.
+ */
+export function nodeArgs(entry: string, args: readonly string[]): string[] {
+  if (!entry.endsWith('.ts')) return [entry, ...args];
+  const build = inject('keelDaemonBuild');
+  if (build === undefined)
+    throw new Error('no daemon build: the project needs test/support/daemon-setup.ts');
+  return [join(build, relative(ROOT, entry)).replace(/\.ts$/, '.js'), ...args];
+}
 
 export interface RunningDaemon {
   child: ChildProcess;
@@ -77,17 +97,14 @@ export async function startDaemon(
   const store = namesStore(args, options.env) ? {} : storeEnv(dataDir);
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      options.entry ?? MAIN,
+    nodeArgs(options.entry ?? MAIN, [
       'serve',
       '--data',
       dataDir,
       '--listen',
       '127.0.0.1:0',
       ...args,
-    ],
+    ]),
     {
       cwd: ROOT,
       env: { ...process.env, KEEL_LOG_LEVEL: 'info', ...store, ...options.env },
@@ -142,7 +159,7 @@ export function keel(
 ): { status: number | null; stdout: string; stderr: string } {
   const dataDir = dataDirOf(args);
   const store = dataDir === undefined || namesStore(args, env) ? {} : storeEnv(dataDir);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', entry, ...args], {
+  const r = spawnSync(process.execPath, nodeArgs(entry, args), {
     cwd: ROOT,
     env: { ...process.env, ...store, ...env },
     encoding: 'utf8',

@@ -3,7 +3,15 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRequest } from '../../support/app.js';
-import { MAIN, ROOT, eventually, keel, startDaemon, storeEnv } from '../../support/daemon.js';
+import {
+  MAIN,
+  ROOT,
+  eventually,
+  keel,
+  nodeArgs,
+  startDaemon,
+  storeEnv,
+} from '../../support/daemon.js';
 import type { RunningDaemon } from '../../support/daemon.js';
 
 interface Line {
@@ -51,7 +59,7 @@ describe('keel events on a real data directory', () => {
   it('--follow prints events appended after it started, and ends on SIGINT', async () => {
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', MAIN, 'events', '--data', d.dataDir, '--newest', '0', '--follow'],
+      nodeArgs(MAIN, ['events', '--data', d.dataDir, '--newest', '0', '--follow']),
       {
         cwd: ROOT,
         env: { ...process.env, ...storeEnv(d.dataDir) },
