@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /** The global setup of the projects that spawn Keel: one ahead-of-time build for the run. */
@@ -51,6 +52,12 @@ const E2E_PG_EXCLUDED = [
 export default defineConfig({
   test: {
     pool: 'forks',
+    // One process per worker runs file after file: the files share its module cache instead of
+    // each importing Keel afresh (no test relies on module state; each builds its own app).
+    isolate: false,
+    // A worker more than the cores: the e2e, interop and security files mostly wait on the
+    // processes they spawn, which have the cores meanwhile.
+    maxWorkers: availableParallelism() + 1,
     // Every flat machine fold is also taken through xstate's transition and compared (ADR 0007).
     env: { KEEL_CHECK_FOLDS: '1' },
     setupFiles: ['test/support/setup.ts'],
