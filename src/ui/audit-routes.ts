@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import { verifyChain } from '../core/anchors.js';
 import type { EventStore } from '../core/event-store.js';
+import { Lru } from '../core/lru.js';
 import { whenAnotherProcessCommits } from '../core/read-memo.js';
 import { SCHEDULE_TABLE } from '../core/schedule.js';
 import { redactSealed } from '../core/seal.js';
@@ -88,7 +89,7 @@ const bool = (ctx: Context, key: string): boolean => {
  */
 export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
   const { store, registry, watch } = deps;
-  const svgCache = new Map<string, string>();
+  const svgCache = new Lru<string, string>(200);
 
   const machineOr404 = (name: string) => {
     const kind = registry.kind(name);
@@ -168,7 +169,6 @@ export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
         let svg = svgCache.get(dot);
         if (svg === undefined) {
           svg = await toSvg(dot);
-          if (svgCache.size > 200) svgCache.clear();
           svgCache.set(dot, svg);
         }
         ctx.type = 'image/svg+xml';

@@ -1,6 +1,7 @@
 import { initialTransition } from 'xstate';
 import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
+import { Lru } from '../../core/lru.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { Sealed } from '../../core/seal.js';
@@ -86,17 +87,13 @@ export const toRunRow = (r: DbRow): RunRow => ({
 export function snapshotOf(row: Pick<RunRow, 'status' | 'context'>): RunSnapshot {
   // Resolving a snapshot costs far more than reading it, and most runs share a few states.
   const key = `${row.status} ${canonicalJson(row.context)}`;
-  let snapshot = SNAPSHOTS.get(key);
-  if (snapshot === undefined) {
-    snapshot = runMachine.resolveState({ value: row.status, context: row.context });
-    if (SNAPSHOTS.size >= 1000) SNAPSHOTS.delete(SNAPSHOTS.keys().next().value!);
-    SNAPSHOTS.set(key, snapshot);
-  }
-  return snapshot;
+  return SNAPSHOTS.getOrSet(key, () =>
+    runMachine.resolveState({ value: row.status, context: row.context }),
+  );
 }
 
 /** Snapshots are immutable values, so equal (status, context) pairs can share one. */
-const SNAPSHOTS = new Map<string, RunSnapshot>();
+const SNAPSHOTS = new Lru<string, RunSnapshot>(1000);
 
 /** The state before `RunCreated`, computed once. */
 const INITIAL: RunSnapshot = initialTransition(runMachine)[0];
