@@ -58,6 +58,9 @@ export default defineConfig({
     // A worker more than the cores: the e2e, interop and security files mostly wait on the
     // processes they spawn, which have the cores meanwhile.
     maxWorkers: availableParallelism() + 1,
+    // `expect.poll` waits on a browser or a daemon catching up: on two busy cores that can take
+    // longer than vitest's one-second default; a poll that passes returns at once.
+    expect: { poll: { timeout: 15_000 } },
     // Every flat machine fold is also taken through xstate's transition and compared (ADR 0007).
     env: { KEEL_CHECK_FOLDS: '1' },
     setupFiles: ['test/support/setup.ts'],
