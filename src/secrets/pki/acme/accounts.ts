@@ -1,12 +1,11 @@
 import type { AcmeAccountCreatedData } from '../../../../machines/acme-account.machine.js';
 import type { Sealed } from '../../../core/seal.js';
 import { directoryName } from './directory.js';
-import { acmeStreams } from './events.js';
 import { keyOf, parseJws, publicJwk, thumbprint, verifyHmacJws, verifyJws } from './jws.js';
 import { AcmeProblem, malformed, unauthorized } from './problem.js';
 import { accountOf, asGet, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { accountUrl, accountView, orderUrl } from './present.js';
-import { accountDecider, settingsDecider, type AcmeService } from './service.js';
+import type { AcmeService } from './service.js';
 
 function contactOf(payload: Record<string, unknown>): string[] {
   const c = payload.contact;
@@ -90,20 +89,14 @@ export function newAccount(service: AcmeService, req: AcmeRequest): AcmeReply {
     eabId,
     createdAt: service.now().toISOString(),
   };
-  const { handler } = service.authority.core;
   service.authority.atomically(() => {
-    handler.handle(
-      acmeStreams.account(req.mount, accountId),
-      accountDecider,
-      () => [{ type: 'AcmeAccountCreated' as const, data }],
-      req.meta,
-      { newStream: true },
-    );
+    service.record.account(req.mount, accountId, { type: 'AcmeAccountCreated', data }, req.meta, {
+      newStream: true,
+    });
     if (eabId) {
-      handler.handle(
-        acmeStreams.settings(req.mount),
-        settingsDecider,
-        () => [{ type: 'AcmeEabKeyUsed' as const, data: { mount: req.mount, eabId, accountId } }],
+      service.record.settings(
+        req.mount,
+        { type: 'AcmeEabKeyUsed', data: { mount: req.mount, eabId, accountId } },
         req.meta,
       );
     }
@@ -122,22 +115,20 @@ export function updateAccount(service: AcmeService, req: AcmeRequest, id: string
   if (account.account_id !== id) throw unauthorized('the request is signed by another account');
   const payload = req.payload;
   const mount = req.mount;
-  const stream = acmeStreams.account(mount, id);
-  const { handler } = service.authority.core;
   if (payload?.status !== undefined) {
     if (payload.status !== 'deactivated') throw malformed('an account can only be deactivated');
-    handler.handle(
-      stream,
-      accountDecider,
-      () => [{ type: 'AcmeAccountDeactivated' as const, data: { mount, accountId: id } }],
+    service.record.account(
+      mount,
+      id,
+      { type: 'AcmeAccountDeactivated', data: { mount, accountId: id } },
       req.meta,
     );
   } else if (payload?.contact !== undefined) {
     const contact = contactOf(payload);
-    handler.handle(
-      stream,
-      accountDecider,
-      () => [{ type: 'AcmeAccountUpdated' as const, data: { mount, accountId: id, contact } }],
+    service.record.account(
+      mount,
+      id,
+      { type: 'AcmeAccountUpdated', data: { mount, accountId: id, contact } },
       req.meta,
     );
   }
@@ -185,15 +176,13 @@ export function keyChange(service: AcmeService, req: AcmeRequest): AcmeReply {
       accountUrl(req.base, holder.account_id),
     );
   }
-  service.authority.core.handler.handle(
-    acmeStreams.account(req.mount, account.account_id),
-    accountDecider,
-    () => [
-      {
-        type: 'AcmeAccountKeyChanged' as const,
-        data: { mount: req.mount, accountId: account.account_id, jwk, thumbprint: print },
-      },
-    ],
+  service.record.account(
+    req.mount,
+    account.account_id,
+    {
+      type: 'AcmeAccountKeyChanged',
+      data: { mount: req.mount, accountId: account.account_id, jwk, thumbprint: print },
+    },
     req.meta,
   );
   return {

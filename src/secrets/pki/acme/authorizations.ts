@@ -1,15 +1,9 @@
 import type { AcmeChallengeType } from '../../../../machines/acme-challenge.machine.js';
 import { systemMetadata, type AuditMetadata } from '../../../core/events.js';
-import { acmeStreams } from './events.js';
 import { malformed, AcmeProblem, unauthorized } from './problem.js';
 import { accountOf, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { authzView } from './present.js';
-import {
-  authorizationDecider,
-  challengeDecider,
-  orderDecider,
-  type AcmeService,
-} from './service.js';
+import type { AcmeService } from './service.js';
 
 /** `authorization/:id` (RFC 8555 §7.5, §7.5.2): read, or deactivate. */
 export function authorization(service: AcmeService, req: AcmeRequest, id: string): AcmeReply {
@@ -45,8 +39,7 @@ export function settle(
   authzId: string,
   outcome: Outcome,
 ): void {
-  const { handler } = service.authority.core;
-  const q = service.q;
+  const { q, record } = service;
   const authz = q.authz(mount, authzId)!;
   const now = service.now().toISOString();
   service.authority.atomically(() => {
@@ -58,36 +51,28 @@ export function settle(
         outcome.kind === 'invalid'
           ? outcome.error
           : 'unauthorized: the authorization was deactivated';
-      handler.handle(
-        acmeStreams.challenge(mount, authzId, c.type),
-        challengeDecider,
-        () => [
-          valid
-            ? { type: 'AcmeChallengeValidated' as const, data: { ...ref, validatedAt: now } }
-            : { type: 'AcmeChallengeFailed' as const, data: { ...ref, error } },
-        ],
+      record.challenge(
+        mount,
+        authzId,
+        c.type,
+        valid
+          ? { type: 'AcmeChallengeValidated', data: { ...ref, validatedAt: now } }
+          : { type: 'AcmeChallengeFailed', data: { ...ref, error } },
         meta,
       );
     }
-    const authzStream = acmeStreams.authorization(mount, authzId);
     const base = { mount, authorizationId: authzId };
-    handler.handle(
-      authzStream,
-      authorizationDecider,
-      () => [
-        outcome.kind === 'valid'
-          ? { type: 'AcmeAuthorizationValidated' as const, data: base }
-          : outcome.kind === 'invalid'
-            ? {
-                type: 'AcmeAuthorizationInvalidated' as const,
-                data: { ...base, reason: outcome.error },
-              }
-            : { type: 'AcmeAuthorizationDeactivated' as const, data: base },
-      ],
+    record.authorization(
+      mount,
+      authzId,
+      outcome.kind === 'valid'
+        ? { type: 'AcmeAuthorizationValidated', data: base }
+        : outcome.kind === 'invalid'
+          ? { type: 'AcmeAuthorizationInvalidated', data: { ...base, reason: outcome.error } }
+          : { type: 'AcmeAuthorizationDeactivated', data: base },
       meta,
     );
     const order = q.order(mount, authz.order_id)!;
-    const orderStream = acmeStreams.order(mount, order.order_id);
     const ref = { mount, orderId: order.order_id };
     if (outcome.kind !== 'valid') {
       if (order.status === 'pending' || order.status === 'ready') {
@@ -95,10 +80,10 @@ export function settle(
           outcome.kind === 'invalid'
             ? outcome.error
             : 'unauthorized: an authorization was deactivated';
-        handler.handle(
-          orderStream,
-          orderDecider,
-          () => [{ type: 'AcmeOrderInvalidated' as const, data: { ...ref, reason } }],
+        record.order(
+          mount,
+          order.order_id,
+          { type: 'AcmeOrderInvalidated', data: { ...ref, reason } },
           meta,
         );
       }
@@ -108,12 +93,7 @@ export function settle(
       (id) => q.authz(mount, id)?.status === 'valid',
     );
     if (all && order.status === 'pending') {
-      handler.handle(
-        orderStream,
-        orderDecider,
-        () => [{ type: 'AcmeOrderReady' as const, data: ref }],
-        meta,
-      );
+      record.order(mount, order.order_id, { type: 'AcmeOrderReady', data: ref }, meta);
     }
   });
 }
@@ -132,10 +112,10 @@ export function expireOrder(service: AcmeService, mount: string, orderId: string
       if (service.q.authz(mount, id)?.status === 'pending')
         settle(service, mount, meta, id, { kind: 'invalid', error });
     if (service.q.order(mount, orderId)?.status === 'ready') {
-      service.authority.core.handler.handle(
-        acmeStreams.order(mount, orderId),
-        orderDecider,
-        () => [{ type: 'AcmeOrderInvalidated' as const, data: { mount, orderId, reason: error } }],
+      service.record.order(
+        mount,
+        orderId,
+        { type: 'AcmeOrderInvalidated', data: { mount, orderId, reason: error } },
         meta,
       );
     }

@@ -1,13 +1,12 @@
 import type { AcmeChallengeType } from '../../../../machines/acme-challenge.machine.js';
 import { systemMetadata } from '../../../core/events.js';
 import type { ScheduleEntry } from '../../../core/schedule.js';
-import { acmeStreams } from './events.js';
 import { keyAuthorization } from './jws.js';
 import { AcmeProblem, unauthorized } from './problem.js';
 import { accountOf, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { authzUrl, challengeView } from './present.js';
 import { identifierOf } from './projection.js';
-import { challengeDecider, type AcmeService } from './service.js';
+import type { AcmeService } from './service.js';
 import { settle } from './authorizations.js';
 import { validateChallenge } from './validate.js';
 
@@ -37,21 +36,20 @@ export function respond(
     throw unauthorized('the challenge belongs to another account');
   if (req.payload !== undefined && found.status === 'pending' && authz.status === 'pending') {
     const challengeType = type as AcmeChallengeType;
-    service.authority.core.handler.handle(
-      acmeStreams.challenge(req.mount, authzId, type),
-      challengeDecider,
-      () => [
-        {
-          type: 'AcmeChallengeStarted' as const,
-          data: {
-            mount: req.mount,
-            authorizationId: authzId,
-            challengeType,
-            keyAuthorization: keyAuthorization(authz.token, account.thumbprint),
-            dueAt: service.now().toISOString(),
-          },
+    service.record.challenge(
+      req.mount,
+      authzId,
+      type,
+      {
+        type: 'AcmeChallengeStarted',
+        data: {
+          mount: req.mount,
+          authorizationId: authzId,
+          challengeType,
+          keyAuthorization: keyAuthorization(authz.token, account.thumbprint),
+          dueAt: service.now().toISOString(),
         },
-      ],
+      },
       req.meta,
     );
   }
@@ -110,22 +108,21 @@ async function attempt(service: AcmeService, entry: ScheduleEntry): Promise<void
     settle(service, mount, meta, authorizationId, { kind: 'invalid', error });
     return;
   }
-  service.authority.core.handler.handle(
-    acmeStreams.challenge(mount, authorizationId, type),
-    challengeDecider,
-    () => [
-      {
-        type: 'AcmeChallengeAttemptFailed' as const,
-        data: {
-          mount,
-          authorizationId,
-          challengeType: type,
-          attempt: attempts,
-          error,
-          retryAt: new Date(service.now().getTime() + retryDelayMs(attempts)).toISOString(),
-        },
+  service.record.challenge(
+    mount,
+    authorizationId,
+    type,
+    {
+      type: 'AcmeChallengeAttemptFailed',
+      data: {
+        mount,
+        authorizationId,
+        challengeType: type,
+        attempt: attempts,
+        error,
+        retryAt: new Date(service.now().getTime() + retryDelayMs(attempts)).toISOString(),
       },
-    ],
+    },
     meta,
   );
 }

@@ -12,17 +12,12 @@ import { signVerbatim } from '../sign-verbatim.js';
 import { pem } from '../x509/certificate.js';
 import { parseCsr } from '../x509/parse.js';
 import { directoryName } from './directory.js';
-import { acmeStreams, type AcmeIdentifier } from './events.js';
+import type { AcmeIdentifier } from './events.js';
 import { AcmeProblem, malformed, unauthorized } from './problem.js';
 import { accountOf, asGet, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { orderUrl, orderView } from './present.js';
 import type { AcmeOrderRow } from './projection.js';
-import {
-  authorizationDecider,
-  challengeDecider,
-  orderDecider,
-  type AcmeService,
-} from './service.js';
+import type { AcmeService } from './service.js';
 import { parseFields } from '../../fields.js';
 import { SIGN, SIGN_VERBATIM } from '../paths.js';
 
@@ -119,7 +114,8 @@ export function newOrder(service: AcmeService, req: AcmeRequest): AcmeReply {
   const notAfter = typeof payload.notAfter === 'string' ? payload.notAfter : '';
   if (notAfter && Number.isNaN(Date.parse(notAfter))) throw malformed('notAfter is not a time');
   checkPolicy(service, req, ids);
-  const { ids: gen, handler } = service.authority.core;
+  const gen = service.authority.core.ids;
+  const { record } = service;
   const mount = req.mount;
   const orderId = gen.uuid();
   const expires = new Date(service.now().getTime() + ORDER_LIFETIME_MS).toISOString();
@@ -135,48 +131,47 @@ export function newOrder(service: AcmeService, req: AcmeRequest): AcmeReply {
     expires,
   }));
   service.authority.atomically(() => {
-    handler.handle(
-      acmeStreams.order(mount, orderId),
-      orderDecider,
-      () => [
-        {
-          type: 'AcmeOrderCreated' as const,
-          data: {
-            mount,
-            orderId,
-            accountId: account.account_id,
-            directory: directoryName(req.dir),
-            identifiers: ids,
-            authorizationIds: authzs.map((a) => a.authorizationId),
-            notBefore: '',
-            notAfter,
-            expires,
-          },
+    const opened = { newStream: true };
+    record.order(
+      mount,
+      orderId,
+      {
+        type: 'AcmeOrderCreated',
+        data: {
+          mount,
+          orderId,
+          accountId: account.account_id,
+          directory: directoryName(req.dir),
+          identifiers: ids,
+          authorizationIds: authzs.map((a) => a.authorizationId),
+          notBefore: '',
+          notAfter,
+          expires,
         },
-      ],
+      },
       req.meta,
-      { newStream: true },
+      opened,
     );
     for (const a of authzs) {
-      handler.handle(
-        acmeStreams.authorization(mount, a.authorizationId),
-        authorizationDecider,
-        () => [{ type: 'AcmeAuthorizationCreated' as const, data: a }],
+      const authzId = a.authorizationId;
+      record.authorization(
+        mount,
+        authzId,
+        { type: 'AcmeAuthorizationCreated', data: a },
         req.meta,
-        { newStream: true },
+        opened,
       );
       for (const challengeType of a.challenges) {
-        handler.handle(
-          acmeStreams.challenge(mount, a.authorizationId, challengeType),
-          challengeDecider,
-          () => [
-            {
-              type: 'AcmeChallengeOffered' as const,
-              data: { mount, authorizationId: a.authorizationId, challengeType },
-            },
-          ],
+        record.challenge(
+          mount,
+          authzId,
+          challengeType,
+          {
+            type: 'AcmeChallengeOffered',
+            data: { mount, authorizationId: authzId, challengeType },
+          },
           req.meta,
-          { newStream: true },
+          opened,
         );
       }
     }
@@ -292,21 +287,19 @@ export function finalize(service: AcmeService, req: AcmeRequest, id: string): Ac
       expiration: number;
     };
     const chain = [d.certificate, ...(d.ca_chain ?? []).filter((c) => c !== d.certificate)];
-    service.authority.core.handler.handle(
-      acmeStreams.order(mount, id),
-      orderDecider,
-      () => [
-        {
-          type: 'AcmeOrderIssued' as const,
-          data: {
-            mount,
-            orderId: id,
-            serial: d.serial_number,
-            certificate: chain.map((c) => `${c.trim()}\n`).join(''),
-            notAfter: new Date(d.expiration * 1000).toISOString(),
-          },
+    service.record.order(
+      mount,
+      id,
+      {
+        type: 'AcmeOrderIssued',
+        data: {
+          mount,
+          orderId: id,
+          serial: d.serial_number,
+          certificate: chain.map((c) => `${c.trim()}\n`).join(''),
+          notAfter: new Date(d.expiration * 1000).toISOString(),
         },
-      ],
+      },
       req.meta,
     );
   });

@@ -78,13 +78,74 @@ export class AcmeService {
 
   now = (): Date => this.authority.core.clock.now();
 
-  /** Records a change of the mount's ACME settings (cluster URLs, ACME config, EAB keys). */
-  recordSetting(mount: string, event: AcmeSettingsEvent, meta: AuditMetadata): void {
-    this.authority.core.handler.handle(
-      acmeStreams.settings(mount),
-      settingsDecider,
-      () => [event],
-      meta,
-    );
+  /**
+   * The ACME server's commands: each records events on one kind of stream through that stream's
+   * machine, the one place a stream meets its decider. The protocol modules (accounts, orders,
+   * authorizations, challenges, settings) check the request and call these.
+   */
+  readonly record = {
+    /** A change of the mount's ACME settings (cluster URLs, ACME config, EAB keys). */
+    settings: (mount: string, event: AcmeSettingsEvent, meta: AuditMetadata): void =>
+      this.#record(acmeStreams.settings(mount), settingsDecider, [event], meta),
+    account: (
+      mount: string,
+      accountId: string,
+      event: EventOf<typeof accountDecider>,
+      meta: AuditMetadata,
+      options?: NewStream,
+    ): void =>
+      this.#record(acmeStreams.account(mount, accountId), accountDecider, [event], meta, options),
+    order: (
+      mount: string,
+      orderId: string,
+      event: EventOf<typeof orderDecider>,
+      meta: AuditMetadata,
+      options?: NewStream,
+    ): void =>
+      this.#record(acmeStreams.order(mount, orderId), orderDecider, [event], meta, options),
+    authorization: (
+      mount: string,
+      authzId: string,
+      event: EventOf<typeof authorizationDecider>,
+      meta: AuditMetadata,
+      options?: NewStream,
+    ): void =>
+      this.#record(
+        acmeStreams.authorization(mount, authzId),
+        authorizationDecider,
+        [event],
+        meta,
+        options,
+      ),
+    challenge: (
+      mount: string,
+      authzId: string,
+      type: string,
+      event: EventOf<typeof challengeDecider>,
+      meta: AuditMetadata,
+      options?: NewStream,
+    ): void =>
+      this.#record(
+        acmeStreams.challenge(mount, authzId, type),
+        challengeDecider,
+        [event],
+        meta,
+        options,
+      ),
+  };
+
+  #record<S, E extends NewEvent>(
+    stream: string,
+    decider: Decider<S, E>,
+    events: readonly E[],
+    meta: AuditMetadata,
+    options?: NewStream,
+  ): void {
+    this.authority.core.handler.handle(stream, decider, () => events, meta, options);
   }
 }
+
+/** The events a decider takes. */
+type EventOf<D> = D extends Decider<infer _S, infer E> ? E : never;
+/** A command that starts its stream (the append fails if the stream exists). */
+type NewStream = { newStream?: boolean };

@@ -75,7 +75,7 @@ function checkResolver(v: string): string {
  */
 export function acmeSettingsRoutes(r: Router, service: AcmeService, { id }: RouteScope): void {
   const record = (ctx: Parameters<typeof meta>[0], event: AcmeSettingsEvent) =>
-    service.recordSetting(id, event, meta(ctx));
+    service.record.settings(id, event, meta(ctx));
 
   r.get('/config/cluster', (ctx) => send(ctx, service.cluster(id)));
   r.post('/config/cluster', (ctx) => {
