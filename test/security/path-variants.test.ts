@@ -21,6 +21,8 @@ interface Route {
    * in another case names another resource, so only these change case.
    */
   literal: boolean[];
+  /** The route's template as a case-sensitive pattern over paths relative to /v1/. */
+  pattern: RegExp;
 }
 
 /** Every (method, path template) of the sys, auth/token and engine routers, relative to /v1/. */
@@ -46,6 +48,7 @@ function routeTable(t: TestApp): Route[] {
       if (typeof layer.path !== 'string') continue;
       // Fill the parameters, remembering which characters they are.
       let filled = '';
+      let pattern = escapeRegExp(mount);
       const literal: boolean[] = [...mount].map(() => true);
       const template = layer.path
         .replace(/\{[^}]*\}/g, '')
@@ -54,17 +57,33 @@ function routeTable(t: TestApp): Route[] {
       for (const part of template.split(/(\*\w+|:\w+)/)) {
         const value = part.startsWith('*') ? 'a/b' : part.startsWith(':') ? 'x1' : part;
         filled += value;
+        pattern += part.startsWith('*')
+          ? '.+'
+          : part.startsWith(':')
+            ? '[^/]+'
+            : escapeRegExp(part);
         literal.push(...[...value].map(() => value === part));
       }
       for (const method of layer.methods) {
         if (method === 'HEAD') continue;
-        out.push({ method, path: `${mount}${filled}`, literal });
-        if (method === 'GET') out.push({ method: 'LIST', path: `${mount}${filled}`, literal });
+        const route = { path: `${mount}${filled}`, literal, pattern: new RegExp(`^${pattern}$`) };
+        out.push({ method, ...route });
+        if (method === 'GET') out.push({ method: 'LIST', ...route });
       }
     }
   }
   return out;
 }
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The other route a path names as spelled, if any: a letter flipped in a literal that follows a
+ * wildcard parameter (`sys/mounts/*path/tune` → `…/a/b/Tune`) can make the path another route's
+ * own, naming another resource (mount `a/b/Tune`), which the policy decides on its own name.
+ */
+const otherRoute = (route: Route, path: string): Route | undefined =>
+  routes.find((r) => r.method === route.method && r !== route && r.pattern.test(path));
 
 type Decision = 'denied' | 'not routed' | 'served';
 
@@ -153,6 +172,32 @@ describe('path variants and the ACL', () => {
       expect(paths).toContain(p);
   });
 
+  // Found by the property below: a letter flipped in the literal after a wildcard parameter
+  // makes the path the shorter route's own. `sys/mounts/pki/Tune` is mount `pki/Tune`, not the
+  // tune of `pki`, and a policy on the tune decides nothing about it.
+  it('a case flip after a wildcard names another resource, decided on its own name', async () => {
+    const tune = await raw(d.url, 'GET', '/v1/sys/mounts/pki/tune', { token: root });
+    expect(tune.status, tune.text).toBe(200);
+    const other = await raw(d.url, 'GET', '/v1/sys/mounts/pki/Tune', { token: root });
+    expect(other.status, other.text).toBe(400);
+    expect(errorsOf(other).join('\n')).toContain('mount at pki/Tune');
+
+    const onlyTune = await freshToken({
+      path: { 'sys/mounts/pki/tune': { capabilities: ['read'] } },
+    });
+    const read = (path: string, token: string) =>
+      raw(d.url, 'GET', `/v1/sys/mounts/${path}`, { token });
+    expect((await read('pki/tune', onlyTune)).status).toBe(200);
+    expect(decision(await read('pki/Tune', onlyTune))).toBe('denied');
+
+    const allButTune = await freshToken({
+      path: { '*': { capabilities: ALL }, 'sys/mounts/pki/tune': { capabilities: ['deny'] } },
+    });
+    expect(decision(await read('pki/tune', allButTune))).toBe('denied');
+    const around = await read('pki/Tune', allButTune);
+    expect(`${around.status} ${around.text}`).toBe(`${other.status} ${other.text}`);
+  });
+
   it('a variant gets the canonical decision or is not routed', async () => {
     const change = fc.constantFrom<Change>('case', 'escape', 'double', 'dot', 'trailing');
     await fc.assert(
@@ -195,7 +240,40 @@ describe('path variants and the ACL', () => {
             route.path,
           );
           const got = await send(variant);
-          if (got !== 'not routed') expect({ variant, got }).toEqual({ variant, got: canonical });
+          if (got === 'not routed') return;
+          // The resource the variant names: its case changes only (the router undoes the others).
+          const named = ordered
+            .filter(([c]) => c === 'case')
+            .reduce((p, [c, at]) => spell(p, c, at, route.literal), route.path);
+          const other = named === route.path ? undefined : otherRoute(route, named);
+          if (other === undefined) {
+            expect({ variant, got }).toEqual({ variant, got: canonical });
+            return;
+          }
+          // Another resource, which answers as itself (root sees a different answer from the
+          // canonical path's: a router that matched case-blind would give the same one)...
+          const asRoot = async (path: string) => {
+            const a = await raw(d.url, route.method, `/v1/${path}`, {
+              token: root,
+              ...(['POST', 'PUT', 'PATCH'].includes(route.method) ? { body: {} } : {}),
+            });
+            return `${a.status} ${a.text}`;
+          };
+          expect(await asRoot(named)).not.toBe(await asRoot(route.path));
+          // ...and the policy names only the canonical path, so it decides the other one as it
+          // decides any path but that one.
+          const public_ =
+            decision(
+              await raw(d.url, route.method, `/v1/${named}`, {
+                ...(['POST', 'PUT', 'PATCH'].includes(route.method) ? { body: {} } : {}),
+              }),
+            ) !== 'denied';
+          const expected: Decision = denyIt || public_ ? 'served' : 'denied';
+          expect({ variant, other: other.path, got }).toEqual({
+            variant,
+            other: other.path,
+            got: expected,
+          });
         },
       ),
       { numRuns: 100 },
