@@ -44,6 +44,16 @@ function processTree(pid: number): number[] {
 }
 
 /**
+ * `node`'s flags for a bench's daemon process: tsx's loader, and with `KEEL_BENCH_PROFILE=DIR` a
+ * CPU profile written to DIR (docs/benchmarks.md, "Where Keel's main thread goes").
+ */
+export function daemonExecArgv(): string[] {
+  const dir = process.env.KEEL_BENCH_PROFILE;
+  const profile = dir ? ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${dir}`] : [];
+  return [...profile, '--import', 'tsx'];
+}
+
+/**
  * CPU time (user + system) a live process has used so far, in µs: all its threads, or with
  * `mainThread` only the thread that runs its event loop (the one that caps a Node server's rate).
  * With `tree`, the sum over the process and its descendants (a daemon's workers).

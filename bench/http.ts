@@ -1,5 +1,6 @@
 import { fork } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
+import { daemonExecArgv } from './cpu.js';
 
 /**
  * A lean HTTP/1.1 load client: keep-alive sockets written and parsed by hand, one request in
@@ -169,17 +170,7 @@ async function forkServer<T>(
   dataDir: string,
 ): Promise<T & { pid: number; close(): Promise<void> }> {
   const child = fork(new URL(script, import.meta.url).pathname, [dataDir], {
-    execArgv: [
-      ...(process.env.KEEL_BENCH_PROFILE
-        ? [
-            '--cpu-prof',
-            '--cpu-prof-interval=200',
-            `--cpu-prof-dir=${process.env.KEEL_BENCH_PROFILE}`,
-          ]
-        : []),
-      '--import',
-      'tsx',
-    ],
+    execArgv: daemonExecArgv(),
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   const ready = await new Promise<T>((resolve, reject) => {

@@ -11,7 +11,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createApp } from '../src/app.js';
 import { call, serveFloorInChild } from './http.js';
-import { cpuRate, cpuRows } from './cpu.js';
+import { cpuRate, cpuRows, daemonExecArgv } from './cpu.js';
 import type { BenchResult } from './support.js';
 import { ecIssuer, opensslCsr, opensslOcspRequest, post, rate, startCfssl } from './pki-support.js';
 import { benchAcme } from './pki-acme.js';
@@ -42,21 +42,7 @@ export async function startDaemon(
 ): Promise<{ url: string; token: string; proc: ChildProcess }> {
   const proc = spawn(
     process.execPath,
-    [
-      ...(process.env.KEEL_BENCH_PROFILE
-        ? [
-            '--cpu-prof',
-            '--cpu-prof-interval=200',
-            `--cpu-prof-dir=${process.env.KEEL_BENCH_PROFILE}`,
-          ]
-        : []),
-      '--import',
-      'tsx',
-      fileURLToPath(import.meta.url),
-      '--serve',
-      dir,
-      JSON.stringify(config),
-    ],
+    [...daemonExecArgv(), fileURLToPath(import.meta.url), '--serve', dir, JSON.stringify(config)],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   return new Promise((resolve, reject) => {
