@@ -215,36 +215,33 @@ describe('path variants and the ACL', () => {
           const policy = denyIt
             ? { path: { '*': { capabilities: ALL }, [aclPath]: { capabilities: ['deny'] } } }
             : { path: { [aclPath]: { capabilities: ALL } } };
-          const send = async (path: string) =>
-            decision(
-              await raw(d.url, route.method, `/v1/${path}`, {
-                token: await freshToken(policy),
-                ...(['POST', 'PUT', 'PATCH'].includes(route.method) ? { body: {} } : {}),
-              }),
-            );
-          const canonical = await send(route.path);
+          // The route's method on a path, with a token or without one.
+          const ask = (path: string, token?: string) =>
+            raw(d.url, route.method, `/v1/${path}`, {
+              ...(token === undefined ? {} : { token }),
+              ...(['POST', 'PUT', 'PATCH'].includes(route.method) ? { body: {} } : {}),
+            });
+          const send = async (path: string) => decision(await ask(path, await freshToken(policy)));
           // A path the engine serves without a token (the CA's fetch paths, OCSP, ACME) is
           // public, as in the reference: no policy denies it.
-          const anonymous = await raw(d.url, route.method, `/v1/${route.path}`, {
-            ...(['POST', 'PUT', 'PATCH'].includes(route.method) ? { body: {} } : {}),
-          });
-          const open = decision(anonymous) !== 'denied';
-          if (denyIt && !open) expect(canonical).toBe('denied');
+          const isPublic = async (path: string) => decision(await ask(path)) !== 'denied';
+          const canonical = await send(route.path);
+          if (denyIt && !(await isPublic(route.path))) expect(canonical).toBe('denied');
           else expect(canonical).not.toBe('denied');
-          // Case first, while the literal positions still line up with the path.
-          const ordered = [...changes].sort(
-            ([a], [b]) => Number(b === 'case') - Number(a === 'case'),
-          );
-          const variant = ordered.reduce(
-            (p, [c, at]) => spell(p, c, at, route.literal),
+          // Case first, while the literal positions still line up with the path. The resource the
+          // variant names is its case changes alone: the router undoes the others.
+          const spellAll = (path: string, some: typeof changes) =>
+            some.reduce((p, [c, at]) => spell(p, c, at, route.literal), path);
+          const named = spellAll(
             route.path,
+            changes.filter(([c]) => c === 'case'),
+          );
+          const variant = spellAll(
+            named,
+            changes.filter(([c]) => c !== 'case'),
           );
           const got = await send(variant);
           if (got === 'not routed') return;
-          // The resource the variant names: its case changes only (the router undoes the others).
-          const named = ordered
-            .filter(([c]) => c === 'case')
-            .reduce((p, [c, at]) => spell(p, c, at, route.literal), route.path);
           const other = named === route.path ? undefined : otherRoute(route, named);
           if (other === undefined) {
             expect({ variant, got }).toEqual({ variant, got: canonical });
@@ -253,22 +250,13 @@ describe('path variants and the ACL', () => {
           // Another resource, which answers as itself (root sees a different answer from the
           // canonical path's: a router that matched case-blind would give the same one)...
           const asRoot = async (path: string) => {
-            const a = await raw(d.url, route.method, `/v1/${path}`, {
-              token: root,
-              ...(['POST', 'PUT', 'PATCH'].includes(route.method) ? { body: {} } : {}),
-            });
+            const a = await ask(path, root);
             return `${a.status} ${a.text}`;
           };
           expect(await asRoot(named)).not.toBe(await asRoot(route.path));
           // ...and the policy names only the canonical path, so it decides the other one as it
           // decides any path but that one.
-          const public_ =
-            decision(
-              await raw(d.url, route.method, `/v1/${named}`, {
-                ...(['POST', 'PUT', 'PATCH'].includes(route.method) ? { body: {} } : {}),
-              }),
-            ) !== 'denied';
-          const expected: Decision = denyIt || public_ ? 'served' : 'denied';
+          const expected: Decision = denyIt || (await isPublic(named)) ? 'served' : 'denied';
           expect({ variant, other: other.path, got }).toEqual({
             variant,
             other: other.path,
