@@ -12,13 +12,13 @@ import { acmeStreams } from './events.js';
 import { Nonces } from './nonces.js';
 import { AcmeQueries } from './projection.js';
 
-export const accountDecider = machineDecider(acmeAccountMachine);
-export const orderDecider = machineDecider(acmeOrderMachine);
-export const authorizationDecider = machineDecider(acmeAuthorizationMachine);
-export const challengeDecider = machineDecider(acmeChallengeMachine);
+const accountDecider = machineDecider(acmeAccountMachine);
+const orderDecider = machineDecider(acmeOrderMachine);
+const authorizationDecider = machineDecider(acmeAuthorizationMachine);
+const challengeDecider = machineDecider(acmeChallengeMachine);
 
 /** The settings stream has no lifecycle; the commands check what they need (an EAB key exists). */
-export const settingsDecider: Decider<null, AcmeSettingsEvent & NewEvent> = {
+const settingsDecider: Decider<null, AcmeSettingsEvent & NewEvent> = {
   initialState: () => null,
   evolve: () => null,
 };
@@ -86,7 +86,7 @@ export class AcmeService {
   readonly record = {
     /** A change of the mount's ACME settings (cluster URLs, ACME config, EAB keys). */
     settings: (mount: string, event: AcmeSettingsEvent, meta: AuditMetadata): void =>
-      this.#record(acmeStreams.settings(mount), settingsDecider, [event], meta),
+      this.#record(acmeStreams.settings(mount), settingsDecider, event, meta),
     account: (
       mount: string,
       accountId: string,
@@ -94,15 +94,14 @@ export class AcmeService {
       meta: AuditMetadata,
       options?: NewStream,
     ): void =>
-      this.#record(acmeStreams.account(mount, accountId), accountDecider, [event], meta, options),
+      this.#record(acmeStreams.account(mount, accountId), accountDecider, event, meta, options),
     order: (
       mount: string,
       orderId: string,
       event: EventOf<typeof orderDecider>,
       meta: AuditMetadata,
       options?: NewStream,
-    ): void =>
-      this.#record(acmeStreams.order(mount, orderId), orderDecider, [event], meta, options),
+    ): void => this.#record(acmeStreams.order(mount, orderId), orderDecider, event, meta, options),
     authorization: (
       mount: string,
       authzId: string,
@@ -113,7 +112,7 @@ export class AcmeService {
       this.#record(
         acmeStreams.authorization(mount, authzId),
         authorizationDecider,
-        [event],
+        event,
         meta,
         options,
       ),
@@ -128,7 +127,7 @@ export class AcmeService {
       this.#record(
         acmeStreams.challenge(mount, authzId, type),
         challengeDecider,
-        [event],
+        event,
         meta,
         options,
       ),
@@ -137,11 +136,11 @@ export class AcmeService {
   #record<S, E extends NewEvent>(
     stream: string,
     decider: Decider<S, E>,
-    events: readonly E[],
+    event: E,
     meta: AuditMetadata,
     options?: NewStream,
   ): void {
-    this.authority.core.handler.handle(stream, decider, () => events, meta, options);
+    this.authority.core.handler.handle(stream, decider, () => [event], meta, options);
   }
 }
 
