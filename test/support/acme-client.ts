@@ -1,5 +1,6 @@
 import {
   createHash,
+  createHmac,
   createPublicKey,
   generateKeyPairSync,
   sign,
@@ -69,6 +70,26 @@ export function jws(
     protected: protectedB64,
     payload: payloadB64,
     signature: signature.toString('base64url'),
+  };
+}
+
+/**
+ * An external account binding (RFC 8555 §7.3.4): the account's public key, signed with HS256 by
+ * the EAB key `{id, key}` an operator made, for the new-account URL `url`.
+ */
+export function eabBinding(
+  k: AcmeKey,
+  eab: { id: string; key: string },
+  url: string,
+): Record<string, string> {
+  const protectedB64 = b64({ alg: 'HS256', kid: eab.id, url });
+  const payloadB64 = b64(k.jwk);
+  return {
+    protected: protectedB64,
+    payload: payloadB64,
+    signature: createHmac('sha256', Buffer.from(eab.key, 'base64url'))
+      .update(`${protectedB64}.${payloadB64}`)
+      .digest('base64url'),
   };
 }
 

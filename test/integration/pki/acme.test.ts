@@ -1,7 +1,13 @@
-import { createHmac, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acmeCsr, acmeCsrAndKey, startAcmeHttpApp } from '../../support/acme-app.js';
-import { accountKey, AcmeTestClient, jws, signingKey } from '../../support/acme-client.js';
+import {
+  accountKey,
+  AcmeTestClient,
+  eabBinding,
+  jws,
+  signingKey,
+} from '../../support/acme-client.js';
 
 let t: Awaited<ReturnType<typeof startAcmeHttpApp>>;
 let web: typeof t.web;
@@ -350,17 +356,11 @@ describe('ACME external account binding', () => {
     expect(d.meta?.externalAccountRequired).toBe(true);
     const refused = await c.post(d.newAccount, { termsOfServiceAgreed: true }, { jwk: true });
     expect(problemType(refused)).toBe('urn:ietf:params:acme:error:externalAccountRequired');
-    const protectedB64 = Buffer.from(
-      JSON.stringify({ alg: 'HS256', kid: eab.data.id, url: d.newAccount }),
-    ).toString('base64url');
-    const payloadB64 = Buffer.from(JSON.stringify(c.key.jwk)).toString('base64url');
-    const binding = {
-      protected: protectedB64,
-      payload: payloadB64,
-      signature: createHmac('sha256', Buffer.from(String(eab.data.key), 'base64url'))
-        .update(`${protectedB64}.${payloadB64}`)
-        .digest('base64url'),
-    };
+    const binding = eabBinding(
+      c.key,
+      { id: String(eab.data.id), key: String(eab.data.key) },
+      d.newAccount,
+    );
     const bound = await c.register({ termsOfServiceAgreed: true, externalAccountBinding: binding });
     expect(bound.status, bound.text).toBe(201);
     const reuse = t.client();

@@ -2,7 +2,7 @@ import type { AcmeAccountCreatedData } from '../../../../machines/acme-account.m
 import type { Sealed } from '../../../core/seal.js';
 import { directoryName } from './directory.js';
 import { keyOf, parseJws, publicJwk, thumbprint, verifyHmacJws, verifyJws } from './jws.js';
-import { AcmeProblem, malformed, unauthorized } from './problem.js';
+import { AcmeProblem, malformed, otherDirectory, unauthorized } from './problem.js';
 import { accountOf, asGet, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { accountUrl, accountView, orderUrl } from './present.js';
 import type { AcmeService } from './service.js';
@@ -39,8 +39,6 @@ function checkBinding(
   const row = service.q.eab(req.mount, kid);
   if (!row) throw unauthorized('unknown external account binding key');
   if (row.account_id) throw unauthorized('the external account binding key was already used');
-  if (row.directory !== directoryName(req.dir))
-    throw unauthorized('the external account binding key belongs to another directory');
   const key = Buffer.from(
     service.authority.core.sealer.unseal(JSON.parse(row.key) as Sealed),
     'base64url',
@@ -48,16 +46,26 @@ function checkBinding(
   verifyHmacJws(eab, key);
   if (!eab.payload || thumbprint(publicJwk(eab.payload)) !== thumbprint(jwk))
     throw unauthorized('the external account binding is for another account key');
+  // A key binds accounts only in the directory it was made for (the reference's words).
+  if (row.directory !== directoryName(req.dir))
+    throw unauthorized(
+      `failed to verify eab: the key was made for the directory ${row.directory || '(the mount)'}acme/`,
+    );
   return kid;
 }
 
-/** `new-account` (RFC 8555 §7.3): find by key, or create (with a binding when the policy says). */
+/**
+ * `new-account` (RFC 8555 §7.3): find by key, or create (with a binding when the policy says).
+ * A key has one account per mount, which belongs to the directory it was made through: through
+ * any other directory the key is refused, not registered again.
+ */
 export function newAccount(service: AcmeService, req: AcmeRequest): AcmeReply {
   const jwk = req.jwk!;
   const payload = req.payload ?? {};
   const print = thumbprint(jwk);
   const existing = service.q.accountByKey(req.mount, print);
   if (existing) {
+    if (existing.directory !== directoryName(req.dir)) throw otherDirectory();
     if (existing.status !== 'valid') throw unauthorized(`the account is ${existing.status}`);
     return {
       status: 200,
@@ -168,6 +176,7 @@ export function keyChange(service: AcmeService, req: AcmeRequest): AcmeReply {
     throw unauthorized('oldKey is not the account key');
   const print = thumbprint(jwk);
   const holder = service.q.accountByKey(req.mount, print);
+  if (holder && holder.directory !== account.directory) throw otherDirectory();
   if (holder) {
     throw new AcmeProblem(
       'malformed',

@@ -1,17 +1,34 @@
 import type { AcmeChallengeType } from '../../../../machines/acme-challenge.machine.js';
 import { systemMetadata, type AuditMetadata } from '../../../core/events.js';
-import { malformed, AcmeProblem, unauthorized } from './problem.js';
+import { directoryName } from './directory.js';
+import { malformed, AcmeProblem, otherDirectory, unauthorized } from './problem.js';
 import { accountOf, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { authzView } from './present.js';
+import type { AcmeAuthzRow } from './projection.js';
 import type { AcmeService } from './service.js';
+
+/**
+ * An authorization (`what`: or one of its challenges) of the signing account whose order was
+ * placed through this directory; otherwise a 404, `unauthorized` or the other-directory problem.
+ */
+export function ownAuthz(
+  service: AcmeService,
+  req: AcmeRequest,
+  id: string,
+  what: 'authorization' | 'challenge',
+): AcmeAuthzRow {
+  const row = service.q.authz(req.mount, id);
+  if (!row) throw new AcmeProblem('malformed', `no such ${what}`, 404);
+  if (row.account_id !== accountOf(req).account_id)
+    throw unauthorized(`the ${what} belongs to another account`);
+  if (service.q.order(req.mount, row.order_id)?.directory !== directoryName(req.dir))
+    throw otherDirectory(what);
+  return row;
+}
 
 /** `authorization/:id` (RFC 8555 §7.5, §7.5.2): read, or deactivate. */
 export function authorization(service: AcmeService, req: AcmeRequest, id: string): AcmeReply {
-  const account = accountOf(req);
-  const row = service.q.authz(req.mount, id);
-  if (!row) throw new AcmeProblem('malformed', 'no such authorization', 404);
-  if (row.account_id !== account.account_id)
-    throw unauthorized('the authorization belongs to another account');
+  const row = ownAuthz(service, req, id, 'authorization');
   if (req.payload !== undefined) {
     if (req.payload.status !== 'deactivated')
       throw malformed('an authorization can only be deactivated');

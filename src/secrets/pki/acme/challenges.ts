@@ -2,12 +2,12 @@ import type { AcmeChallengeType } from '../../../../machines/acme-challenge.mach
 import { systemMetadata } from '../../../core/events.js';
 import type { ScheduleEntry } from '../../../core/schedule.js';
 import { keyAuthorization } from './jws.js';
-import { AcmeProblem, unauthorized } from './problem.js';
+import { AcmeProblem } from './problem.js';
 import { accountOf, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { authzUrl, challengeView } from './present.js';
 import { identifierOf } from './projection.js';
 import type { AcmeService } from './service.js';
-import { settle } from './authorizations.js';
+import { ownAuthz, settle } from './authorizations.js';
 import { validateChallenge } from './validate.js';
 
 /** Attempts before a challenge is invalid; waits between them double from one second. */
@@ -27,13 +27,11 @@ export function respond(
   type: string,
 ): AcmeReply {
   const account = accountOf(req);
-  const authz = service.q.authz(req.mount, authzId);
+  const authz = ownAuthz(service, req, authzId, 'challenge');
   const found = CHALLENGE_TYPES.includes(type)
     ? service.q.challenges(req.mount, authzId).find((c) => c.type === type)
     : undefined;
-  if (!authz || !found) throw new AcmeProblem('malformed', 'no such challenge', 404);
-  if (authz.account_id !== account.account_id)
-    throw unauthorized('the challenge belongs to another account');
+  if (!found) throw new AcmeProblem('malformed', 'no such challenge', 404);
   if (req.payload !== undefined && found.status === 'pending' && authz.status === 'pending') {
     const challengeType = type as AcmeChallengeType;
     service.record.challenge(

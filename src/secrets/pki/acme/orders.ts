@@ -8,18 +8,19 @@ import { loadRole, nameRequest, sign } from '../issue.js';
 import { resolveNames } from '../names.js';
 import { isDnsName } from '../policy.js';
 import type { Role } from '../role.js';
-import { signVerbatim } from '../sign-verbatim.js';
+import { VERBATIM_ROLE, VERBATIM_ROLE_NAME } from '../sign-verbatim.js';
 import { pem } from '../x509/certificate.js';
-import { parseCsr } from '../x509/parse.js';
+import { OID, readBasicConstraints } from '../x509/extension-values.js';
+import { parseCsr, type ParsedCsr } from '../x509/parse.js';
 import { directoryName } from './directory.js';
 import type { AcmeIdentifier } from './events.js';
-import { AcmeProblem, malformed, unauthorized } from './problem.js';
+import { AcmeProblem, malformed, otherDirectory, unauthorized } from './problem.js';
 import { accountOf, asGet, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { orderUrl, orderView } from './present.js';
 import type { AcmeOrderRow } from './projection.js';
 import type { AcmeService } from './service.js';
 import { parseFields } from '../../fields.js';
-import { SIGN, SIGN_VERBATIM } from '../paths.js';
+import { SIGN } from '../paths.js';
 
 /** How long a new order and its authorizations stay pending. */
 const ORDER_LIFETIME_MS = 24 * 3600_000;
@@ -72,6 +73,7 @@ const acmeRole =
     ...r,
     require_cn: false,
     use_csr_common_name: false,
+    use_csr_sans: false,
     ...(roleExtKeyUsage
       ? {}
       : {
@@ -183,12 +185,17 @@ export function newOrder(service: AcmeService, req: AcmeRequest): AcmeReply {
   };
 }
 
-/** An order of the signing account, or `malformed`/`unauthorized`. */
+/**
+ * An order of the signing account placed through this directory, or `malformed`/`unauthorized`.
+ * (An order recorded through another directory than its account's, as an older Keel allowed, is
+ * refused through both.)
+ */
 export function ownOrder(service: AcmeService, req: AcmeRequest, id: string): AcmeOrderRow {
   const order = service.q.order(req.mount, id);
   if (!order) throw new AcmeProblem('malformed', 'no such order', 404);
   if (order.account_id !== accountOf(req).account_id)
     throw unauthorized('the order belongs to another account');
+  if (order.directory !== directoryName(req.dir)) throw otherDirectory('order');
   return order;
 }
 
@@ -209,6 +216,7 @@ function checkCsrNames(csrPem: string, order: AcmeOrderRow) {
     throw new AcmeProblem('badCSR', err instanceof Error ? err.message : String(err));
   }
   if (!csr.signatureValid) throw new AcmeProblem('badCSR', 'the CSR signature is invalid');
+  checkCsrAsks(csr);
   const want = (JSON.parse(order.identifiers) as AcmeIdentifier[]).map(
     (i) => `${i.type}:${i.value}`,
   );
@@ -225,7 +233,30 @@ function checkCsrNames(csrPem: string, order: AcmeOrderRow) {
   return { commonName: cn && !isIP(cn) ? cn : (dns[0] ?? ''), dns, ips };
 }
 
-/** Signs the CSR through the engine's issuing code, under the directory's role or verbatim. */
+/**
+ * A certificate from ACME carries only the order's identifiers: a CSR that asks for a CA, or for
+ * names of another kind (email, URI, otherName, directoryName…), is refused rather than narrowed.
+ */
+function checkCsrAsks(csr: ParsedCsr): void {
+  const bc = csr.extensions.find((e) => e.id === OID.basicConstraints);
+  if (bc && readBasicConstraints(bc.value).ca)
+    throw new AcmeProblem('badCSR', 'the CSR asks for a CA certificate; ACME issues leaves only');
+  const other = [
+    ...csr.altNames.filter((n) => n.type !== 'dns' && n.type !== 'ip').map((n) => n.type),
+    ...csr.unsupportedNames,
+  ];
+  if (other.length)
+    throw new AcmeProblem(
+      'badCSR',
+      `the CSR asks for names an ACME order cannot validate: ${[...new Set(other)].join(', ')}`,
+    );
+}
+
+/**
+ * Signs the CSR through the engine's issuing code, under the directory's role or, on a
+ * sign-verbatim directory, the reference's verbatim role: either way the certificate is built
+ * from the validated identifiers, never from the CSR's extensions.
+ */
 function issue(
   service: AcmeService,
   req: AcmeRequest,
@@ -244,24 +275,15 @@ function issue(
     ...(order.not_after ? { not_after: order.not_after } : {}),
   };
   try {
-    return role
-      ? sign(
-          service.authority,
-          req.mount,
-          meta,
-          role,
-          issuerRef,
-          parseFields(SIGN, body, { role }),
-          acmeRole(roleExtKeyUsage),
-        )
-      : signVerbatim(
-          service.authority,
-          req.mount,
-          meta,
-          undefined,
-          issuerRef,
-          parseFields(SIGN_VERBATIM, body),
-        );
+    return sign(
+      service.authority,
+      req.mount,
+      meta,
+      role ?? VERBATIM_ROLE,
+      issuerRef,
+      parseFields(SIGN, body, { role: role ?? VERBATIM_ROLE_NAME }),
+      acmeRole(roleExtKeyUsage),
+    );
   } catch (err) {
     if (isKeelError(err) && err.code === 'validation') throw new AcmeProblem('badCSR', err.message);
     throw err;

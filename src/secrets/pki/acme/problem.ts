@@ -56,3 +56,10 @@ export class AcmeProblem extends Error {
 
 export const malformed = (detail: string) => new AcmeProblem('malformed', detail);
 export const unauthorized = (detail: string) => new AcmeProblem('unauthorized', detail);
+
+/**
+ * An account, order or key of one ACME directory used through another: the reference's answer
+ * (`malformed`, "account part of different ACME directory path").
+ */
+export const otherDirectory = (what = 'account') =>
+  malformed(`${what} part of different ACME directory path`);

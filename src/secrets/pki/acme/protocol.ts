@@ -9,7 +9,7 @@ import {
   type Issuance,
 } from './directory.js';
 import { keyOf, parseJws, publicJwk, verifyJws, type Jws } from './jws.js';
-import { AcmeProblem, malformed, unauthorized } from './problem.js';
+import { AcmeProblem, malformed, otherDirectory, unauthorized } from './problem.js';
 import type { AcmeAccountRow } from './projection.js';
 import { accountMetadata, type AcmeService } from './service.js';
 
@@ -148,6 +148,8 @@ export function acmePost(
       if (!account) throw new AcmeProblem('accountDoesNotExist', 'the account does not exist');
       if (account.status !== 'valid') throw unauthorized(`the account is ${account.status}`);
       verifyJws(jws, keyOf(JSON.parse(account.jwk) as Record<string, string>));
+      // An account acts only through the directory it was made through (its events record it).
+      if (account.directory !== directoryName(dir)) throw otherDirectory();
       if (service.config(mount).eab_policy === 'always-required' && !account.eab_id)
         throw new AcmeProblem(
           'externalAccountRequired',

@@ -3,7 +3,8 @@ import { revoke } from '../revoke.js';
 import { parseCertificate } from '../x509/parse.js';
 import { spkiDer } from '../x509/keys.js';
 import { keyOf } from './jws.js';
-import { AcmeProblem, malformed, unauthorized } from './problem.js';
+import { AcmeProblem, malformed, otherDirectory, unauthorized } from './problem.js';
+import { directoryName } from './directory.js';
 import type { AcmeReply, AcmeRequest } from './protocol.js';
 import type { AcmeService } from './service.js';
 import { parseFields } from '../../fields.js';
@@ -33,6 +34,7 @@ export function revokeCert(service: AcmeService, req: AcmeRequest): AcmeReply {
     const order = service.q.orderBySerial(req.mount, cert.serial);
     if (order?.account_id !== req.account.account_id)
       throw unauthorized('the certificate was not ordered by this account');
+    if (order.directory !== directoryName(req.dir)) throw otherDirectory('order');
   } else if (!spkiDer(keyOf(req.jwk!)).equals(cert.spki)) {
     throw unauthorized(
       "the JWS is signed by neither the ordering account nor the certificate's key",
