@@ -309,3 +309,38 @@ export async function startListenerTls(
     },
   };
 }
+
+/**
+ * What a client of Keel's own HTTPS listener trusts to reach it (the engine calling the embedded
+ * cloud at Keel's address): the CA `--tls auto` made, or every certificate of the operator's
+ * `--tls-cert` file, read as the files are now. Null on plain HTTP.
+ */
+export function listenerTrust(config: Config): (() => { origin: string; ca: string[] }) | null {
+  const tls = config.tls;
+  let file: string;
+  switch (tls.mode) {
+    case 'off':
+      return null;
+    case 'files':
+      file = tls.certFile;
+      break;
+    case 'auto':
+      file = autoTlsPaths(config.dataDir).caCert;
+      break;
+    default: {
+      const _never: never = tls;
+      throw new Error(`unknown tls mode ${JSON.stringify(_never)}`);
+    }
+  }
+  const origin = new URL(config.publicAddress).origin;
+  return () => {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      // A file gone since start trusts nothing more: the call fails as it would without it.
+    }
+    const certs = pemBlocks(text).filter((b) => b.label === 'CERTIFICATE');
+    return { origin, ca: certs.map((b) => pem('CERTIFICATE', b.der)) };
+  };
+}

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { ContextModule, Core, SecretsEngine } from '../context.js';
+import { listenerTrust } from '../http/listener-tls.js';
 import { createRunsRateLimits } from '../http/runs-surface.js';
 import { createIdentityContext } from '../runs/identity/index.js';
 import { createRunsContext, type Resource, type RunRow, type RunsContext } from '../runs/index.js';
@@ -73,13 +74,16 @@ export function buildContexts(core: Core, config: Config, deps: ContextDeps): Co
     ids,
     logger: logger.child({ component: 'cloud' }),
   });
-  // The credentials engine talks to the embedded cloud unless config/root (or the test) says otherwise.
+  // The credentials engine talks to the embedded cloud unless config/root (or the test) says
+  // otherwise, trusting Keel's own listener certificates when it calls Keel's own address.
+  const trust = listenerTrust(config);
   const aws = createAwsContext(core, {
     ...(deps.aws ?? {
       provider: {
         iamEndpoint: `${config.publicAddress}/cloud/iam`,
         stsEndpoint: `${config.publicAddress}/cloud/sts`,
         credentials: () => cloud.bootstrapRoot(),
+        ...(trust === null ? {} : { listener: trust }),
       },
     }),
     // Bound lazily: the sys context is built after this one.

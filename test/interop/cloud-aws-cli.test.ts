@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
-import type { Creds } from '../support/cloud-clients.js';
+import { awsCliEnv, type Creds } from '../support/cloud-clients.js';
 import { startCloud } from '../support/cloud-server.js';
 import type { CloudServer } from '../support/cloud-server.js';
 
@@ -25,16 +25,7 @@ interface CliResult {
  * with the real time, so the cloud under test runs on the system clock.
  */
 async function aws(creds: Creds, service: 'iam' | 'sts', ...args: string[]): Promise<CliResult> {
-  const env = {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: '/nonexistent',
-    AWS_CONFIG_FILE: '/dev/null',
-    AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-    AWS_ACCESS_KEY_ID: creds.accessKeyId,
-    AWS_SECRET_ACCESS_KEY: creds.secretAccessKey,
-    ...(creds.sessionToken ? { AWS_SESSION_TOKEN: creds.sessionToken } : {}),
-    AWS_MAX_ATTEMPTS: '1',
-  };
+  const env = awsCliEnv(creds);
   const endpoint = service === 'iam' ? server.iamEndpoint : server.stsEndpoint;
   const argv = [
     service,

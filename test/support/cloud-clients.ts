@@ -11,6 +11,21 @@ export interface Creds {
 }
 
 /**
+ * The environment of a real aws CLI run with only `creds`: no config or shared credentials
+ * files, and a single attempt per call.
+ */
+export const awsCliEnv = (creds: Creds): Record<string, string> => ({
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: '/nonexistent',
+  AWS_CONFIG_FILE: '/dev/null',
+  AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+  AWS_ACCESS_KEY_ID: creds.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: creds.secretAccessKey,
+  ...(creds.sessionToken ? { AWS_SESSION_TOKEN: creds.sessionToken } : {}),
+  AWS_MAX_ATTEMPTS: '1',
+});
+
+/**
  * SDK clients for the cloud. They sign with the test's clock (through the SDK's clock offset), so
  * a test can move time across session expiry without the signature itself going stale.
  */

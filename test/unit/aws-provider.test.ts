@@ -3,6 +3,7 @@ import {
   maxAttempts,
   parseCredentialsFile,
   resolveCredentials,
+  requestHandlerFor,
   resolveRegion,
   stsCandidates,
 } from '../../src/secrets/aws/provider.js';
@@ -131,5 +132,18 @@ describe('regions, retries and STS candidates', () => {
     expect(() => stsCandidates({ sts_fallback_endpoints: ['http://b'] }, {})).toThrow(
       'number of regions does not match number of endpoints',
     );
+  });
+});
+
+describe("Keel's own listener certificates", () => {
+  const listener = { origin: 'https://127.0.0.1:8420', ca: ['-----BEGIN CERTIFICATE-----'] };
+
+  it("are trusted for endpoints at Keel's own origin only", () => {
+    const own = requestHandlerFor('https://127.0.0.1:8420/cloud/iam', listener).requestHandler;
+    expect(own?.httpsAgent.options.ca).toContain(listener.ca[0]);
+    for (const other of ['https://127.0.0.1:8421/cloud/iam', 'https://iam.amazonaws.com', 'x'])
+      expect(requestHandlerFor(other, listener)).toEqual({});
+    expect(requestHandlerFor(undefined, listener)).toEqual({});
+    expect(requestHandlerFor('https://127.0.0.1:8420/cloud/iam', undefined)).toEqual({});
   });
 });

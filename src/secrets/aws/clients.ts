@@ -3,7 +3,7 @@ import { GetCallerIdentityCommand } from '@aws-sdk/client-sts';
 import type { STSClient } from '@aws-sdk/client-sts';
 import type { Clock } from '../../core/clock.js';
 import { KeelError } from '../../core/errors.js';
-import type { Env, RootConfig } from './provider.js';
+import type { Env, ListenerTrust, RootConfig } from './provider.js';
 import { createIamClient, createStsClients } from './provider.js';
 import type { RootSettings } from './schema.js';
 
@@ -37,6 +37,11 @@ export interface ProviderDefaults {
   env?: Env;
   /** Requests are signed with this clock's time (Keel's injected clock), not the host's. */
   clock?: Clock;
+  /**
+   * Keel's HTTPS listener, read at each client build: the embedded cloud at Keel's own address
+   * is reached trusting its certificates (the listener CA), whatever endpoint config/root names.
+   */
+  listener?: () => ListenerTrust;
 }
 
 /** Signs every request of `client` at `clock`'s time: SigV4 dates follow Keel's clock. */
@@ -89,6 +94,7 @@ export function rootConfigOf(
     sts_fallback_endpoints: s?.stsFallbackEndpoints ?? [],
     sts_fallback_regions: s?.stsFallbackRegions ?? [],
     max_retries: s?.maxRetries ?? -1,
+    ...(defaults.listener ? { listener: defaults.listener() } : {}),
   };
 }
 

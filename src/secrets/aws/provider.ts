@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { Agent } from 'node:https';
 import { homedir } from 'node:os';
+import { rootCertificates } from 'node:tls';
 import { join } from 'node:path';
 import { IAMClient } from '@aws-sdk/client-iam';
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
@@ -17,6 +19,39 @@ export interface RootConfig {
   sts_fallback_regions?: readonly string[];
   /** Retries for recoverable errors; -1 (or unset) keeps the SDK's default. */
   max_retries?: number;
+  /** Keel's own HTTPS listener: endpoints at its origin are trusted under its certificates too. */
+  listener?: ListenerTrust;
+}
+
+/** Keel's own address and the certificates a client of its HTTPS listener trusts. */
+export interface ListenerTrust {
+  /** `https://host:port`, as `URL.origin` spells it. */
+  origin: string;
+  /** PEM certificates: the CA of `--tls auto`, or the operator's `--tls-cert` chain. */
+  ca: readonly string[];
+}
+
+/**
+ * The SDK's request handler for an endpoint at Keel's own HTTPS address: the system's roots and
+ * the listener's certificates. Any other endpoint keeps the SDK's default (the system's roots).
+ */
+export function requestHandlerFor(
+  endpoint: string | undefined,
+  listener: ListenerTrust | undefined,
+): { requestHandler?: { httpsAgent: Agent } } {
+  if (endpoint === undefined || listener === undefined || listener.ca.length === 0) return {};
+  let origin: string;
+  try {
+    origin = new URL(endpoint).origin;
+  } catch {
+    return {};
+  }
+  if (origin !== listener.origin) return {};
+  return {
+    requestHandler: {
+      httpsAgent: new Agent({ keepAlive: true, ca: [...rootCertificates, ...listener.ca] }),
+    },
+  };
 }
 
 /** The process environment, passed in so callers (and tests) decide what it holds. */
@@ -146,6 +181,7 @@ export function createIamClient(
     ...common(config, env, readText),
     region: resolveRegion(config, env),
     ...(config.iam_endpoint ? { endpoint: config.iam_endpoint } : {}),
+    ...requestHandlerFor(config.iam_endpoint, config.listener),
   });
 }
 
@@ -175,7 +211,12 @@ export function createStsClients(
   const base = common(config, env, readText);
   return stsCandidates(config, env).map(
     (c) =>
-      new STSClient({ ...base, region: c.region, ...(c.endpoint ? { endpoint: c.endpoint } : {}) }),
+      new STSClient({
+        ...base,
+        region: c.region,
+        ...(c.endpoint ? { endpoint: c.endpoint } : {}),
+        ...requestHandlerFor(c.endpoint, config.listener),
+      }),
   );
 }
 
