@@ -170,6 +170,8 @@ const awaitingConfirmation = {
     // otherwise the run stays where it is, paused for a user to apply or discard it
     { actions: 'recordPause' },
   ],
+  // A step Keel could not take (an estimate, a check, the queue) ends the run rather than wedging it.
+  RunErrored: 'errored',
 } as const;
 
 const cancelable = {
@@ -298,7 +300,11 @@ export const runMachine = setup({
       },
     },
     policy_override: {
-      on: { RunPolicyOverridden: 'policy_checked', RunDiscarded: 'discarded' },
+      on: {
+        RunPolicyOverridden: 'policy_checked',
+        RunDiscarded: 'discarded',
+        RunErrored: 'errored',
+      },
     },
     policy_soft_failed: { type: 'final' },
     policy_checked: {
@@ -314,7 +320,7 @@ export const runMachine = setup({
     post_plan_completed: { on: { ...awaitingConfirmation } },
     planned_and_finished: { type: 'final' },
     planned_and_saved: {
-      on: { RunConfirmed: 'confirmed', RunDiscarded: 'discarded' },
+      on: { RunConfirmed: 'confirmed', RunDiscarded: 'discarded', RunErrored: 'errored' },
     },
     confirmed: { on: { RunApplyQueued: 'apply_queued', RunErrored: 'errored' } },
     apply_queued: {

@@ -17,7 +17,8 @@ import { commentRoutes } from './run/comments.js';
 import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
 import { runHistoryProjection } from './run/history.js';
 import { runProjection } from './run/projection.js';
-import { queueReactor, reconcileWorkspace } from './run/queue.js';
+import { failClosed } from './run/fail-closed.js';
+import { queueReactor, reconcileWorkspace, runHoldingUp } from './run/queue.js';
 import { organizationQueueRoutes } from './run/org-queue.js';
 import { runRoutes, type RunRecords } from './run/routes.js';
 import { stateVersionProjection } from './state-versions/projection.js';
@@ -146,7 +147,11 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         organizationProjection,
         workspaceProjection,
       ],
-      reactors: [queueReactor(model, options.prePlan)],
+      reactors: [
+        failClosed(model, queueReactor(model, options.prePlan), {
+          runOf: (event) => runHoldingUp(model, event),
+        }),
+      ],
       runsRoutes: routes,
       runsPublicRoutes: publicRoutes,
     },

@@ -27,10 +27,13 @@ export const daemonTarget = (daemon: RunningDaemon): FlowTarget => ({
 });
 
 /** The app in process for a test file with a flow over it: started before all, closed after. */
-export function flowApp(): { readonly t: TestApp; readonly flow: Flow } {
+export function flowApp(options: Parameters<typeof startTestApp>[0] = {}): {
+  readonly t: TestApp;
+  readonly flow: Flow;
+} {
   const started = {} as { t: TestApp; flow: Flow };
   beforeAll(async () => {
-    started.t = await startTestApp();
+    started.t = await startTestApp(options);
     started.flow = new Flow(started.t);
   });
   afterAll(async () => {

@@ -28,6 +28,7 @@ import { Executor, type Phase } from './service.js';
 import { PhaseClaims } from './claims.js';
 import { holderName, leaseTtlMs } from '../../core/shared-log.js';
 import { variableRoutes } from './variables.js';
+import { failClosed } from '../run/fail-closed.js';
 
 export interface ExecutorContextOptions {
   runs: RunsContext;
@@ -296,7 +297,13 @@ export function createExecutorContext(
     module: {
       name: 'executor',
       projections: [executorProjection, checksProjection, runTasksProjection],
-      reactors: [reactor, stagesReactor(core, runs, checks, priceTable, taskStages)],
+      // A step that fails errors its run (and stops a phase still running for it), never wedges it.
+      reactors: [reactor, stagesReactor(core, runs, checks, priceTable, taskStages)].map((r) =>
+        failClosed(runs.model, r, {
+          runOf: (event) => event.stream,
+          onFailed: (runId) => executor.forceCancel(runId),
+        }),
+      ),
       timers: [taskStages.timer()],
       runsPublicRoutes: publicRoutes,
       runsRoutes: routes,

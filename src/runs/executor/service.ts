@@ -2,6 +2,7 @@ import type { ApplyResult, Driver, PlanResult } from './driver.js';
 import type { LiveLogs } from './logs.js';
 import { ExecutionPool } from './pool.js';
 import { redactPlan } from './redact.js';
+import { STEP_ATTEMPTS } from '../run/fail-closed.js';
 import type {
   ApplyCounts,
   Json,
@@ -234,12 +235,18 @@ export class Executor {
       this.#options.onFault?.(run.id, error);
       logs.append(id, '');
       logs.append(id, `Error: ${phase} failed inside Keel: ${(error as Error).message}`);
-      try {
-        port.phaseErrored(run.id, phase, { message: (error as Error).message, log: text() });
-        logs.discard(id);
-      } catch (recordError) {
-        // The run moved on (e.g. force-canceled) while the phase failed; nothing left to record.
-        this.#options.onFault?.(run.id, recordError);
+      // Tried again when recording fails too (a conflict with a concurrent write clears): a run
+      // left in planning or applying would hold its workspace for good.
+      for (let attempt = 1; attempt <= STEP_ATTEMPTS; attempt++) {
+        try {
+          port.phaseErrored(run.id, phase, { message: (error as Error).message, log: text() });
+          logs.discard(id);
+          return;
+        } catch (recordError) {
+          // The run moved on (e.g. force-canceled) while the phase failed, or the log is out of
+          // reach; after the last attempt a restart takes the phase over (`recover`).
+          this.#options.onFault?.(run.id, recordError);
+        }
       }
     }
   }

@@ -112,23 +112,27 @@ export interface OutputChange {
   after_sensitive: boolean;
 }
 
-/** The machine-readable plan (`terraform show -json plan.tfplan`). */
+/**
+ * The machine-readable plan (`terraform show -json plan.tfplan`). Terraform leaves out empty
+ * lists and maps (`omitempty`): a plan that ends with no resources has no `resources`, a plan with
+ * no resource changes (refresh-only, or only outputs) no `resource_changes`, so those are optional.
+ */
 export interface PlanJson {
   format_version: string;
   terraform_version: string;
-  variables: Record<string, { value: Json }>;
+  variables?: Record<string, { value: Json }>;
   planned_values: {
-    outputs: Record<string, { sensitive: boolean; value?: Json }>;
-    root_module: { resources: PlannedResource[] };
+    outputs?: Record<string, { sensitive: boolean; value?: Json }>;
+    root_module: { resources?: PlannedResource[] };
   };
-  resource_changes: ResourceChange[];
-  output_changes: Record<string, OutputChange>;
+  resource_changes?: ResourceChange[];
+  output_changes?: Record<string, OutputChange>;
   prior_state?: {
     format_version: string;
     terraform_version: string;
     values: {
-      outputs: Record<string, { sensitive: boolean; value: Json }>;
-      root_module: { resources: PlannedResource[] };
+      outputs?: Record<string, { sensitive: boolean; value: Json }>;
+      root_module: { resources?: PlannedResource[] };
     };
   };
   /** Only the root module's variables and their sensitivity (the builtin driver). */

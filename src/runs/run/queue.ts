@@ -57,6 +57,24 @@ export function reconcileWorkspace(
   throw new Error(`run queue of workspace ${workspaceId} did not settle`);
 }
 
+/**
+ * The run a workspace's queue is held up by when reconciling it fails: the run holding its lock,
+ * or else the oldest run waiting for it. Erroring that run lets the queue go on.
+ */
+export function runHoldingUp(model: RunsModel, event: StoredEvent): string | null {
+  const workspaceId = event.type.startsWith('Workspace')
+    ? event.stream
+    : (model.runs.get(event.stream)?.workspaceId ?? null);
+  if (workspaceId === null) return null;
+  const ws = model.workspaces.get(workspaceId);
+  if (ws === null) return null;
+  if (ws.lock?.kind === 'run') {
+    const holder = model.runs.get(ws.lock.id);
+    if (holder !== null && !isFinalStatus(holder.status)) return holder.id;
+  }
+  return model.runs.queued(workspaceId, 1)[0]?.id ?? null;
+}
+
 /** The queue as a reactor: any run or workspace event re-examines that workspace. */
 export function queueReactor(
   model: RunsModel,

@@ -148,7 +148,7 @@ describe('command driver against a terraform-compatible binary', () => {
     });
     if (first.plan.status !== 'finished') return;
     // run variables override workspace ones: -var wins over *.auto.tfvars
-    expect(first.plan.plan.resource_changes[0]?.change.after).toMatchObject({
+    expect(first.plan.plan.resource_changes?.[0]?.change.after).toMatchObject({
       ami: 'ami-run',
       size: 1,
     });

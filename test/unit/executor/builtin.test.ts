@@ -24,7 +24,7 @@ describe('builtin driver: the spec flow with one resource', () => {
     expect(first.planLog).toContain('  # aws_instance.web will be created');
     expect(first.planLog).toContain('      + id            = (known after apply)');
     expect(first.planLog).toContain('Plan: 1 to add, 0 to change, 0 to destroy.');
-    const change = first.plan.plan.resource_changes[0];
+    const change = first.plan.plan.resource_changes?.[0];
     expect(change?.change).toMatchObject({
       actions: ['create'],
       before: null,
@@ -100,20 +100,20 @@ describe('builtin driver: evaluation', () => {
       vars: [{ key: 'name', value: '"logs"' }],
       workspace: [{ key: 'n', value: '3', category: 'terraform', hcl: false, sensitive: false }],
     });
-    expect(done.plan.plan.resource_changes.map((c) => c.address)).toEqual([
+    expect(done.plan.plan.resource_changes?.map((c) => c.address)).toEqual([
       'aws_s3_bucket.b[0]',
       'aws_s3_bucket.b[1]',
       'aws_s3_bucket.b[2]',
       'aws_instance.web',
     ]);
-    expect(done.plan.plan.resource_changes[1]?.change.after).toEqual({ bucket: 'logs-1' });
-    expect(done.plan.plan.resource_changes[3]?.change.after_unknown).toEqual({
+    expect(done.plan.plan.resource_changes?.[1]?.change.after).toEqual({ bucket: 'logs-1' });
+    expect(done.plan.plan.resource_changes?.[3]?.change.after_unknown).toEqual({
       bucket: true,
       id: true,
     });
     expect(done.plan.plan.variables).toEqual({ n: { value: 3 }, name: { value: 'logs' } });
-    expect(done.plan.plan.output_changes.n).toMatchObject({ actions: ['create'], after: 3 });
-    expect(done.plan.plan.output_changes.web_bucket).toMatchObject({
+    expect(done.plan.plan.output_changes?.n).toMatchObject({ actions: ['create'], after: 3 });
+    expect(done.plan.plan.output_changes?.web_bucket).toMatchObject({
       actions: ['create'],
       after_unknown: true,
     });
@@ -271,7 +271,7 @@ describe('builtin driver: run flags', () => {
       state: done.state,
       flags: { replaceAddrs: ['aws_instance.web'] },
     });
-    expect(next.plan.plan.resource_changes[0]).toMatchObject({
+    expect(next.plan.plan.resource_changes?.[0]).toMatchObject({
       change: { actions: ['delete', 'create'] },
       action_reason: 'replace_by_request',
     });
@@ -289,7 +289,7 @@ describe('builtin driver: run flags', () => {
     if (instance) instance.status = 'tainted';
     const { text, result } = await plan({ files: WEB, state: tainted });
     expect(text).toContain('is tainted, so must be replaced');
-    expect(result.status === 'finished' && result.plan.resource_changes[0]?.action_reason).toBe(
+    expect(result.status === 'finished' && result.plan.resource_changes?.[0]?.action_reason).toBe(
       'replace_because_tainted',
     );
   });
@@ -297,7 +297,7 @@ describe('builtin driver: run flags', () => {
   it('target-addrs keeps the targets and what they depend on', async () => {
     const { result, text } = await plan({ files: two, flags: { targetAddrs: ['aws_instance.b'] } });
     expect(
-      result.status === 'finished' && result.plan.resource_changes.map((c) => c.address),
+      result.status === 'finished' && result.plan.resource_changes?.map((c) => c.address),
     ).toEqual(['aws_instance.a', 'aws_instance.b']);
     expect(text).toContain('Warning: Resource targeting is in effect');
     expect(text).toContain('Plan: 2 to add, 0 to change, 0 to destroy.');
@@ -320,7 +320,7 @@ describe('builtin driver: run flags', () => {
       state: done.state,
       flags: { refreshOnly: true },
     });
-    expect(refresh.plan.plan.resource_changes.map((c) => c.change.actions)).toEqual([['no-op']]);
+    expect(refresh.plan.plan.resource_changes?.map((c) => c.change.actions)).toEqual([['no-op']]);
     expect(refresh.planLog).toContain('Changes to Outputs:\n  + ami = "ami-123"');
     expect(refresh.state.outputs.ami?.value).toBe('ami-123');
     const again = await plan({
@@ -346,7 +346,7 @@ describe('builtin driver: run flags', () => {
     };
     const done = await planAndApply({ files });
     expect(done.plan.counts).toMatchObject({ imports: 1, additions: 0, hasChanges: true });
-    expect(done.plan.plan.resource_changes[0]?.change).toMatchObject({
+    expect(done.plan.plan.resource_changes?.[0]?.change).toMatchObject({
       actions: ['no-op'],
       importing: { id: 'bucket-1' },
     });

@@ -95,7 +95,7 @@ export function tfvars(variables: readonly WorkspaceVariable[]): string {
 /** Counts of a plan JSON the way the plan resource reports them. */
 export function countsOf(plan: PlanJson): PlanCounts {
   const counts = { additions: 0, changes: 0, destructions: 0, imports: 0 };
-  for (const change of plan.resource_changes) {
+  for (const change of plan.resource_changes ?? []) {
     const actions = change.change.actions;
     if (actions.includes('create')) counts.additions += 1;
     if (actions.includes('update')) counts.changes += 1;
