@@ -8,6 +8,7 @@ import { createLogger } from './core/logger.js';
 import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
 import { writeAnchor } from './core/anchors.js';
+import { checkReadModels, refuseTamperedReadModels } from './core/read-model-check.js';
 import { logVersion } from './core/log-watch.js';
 import { SharedLog } from './core/shared-log.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
@@ -57,6 +58,12 @@ export interface AppDeps {
   executor?: boolean;
   /** How the cloud credentials engine reaches IAM/STS (tests point it at an embedded cloud). */
   aws?: AwsContextOptions;
+  /**
+   * Whether the read models authorization and issuance trust are rebuilt from the verified log
+   * and compared before anything reads them (default true; ADR 0094). `keel replay`, which
+   * rebuilds every read model anyway, turns it off.
+   */
+  checkReadModels?: boolean;
 }
 
 export interface App {
@@ -110,6 +117,21 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   ]);
   const { rebuilt } = projections.open((after, limit) => store.readAll(after, limit));
   if (rebuilt.length > 0) logger.info({ rebuilt }, 'read models rebuilt from the log');
+  if (deps.checkReadModels !== false) {
+    const started = performance.now();
+    try {
+      const checked = checkReadModels(db, chain, projections.list);
+      refuseTamperedReadModels(checked);
+      logger.info(
+        { ...checked, ms: Math.round(performance.now() - started) },
+        'guarded read models match the event log',
+      );
+    } catch (err) {
+      void checkpointer?.stop();
+      db.close();
+      throw err;
+    }
+  }
   opened.project(projections.apply);
 
   const reactors = new Reactors(

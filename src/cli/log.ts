@@ -59,6 +59,7 @@ export async function replay({ config, options, deps, say, fail }: CommandCall):
       ...deps,
       databasePath: target,
       logger: createLogger({ level: 'warn' }),
+      checkReadModels: false,
     });
     const last = app.core.store.lastPosition();
     void app.close();
@@ -69,7 +70,11 @@ export async function replay({ config, options, deps, say, fail }: CommandCall):
   const lock = new DataDirLock(config.dataDir);
   lock.acquire();
   try {
-    const app = createApp(config, { ...deps, logger: createLogger({ level: 'warn' }) });
+    const app = createApp(config, {
+      ...deps,
+      logger: createLogger({ level: 'warn' }),
+      checkReadModels: false,
+    });
     const started = Date.now();
     app.projections.rebuildAll((after, limit) => app.core.store.readAll(after, limit));
     const count = app.core.store.lastPosition();
@@ -189,14 +194,8 @@ function follow(more: () => void): Promise<void> {
 }
 
 /** `keel audit verify|head`: walk the keyed chain and its anchors; sign the head for a witness. */
-export async function audit({
-  config,
-  options,
-  positionals,
-  io,
-  say,
-  fail,
-}: CommandCall): Promise<number> {
+export async function audit(call: CommandCall): Promise<number> {
+  const { config, options, positionals, io, say, fail } = call;
   const command = positionals[0];
   if (command !== 'verify' && command !== 'head')
     return fail(
@@ -248,8 +247,36 @@ export async function audit({
     say(
       `chain verified: ${verdict.events} events (keyed from position ${verdict.keyedFrom}), ${verdict.anchors} anchors`,
     );
-    return 0;
   } finally {
     db.close();
+  }
+  return verifyReadModels(call);
+}
+
+/**
+ * The second half of `keel audit verify`: the read models authorization and issuance trust,
+ * rebuilt from the (verified) log and compared row by row (ADR 0094).
+ */
+async function verifyReadModels({ config, deps, io, say }: CommandCall): Promise<number> {
+  const [{ createApp }, { createLogger }, { checkReadModels }] = await Promise.all([
+    import('../app.js'),
+    import('../core/logger.js'),
+    import('../core/read-model-check.js'),
+  ]);
+  const app = createApp(config, {
+    ...deps,
+    logger: createLogger({ level: 'warn' }),
+    checkReadModels: false,
+  });
+  try {
+    const models = checkReadModels(app.core.db, app.core.store.chain, app.projections.list);
+    if (!models.ok) {
+      io.stderr.write(`read models do not match the log: ${models.reason}\n`);
+      return 1;
+    }
+    say(`read models verified: ${models.rows} rows in ${models.tables} guarded tables`);
+    return 0;
+  } finally {
+    await app.close();
   }
 }

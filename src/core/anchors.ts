@@ -189,12 +189,19 @@ export type ChainVerdict =
   | { ok: true; events: number; anchors: number; keyedFrom: number }
   | { ok: false; position: number; reason: string };
 
-/** Every event row in order, read a page at a time: memory stays bounded on either store. */
-export function* eventRows(db: Db, pageSize = 5000): Generator<EventRow> {
+/**
+ * Every event row in order (after a position, if given), read a page at a time: memory stays
+ * bounded on either store.
+ */
+export function* eventRows(
+  db: Db,
+  pageSize = 5000,
+  from = Number.MIN_SAFE_INTEGER,
+): Generator<EventRow> {
   const page = db.prepare<[number, number], EventRow>(
     'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
   );
-  for (let after = Number.MIN_SAFE_INTEGER; ;) {
+  for (let after = from; ;) {
     const rows = page.all(after, pageSize);
     if (rows.length === 0) return;
     yield* rows;

@@ -15,6 +15,11 @@ export interface Projection {
   /** Bump to have the read model rebuilt from the log on the next start. */
   readonly version: number;
   readonly tables: readonly string[];
+  /**
+   * The tables (of `tables`) that authorization or issuance trusts: start-up and `keel audit
+   * verify` rebuild this projection from the verified log and compare them row by row (ADR 0094).
+   */
+  readonly guarded?: readonly string[];
   setup(db: Db): (event: StoredEvent) => void;
 }
 

@@ -13,6 +13,7 @@ export const identityProjection = (changed: () => void = () => undefined): Proje
   name: 'runs-identity',
   version: 1,
   tables: ['users', 'auth_tokens'],
+  guarded: ['users', 'auth_tokens'],
   setup(db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS users (

@@ -56,6 +56,7 @@ export const organizationProjection: Projection = {
   name: 'runs-organizations',
   version: 2,
   tables: [T.orgs, T.teams, T.members, T.access],
+  guarded: [T.orgs, T.teams, T.members, T.access],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${T.orgs} (name TEXT PRIMARY KEY, email TEXT NOT NULL, owners_team_id TEXT NOT NULL, created_at TEXT NOT NULL,

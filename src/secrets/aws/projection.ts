@@ -49,6 +49,8 @@ export function awsProjection(): Projection {
     // 2: the token that obtained each lease.
     version: 3,
     tables: TABLES,
+    // What issuing credentials reads: the engine's configuration and its roles.
+    guarded: ['aws_config', 'aws_roles'],
     setup(db: Db) {
       db.exec(`
         CREATE TABLE IF NOT EXISTS aws_config (accessor TEXT PRIMARY KEY, mount_path TEXT NOT NULL,

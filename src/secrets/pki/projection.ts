@@ -70,6 +70,8 @@ export const pkiProjection = (
   name: 'pki',
   version: 3,
   tables: TABLES,
+  // What issuance reads; certificates and CRLs are what it wrote (and CRLs are signed).
+  guarded: ['pki_roles', 'pki_keys', 'pki_issuers', 'pki_config'],
   setup(db: Db) {
     db.exec(SCHEMA);
     const schedule = scheduleRows(db, 'pki');

@@ -8,7 +8,7 @@ import { scheduleRows } from '../../core/schedule.js';
 import { statements } from '../../core/sql.js';
 import type { Mount } from '../../http/types.js';
 import type { PathRule } from './acl.js';
-import type { MountConfig, SysEvent } from './events.js';
+import type { MountConfig, SysEvent, TokenRoleSettings } from './events.js';
 import { TIMER_TOKEN_EXPIRY, tokenExpiryKey } from './events.js';
 
 /** A mount's settings in one key order, whether the event came from a request or the log. */
@@ -29,14 +29,19 @@ const configJson = (c: MountConfig): string =>
 export const sysProjection = (changed: () => void = () => undefined): Projection => ({
   name: 'secrets-sys',
   // 2: token expiry schedule rows, and children made orphans by revoke-orphan.
-  version: 2,
-  tables: ['secrets_tokens', 'acl_policies', 'mounts'],
+  // 3: renewal, explicit max TTL, period and role of tokens; token roles; moved mounts.
+  version: 3,
+  tables: ['secrets_tokens', 'acl_policies', 'mounts', 'token_roles'],
+  guarded: ['secrets_tokens', 'acl_policies', 'mounts', 'token_roles'],
   setup(db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS secrets_tokens (
         accessor TEXT PRIMARY KEY, token_hmac TEXT NOT NULL UNIQUE, policies TEXT NOT NULL,
         display_name TEXT NOT NULL, expires_at TEXT, ttl_seconds INTEGER NOT NULL,
-        parent_accessor TEXT, meta TEXT NOT NULL, created_at TEXT NOT NULL);
+        parent_accessor TEXT, meta TEXT NOT NULL, created_at TEXT NOT NULL,
+        renewable INTEGER NOT NULL, explicit_max_ttl INTEGER NOT NULL, period INTEGER NOT NULL,
+        role TEXT, last_renewal TEXT);
+      CREATE TABLE IF NOT EXISTS token_roles (name TEXT PRIMARY KEY, settings TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS acl_policies (name TEXT PRIMARY KEY, policy TEXT NOT NULL, rules TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS mounts (
         path TEXT PRIMARY KEY, type TEXT NOT NULL, accessor TEXT NOT NULL, description TEXT NOT NULL,
@@ -47,7 +52,17 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
       orphan: db.prepare(
         'UPDATE secrets_tokens SET parent_accessor = NULL WHERE parent_accessor = ?',
       ),
-      token: db.prepare(`INSERT INTO secrets_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      token: db.prepare(
+        `INSERT INTO secrets_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+      ),
+      renew: db.prepare(
+        'UPDATE secrets_tokens SET expires_at = ?, last_renewal = ? WHERE accessor = ?',
+      ),
+      role: db.prepare(
+        'INSERT INTO token_roles VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET settings = excluded.settings',
+      ),
+      dropRole: db.prepare('DELETE FROM token_roles WHERE name = ?'),
+      move: db.prepare('UPDATE mounts SET path = ? WHERE path = ?'),
       revoke: db.prepare('DELETE FROM secrets_tokens WHERE accessor = ?'),
       policy: db.prepare(
         'INSERT INTO acl_policies VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET policy = excluded.policy, rules = excluded.rules',
@@ -72,6 +87,10 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
             d.parentAccessor,
             JSON.stringify(d.meta),
             e.time,
+            (d.renewable ?? d.ttlSeconds > 0) ? 1 : 0,
+            d.explicitMaxTtl ?? 0,
+            d.period ?? 0,
+            d.role ?? null,
           );
           if (d.expiresAt !== null)
             schedule.put({
@@ -82,6 +101,24 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
             });
           break;
         }
+        case 'SecretsTokenRenewed':
+          s.renew.run(e.data.expiresAt, e.data.renewedAt, e.data.accessor);
+          schedule.put({
+            key: tokenExpiryKey(e.data.accessor),
+            kind: TIMER_TOKEN_EXPIRY,
+            dueAt: e.data.expiresAt,
+            data: { accessor: e.data.accessor },
+          });
+          break;
+        case 'TokenRoleWritten':
+          s.role.run(e.data.name, canonicalJson(e.data.settings));
+          break;
+        case 'TokenRoleDeleted':
+          s.dropRole.run(e.data.name);
+          break;
+        case 'MountMoved':
+          s.move.run(e.data.path, e.data.from);
+          break;
         case 'SecretsTokenRevoked':
           s.revoke.run(e.data.accessor);
           if (e.data.orphanChildren === true) s.orphan.run(e.data.accessor);
@@ -122,6 +159,11 @@ export interface TokenRow {
   parentAccessor: string | null;
   meta: Record<string, string>;
   createdAt: string;
+  renewable: boolean;
+  explicitMaxTtl: number;
+  period: number;
+  role: string | null;
+  lastRenewal: string | null;
 }
 
 export interface MountRow extends Mount {
@@ -153,6 +195,11 @@ interface RawToken {
   parent_accessor: string | null;
   meta: string;
   created_at: string;
+  renewable: number;
+  explicit_max_ttl: number;
+  period: number;
+  role: string | null;
+  last_renewal: string | null;
 }
 
 const toToken = (r: RawToken): TokenRow => ({
@@ -165,6 +212,11 @@ const toToken = (r: RawToken): TokenRow => ({
   parentAccessor: r.parent_accessor,
   meta: JSON.parse(r.meta) as Record<string, string>,
   createdAt: r.created_at,
+  renewable: r.renewable === 1,
+  explicitMaxTtl: r.explicit_max_ttl,
+  period: r.period,
+  role: r.role,
+  lastRenewal: r.last_renewal,
 });
 
 interface RawMount {
@@ -236,6 +288,16 @@ export function sysQueries(db: Db) {
         ).get(name);
         return r === undefined ? undefined : { ...r, rules: JSON.parse(r.rules) as PathRule[] };
       }),
+    tokenRole: (name: string): TokenRoleSettings | undefined => {
+      const r = sql<[string], { settings: string }>(
+        'SELECT settings FROM token_roles WHERE name = ?',
+      ).get(name);
+      return r === undefined ? undefined : (JSON.parse(r.settings) as TokenRoleSettings);
+    },
+    tokenRoleNames: (): string[] =>
+      sql<[], { name: string }>('SELECT name FROM token_roles ORDER BY name')
+        .all()
+        .map((r) => r.name),
     policyNames: (): string[] =>
       sql<[], { name: string }>('SELECT name FROM acl_policies ORDER BY name')
         .all()

@@ -2,7 +2,7 @@ import { canonicalJson } from '../../../core/canonical.js';
 import type { Db } from '../../../core/database.js';
 import type { StoredEvent } from '../../../core/events.js';
 import type { Projection } from '../../../core/projections.js';
-import { scheduleRows } from '../../../core/schedule.js';
+import { SCHEDULE_TABLE, scheduleProjection, scheduleRows } from '../../../core/schedule.js';
 import { mountRows } from '../mount-rows.js';
 import type { AcmeChallengeRef } from '../../../../machines/acme-challenge.machine.js';
 import { ACME_EVENT_TYPES, type AcmeEvent, type AcmeIdentifier } from './events.js';
@@ -110,6 +110,7 @@ export const acmeProjection: Projection = {
   name: 'pki-acme',
   version: 1,
   tables: TABLES,
+  guarded: TABLES,
   setup(db: Db) {
     db.exec(SCHEMA);
     const schedule = scheduleRows(db, 'pki-acme');
@@ -333,6 +334,8 @@ export class AcmeQueries {
   readonly order: (mount: string, id: string) => AcmeOrderRow | undefined;
   readonly orderBySerial: (mount: string, serial: string) => AcmeOrderRow | undefined;
   readonly authz: (mount: string, id: string) => AcmeAuthzRow | undefined;
+  /** When a processing challenge's next validation attempt is due (its schedule row). */
+  readonly validationDue: (mount: string, authzId: string, type: string) => string | undefined;
   readonly #s;
 
   constructor(db: Db) {
@@ -345,6 +348,12 @@ export class AcmeQueries {
     this.order = rows.one('pki_acme_orders', 'order_id');
     this.orderBySerial = rows.one('pki_acme_orders', 'serial');
     this.authz = rows.one('pki_acme_authzs', 'authz_id');
+    scheduleProjection.setup(db);
+    const due = db.prepare<[string], { due_at: string }>(
+      `SELECT due_at FROM ${SCHEDULE_TABLE} WHERE key = ?`,
+    );
+    this.validationDue = (mount, authzId, type) =>
+      due.get(validateKey(mount, authzId, type))?.due_at;
     this.#s = {
       eabs: db.prepare<[string], EabRow>(
         'SELECT * FROM pki_acme_eab WHERE mount = ? ORDER BY eab_id',

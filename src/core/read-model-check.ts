@@ -1,0 +1,184 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { eventRows } from './anchors.js';
+import { AuditError, GENESIS_HASH, type Chain, type EventRow } from './chain.js';
+import type { Db } from './database.js';
+import type { AuditMetadata, StoredEvent } from './events.js';
+import type { Projection } from './projections.js';
+
+/**
+ * The read models authorization and issuance trust (policies, tokens, mounts, roles, issuers,
+ * keys, ACME accounts...) are checked against the log before anything reads them (ADR 0094):
+ * the projections that own them are rebuilt from the log into a scratch SQLite file, every event
+ * read having its keyed link checked, and each guarded table is compared row by row with the
+ * store's. Whoever can write the database but lacks the keyring can change neither the log (its
+ * links) nor such a row (the rebuild says otherwise) unseen.
+ */
+
+/** What the check found: nothing amiss, or the first row (or event) that differs. */
+export type ReadModelVerdict =
+  { ok: true; events: number; tables: number; rows: number } | { ok: false; reason: string };
+
+/** Events applied per scratch transaction. */
+const BATCH = 20_000;
+
+type Value = string | number | bigint | Buffer | null;
+
+/** One cell as comparable text: SQLite's and PostgreSQL's adapters give the same values. */
+const cellText = (v: unknown): string =>
+  Buffer.isBuffer(v) ? `x'${v.toString('hex')}'` : JSON.stringify(v ?? null);
+
+/** A verified events row as the projections see it; metadata text runs are parsed once. */
+function toStored(row: EventRow, last: { text: string; parsed?: AuditMetadata }): StoredEvent {
+  if (row.metadata !== last.text || last.parsed === undefined) {
+    last.text = row.metadata;
+    last.parsed = Object.freeze(JSON.parse(row.metadata) as AuditMetadata);
+  }
+  return {
+    position: row.position,
+    stream: row.stream,
+    version: row.version,
+    type: row.type,
+    time: row.time,
+    data: JSON.parse(row.data) as unknown,
+    metadata: last.parsed,
+    hash: row.hash,
+  };
+}
+
+/** The guarded projections, and their guarded tables in registration order. */
+const guardedOf = (projections: readonly Projection[]) => {
+  const chosen = projections.filter((p) => (p.guarded ?? []).length > 0);
+  return { chosen, tables: chosen.flatMap((p) => [...(p.guarded ?? [])]) };
+};
+
+/**
+ * Rebuild the guarded projections of `projections` from the log in `db` (each link checked with
+ * `chain`) and compare their guarded tables with the ones in `db`. The comparison is made under
+ * the log's write lock, after the events appended meanwhile are applied too, so rows and log are
+ * of one moment even while other processes write.
+ */
+export function checkReadModels(
+  db: Db,
+  chain: Chain,
+  projections: readonly Projection[],
+): ReadModelVerdict {
+  const { chosen, tables } = guardedOf(projections);
+  if (chosen.length === 0) return { ok: true, events: 0, tables: 0, rows: 0 };
+  const dir = mkdtempSync(join(tmpdir(), 'keel-read-models-'));
+  const scratch = new Database(join(dir, 'scratch.sqlite'));
+  try {
+    // A throwaway file: nothing in it needs to survive a crash.
+    scratch.pragma('journal_mode = OFF');
+    scratch.pragma('synchronous = OFF');
+    const appliers = chosen.map((p) => p.setup(scratch));
+    const walk = new ChainWalk(chain);
+    const applyAll = scratch.transaction((rows: readonly EventRow[]) => {
+      for (const row of rows) {
+        const event = walk.next(row);
+        for (const apply of appliers) apply(event);
+      }
+    });
+    const replay = (from: Iterable<EventRow>) => {
+      let batch: EventRow[] = [];
+      for (const row of from) {
+        batch.push(row);
+        if (batch.length >= BATCH) {
+          applyAll(batch);
+          batch = [];
+        }
+      }
+      if (batch.length > 0) applyAll(batch);
+    };
+    replay(eventRows(db));
+    return db
+      .transaction(() => {
+        replay(eventRows(db, 5000, walk.end));
+        let rows = 0;
+        for (const table of tables) {
+          const found = compareTable(scratch, db, table);
+          if (typeof found === 'string') return { ok: false as const, reason: found };
+          rows += found;
+        }
+        return { ok: true as const, events: walk.end, tables: tables.length, rows };
+      })
+      .immediate();
+  } catch (err) {
+    if (err instanceof BrokenLink) return { ok: false, reason: err.message };
+    throw err;
+  } finally {
+    scratch.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** An event whose keyed link does not hold: the log itself was changed. */
+class BrokenLink extends Error {}
+
+/** Walks the chain as rows arrive: each must follow the last and carry its keyed link. */
+class ChainWalk {
+  end = 0;
+  #prevHash = GENESIS_HASH;
+  readonly #metadata: { text: string; parsed?: AuditMetadata } = { text: '' };
+  constructor(readonly chain: Chain) {}
+
+  next(row: EventRow): StoredEvent {
+    if (row.position !== this.end + 1)
+      throw new BrokenLink(
+        `the event log is broken at position ${this.end + 1} (the event is missing); run keel audit verify`,
+      );
+    if (this.chain.link(this.#prevHash, row) !== row.hash)
+      throw new BrokenLink(
+        `the event log is broken at position ${row.position} (its hash does not match the event); run keel audit verify`,
+      );
+    this.#prevHash = row.hash;
+    this.end = row.position;
+    return toStored(row, this.#metadata);
+  }
+}
+
+/**
+ * Compare one table of the rebuild with the store's, by primary key: the first differing row (in
+ * key order) as a sentence, or how many rows agree.
+ */
+function compareTable(scratch: Database.Database, db: Db, table: string): string | number {
+  const columns = scratch
+    .prepare<[], { name: string; pk: number }>(`PRAGMA table_info("${table}")`)
+    .all();
+  const keyed = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
+  const keyColumns = (keyed.length > 0 ? keyed : columns).map((c) => c.name);
+  const names = columns.map((c) => c.name);
+  const select = `SELECT ${names.map((n) => `"${n}"`).join(', ')} FROM "${table}"`;
+  const index = (rows: Record<string, Value>[]) => {
+    const byKey = new Map<string, Record<string, Value>>();
+    for (const row of rows) byKey.set(keyText(keyColumns, row), row);
+    return byKey;
+  };
+  const expected = index(scratch.prepare<[], Record<string, Value>>(select).all());
+  const actual = index(db.prepare<[], Record<string, Value>>(select).all());
+  const keys = [...new Set([...expected.keys(), ...actual.keys()])].sort();
+  for (const key of keys) {
+    const want = expected.get(key);
+    const have = actual.get(key);
+    const where = `the read model table ${table} does not match the event log: the row ${key}`;
+    const repair = 'Keel serves nothing from it; run keel replay to rebuild the read models';
+    if (want === undefined) return `${where} is not in the log. ${repair}`;
+    if (have === undefined) return `${where} is missing. ${repair}`;
+    const changed = names.filter((n) => cellText(want[n]) !== cellText(have[n]));
+    if (changed.length > 0) return `${where} differs in ${changed.join(', ')}. ${repair}`;
+  }
+  return expected.size;
+}
+
+/** A row's primary key as text: `name "weak"`, or `(mount "pki/", name "web")`. */
+function keyText(columns: readonly string[], row: Record<string, Value>): string {
+  const parts = columns.map((c) => `${c} ${cellText(row[c])}`);
+  return parts.length === 1 ? parts[0]! : `(${parts.join(', ')})`;
+}
+
+/** A read-model check that failed, as start-up reports it (it refuses to serve). */
+export function refuseTamperedReadModels(verdict: ReadModelVerdict): void {
+  if (!verdict.ok) throw new AuditError(verdict.reason);
+}
