@@ -6,7 +6,7 @@ import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
 import { encodeIssued, issuedIdentity, formatOf, privateKeyFormatOf } from './present.js';
 import { deepFreeze } from '../../core/read-memo.js';
 import { defaultRole, type Role } from './role.js';
-import { resolveNotAfter, type LeafNotAfterBehavior } from './ttl.js';
+import { resolveNotAfter } from './ttl.js';
 import { pem, randomSerial, serialText } from './x509/certificate.js';
 import { generateEncodedKey, type EncodedKey } from './x509/encoded-key.js';
 import { normaliseKeySpec, type KeySpec } from './x509/keys.js';
@@ -56,13 +56,8 @@ export function nameRequest(b: FieldData<typeof LEAF_REQUEST>): NameRequest {
   };
 }
 
-/** Minimum key checks of a CSR against a role (research §3.5). */
+/** Minimum key checks of a CSR against a role (research §3.5); the RSA floor is `verifiedCsr`'s. */
 export function checkCsrKey(role: Pick<Role, 'key_type' | 'key_bits'>, key: KeySpec): void {
-  if (key.type === 'rsa' && key.bits < 2048) {
-    throw new ValidationError(
-      `role requires a minimum of a 2048-bit key, but CSR's key is ${key.bits} bits`,
-    );
-  }
   if (role.key_type === 'any') return;
   if (key.type !== role.key_type)
     throw new ValidationError(`role requires keys of type ${role.key_type}`);
@@ -77,6 +72,12 @@ export function checkCsrKey(role: Pick<Role, 'key_type' | 'key_bits'>, key: KeyS
 export function verifiedCsr(text: string): ParsedCsr {
   const csr = parseCsr(text);
   if (!csr.signatureValid) throw new ValidationError('certificate request signature is invalid');
+  // The reference's floor for every CSR, whatever the path or the role's key_type.
+  if (csr.key.type === 'rsa' && csr.key.bits < 2048) {
+    throw new ValidationError(
+      `RSA keys < 2048 bits are unsafe and not supported: the CSR's key is ${csr.key.bits} bits`,
+    );
+  }
   return csr;
 }
 
@@ -100,12 +101,12 @@ interface LeafJob {
   mount: string;
   meta: AuditMetadata;
   role: Role;
-  roleName: string;
   issuerRef: string;
   body: FieldData<LeafFields>;
   names: ResolvedNames;
   spki: Buffer;
-  behavior?: LeafNotAfterBehavior;
+  /** ACME's rule: where the issuer would refuse a leaf that outlives it, truncate instead */
+  errTruncates?: boolean;
 }
 
 /**
@@ -138,7 +139,10 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | u
     roleTtl: role.ttl,
     roleMaxTtl: role.max_ttl,
     issuerNotAfter: signer.cert.notAfter,
-    behavior: job.behavior ?? issuer.settings.leafNotAfterBehavior,
+    behavior:
+      job.errTruncates && issuer.settings.leafNotAfterBehavior === 'err'
+        ? 'truncate'
+        : issuer.settings.leafNotAfterBehavior,
   });
   const serial = randomSerial();
   const der = buildLeaf({
@@ -233,7 +237,6 @@ export async function issue(
       mount,
       meta,
       role,
-      roleName,
       issuerRef: issuerRef ?? role.issuer_ref,
       body,
       names,
@@ -244,18 +247,24 @@ export async function issue(
   return { data: out.data, warnings: [...warnings, ...out.warnings] };
 }
 
-/** `sign/:role` and `issuer/:ref/sign/:role`: sign a CSR under the role's policy. */
+/**
+ * `sign/:role` and `issuer/:ref/sign/:role`: sign a CSR under the role's policy (a stored role by
+ * name, or one built for the request, as ACME's sign-verbatim directories do).
+ */
 export function sign(
   authority: Authority,
   mount: string,
   meta: AuditMetadata,
-  roleName: string,
+  roleOrName: string | Role,
   issuerRef: string | undefined,
   body: FieldData<SignFields>,
-  /** a change to the role for this request only (ACME narrows the extended key usages) */
-  adjust: (role: Role) => Role = (role) => role,
+  /** ACME's changes: the role narrowed for the request; a leaf outliving its issuer truncated */
+  acme?: { adjust: (role: Role) => Role },
 ): Issued {
-  const role = adjust(loadRole(authority, mount, roleName));
+  const adjust = acme?.adjust ?? ((role: Role) => role);
+  const role = adjust(
+    typeof roleOrName === 'string' ? loadRole(authority, mount, roleOrName) : roleOrName,
+  );
   checkMetadata(body, role);
   const csr = verifiedCsr(body.get('csr') ?? '');
   checkCsrKey(role, csr.key);
@@ -266,11 +275,11 @@ export function sign(
       mount,
       meta,
       role,
-      roleName,
       issuerRef: issuerRef ?? role.issuer_ref,
       body,
       names,
       spki: csr.spki,
+      errTruncates: acme !== undefined,
     },
     undefined,
   );

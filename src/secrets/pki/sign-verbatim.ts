@@ -1,6 +1,8 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
+import { deepFreeze } from '../../core/read-memo.js';
 import type { Authority } from './authority.js';
+import { defaultRole, type Role } from './role.js';
 import { checkMetadata, isSelfSigned, loadRole, verifiedCsr, type Issued } from './issue.js';
 import { urlExtensions } from './issuance.js';
 import { encodeIssued, issuedIdentity, formatOf } from './present.js';
@@ -9,7 +11,14 @@ import { buildCertificate, encodeName, pem, randomSerial, serialText } from './x
 import * as der from './x509/der.js';
 import * as ext from './x509/extensions.js';
 import { keyIdentifier } from './x509/keys.js';
-import { parseCertificate } from './x509/parse.js';
+import {
+  OID,
+  readBasicConstraints,
+  readKeyUsage,
+  readOidList,
+  readTlsFeature,
+} from './x509/extension-values.js';
+import { parseCertificate, type ParsedCsr } from './x509/parse.js';
 import type { FieldData } from '../fields.js';
 import type { VerbatimFields } from './paths.js';
 
@@ -30,12 +39,7 @@ export function signVerbatim(
   checkMetadata(body, role);
   const format = formatOf(body.get('format'));
   const csr = verifiedCsr(body.get('csr') ?? '');
-  const bc = csr.extensions.find((e) => e.id === '2.5.29.19');
-  if (bc && bc.value.length > 2 && bc.value.includes(0xff)) {
-    throw new ValidationError(
-      'sign-verbatim refuses to issue an intermediate CA certificate; use sign-intermediate',
-    );
-  }
+  const extensions = verbatimExtensions(csr, body);
   const issuer = authority.resolveIssuer(mount, issuerRef ?? role?.issuer_ref ?? 'default');
   const signer = authority.signer(
     mount,
@@ -56,32 +60,6 @@ export function signVerbatim(
     issuerNotAfter: signer.cert.notAfter,
     behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
   });
-  const has = (id: string) => csr.extensions.some((e) => e.id === id);
-  const extensions = csr.extensions
-    .filter((e) => !['2.5.29.14', '2.5.29.35', '2.5.29.31', '1.3.6.1.5.5.7.1.1'].includes(e.id))
-    .map((e) => e.encoded);
-  if (!has('2.5.29.15')) {
-    const names = !body.sent('key_usage')
-      ? ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment']
-      : (body.get('key_usage') ?? []);
-    const bits = names.flatMap((n) => {
-      const b = ext.keyUsageBit(n);
-      return b === undefined ? [] : [b];
-    });
-    if (bits.length) extensions.push(ext.keyUsage(bits));
-  }
-  if (!has('2.5.29.37')) {
-    const oids = [
-      ...(body.get('ext_key_usage') ?? []).map((n) => ext.extKeyUsageOid(n) ?? ''),
-      ...(body.get('ext_key_usage_oids') ?? []),
-    ].filter((o) => o);
-    for (const o of oids)
-      if (!ext.isOid(o))
-        throw new ValidationError(
-          `"${o}" could not be parsed as a valid oid for an extended key usage`,
-        );
-    if (oids.length) extensions.push(ext.extKeyUsage(oids));
-  }
   extensions.push(ext.subjectKeyId(keyIdentifier(csr.spki)));
   if (signer.cert.subjectKeyId) extensions.push(ext.authorityKeyId(signer.cert.subjectKeyId));
   extensions.push(...urlExtensions(authority.urls(mount)));
@@ -128,6 +106,121 @@ export function signVerbatim(
     },
     warnings,
   };
+}
+
+/** The name of the role built for verbatim signing, as the audit log and errors show it. */
+export const VERBATIM_ROLE_NAME = 'sign-verbatim';
+
+/**
+ * The role the reference builds for verbatim signing where a certificate is made from validated
+ * names (ACME's sign-verbatim directories): any name, any key type, no hostname rules.
+ */
+export const VERBATIM_ROLE: Role = deepFreeze({
+  ...defaultRole(),
+  allow_any_name: true,
+  enforce_hostnames: false,
+  allow_ip_sans: true,
+  allow_wildcard_certificates: true,
+  allowed_uri_sans: ['*'],
+  allowed_other_sans: ['*'],
+  allowed_serial_numbers: ['*'],
+  allowed_user_ids: ['*'],
+  cn_validations: ['disabled'],
+  key_type: 'any',
+  key_bits: 0,
+  ext_key_usage: [],
+});
+
+const CA_REFUSED =
+  'sign-verbatim refuses to issue an intermediate CA certificate; use sign-intermediate';
+
+/** Key usages only a CA may assert (RFC 5280 §4.2.1.3): keyCertSign and cRLSign. */
+const CA_KEY_USAGES = [5, 6];
+
+function keyUsageOf(bits: readonly number[]): Buffer[] {
+  if (bits.some((b) => CA_KEY_USAGES.includes(b))) {
+    throw new ValidationError(
+      'sign-verbatim refuses the CertSign and CRLSign key usages: only a CA may sign certificates or CRLs; use sign-intermediate',
+    );
+  }
+  return bits.length ? [ext.keyUsage(bits)] : [];
+}
+
+/**
+ * The extensions a verbatim certificate carries, each read from the CSR and written anew: a CA
+ * request (in any encoding) is refused, and so is any extension Keel does not read. Where the CSR
+ * has no key usage or extended key usage, the request's `key_usage`/`ext_key_usage` apply. Key
+ * identifiers, CRL and AIA URLs are Keel's own.
+ */
+function verbatimExtensions(csr: ParsedCsr, body: FieldData<VerbatimFields>): Buffer[] {
+  const out: Buffer[] = [];
+  const fromCsr = new Set(csr.extensions.map((e) => e.id));
+  for (const e of csr.extensions) {
+    switch (e.id) {
+      case OID.basicConstraints:
+        // A leaf carries none, as the reference writes one.
+        if (readBasicConstraints(e.value).ca) throw new ValidationError(CA_REFUSED);
+        break;
+      case OID.keyUsage:
+        out.push(...keyUsageOf(readKeyUsage(e.value)));
+        break;
+      case OID.extKeyUsage:
+        out.push(ext.extKeyUsage(readOidList(e.value, 'extKeyUsage')));
+        break;
+      case OID.subjectAltName:
+        if (csr.unsupportedNames.length) {
+          throw new ValidationError(
+            `sign-verbatim cannot carry these subject alternative names: ${csr.unsupportedNames.join(', ')}`,
+          );
+        }
+        out.push(ext.subjectAltName(csr.altNames, isEmptyName(csr.subject)));
+        break;
+      case OID.tlsFeature:
+        out.push(ext.tlsFeature(readTlsFeature(e.value)));
+        break;
+      case OID.subjectKeyId:
+      case OID.authorityKeyId:
+      case OID.crlDistributionPoints:
+      case OID.authorityInfoAccess:
+        break;
+      default:
+        throw new ValidationError(
+          `sign-verbatim cannot carry extension ${e.id} from the CSR: Keel signs only basicConstraints (not a CA), keyUsage, extKeyUsage, subjectAltName and TLS feature`,
+        );
+    }
+  }
+  if (!fromCsr.has(OID.keyUsage)) {
+    const names = !body.sent('key_usage')
+      ? ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment']
+      : (body.get('key_usage') ?? []);
+    out.push(
+      ...keyUsageOf(
+        names.flatMap((n) => {
+          const b = ext.keyUsageBit(n);
+          return b === undefined ? [] : [b];
+        }),
+      ),
+    );
+  }
+  if (!fromCsr.has(OID.extKeyUsage)) {
+    const oids = [
+      ...(body.get('ext_key_usage') ?? []).map((n) => ext.extKeyUsageOid(n) ?? ''),
+      ...(body.get('ext_key_usage_oids') ?? []),
+    ].filter((o) => o);
+    for (const o of oids)
+      if (!ext.isOid(o))
+        throw new ValidationError(
+          `"${o}" could not be parsed as a valid oid for an extended key usage`,
+        );
+    if (oids.length) out.push(ext.extKeyUsage(oids));
+  }
+  return out;
+}
+
+/** True for a Name with no attributes (the SAN is then critical, RFC 5280 §4.2.1.6). */
+function isEmptyName(name: Buffer): boolean {
+  const el = der.read(name);
+  return el.end === el.contentStart;
 }
 
 /** Adds UID attributes to the end of a DER Name (sign-verbatim's `user_ids`). */

@@ -1,7 +1,7 @@
 import { ValidationError } from '../../../core/errors.js';
 
 /**
- * A minimal DER writer and reader. Certificates, CRLs and extensions are assembled here directly
+ * A minimal DER writer (the strict reader is `der-read.ts`, re-exported here). Certificates, CRLs and extensions are assembled here directly
  * instead of through a schema library: the structures are few and fixed, and building them by hand
  * keeps issuing at a fraction of a millisecond (the schema route costs ~3 ms a certificate).
  */
@@ -119,22 +119,6 @@ export function oid(dotted: string): Buffer {
   return encoded;
 }
 
-/** Dotted text of an OID's content bytes. */
-export function oidText(content: Buffer): string {
-  const arcs: bigint[] = [];
-  let v = 0n;
-  for (const byte of content) {
-    v = (v << 7n) | BigInt(byte & 0x7f);
-    if (!(byte & 0x80)) {
-      arcs.push(v);
-      v = 0n;
-    }
-  }
-  const first = arcs.shift() ?? 0n;
-  const head = first < 80n ? [first / 40n, first % 40n] : [2n, first - 80n];
-  return [...head, ...arcs].join('.');
-}
-
 /** A time as RFC 5280 wants it: UTCTime through 2049, GeneralizedTime from 2050. */
 export function time(d: Date): Buffer {
   const y = d.getUTCFullYear();
@@ -151,49 +135,4 @@ export function generalizedTime(d: Date): Buffer {
   return tlv(0x18, Buffer.from(text, 'latin1'));
 }
 
-/** One element found by the reader. */
-export interface Element {
-  tag: number;
-  /** offset of the tag byte */
-  start: number;
-  /** offset of the first content byte */
-  contentStart: number;
-  /** offset just past the content */
-  end: number;
-}
-
-/** Reads the element at `offset`; throws on truncated or indefinite-length input. */
-export function read(buf: Buffer, offset = 0): Element {
-  const tag = buf[offset];
-  let lenByte = buf[offset + 1];
-  if (tag === undefined || lenByte === undefined) throw new Error('truncated DER');
-  let pos = offset + 2;
-  let len = lenByte;
-  if (lenByte & 0x80) {
-    const n = lenByte & 0x7f;
-    if (n === 0 || n > 4) throw new Error('unsupported DER length');
-    len = 0;
-    for (let i = 0; i < n; i++) {
-      lenByte = buf[pos++];
-      if (lenByte === undefined) throw new Error('truncated DER');
-      len = len * 256 + lenByte;
-    }
-  }
-  const end = pos + len;
-  if (end > buf.length) throw new Error('truncated DER');
-  return { tag, start: offset, contentStart: pos, end };
-}
-
-/** The children of a constructed element. */
-export function children(buf: Buffer, parent: Element): Element[] {
-  const out: Element[] = [];
-  for (let pos = parent.contentStart; pos < parent.end;) {
-    const el = read(buf, pos);
-    out.push(el);
-    pos = el.end;
-  }
-  return out;
-}
-
-export const whole = (buf: Buffer, el: Element): Buffer => buf.subarray(el.start, el.end);
-export const content = (buf: Buffer, el: Element): Buffer => buf.subarray(el.contentStart, el.end);
+export { children, content, oidText, read, whole, type Element } from './der-read.js';

@@ -238,3 +238,7 @@ export const certificatePolicies = (policies: readonly { oid: string; cps?: stri
       ),
     ),
   );
+
+/** TLS Feature (RFC 7633), e.g. `[5]` for OCSP must-staple. */
+export const tlsFeature = (features: readonly number[]): Buffer =>
+  extension('1.3.6.1.5.5.7.1.24', false, der.seq(...features.map((f) => der.int(f))));

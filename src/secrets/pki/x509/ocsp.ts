@@ -1,5 +1,6 @@
 import { createHash, type KeyObject } from 'node:crypto';
 import * as der from './der.js';
+import { parseDer } from './der-read.js';
 import { signatureAlgorithm, signWith, type SignatureScheme } from './keys.js';
 
 /**
@@ -42,8 +43,8 @@ export interface OcspRequest {
 
 /** Parses an OCSPRequest; throws on anything malformed. */
 export function parseOcspRequest(bytes: Buffer): OcspRequest {
-  const top = der.read(bytes);
-  if (top.tag !== 0x30 || top.end !== bytes.length) throw new Error('not an OCSP request');
+  const top = parseDer(bytes);
+  if (top.tag !== 0x30) throw new Error('not an OCSP request');
   const [tbs] = der.children(bytes, top);
   if (tbs?.tag !== 0x30) throw new Error('not an OCSP request');
   const fields = der.children(bytes, tbs);

@@ -1,6 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import { ValidationError } from '../../../core/errors.js';
-import * as der from './der.js';
+import * as der from './der-read.js';
+import { bitString, boolean, DerError, octetString, oidOf, parseDer, time } from './der-read.js';
+import { OID, readBasicConstraints } from './extension-values.js';
 import type { AltName } from './extensions.js';
 import { serialText, pemBlocks } from './certificate.js';
 import { publicKeyFromSpki, keySpecOf, verifyWith, type KeySpec } from './keys.js';
@@ -9,33 +11,60 @@ import { publicKeyFromSpki, keySpecOf, verifyWith, type KeySpec } from './keys.j
 export interface RawExtension {
   id: string;
   critical: boolean;
+  /** the extnValue's content: one whole DER value, checked canonical */
   value: Buffer;
   /** the whole Extension SEQUENCE, ready to copy into another certificate */
   encoded: Buffer;
 }
 
-function parseExtensions(buf: Buffer, list: der.Element): RawExtension[] {
+/**
+ * An Extensions SEQUENCE: each `{extnID, critical BOOLEAN DEFAULT FALSE, extnValue}` with nothing
+ * else, no extension twice (Go refuses duplicates), and every value itself one canonical DER value.
+ */
+function parseExtensions(buf: Buffer, list: der.Element | undefined): RawExtension[] {
+  if (list?.tag !== 0x30) throw new DerError('extensions are not a SEQUENCE');
+  const seen = new Set<string>();
   return der.children(buf, list).map((ext) => {
+    if (ext.tag !== 0x30) throw new DerError(`extension is not a SEQUENCE at offset ${ext.start}`);
     const parts = der.children(buf, ext);
-    const idEl = parts[0];
-    const valueEl = parts[parts.length - 1];
-    if (!idEl || !valueEl) throw new Error('malformed extension');
-    const critical = parts.length === 3 && buf[parts[1]?.contentStart ?? 0] !== 0;
+    const [idEl, second, third, extra] = parts;
+    if (!idEl || !second || extra || (third && second.tag !== 0x01))
+      throw new DerError(`malformed extension at offset ${ext.start}`);
+    const id = oidOf(buf, idEl);
+    if (seen.has(id)) throw new DerError(`duplicate extension ${id}`);
+    seen.add(id);
+    const value = octetString(buf, third ?? second);
+    try {
+      parseDer(value);
+    } catch (e) {
+      throw new DerError(`extension ${id}: ${(e as Error).message}`);
+    }
     return {
-      id: der.oidText(der.content(buf, idEl)),
-      critical,
-      value: der.content(buf, valueEl),
+      id,
+      critical: third ? boolean(buf, second) : false,
+      value,
       encoded: der.whole(buf, ext),
     };
   });
 }
 
-function parseTime(buf: Buffer, el: der.Element): Date {
-  const t = der.content(buf, el).toString('latin1');
-  const full = el.tag === 0x17 ? `${Number(t.slice(0, 2)) >= 50 ? '19' : '20'}${t}` : t;
-  const m = /^(\d{4})(\d\d)(\d\d)(\d\d)(\d\d)(\d\d)Z$/.exec(full);
-  if (!m) throw new Error(`unsupported time ${t}`);
-  return new Date(Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!));
+/** String types Go's x509 reads in a Name (others are "unsupported string type"). */
+const NAME_STRINGS = new Set([0x0c, 0x12, 0x13, 0x14, 0x16, 0x1e]);
+
+/** Checks a Name: SEQUENCE OF SET OF {type OID, value of a string type}. */
+function checkName(buf: Buffer, name: der.Element | undefined): der.Element {
+  if (name?.tag !== 0x30) throw new DerError('a name is not a SEQUENCE');
+  for (const rdn of der.children(buf, name)) {
+    if (rdn.tag !== 0x31) throw new DerError(`a relative name is not a SET at offset ${rdn.start}`);
+    for (const atv of der.children(buf, rdn)) {
+      const [t, v, extra] = atv.tag === 0x30 ? der.children(buf, atv) : [];
+      if (!t || !v || extra) throw new DerError(`malformed name attribute at offset ${atv.start}`);
+      oidOf(buf, t);
+      if (!NAME_STRINGS.has(v.tag))
+        throw new DerError(`unsupported string type 0x${v.tag.toString(16)} in a name`);
+    }
+  }
+  return name;
 }
 
 /** The first value of an attribute (e.g. CN, 2.5.4.3) in a DER Name, as text. */
@@ -56,42 +85,61 @@ export function nameAttributes(name: Buffer, id: string): string[] {
   return out;
 }
 
-/** The names in a GeneralNames value (a SAN extension's value). Unknown kinds are skipped. */
-export function parseGeneralNames(value: Buffer): AltName[] {
-  const out: AltName[] = [];
-  for (const el of der.children(value, der.read(value))) {
+/** The kinds of GeneralName Keel reads but does not represent as an `AltName`. */
+const OTHER_KINDS: Record<number, string> = {
+  0xa3: 'x400Address',
+  0xa4: 'directoryName',
+  0xa5: 'ediPartyName',
+  0x88: 'registeredID',
+};
+
+/** The names of a GeneralNames value, checked as Go checks them, and the kinds left out. */
+export function readGeneralNames(value: Buffer): { names: AltName[]; unsupported: string[] } {
+  const names: AltName[] = [];
+  const unsupported: string[] = [];
+  const top = der.read(value);
+  if (top.tag !== 0x30) throw new DerError('GeneralNames is not a SEQUENCE');
+  for (const el of der.children(value, top)) {
     const body = der.content(value, el);
+    const ia5 = (kind: string) => {
+      if (body.some((b) => b > 0x7f)) throw new DerError(`SAN ${kind} is not an IA5String`);
+      return body.toString('latin1');
+    };
     switch (el.tag) {
       case 0x82:
-        out.push({ type: 'dns', value: body.toString('latin1') });
+        names.push({ type: 'dns', value: ia5('dNSName') });
         break;
       case 0x81:
-        out.push({ type: 'email', value: body.toString('latin1') });
+        names.push({ type: 'email', value: ia5('rfc822Name') });
         break;
       case 0x86:
-        out.push({ type: 'uri', value: body.toString('latin1') });
+        names.push({ type: 'uri', value: ia5('uniformResourceIdentifier') });
         break;
       case 0x87:
-        out.push({ type: 'ip', value: ipText(body) });
+        if (body.length !== 4 && body.length !== 16)
+          throw new DerError(`SAN iPAddress of length ${body.length}`);
+        names.push({ type: 'ip', value: ipText(body) });
         break;
       case 0xa0: {
-        const [idEl, wrapped] = der.children(value, el);
-        const inner = wrapped ? der.children(value, wrapped)[0] : undefined;
-        if (idEl && inner) {
-          out.push({
-            type: 'other',
-            oid: der.oidText(der.content(value, idEl)),
-            value: der.content(value, inner).toString('utf8'),
-          });
-        }
+        const [idEl, wrapped, extra] = der.children(value, el);
+        if (!idEl || wrapped?.tag !== 0xa0 || extra) throw new DerError('malformed otherName');
+        const [inner, more] = der.children(value, wrapped);
+        if (!inner || more) throw new DerError('malformed otherName value');
+        const oid = oidOf(value, idEl);
+        if (inner.tag === 0x0c)
+          names.push({ type: 'other', oid, value: der.content(value, inner).toString('utf8') });
+        else unsupported.push(`otherName ${oid} of tag 0x${inner.tag.toString(16)}`);
         break;
       }
       default:
-        break;
+        unsupported.push(OTHER_KINDS[el.tag] ?? `GeneralName tag 0x${el.tag.toString(16)}`);
     }
   }
-  return out;
+  return { names, unsupported };
 }
+
+/** The names in a GeneralNames value (a SAN extension's value). Unknown kinds are skipped. */
+export const parseGeneralNames = (value: Buffer): AltName[] => readGeneralNames(value).names;
 
 function ipText(b: Buffer): string {
   if (b.length === 4) return [...b].join('.');
@@ -125,58 +173,94 @@ export interface ParsedCertificate {
   altNames: AltName[];
 }
 
-/** Parses certificate DER; throws a ValidationError naming what is wrong. */
+/** The fields of a SubjectPublicKeyInfo: `{algorithm SEQUENCE, subjectPublicKey BIT STRING}`. */
+function checkSpki(buf: Buffer, el: der.Element | undefined): der.Element {
+  const [alg, bits, extra] = el?.tag === 0x30 ? der.children(buf, el) : [];
+  if (!el || alg?.tag !== 0x30 || !bits || extra)
+    throw new DerError('malformed SubjectPublicKeyInfo');
+  bitString(buf, bits);
+  return el;
+}
+
+/** `{tbs, signatureAlgorithm, signature}`: the outer shape of certificates and CSRs. */
+function signedParts(bytes: Buffer, what: string) {
+  const top = parseDer(bytes);
+  const [tbs, alg, sig, extra] = top.tag === 0x30 ? der.children(bytes, top) : [];
+  if (tbs?.tag !== 0x30 || alg?.tag !== 0x30 || !sig || extra) throw new DerError(`not ${what}`);
+  return { tbs, alg, signature: Buffer.from(bitString(bytes, sig).bytes) };
+}
+
+/**
+ * Parses certificate DER strictly (the `der-read.ts` rules, and the shape Go's x509 parser
+ * requires); throws a ValidationError naming what is wrong.
+ */
 export function parseCertificate(bytes: Buffer): ParsedCertificate {
   try {
-    const top = der.read(bytes);
-    const [tbsEl, algEl, sigEl] = der.children(bytes, top);
-    if (!tbsEl || !algEl || !sigEl) throw new Error('not a certificate');
-    const fields = der.children(bytes, tbsEl);
-    const offset = fields[0]?.tag === 0xa0 ? 1 : 0;
-    const [serialEl, , issuerEl, validityEl, subjectEl, spkiEl] = fields.slice(offset);
-    if (!serialEl || !issuerEl || !validityEl || !subjectEl || !spkiEl)
-      throw new Error('not a certificate');
-    const [nb, na] = der.children(bytes, validityEl);
-    if (!nb || !na) throw new Error('bad validity');
-    const extList = fields.find((f) => f.tag === 0xa3);
-    const extensions = extList ? parseExtensions(bytes, der.children(bytes, extList)[0]!) : [];
-    const serialBytes = Buffer.from(der.content(bytes, serialEl));
-    const trimmed =
-      serialBytes[0] === 0 && serialBytes.length > 1 ? serialBytes.subarray(1) : serialBytes;
-    const spki = Buffer.from(der.whole(bytes, spkiEl));
-    const publicKey = publicKeyFromSpki(spki);
-    const subject = Buffer.from(der.whole(bytes, subjectEl));
-    let isCA = false;
-    let pathLen = -1;
-    const bc = extensions.find((e) => e.id === '2.5.29.19');
-    if (bc) {
-      for (const el of der.children(bc.value, der.read(bc.value))) {
-        if (el.tag === 0x01) isCA = bc.value[el.contentStart] !== 0;
-        if (el.tag === 0x02)
-          pathLen = der.content(bc.value, el).readUIntBE(0, el.end - el.contentStart);
+    const { tbs, alg, signature } = signedParts(bytes, 'a certificate');
+    const fields = der.children(bytes, tbs);
+    let at = 0;
+    let version = 0;
+    if (fields[0]?.tag === 0xa0) {
+      const [v, extra] = der.children(bytes, fields[0]);
+      if (!v || extra) throw new DerError('malformed version');
+      version = der.smallInt(bytes, v);
+      if (version > 2) throw new DerError(`unknown certificate version ${version + 1}`);
+      at = 1;
+    }
+    const [serialEl, innerAlg, issuerEl, validityEl, subjectEl, spkiEl, ...rest] = fields.slice(at);
+    if (!serialEl || innerAlg?.tag !== 0x30 || validityEl?.tag !== 0x30)
+      throw new DerError('not a certificate');
+    if (!der.whole(bytes, innerAlg).equals(der.whole(bytes, alg)))
+      throw new DerError("inner and outer signature algorithm identifiers don't match");
+    const serialBytes = Buffer.from(der.integer(bytes, serialEl));
+    if ((serialBytes[0] ?? 0) & 0x80) throw new DerError('negative serial number');
+    checkName(bytes, issuerEl);
+    checkName(bytes, subjectEl);
+    checkSpki(bytes, spkiEl);
+    const [nb, na, more] = der.children(bytes, validityEl);
+    if (!nb || !na || more) throw new DerError('malformed validity');
+    // issuerUniqueID [1], subjectUniqueID [2], extensions [3], each at most once and in order
+    let last = 0;
+    let extensions: RawExtension[] = [];
+    for (const el of rest) {
+      const n = el.tag === 0x81 ? 1 : el.tag === 0x82 ? 2 : el.tag === 0xa3 ? 3 : 0;
+      if (n <= last) throw new DerError(`unexpected field of tag 0x${el.tag.toString(16)}`);
+      last = n;
+      if (n === 3) {
+        if (version !== 2) throw new DerError('extensions in a certificate before version 3');
+        const [list, extra] = der.children(bytes, el);
+        if (extra) throw new DerError('malformed extensions');
+        extensions = parseExtensions(bytes, list);
       }
     }
-    const ski = extensions.find((e) => e.id === '2.5.29.14');
-    const san = extensions.find((e) => e.id === '2.5.29.17');
+    const trimmed =
+      serialBytes[0] === 0 && serialBytes.length > 1 ? serialBytes.subarray(1) : serialBytes;
+    const spki = Buffer.from(der.whole(bytes, spkiEl!));
+    const publicKey = publicKeyFromSpki(spki);
+    const subject = Buffer.from(der.whole(bytes, subjectEl!));
+    const bc = extensions.find((e) => e.id === OID.basicConstraints);
+    const { ca, pathLen } = bc ? readBasicConstraints(bc.value) : { ca: false, pathLen: -1 };
+    const ski = extensions.find((e) => e.id === OID.subjectKeyId);
+    const san = extensions.find((e) => e.id === OID.subjectAltName);
     return {
       der: bytes,
-      tbs: Buffer.from(der.whole(bytes, tbsEl)),
+      tbs: Buffer.from(der.whole(bytes, tbs)),
       serial: serialText(trimmed),
       serialBytes: Buffer.from(trimmed),
-      issuer: Buffer.from(der.whole(bytes, issuerEl)),
+      issuer: Buffer.from(der.whole(bytes, issuerEl!)),
       subject,
       commonName: nameAttribute(subject, '2.5.4.3') ?? '',
-      notBefore: parseTime(bytes, nb),
-      notAfter: parseTime(bytes, na),
+      notBefore: time(bytes, nb),
+      notAfter: time(bytes, na),
       spki,
       publicKey,
       key: keySpecOf(publicKey),
-      signatureAlgorithm: Buffer.from(der.whole(bytes, algEl)),
-      signature: Buffer.from(der.content(bytes, sigEl).subarray(1)),
+      signatureAlgorithm: Buffer.from(der.whole(bytes, alg)),
+      signature,
       extensions,
-      isCA,
+      isCA: ca,
       pathLen,
-      subjectKeyId: ski ? Buffer.from(der.content(ski.value, der.read(ski.value))) : undefined,
+      subjectKeyId: ski ? Buffer.from(octetString(ski.value, der.read(ski.value))) : undefined,
       altNames: san ? parseGeneralNames(san.value) : [],
     };
   } catch (e) {
@@ -205,12 +289,32 @@ export interface ParsedCsr {
   key: KeySpec;
   extensions: RawExtension[];
   altNames: AltName[];
+  /** SAN kinds present that `altNames` does not represent (directoryName, …) */
+  unsupportedNames: string[];
   signatureValid: boolean;
 }
 
+const EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
+
+/** The extensions a CSR's attributes request: at most one extensionRequest, of one value. */
+function requestedExtensions(bytes: Buffer, attrs: der.Element): RawExtension[] {
+  let found: RawExtension[] | undefined;
+  for (const attr of der.children(bytes, attrs)) {
+    const [idEl, values, extra] = attr.tag === 0x30 ? der.children(bytes, attr) : [];
+    if (!idEl || values?.tag !== 0x31 || extra)
+      throw new DerError(`malformed attribute at offset ${attr.start}`);
+    if (oidOf(bytes, idEl) !== EXTENSION_REQUEST) continue;
+    if (found) throw new DerError('more than one extensionRequest attribute');
+    const [list, more] = der.children(bytes, values);
+    if (more) throw new DerError('extensionRequest attribute with more than one value');
+    found = parseExtensions(bytes, list);
+  }
+  return found ?? [];
+}
+
 /**
- * Parses a CSR PEM with the reference's error texts (`"csr" is empty`, `csr contains no data`,
- * `certificate request could not be parsed: …`) and checks its self-signature.
+ * Parses a CSR PEM strictly, with the reference's error texts (`"csr" is empty`, `csr contains no
+ * data`, `certificate request could not be parsed: …`), and checks its self-signature.
  */
 export function parseCsr(pemText: string): ParsedCsr {
   if (!pemText.trim()) throw new ValidationError('"csr" is empty');
@@ -220,23 +324,19 @@ export function parseCsr(pemText: string): ParsedCsr {
   if (!block || block.der.length === 0) throw new ValidationError('csr contains no data');
   const bytes = block.der;
   try {
-    const top = der.read(bytes);
-    const [infoEl, algEl, sigEl] = der.children(bytes, top);
-    if (!infoEl || !algEl || !sigEl) throw new Error('not a certificate request');
-    const [, subjectEl, spkiEl, attrsEl] = der.children(bytes, infoEl);
-    if (!subjectEl || !spkiEl) throw new Error('not a certificate request');
-    const spki = Buffer.from(der.whole(bytes, spkiEl));
+    const { tbs, alg, signature } = signedParts(bytes, 'a certificate request');
+    const [versionEl, subjectEl, spkiEl, attrsEl, extra] = der.children(bytes, tbs);
+    if (!versionEl || attrsEl?.tag !== 0xa0 || extra)
+      throw new DerError('not a certificate request');
+    if (der.smallInt(bytes, versionEl) !== 0)
+      throw new DerError('unknown certificate request version');
+    checkName(bytes, subjectEl);
+    const spki = Buffer.from(der.whole(bytes, checkSpki(bytes, spkiEl)));
     const publicKey = publicKeyFromSpki(spki);
-    let extensions: RawExtension[] = [];
-    for (const attr of attrsEl ? der.children(bytes, attrsEl) : []) {
-      const [idEl, values] = der.children(bytes, attr);
-      if (idEl && values && der.oidText(der.content(bytes, idEl)) === '1.2.840.113549.1.9.14') {
-        const list = der.children(bytes, values)[0];
-        if (list) extensions = parseExtensions(bytes, list);
-      }
-    }
-    const subject = Buffer.from(der.whole(bytes, subjectEl));
-    const san = extensions.find((e) => e.id === '2.5.29.17');
+    const extensions = requestedExtensions(bytes, attrsEl);
+    const subject = Buffer.from(der.whole(bytes, subjectEl!));
+    const san = extensions.find((e) => e.id === OID.subjectAltName);
+    const names = san ? readGeneralNames(san.value) : { names: [], unsupported: [] };
     return {
       subject,
       commonName: nameAttribute(subject, '2.5.4.3') ?? '',
@@ -244,12 +344,13 @@ export function parseCsr(pemText: string): ParsedCsr {
       publicKey,
       key: keySpecOf(publicKey),
       extensions,
-      altNames: san ? parseGeneralNames(san.value) : [],
+      altNames: names.names,
+      unsupportedNames: names.unsupported,
       signatureValid: verifyWith(
-        der.whole(bytes, algEl),
+        der.whole(bytes, alg),
         publicKey,
-        der.whole(bytes, infoEl),
-        der.content(bytes, sigEl).subarray(1),
+        der.whole(bytes, tbs),
+        signature,
       ),
     };
   } catch (e) {
