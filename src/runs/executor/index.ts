@@ -36,6 +36,8 @@ export interface ExecutorContextOptions {
   concurrency?: number;
   /** Live logs; by default files under `<data>/logs` (memory for an in-memory daemon). */
   liveLogs?: LiveLogs;
+  /** How long a plan or apply may run (`PHASE_TIMEOUT_MS` by default). */
+  phaseTimeoutMs?: number;
 }
 
 export interface ExecutorContext {
@@ -138,6 +140,7 @@ export function createExecutorContext(
     logs: liveLogs,
     driverFor,
     concurrency: options.concurrency ?? 4,
+    ...(options.phaseTimeoutMs === undefined ? {} : { phaseTimeoutMs: options.phaseTimeoutMs }),
     onFault: (runId, err) =>
       core.logger.error({ err, runId }, 'run phase failed inside the executor'),
     ...(claims === null

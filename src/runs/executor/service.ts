@@ -1,4 +1,4 @@
-import type { ApplyResult, Driver, PlanResult } from './driver.js';
+import type { ApplyResult, Driver, Execution, PlanResult } from './driver.js';
 import type { LiveLogs } from './logs.js';
 import { ExecutionPool } from './pool.js';
 import { redactPlan } from './redact.js';
@@ -66,6 +66,11 @@ export interface ExecutorOptions {
   /** The driver for a workspace (the builtin one unless the workspace or daemon names a binary). */
   driverFor(workspaceId: string): Driver;
   concurrency: number;
+  /**
+   * How long a plan or apply may run before it is killed and its run errored (as the reference's
+   * plan and apply timeouts); {@link PHASE_TIMEOUT_MS} by default.
+   */
+  phaseTimeoutMs?: number;
   /** Faults (not run failures) are reported here; the run is errored with the message. */
   onFault?(runId: string, error: unknown): void;
   /**
@@ -93,6 +98,22 @@ export function redactor(secrets: readonly string[]): (line: string) => string {
       .split(secret)
       .join('(sensitive value)');
   return (line) => values.reduce(mask, line);
+}
+
+/** A phase that runs longer is killed and its run errored: two hours, the reference's default. */
+export const PHASE_TIMEOUT_MS = 2 * 60 * 60 * 1000;
+
+/** A phase that ran out of time: recorded as an error, not as the cancel its kill looks like. */
+class PhaseTimedOut extends Error {
+  constructor(
+    phase: Phase,
+    ms: number,
+    readonly state?: StateV4,
+  ) {
+    super(
+      `the ${phase} did not finish within ${ms % 60_000 === 0 ? `${ms / 60_000} minutes` : `${ms} ms`} and was stopped`,
+    );
+  }
 }
 
 /** Lines the executor adds to a phase's log around the driver's own output. */
@@ -216,14 +237,14 @@ export class Executor {
         log: (line: string) => logs.append(id, scrub(line)),
       };
       if (phase === 'plan') {
-        const result: PlanResult = await this.#pool.submit(run.id, () => driver.plan(request));
+        const result: PlanResult = await this.#timed(run.id, phase, () => driver.plan(request));
         if (this.#lost(run.id, phase)) return;
         this.#recordPlan(run.id, result, text(), secrets);
       } else {
         for (const line of applyHeader(driver.name)) logs.append(id, line);
         const artifact = port.planArtifact(run.id);
         if (!artifact) throw new Error(`run ${run.id} has no plan to apply`);
-        const result: ApplyResult = await this.#pool.submit(run.id, () =>
+        const result: ApplyResult = await this.#timed(run.id, phase, () =>
           driver.apply({ ...request, artifact }),
         );
         if (this.#lost(run.id, phase)) return;
@@ -235,11 +256,16 @@ export class Executor {
       this.#options.onFault?.(run.id, error);
       logs.append(id, '');
       logs.append(id, `Error: ${phase} failed inside Keel: ${(error as Error).message}`);
+      const state = error instanceof PhaseTimedOut ? error.state : undefined;
       // Tried again when recording fails too (a conflict with a concurrent write clears): a run
       // left in planning or applying would hold its workspace for good.
       for (let attempt = 1; attempt <= STEP_ATTEMPTS; attempt++) {
         try {
-          port.phaseErrored(run.id, phase, { message: (error as Error).message, log: text() });
+          port.phaseErrored(run.id, phase, {
+            message: (error as Error).message,
+            log: text(),
+            ...(state ? { state } : {}),
+          });
           logs.discard(id);
           return;
         } catch (recordError) {
@@ -248,6 +274,36 @@ export class Executor {
           this.#options.onFault?.(run.id, recordError);
         }
       }
+    }
+  }
+
+  /**
+   * The driver's phase under the phase timeout: past it the phase is killed, and a result that the
+   * kill made `canceled` becomes a {@link PhaseTimedOut} (keeping the state an apply left).
+   */
+  async #timed<R extends PlanResult | ApplyResult>(
+    runId: string,
+    phase: Phase,
+    start: () => Execution<R>,
+  ): Promise<R> {
+    const ms = this.#options.phaseTimeoutMs ?? PHASE_TIMEOUT_MS;
+    let expired = false;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // The clock starts with the phase, not while it waits for a slot.
+      const result = await this.#pool.submit(runId, () => {
+        timer = setTimeout(() => {
+          expired = true;
+          this.#pool.kill(runId);
+        }, ms);
+        timer.unref();
+        return start();
+      });
+      if (expired && result.status !== 'finished')
+        throw new PhaseTimedOut(phase, ms, 'state' in result ? result.state : undefined);
+      return result;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

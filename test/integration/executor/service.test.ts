@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { builtinDriver } from '../../../src/runs/executor/builtin/index.js';
 import { commandDriver } from '../../../src/runs/executor/command/index.js';
 import type { Driver } from '../../../src/runs/executor/driver.js';
@@ -136,6 +136,52 @@ describe('executor', () => {
       kind: 'errored',
       message: 'run run-4 has no plan to apply',
     });
+  });
+
+  it('errors a phase that outlives the phase timeout, after killing it (issue 25)', async () => {
+    vi.useFakeTimers();
+    try {
+      const port = new MemoryRuns(CONFIG);
+      let killed = 0;
+      // A plan that never ends by itself: only a kill stops it.
+      const hanging: Driver = {
+        name: 'command',
+        plan: () => {
+          let stop: (r: { status: 'canceled' }) => void = () => undefined;
+          return {
+            result: new Promise((resolve) => (stop = resolve)),
+            interrupt: () => undefined,
+            kill: () => {
+              killed += 1;
+              stop({ status: 'canceled' });
+            },
+          };
+        },
+        apply: () => {
+          throw new Error('not reached');
+        },
+      };
+      const exec = new Executor({
+        port,
+        logs: memoryLiveLogs(),
+        driverFor: () => hanging,
+        concurrency: 1,
+        phaseTimeoutMs: 30 * 60_000,
+      });
+      const done = exec.plan(run('run-9'));
+      await vi.advanceTimersByTimeAsync(30 * 60_000 - 1);
+      expect(port.outcomes).toEqual([]);
+      await vi.advanceTimersByTimeAsync(1);
+      await done;
+      expect(killed).toBe(1);
+      expect(port.outcomes[0]).toMatchObject({
+        kind: 'errored',
+        message: 'the plan did not finish within 30 minutes and was stopped',
+      });
+      expect(port.outcomes[0]?.log).toContain('did not finish within 30 minutes');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('after a restart plans again and errors interrupted applies', async () => {

@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { NewEvent } from '../../../src/core/events.js';
 import { flowApp, type Flow } from '../../support/executor-flow.js';
 import type { TestApp } from '../../support/app.js';
 
@@ -38,7 +37,7 @@ function injectFault(t: TestApp, type: string, times: number): { lift(): void; h
       stream,
       decider,
       (state, version) => {
-        const events: readonly NewEvent[] = decide(state, version);
+        const events = decide(state, version);
         if (
           left > 0 &&
           metadata.actor?.accessor === 'system' &&
