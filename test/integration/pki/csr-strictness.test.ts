@@ -97,7 +97,7 @@ const NAMES: Record<string, number[]> = {
 const subjectAltName: fc.Arbitrary<Ext> = fc
   .record({
     names: fc.oneof(
-      { weight: 3, arbitrary: fc.constant(['ip:127.0.0.1']) },
+      { weight: 3, arbitrary: fc.constant<string[]>(['ip:127.0.0.1']) },
       {
         weight: 1,
         arbitrary: fc.uniqueArray(fc.constantFrom(...Object.keys(NAMES)), { minLength: 1 }),
