@@ -56,6 +56,35 @@ export async function startAcmeHttpApp(): Promise<
   });
 }
 
+/**
+ * A new account's order for one identifier: the client, the URLs of the order, its authorization
+ * and the challenge of `type`, that challenge's token, and the challenge types offered.
+ */
+export async function acmeOrder(
+  t: AcmeTestApp,
+  identifier: { type: 'dns' | 'ip'; value: string },
+  type: string,
+) {
+  const c = t.client();
+  await c.register();
+  const d = await c.directory();
+  const order = await c.post(d.newOrder, { identifiers: [identifier] });
+  if (order.status !== 201) throw new Error(`new-order: ${order.status} ${order.text}`);
+  const [authzUrl] = (order.json as { authorizations: string[] }).authorizations;
+  const authz = (await c.post(authzUrl!, undefined)).json as {
+    challenges: { type: string; url: string; token: string }[];
+  };
+  const challenge = authz.challenges.find((x) => x.type === type)!;
+  return {
+    c,
+    orderUrl: order.headers.get('location')!,
+    authzUrl: authzUrl!,
+    url: challenge.url,
+    token: challenge.token,
+    offered: authz.challenges.map((x) => x.type),
+  };
+}
+
 /** A CSR (DER, base64url) for DNS names and IPs, with the first name as the common name. */
 export async function acmeCsr(names: { dns?: string[]; ip?: string[] }): Promise<string> {
   return (await acmeCsrAndKey(names)).csr;

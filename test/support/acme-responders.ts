@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { isIP, type AddressInfo } from 'node:net';
 import { createServer } from 'node:tls';
 import { openssl, scratch } from './pki-openssl.js';
 
@@ -10,15 +10,26 @@ export const challengeDigest = (keyAuthorization: string) =>
   createHash('sha256').update(keyAuthorization).digest();
 
 /**
- * A DNS server on 127.0.0.1 (UDP) answering TXT questions from a table, written from RFC 1035:
- * unknown names get NXDOMAIN.
+ * A DNS server on 127.0.0.1 (UDP) answering TXT and A questions from two tables, written from
+ * RFC 1035: unknown names get NXDOMAIN.
  */
 export async function txtServer(): Promise<{
   port: number;
   records: Map<string, string[]>;
+  /** name → IPv4 address (A records) */
+  addresses: Map<string, string>;
   close(): Promise<void>;
 }> {
   const records = new Map<string, string[]>();
+  const addresses = new Map<string, string>();
+  const rdata = (type: number, name: string): Buffer[] => {
+    if (type === 16)
+      return (records.get(name) ?? []).map((text) =>
+        Buffer.concat([Buffer.from([text.length]), Buffer.from(text, 'latin1')]),
+      );
+    const address = type === 1 ? addresses.get(name) : undefined;
+    return address === undefined ? [] : [Buffer.from(address.split('.').map(Number))];
+  };
   const socket = createSocket('udp4');
   socket.on('message', (query, peer) => {
     const labels: string[] = [];
@@ -30,17 +41,16 @@ export async function txtServer(): Promise<{
     }
     const questionEnd = at + 5;
     const type = query.readUInt16BE(at + 1);
-    const answers = type === 16 ? (records.get(labels.join('.').toLowerCase()) ?? []) : [];
+    const answers = rdata(type, labels.join('.').toLowerCase());
     const header = Buffer.alloc(12);
     query.copy(header, 0, 0, 2);
     header.writeUInt16BE(answers.length ? 0x8180 : 0x8183, 2);
     header.writeUInt16BE(1, 4);
     header.writeUInt16BE(answers.length, 6);
-    const rrs = answers.map((text) => {
-      const data = Buffer.concat([Buffer.from([text.length]), Buffer.from(text, 'latin1')]);
+    const rrs = answers.map((data) => {
       const rr = Buffer.alloc(12);
       rr.writeUInt16BE(0xc00c, 0);
-      rr.writeUInt16BE(16, 2);
+      rr.writeUInt16BE(type, 2);
       rr.writeUInt16BE(1, 4);
       rr.writeUInt32BE(60, 6);
       rr.writeUInt16BE(data.length, 10);
@@ -56,11 +66,12 @@ export async function txtServer(): Promise<{
   return {
     port: socket.address().port,
     records,
+    addresses,
     close: () => new Promise((resolve) => socket.close(() => resolve())),
   };
 }
 
-/** A self-signed certificate from openssl naming `ip`, with an acmeIdentifier extension. */
+/** A self-signed certificate from openssl naming `ip` (or a DNS name), with an acmeIdentifier extension. */
 function alpnCertificate(
   ip: string,
   digest: Buffer,
@@ -87,7 +98,7 @@ function alpnCertificate(
       '-subj',
       '/CN=acme',
       '-addext',
-      `subjectAltName=IP:${ip}`,
+      `subjectAltName=${isIP(ip) ? 'IP' : 'DNS'}:${ip}`,
       '-addext',
       `1.3.6.1.5.5.7.1.31=${critical ? 'critical,' : ''}DER:0420${digest.toString('hex')}`,
     ]);

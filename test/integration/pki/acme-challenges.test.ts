@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Config } from '../../../src/config.js';
-import { startAcmeApp } from '../../support/acme-app.js';
+import { acmeOrder, startAcmeApp } from '../../support/acme-app.js';
 import { alpnServer, challengeDigest, txtServer } from '../../support/acme-responders.js';
 
 type Json = Record<string, unknown>;
@@ -20,24 +20,17 @@ async function run(
 ) {
   const t = await startAcmeApp(config, acme);
   closers.push(() => t.close());
-  const c = t.client();
-  await c.register();
-  const d = await c.directory();
-  const order = await c.post(d.newOrder, { identifiers: [identifier] });
-  expect(order.status, order.text).toBe(201);
-  const [authzUrl] = (order.json as { authorizations: string[] }).authorizations;
-  const authz = (await c.post(authzUrl!, undefined)).json as { challenges: Json[] };
-  const challenge = authz.challenges.find((x) => x.type === type)!;
-  await ready(c.keyAuthorization(String(challenge.token)));
-  await c.post(String(challenge.url), {});
+  const { c, url, token, orderUrl, offered } = await acmeOrder(t, identifier, type);
+  await ready(c.keyAuthorization(token));
+  await c.post(url, {});
   for (let i = 0; i < rounds; i++) {
     await t.settle();
-    t.clock.advance(20_000);
+    t.clock.advance(30_000);
   }
   c.forgetNonce();
-  const after = (await c.post(String(challenge.url), undefined)).json as Json;
-  const orderNow = (await c.post(order.headers.get('location')!, undefined)).json as Json;
-  return { challenge: after, order: orderNow, offered: authz.challenges.map((x) => x.type) };
+  const after = (await c.post(url, undefined)).json as Json;
+  const orderNow = (await c.post(orderUrl, undefined)).json as Json;
+  return { challenge: after, order: orderNow, offered };
 }
 
 describe('dns-01 through the configured resolver', () => {
@@ -71,7 +64,7 @@ describe('dns-01 through the configured resolver', () => {
       async () => {
         dns.records.set('_acme-challenge.app.example.com', ['not-the-digest']);
       },
-      6,
+      7,
     );
     expect(out.challenge.status).toBe('invalid');
     expect(out.challenge.error).toMatchObject({
@@ -106,7 +99,7 @@ describe('tls-alpn-01 (RFC 8737)', () => {
       { type: 'ip', value: '127.0.0.1' },
       'tls-alpn-01',
       async (ka) => tls.present('127.0.0.1', challengeDigest(ka), { critical: false }),
-      6,
+      7,
     );
     expect(out.challenge.status).toBe('invalid');
     expect(String((out.challenge.error as Json).detail)).toContain('critical acmeIdentifier');

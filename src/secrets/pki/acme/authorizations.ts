@@ -6,6 +6,7 @@ import { accountOf, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { authzView } from './present.js';
 import type { AcmeAuthzRow } from './projection.js';
 import type { AcmeService } from './service.js';
+import { retryAfter } from './retry.js';
 
 /**
  * An authorization (`what`: or one of its challenges) of the signing account whose order was
@@ -36,7 +37,10 @@ export function authorization(service: AcmeService, req: AcmeRequest, id: string
       throw malformed(`the authorization is ${row.status}`);
     settle(service, req.mount, req.meta, id, { kind: 'deactivated' });
   }
-  return { body: authzView(service.q, req.mount, req.base, id) };
+  return {
+    body: authzView(service.q, req.mount, req.base, id),
+    retryAfter: retryAfter(service, req.mount, [id]),
+  };
 }
 
 /** How a challenge (or its authorization) ended. */

@@ -9,10 +9,7 @@ import { identifierOf } from './projection.js';
 import type { AcmeService } from './service.js';
 import { ownAuthz, settle } from './authorizations.js';
 import { validateChallenge } from './validate.js';
-
-/** Attempts before a challenge is invalid; waits between them double from one second. */
-export const MAX_ATTEMPTS = 5;
-export const retryDelayMs = (attempt: number) => 1000 * 2 ** (attempt - 1);
+import { MAX_ATTEMPTS, retryAfter, retryDelayMs } from './retry.js';
 
 const CHALLENGE_TYPES: readonly string[] = ['http-01', 'dns-01', 'tls-alpn-01'];
 
@@ -55,6 +52,7 @@ export function respond(
   return {
     body: challengeView(req.base, authzId, authz.token, now),
     links: [`<${authzUrl(req.base, authzId)}>;rel="up"`],
+    retryAfter: now.status === 'processing' ? retryAfter(service, req.mount, [authzId]) : undefined,
   };
 }
 

@@ -19,6 +19,7 @@ import { accountOf, asGet, type AcmeReply, type AcmeRequest } from './protocol.j
 import { orderUrl, orderView } from './present.js';
 import type { AcmeOrderRow } from './projection.js';
 import type { AcmeService } from './service.js';
+import { retryAfter } from './retry.js';
 import { parseFields } from '../../fields.js';
 import { SIGN } from '../paths.js';
 
@@ -201,9 +202,14 @@ export function ownOrder(service: AcmeService, req: AcmeRequest, id: string): Ac
 
 export function getOrder(service: AcmeService, req: AcmeRequest, id: string): AcmeReply {
   asGet(req);
+  const order = ownOrder(service, req, id);
   return {
-    body: orderView(req.base, ownOrder(service, req, id)),
+    body: orderView(req.base, order),
     location: orderUrl(req.base, id),
+    retryAfter:
+      order.status === 'pending'
+        ? retryAfter(service, req.mount, JSON.parse(order.authorizations) as string[])
+        : undefined,
   };
 }
 

@@ -21,6 +21,8 @@ export interface AcmeReply {
   pem?: string;
   location?: string;
   links?: string[];
+  /** seconds the client should wait before polling again (a processing validation) */
+  retryAfter?: number | undefined;
 }
 
 /** An ACME request, its JWS checked (nonce, URL, signature), and where it came from. */
@@ -61,6 +63,7 @@ function common(ctx: Context, service: AcmeService, base: string | undefined): v
 function reply(ctx: Context, out: AcmeReply): void {
   ctx.status = out.status ?? 200;
   if (out.location) ctx.set('Location', out.location);
+  if (out.retryAfter !== undefined) ctx.set('Retry-After', String(out.retryAfter));
   for (const link of out.links ?? []) ctx.append('Link', link);
   if (out.pem !== undefined) {
     ctx.body = out.pem;

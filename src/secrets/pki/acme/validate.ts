@@ -20,25 +20,75 @@ export interface ValidationTarget {
   /** `config/acme` dns_resolver: `ip[:port]`, '' for the system's */
   dnsResolver: string;
   ports: { http: number; tls: number };
+  /** the attempt's deadline; ATTEMPT_DEADLINE_MS unless a test shortens it */
+  deadlineMs?: number;
 }
 
-const TIMEOUT_MS = 10_000;
-/** The most of an http-01 answer read (the key authorization is ~90 bytes). */
-const MAX_BODY = 8192;
+/**
+ * One attempt's wall-clock deadline, covering the name lookup, the connection, the handshake, the
+ * headers and the body: a server answering slowly cannot hold a validation open past it. (The
+ * reference bounds its dial and its wait for headers by 10 s each.)
+ */
+export const ATTEMPT_DEADLINE_MS = 10_000;
+/**
+ * The most of an http-01 body read, the reference's (a key authorization is ~90 bytes): past it
+ * the attempt fails and the connection is closed, nothing more is read.
+ */
+export const MAX_BODY = 512;
 
 const digest = (keyAuthorization: string) => createHash('sha256').update(keyAuthorization).digest();
 
+/** A resolver asking `config/acme`'s dns_resolver (or the system's servers), cancelled on abort. */
+function resolverFor(t: ValidationTarget, signal: AbortSignal): Resolver {
+  const resolver = new Resolver({ timeout: 3000, tries: 2 });
+  if (t.dnsResolver) resolver.setServers([t.dnsResolver]);
+  signal.addEventListener('abort', () => resolver.cancel(), { once: true });
+  return resolver;
+}
+
+/**
+ * Where http-01 and tls-alpn-01 connect: an IP identifier as it is; a name through `config/acme`'s
+ * dns_resolver when one is set (its A records, else its AAAA), otherwise through the system's
+ * resolver as the connection is made.
+ */
+async function addressOf(
+  t: ValidationTarget,
+  signal: AbortSignal,
+): Promise<{ address: string } | { failure: ValidationFailure }> {
+  const name = t.identifier.value;
+  if (t.identifier.type === 'ip' || !t.dnsResolver) return { address: name };
+  const resolver = resolverFor(t, signal);
+  const errors: string[] = [];
+  for (const lookup of [(n: string) => resolver.resolve4(n), (n: string) => resolver.resolve6(n)]) {
+    try {
+      const [address] = await lookup(name);
+      if (address !== undefined) return { address };
+    } catch (err) {
+      errors.push((err as Error).message);
+    }
+  }
+  return {
+    failure: {
+      kind: 'dns',
+      detail: `looking up ${name} through ${t.dnsResolver}: ${errors.join('; ') || 'no address'}`,
+    },
+  };
+}
+
 /** http-01 (RFC 8555 §8.3): GET http://IDENT:PORT/.well-known/acme-challenge/TOKEN. */
-function http01(t: ValidationTarget): Promise<ValidationFailure | null> {
+async function http01(t: ValidationTarget, signal: AbortSignal): Promise<ValidationFailure | null> {
   const host = t.identifier.value;
+  const target = await addressOf(t, signal);
+  if ('failure' in target) return target.failure;
   return new Promise((resolve) => {
     const req = request(
       {
-        host,
+        host: target.address,
         port: t.ports.http,
         path: `/.well-known/acme-challenge/${t.token}`,
         method: 'GET',
-        timeout: TIMEOUT_MS,
+        agent: false,
+        signal,
         headers: { host: t.identifier.type === 'ip' && host.includes(':') ? `[${host}]` : host },
       },
       (res) => {
@@ -46,7 +96,16 @@ function http01(t: ValidationTarget): Promise<ValidationFailure | null> {
         let size = 0;
         res.on('data', (c: Buffer) => {
           size += c.length;
-          if (size <= MAX_BODY) chunks.push(c);
+          if (size <= MAX_BODY) {
+            chunks.push(c);
+            return;
+          }
+          // Past the cap: stop reading and close the connection.
+          req.destroy();
+          resolve({
+            kind: 'incorrectResponse',
+            detail: `${host} answered more than ${MAX_BODY} bytes`,
+          });
         });
         res.on('end', () => {
           if (res.statusCode !== 200) {
@@ -65,7 +124,6 @@ function http01(t: ValidationTarget): Promise<ValidationFailure | null> {
         });
       },
     );
-    req.on('timeout', () => req.destroy(new Error('timed out')));
     req.on('error', (err) =>
       resolve({
         kind: 'connection',
@@ -77,9 +135,8 @@ function http01(t: ValidationTarget): Promise<ValidationFailure | null> {
 }
 
 /** dns-01 (RFC 8555 §8.4): a TXT record at _acme-challenge.NAME holding the digest. */
-async function dns01(t: ValidationTarget): Promise<ValidationFailure | null> {
-  const resolver = new Resolver({ timeout: TIMEOUT_MS, tries: 2 });
-  if (t.dnsResolver) resolver.setServers([t.dnsResolver]);
+async function dns01(t: ValidationTarget, signal: AbortSignal): Promise<ValidationFailure | null> {
+  const resolver = resolverFor(t, signal);
   const name = `_acme-challenge.${t.identifier.value.replace(/^\*\./, '')}`;
   let records: string[][];
   try {
@@ -103,24 +160,26 @@ const ACME_IDENTIFIER_OID = '1.3.6.1.5.5.7.1.31';
  * certificate must name exactly the identifier and carry the critical acmeIdentifier extension
  * holding the digest as an OCTET STRING.
  */
-function tlsAlpn01(t: ValidationTarget): Promise<ValidationFailure | null> {
+async function tlsAlpn01(
+  t: ValidationTarget,
+  signal: AbortSignal,
+): Promise<ValidationFailure | null> {
   const host = t.identifier.value;
+  const target = await addressOf(t, signal);
+  if ('failure' in target) return target.failure;
   return new Promise((resolve) => {
     const socket = connect({
-      host,
+      host: target.address,
       port: t.ports.tls,
       ALPNProtocols: ['acme-tls/1'],
       ...(t.identifier.type === 'dns' ? { servername: host } : {}),
       rejectUnauthorized: false,
-      timeout: TIMEOUT_MS,
     });
     const done = (v: ValidationFailure | null) => {
       socket.destroy();
       resolve(v);
     };
-    socket.on('timeout', () =>
-      done({ kind: 'tls', detail: `the TLS handshake with ${host} timed out` }),
-    );
+    signal.addEventListener('abort', () => socket.destroy(), { once: true });
     socket.on('error', (err: Error) =>
       done({ kind: 'tls', detail: `TLS with ${host}: ${err.message}` }),
     );
@@ -161,18 +220,49 @@ export function checkAlpnCertificate(raw: Buffer, t: ValidationTarget): Validati
     : { kind: 'incorrectResponse', detail: 'the acmeIdentifier extension holds another digest' };
 }
 
-/** Validates one challenge; null on success. */
-export function validateChallenge(t: ValidationTarget): Promise<ValidationFailure | null> {
+/** What a challenge type's attempt fails as when its deadline passes. */
+const LATE: Readonly<Record<AcmeChallengeType, AcmeErrorType>> = {
+  'http-01': 'connection',
+  'dns-01': 'dns',
+  'tls-alpn-01': 'tls',
+};
+
+function attempt(t: ValidationTarget, signal: AbortSignal): Promise<ValidationFailure | null> {
   switch (t.type) {
     case 'http-01':
-      return http01(t);
+      return http01(t, signal);
     case 'dns-01':
-      return dns01(t);
+      return dns01(t, signal);
     case 'tls-alpn-01':
-      return tlsAlpn01(t);
+      return tlsAlpn01(t, signal);
     default: {
       const never: never = t.type;
       return Promise.resolve({ kind: 'malformed', detail: `unknown challenge ${String(never)}` });
     }
+  }
+}
+
+/**
+ * Validates one challenge; null on success. The attempt ends by its deadline whatever the other
+ * side does: then its lookups are cancelled and its connections closed, and it has failed.
+ */
+export async function validateChallenge(t: ValidationTarget): Promise<ValidationFailure | null> {
+  const ms = t.deadlineMs ?? ATTEMPT_DEADLINE_MS;
+  const abort = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<ValidationFailure>((resolve) => {
+    timer = setTimeout(() => {
+      abort.abort();
+      resolve({
+        kind: LATE[t.type],
+        detail: `${t.identifier.value} gave no complete answer within the attempt's deadline of ${ms / 1000} s`,
+      });
+    }, ms);
+  });
+  try {
+    return await Promise.race([attempt(t, abort.signal), late]);
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
   }
 }
