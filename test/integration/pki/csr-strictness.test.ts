@@ -145,6 +145,16 @@ const extensions = fc
     return fc.shuffledSubarray(list, { minLength: list.length, maxLength: list.length });
   });
 
+/** A clean request for 127.0.0.1, so each property signs at least once. */
+const CLEAN: Ext[] = [
+  {
+    id: '2.5.29.17',
+    bytes: extension('2.5.29.17', seq(NAMES['ip:127.0.0.1']!)),
+    faults: [],
+    names: ['ip:127.0.0.1'],
+  },
+];
+
 const faultsOf = (exts: readonly Ext[]): string[] => {
   const ids = exts.map((e) => e.id);
   const duplicated = ids.some((id, i) => ids.indexOf(id) !== i);
@@ -187,7 +197,7 @@ describe('forged CSRs', () => {
         const cert = new X509Certificate(String(res.data.certificate));
         expect(cert.ca).toBe(false);
       }),
-      { numRuns: 150 },
+      { numRuns: 150, examples: [[CLEAN]] },
     );
     expect(signed).toBeGreaterThan(0);
   });
@@ -245,7 +255,7 @@ describe('forged CSRs', () => {
         expect(cert.subjectAltName).toBe('IP Address:127.0.0.1');
         expect(cert.keyUsage).toEqual(['1.3.6.1.5.5.7.3.1']);
       }),
-      { numRuns: 40 },
+      { numRuns: 60, examples: [[CLEAN]] },
     );
     expect(signed).toBeGreaterThan(0);
   });
