@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AcmeTestClient, http01Server } from '../support/acme-client.js';
 import { eventually, startDaemon, type RunningDaemon } from '../support/daemon.js';
@@ -177,6 +178,61 @@ describe('key floors apply to every CSR (finding 6)', () => {
       expect(res.status, `${path}: ${res.text}`).toBe(400);
       expect(errorsOf(res).join()).toMatch(/RSA keys < 2048 bits are unsafe/);
     }
+  });
+});
+
+describe('imports are read as strictly as CSRs (finding 6)', () => {
+  /** The same DER with its outer length written with a superfluous leading zero octet. */
+  const padLength = (derBytes: Buffer): Buffer => {
+    const n = derBytes[1]! & 0x7f;
+    return Buffer.concat([Buffer.from([derBytes[0]!, 0x80 | (n + 1), 0]), derBytes.subarray(2)]);
+  };
+  const pemOf = (label: string, bytes: Buffer) =>
+    `-----BEGIN ${label}-----\n${bytes.toString('base64')}\n-----END ${label}-----\n`;
+
+  it('a CA certificate or key in BER is refused by config/ca, and nothing is imported', async () => {
+    const key = files.path('import.pem');
+    expect(openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-noout', '-out', key]).ok).toBe(
+      true,
+    );
+    const certFile = files.path('import.crt');
+    const made = openssl([
+      'req',
+      '-x509',
+      '-key',
+      key,
+      '-subj',
+      '/CN=Imported CA',
+      '-days',
+      '10',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-outform',
+      'DER',
+      '-out',
+      certFile,
+    ]);
+    expect(made.ok, made.out).toBe(true);
+    const certDer = readFileSync(certFile);
+    const keyDer = Buffer.from(
+      openssl(['pkcs8', '-topk8', '-nocrypt', '-in', key]).out.replace(/-----[A-Z ]+-----|\s/g, ''),
+      'base64',
+    );
+    const before = await raw(d.url, 'LIST', '/v1/pki/issuers', { token: root });
+    for (const bundle of [
+      pemOf('CERTIFICATE', padLength(certDer)) + pemOf('PRIVATE KEY', keyDer),
+      pemOf('CERTIFICATE', certDer) + pemOf('PRIVATE KEY', padLength(keyDer)),
+    ]) {
+      const res = await raw(d.url, 'POST', '/v1/pki/config/ca', {
+        token: root,
+        body: { pem_bundle: bundle },
+      });
+      expect(res.status, res.text).toBe(400);
+      expect(errorsOf(res).join()).toMatch(/superfluous leading zero/);
+    }
+    const after = await raw(d.url, 'LIST', '/v1/pki/issuers', { token: root });
+    const keysOf = (a: typeof after) => (a.json as { data: { keys: string[] } }).data.keys;
+    expect(keysOf(after)).toEqual(keysOf(before));
   });
 });
 

@@ -11,6 +11,7 @@ import {
 import { promisify } from 'node:util';
 import { ValidationError } from '../../../core/errors.js';
 import * as der from './der.js';
+import { DerError, parseDer } from './der-read.js';
 import { publicKeyOfSpki } from './key-der.js';
 
 const generate = promisify(generateKeyPairCb);
@@ -139,6 +140,14 @@ export function privateKeyDer(key: KeyObject, format: PrivateKeyFormat = 'der'):
 
 /** Parses a private key PEM (PKCS#1, SEC1 or PKCS#8); throws the reference's text when it fails. */
 export function parsePrivateKey(pem: string): KeyObject {
+  // OpenSSL's decoder reads BER; a key, like every DER a caller sends, must be canonical first.
+  const body = /-----BEGIN [A-Z0-9 ]+-----([\s\S]*?)-----END /.exec(pem)?.[1];
+  try {
+    if (body !== undefined) parseDer(Buffer.from(body.replace(/\s+/g, ''), 'base64'));
+  } catch (e) {
+    if (!(e instanceof DerError)) throw e;
+    throw new ValidationError(`provided key PEM block is not DER: ${e.message}`);
+  }
   try {
     return createPrivateKey({ key: pem, format: 'pem' });
   } catch {
