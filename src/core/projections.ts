@@ -87,7 +87,9 @@ export class Projections {
     const chosen = this.#projections.filter((p) => names.includes(p.name));
     const unknown = names.filter((n) => !chosen.some((p) => p.name === n));
     if (unknown.length > 0) throw new Error(`no projection named ${unknown.join(', ')}`);
-    this.#rebuild(chosen, events);
+    // The schedule table holds every projection's rows: rebuilding it is rebuilding them all.
+    const whole = chosen.some((p) => p.name === scheduleProjection.name);
+    this.#rebuild(whole ? this.#projections : chosen, events);
     this.#appliers = this.#projections.map((p) => p.setup(this.#db));
   }
 

@@ -54,6 +54,9 @@ function healthStatus(ctx: Context, standby: boolean): number {
 /** System paths that need sudo besides their capability. */
 export const SYS_SUDO: readonly RegExp[] = [
   /^sys\/leases\/revoke-prefix\//,
+  /^sys\/leases\/revoke-force\//,
+  /^sys\/remount$/,
+  /^sys\/auth\/./,
   /^auth\/token\/create-orphan$/,
   /^auth\/token\/revoke-orphan$/,
   /^auth\/token\/accessors\/?$/,

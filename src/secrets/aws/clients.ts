@@ -5,7 +5,7 @@ import type { Clock } from '../../core/clock.js';
 import { KeelError } from '../../core/errors.js';
 import type { Env, ListenerTrust, RootConfig } from './provider.js';
 import { createIamClient, createStsClients } from './provider.js';
-import type { RootSettings } from './schema.js';
+import { endpointUrl, type RootSettings } from './schema.js';
 
 /**
  * How the engine reaches IAM and STS for one mount: built from the root configuration each time
@@ -72,7 +72,8 @@ export function rootConfigOf(
   { settings: s, secretKey }: RootCredentials,
   defaults: ProviderDefaults,
 ): RootConfig {
-  const iamEndpoint = s?.iamEndpoint || defaults.iamEndpoint;
+  const iamEndpoint = s?.iamEndpoint ? endpointUrl(s.iamEndpoint) : defaults.iamEndpoint;
+  const stsEndpoint = s?.stsEndpoint ? endpointUrl(s.stsEndpoint) : defaults.stsEndpoint;
   // The embedded cloud's key is used only against the embedded cloud, and only without static keys.
   const useDefaultKey = !s?.accessKey && iamEndpoint === defaults.iamEndpoint;
   const key = !useDefaultKey
@@ -87,11 +88,9 @@ export function rootConfigOf(
       : {}),
     ...(s?.region ? { region: s.region } : {}),
     ...(iamEndpoint ? { iam_endpoint: iamEndpoint } : {}),
-    ...(s?.stsEndpoint || defaults.stsEndpoint
-      ? { sts_endpoint: s?.stsEndpoint || defaults.stsEndpoint }
-      : {}),
+    ...(stsEndpoint ? { sts_endpoint: stsEndpoint } : {}),
     ...(s?.stsRegion ? { sts_region: s.stsRegion } : {}),
-    sts_fallback_endpoints: s?.stsFallbackEndpoints ?? [],
+    sts_fallback_endpoints: (s?.stsFallbackEndpoints ?? []).map(endpointUrl),
     sts_fallback_regions: s?.stsFallbackRegions ?? [],
     max_retries: s?.maxRetries ?? -1,
     ...(defaults.listener ? { listener: defaults.listener() } : {}),

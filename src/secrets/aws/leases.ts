@@ -99,14 +99,28 @@ export class LeaseService implements LeaseProvider {
     }
   }
 
-  async revokePrefix(prefix: string, metadata: AuditMetadata): Promise<number> {
+  async revokePrefix(prefix: string, metadata: AuditMetadata, force = false): Promise<number> {
     const errors: string[] = [];
     const rows = this.d.reads.leasesWithPrefix(prefix);
     for (const row of rows) {
       try {
         await this.revoke(row.leaseId, metadata);
       } catch (e) {
-        errors.push((e as Error).message);
+        if (!force) {
+          errors.push((e as Error).message);
+          continue;
+        }
+        // Forced: the lease ends here although its IAM user may remain (the reference's
+        // revoke-force); the failure stays in the log and the daemon's warning.
+        this.d.core.logger.warn(
+          { leaseId: row.leaseId, err: (e as Error).message },
+          'lease revoked by force; its IAM user may remain',
+        );
+        this.append(
+          row.leaseId,
+          [{ type: 'LeaseRevoked', data: { revokedAt: this.d.core.clock.now().toISOString() } }],
+          metadata,
+        );
       }
     }
     if (errors.length) throw new KeelError('internal', errors.join('; '), { status: 500 });

@@ -125,10 +125,17 @@ export function applyRootWrite(
   return { settings: s, secretKey };
 }
 
+/**
+ * An endpoint as the engine calls it: one without a scheme (`localhost`, `iam.example:8443`) is
+ * reached over HTTPS, as the reference's AWS SDK does. The stored value stays as it was written.
+ */
+export const endpointUrl = (value: string): string =>
+  /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `https://${value}`;
+
 function checkUrl(field: string, value: string): void {
   let url: URL;
   try {
-    url = new URL(value);
+    url = new URL(endpointUrl(value));
   } catch {
     throw new ValidationError(`${field} must be an http or https URL: ${JSON.stringify(value)}`);
   }

@@ -35,6 +35,17 @@ const isCapability = (c: unknown): c is Capability =>
   typeof c === 'string' && (CAPABILITIES as readonly string[]).includes(c);
 
 /**
+ * The older `policy = "..."` form of a path rule, and the capabilities each stands for in the
+ * reference (beside `capabilities`, which adds to it).
+ */
+const OLDER_POLICIES: Readonly<Record<string, readonly Capability[]>> = {
+  deny: ['deny'],
+  read: ['read', 'list'],
+  write: ['create', 'read', 'update', 'patch', 'delete', 'list'],
+  sudo: ['create', 'read', 'update', 'patch', 'delete', 'list', 'sudo'],
+};
+
+/**
  * Parse a policy in the reference's syntax, HCL or JSON:
  * `path "pki/*" { capabilities = ["read", "list"] }`.
  */
@@ -64,7 +75,18 @@ export async function parsePolicy(name: string, text: string): Promise<PathRule[
     const blocks = Array.isArray(body) ? (body as unknown[]) : [body];
     const caps = new Set<Capability>();
     for (const block of blocks) {
-      const list = (block as { capabilities?: unknown } | null)?.capabilities;
+      const b = block as { capabilities?: unknown; policy?: unknown } | null;
+      if (b?.policy !== undefined) {
+        const older = typeof b.policy === 'string' ? OLDER_POLICIES[b.policy] : undefined;
+        if (older === undefined) {
+          throw new ValidationError(
+            `failed to parse policy: path "${path}": invalid policy ${JSON.stringify(b.policy)}`,
+          );
+        }
+        older.forEach((c) => caps.add(c));
+        if (b.capabilities === undefined) continue;
+      }
+      const list = b?.capabilities;
       if (!Array.isArray(list)) {
         throw new ValidationError(
           `failed to parse policy: path "${path}" has no capabilities list`,

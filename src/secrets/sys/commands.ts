@@ -10,8 +10,9 @@ import type {
   SecretsTokenCreated,
   SysEvent,
   TokenRevocationReason,
+  TokenRoleSettings,
 } from './events.js';
-import { mountStream, policyStream, tokenStream } from './events.js';
+import { mountStream, policyStream, tokenRoleStream, tokenStream } from './events.js';
 
 /** Each sys stream only needs to know whether its subject currently exists. */
 interface Exists {
@@ -29,7 +30,8 @@ const existence = (
 
 export const tokenDecider = existence(['SecretsTokenCreated'], ['SecretsTokenRevoked']);
 export const policyDecider = existence(['AclPolicyWritten'], ['AclPolicyDeleted']);
-export const mountDecider = existence(['MountEnabled'], ['MountDisabled']);
+export const mountDecider = existence(['MountEnabled', 'MountMoved'], ['MountDisabled']);
+export const tokenRoleDecider = existence(['TokenRoleWritten'], ['TokenRoleDeleted']);
 
 export const RESERVED_MOUNT_PREFIXES = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
 
@@ -48,6 +50,10 @@ export function createSysCommands(core: Core) {
         ttlSeconds: number;
         parentAccessor: string | null;
         meta: Record<string, string>;
+        renewable?: boolean;
+        explicitMaxTtl?: number;
+        period?: number;
+        role?: string;
       },
       metadata: AuditMetadata,
     ): CreatedToken {
@@ -65,6 +71,10 @@ export function createSysCommands(core: Core) {
         ttlSeconds: input.ttlSeconds,
         parentAccessor: input.parentAccessor,
         meta: input.meta,
+        renewable: (input.renewable ?? true) && input.ttlSeconds > 0,
+        ...(input.explicitMaxTtl ? { explicitMaxTtl: input.explicitMaxTtl } : {}),
+        ...(input.period ? { period: input.period } : {}),
+        ...(input.role === undefined ? {} : { role: input.role }),
       };
       handler.handle(
         tokenStream(accessor),
@@ -73,6 +83,41 @@ export function createSysCommands(core: Core) {
         metadata,
       );
       return { token, data };
+    },
+
+    /** Extends a live token's TTL; the caller (`tokens.ts`) has applied the caps. */
+    renewToken(accessor: string, ttlSeconds: number, metadata: AuditMetadata): string {
+      const now = clock.now();
+      const expiresAt = new Date(now.getTime() + ttlSeconds * 1000).toISOString();
+      handler.handle(
+        tokenStream(accessor),
+        tokenDecider,
+        (s) => {
+          if (!s.exists) throw new ValidationError('invalid token');
+          const data = { accessor, renewedAt: now.toISOString(), expiresAt, ttlSeconds };
+          return [{ type: 'SecretsTokenRenewed' as const, data }];
+        },
+        metadata,
+      );
+      return expiresAt;
+    },
+
+    writeTokenRole(name: string, settings: TokenRoleSettings, metadata: AuditMetadata): void {
+      handler.handle(
+        tokenRoleStream(name),
+        tokenRoleDecider,
+        () => [{ type: 'TokenRoleWritten' as const, data: { name, settings } }],
+        metadata,
+      );
+    },
+
+    deleteTokenRole(name: string, metadata: AuditMetadata): void {
+      handler.handle(
+        tokenRoleStream(name),
+        tokenRoleDecider,
+        (s) => (s.exists ? [{ type: 'TokenRoleDeleted' as const, data: { name } }] : []),
+        metadata,
+      );
     },
 
     /** Revokes one token; its descendants are the caller's (`tokens.ts`) to revoke first. */
@@ -167,6 +212,32 @@ export function createSysCommands(core: Core) {
           if (!s.exists) throw new ValidationError(`cannot fetch sysview for path "${path}"`);
           return [{ type: 'MountTuned' as const, data: { path, ...settings } }];
         },
+        metadata,
+      );
+    },
+
+    /**
+     * `sys/remount`: the mount at `from` (its leases already revoked by the caller) moves to
+     * `to`, checked as a new mount path would be.
+     */
+    moveMount(
+      from: MountEnabled['data'],
+      to: string,
+      existing: readonly string[],
+      metadata: AuditMetadata,
+    ): void {
+      checkMountPath(to);
+      if (RESERVED_MOUNT_PREFIXES.some((p) => to.startsWith(p)))
+        throw new ValidationError(`cannot remount to destination "${to}"`);
+      const clash = existing
+        .filter((m) => m !== from.path)
+        .find((m) => to.startsWith(m) || m.startsWith(to));
+      if (clash !== undefined || to === from.path)
+        throw new ValidationError(`path already in use at "${clash ?? to}"`);
+      handler.handle(
+        mountStream(to),
+        mountDecider,
+        () => [{ type: 'MountMoved' as const, data: { ...from, path: to, from: from.path } }],
         metadata,
       );
     },

@@ -14,7 +14,21 @@ export interface SecretsTokenCreated {
     ttlSeconds: number;
     parentAccessor: string | null;
     meta: Record<string, string>;
+    /** Whether it can be renewed; absent on events written before renewal (then: ttl > 0). */
+    renewable?: boolean;
+    /** A hard cap on its life from creation, in seconds (0 or absent: the system's maximum). */
+    explicitMaxTtl?: number;
+    /** A periodic token: each renewal sets its TTL to this many seconds, without a maximum. */
+    period?: number;
+    /** The token role it was created against, if any. */
+    role?: string;
   };
+}
+
+/** A token's TTL was extended (`auth/token/renew*`): it now expires at `expiresAt`. */
+export interface SecretsTokenRenewed {
+  type: 'SecretsTokenRenewed';
+  data: { accessor: string; renewedAt: string; expiresAt: string; ttlSeconds: number };
 }
 
 /** Why a token stopped working. */
@@ -59,6 +73,39 @@ export interface MountEnabled {
   };
 }
 
+/**
+ * `sys/remount`: the mount at `from` now lives at `to`, with the same accessor (so the same
+ * engine state), type and settings. Appended to the stream of `to`.
+ */
+export interface MountMoved {
+  type: 'MountMoved';
+  data: MountEnabled['data'] & { from: string };
+}
+
+/** A token role (`auth/token/roles/:name`) was written, whole. */
+export interface TokenRoleWritten {
+  type: 'TokenRoleWritten';
+  data: { name: string; settings: TokenRoleSettings };
+}
+
+export interface TokenRoleDeleted {
+  type: 'TokenRoleDeleted';
+  data: { name: string };
+}
+
+/** What a token role decides for the tokens created against it. */
+export interface TokenRoleSettings {
+  allowed_policies: string[];
+  disallowed_policies: string[];
+  orphan: boolean;
+  renewable: boolean;
+  path_suffix: string;
+  /** Seconds; 0: none. */
+  explicit_max_ttl: number;
+  period: number;
+  token_bound_cidrs: string[];
+}
+
 /** `sys/mounts/:path/tune`: the mount's settings after the change, whole. */
 export interface MountTuned {
   type: 'MountTuned';
@@ -72,7 +119,11 @@ export interface MountDisabled {
 
 export type SysEvent =
   | SecretsTokenCreated
+  | SecretsTokenRenewed
   | SecretsTokenRevoked
+  | TokenRoleWritten
+  | TokenRoleDeleted
+  | MountMoved
   | AclPolicyWritten
   | AclPolicyDeleted
   | MountEnabled
@@ -81,7 +132,11 @@ export type SysEvent =
 
 export const SYS_EVENT_TYPES: readonly SysEvent['type'][] = [
   'SecretsTokenCreated',
+  'SecretsTokenRenewed',
   'SecretsTokenRevoked',
+  'TokenRoleWritten',
+  'TokenRoleDeleted',
+  'MountMoved',
   'AclPolicyWritten',
   'AclPolicyDeleted',
   'MountEnabled',
@@ -96,3 +151,4 @@ export const tokenExpiryKey = (accessor: string) => `${TIMER_TOKEN_EXPIRY}:${acc
 export const tokenStream = streamName`secrets-token-${'accessor'}`;
 export const policyStream = streamName`acl-policy-${'name'}`;
 export const mountStream = streamName`mount-${'path'}`;
+export const tokenRoleStream = streamName`token-role-${'name'}`;

@@ -24,6 +24,10 @@ export interface LeaseProvider {
   revoke(leaseId: string, metadata: AuditMetadata): Promise<void>;
   /** The ids of the live leases that start with the prefix, sorted. */
   list(prefix: string): string[];
-  /** Revoke every lease whose id starts with the prefix; returns how many. */
-  revokePrefix(prefix: string, metadata: AuditMetadata): Promise<number>;
+  /**
+   * Revoke every lease whose id starts with the prefix; returns how many. With `force`
+   * (`sys/leases/revoke-force`), a lease whose clean-up at the provider fails is revoked all the
+   * same instead of being retried: what it stood for may live on at the provider.
+   */
+  revokePrefix(prefix: string, metadata: AuditMetadata, force?: boolean): Promise<number>;
 }

@@ -42,6 +42,34 @@ export const POLICY = declarePath({
   },
 });
 
+export const POLICY_LEGACY = declarePath({
+  ...POLICY,
+  pattern: 'sys/policy/:name',
+  summary: 'Read, write or delete an ACL policy (the older path; reads answer `rules`)',
+});
+
+export const REMOUNT = declarePath({
+  pattern: 'sys/remount',
+  summary: 'Move a secrets engine to another path (its leases are revoked)',
+  operations: ['update'],
+  fields: {
+    from: field.string('The path the engine is mounted at', { required: true }),
+    to: field.string('The path to move it to', { required: true }),
+  },
+});
+
+export const AUTH_MOUNT = declarePath({
+  pattern: 'sys/auth/*path',
+  summary: 'Enable or disable an auth method (only token/ is served)',
+  operations: ['update', 'delete'],
+  fields: {
+    path: field.string('The auth mount path', { required: true }),
+    type: field.string('The type of auth method'),
+    description: field.string('What the auth method is for'),
+    config: field.map('Settings of the auth method'),
+  },
+});
+
 const LEASE_ID = { lease_id: field.string('The lease') };
 export const LEASE_LOOKUP = declarePath({
   pattern: 'sys/leases/lookup',
@@ -82,7 +110,61 @@ export const TOKEN_CREATE = declarePath({
     ttl: field.duration('TTL of the token'),
     display_name: field.string('Display name of the token'),
     meta: field.map('Metadata of the token: a map of strings'),
+    renewable: field.bool('Whether the token can be renewed', { default: true }),
+    explicit_max_ttl: field.duration('A hard cap on the life of the token, renewals included'),
+    period: field.duration('Make a periodic token: each renewal sets its TTL to this'),
+    num_uses: field.int('Uses before the token is revoked (0: unlimited; Keel serves only 0)'),
+    role_name: field.string('The token role to create the token against'),
+    type: field.string('The token type (Keel serves service tokens)'),
   },
+});
+
+const ROLE_FIELDS = {
+  allowed_policies: field.commaSlice('Policies a token of the role may have'),
+  disallowed_policies: field.commaSlice('Policies a token of the role may not have'),
+  orphan: field.bool('Tokens of the role are orphans'),
+  renewable: field.bool('Tokens of the role can be renewed'),
+  path_suffix: field.string('A suffix of the path tokens of the role are created at'),
+  explicit_max_ttl: field.duration('Deprecated name of token_explicit_max_ttl'),
+  token_explicit_max_ttl: field.duration('A hard cap on the life of tokens of the role'),
+  period: field.duration('Deprecated name of token_period'),
+  token_period: field.duration('Tokens of the role are periodic, with this period'),
+  token_bound_cidrs: field.commaSlice('CIDRs tokens of the role may be used from'),
+  token_type: field.string('The type of tokens of the role'),
+};
+export const TOKEN_ROLE = declarePath({
+  pattern: 'auth/token/roles/:role_name',
+  summary: 'Read, write or delete a token role',
+  operations: ['read', 'update', 'delete'],
+  fields: { role_name: field.string('Name of the role', { required: true }), ...ROLE_FIELDS },
+});
+export const TOKEN_CREATE_ROLE = declarePath({
+  ...TOKEN_CREATE,
+  pattern: 'auth/token/create/:role_name',
+  summary: 'Create a token against a token role',
+  fields: {
+    ...TOKEN_CREATE.fields,
+    role_name: field.string('The token role', { required: true }),
+  },
+});
+const RENEW = { increment: field.duration('The requested TTL of the token from now') };
+export const TOKEN_RENEW = declarePath({
+  pattern: 'auth/token/renew',
+  summary: 'Renew a token',
+  operations: ['update'],
+  fields: { token: field.string('The token'), ...RENEW },
+});
+export const TOKEN_RENEW_SELF = declarePath({
+  pattern: 'auth/token/renew-self',
+  summary: 'Renew the calling token',
+  operations: ['update'],
+  fields: RENEW,
+});
+export const TOKEN_RENEW_ACCESSOR = declarePath({
+  pattern: 'auth/token/renew-accessor',
+  summary: 'Renew a token by accessor',
+  operations: ['update'],
+  fields: { accessor: field.string("The token's accessor"), ...RENEW },
 });
 
 const TOKEN = { token: field.string('The token') };
@@ -121,6 +203,14 @@ export const SYS_PATHS: readonly PathSchema[] = [
   segmentsOnly('sys/policies/acl', 'List ACL policies', ['list']),
   segmentsOnly('sys/policy', 'List ACL policies (the older path)', ['read']),
   POLICY,
+  POLICY_LEGACY,
+  REMOUNT,
+  segmentsOnly('sys/auth', 'The enabled auth methods', ['read']),
+  AUTH_MOUNT,
+  segmentsOnly('sys/auth/*path/tune', "Read an auth method's settings (token/ only)", [
+    'read',
+    'update',
+  ]),
   LEASE_LOOKUP,
   segmentsOnly('sys/leases/lookup/*prefix', 'List leases under a prefix', ['list']),
   LEASE_RENEW,
@@ -128,6 +218,11 @@ export const SYS_PATHS: readonly PathSchema[] = [
   LEASE_REVOKE,
   LEASE_REVOKE_ID,
   segmentsOnly('sys/leases/revoke-prefix/*prefix', 'Revoke every lease under a prefix', ['update']),
+  segmentsOnly(
+    'sys/leases/revoke-force/*prefix',
+    'Revoke every lease under a prefix, even where the engine cannot clean up',
+    ['update'],
+  ),
   TOKEN_CREATE,
   declarePath({
     ...TOKEN_CREATE,
@@ -142,4 +237,11 @@ export const SYS_PATHS: readonly PathSchema[] = [
   TOKEN_REVOKE,
   TOKEN_REVOKE_ACCESSOR,
   TOKEN_REVOKE_ORPHAN,
+  TOKEN_CREATE_ROLE,
+  TOKEN_RENEW,
+  TOKEN_RENEW_SELF,
+  TOKEN_RENEW_ACCESSOR,
+  segmentsOnly('auth/token/roles', 'List token roles', ['list']),
+  TOKEN_ROLE,
+  segmentsOnly('auth/token/tidy', 'Tidy the token store', ['update']),
 ];

@@ -32,7 +32,9 @@ import {
   MOUNT,
   MOUNT_TUNE,
   POLICY,
+  REMOUNT,
 } from './paths.js';
+import { authMountRoutes } from './auth-mounts.js';
 
 export interface SysRouteDeps {
   core: Core;
@@ -157,7 +159,31 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, undefined);
   });
   r.delete('/sys/mounts/*path', (ctx) => {
-    commands.disableMount(normalizeMountPath(ctx.params.path ?? ''), deps.metadata(ctx));
+    const path = normalizeMountPath(ctx.params.path ?? '');
+    // Nothing mounted there (or it moved away): nothing to do, as the reference answers.
+    if (queries.mount(path) !== undefined) commands.disableMount(path, deps.metadata(ctx));
+    sendVault(ctx, undefined);
+  });
+  // Needs sudo (surface.ts). The mount's leases are revoked first, as the reference does; its
+  // accessor, and so everything the engine keeps for it, moves along.
+  r.post('/sys/remount', async (ctx) => {
+    const d = parseFields(REMOUNT, requestData(ctx));
+    const from = normalizeMountPath(d.get('from') ?? '');
+    const to = normalizeMountPath(d.get('to') ?? '');
+    if (from === '/' || to === '/')
+      throw new ValidationError('both "from" and "to" must be specified as mount paths');
+    const m = queries.mount(from);
+    if (m === undefined) throw new ValidationError(`no matching mount at "${from}"`);
+    const provider = deps.leaseProviders().get(m.path);
+    if (provider !== undefined) await provider.revokePrefix(m.path, deps.metadata(ctx));
+    const { path, type, accessor, description, config } = m;
+    commands.moveMount(
+      { path, type, accessor, description, config },
+      to,
+      queries.mounts().map((x) => x.path),
+      deps.metadata(ctx),
+    );
+    // Done before the answer: no migration to poll (the reference's answer before 1.10).
     sendVault(ctx, undefined);
   });
 
@@ -186,10 +212,24 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     sendVault(ctx, undefined);
   };
   r.post('/sys/policies/acl/:name', writePolicy);
-  r.delete('/sys/policies/acl/:name', (ctx) => {
+  const deletePolicy = (ctx: RouterContext) => {
     commands.deletePolicy(ctx.params.name!, deps.metadata(ctx));
     sendVault(ctx, undefined);
+  };
+  r.delete('/sys/policies/acl/:name', deletePolicy);
+  // The older path, still served by the reference: the document is read back as `rules`.
+  r.get('/sys/policy/:name', (ctx) => {
+    const name = ctx.params.name!;
+    const stored = queries.policy(name);
+    if (stored !== undefined) return sendVault(ctx, { name, rules: stored.policy });
+    if (name === 'default' || name === 'root')
+      return sendVault(ctx, { name, rules: describeBuiltin(name) });
+    throw new NotFoundError('');
   });
+  r.post('/sys/policy/:name', writePolicy);
+  r.delete('/sys/policy/:name', deletePolicy);
+
+  authMountRoutes(r, deps);
 
   tokenRoutes(r, deps);
 
@@ -261,17 +301,17 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   };
   r.post('/sys/leases/revoke', revoke);
   r.post('/sys/leases/revoke/*id', revoke);
-  const revokePrefix = async (ctx: RouterContext) => {
+  const revokePrefix = (force: boolean) => async (ctx: RouterContext) => {
     const prefix = ctx.params.prefix ?? '';
-    let total = 0;
     for (const [mountPath, p] of deps.leaseProviders()) {
       if (prefix.startsWith(mountPath) || mountPath.startsWith(prefix))
-        total += await p.revokePrefix(prefix, deps.metadata(ctx));
+        await p.revokePrefix(prefix, deps.metadata(ctx), force);
     }
-    void total;
     sendVault(ctx, undefined);
   };
-  r.post('/sys/leases/revoke-prefix/*prefix', revokePrefix);
+  // Both need sudo (surface.ts).
+  r.post('/sys/leases/revoke-prefix/*prefix', revokePrefix(false));
+  r.post('/sys/leases/revoke-force/*prefix', revokePrefix(true));
   return r;
 }
 

@@ -1,7 +1,8 @@
 import type Router from '@koa/router';
 import { multierror } from '../../http/errors.js';
+import type { RouterContext } from '@koa/router';
 import type { Context } from 'koa';
-import { KeelError, ValidationError } from '../../core/errors.js';
+import { ForbiddenError, KeelError, ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import { systemMetadata } from '../../core/events.js';
 import type { Timer } from '../../core/schedule.js';
@@ -15,8 +16,13 @@ import { TIMER_TOKEN_EXPIRY } from './events.js';
 import type { SysQueries, TokenRow } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
 import { parseFields } from '../fields.js';
+import { createTtl, renewTtl, rolePolicies, smallestSet, tokenRoleRoutes } from './token-roles.js';
 import {
   TOKEN_CREATE,
+  TOKEN_CREATE_ROLE,
+  TOKEN_RENEW,
+  TOKEN_RENEW_ACCESSOR,
+  TOKEN_RENEW_SELF,
   TOKEN_LOOKUP,
   TOKEN_LOOKUP_ACCESSOR,
   TOKEN_REVOKE,
@@ -92,15 +98,14 @@ export function parseMeta(v: unknown): Record<string, string> {
   return meta;
 }
 
-/** `auth/token/*`: create (child or orphan), look up and revoke. */
+/** `auth/token/*`: create (child or orphan, against a role), look up, renew and revoke. */
 export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
   const { core, commands, queries, hierarchy } = deps;
+  const secondsLeft = (expiresAt: string) =>
+    Math.floor((Date.parse(expiresAt) - core.clock.now().getTime()) / 1000);
 
   const tokenView = (t: TokenRow, id?: string) => {
-    const ttl =
-      t.expiresAt === null
-        ? 0
-        : Math.max(0, Math.floor((Date.parse(t.expiresAt) - core.clock.now().getTime()) / 1000));
+    const ttl = t.expiresAt === null ? 0 : Math.max(0, secondsLeft(t.expiresAt));
     return {
       accessor: t.accessor,
       creation_time: Math.floor(Date.parse(t.createdAt) / 1000),
@@ -108,24 +113,48 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
       display_name: t.displayName,
       entity_id: '',
       expire_time: t.expiresAt,
-      explicit_max_ttl: 0,
+      explicit_max_ttl: t.explicitMaxTtl,
       ...(id === undefined ? {} : { id }),
       issue_time: t.createdAt,
+      ...(t.lastRenewal === null
+        ? {}
+        : {
+            last_renewal: t.lastRenewal,
+            last_renewal_time: Math.floor(Date.parse(t.lastRenewal) / 1000),
+          }),
       meta: Object.keys(t.meta).length === 0 ? null : t.meta,
       num_uses: 0,
       orphan: t.parentAccessor === null,
-      path: 'auth/token/create',
+      path: t.role === null ? 'auth/token/create' : `auth/token/create/${t.role}`,
+      ...(t.period > 0 ? { period: t.period } : {}),
       policies: t.policies,
-      renewable: false,
+      renewable: t.renewable,
+      ...(t.role === null ? {} : { role: t.role }),
       ttl,
       type: 'service',
     };
   };
 
+  /** The `auth` block of a create or renew answer. */
+  const authBlock = (t: TokenRow, token: string, leaseDuration: number) => ({
+    client_token: token,
+    accessor: t.accessor,
+    policies: t.policies,
+    token_policies: t.policies,
+    metadata: Object.keys(t.meta).length === 0 ? null : t.meta,
+    lease_duration: leaseDuration,
+    renewable: t.renewable,
+    entity_id: '',
+    token_type: 'service',
+    orphan: t.parentAccessor === null,
+    mfa_requirement: null,
+    num_uses: 0,
+  });
+
   /** The TTL a child gets: what it asked for, never past its parent's expiry. */
   const childTtl = (parent: SecretsToken, requested: number, warnings: string[]): number => {
     if (parent.expiresAt === null) return requested;
-    const left = Math.floor((Date.parse(parent.expiresAt) - core.clock.now().getTime()) / 1000);
+    const left = secondsLeft(parent.expiresAt);
     if (left < 1) throw new ValidationError('the parent token expires in less than a second');
     if (requested > 0 && requested <= left) return requested;
     if (requested > 0)
@@ -135,27 +164,49 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     return left;
   };
 
-  const create = (orphanPath: boolean) => (ctx: Context) => {
+  const create = (orphanPath: boolean) => (ctx: RouterContext) => {
     const parent = ctx.state.token!;
-    const fields = parseFields(TOKEN_CREATE, requestData(ctx));
-    const requested = fields.get('policies') ?? [...parent.policies];
-    requested.forEach(checkPolicyName);
+    const inPath = ctx.params.role_name;
+    const fields =
+      inPath === undefined
+        ? parseFields(TOKEN_CREATE, requestData(ctx))
+        : parseFields(TOKEN_CREATE_ROLE, requestData(ctx), { role_name: inPath });
+    const roleName = fields.get('role_name') || undefined;
+    const role = roleName === undefined ? undefined : queries.tokenRole(roleName);
+    if (roleName !== undefined && role === undefined)
+      throw new ValidationError(`unknown role ${roleName}`);
+    if ((fields.get('num_uses') ?? 0) !== 0)
+      throw new ValidationError(
+        'num_uses is not supported by Keel: its tokens have unlimited uses (leave num_uses at 0)',
+      );
+    const type = fields.get('type') ?? '';
+    if (!['', 'service', 'default-service', 'default'].includes(type))
+      throw new ValidationError(`token type ${JSON.stringify(type)} is not supported by Keel`);
     const parentIsRoot = parent.policies.includes('root');
-    if (!parentIsRoot) {
+    const policiesAsked = fields.get('policies');
+    const requested = role
+      ? rolePolicies(role, policiesAsked, parent.policies)
+      : (policiesAsked ?? [...parent.policies]);
+    requested.forEach(checkPolicyName);
+    if (!parentIsRoot && role === undefined) {
       const extra = requested.filter((p) => p !== 'default' && !parent.policies.includes(p));
       if (extra.length > 0) throw new ValidationError('child policies must be subset of parent');
     }
-    // create-orphan needs sudo on its own path (checked with the ACL); no_parent needs it here.
-    const orphan = orphanPath || fields.get('no_parent');
-    if (orphan && !orphanPath && !parentIsRoot && ctx.state.sudo !== true)
+    // create-orphan needs sudo on its own path (checked with the ACL); no_parent needs it here; a
+    // role's orphan setting needs neither.
+    const orphan = orphanPath || (role?.orphan ?? false) || fields.get('no_parent');
+    if (orphan && !orphanPath && !role?.orphan && !parentIsRoot && ctx.state.sudo !== true)
       throw new ValidationError('root or sudo privileges required to create orphan token');
     const policies =
       requested.includes('root') || fields.get('no_default_policy')
         ? requested
         : ['default', ...requested];
     const warnings: string[] = [];
-    const asked = fields.get('ttl') ?? 0;
-    const ttlSeconds = orphan ? asked : childTtl(parent, asked, warnings);
+    const explicitMaxTtl = smallestSet(fields.get('explicit_max_ttl'), role?.explicit_max_ttl);
+    const period = role && role.period > 0 ? role.period : (fields.get('period') ?? 0);
+    const isRoot = policies.includes('root');
+    const ttl = createTtl(fields.get('ttl') ?? 0, { explicitMaxTtl, period, isRoot }, warnings);
+    const ttlSeconds = orphan || ttl === 0 ? ttl : childTtl(parent, ttl, warnings);
     const displayName = fields.get('display_name');
     const meta = parseMeta(fields.get('meta'));
     const created = commands.createToken(
@@ -166,25 +217,17 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
         ttlSeconds,
         parentAccessor: orphan ? null : parent.accessor,
         meta,
+        renewable: fields.get('renewable') !== false && (role?.renewable ?? true),
+        explicitMaxTtl,
+        period,
+        ...(roleName === undefined ? {} : { role: roleName }),
       },
       deps.metadata(ctx),
     );
+    const row = queries.tokenByAccessor(created.data.accessor)!;
     sendVault(ctx, null, {
       warnings: [...warnings, ...fields.warnings],
-      auth: {
-        client_token: created.token,
-        accessor: created.data.accessor,
-        policies: created.data.policies,
-        token_policies: created.data.policies,
-        metadata: Object.keys(meta).length === 0 ? null : meta,
-        lease_duration: ttlSeconds,
-        renewable: ttlSeconds > 0,
-        entity_id: '',
-        token_type: 'service',
-        orphan: created.data.parentAccessor === null,
-        mfa_requirement: null,
-        num_uses: 0,
-      },
+      auth: authBlock(row, created.token, ttlSeconds),
     });
   };
   // LIST auth/token/accessors (sudo): every live token's accessor, never the tokens themselves.
@@ -195,6 +238,8 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
   });
   r.post('/auth/token/create', create(false));
   r.post('/auth/token/create-orphan', create(true));
+  r.post('/auth/token/create/:role_name', create(false));
+  tokenRoleRoutes(r, deps);
 
   const self = (ctx: Context): TokenRow => {
     const row = queries.tokenByAccessor(ctx.state.token!.accessor);
@@ -214,7 +259,8 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
   r.post('/auth/token/lookup', (ctx) => {
     const token = tokenOf(ctx, TOKEN_LOOKUP, 'missing token to look up');
     const row = byToken(token);
-    if (row === undefined) throw new ValidationError('bad token');
+    // The reference answers 403 for a token it does not know.
+    if (row === undefined) throw new ForbiddenError('bad token');
     sendVault(ctx, tokenView(row, token));
   });
   const byAccessor = (ctx: Context, path: typeof TOKEN_LOOKUP_ACCESSOR): TokenRow => {
@@ -223,9 +269,55 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     if (row === undefined) throw new ValidationError('invalid accessor');
     return row;
   };
+  // The token itself is never shown for an accessor: `id` is empty, as in the reference.
   r.post('/auth/token/lookup-accessor', (ctx) =>
-    sendVault(ctx, tokenView(byAccessor(ctx, TOKEN_LOOKUP_ACCESSOR))),
+    sendVault(ctx, tokenView(byAccessor(ctx, TOKEN_LOOKUP_ACCESSOR), '')),
   );
+
+  /**
+   * Renewal as the reference computes it: a periodic token gets its period again; any other the
+   * increment asked for, else its creation TTL, capped by its explicit max TTL and the system
+   * maximum counted from its creation. A token without expiry has nothing to renew.
+   */
+  const renew = (ctx: Context, row: TokenRow, token: string, increment: number | undefined) => {
+    if (row.expiresAt === null) return sendVault(ctx, null, { auth: authBlock(row, token, 0) });
+    if (!row.renewable) throw new ValidationError('lease is not renewable');
+    const warnings: string[] = [];
+    const ttl = renewTtl(row, increment ?? 0, core.clock.now(), warnings);
+    commands.renewToken(row.accessor, ttl, deps.metadata(ctx));
+    const renewed = queries.tokenByAccessor(row.accessor) ?? row;
+    sendVault(ctx, null, { warnings, auth: authBlock(renewed, token, ttl) });
+  };
+  r.post('/auth/token/renew', (ctx) => {
+    const d = parseFields(TOKEN_RENEW, requestData(ctx));
+    const token = d.get('token');
+    if (token === undefined || token === '') throw new ValidationError('missing token');
+    const row = byToken(token);
+    if (row === undefined) throw new ValidationError('invalid token');
+    renew(ctx, row, token, d.get('increment'));
+  });
+  r.post('/auth/token/renew-self', (ctx) => {
+    const d = parseFields(TOKEN_RENEW_SELF, requestData(ctx));
+    renew(ctx, self(ctx), presentedToken(ctx) ?? '', d.get('increment'));
+  });
+  r.post('/auth/token/renew-accessor', (ctx) => {
+    const d = parseFields(TOKEN_RENEW_ACCESSOR, requestData(ctx));
+    const accessor = d.get('accessor');
+    const row = accessor ? queries.tokenByAccessor(accessor) : undefined;
+    if (row === undefined) throw new ValidationError('invalid accessor');
+    // Renewed by accessor, the answer does not carry the token, as in the reference.
+    renew(ctx, row, '', d.get('increment'));
+  });
+  // Nothing outlives its revocation in Keel (a revoked token's row and its leases go at once,
+  // children first), so there is nothing to tidy; the answer is the reference's.
+  r.post('/auth/token/tidy', (ctx) => {
+    sendVault(ctx, null, {
+      warnings: [
+        'Tidy operation successfully started. Keel keeps no revoked tokens or their leases, so there is nothing to clean.',
+      ],
+    });
+    ctx.status = 202;
+  });
   r.post('/auth/token/revoke-self', (ctx) => {
     hierarchy.revoke(ctx.state.token!.accessor, deps.metadata(ctx), 'revoked');
     sendVault(ctx, undefined);

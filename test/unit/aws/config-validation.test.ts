@@ -3,6 +3,7 @@ import { ValidationError } from '../../../src/core/errors.js';
 import {
   applyRootWrite,
   checkName,
+  endpointUrl,
   checkRotationPeriod,
   parseCredsRequest,
   parseLeaseWrite,
@@ -35,6 +36,14 @@ describe('config/root writes', () => {
       usernameTemplate: T,
       rotationPeriod: 0,
     });
+  });
+  it('stores an endpoint without a scheme as written (the SDK reaches it over HTTPS)', () => {
+    expect(ok({ iam_endpoint: 'localhost', sts_endpoint: 'sts.example:8443' })).toMatchObject({
+      iamEndpoint: 'localhost',
+      stsEndpoint: 'sts.example:8443',
+    });
+    expect(endpointUrl('localhost')).toBe('https://localhost');
+    expect(endpointUrl('http://127.0.0.1:9000')).toBe('http://127.0.0.1:9000');
   });
   it("stores hvac's max_retries null as 0", () =>
     expect(ok({ max_retries: null }).maxRetries).toBe(0));

@@ -1,0 +1,368 @@
+"""Drives Keel's system backend, token store and credentials engine through hvac's public client
+(Debian python3-hvac 0.11), case by case as hvac's own integration suites exercise a Vault server:
+token, policy, lease, mount and the aws secrets engine. Cases that need something Keel does not
+serve are adapted (the engine a case mounts, the engine its leases come from) and say so.
+
+Usage: hvac_suites.py <keel url> <root token> <CA file>
+Prints one JSON object: {suite: {case: "ok" | "<what failed>"}}.
+"""
+import json
+import sys
+import traceback
+
+import hvac
+from hvac import exceptions
+from hvac.exceptions import ParamValidationError
+
+url, root_token, ca = sys.argv[1:4]
+results = {}
+ALLOW_ALL = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+DESCRIBE = {"Statement": [{"Action": "ec2:Describe*", "Effect": "Allow", "Resource": "*"}], "Version": "2012-10-17"}
+
+
+def client():
+    return hvac.Client(url=url, token=root_token, verify=ca)
+
+
+def case(suite, name):
+    """Runs the decorated function at once and records "ok" or what failed."""
+
+    def run(fn):
+        try:
+            fn(client())
+            outcome = "ok"
+        except AssertionError as e:
+            frame = traceback.extract_tb(e.__traceback__)[-1]
+            outcome = "assertion at line %d: %s" % (frame.lineno, frame.line)
+        except Exception as e:  # any client error is the case's failure, reported as text
+            outcome = "%s: %s" % (type(e).__name__, e)
+        results.setdefault(suite, {})[name] = outcome
+        return fn
+
+    return run
+
+
+def raises(kinds, call):
+    try:
+        call()
+    except kinds:
+        return
+    raise AssertionError("expected %r" % (kinds,))
+
+
+def test_policy(c, name):
+    """The policy hvac's suites write: the older `policy = "..."` stanzas, and its parsed form."""
+    text = """
+    path "sys" {
+        policy = "deny"
+    }
+        path "secret" {
+    policy = "write"
+    }
+    """
+    c.sys.create_or_update_policy(name, text)
+    return text, {"path": {"sys": {"policy": "deny"}, "secret": {"policy": "write"}}}
+
+
+# ---- token (hvac tests/integration_tests/api/auth_methods/test_token.py)
+
+
+@case("token", "auth_token_manipulation")
+def _(c):
+    created = c.auth.token.create(ttl="1h", renewable=True)
+    token = created["auth"]["client_token"]
+    assert c.auth.token.lookup(token)["data"]["id"] == token
+    assert c.auth.token.renew(token)["auth"]["client_token"] == token
+    c.auth.token.revoke(token)
+    raises((exceptions.Forbidden, exceptions.InvalidPath, exceptions.InvalidRequest), lambda: c.auth.token.lookup(token))
+
+
+@case("token", "self_auth_token_manipulation")
+def _(c):
+    created = c.auth.token.create(ttl="1h", renewable=True)
+    token = created["auth"]["client_token"]
+    c.token = token
+    assert c.auth.token.lookup_self()["data"]["id"] == token
+    assert c.auth.token.renew_self()["auth"]["client_token"] == token
+    c.auth.token.revoke_self()
+    c.token = root_token
+    raises((exceptions.Forbidden, exceptions.InvalidPath, exceptions.InvalidRequest), lambda: c.auth.token.lookup(token))
+
+
+@case("token", "token_accessor")
+def _(c):
+    created = c.auth.token.create(ttl="1h")
+    accessor = created["auth"].get("accessor")
+    assert accessor
+    looked = c.auth.token.lookup_accessor(accessor)
+    assert looked["data"]["accessor"] == accessor
+    assert not looked["data"]["id"]
+    c.auth.token.revoke_accessor(accessor)
+    raises(exceptions.InvalidRequest, lambda: c.auth.token.lookup_accessor(accessor))
+    raises(exceptions.Forbidden, lambda: c.auth.token.lookup(created["auth"]["client_token"]))
+
+
+@case("token", "create_token_explicit_max_ttl")
+def _(c):
+    created = c.auth.token.create(ttl="30m", explicit_max_ttl="5m")
+    assert created["auth"]["lease_duration"] == 300
+    token = created["auth"]["client_token"]
+    assert c.auth.token.lookup(token)["data"]["id"] == token
+
+
+@case("token", "create_token_max_ttl")
+def _(c):
+    created = c.auth.token.create(ttl="5m")
+    assert created["auth"]["lease_duration"] == 300
+    token = created["auth"]["client_token"]
+    assert c.auth.token.lookup(token)["data"]["id"] == token
+
+
+@case("token", "create_token_periodic")
+def _(c):
+    created = c.auth.token.create(period="30m")
+    assert created["auth"]["lease_duration"] == 1800
+    token = created["auth"]["client_token"]
+    looked = c.auth.token.lookup(token)
+    assert looked["data"]["id"] == token
+    assert looked["data"]["period"] == 1800
+
+
+@case("token", "token_roles")
+def _(c):
+    raises(exceptions.InvalidPath, lambda: c.auth.token.list_roles())
+    assert c.auth.token.create_or_update_role("testrole").status_code == 204
+    assert c.auth.token.list_roles()["data"]["keys"] == ["testrole"]
+    c.auth.token.delete_role("testrole")
+    raises(exceptions.InvalidPath, lambda: c.auth.token.list_roles())
+
+
+@case("token", "create_token_w_role")
+def _(c):
+    test_policy(c, "testpolicy")
+    assert c.auth.token.create_or_update_role("testrole", allowed_policies="testpolicy").status_code == 204
+    created = c.auth.token.create(ttl="1h", role_name="testrole")
+    assert created["auth"]["client_token"]
+    assert created["auth"]["policies"] == ["default", "testpolicy"]
+    c.auth.token.delete_role("testrole")
+    c.sys.delete_policy("testpolicy")
+
+
+# ---- policy (hvac tests/integration_tests/api/system_backend/test_policy.py)
+
+POLICY_NAME = "test-policy-policy"
+
+
+def create_and_read(c, **kwargs):
+    policy = {"path": {"test-path": {"capabilities": ["read"]}}}
+    assert bool(c.sys.create_or_update_policy(name=POLICY_NAME, policy=policy, **kwargs))
+    assert json.loads(c.sys.read_policy(name=POLICY_NAME)["data"]["rules"]) == policy
+    c.sys.delete_policy(name=POLICY_NAME)
+
+
+@case("policy", "create_or_update_policy_success")
+def _(c):
+    create_and_read(c)
+
+
+@case("policy", "create_or_update_policy_pretty_print_false")
+def _(c):
+    create_and_read(c, pretty_print=False)
+
+
+@case("policy", "policy_manipulation")
+def _(c):
+    assert "root" in c.sys.list_policies()["data"]["policies"]
+    assert c.get_policy("test") is None
+    text, parsed = test_policy(c, "test")
+    assert "test" in c.sys.list_policies()["data"]["policies"]
+    assert c.sys.read_policy("test")["data"]["rules"] == text
+    assert c.get_policy("test", parse=True) == parsed
+    c.sys.delete_policy(name="test")
+    assert "test" not in c.sys.list_policies()["data"]["policies"]
+
+
+@case("policy", "json_policy_manipulation")
+def _(c):
+    assert "root" in c.sys.list_policies()["data"]["policies"]
+    c.sys.create_or_update_policy(name="test", policy='path "sys" {\n policy = "deny"\n}\npath "secret" {\n policy = "write"\n}\n')
+    assert "test" in c.sys.list_policies()["data"]["policies"]
+    c.sys.delete_policy("test")
+    assert "test" not in c.sys.list_policies()["data"]["policies"]
+
+
+# ---- lease (hvac tests/integration_tests/api/system_backend/test_lease.py)
+# hvac issues a certificate from a pki role with generate_lease; Keel's certificate authority
+# issues no leases, so the leases here come from the credentials engine at aws/.
+
+
+def with_lease(fn):
+    def run(c):
+        c.secrets.aws.create_or_update_role(name="lease-role", credential_type="iam_user", policy_document=ALLOW_ALL)
+        try:
+            fn(c, c.secrets.aws.generate_credentials(name="lease-role"))
+        finally:
+            c.sys.revoke_prefix(prefix="aws/creds/lease-role")
+            c.secrets.aws.delete_role(name="lease-role")
+
+    return run
+
+
+@case("lease", "read_lease")
+@with_lease
+def _(c, issued):
+    assert c.sys.read_lease(lease_id=issued["lease_id"])["data"]["id"] == issued["lease_id"]
+
+
+@case("lease", "list_leases")
+@with_lease
+def _(c, issued):
+    assert "creds/" in c.sys.list_leases(prefix="aws")["data"]["keys"]
+
+
+@case("lease", "revoke_lease")
+@with_lease
+def _(c, issued):
+    assert bool(c.sys.revoke_lease(lease_id=issued["lease_id"]))
+    raises(exceptions.InvalidPath, lambda: c.sys.list_leases(prefix="aws"))
+
+
+@case("lease", "revoke_prefix")
+@with_lease
+def _(c, issued):
+    assert bool(c.sys.revoke_prefix(prefix=issued["lease_id"]))
+
+
+@case("lease", "revoke_force")
+@with_lease
+def _(c, issued):
+    assert bool(c.sys.revoke_force(issued["lease_id"]))
+
+
+# ---- mount (hvac tests/integration_tests/api/system_backend/test_mount.py)
+# hvac mounts kv version 1 and generic engines, which Keel does not serve; the cases mount the
+# credentials engine (type aws) in their place.
+
+
+def with_mount(fn):
+    def run(c):
+        c.sys.enable_secrets_engine(backend_type="aws", path="kvv1_mount")
+        try:
+            fn(c)
+        finally:
+            c.sys.disable_secrets_engine(path="kvv1_mount")
+
+    return run
+
+
+@case("mount", "secret_backend_manipulation")
+@with_mount
+def _(c):
+    assert "test/" not in c.sys.list_mounted_secrets_engines()["data"]
+    c.sys.enable_secrets_engine(backend_type="aws", path="test")
+    assert "test/" in c.sys.list_mounted_secrets_engines()["data"]
+    tuning = c.sys.read_mount_configuration(path="test")
+    assert tuning["data"]["max_lease_ttl"] == 2764800
+    assert tuning["data"]["default_lease_ttl"] == 2764800
+    c.sys.tune_mount_configuration(path="test", default_lease_ttl="3600s", max_lease_ttl="8600s")
+    tuning = c.sys.read_mount_configuration(path="test")
+    assert tuning["data"]["max_lease_ttl"] == 8600
+    assert tuning["data"]["default_lease_ttl"] == 3600
+    c.sys.move_backend(from_path="test", to_path="foobar")
+    mounts = c.sys.list_mounted_secrets_engines()["data"]
+    assert "test/" not in mounts
+    assert "foobar/" in mounts
+    c.sys.disable_secrets_engine(path="foobar")
+    assert "foobar/" not in c.sys.list_mounted_secrets_engines()["data"]
+
+
+@case("mount", "get_secret_backend_tuning")
+@with_mount
+def _(c):
+    assert "default_lease_ttl" in c.sys.read_mount_configuration(path="kvv1_mount")["data"]
+
+
+# ---- aws (hvac tests/integration_tests/api/secrets_engines/test_aws.py)
+
+AWS_MOUNT = "aws-test"
+ROLE = "hvac-test-role"
+
+
+def with_aws_mount(fn):
+    def run(c):
+        if "%s/" % AWS_MOUNT not in c.sys.list_auth_methods():
+            c.sys.enable_secrets_engine(backend_type="aws", path=AWS_MOUNT)
+        try:
+            fn(c, c.secrets.aws)
+        finally:
+            c.sys.disable_secrets_engine(path=AWS_MOUNT)
+
+    return run
+
+
+@case("aws", "configure_root_iam_credentials")
+@with_aws_mount
+def _(c, aws):
+    assert bool(aws.configure_root_iam_credentials(access_key="butts", secret_key="secret-butts", iam_endpoint="localhost", sts_endpoint="localhost", mount_point=AWS_MOUNT))
+
+
+@case("aws", "configure_lease")
+@with_aws_mount
+def _(c, aws):
+    assert bool(aws.configure_lease(lease="60s", lease_max="120s", mount_point=AWS_MOUNT))
+
+
+@case("aws", "read_lease")
+@with_aws_mount
+def _(c, aws):
+    aws.configure_lease(lease="60s", lease_max="120s", mount_point=AWS_MOUNT)
+    data = aws.read_lease_config(mount_point=AWS_MOUNT)["data"]
+    assert data["lease"] == "1m0s"
+    assert data["lease_max"] == "2m0s"
+
+
+def create_role(**kwargs):
+    @with_aws_mount
+    def run(c, aws):
+        assert bool(aws.create_or_update_role(name=ROLE, mount_point=AWS_MOUNT, **kwargs))
+
+    return run
+
+
+case("aws", "create_or_update_role_success")(create_role(credential_type="iam_user", policy_document=DESCRIBE))
+case("aws", "create_or_update_role_with_policy_arns")(
+    create_role(credential_type="iam_user", policy_arns=["arn:aws:iam::aws:policy/AmazonVPCReadOnlyAccess"])
+)
+case("aws", "create_or_update_role_assumed_role_with_policy_document")(
+    create_role(credential_type="assumed_role", policy_document=DESCRIBE)
+)
+
+
+@case("aws", "create_or_update_role_invalid_credential_type")
+@with_aws_mount
+def _(c, aws):
+    raises(ParamValidationError, lambda: aws.create_or_update_role(name=ROLE, credential_type="cat", mount_point=AWS_MOUNT))
+
+
+@case("aws", "read_role")
+@with_aws_mount
+def _(c, aws):
+    aws.create_or_update_role(name=ROLE, credential_type="iam_user", policy_document=DESCRIBE, mount_point=AWS_MOUNT)
+    assert aws.read_role(name=ROLE, mount_point=AWS_MOUNT)["data"]["credential_type"] == "iam_user"
+
+
+@case("aws", "list_roles")
+@with_aws_mount
+def _(c, aws):
+    aws.create_or_update_role(name=ROLE, credential_type="iam_user", policy_document=DESCRIBE, mount_point=AWS_MOUNT)
+    assert aws.list_roles(mount_point=AWS_MOUNT)["data"]["keys"] == [ROLE]
+
+
+@case("aws", "delete_role")
+@with_aws_mount
+def _(c, aws):
+    aws.create_or_update_role(name=ROLE, credential_type="iam_user", policy_document=DESCRIBE, mount_point=AWS_MOUNT)
+    assert bool(aws.delete_role(name=ROLE, mount_point=AWS_MOUNT))
+
+
+print(json.dumps(results))
