@@ -365,4 +365,34 @@ def _(c, aws):
     assert bool(aws.delete_role(name=ROLE, mount_point=AWS_MOUNT))
 
 
+# ---- Keel's own cases through the same client: renewal past the first TTL, up to the cap
+
+
+@case("keel", "token_renewed_past_its_ttl_and_capped_by_explicit_max_ttl")
+def _(c):
+    created = c.auth.token.create(ttl="1h", explicit_max_ttl="2h", policies=["default"])
+    token = created["auth"]["client_token"]
+    assert created["auth"]["renewable"] is True
+    assert c.auth.token.lookup(token)["data"]["renewable"] is True
+    longer = c.auth.token.renew(token, increment="90m")
+    assert longer["auth"]["lease_duration"] == 5400
+    capped = c.auth.token.renew(token, increment="3h")
+    assert 7000 < capped["auth"]["lease_duration"] <= 7200
+    assert "capped" in capped["warnings"][0]
+    looked = c.auth.token.lookup(token)["data"]
+    assert looked["explicit_max_ttl"] == 7200
+    assert looked["ttl"] <= 7200
+
+
+@case("keel", "token_without_ttl_gets_the_default_768h")
+def _(c):
+    created = c.auth.token.create(policies=["default"])
+    assert created["auth"]["lease_duration"] == 2764800
+
+
+@case("keel", "sys_auth_lists_the_token_method")
+def _(c):
+    assert "token/" in c.sys.list_auth_methods()["data"]
+
+
 print(json.dumps(results))

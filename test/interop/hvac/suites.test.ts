@@ -42,8 +42,8 @@ afterAll(async () => {
 });
 
 describe("hvac's own integration cases against the real daemon over --tls auto", () => {
-  for (const suite of ['token', 'policy', 'lease', 'mount', 'aws']) {
-    it(`test_${suite}: every case passes, or fails as a listed deviation`, () => {
+  for (const suite of ['token', 'policy', 'lease', 'mount', 'aws', 'keel']) {
+    it(`${suite}: every case passes, or fails as a listed deviation`, () => {
       const cases = results[suite] ?? {};
       expect(Object.keys(cases).length).toBeGreaterThan(0);
       for (const [name, outcome] of Object.entries(cases)) {
