@@ -72,9 +72,12 @@ export function httpHandler(
     ),
   );
   koa.use(prefixed('/ui', ui.page));
-  // Browsers ask for /favicon.ico at the root; the page's icon answers it.
+  // Browsers ask for /favicon.ico at the root; the page's icon answers it. The root itself is
+  // the page: a person typing the daemon's address lands on it.
   koa.use(async (ctx, next) => {
     if (ctx.path === '/favicon.ico') ctx.redirect('/ui/favicon.svg');
+    else if (ctx.path === '/' && (ctx.method === 'GET' || ctx.method === 'HEAD'))
+      ctx.redirect('/ui/');
     else await next();
   });
   koa.use(async (ctx) => {

@@ -292,6 +292,17 @@ describe('/ui', () => {
     expect((await http(`${s.url}/ui/`)).headers.get('content-type')).toContain('text/html');
   });
 
+  it('sends a browser opening the daemon address to the page', async () => {
+    for (const method of ['GET', 'HEAD']) {
+      const res = await http(`${s.url}/`, { method });
+      expect(res.status).toBe(302);
+      expect(res.headers.get('location')).toBe('/ui/');
+    }
+    // Only the root: any other unknown address stays the API's 404.
+    expect((await http(`${s.url}/nowhere`)).status).toBe(404);
+    expect((await http(`${s.url}/`, { method: 'POST' })).status).toBe(404);
+  });
+
   it('answers 404 for unknown files and 405 for writes', async () => {
     expect((await http(`${s.url}/ui/%2e%2e/app.ts`)).status).toBe(404);
     expect((await http(`${s.url}/ui/nope.js`)).status).toBe(404);
