@@ -7,6 +7,7 @@ import { acmeChallengeMachine } from '../../../machines/acme-challenge.machine.j
 import { acmeOrderMachine } from '../../../machines/acme-order.machine.js';
 import { acmeCsr, startAcmeHttpApp } from '../../support/acme-app.js';
 import { accountKey, AcmeTestClient, jws } from '../../support/acme-client.js';
+import { MAX_ATTEMPTS, retryDelayMs } from '../../../src/secrets/pki/acme/retry.js';
 
 /**
  * Model-based tests of the ACME machines: for every transition each machine defines, the
@@ -70,9 +71,10 @@ class Subject {
   async failAll() {
     web.tokens.delete(this.token);
     await this.ok(this.challenge, {});
-    for (let i = 0; i < 6; i++) {
+    // One attempt per round: the longest wait between two is the last retry's.
+    for (let i = 0; i < MAX_ATTEMPTS; i++) {
       await t.settle();
-      t.clock.advance(20_000);
+      t.clock.advance(retryDelayMs(MAX_ATTEMPTS - 1));
     }
   }
 
