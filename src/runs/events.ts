@@ -56,6 +56,24 @@ export type OrganizationEvent =
   | TeamAccessRevoked
   | OrganizationUpdated;
 
+// ---- projects --------------------------------------------------------------------------------
+
+/**
+ * A project of an organization. Every organization also has its default project, which no event
+ * creates: it exists from `OrganizationCreated` on, under `defaultProjectId(organization)`.
+ */
+export type ProjectCreated = {
+  type: 'ProjectCreated';
+  data: { id: string; organization: string; name: string; description: string | null };
+};
+export type ProjectUpdated = {
+  type: 'ProjectUpdated';
+  data: { id: string; name?: string; description?: string | null };
+};
+export type ProjectDeleted = { type: 'ProjectDeleted'; data: { id: string } };
+
+export type ProjectEvent = ProjectCreated | ProjectUpdated | ProjectDeleted;
+
 // ---- workspaces ------------------------------------------------------------------------------
 
 export type WorkspaceCreated = {
@@ -74,6 +92,8 @@ export type WorkspaceCreated = {
     executionMode?: ExecutionMode;
     tags?: string[];
     tagBindings?: TagBinding[];
+    /** The project it belongs to; absent in older events: the organization's default project. */
+    projectId?: string;
   };
 };
 export type ExecutionMode = 'remote' | 'local';
@@ -95,6 +115,8 @@ export type WorkspaceUpdated = {
     tagsRemoved?: string[];
     /** Bindings added or given a new value, by key. */
     tagBindings?: TagBinding[];
+    /** The project it moved to. */
+    projectId?: string;
   };
 };
 export type WorkspaceDeleted = { type: 'WorkspaceDeleted'; data: { id: string } };
@@ -269,4 +291,9 @@ export type StateVersionUploadRequested = {
 export type StateVersionEvent = StateVersionCreated | StateVersionUploadRequested;
 
 export type RunsContextEvent =
-  StateVersionEvent | OrganizationEvent | WorkspaceEvent | ConfigurationVersionEvent | RunEvent;
+  | StateVersionEvent
+  | OrganizationEvent
+  | ProjectEvent
+  | WorkspaceEvent
+  | ConfigurationVersionEvent
+  | RunEvent;

@@ -12,6 +12,8 @@ import type { Resource } from './jsonapi.js';
 import { RunsModel } from './model.js';
 import { organizationProjection } from './organizations/projection.js';
 import { organizationRoutes } from './organizations/routes.js';
+import { projectProjection } from './projects/projection.js';
+import { projectRoutes } from './projects/routes.js';
 import { executorCommands, runDecider } from './run/commands.js';
 import { commentRoutes } from './run/comments.js';
 import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
@@ -96,6 +98,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
 
   const routes = new Router();
   organizationRoutes(routes, model);
+  projectRoutes(routes, model);
   workspaceRoutes(routes, model);
   workspaceTagRoutes(routes, model);
   configurationVersionRoutes(routes, model);
@@ -145,6 +148,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         runHistoryProjection,
         stateVersionProjection,
         organizationProjection,
+        projectProjection,
         workspaceProjection,
       ],
       reactors: [

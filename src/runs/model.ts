@@ -6,6 +6,7 @@ import type { RunsPrincipal } from '../http/types.js';
 import { identityQueries, type IdentityQueries } from './identity/projection.js';
 import { ConfigurationVersionQueries } from './configuration-versions/projection.js';
 import { OrganizationQueries } from './organizations/projection.js';
+import { ProjectQueries } from './projects/projection.js';
 import { RunHistoryQueries } from './run/history.js';
 import { RunQueries } from './run/queries.js';
 import { StateVersionQueries } from './state-versions/projection.js';
@@ -28,6 +29,7 @@ export class RunsModel {
   /** Each run's events and comments, as their lists show them. */
   readonly history: RunHistoryQueries;
   readonly states: StateVersionQueries;
+  readonly projects: ProjectQueries;
 
   constructor(readonly core: Core) {
     this.runs = new RunQueries(core.db, core.sealer);
@@ -37,6 +39,7 @@ export class RunsModel {
     this.identity = identityQueries(core.db);
     this.history = new RunHistoryQueries(core.db);
     this.states = new StateVersionQueries(core.db);
+    this.projects = new ProjectQueries(core.db);
   }
 
   /** The caller of an `/api/v2` route (the kernel has authenticated it). */

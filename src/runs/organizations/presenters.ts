@@ -1,5 +1,6 @@
 import { API, linkOnly, toOne, type Resource } from '../jsonapi.js';
 import type { UserRow } from '../identity/projection.js';
+import { defaultProjectId } from '../projects/default.js';
 import type { OrganizationRow, TeamAccessRow, TeamRow } from './projection.js';
 
 /** The user resource (as `created_by` includes it). */
@@ -35,7 +36,10 @@ export function presentOrganization(o: OrganizationRow, owner: boolean): Resourc
         'can-create-team': owner,
       },
     },
-    relationships: { 'owners-team': toOne('teams', o.ownersTeamId) },
+    relationships: {
+      'owners-team': toOne('teams', o.ownersTeamId),
+      'default-project': toOne('projects', defaultProjectId(o.name)),
+    },
     links: { self: `${API}/organizations/${o.name}` },
   };
 }

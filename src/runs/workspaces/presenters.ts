@@ -53,6 +53,7 @@ export function presentWorkspace(
     },
     relationships: {
       organization: toOne('organizations', ws.organization),
+      project: toOne('projects', ws.projectId),
       'current-run': toOne('runs', ws.currentRunId),
       'latest-run': toOne('runs', ws.latestRunId),
       'locked-by': ws.lock === null ? { data: null } : toOne(LOCK_TYPE[ws.lock.kind], ws.lock.id),

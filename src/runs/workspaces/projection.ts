@@ -3,6 +3,7 @@ import { countedPage, statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { ExecutionMode, RunsContextEvent, TagBinding } from '../events.js';
+import { defaultProjectId } from '../projects/default.js';
 import type { LockHolder } from './decider.js';
 
 /**
@@ -26,6 +27,8 @@ export interface WorkspaceRow {
   tags: string[];
   /** Tag bindings, sorted by key. */
   tagBindings: TagBinding[];
+  /** The project it belongs to. */
+  projectId: string;
   lock: LockHolder | null;
   lockReason: string | null;
   currentRunId: string | null;
@@ -48,6 +51,7 @@ interface DbRow {
   execution_mode: ExecutionMode | null;
   tags: string;
   tag_bindings: string;
+  project_id: string;
   locked_by_kind: LockHolder['kind'] | null;
   locked_by_id: string | null;
   lock_reason: string | null;
@@ -76,6 +80,7 @@ const toRow = (r: DbRow): WorkspaceRow => ({
   executionMode: r.execution_mode ?? 'remote',
   tags: JSON.parse(r.tags) as string[],
   tagBindings: JSON.parse(r.tag_bindings) as TagBinding[],
+  projectId: r.project_id,
   currentRunId: r.current_run_id,
   latestRunId: r.latest_run_id,
   latestConfigurationVersionId: r.latest_cv_id,
@@ -95,7 +100,7 @@ function sortedBindings(bindings: TagBinding[]): TagBinding[] {
 
 export const workspaceProjection: Projection = {
   name: 'runs-workspaces',
-  version: 3,
+  version: 4,
   tables: [WORKSPACES_TABLE],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${WORKSPACES_TABLE} (
@@ -104,19 +109,20 @@ export const workspaceProjection: Projection = {
       latest_run_id TEXT, latest_cv_id TEXT, current_cv_id TEXT, current_sv_id TEXT,
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, execution_engine TEXT,
       terraform_version TEXT, execution_mode TEXT, tags TEXT NOT NULL DEFAULT '[]',
-      tag_bindings TEXT NOT NULL DEFAULT '[]',
+      tag_bindings TEXT NOT NULL DEFAULT '[]', project_id TEXT NOT NULL,
       UNIQUE (organization, name))`);
     const set = (sql: string) => db.prepare(`UPDATE ${WORKSPACES_TABLE} SET ${sql} WHERE id = @id`);
     const s = {
       insert:
         db.prepare(`INSERT INTO ${WORKSPACES_TABLE} (id, organization, name, auto_apply, description, execution_engine,
-        terraform_version, execution_mode, tags, tag_bindings, created_at, updated_at)
-        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @version, @mode, @tags, @bindings, @at, @at)`),
+        terraform_version, execution_mode, tags, tag_bindings, project_id, created_at, updated_at)
+        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @version, @mode, @tags, @bindings, @project, @at, @at)`),
       update: set(`auto_apply = COALESCE(@auto_apply, auto_apply), name = COALESCE(@name, name),
         description = CASE WHEN @set_description = 1 THEN @description ELSE description END,
         execution_engine = COALESCE(@engine, execution_engine),
         terraform_version = COALESCE(@version, terraform_version),
-        execution_mode = COALESCE(@mode, execution_mode), updated_at = @at`),
+        execution_mode = COALESCE(@mode, execution_mode),
+        project_id = COALESCE(@project, project_id), updated_at = @at`),
       tagsOf: db.prepare<[string], { tags: string; tag_bindings: string }>(
         `SELECT tags, tag_bindings FROM ${WORKSPACES_TABLE} WHERE id = ?`,
       ),
@@ -157,6 +163,7 @@ export const workspaceProjection: Projection = {
           mode: e.data.executionMode ?? null,
           tags: JSON.stringify([...new Set(e.data.tags ?? [])].sort()),
           bindings: JSON.stringify(sortedBindings(e.data.tagBindings ?? [])),
+          project: e.data.projectId ?? defaultProjectId(e.data.organization),
           at: e.time,
         }),
       WorkspaceUpdated: (e) => {
@@ -169,6 +176,7 @@ export const workspaceProjection: Projection = {
           engine: e.data.executionEngine ?? null,
           version: e.data.terraformVersion ?? null,
           mode: e.data.executionMode ?? null,
+          project: e.data.projectId ?? null,
           at: e.time,
         });
         const { tagsAdded, tagsRemoved, tagBindings } = e.data;
@@ -259,7 +267,8 @@ export class WorkspaceQueries {
 
   /**
    * An organization's workspaces, by name: `search` within the name, `tags` all carried (as tags
-   * or as binding keys), `bindings` all carried (a key, with this value when one is given).
+   * or as binding keys), `bindings` all carried (a key, with this value when one is given), in
+   * one project when `projectId` is given.
    */
   list(
     organization: string,
@@ -268,9 +277,14 @@ export class WorkspaceQueries {
     offset: number,
     tags: string[] = [],
     bindings: { key: string; value: string | null }[] = [],
+    projectId: string | null = null,
   ): { rows: WorkspaceRow[]; total: number } {
     const clauses = ['organization = ?'];
     const params: (string | number | null)[] = [organization];
+    if (projectId !== null) {
+      clauses.push('project_id = ?');
+      params.push(projectId);
+    }
     if (search !== null) {
       clauses.push('instr(name, ?) > 0');
       params.push(search);

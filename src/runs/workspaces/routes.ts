@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../core/errors
 import type { ExecutionMode } from '../events.js';
 import { listFilter, pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
+import { defaultProjectId } from '../projects/default.js';
 import { validate } from '../run/schema.js';
 import {
   createWorkspace,
@@ -42,6 +43,11 @@ const settings = {
   'execution-mode': z.enum(['remote', 'local', 'agent']).optional(),
 };
 
+/** `relationships.project`: the project a workspace is made in or moved to. */
+const projectRelationship = z.object({
+  data: z.object({ type: z.literal('projects').optional(), id: z.string().min(1) }),
+});
+
 const createBody = z.object({
   data: z.object({
     type: z.literal('workspaces').optional(),
@@ -50,7 +56,11 @@ const createBody = z.object({
       ...settings,
     }),
     relationships: z
-      .object({ tags: tagsDocument.optional(), 'tag-bindings': bindingsDocument.optional() })
+      .object({
+        tags: tagsDocument.optional(),
+        'tag-bindings': bindingsDocument.optional(),
+        project: projectRelationship.optional(),
+      })
       .optional(),
   }),
 });
@@ -62,6 +72,7 @@ const updateBody = z.object({
       name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)').optional(),
       ...settings,
     }),
+    relationships: z.object({ project: projectRelationship.optional() }).optional(),
   }),
 });
 
@@ -121,6 +132,13 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       );
     return name;
   };
+  /** A project of the organization, by id; another organization's is not found. */
+  const projectOf = (organization: string, id: string): string => {
+    const p = model.projects.get(id);
+    if (p === null || p.organization !== organization)
+      throw new NotFoundError(`project ${id} not found in ${organization}`);
+    return p.id;
+  };
   const show = (ctx: Context, ws: WorkspaceRow, status = 200) => {
     const fresh = model.workspaces.get(ws.id) ?? ws;
     send(ctx, status, {
@@ -160,6 +178,10 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
           ? undefined
           : bindingsOf(body.relationships['tag-bindings']),
       ),
+      projectId:
+        body.relationships?.project === undefined
+          ? defaultProjectId(org.name)
+          : projectOf(org.name, body.relationships.project.data.id),
     };
     handler.handle(data.id, workspaceDecider, createWorkspace(data), model.metadata(ctx));
     show(ctx, model.workspaces.get(data.id)!, 201);
@@ -176,6 +198,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
       (page.number - 1) * page.size,
       listFilter(ctx, 'search[tags]') ?? [],
       taggedFilter(ctx.query),
+      queryValue(ctx, 'filter[project][id]') ?? null,
     );
     const principal = model.principal(ctx);
     const visible = rows.filter((ws) => model.orgs.accessTo(principal, ws).read);
@@ -194,7 +217,14 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
 
   const update = (ctx: Context, ws: WorkspaceRow, admin: boolean) => {
     need(admin, `updating workspace ${ws.id}`);
-    const a = validate(updateBody, ctx.request.body).data.attributes;
+    const body = validate(updateBody, ctx.request.body).data;
+    const a = body.attributes;
+    const moveTo = body.relationships?.project?.data.id;
+    if (moveTo !== undefined)
+      need(
+        model.orgs.owns(model.principal(ctx), ws.organization),
+        `moving workspace ${ws.id} to project ${moveTo}`,
+      );
     if (
       a.name !== undefined &&
       a.name !== ws.name &&
@@ -224,6 +254,9 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
         : { executionEngine: engine(a['execution-engine']) }),
       ...optional('terraformVersion', a['terraform-version']),
       ...optional('executionMode', executionMode(a['execution-mode'])),
+      ...(moveTo === undefined || moveTo === ws.projectId
+        ? {}
+        : { projectId: projectOf(ws.organization, moveTo) }),
     };
     handler.handle(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
     show(ctx, ws);
