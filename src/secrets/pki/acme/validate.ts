@@ -27,7 +27,9 @@ export interface ValidationTarget {
 /**
  * One attempt's wall-clock deadline, covering the name lookup, the connection, the handshake, the
  * headers and the body: a server answering slowly cannot hold a validation open past it. (The
- * reference bounds its dial and its wait for headers by 10 s each.)
+ * reference bounds its dial and its wait for headers by 10 s each.) It is the timer of a running
+ * attempt's I/O, nothing more: what is due next is a schedule row, so if the process stops
+ * mid-attempt the row is still due and the attempt is made again.
  */
 export const ATTEMPT_DEADLINE_MS = 10_000;
 /**
