@@ -104,14 +104,91 @@ export function neighbourhood(graph: MachineGraph, name: string, depth = 1): Mac
 
 const q = (s: string) => `"${s.replace(/"/g, '\\"')}"`;
 
-/** Graphviz DOT. `highlight` names a state (by its short name or id) to fill. */
+/** A machine with more states than this is drawn top to bottom. */
+export const TALL_STATES = 12;
+/** One event into one state from this many states or more is drawn through one shared node. */
+export const SHARED_EXIT_SOURCES = 4;
+/** A shared node with this many sources or more is a note ("any of N states") without arrows in. */
+export const ANY_STATE_SOURCES = 8;
+
+/** An arrow of the drawing: one or more transitions between the same two drawn nodes. */
+interface Arrow {
+  from: string;
+  to: string;
+  labels: string[];
+}
+
+/** A node the drawing adds where many states leave by the same transitions. */
+interface Junction {
+  id: string;
+  sources: string[];
+  /** `note`: an "any of N states" note with no arrows in; `point`: a dot every source joins. */
+  kind: 'note' | 'point';
+}
+
+/**
+ * The arrows a machine is drawn with. Transitions that take one event (and guard) from many
+ * states into one state — every stage of a run can be errored — are drawn once: from an "any of
+ * N states" note when they leave from many states, or from a dot the few states they leave from
+ * join. Transitions between the same two nodes share one arrow with every label.
+ */
+export function arrows(graph: MachineGraph): { arrows: Arrow[]; junctions: Junction[] } {
+  const label = (t: MachineGraph['transitions'][number]) =>
+    t.guard === null ? t.event : `${t.event} [${t.guard}]`;
+  const drawn = graph.transitions.map((t) => ({
+    from: firstLeaf(graph, t.source),
+    to: firstLeaf(graph, t.target),
+    label: label(t),
+  }));
+  const bySink = new Map<string, typeof drawn>();
+  for (const t of drawn) {
+    const key = `${t.label}\u0000${t.to}`;
+    bySink.set(key, [...(bySink.get(key) ?? []), t]);
+  }
+  const junctions = new Map<string, Junction>();
+  const out: typeof drawn = [];
+  for (const group of bySink.values()) {
+    const sources = [...new Set(group.map((t) => t.from))];
+    if (sources.length < SHARED_EXIT_SOURCES) {
+      out.push(...group);
+      continue;
+    }
+    // Transitions leaving from the same states share their node.
+    const key = [...sources].sort().join('\u0000');
+    let j = junctions.get(key);
+    if (j === undefined) {
+      j = {
+        id: `__shared_${junctions.size}`,
+        sources,
+        kind: sources.length >= ANY_STATE_SOURCES ? 'note' : 'point',
+      };
+      junctions.set(key, j);
+    }
+    out.push({ from: j.id, to: group[0]!.to, label: group[0]!.label });
+  }
+  const merged = new Map<string, Arrow>();
+  for (const t of out) {
+    const key = `${t.from}\u0000${t.to}`;
+    const arrow = merged.get(key);
+    if (arrow === undefined) merged.set(key, { from: t.from, to: t.to, labels: [t.label] });
+    else if (!arrow.labels.includes(t.label)) arrow.labels.push(t.label);
+  }
+  return { arrows: [...merged.values()], junctions: [...junctions.values()] };
+}
+
+/**
+ * Graphviz DOT. `highlight` names a state (by its short name or id) to fill. Final states stand
+ * together in the last column; see `arrows` for how many-to-one transitions are drawn.
+ */
 export function toDot(
   graph: MachineGraph,
   options: { highlight?: string; counts?: Record<string, number> } = {},
 ): string {
+  // A long lifecycle (a run's 27 states) reads top to bottom, a phone's way; a short one left to right.
+  const tall = graph.states.length > TALL_STATES;
   const lines = [
     `digraph ${q(graph.id)} {`,
-    '  rankdir=LR;',
+    `  rankdir=${tall ? 'TB' : 'LR'};`,
     '  node [shape=box, style="rounded,filled", fillcolor="#ffffff", fontname="Helvetica", fontsize=11];',
     '  edge [fontname="Helvetica", fontsize=9];',
     '  __start [shape=point, width=0.15, label=""];',
@@ -138,14 +215,31 @@ export function toDot(
     }
   };
   emit(null, '  ');
+  const finals = graph.states.filter((s) => s.final && s.parent === null && !s.compound);
+  if (finals.length > 1) lines.push(`  { rank=sink; ${finals.map((s) => q(s.id)).join('; ')}; }`);
   const first = graph.states.find((s) => s.initial && s.parent === null);
   if (first !== undefined) lines.push(`  __start -> ${q(firstLeaf(graph, first.id))};`);
   else lines.splice(lines.indexOf('  __start [shape=point, width=0.15, label=""];'), 1);
-  for (const t of graph.transitions) {
-    const label = t.guard === null ? t.event : `${t.event} [${t.guard}]`;
-    lines.push(
-      `  ${q(firstLeaf(graph, t.source))} -> ${q(firstLeaf(graph, t.target))} [label=${q(label)}];`,
-    );
+  const drawing = arrows(graph);
+  const nameOf = new Map(graph.states.map((s) => [s.id, s.name]));
+  const active = graph.states.filter((s) => !s.final && !s.compound).length;
+  for (const j of drawing.junctions) {
+    const names = j.sources.map((id) => nameOf.get(id) ?? id).join(', ');
+    const id = `junction-${j.id.slice('__shared_'.length)}`;
+    if (j.kind === 'note') {
+      const n = j.sources.length;
+      const text = n === active ? `any state (${n})` : `any of ${n} states`;
+      lines.push(
+        `  ${q(j.id)} [shape=note, style="filled", fillcolor="#f6f8fa", color="#8c959f", label=${q(text)}, tooltip=${q(names)}, id=${q(id)}];`,
+      );
+      continue;
+    }
+    lines.push(`  ${q(j.id)} [shape=point, width=0.12, tooltip=${q(names)}, id=${q(id)}];`);
+    for (const source of j.sources) lines.push(`  ${q(source)} -> ${q(j.id)} [arrowhead=none];`);
+  }
+  for (const a of drawing.arrows) {
+    const style = a.from.startsWith('__shared_') ? ', style=dashed, color="#57606a"' : '';
+    lines.push(`  ${q(a.from)} -> ${q(a.to)} [label=${q(a.labels.join('\\n'))}${style}];`);
   }
   lines.push('}');
   return lines.join('\n');

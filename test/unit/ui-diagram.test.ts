@@ -57,6 +57,37 @@ describe('diagram neighbourhoods', () => {
   });
 });
 
+describe('the run machine drawn whole', () => {
+  const graph = machineGraph(machines.run!);
+  const dot = toDot(graph);
+  const into = (state: string) =>
+    dot.split('\n').filter((l) => l.includes(`-> "run.${state}"`)).length;
+
+  it('draws each many-to-one exit once: one arrow into errored, from "any of N states"', () => {
+    // Twenty states can be errored; the machine has an arrow for each.
+    expect(graph.transitions.filter((t) => t.target === 'run.errored').length).toBeGreaterThan(15);
+    expect(into('errored')).toBe(1);
+    expect(dot).toMatch(/label="any of \d+ states"/);
+    expect(into('discarded')).toBeLessThanOrEqual(3);
+    // Every event still names its arrow.
+    for (const t of graph.transitions) expect(dot).toContain(t.event);
+  });
+
+  it('stands the final states together and reads top to bottom', () => {
+    const sink = /\{ rank=sink; ([^}]*) \}/.exec(dot)?.[1] ?? '';
+    for (const s of graph.states.filter((s) => s.final)) expect(sink).toContain(`"${s.id}"`);
+    expect(dot).toContain('rankdir=TB');
+    expect(toDot(machineGraph(jobMachine))).toContain('rankdir=LR');
+  });
+
+  it('fits a laptop screen at a legible size: at most 1400 pt wide', async () => {
+    const svg = await renderDiagram(machines.run!, 'svg');
+    const [, width, height] = /viewBox="[\d.-]+ [\d.-]+ ([\d.]+) ([\d.]+)"/.exec(svg) ?? [];
+    expect(Number(width)).toBeLessThanOrEqual(1400);
+    expect(Number(height)).toBeLessThanOrEqual(2400);
+  });
+});
+
 describe('diagrams', () => {
   it('draw states, events, guards, the initial and the final states in every format', async () => {
     const mermaid = await renderDiagram(jobMachine, 'mermaid');
