@@ -97,11 +97,18 @@ export interface ResourceChange extends ResourceInstance {
     after_sensitive: Json;
     importing?: { id: string };
   };
-  action_reason?:
-    'replace_by_request' | 'replace_because_tainted' | 'replace_because_cannot_update';
+  action_reason?: ActionReason;
 }
 
 export type Action = 'no-op' | 'create' | 'read' | 'update' | 'delete';
+
+/** Why terraform plans a replacement or a deletion (`action_reason`), as far as Keel plans them. */
+export type ActionReason =
+  | 'replace_by_request'
+  | 'replace_because_tainted'
+  | 'replace_because_cannot_update'
+  | 'delete_because_no_resource_config'
+  | 'delete_because_count_index';
 
 export interface OutputChange {
   actions: Action[];

@@ -216,12 +216,12 @@ describe('builtin driver: evaluation', () => {
     [
       'an expression beyond literals',
       { 'main.tf': 'resource "a_b" "c" {\n  x = upper("a")\n}\n' },
-      'Error: Unsupported expression',
+      'Error: Unsupported by the builtin engine: expression',
     ],
     [
       'a module block',
       { 'main.tf': 'module "m" {\n  source = "./m"\n}\n' },
-      'Error: Unsupported block type "module"',
+      'Error: Unsupported by the builtin engine: module calls',
     ],
     ['no .tf files', { 'README.md': 'hi' }, 'Error: No configuration files'],
     [

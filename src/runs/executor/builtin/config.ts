@@ -1,6 +1,7 @@
 import { parseHcl } from '../../../core/hcl.js';
 import type { ConfigFiles, Json } from '../types.js';
 import { EvaluationError, parseReference, referencesIn, templateParts } from './expressions.js';
+import { TERRAFORM_DATA } from './schemas.js';
 
 /** A `resource` block: the raw (unevaluated) attribute values as hcl2json gives them. */
 export interface ResourceBlock {
@@ -53,18 +54,43 @@ export class ConfigurationError extends Error {
   }
 }
 
+/**
+ * A construct the builtin engine does not model exactly as terraform does: the plan is refused,
+ * naming it, rather than made differently from terraform's.
+ */
+export function unsupported(construct: string, where: string): ConfigurationError {
+  return new ConfigurationError(
+    `Unsupported by the builtin engine: ${construct}`,
+    `the builtin engine does not model ${construct}; use the command engine (a terraform binary, chosen with the workspace's execution-engine) for this configuration (${where})`,
+  );
+}
+
 /** Meta-arguments of a resource block that are not attributes of the object. */
-const META = new Set([
-  'count',
-  'for_each',
-  'provider',
-  'depends_on',
-  'lifecycle',
-  'provisioner',
-  'connection',
-]);
+const META = new Set(['count', 'depends_on', 'lifecycle']);
+/** Meta-arguments and nested blocks of a resource block that the builtin engine refuses. */
+const REFUSED_META: Record<string, string> = {
+  for_each: 'the for_each meta-argument',
+  provider: 'the provider meta-argument',
+  provisioner: 'provisioner blocks',
+  connection: 'connection blocks',
+  dynamic: 'dynamic blocks',
+};
 /** Top-level blocks that carry nothing the builtin driver plans. */
-const IGNORED = new Set(['terraform', 'provider', 'moved', 'removed', 'check']);
+const IGNORED = new Set(['terraform', 'provider']);
+/** Top-level blocks the builtin engine refuses, with what they are. */
+const REFUSED_BLOCKS: Record<string, string> = {
+  moved: 'moved blocks',
+  removed: 'removed blocks',
+  check: 'check blocks',
+  module: 'module calls',
+  data: 'data sources',
+  ephemeral: 'ephemeral resources',
+};
+/** The arguments of a variable block it models; `sensitive` only for the values it redacts. */
+const VARIABLE_ARGUMENTS = new Set(['default', 'type', 'description', 'sensitive']);
+/** The type constraints it converts values to as terraform does. */
+const VARIABLE_TYPES = new Set(['string', 'number', 'bool', 'any']);
+const OUTPUT_ARGUMENTS = new Set(['value', 'description', 'sensitive']);
 
 type Blocks = Record<string, Json>;
 
@@ -118,15 +144,67 @@ export async function loadConfiguration(files: ConfigFiles): Promise<ConfigModel
     }
     collect(model, blocks, file);
   }
+  refuseSensitiveFlows(model);
   for (const target of model.imports) {
     parseReference(target.to);
+    // Terraform imports a terraform_data object with no input and then plans an update to the
+    // configuration; the builtin engine's import adopts the configuration as it is.
+    if (target.to.startsWith(`${TERRAFORM_DATA}.`))
+      throw unsupported('importing a terraform_data resource', `import to ${target.to}`);
   }
   return model;
+}
+
+/**
+ * Terraform carries a sensitive variable's mark into every value made from it: the attributes of
+ * a resource (`after_sensitive`, the state's `sensitive_attributes`) and outputs, which must then
+ * be sensitive themselves. The builtin engine does not track marks through resources, so it
+ * refuses a sensitive variable flowing into a `terraform_data` resource, and refuses, as
+ * terraform does, an output not marked sensitive that shows one.
+ */
+function refuseSensitiveFlows(model: ConfigModel): void {
+  const marked = new Set(
+    Object.values(model.variables)
+      .filter((v) => v.sensitive)
+      .map((v) => `var.${v.name}`),
+  );
+  if (marked.size === 0) return;
+  const touches = (value: Json): boolean =>
+    referencesIn(value).some(
+      (r) => typeof r.steps[0] === 'string' && marked.has(`${r.root}.${r.steps[0]}`),
+    );
+  // Locals made from marked values are marked: to a fixed point.
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [name, value] of Object.entries(model.locals)) {
+      if (!marked.has(`local.${name}`) && touches(value)) {
+        marked.add(`local.${name}`);
+        grew = true;
+      }
+    }
+  }
+  for (const block of model.resources)
+    if (
+      block.type === TERRAFORM_DATA &&
+      (touches(block.attributes) || touches(block.count ?? null))
+    )
+      throw unsupported(
+        'sensitive variables in resource arguments',
+        `${block.address}, ${block.file}`,
+      );
+  for (const output of Object.values(model.outputs))
+    if (!output.sensitive && touches(output.value))
+      throw new ConfigurationError(
+        'Output refers to sensitive values',
+        `output "${output.name}": to reduce the risk of accidentally exporting sensitive data that was intended to be only internal, Terraform requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.`,
+      );
 }
 
 function collect(model: ConfigModel, blocks: Blocks, file: string): void {
   for (const [kind, content] of Object.entries(blocks)) {
     if (IGNORED.has(kind)) continue;
+    const refused = REFUSED_BLOCKS[kind];
+    if (refused !== undefined) throw unsupported(refused, file);
     switch (kind) {
       case 'resource':
         for (const [type, named] of Object.entries(asRecord(content))) {
@@ -144,8 +222,13 @@ function collect(model: ConfigModel, blocks: Blocks, file: string): void {
               'Duplicate variable declaration',
               `variable "${name}" is declared twice (${file})`,
             );
+          for (const key of Object.keys(body))
+            if (!VARIABLE_ARGUMENTS.has(key))
+              throw unsupported(`the ${key} argument of a variable`, `variable "${name}", ${file}`);
           const type =
             typeof body.type === 'string' ? body.type.replace(/^\$\{(.*)\}$/, '$1') : null;
+          if (type !== null && !VARIABLE_TYPES.has(type))
+            throw unsupported(`the type constraint ${type}`, `variable "${name}", ${file}`);
           model.variables[name] = {
             name,
             default: body.default,
@@ -169,6 +252,9 @@ function collect(model: ConfigModel, blocks: Blocks, file: string): void {
       case 'output':
         for (const [name, list] of Object.entries(asRecord(content))) {
           const body = bodies(list)[0] ?? {};
+          for (const key of Object.keys(body))
+            if (!OUTPUT_ARGUMENTS.has(key))
+              throw unsupported(`the ${key} argument of an output`, `output "${name}", ${file}`);
           if (model.outputs[name])
             throw new ConfigurationError(
               'Duplicate output definition',
@@ -197,12 +283,6 @@ function collect(model: ConfigModel, blocks: Blocks, file: string): void {
           model.imports.push({ to, id: body.id });
         }
         break;
-      case 'module':
-      case 'data':
-        throw new ConfigurationError(
-          `Unsupported block type "${kind}"`,
-          `the builtin driver plans resource, variable, locals, output and import blocks; use the command driver for ${kind} blocks (${file})`,
-        );
       default:
         throw new ConfigurationError(
           `Unsupported block type "${kind}"`,
@@ -226,12 +306,12 @@ function resourceBlock(
       `a ${type} resource named "${name}" was already declared (${file})`,
     );
   }
-  if ('for_each' in body) {
-    throw new ConfigurationError(
-      'Unsupported argument',
-      `${address}: the builtin driver supports count but not for_each (${file})`,
-    );
-  }
+  for (const [key, what] of Object.entries(REFUSED_META))
+    if (key in body) throw unsupported(what, `${address}, ${file}`);
+  // An empty lifecycle block changes nothing; any argument in it changes how terraform plans.
+  for (const lifecycle of bodies(body.lifecycle))
+    for (const key of Object.keys(lifecycle))
+      throw unsupported(`lifecycle ${key}`, `${address}, ${file}`);
   const attributes: Record<string, Json> = {};
   for (const [key, value] of Object.entries(body)) if (!META.has(key)) attributes[key] = value;
   const dependsOn = new Set<string>();

@@ -38,8 +38,8 @@ export function parseReference(expression: string): Reference {
   const match = TRAVERSAL.exec(text);
   if (!match) {
     throw new EvaluationError(
-      'Unsupported expression',
-      `the builtin driver evaluates literals and references (var.*, local.*, count.index, resource attributes); "${text}" is not one`,
+      'Unsupported by the builtin engine: expression',
+      `the builtin engine does not model the expression "${text}" (it evaluates literals, templates and references: var.*, local.*, count.index, resource attributes; not functions, operators, conditionals, for or splat expressions); use the command engine (a terraform binary, chosen with the workspace's execution-engine) for this configuration`,
     );
   }
   const steps: (string | number)[] = [];
@@ -54,15 +54,20 @@ export function parseReference(expression: string): Reference {
 /** One piece of a template string: literal text or an interpolation. */
 type Part = { text: string } | { expression: string };
 
-/** Splits `"a-${var.x}-b"` into parts; `$${` is the escape for a literal `${`. */
+/** Splits `"a-${var.x}-b"` into parts; `$${` and `%%{` are the escapes for `${` and `%{`. */
 export function templateParts(template: string): Part[] {
   const parts: Part[] = [];
   let text = '';
   let i = 0;
   while (i < template.length) {
-    if (template.startsWith('$${', i)) {
-      text += '${';
+    if (template.startsWith('$${', i) || template.startsWith('%%{', i)) {
+      text += `${template[i] ?? ''}{`;
       i += 3;
+    } else if (template.startsWith('%{', i)) {
+      throw new EvaluationError(
+        'Unsupported by the builtin engine: template directive',
+        `the builtin engine does not model the template directives (%{if}, %{for}) of "${template}"; use the command engine (a terraform binary, chosen with the workspace's execution-engine) for this configuration`,
+      );
     } else if (template.startsWith('${', i)) {
       let depth = 1;
       let j = i + 2;

@@ -16,7 +16,7 @@ import { EvaluationError } from './expressions.js';
 import { planModel } from './plan.js';
 import { planJson } from './plan-json.js';
 import { planCounts, planLog } from './render.js';
-import { resolveVariables } from './variables.js';
+import { fileVariables, resolveVariables } from './variables.js';
 import { decodeState, encodeState } from './schemas.js';
 
 export type { ApplyIdentity, BuiltinArtifact } from './apply.js';
@@ -68,6 +68,7 @@ export function builtinDriver(identity: ApplyIdentity): Driver {
             model.variables,
             request.workspaceVariables,
             request.runVariables,
+            await fileVariables(files),
           );
           if (stopped()) return { status: 'canceled' };
           const state = decodeState(request.state);

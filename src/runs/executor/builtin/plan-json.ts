@@ -11,11 +11,55 @@ import type { VariableBlock } from './config.js';
 import { actionsOf, known, priorInstances } from './plan.js';
 import type { PlanModel, PlannedInstance } from './plan.js';
 import { ENGINE_VERSION, outputActions, planCounts, providerName } from './render.js';
+import { UNKNOWN, hasUnknown, type Value } from './expressions.js';
+import { TERRAFORM_DATA } from './schemas.js';
 
 /** The builtin plan as `terraform show -json` prints it. */
 
+/**
+ * Terraform's `after_unknown` mask: `true` where a value is unknown; a list of masks for a list;
+ * for an object, the masks of its attributes that are not plain `false`.
+ */
+function unknownMask(value: Value): Json {
+  if (value === UNKNOWN) return true;
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.map(unknownMask);
+  return withoutFalse(Object.entries(value).map(([k, v]) => [k, unknownMask(v)]));
+}
+
+/**
+ * Terraform's `*_sensitive` mask where nothing is marked sensitive (the builtin engine refuses
+ * marks on resources): the shape of lists and objects, `false` for everything else. An unknown
+ * collection has no elements to show.
+ */
+function sensitiveMask(value: Value): Json {
+  if (value === UNKNOWN || value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.map(sensitiveMask);
+  return withoutFalse(Object.entries(value).map(([k, v]) => [k, sensitiveMask(v)]));
+}
+
+const withoutFalse = (entries: [string, Json][]): Json =>
+  Object.fromEntries(entries.filter(([, m]) => m !== false));
+
+/**
+ * The masks of an object's attributes. `terraform_data`'s unknown `output` has the type of its
+ * input, so its sensitive mask is an empty list or object when the input is a collection.
+ */
+function objectMasks(type: string, value: Value): { unknown: Json; sensitive: Json } {
+  // A wholly known value has the empty mask, whatever its shape.
+  const unknown = hasUnknown(value) ? unknownMask(value) : {};
+  const sensitive = sensitiveMask(value);
+  if (type === TERRAFORM_DATA && value && typeof value === 'object' && !Array.isArray(value)) {
+    const input = value.input;
+    if (value.output === UNKNOWN && input && typeof input === 'object')
+      (sensitive as Record<string, Json>).output = Array.isArray(input) ? [] : {};
+  }
+  return { unknown, sensitive };
+}
+
 function resourceChange(i: PlannedInstance): ResourceChange {
   const after = i.after === null ? { value: null, unknown: false } : known(i.after);
+  const masks = i.after === null ? null : objectMasks(i.type, i.after);
   return {
     address: i.address,
     mode: 'managed',
@@ -27,9 +71,9 @@ function resourceChange(i: PlannedInstance): ResourceChange {
       actions: actionsOf(i.action),
       before: i.before,
       after: after.value,
-      after_unknown: after.unknown === false ? {} : after.unknown,
-      before_sensitive: i.before === null ? false : {},
-      after_sensitive: i.after === null ? false : {},
+      after_unknown: masks === null ? {} : masks.unknown,
+      before_sensitive: i.before === null ? false : sensitiveMask(i.before),
+      after_sensitive: masks === null ? false : masks.sensitive,
       ...(i.importId === undefined ? {} : { importing: { id: i.importId } }),
     },
     ...(i.reason ? { action_reason: i.reason } : {}),

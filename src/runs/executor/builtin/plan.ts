@@ -1,12 +1,12 @@
-import type { Json, RunFlags, StateV4 } from '../types.js';
+import type { ActionReason, Json, RunFlags, StateV4 } from '../types.js';
 import type { ConfigModel, ResourceBlock } from './config.js';
-import { ConfigurationError } from './config.js';
+import { ConfigurationError, unsupported } from './config.js';
 import { UNKNOWN, evaluate, hasUnknown, jsonEqual, splitUnknown } from './expressions.js';
 import type { Value } from './expressions.js';
 import { inBlock, instanceCount, priorInstances, scopeFor } from './scope.js';
 import type { PriorInstance } from './scope.js';
 import { addressMatches, dependencyOrder, targeting } from './graph.js';
-import { forcesReplacement, shapeAttributes } from './schemas.js';
+import { forcesReplacement, plannedAttributes, shapeAttributes } from './schemas.js';
 
 export { inBlock, instanceCount, priorInstances, scopeFor } from './scope.js';
 
@@ -20,7 +20,7 @@ export interface PlannedInstance {
   name: string;
   index?: number;
   action: InstanceAction;
-  reason?: 'replace_by_request' | 'replace_because_tainted' | 'replace_because_cannot_update';
+  reason?: ActionReason;
   before: Record<string, Json> | null;
   after: Value | null;
   importId?: string;
@@ -130,15 +130,26 @@ export function planModel(
       generatedConfig: true,
     });
   }
+  const counted = new Map(model.resources.map((b) => [b.address, b.count !== undefined]));
   for (const [address, entry] of prior) {
     if (configured.has(address)) continue;
     const { resource, instance } = entry;
+    const block = counted.get(`${resource.type}.${resource.name}`);
+    // Terraform moves `a` to `a[0]` (and back) when count is added (or removed): a refactoring
+    // the builtin engine does not model.
+    if (block !== undefined && block !== (instance.index_key !== undefined))
+      throw unsupported(
+        `the implied move of ${address} when count is ${block ? 'added' : 'removed'}`,
+        address,
+      );
     instances.push({
       address,
       type: resource.type,
       name: resource.name,
       ...(typeof instance.index_key === 'number' ? { index: instance.index_key } : {}),
       action: 'delete',
+      reason:
+        block === undefined ? 'delete_because_no_resource_config' : 'delete_because_count_index',
       before: instance.attributes,
       after: null,
     });
@@ -176,7 +187,7 @@ function planInstance(
       ...base,
       action: 'create',
       before: null,
-      after: { ...attrs, id: attrs.id ?? UNKNOWN },
+      after: { ...plannedAttributes(block.type, null, attrs), id: attrs.id ?? UNKNOWN },
     };
   }
   const before = prior.instance.attributes;
@@ -192,10 +203,13 @@ function planInstance(
           ? 'replace_by_request'
           : 'replace_because_cannot_update',
       before,
-      after: { ...attrs, id: attrs.id ?? UNKNOWN },
+      after: { ...plannedAttributes(block.type, null, attrs), id: attrs.id ?? UNKNOWN },
     };
   }
-  const after: Record<string, Value> = { ...attrs, id: attrs.id ?? before.id ?? UNKNOWN };
+  const after: Record<string, Value> = {
+    ...plannedAttributes(block.type, before, attrs),
+    id: attrs.id ?? before.id ?? UNKNOWN,
+  };
   const same = !hasUnknown(after) && jsonEqual(after as Json, before);
   return { ...base, action: same ? 'no-op' : 'update', before, after };
 }
@@ -213,7 +227,8 @@ function applyFlags(
     instances.splice(
       0,
       instances.length,
-      ...kept.map((i): PlannedInstance => ({
+      // A destroy plan deletes everything for no particular reason: it gives none.
+      ...kept.map(({ reason: _reason, ...i }): PlannedInstance => ({
         ...i,
         action: 'delete',
         before: prior.get(i.address)?.instance.attributes ?? null,

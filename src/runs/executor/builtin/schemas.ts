@@ -43,6 +43,23 @@ export function shapeAttributes<V extends Value>(
   return { input, output: input, triggers_replace: attrs.triggers_replace ?? null };
 }
 
+/**
+ * The planned attributes of an object, as its provider plans them: `terraform_data` sets `output`
+ * anew (unknown until apply) when it is created with an input, or when its input changes;
+ * otherwise it keeps the output it has. `before` is null for a new object.
+ */
+export function plannedAttributes(
+  type: string,
+  before: Record<string, Json> | null,
+  attrs: Record<string, Value>,
+): Record<string, Value> {
+  if (type !== TERRAFORM_DATA) return attrs;
+  const input = attrs.input ?? null;
+  if (before === null) return { ...attrs, output: input === null ? null : UNKNOWN };
+  const same = input !== UNKNOWN && jsonEqual(before.input ?? null, input as Json);
+  return { ...attrs, output: same ? (before.output ?? null) : UNKNOWN };
+}
+
 /** Whether going from `before` to `after` needs a new object rather than an update. */
 export function forcesReplacement(
   type: string,

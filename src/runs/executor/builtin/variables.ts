@@ -1,5 +1,6 @@
 import { parse } from '@cdktf/hcl2json';
-import type { Json, RunVariable, WorkspaceVariable } from '../types.js';
+import { parseHcl } from '../../../core/hcl.js';
+import type { ConfigFiles, Json, RunVariable, WorkspaceVariable } from '../types.js';
 import { ConfigurationError, isLiteral } from './config.js';
 import type { VariableBlock } from './config.js';
 
@@ -62,6 +63,48 @@ function convert(name: string, type: string | null, value: Json): Json {
   return value;
 }
 
+/**
+ * The variable definition files terraform loads by itself from the root module, in its order:
+ * `terraform.tfvars`, `terraform.tfvars.json`, then `*.auto.tfvars` and `*.auto.tfvars.json` in
+ * lexical order; a later file's value wins. Their values must be literals, as in terraform.
+ */
+export async function fileVariables(files: ConfigFiles): Promise<Map<string, Json>> {
+  const root = [...files.keys()].filter((path) => !path.includes('/'));
+  const auto = root
+    .filter((path) => path.endsWith('.auto.tfvars') || path.endsWith('.auto.tfvars.json'))
+    .sort();
+  const order = [
+    ...['terraform.tfvars', 'terraform.tfvars.json'].filter((p) => root.includes(p)),
+    ...auto,
+  ];
+  const values = new Map<string, Json>();
+  for (const path of order) {
+    const text = files.get(path) ?? '';
+    let parsed: Record<string, Json>;
+    try {
+      parsed = path.endsWith('.json')
+        ? (JSON.parse(text) as Record<string, Json>)
+        : ((await parseHcl(path, text)) as Record<string, Json>);
+    } catch (error) {
+      throw new ConfigurationError(
+        'Invalid variable definitions file',
+        `${path}: ${(error instanceof Error ? error.message : String(error)).replace(/^parse config: \[|\]$/g, '')}`,
+      );
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new ConfigurationError('Invalid variable definitions file', `${path}: not an object`);
+    for (const [key, value] of Object.entries(parsed)) {
+      if (!path.endsWith('.json') && !literalOnly(value))
+        throw new ConfigurationError(
+          'Variables not allowed',
+          `${path}: the value of ${key} must be a literal`,
+        );
+      values.set(key, value);
+    }
+  }
+  return values;
+}
+
 /** The resolved input variables of a run, plus warnings for values nothing declares. */
 export interface ResolvedVariables {
   values: Record<string, Json>;
@@ -70,14 +113,16 @@ export interface ResolvedVariables {
 
 /**
  * Resolves every declared variable: run variables override workspace terraform variables, which
- * override `default`; a variable with none of these is an error, as in terraform.
+ * override the configuration's variable files (see {@link fileVariables}), which override
+ * `default`; a variable with none of these is an error, as in terraform.
  */
 export async function resolveVariables(
   declared: Record<string, VariableBlock>,
   workspace: readonly WorkspaceVariable[],
   run: readonly RunVariable[],
+  files: ReadonlyMap<string, Json> = new Map(),
 ): Promise<ResolvedVariables> {
-  const given = new Map<string, Json>();
+  const given = new Map<string, Json>(files);
   for (const variable of workspace) {
     if (variable.category !== 'terraform') continue;
     given.set(

@@ -1,0 +1,333 @@
+/**
+ * The builtin engine's differential corpus (see `builtin-corpus.test.ts`): two-step
+ * configurations of `terraform_data` resources covering what such a configuration can use. Each
+ * step is the whole configuration directory at that step.
+ */
+export interface CorpusCase {
+  name: string;
+  steps: Record<string, string>[];
+}
+
+const main = (text: string): Record<string, string> => ({ 'main.tf': text });
+const two = (name: string, first: string, second: string): CorpusCase => ({
+  name,
+  steps: [main(first), main(second)],
+});
+
+const data = (name: string, body: string) => `resource "terraform_data" "${name}" {\n${body}\n}\n`;
+
+export const CORPUS: CorpusCase[] = [
+  // --- resources, arguments and values ------------------------------------------------------
+  two('create then update input', data('a', '  input = "one"'), data('a', '  input = "two"')),
+  two('no input, then an input', data('a', ''), data('a', '  input = "x"')),
+  two('input set to null', data('a', '  input = "x"'), data('a', '  input = null')),
+  two('number and bool inputs', data('a', '  input = 3'), data('a', '  input = true')),
+  two(
+    'nested object and list input',
+    data('a', '  input = { name = "web", ports = [80, 443], tags = { env = "prod" } }'),
+    data('a', '  input = { name = "web", ports = [80], tags = { env = "dev" } }'),
+  ),
+  two(
+    'triggers_replace change replaces',
+    data('a', '  input = "x"\n  triggers_replace = "1"'),
+    data('a', '  input = "x"\n  triggers_replace = "2"'),
+  ),
+  two(
+    'triggers_replace unchanged is a no-op',
+    data('a', '  triggers_replace = ["a", "b"]'),
+    data('a', '  triggers_replace = ["a", "b"]'),
+  ),
+  two(
+    'heredoc input',
+    data('a', '  input = <<-EOT\n    line one\n    line two\n  EOT'),
+    data('a', '  input = <<-EOT\n    line one\n  EOT'),
+  ),
+  two(
+    'escaped interpolation',
+    data('a', '  input = "$${not.a.reference}"'),
+    data('a', '  input = "%%{nope}"'),
+  ),
+  two(
+    'resource removed from configuration',
+    data('a', '  input = "x"') + data('b', '  input = "y"'),
+    data('a', '  input = "x"'),
+  ),
+  two('resource renamed without moved', data('a', '  input = "x"'), data('b', '  input = "x"')),
+  two('everything removed', data('a', '  input = "x"'), '# nothing left\n'),
+  two('unsupported argument', data('a', '  input = "x"'), data('a', '  inputs = "x"')),
+  // --- count ----------------------------------------------------------------------------------
+  two(
+    'count two to zero',
+    data('a', '  count = 2\n  input = "x"'),
+    data('a', '  count = 0\n  input = "x"'),
+  ),
+  two(
+    'count one to three',
+    data('a', '  count = 1\n  input = "x"'),
+    data('a', '  count = 3\n  input = "x"'),
+  ),
+  two(
+    'count.index in input',
+    data('a', '  count = 2\n  input = "item-${count.index}"'),
+    data('a', '  count = 3\n  input = "item-${count.index}"'),
+  ),
+  two(
+    'count from a variable',
+    'variable "n" {\n  default = 2\n}\n' + data('a', '  count = var.n'),
+    'variable "n" {\n  default = 1\n}\n' + data('a', '  count = var.n'),
+  ),
+  two('no count to count', data('a', '  input = "x"'), data('a', '  count = 1\n  input = "x"')),
+  // --- variables, locals, outputs -----------------------------------------------------------
+  two(
+    'variable default changes',
+    'variable "name" {\n  default = "one"\n}\n' + data('a', '  input = var.name'),
+    'variable "name" {\n  default = "two"\n}\n' + data('a', '  input = var.name'),
+  ),
+  two(
+    'string template of variables',
+    'variable "a" {\n  default = "x"\n}\nvariable "b" {\n  default = "y"\n}\n' +
+      data('a', '  input = "${var.a}-${var.b}"'),
+    'variable "a" {\n  default = "x"\n}\nvariable "b" {\n  default = "z"\n}\n' +
+      data('a', '  input = "${var.a}-${var.b}"'),
+  ),
+  two(
+    'typed string variable from a number',
+    'variable "v" {\n  type = string\n  default = 5\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  type = string\n  default = 6\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'list(string) variable',
+    'variable "v" {\n  type = list(string)\n  default = ["a", "b"]\n}\n' +
+      data('a', '  input = var.v'),
+    'variable "v" {\n  type = list(string)\n  default = ["a"]\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'map(string) variable converting numbers',
+    'variable "v" {\n  type = map(string)\n  default = { a = 1 }\n}\n' +
+      data('a', '  input = var.v'),
+    'variable "v" {\n  type = map(string)\n  default = { a = 2 }\n}\n' +
+      data('a', '  input = var.v'),
+  ),
+  two(
+    'variable validation',
+    'variable "v" {\n  default = "ok"\n  validation {\n    condition     = length(var.v) > 1\n    error_message = "too short"\n  }\n}\n' +
+      data('a', '  input = var.v'),
+    'variable "v" {\n  default = "x"\n  validation {\n    condition     = length(var.v) > 1\n    error_message = "too short"\n  }\n}\n' +
+      data('a', '  input = var.v'),
+  ),
+  two(
+    'sensitive variable',
+    'variable "secret" {\n  default = "hunter22"\n  sensitive = true\n}\n' +
+      data('a', '  input = var.secret'),
+    'variable "secret" {\n  default = "hunter23"\n  sensitive = true\n}\n' +
+      data('a', '  input = var.secret'),
+  ),
+  two(
+    'locals chain',
+    'locals {\n  env = "dev"\n  name = "web-${local.env}"\n}\n' + data('a', '  input = local.name'),
+    'locals {\n  env = "prod"\n  name = "web-${local.env}"\n}\n' +
+      data('a', '  input = local.name'),
+  ),
+  two(
+    'outputs added, changed and removed',
+    data('a', '  input = "x"') +
+      'output "one" {\n  value = "1"\n}\noutput "two" {\n  value = terraform_data.a.input\n}\n',
+    data('a', '  input = "y"') + 'output "two" {\n  value = terraform_data.a.input\n}\n',
+  ),
+  two(
+    'output of a computed attribute',
+    data('a', '  input = "x"') + 'output "out" {\n  value = terraform_data.a.output\n}\n',
+    data('a', '  input = "y"') + 'output "out" {\n  value = terraform_data.a.output\n}\n',
+  ),
+  two(
+    'sensitive output',
+    data('a', '  input = "x"') + 'output "s" {\n  value = "shh"\n  sensitive = true\n}\n',
+    data('a', '  input = "x"') + 'output "s" {\n  value = "hush"\n  sensitive = true\n}\n',
+  ),
+  // --- references between resources -------------------------------------------------------
+  two(
+    'reference to another resource',
+    data('a', '  input = "x"') + data('b', '  input = terraform_data.a.output'),
+    data('a', '  input = "y"') + data('b', '  input = terraform_data.a.output'),
+  ),
+  two(
+    'triggers_replace from another resource',
+    data('a', '  input = "x"') + data('b', '  triggers_replace = terraform_data.a.id'),
+    data('a', '  input = "x"\n  triggers_replace = "new"') +
+      data('b', '  triggers_replace = terraform_data.a.id'),
+  ),
+  two(
+    'depends_on',
+    data('a', '  input = "x"') + data('b', '  input = "y"\n  depends_on = [terraform_data.a]'),
+    data('a', '  input = "x2"') + data('b', '  input = "y"\n  depends_on = [terraform_data.a]'),
+  ),
+  two(
+    'counted reference by index',
+    data('a', '  count = 2\n  input = "x${count.index}"') +
+      data('b', '  input = terraform_data.a[1].input'),
+    data('a', '  count = 2\n  input = "y${count.index}"') +
+      data('b', '  input = terraform_data.a[1].input'),
+  ),
+  // --- expressions ----------------------------------------------------------------------------
+  two('function call', data('a', '  input = upper("x")'), data('a', '  input = upper("y")')),
+  two(
+    'conditional',
+    'variable "on" {\n  default = true\n}\n' + data('a', '  input = var.on ? "yes" : "no"'),
+    'variable "on" {\n  default = false\n}\n' + data('a', '  input = var.on ? "yes" : "no"'),
+  ),
+  two('arithmetic', data('a', '  input = 1 + 2'), data('a', '  input = 2 * 3')),
+  two(
+    'splat',
+    data('a', '  count = 2\n  input = "x"') + data('b', '  input = terraform_data.a[*].input'),
+    data('a', '  count = 1\n  input = "x"') + data('b', '  input = terraform_data.a[*].input'),
+  ),
+  two(
+    'for expression',
+    data('a', '  input = [for s in ["a", "b"] : upper(s)]'),
+    data('a', '  input = [for s in ["a"] : upper(s)]'),
+  ),
+  two(
+    'for_each over a map',
+    data('a', '  for_each = { a = "x", b = "y" }\n  input = "${each.key}=${each.value}"'),
+    data('a', '  for_each = { b = "y", c = "z" }\n  input = "${each.key}=${each.value}"'),
+  ),
+  two(
+    'for_each over a set of strings',
+    data('a', '  for_each = toset(["a", "b"])\n  input = each.key'),
+    data('a', '  for_each = toset(["b"])\n  input = each.key'),
+  ),
+  two(
+    'dynamic block',
+    data('a', '  input = "x"'),
+    data('a', '  dynamic "x" {\n    for_each = [1]\n    content {}\n  }'),
+  ),
+  // --- lifecycle and refactoring blocks ------------------------------------------------------
+  two(
+    'moved block',
+    data('a', '  input = "x"'),
+    data('b', '  input = "x"') +
+      'moved {\n  from = terraform_data.a\n  to   = terraform_data.b\n}\n',
+  ),
+  two(
+    'removed block keeping the object',
+    data('a', '  input = "x"'),
+    'removed {\n  from = terraform_data.a\n  lifecycle {\n    destroy = false\n  }\n}\n',
+  ),
+  two(
+    'import block',
+    '# nothing yet\n',
+    data('a', '  input = "x"') + 'import {\n  to = terraform_data.a\n  id = "imported"\n}\n',
+  ),
+  two(
+    'prevent_destroy with a replacement',
+    data('a', '  triggers_replace = "1"\n  lifecycle {\n    prevent_destroy = true\n  }'),
+    data('a', '  triggers_replace = "2"\n  lifecycle {\n    prevent_destroy = true\n  }'),
+  ),
+  two(
+    'ignore_changes',
+    data('a', '  input = "x"\n  lifecycle {\n    ignore_changes = [input]\n  }'),
+    data('a', '  input = "y"\n  lifecycle {\n    ignore_changes = [input]\n  }'),
+  ),
+  two(
+    'create_before_destroy',
+    data('a', '  triggers_replace = "1"\n  lifecycle {\n    create_before_destroy = true\n  }'),
+    data('a', '  triggers_replace = "2"\n  lifecycle {\n    create_before_destroy = true\n  }'),
+  ),
+  two(
+    'replace_triggered_by',
+    data('a', '  input = "x"') +
+      data('b', '  input = "y"\n  lifecycle {\n    replace_triggered_by = [terraform_data.a]\n  }'),
+    data('a', '  input = "x2"') +
+      data('b', '  input = "y"\n  lifecycle {\n    replace_triggered_by = [terraform_data.a]\n  }'),
+  ),
+  two(
+    'failing precondition',
+    data('a', '  input = "x"'),
+    data(
+      'a',
+      '  input = "y"\n  lifecycle {\n    precondition {\n      condition     = false\n      error_message = "no"\n    }\n  }',
+    ),
+  ),
+  two(
+    'failing postcondition',
+    data('a', '  input = "x"'),
+    data(
+      'a',
+      '  input = "y"\n  lifecycle {\n    postcondition {\n      condition     = self.output == "x"\n      error_message = "no"\n    }\n  }',
+    ),
+  ),
+  two(
+    'check block',
+    data('a', '  input = "x"'),
+    data('a', '  input = "y"') +
+      'check "c" {\n  assert {\n    condition     = terraform_data.a.input == "x"\n    error_message = "changed"\n  }\n}\n',
+  ),
+  two(
+    'provisioner',
+    data('a', '  input = "x"'),
+    data('a', '  input = "y"\n  provisioner "local-exec" {\n    command = "true"\n  }'),
+  ),
+  // --- files and modules ----------------------------------------------------------------------
+  {
+    name: 'auto.tfvars and terraform.tfvars',
+    steps: [
+      {
+        'main.tf':
+          'variable "a" {}\nvariable "b" {}\n' + data('a', '  input = "${var.a}/${var.b}"'),
+        'terraform.tfvars': 'a = "from-tfvars"\nb = "from-tfvars"\n',
+        'b.auto.tfvars': 'b = "from-auto"\n',
+      },
+      {
+        'main.tf':
+          'variable "a" {}\nvariable "b" {}\n' + data('a', '  input = "${var.a}/${var.b}"'),
+        'terraform.tfvars': 'a = "changed"\nb = "from-tfvars"\n',
+        'b.auto.tfvars': 'b = "from-auto"\n',
+        'c.auto.tfvars': 'b = "later-file-wins"\n',
+      },
+    ],
+  },
+  {
+    name: 'auto.tfvars.json',
+    steps: [
+      {
+        'main.tf': 'variable "a" {}\n' + data('a', '  input = var.a'),
+        'x.auto.tfvars.json': '{"a": "json"}',
+      },
+      {
+        'main.tf': 'variable "a" {}\n' + data('a', '  input = var.a'),
+        'x.auto.tfvars.json': '{"a": "json2"}',
+      },
+    ],
+  },
+  {
+    name: 'several .tf files',
+    steps: [
+      { 'a.tf': data('a', '  input = "x"'), 'b.tf': data('b', '  input = "y"') },
+      { 'a.tf': data('a', '  input = "x"'), 'b.tf': data('b', '  input = "z"') },
+    ],
+  },
+  {
+    name: 'module from a local path',
+    steps: [
+      {
+        'main.tf': 'module "m" {\n  source = "./m"\n}\n',
+        'm/main.tf': data('a', '  input = "x"'),
+      },
+      {
+        'main.tf': 'module "m" {\n  source = "./m"\n}\n',
+        'm/main.tf': data('a', '  input = "y"'),
+      },
+    ],
+  },
+  two(
+    'terraform block with required_version',
+    'terraform {\n  required_version = ">= 1.0"\n}\n' + data('a', '  input = "x"'),
+    'terraform {\n  required_version = ">= 1.0"\n}\n' + data('a', '  input = "y"'),
+  ),
+  two(
+    'terraform_remote_state data source',
+    data('a', '  input = "x"'),
+    data('a', '  input = "x"') +
+      'data "terraform_remote_state" "r" {\n  backend = "local"\n  config = { path = "nowhere.tfstate" }\n  defaults = { v = 1 }\n}\n',
+  ),
+];
