@@ -288,7 +288,7 @@ function issue(
       role ?? VERBATIM_ROLE,
       issuerRef,
       parseFields(SIGN, body, { role: role ?? VERBATIM_ROLE_NAME }),
-      acmeRole(roleExtKeyUsage),
+      { adjust: acmeRole(roleExtKeyUsage) },
     );
   } catch (err) {
     if (isKeelError(err) && err.code === 'validation') throw new AcmeProblem('badCSR', err.message);
