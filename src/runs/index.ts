@@ -14,6 +14,8 @@ import { organizationProjection } from './organizations/projection.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { projectProjection } from './projects/projection.js';
 import { projectRoutes } from './projects/routes.js';
+import { varsetProjection } from './varsets/projection.js';
+import { varsetRoutes } from './varsets/routes.js';
 import { executorCommands, runDecider } from './run/commands.js';
 import { commentRoutes } from './run/comments.js';
 import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
@@ -99,6 +101,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   const routes = new Router();
   organizationRoutes(routes, model);
   projectRoutes(routes, model);
+  varsetRoutes(routes, model);
   workspaceRoutes(routes, model);
   workspaceTagRoutes(routes, model);
   configurationVersionRoutes(routes, model);
@@ -149,6 +152,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         stateVersionProjection,
         organizationProjection,
         projectProjection,
+        varsetProjection,
         workspaceProjection,
       ],
       reactors: [

@@ -7,6 +7,7 @@ import { identityQueries, type IdentityQueries } from './identity/projection.js'
 import { ConfigurationVersionQueries } from './configuration-versions/projection.js';
 import { OrganizationQueries } from './organizations/projection.js';
 import { ProjectQueries } from './projects/projection.js';
+import { VarsetQueries } from './varsets/projection.js';
 import { RunHistoryQueries } from './run/history.js';
 import { RunQueries } from './run/queries.js';
 import { StateVersionQueries } from './state-versions/projection.js';
@@ -30,6 +31,7 @@ export class RunsModel {
   readonly history: RunHistoryQueries;
   readonly states: StateVersionQueries;
   readonly projects: ProjectQueries;
+  readonly varsets: VarsetQueries;
 
   constructor(readonly core: Core) {
     this.runs = new RunQueries(core.db, core.sealer);
@@ -40,6 +42,7 @@ export class RunsModel {
     this.history = new RunHistoryQueries(core.db);
     this.states = new StateVersionQueries(core.db);
     this.projects = new ProjectQueries(core.db);
+    this.varsets = new VarsetQueries(core.db);
   }
 
   /** The caller of an `/api/v2` route (the kernel has authenticated it). */

@@ -48,7 +48,8 @@ export const variableDecider: Decider<VariableState, ExecutorEvent> = {
 const category = z
   .enum(['terraform', 'env'])
   .describe('terraform variables feed the configuration; env variables the process environment');
-const attributes = {
+/** A variable's attributes (workspace variables and variable sets' variables alike). */
+export const variableAttributes = {
   key: z.string().min(1).max(128).describe('the variable name'),
   value: z
     .string()
@@ -64,7 +65,7 @@ const createBody = z.object({
   data: z.object({
     type: z.literal('vars'),
     attributes: z
-      .object({ ...attributes, category, key: attributes.key })
+      .object({ ...variableAttributes, category, key: variableAttributes.key })
       .partial({ value: true, description: true, hcl: true, sensitive: true }),
   }),
 });
@@ -72,14 +73,15 @@ const updateBody = z.object({
   data: z.object({
     type: z.literal('vars'),
     id: z.string().optional(),
-    attributes: z.object(attributes).partial(),
+    attributes: z.object(variableAttributes).partial(),
   }),
 });
 
 const TERRAFORM_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const ENV_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-function checkKey(key: string, kind: 'terraform' | 'env'): void {
+/** A terraform variable's or an environment variable's name, as the category wants it. */
+export function checkKey(key: string, kind: 'terraform' | 'env'): void {
   if (!(kind === 'terraform' ? TERRAFORM_KEY : ENV_KEY).test(key)) {
     throw new ValidationError(
       `/data/attributes/key: "${key}" is not a valid ${kind === 'terraform' ? 'terraform variable name' : 'environment variable name'}`,
@@ -88,18 +90,27 @@ function checkKey(key: string, kind: 'terraform' | 'env'): void {
   }
 }
 
+/** A variable's attributes on the wire (a variable set's too); sensitive values are never shown. */
+export function variableWireAttributes(
+  v: Pick<VariableRow, 'key' | 'value' | 'sensitive' | 'category' | 'hcl' | 'description'>,
+) {
+  return {
+    key: v.key,
+    value: v.sensitive || isSealed(v.value) ? null : v.value,
+    sensitive: v.sensitive,
+    category: v.category,
+    hcl: v.hcl,
+    description: v.description,
+  };
+}
+
 /** The wire shape of a variable; sensitive values are never shown. */
 export function presentVariable(v: VariableRow, createdAt: string | null = null) {
   return {
     id: v.id,
     type: 'vars',
     attributes: {
-      key: v.key,
-      value: v.sensitive || isSealed(v.value) ? null : v.value,
-      sensitive: v.sensitive,
-      category: v.category,
-      hcl: v.hcl,
-      description: v.description,
+      ...variableWireAttributes(v),
       ...(createdAt ? { 'created-at': createdAt } : {}),
     },
     relationships: {
