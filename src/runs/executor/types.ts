@@ -82,7 +82,7 @@ export interface ResourceInstance {
   mode: 'managed';
   type: string;
   name: string;
-  index?: number;
+  index?: number | string;
   provider_name: string;
 }
 
@@ -108,7 +108,8 @@ export type ActionReason =
   | 'replace_because_tainted'
   | 'replace_because_cannot_update'
   | 'delete_because_no_resource_config'
-  | 'delete_because_count_index';
+  | 'delete_because_count_index'
+  | 'delete_because_each_key';
 
 export interface OutputChange {
   actions: Action[];

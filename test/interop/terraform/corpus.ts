@@ -197,6 +197,30 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  for_each = toset(["b"])\n  input = each.key'),
   ),
   two(
+    'for_each from a variable map',
+    'variable "m" {\n  default = { web = 1, db = 2 }\n}\n' +
+      data('a', '  for_each = var.m\n  input = { name = each.key, n = each.value }'),
+    'variable "m" {\n  default = { web = 3 }\n}\n' +
+      data('a', '  for_each = var.m\n  input = { name = each.key, n = each.value }'),
+  ),
+  two(
+    'reference into a for_each instance',
+    data('a', '  for_each = { x = "1", y = "2" }\n  input = each.value') +
+      data('b', '  input = terraform_data.a["y"].input'),
+    data('a', '  for_each = { x = "1", y = "3" }\n  input = each.value') +
+      data('b', '  input = terraform_data.a["y"].input'),
+  ),
+  two(
+    'for_each over a list is an error',
+    data('a', '  input = "x"'),
+    data('b', '  for_each = ["a"]\n  input = each.value'),
+  ),
+  two(
+    'count to for_each',
+    data('a', '  count = 1\n  input = "x"'),
+    data('a', '  for_each = { k = "x" }\n  input = each.value'),
+  ),
+  two(
     'dynamic block',
     data('a', '  input = "x"'),
     data('a', '  dynamic "x" {\n    for_each = [1]\n    content {}\n  }'),

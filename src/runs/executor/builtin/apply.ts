@@ -6,12 +6,12 @@ import type {
   StateResource,
   StateV4,
 } from '../types.js';
-import type { ConfigModel } from './config.js';
+import type { ConfigModel, ResourceBlock } from './config.js';
 import { ConfigurationError } from './config.js';
 import { UNKNOWN, evaluate, hasUnknown, splitUnknown } from './expressions.js';
 import type { Value } from './expressions.js';
 import { dependencyOrder } from './graph.js';
-import { inBlock, instanceCount, priorInstances, scopeFor } from './plan.js';
+import { blockInstances, blockValue, inBlock, priorInstances, scopeFor } from './plan.js';
 import type { InstanceAction } from './plan.js';
 import { ENGINE_VERSION, providerConfig, show } from './render.js';
 import { shapeAttributes, typeOf } from './schemas.js';
@@ -27,7 +27,7 @@ export interface BuiltinArtifact {
     address: string;
     type: string;
     name: string;
-    index?: number;
+    index?: number | string;
     action: InstanceAction;
     importId?: string;
   }[];
@@ -52,7 +52,7 @@ export interface BuiltinApplyResult {
 interface Working {
   type: string;
   name: string;
-  index?: number;
+  index?: number | string;
   attributes: Record<string, Json>;
   dependencies: string[];
 }
@@ -82,7 +82,7 @@ export function applyPlan(
     working.set(address, {
       type: p.resource.type,
       name: p.resource.name,
-      ...(typeof index === 'number' ? { index } : {}),
+      ...(index === undefined ? {} : { index }),
       attributes: p.instance.attributes,
       dependencies: p.instance.dependencies ?? [],
     });
@@ -101,23 +101,27 @@ export function applyPlan(
     counts.destructions += 1;
   }
   const known = new Map<string, Value>();
-  const blockValue = (address: string, counted: boolean): Value => {
-    const values = [...working.entries()]
-      .filter(([a]) => a === address || a.startsWith(`${address}[`))
-      .map(([, w]) => w);
-    if (!counted) return values[0]?.attributes ?? null;
-    return values.sort((a, b) => (a.index ?? 0) - (b.index ?? 0)).map((w) => w.attributes);
-  };
-  for (const block of dependencyOrder(model.resources)) {
-    const count = inBlock(block, () =>
-      instanceCount(block, scopeFor(model, variables, known, null)),
+  /** What references to a block read: its instances as they are now in the working state. */
+  const valueOf = (block: ResourceBlock): Value =>
+    blockValue(
+      block,
+      [...working.entries()]
+        .filter(([a]) => a === block.address || a.startsWith(`${block.address}[`))
+        .map(([, w]) => ({
+          ...(w.index === undefined ? {} : { key: w.index }),
+          value: w.attributes,
+        }))
+        .sort((a, b) => compareKeys(a.key, b.key)),
     );
-    for (let i = 0; i < (count ?? 1); i += 1) {
-      const address = count === null ? block.address : `${block.address}[${i}]`;
+  for (const block of dependencyOrder(model.resources)) {
+    const each = inBlock(block, () =>
+      blockInstances(block, scopeFor(model, variables, known, null)),
+    );
+    for (const { address, key, repetition } of each) {
       const planned = actions.get(address);
       if (!planned || planned.action === 'delete' || planned.action === 'no-op') continue;
       const evaluated = inBlock(block, () =>
-        evaluate(block.attributes, scopeFor(model, variables, known, count === null ? null : i)),
+        evaluate(block.attributes, scopeFor(model, variables, known, repetition)),
       );
       const attributes = shapeAttributes(block.type, address, fullyKnown(evaluated, address));
       const before = working.get(address)?.attributes;
@@ -155,12 +159,12 @@ export function applyPlan(
       working.set(address, {
         type: block.type,
         name: block.name,
-        ...(count === null ? {} : { index: i }),
+        ...(key === undefined ? {} : { index: key }),
         attributes,
         dependencies: block.dependsOn,
       });
     }
-    known.set(block.address, blockValue(block.address, count !== null));
+    known.set(block.address, valueOf(block));
   }
   for (const planned of artifact.instances) {
     if (planned.action !== 'import' || working.has(planned.address)) continue;
@@ -220,6 +224,13 @@ export function applyPlan(
   return { state, counts, log };
 }
 
+/** Instance keys in terraform's order: indexes by number, for_each keys lexically. */
+function compareKeys(a: number | string | undefined, b: number | string | undefined): number {
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  const [x, y] = [String(a ?? ''), String(b ?? '')];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 function fullyKnown(value: Value, address: string): Record<string, Json> & Json {
   if (value === UNKNOWN || hasUnknown(value)) {
     throw new ConfigurationError(
@@ -256,7 +267,7 @@ function stateResources(working: Map<string, Working>): StateResource[] {
     group.instances.push(instance);
   }
   for (const group of groups.values())
-    group.instances.sort((a, b) => Number(a.index_key ?? 0) - Number(b.index_key ?? 0));
+    group.instances.sort((a, b) => compareKeys(a.index_key, b.index_key));
   return [...groups.values()].sort((a, b) =>
     `${a.type}.${a.name}`.localeCompare(`${b.type}.${b.name}`),
   );

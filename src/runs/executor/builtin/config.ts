@@ -9,6 +9,7 @@ export interface ResourceBlock {
   name: string;
   address: string;
   count: Json | undefined;
+  forEach: Json | undefined;
   attributes: Record<string, Json>;
   /** Resource addresses (`type.name`) this block refers to or lists in `depends_on`. */
   dependsOn: string[];
@@ -66,10 +67,9 @@ export function unsupported(construct: string, where: string): ConfigurationErro
 }
 
 /** Meta-arguments of a resource block that are not attributes of the object. */
-const META = new Set(['count', 'depends_on', 'lifecycle']);
+const META = new Set(['count', 'for_each', 'depends_on', 'lifecycle']);
 /** Meta-arguments and nested blocks of a resource block that the builtin engine refuses. */
 const REFUSED_META: Record<string, string> = {
-  for_each: 'the for_each meta-argument',
   provider: 'the provider meta-argument',
   provisioner: 'provisioner blocks',
   connection: 'connection blocks',
@@ -320,12 +320,14 @@ function resourceBlock(
     for (const ref of [
       ...referencesIn(attributes),
       ...referencesIn(body.count ?? null),
+      ...referencesIn(body.for_each ?? null),
       ...referencesIn(explicit),
     ]) {
       if (
         ref.root !== 'var' &&
         ref.root !== 'local' &&
         ref.root !== 'count' &&
+        ref.root !== 'each' &&
         typeof ref.steps[0] === 'string'
       ) {
         dependsOn.add(`${ref.root}.${ref.steps[0]}`);
@@ -336,7 +338,21 @@ function resourceBlock(
       throw new ConfigurationError(error.summary, `${error.detail} (${address}, ${file})`);
     throw error;
   }
-  return { type, name, address, count: body.count, attributes, dependsOn: [...dependsOn], file };
+  if ('count' in body && 'for_each' in body)
+    throw new ConfigurationError(
+      'Invalid combination of "count" and "for_each"',
+      `${address}: the "count" and "for_each" meta-arguments are mutually-exclusive, only one should be used (${file})`,
+    );
+  return {
+    type,
+    name,
+    address,
+    count: body.count,
+    forEach: body.for_each,
+    attributes,
+    dependsOn: [...dependsOn],
+    file,
+  };
 }
 
 /** True when a string holds no interpolation, i.e. it is a literal. */

@@ -21,11 +21,19 @@ export interface Reference {
   steps: (string | number)[];
 }
 
+/** The instance of a repeated resource an expression is evaluated for. */
+export interface Repetition {
+  countIndex?: number;
+  each?: { key: string; value: Value };
+}
+
 /** What an expression may refer to; resource lookups return UNKNOWN for values not yet known. */
 export interface Scope {
   variable(name: string): Value;
   local(name: string): Value;
   countIndex(): number | null;
+  /** `each.key` and `each.value` inside a resource with `for_each`, else null. */
+  each(): { key: string; value: Value } | null;
   resource(type: string, name: string): Value;
 }
 
@@ -134,6 +142,13 @@ function resolve(reference: Reference, scope: Scope): Value {
       throw new EvaluationError('Reference to "count" in non-counted context', text);
     }
     return index;
+  } else if (root === 'each') {
+    const each = scope.each();
+    if ((name !== 'key' && name !== 'value') || each === null) {
+      throw new EvaluationError('Reference to "each" in context without for_each', text);
+    }
+    value = each[name];
+    rest = steps.slice(1);
   } else {
     if (typeof name !== 'string') throw new EvaluationError('Invalid reference', text);
     value = scope.resource(root, name);

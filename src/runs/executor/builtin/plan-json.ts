@@ -84,7 +84,7 @@ function plannedResource(
   address: string,
   type: string,
   name: string,
-  index: number | undefined,
+  index: number | string | undefined,
   values: Json,
 ): PlannedResource {
   return {
@@ -135,13 +135,7 @@ export function planJson(
     const index = p.instance.index_key;
     planned.set(
       address,
-      plannedResource(
-        address,
-        p.resource.type,
-        p.resource.name,
-        typeof index === 'number' ? index : undefined,
-        p.instance.attributes,
-      ),
+      plannedResource(address, p.resource.type, p.resource.name, index, p.instance.attributes),
     );
   }
   for (const i of plan.instances) {
@@ -176,7 +170,7 @@ export function planJson(
               address,
               p.resource.type,
               p.resource.name,
-              typeof p.instance.index_key === 'number' ? p.instance.index_key : undefined,
+              p.instance.index_key,
               p.instance.attributes,
             ),
           ),

@@ -3,12 +3,12 @@ import type { ConfigModel, ResourceBlock } from './config.js';
 import { ConfigurationError, unsupported } from './config.js';
 import { UNKNOWN, evaluate, hasUnknown, jsonEqual, splitUnknown } from './expressions.js';
 import type { Value } from './expressions.js';
-import { inBlock, instanceCount, priorInstances, scopeFor } from './scope.js';
+import { blockInstances, blockValue, inBlock, priorInstances, scopeFor } from './scope.js';
 import type { PriorInstance } from './scope.js';
 import { addressMatches, dependencyOrder, targeting } from './graph.js';
 import { forcesReplacement, plannedAttributes, shapeAttributes } from './schemas.js';
 
-export { inBlock, instanceCount, priorInstances, scopeFor } from './scope.js';
+export { blockInstances, blockValue, inBlock, priorInstances, scopeFor } from './scope.js';
 
 /** What happens to one resource instance. `replace` is delete-then-create; `import` adopts an object. */
 export type InstanceAction = 'create' | 'update' | 'replace' | 'delete' | 'no-op' | 'import';
@@ -18,7 +18,8 @@ export interface PlannedInstance {
   address: string;
   type: string;
   name: string;
-  index?: number;
+  /** The instance key: an index with `count`, a key with `for_each`. */
+  index?: number | string;
   action: InstanceAction;
   reason?: ActionReason;
   before: Record<string, Json> | null;
@@ -72,38 +73,35 @@ export function planModel(
   }
   const configured = new Set<string>();
   for (const block of ordered) {
-    const count = inBlock(block, () =>
-      instanceCount(block, scopeFor(model, variables, known, null)),
+    const each = inBlock(block, () =>
+      blockInstances(block, scopeFor(model, variables, known, null)),
     );
-    const values: Value[] = [];
-    for (let i = 0; i < (count ?? 1); i += 1) {
-      const address = count === null ? block.address : `${block.address}[${i}]`;
+    const values: { key?: number | string; value: Value }[] = [];
+    for (const { address, key, repetition } of each) {
       configured.add(address);
       const attrs = inBlock(block, () =>
         shapeAttributes(
           block.type,
           address,
-          asObject(
-            evaluate(
-              block.attributes,
-              scopeFor(model, variables, known, count === null ? null : i),
-            ),
-          ),
+          asObject(evaluate(block.attributes, scopeFor(model, variables, known, repetition))),
         ),
       );
       const planned = planInstance(
         block,
         address,
-        count === null ? undefined : i,
+        key,
         attrs,
         prior.get(address),
         imports.get(address),
         flags,
       );
       instances.push(planned);
-      values.push(planned.action === 'delete' ? null : (planned.after ?? null));
+      values.push({
+        ...(key === undefined ? {} : { key }),
+        value: planned.action === 'delete' ? null : (planned.after ?? null),
+      });
     }
-    known.set(block.address, count === null ? (values[0] ?? null) : values);
+    known.set(block.address, blockValue(block, values));
   }
   for (const [to, id] of imports) {
     if (configured.has(to) || prior.has(to)) continue;
@@ -130,26 +128,33 @@ export function planModel(
       generatedConfig: true,
     });
   }
-  const counted = new Map(model.resources.map((b) => [b.address, b.count !== undefined]));
+  /** The kind of key each block's instances have: none, an index (`count`) or a string. */
+  const keyKind = (b: ResourceBlock) =>
+    b.count !== undefined ? 'number' : b.forEach !== undefined ? 'string' : 'undefined';
+  const kinds = new Map(model.resources.map((b) => [b.address, keyKind(b)]));
   for (const [address, entry] of prior) {
     if (configured.has(address)) continue;
     const { resource, instance } = entry;
-    const block = counted.get(`${resource.type}.${resource.name}`);
-    // Terraform moves `a` to `a[0]` (and back) when count is added (or removed): a refactoring
-    // the builtin engine does not model.
-    if (block !== undefined && block !== (instance.index_key !== undefined))
+    const kind = kinds.get(`${resource.type}.${resource.name}`);
+    // Terraform moves `a` to `a[0]` (and back) when count is added (or removed), and deletes
+    // for "wrong repetition" otherwise: refactorings the builtin engine does not model.
+    if (kind !== undefined && kind !== typeof instance.index_key)
       throw unsupported(
-        `the implied move of ${address} when count is ${block ? 'added' : 'removed'}`,
+        `changing how ${address}'s resource repeats (count, for_each or neither) with objects in state`,
         address,
       );
     instances.push({
       address,
       type: resource.type,
       name: resource.name,
-      ...(typeof instance.index_key === 'number' ? { index: instance.index_key } : {}),
+      ...(instance.index_key === undefined ? {} : { index: instance.index_key }),
       action: 'delete',
       reason:
-        block === undefined ? 'delete_because_no_resource_config' : 'delete_because_count_index',
+        kind === undefined
+          ? 'delete_because_no_resource_config'
+          : kind === 'number'
+            ? 'delete_because_count_index'
+            : 'delete_because_each_key',
       before: instance.attributes,
       after: null,
     });
@@ -162,7 +167,7 @@ export function planModel(
 function planInstance(
   block: ResourceBlock,
   address: string,
-  index: number | undefined,
+  index: number | string | undefined,
   attrs: Record<string, Value>,
   prior: PriorInstance | undefined,
   importId: string | undefined,

@@ -2,7 +2,7 @@ import type { Json, StateInstance, StateResource, StateV4 } from '../types.js';
 import type { ConfigModel, ResourceBlock } from './config.js';
 import { ConfigurationError } from './config.js';
 import { EvaluationError, UNKNOWN, evaluate, hasUnknown } from './expressions.js';
-import type { Scope, Value } from './expressions.js';
+import type { Repetition, Scope, Value } from './expressions.js';
 
 /** A prior-state instance with its address. */
 export interface PriorInstance {
@@ -31,7 +31,7 @@ export function scopeFor(
   model: ConfigModel,
   variables: Record<string, Json>,
   known: Map<string, Value>,
-  countIndex: number | null,
+  instance: Repetition | null,
 ): Scope {
   const locals = new Map<string, Value>();
   const evaluating = new Set<string>();
@@ -55,12 +55,17 @@ export function scopeFor(
       if (evaluating.has(name))
         throw new EvaluationError('Cycle', `local.${name} refers to itself`);
       evaluating.add(name);
-      const value = evaluate(model.locals[name] ?? null, { ...scope, countIndex: () => null });
+      const value = evaluate(model.locals[name] ?? null, {
+        ...scope,
+        countIndex: () => null,
+        each: () => null,
+      });
       evaluating.delete(name);
       locals.set(name, value);
       return value;
     },
-    countIndex: () => countIndex,
+    countIndex: () => instance?.countIndex ?? null,
+    each: () => instance?.each ?? null,
     resource(type, name) {
       const value = known.get(`${type}.${name}`);
       if (value === undefined)
@@ -72,6 +77,58 @@ export function scopeFor(
     },
   };
   return scope;
+}
+
+/** One instance of a resource block: its address, its key in state, and what it evaluates with. */
+export interface BlockInstance {
+  address: string;
+  key?: number | string;
+  repetition: Repetition | null;
+}
+
+/**
+ * The instances a block has: one without `count` or `for_each`; one per index with `count`; one
+ * per key, in key order, with `for_each` over a map or object (terraform refuses other values;
+ * a set of strings needs `toset`, a function the builtin engine refuses).
+ */
+export function blockInstances(block: ResourceBlock, scope: Scope): BlockInstance[] {
+  const count = instanceCount(block, scope);
+  if (count !== null)
+    return Array.from({ length: count }, (_, i) => ({
+      address: `${block.address}[${i}]`,
+      key: i,
+      repetition: { countIndex: i },
+    }));
+  if (block.forEach === undefined) return [{ address: block.address, repetition: null }];
+  const map = evaluate(block.forEach, scope);
+  if (map === UNKNOWN || hasUnknown(map))
+    throw new ConfigurationError(
+      'Invalid for_each argument',
+      `${block.address}: the "for_each" map includes keys or set values that cannot be determined until apply (${block.file})`,
+    );
+  if (map === null || typeof map !== 'object' || Array.isArray(map))
+    throw new ConfigurationError(
+      'Invalid for_each argument',
+      `${block.address}: the "for_each" argument must be a map, or set of strings, and you have provided a value of type ${map === null ? 'null' : Array.isArray(map) ? 'tuple' : typeof map} (${block.file})`,
+    );
+  return Object.keys(map)
+    .sort()
+    .map((key) => ({
+      address: `${block.address}[${JSON.stringify(key)}]`,
+      key,
+      repetition: { each: { key, value: map[key] ?? null } },
+    }));
+}
+
+/** The value a block's instances give references to it: one, a list by index, a map by key. */
+export function blockValue(
+  block: ResourceBlock,
+  values: { key?: number | string; value: Value }[],
+): Value {
+  if (block.count !== undefined) return values.map((v) => v.value);
+  if (block.forEach !== undefined)
+    return Object.fromEntries(values.map((v) => [String(v.key), v.value]));
+  return values[0]?.value ?? null;
 }
 
 /** The instance count of a block: `count` must be a known whole number. */
