@@ -193,12 +193,12 @@ export function createExecutorContext(
         case 'RunPlanQueued':
           if (run.status !== 'plan_queued') return;
           if (!claimed(run, 'plan', () => runs.executor.planStarted(run.id))) return;
-          runPhase(run, 'plan', () => executor.plan(phaseRunOf(run)));
+          runPhase(run, 'plan', () => executor.plan(phaseRunOf(run, runs.model)));
           return;
         case 'RunApplyQueued':
           if (run.status !== 'apply_queued') return;
           if (!claimed(run, 'apply', () => runs.executor.applyStarted(run.id))) return;
-          runPhase(run, 'apply', () => executor.apply(phaseRunOf(run)));
+          runPhase(run, 'apply', () => executor.apply(phaseRunOf(run, runs.model)));
           return;
         case 'RunCancelRequested':
           // A phase no longer here (it ended, or the daemon restarted) cannot be interrupted.
@@ -242,7 +242,7 @@ export function createExecutorContext(
         'resuming phases interrupted by a restart',
       );
     for (const { run, phase } of lost) {
-      runPhase(run, phase, () => executor.recover([{ run: phaseRunOf(run), phase }]));
+      runPhase(run, phase, () => executor.recover([{ run: phaseRunOf(run, runs.model), phase }]));
     }
   };
 

@@ -3,7 +3,9 @@ import type { Decider } from '../../core/command-handler.js';
 import { systemMetadata } from '../../core/events.js';
 import type { NewEvent } from '../../core/events.js';
 import type { RunsContext, RunRow } from '../index.js';
+import type { RunsModel } from '../model.js';
 import { applyIdOf, planIdOf } from '../run/presenters.js';
+import { assembleVariables, withoutPriorityOverrides } from '../varsets/assemble.js';
 import { planArtifactStream, type ExecutorEvent } from './events.js';
 import type { ExecutorQueries } from './projection.js';
 import type { ExecutorPort, PhaseRun } from './service.js';
@@ -12,8 +14,19 @@ import type { StateV4 } from './types.js';
 /** Streams the executor only appends to (artifacts, state versions) need no state to decide. */
 export const appendOnly: Decider<null, NewEvent> = { initialState: () => null, evolve: () => null };
 
-/** The run's facts that matter to a phase. */
-export function phaseRunOf(run: RunRow): PhaseRun {
+/**
+ * The run's facts that matter to a phase; its run variables less those a priority variable set
+ * overrides (the reference's precedence, `varsets/assemble.ts`).
+ */
+export function phaseRunOf(run: RunRow, model: RunsModel): PhaseRun {
+  const ws = model.workspaces.get(run.workspaceId);
+  const sets =
+    ws === null
+      ? []
+      : model.varsets.forWorkspace(ws).map(({ set }) => ({
+          priority: set.priority,
+          variables: model.varsets.variables(set.id),
+        }));
   const a = run.attrs;
   return {
     id: run.id,
@@ -28,7 +41,7 @@ export function phaseRunOf(run: RunRow): PhaseRun {
       allowEmptyApply: a.allowEmptyApply,
       allowConfigGeneration: a.allowConfigGeneration,
     },
-    variables: a.variables,
+    variables: withoutPriorityOverrides(sets, a.variables),
   };
 }
 
@@ -75,14 +88,19 @@ export function runsPort(
       const document = runs.model.states.document(current.id);
       return document === null ? null : (JSON.parse(core.sealer.open(document)) as StateV4);
     },
-    workspaceVariables: (workspaceId) =>
-      queries.variables(workspaceId).map((v) => ({
+    // Workspace variables and the variable sets that reach the workspace, by precedence.
+    workspaceVariables: (workspaceId) => {
+      const own = queries.variables(workspaceId).map((v) => ({
         key: v.key,
         value: core.sealer.open(v.value),
         category: v.category,
         hcl: v.hcl,
         sensitive: v.sensitive,
-      })),
+      }));
+      const ws = runs.model.workspaces.get(workspaceId);
+      const sets = ws === null ? [] : runs.model.varsets.applied(ws, (v) => core.sealer.open(v));
+      return assembleVariables(own, sets, []).workspace;
+    },
     planArtifact(runId) {
       const planned = queries.artifact(runId);
       if (planned === null) return null;

@@ -51,6 +51,19 @@ function layer(sets: readonly AppliedVarset[]): Map<string, WorkspaceVariable> {
   return new Map([...out].map(([k, v]) => [k, v.variable]));
 }
 
+/** Run variables less the terraform variables a priority set gives (those override `-var`). */
+export function withoutPriorityOverrides(
+  sets: readonly { priority: boolean; variables: readonly { key: string; category: string }[] }[],
+  run: readonly RunVariable[],
+): RunVariable[] {
+  const keys = new Set(
+    sets
+      .filter((s) => s.priority)
+      .flatMap((s) => s.variables.filter((v) => v.category === 'terraform').map((v) => v.key)),
+  );
+  return run.filter((v) => !keys.has(v.key));
+}
+
 /**
  * The run's workspace-level variables (what the driver receives as workspace variables) and its
  * run variables less those a priority set overrides.
@@ -72,6 +85,6 @@ export function assembleVariables(
     workspace: [...merged.values()].sort((a, b) =>
       a.key < b.key ? -1 : a.key > b.key ? 1 : a.category < b.category ? -1 : 1,
     ),
-    run: run.filter((v) => !priority.has(slot({ category: 'terraform', key: v.key }))),
+    run: withoutPriorityOverrides(sets, run),
   };
 }
