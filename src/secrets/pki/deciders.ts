@@ -1,7 +1,14 @@
 import type { Decider } from '../../core/command-handler.js';
 import { machineDecider } from '../../core/machine-decider.js';
 import { certificateMachine } from '../../../machines/certificate.machine.js';
-import type { ConfigEvent, CrlEvent, IssuerEvent, KeyEvent, RoleEvent } from './events.js';
+import type {
+  ConfigEvent,
+  ConsultationEvent,
+  CrlEvent,
+  IssuerEvent,
+  KeyEvent,
+  RoleEvent,
+} from './events.js';
 
 /** A certificate serial's stream folds through the certificate machine. */
 export const certificateDecider = machineDecider(certificateMachine);
@@ -39,4 +46,12 @@ export const crlDecider: Decider<{ number: number }, CrlEvent> = {
   evolve: (_s, e) => ({ number: e.data.number }),
   accepts: (s, e) => e.data.number > s.number,
   describe: (s) => `at CRL number ${s.number}`,
+};
+
+/** A consultation stream holds its one record: a second under the same UUID is refused. */
+export const consultationDecider: Decider<Presence, ConsultationEvent> = {
+  initialState: () => ({ exists: false }),
+  evolve: () => ({ exists: true }),
+  accepts: (s) => !s.exists,
+  describe: (s) => (s.exists ? 'recorded' : 'absent'),
 };

@@ -4,6 +4,7 @@ import type { CertificateEvent } from '../../../machines/certificate.machine.js'
 import type { Role } from './role.js';
 import type { LeafNotAfterBehavior } from './ttl.js';
 import type { UrlConfig } from './issuance.js';
+import type { ExternalPolicyConfig } from './external-policy/config.js';
 
 export type { CertificateEvent } from '../../../machines/certificate.machine.js';
 
@@ -112,7 +113,30 @@ export type ConfigEvent =
   | { type: 'PkiKeysConfigured'; data: OnMount & { defaultKey: string } }
   | { type: 'PkiTidyStarted'; data: OnMount & TidyParams & { startedAt: string; auto: boolean } }
   | { type: 'PkiTidied'; data: OnMount & TidyResult }
-  | { type: 'PkiAutoTidyConfigured'; data: OnMount & { config: AutoTidyConfig } };
+  | { type: 'PkiAutoTidyConfigured'; data: OnMount & { config: AutoTidyConfig } }
+  | { type: 'PkiExternalPolicyConfigured'; data: OnMount & { config: ExternalPolicyConfig } };
+
+/**
+ * One consultation of the external policy service: what was asked (the request document, which
+ * holds no private key) and what came of it. `approved` events are followed, in the same
+ * transaction, by the `CertificateIssued` they led to.
+ */
+export interface ConsultationData extends OnMount {
+  requestUuid: string;
+  mode: 'issue' | 'sign' | 'ica';
+  /** the `/:policy` segment, '' without one */
+  policy: string;
+  /** the document sent, as sent */
+  request: Record<string, unknown>;
+  outcome: 'approved' | 'refused' | 'failed';
+  /** the service's answer as read ('' when there was none), or why none could be used */
+  answer: string;
+  detail: string;
+  /** the serial signed on an approval */
+  serial: string;
+}
+
+export type ConsultationEvent = { type: 'PkiExternalPolicyConsulted'; data: ConsultationData };
 
 /** A CRL signed by one issuer; the DER is in the event so a replay restores the exact bytes. */
 export interface CrlBuiltData extends OnMount {
@@ -135,7 +159,13 @@ export type CrlEvent =
 
 /** Every event of the certificate authority context. */
 export type PkiEvent =
-  CertificateEvent | RoleEvent | KeyEvent | IssuerEvent | ConfigEvent | CrlEvent;
+  | CertificateEvent
+  | RoleEvent
+  | KeyEvent
+  | IssuerEvent
+  | ConfigEvent
+  | CrlEvent
+  | ConsultationEvent;
 
 /** Stream names: one per serial, role, key, issuer and CRL; one for the mount's configuration. */
 export const streams = {
@@ -145,6 +175,7 @@ export const streams = {
   issuer: streamName`pki/${'mount'}/issuer/${'issuerId'}`,
   crl: streamName`pki/${'mount'}/crl/${'issuerId'}`,
   config: streamName`pki/${'mount'}/config`,
+  consultation: streamName`pki/${'mount'}/consultation/${'requestUuid'}`,
 };
 
 /** The event types this context owns. */
@@ -170,4 +201,6 @@ export const PKI_EVENT_TYPES: readonly PkiEvent['type'][] = [
   'PkiDeltaCrlBuilt',
   'PkiTidyStarted',
   'PkiAutoTidyConfigured',
+  'PkiExternalPolicyConfigured',
+  'PkiExternalPolicyConsulted',
 ];

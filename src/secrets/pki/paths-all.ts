@@ -2,6 +2,7 @@ import { declarePath, segmentsOnly, type PathSchema } from '../fields.js';
 import { DIRECTORY_PREFIXES } from './acme/directory.js';
 import * as P from './paths.js';
 import { ROLE } from './paths-role.js';
+import { CONFIG_EXTERNAL_POLICY } from './external-policy/config.js';
 
 /** Every path of the engine, in the order the OpenAPI document lists them. */
 export const PKI_PATHS: readonly PathSchema[] = [
@@ -26,6 +27,18 @@ export const PKI_PATHS: readonly PathSchema[] = [
   declarePath({ ...P.INTERMEDIATE_GENERATE, pattern: 'issuers/generate/intermediate/:type' }),
   P.CROSS_SIGN,
   P.SIGN_INTERMEDIATE,
+  ...[
+    P.EXTERNAL_ISSUE,
+    P.ISSUER_EXTERNAL_ISSUE,
+    P.EXTERNAL_SIGN,
+    P.ISSUER_EXTERNAL_SIGN,
+    P.EXTERNAL_ICA,
+    P.ISSUER_EXTERNAL_ICA,
+  ].flatMap((p: PathSchema<P.ExternalFields>) => [
+    p,
+    declarePath({ ...p, pattern: `${p.pattern}/:policy` }),
+  ]),
+  CONFIG_EXTERNAL_POLICY,
   P.ISSUER_SIGN_INTERMEDIATE,
   P.SIGN_SELF_ISSUED,
   P.ISSUER_SIGN_SELF_ISSUED,

@@ -1,4 +1,4 @@
-import { declarePath, field } from '../fields.js';
+import { declarePath, field, type Fields } from '../fields.js';
 import {
   CA_CERTIFICATE,
   FORMAT,
@@ -353,3 +353,50 @@ export type RootFields = typeof ROOT_FIELDS;
 export type IntermediateFields = Omit<typeof INTERMEDIATE_FIELDS, 'type'>;
 export type SignIntermediateFields = typeof SIGN_INTERMEDIATE_FIELDS;
 export type SelfIssuedFields = typeof SELF_ISSUED_FIELDS;
+
+/**
+ * The external-policy paths (`[issuer/:issuer_ref/]external-policy/:op[/:policy]`). Their declared
+ * fields are the ones Keel reads itself; every parameter, declared or not, goes to the policy
+ * service as sent.
+ */
+const EXTERNAL_FIELDS = {
+  ...FORMAT,
+  ...PRIVATE_KEY_FORMAT,
+  policy: field.string('The policy the service applies', { default: '' }),
+  remove_roots_from_chain: field.bool('Leave self-signed roots out of ca_chain'),
+};
+/** What every external-policy path declares. */
+export type ExternalFields = typeof EXTERNAL_FIELDS;
+const EXTERNAL_KEY = {
+  key_type: field.string('Key type of the key Keel generates (rsa)'),
+  key_bits: field.int('Key size of the key Keel generates', { default: 0 }),
+};
+const externalPath = <F extends Fields>(pattern: string, summary: string, fields: F) =>
+  declarePath({
+    pattern,
+    summary,
+    operations: ['update'],
+    fields: { ...EXTERNAL_FIELDS, ...fields },
+  });
+const ISSUE_SUMMARY =
+  'Issue a certificate and its private key as an external policy service decides';
+const SIGN_SUMMARY = 'Sign a certificate signing request as an external policy service decides';
+const ICA_SUMMARY = 'Sign an intermediate CA request as an external policy service decides';
+export const EXTERNAL_ISSUE = externalPath('external-policy/issue', ISSUE_SUMMARY, EXTERNAL_KEY);
+export const EXTERNAL_SIGN = externalPath('external-policy/sign', SIGN_SUMMARY, CSR);
+export const EXTERNAL_ICA = externalPath('external-policy/sign-intermediate', ICA_SUMMARY, CSR);
+export const ISSUER_EXTERNAL_ISSUE = externalPath(
+  'issuer/:issuer_ref/external-policy/issue',
+  ISSUE_SUMMARY,
+  { ...EXTERNAL_KEY, ...ISSUER_REF },
+);
+export const ISSUER_EXTERNAL_SIGN = externalPath(
+  'issuer/:issuer_ref/external-policy/sign',
+  SIGN_SUMMARY,
+  { ...CSR, ...ISSUER_REF },
+);
+export const ISSUER_EXTERNAL_ICA = externalPath(
+  'issuer/:issuer_ref/external-policy/sign-intermediate',
+  ICA_SUMMARY,
+  { ...CSR, ...ISSUER_REF },
+);

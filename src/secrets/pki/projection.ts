@@ -245,6 +245,13 @@ export const pkiProjection = (
           scheduleAutoTidy(mount, result.finishedAt);
           break;
         }
+        case 'PkiExternalPolicyConfigured':
+          s.putConfig.run(e.data.mount, 'external-policy', canonicalJson(e.data.config));
+          break;
+        case 'PkiExternalPolicyConsulted':
+          if (e.data.outcome === 'approved')
+            s.putConfig.run(e.data.mount, 'external-policy-success', canonicalJson({ at: e.time }));
+          break;
         case 'PkiAutoTidyConfigured': {
           s.putConfig.run(e.data.mount, 'auto-tidy', canonicalJson(e.data.config));
           if (configOf(e.data.mount, 'tidy-run') === undefined)

@@ -8,6 +8,12 @@ import { configDecider } from './deciders.js';
 import { streams, type CrlConfig } from './events.js';
 import type { UrlConfig } from './issuance.js';
 import type { CONFIG_CRL, CONFIG_URLS } from './paths.js';
+import {
+  nextExternalPolicy,
+  type CONFIG_EXTERNAL_POLICY,
+  type ExternalPolicyConfig,
+} from './external-policy/config.js';
+import { externalPolicyOf } from './external-policy/issue.js';
 import { durationText } from './role.js';
 
 /** The mount's URL and CRL settings and CRL rebuilds: validated, then recorded. */
@@ -39,6 +45,28 @@ export class PkiSettings {
       meta,
     );
     return urls;
+  }
+
+  /** `config/external-policy`: fields not sent keep their values; the client key is sealed. */
+  setExternalPolicy(
+    mount: string,
+    b: FieldData<typeof CONFIG_EXTERNAL_POLICY.fields>,
+    meta: AuditMetadata,
+  ): ExternalPolicyConfig {
+    const core = this.authority.core;
+    const config = nextExternalPolicy(
+      externalPolicyOf(this.authority, mount),
+      b,
+      core.clock.now(),
+      (plain) => core.sealer.seal(plain),
+    );
+    core.handler.handle(
+      streams.config(mount),
+      configDecider,
+      () => [{ type: 'PkiExternalPolicyConfigured' as const, data: { mount, config } }],
+      meta,
+    );
+    return config;
   }
 
   /** `config/crl`: fields not sent keep their values; a change that shows in CRLs rebuilds them. */

@@ -11,13 +11,8 @@ import { buildCertificate, encodeName, pem, randomSerial, serialText } from './x
 import * as der from './x509/der.js';
 import * as ext from './x509/extensions.js';
 import { keyIdentifier } from './x509/keys.js';
-import {
-  OID,
-  readBasicConstraints,
-  readKeyUsage,
-  readOidList,
-  readTlsFeature,
-} from './x509/extension-values.js';
+import { OID } from './x509/extension-values.js';
+import { keyUsageFor, rewriteExtensions, type RewriteRules } from './rewrite-extensions.js';
 import { parseCertificate, type ParsedCsr } from './x509/parse.js';
 import type { FieldData } from '../fields.js';
 import type { VerbatimFields } from './paths.js';
@@ -131,74 +126,33 @@ export const VERBATIM_ROLE: Role = deepFreeze({
   ext_key_usage: [],
 });
 
-const CA_REFUSED =
-  'sign-verbatim refuses to issue an intermediate CA certificate; use sign-intermediate';
-
-/** Key usages only a CA may assert (RFC 5280 §4.2.1.3): keyCertSign and cRLSign. */
-const CA_KEY_USAGES = [5, 6];
-
-function keyUsageOf(bits: readonly number[]): Buffer[] {
-  if (bits.some((b) => CA_KEY_USAGES.includes(b))) {
-    throw new ValidationError(
-      'sign-verbatim refuses the CertSign and CRLSign key usages: only a CA may sign certificates or CRLs; use sign-intermediate',
-    );
-  }
-  return bits.length ? [ext.keyUsage(bits)] : [];
-}
+/** How sign-verbatim rewrites a CSR's extensions: a leaf, and nothing Keel does not read. */
+const VERBATIM_RULES: RewriteRules = {
+  who: 'sign-verbatim',
+  kind: 'leaf',
+  unknown: 'refuse',
+  caRefused: 'sign-verbatim refuses to issue an intermediate CA certificate; use sign-intermediate',
+};
 
 /**
  * The extensions a verbatim certificate carries, each read from the CSR and written anew: a CA
  * request (in any encoding) is refused, and so is any extension Keel does not read. Where the CSR
- * has no key usage or extended key usage, the request's `key_usage`/`ext_key_usage` apply. Key
- * identifiers, CRL and AIA URLs are Keel's own.
+ * has no key usage or extended key usage, the request's `key_usage`/`ext_key_usage` apply.
  */
 function verbatimExtensions(csr: ParsedCsr, body: FieldData<VerbatimFields>): Buffer[] {
-  const out: Buffer[] = [];
+  const out = rewriteExtensions(csr.extensions, csr.subject, VERBATIM_RULES);
   const fromCsr = new Set(csr.extensions.map((e) => e.id));
-  for (const e of csr.extensions) {
-    switch (e.id) {
-      case OID.basicConstraints:
-        // A leaf carries none, as the reference writes one.
-        if (readBasicConstraints(e.value).ca) throw new ValidationError(CA_REFUSED);
-        break;
-      case OID.keyUsage:
-        out.push(...keyUsageOf(readKeyUsage(e.value)));
-        break;
-      case OID.extKeyUsage:
-        out.push(ext.extKeyUsage(readOidList(e.value, 'extKeyUsage')));
-        break;
-      case OID.subjectAltName:
-        if (csr.unsupportedNames.length) {
-          throw new ValidationError(
-            `sign-verbatim cannot carry these subject alternative names: ${csr.unsupportedNames.join(', ')}`,
-          );
-        }
-        out.push(ext.subjectAltName(csr.altNames, isEmptyName(csr.subject)));
-        break;
-      case OID.tlsFeature:
-        out.push(ext.tlsFeature(readTlsFeature(e.value)));
-        break;
-      case OID.subjectKeyId:
-      case OID.authorityKeyId:
-      case OID.crlDistributionPoints:
-      case OID.authorityInfoAccess:
-        break;
-      default:
-        throw new ValidationError(
-          `sign-verbatim cannot carry extension ${e.id} from the CSR: Keel signs only basicConstraints (not a CA), keyUsage, extKeyUsage, subjectAltName and TLS feature`,
-        );
-    }
-  }
   if (!fromCsr.has(OID.keyUsage)) {
     const names = !body.sent('key_usage')
       ? ['DigitalSignature', 'KeyAgreement', 'KeyEncipherment']
       : (body.get('key_usage') ?? []);
     out.push(
-      ...keyUsageOf(
+      ...keyUsageFor(
         names.flatMap((n) => {
           const b = ext.keyUsageBit(n);
           return b === undefined ? [] : [b];
         }),
+        VERBATIM_RULES,
       ),
     );
   }
@@ -215,12 +169,6 @@ function verbatimExtensions(csr: ParsedCsr, body: FieldData<VerbatimFields>): Bu
     if (oids.length) out.push(ext.extKeyUsage(oids));
   }
   return out;
-}
-
-/** True for a Name with no attributes (the SAN is then critical, RFC 5280 §4.2.1.6). */
-function isEmptyName(name: Buffer): boolean {
-  const el = der.read(name);
-  return el.end === el.contentStart;
 }
 
 /** Adds UID attributes to the end of a DER Name (sign-verbatim's `user_ids`). */

@@ -41,7 +41,7 @@ function checkPolicy(service: AcmeService, mount: string, policy: string): strin
   }
   if (policy.startsWith('external-policy'))
     throw new ValidationError(
-      'external-policy is an edition-restricted feature and is not available in Keel',
+      'external-policy ACME directory policies are not implemented in Keel: its external policy service serves the external-policy issuing paths, not ACME',
     );
   throw new ValidationError(
     `invalid default_directory_policy ${JSON.stringify(policy)}: use forbid, sign-verbatim or role:<name>`,

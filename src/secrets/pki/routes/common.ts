@@ -14,7 +14,7 @@ export interface RouteScope {
 }
 
 /** The request's data (JSON body over query) as a plain object. */
-const input = (ctx: Context): Record<string, unknown> => body(requestData(ctx));
+export const input = (ctx: Context): Record<string, unknown> => body(requestData(ctx));
 
 /** The request's fields parsed against its path's declared schema (path segments included). */
 export function fields<F extends Fields>(

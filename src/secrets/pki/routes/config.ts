@@ -4,6 +4,8 @@ import type { CrlConfig } from '../events.js';
 import type { UrlConfig } from '../issuance.js';
 import { durationText } from '../role.js';
 import { CONFIG_CRL, CONFIG_URLS } from '../paths.js';
+import { CONFIG_EXTERNAL_POLICY, externalPolicyView } from '../external-policy/config.js';
+import { externalPolicyOf } from '../external-policy/issue.js';
 import { fields, meta, reply, send, type RouteScope } from './common.js';
 import type { PkiSettings } from '../settings.js';
 
@@ -19,7 +21,7 @@ const crlView = (c: CrlConfig) => ({
   delta_rebuild_interval: durationText(c.delta_rebuild_interval),
 });
 
-/** `config/urls`, `config/crl`, `crl/rotate` and `crl/rotate-delta`. */
+/** `config/urls`, `config/crl`, `config/external-policy`, `crl/rotate` and `crl/rotate-delta`. */
 export function configRoutes(r: Router, settings: PkiSettings, { id }: RouteScope): void {
   const { authority } = settings;
   const urlsView = (urls: UrlConfig) => ({
@@ -40,6 +42,18 @@ export function configRoutes(r: Router, settings: PkiSettings, { id }: RouteScop
     reply(ctx, b, crlView(settings.setCrl(id, b, meta(ctx))));
   };
   r.post('/config/crl', setCrl);
+
+  const externalView = () =>
+    externalPolicyView(
+      externalPolicyOf(authority, id),
+      authority.q.config<{ at: string }>(id, 'external-policy-success')?.at,
+    );
+  r.get('/config/external-policy', (ctx) => send(ctx, externalView()));
+  r.post('/config/external-policy', (ctx) => {
+    const b = fields(ctx, CONFIG_EXTERNAL_POLICY);
+    settings.setExternalPolicy(id, b, meta(ctx));
+    reply(ctx, b, externalView());
+  });
 
   r.get('/crl/rotate-delta', (ctx) => {
     const on = settings.rotateDeltaCrls(id, meta(ctx));

@@ -1,8 +1,14 @@
 import type Router from '@koa/router';
-import { ValidationError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
 import {
+  EXTERNAL_ICA,
+  EXTERNAL_ISSUE,
+  EXTERNAL_SIGN,
+  type ExternalFields,
   ISSUE,
+  ISSUER_EXTERNAL_ICA,
+  ISSUER_EXTERNAL_ISSUE,
+  ISSUER_EXTERNAL_SIGN,
   ISSUER_ISSUE,
   ISSUER_SIGN,
   ISSUER_SIGN_INTERMEDIATE,
@@ -18,13 +24,16 @@ import {
 import { signIntermediate, signSelfIssued } from '../sign-ca.js';
 import { issue, sign } from '../issue.js';
 import { signVerbatim } from '../sign-verbatim.js';
-import { fields, meta, param, reply, type RouteScope } from './common.js';
+import { externalIssue, type Mode } from '../external-policy/issue.js';
+import type { PathSchema } from '../../fields.js';
+import { fields, input, meta, param, reply, type RouteScope } from './common.js';
 
 /**
  * Issuing paths: issue, sign and sign-verbatim (through the role's issuer or a named one),
- * sign-intermediate and sign-self-issued. The edition-restricted external-policy paths answer 400.
+ * sign-intermediate and sign-self-issued; and the external-policy paths, decided by the policy
+ * service `config/external-policy` names.
  */
-export function issueRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
+export function issueRoutes(r: Router, authority: Authority, { id, mount }: RouteScope): void {
   for (const [prefix, paths] of [
     ['', { issue: ISSUE, sign: SIGN, verbatim: SIGN_VERBATIM, verbatimRole: SIGN_VERBATIM_ROLE }],
     [
@@ -57,11 +66,27 @@ export function issueRoutes(r: Router, authority: Authority, { id }: RouteScope)
         reply(ctx, d, out.data, out.warnings);
       });
     }
-    r.post(`${prefix}/external-policy/:op{/:policy}`, () => {
-      throw new ValidationError(
-        'external-policy issuance is an edition-restricted feature; Keel does not call external policy services. Use issue, sign or sign-intermediate with a role instead',
-      );
-    });
+    const external: readonly (readonly [Mode, PathSchema<ExternalFields>])[] = [
+      ['issue', prefix ? ISSUER_EXTERNAL_ISSUE : EXTERNAL_ISSUE],
+      ['sign', prefix ? ISSUER_EXTERNAL_SIGN : EXTERNAL_SIGN],
+      ['ica', prefix ? ISSUER_EXTERNAL_ICA : EXTERNAL_ICA],
+    ];
+    for (const [mode, path] of external) {
+      r.post([`/${path.pattern}`, `/${path.pattern}/:policy`], async (ctx) => {
+        const d = fields(ctx, path);
+        const out = await externalIssue(authority, {
+          mount: id,
+          mountPath: mount.path,
+          mode,
+          policy: d.get('policy'),
+          issuerRef: ref(ctx),
+          raw: input(ctx),
+          token: ctx.state.token,
+          meta: meta(ctx),
+        });
+        reply(ctx, d, out.data, out.warnings);
+      });
+    }
   }
   r.post('/root/sign-intermediate', (ctx) => {
     const d = fields(ctx, SIGN_INTERMEDIATE);
