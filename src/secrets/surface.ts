@@ -170,7 +170,9 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       const operation = operationOf(ctx);
       // The reference checks a list against the path with its trailing slash.
       const aclPath = operation === 'list' ? `${path}/` : path;
-      const isSys = path.startsWith('sys/') || path.startsWith('auth/token/');
+      const isSys = path.startsWith('sys/') || path.startsWith('auth/');
+      // An auth method's login takes no token (the reference's unauthenticated login paths).
+      const login = isSys && isLoginPath(path);
       const mount = isSys ? undefined : queries.mountFor(path);
       const engine = mount === undefined ? undefined : deps.engines.get(mount.type);
       // What relying parties fetch without a token (the engine's declared list, the reference's
@@ -179,19 +181,21 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         mount !== undefined &&
         (engine?.unauthenticated?.some((p) => pathMatches(p, aclPath.slice(mount.path.length))) ??
           false);
-      ctx.state.token = open ? authenticateIfValid(ctx) : authenticate(ctx);
-      if (open && ctx.state.token === undefined) limitAnonymous(ctx, path);
+      ctx.state.token = open || login ? authenticateIfValid(ctx) : authenticate(ctx);
+      if ((open || login) && ctx.state.token === undefined) limitAnonymous(ctx, path);
 
       if (isSys) {
         const routed = routerPath(path);
         ensureRouted(deps.sys, routed, ctx.method);
         ctx.newRouterPath = routed;
-        ctx.state.sudo = authorize(
-          ctx.state.token,
-          aclPath,
-          operation,
-          SYS_SUDO.some((re) => re.test(path)),
-        );
+        ctx.state.sudo = login
+          ? false
+          : authorize(
+              ctx.state.token,
+              aclPath,
+              operation,
+              SYS_SUDO.some((re) => re.test(path)),
+            );
         await sysDispatch(ctx, async () => undefined);
         return;
       }
@@ -216,6 +220,12 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       await dispatch(ctx, async () => undefined);
       void next;
     });
+
+  /** `auth/<path>/login` of an enabled AppRole method, written with POST or PUT. */
+  function isLoginPath(path: string): boolean {
+    const m = /^auth\/([^/]+)\/login$/.exec(path);
+    return m !== null && queries.authMount(`${m[1]}/`)?.type === 'approle';
+  }
 
   /** An engine path its engine declares unauthenticated (ACME), with its mount. */
   function selfAuthenticated(path: string) {

@@ -22,6 +22,19 @@ export class LeaseService implements LeaseProvider {
     return this.d.core.handler.handle(leaseStream(leaseId), leaseDecider, () => events, metadata);
   }
 
+  /**
+   * The end of a revocation (or a failed attempt), unless the lease has already ended: the
+   * request that revokes a lease and the timer that drives its clean-up can both reach here.
+   */
+  private conclude(leaseId: string, event: LeaseEvent, metadata: AuditMetadata): void {
+    this.d.core.handler.handle(
+      leaseStream(leaseId),
+      leaseDecider,
+      (s) => (s.status === 'done' ? [] : [event]),
+      metadata,
+    );
+  }
+
   lookup(leaseId: string): LeaseInfo | undefined {
     const row = this.d.reads.lease(leaseId);
     if (!row) return undefined;
@@ -116,9 +129,9 @@ export class LeaseService implements LeaseProvider {
           { leaseId: row.leaseId, err: (e as Error).message },
           'lease revoked by force; its IAM user may remain',
         );
-        this.append(
+        this.conclude(
           row.leaseId,
-          [{ type: 'LeaseRevoked', data: { revokedAt: this.d.core.clock.now().toISOString() } }],
+          { type: 'LeaseRevoked', data: { revokedAt: this.d.core.clock.now().toISOString() } },
           metadata,
         );
       }
@@ -184,17 +197,17 @@ export class LeaseService implements LeaseProvider {
           { leaseId: row.leaseId, attempt, err: error },
           'lease revocation failed',
         );
-        this.append(
+        this.conclude(
           row.leaseId,
-          [{ type: 'LeaseRevocationFailed', data: { error, attempt, retryAt } }],
+          { type: 'LeaseRevocationFailed', data: { error, attempt, retryAt } },
           metadata,
         );
         return error;
       }
     }
-    this.append(
+    this.conclude(
       row.leaseId,
-      [{ type: 'LeaseRevoked', data: { revokedAt: this.d.core.clock.now().toISOString() } }],
+      { type: 'LeaseRevoked', data: { revokedAt: this.d.core.clock.now().toISOString() } },
       metadata,
     );
     return null;

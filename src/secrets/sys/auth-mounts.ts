@@ -6,15 +6,20 @@ import { parseFields } from '../fields.js';
 import { AUTH_MOUNT } from './paths.js';
 import { SYSTEM_LEASE_TTL } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
+import type { AuthMountRow } from './projection.js';
+import { checkMountPath } from '../names.js';
+import { authMountStream } from './events.js';
+import { authMountDecider } from './commands.js';
 
 const TOKEN_DESCRIPTION = 'token based credentials';
 
 const normalize = (p: string) => (p.endsWith('/') ? p : `${p}/`).replace(/^\/+/, '');
 
 /**
- * `sys/auth`: the auth methods. Keel has one, the token store at `token/`, always enabled (as in
- * the reference, which lists it even on a fresh server and refuses to disable it); enabling any
- * other method is refused, naming it, and its TTLs are the system's (768h), not tunable.
+ * `sys/auth`: the auth methods. The token store at `token/` is always enabled (as in the
+ * reference, which lists it even on a fresh server and refuses to disable it); AppRole can be
+ * enabled at one path segment (`approle.ts`); any other method is refused, naming it. Their TTLs
+ * are the system's (768h), not tunable.
  */
 export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
   // A stable accessor per installation: derived from the keyring, never random per start.
@@ -37,19 +42,32 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
     seal_wrap: false,
     external_entropy_access: false,
   };
-  r.get('/sys/auth', (ctx) => sendVault(ctx, { 'token/': tokenMount }));
-  const tokenPath = (raw: string | undefined): 'token/' => {
+  const methodView = (m: AuthMountRow) => ({
+    ...tokenMount,
+    type: m.type,
+    description: m.description,
+    accessor: m.accessor,
+    config: { ...tokenMount.config },
+  });
+  r.get('/sys/auth', (ctx) =>
+    sendVault(ctx, {
+      'token/': tokenMount,
+      ...Object.fromEntries(deps.queries.authMounts().map((m) => [m.path, methodView(m)])),
+    }),
+  );
+  const tokenPath = (raw: string | undefined): string => {
     const path = normalize(raw ?? '');
-    if (path !== 'token/') throw new ValidationError(`cannot fetch sysview for path "${path}"`);
+    if (path !== 'token/' && deps.queries.authMount(path) === undefined)
+      throw new ValidationError(`cannot fetch sysview for path "${path}"`);
     return path;
   };
   r.get('/sys/auth/*path/tune', (ctx) => {
-    tokenPath(ctx.params.path);
+    const path = tokenPath(ctx.params.path);
     sendVault(ctx, {
       default_lease_ttl: SYSTEM_LEASE_TTL,
       max_lease_ttl: SYSTEM_LEASE_TTL,
       force_no_cache: false,
-      description: TOKEN_DESCRIPTION,
+      description: deps.queries.authMount(path)?.description ?? TOKEN_DESCRIPTION,
       token_type: 'default-service',
     });
   });
@@ -57,7 +75,7 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
     tokenPath(ctx.params.path);
     throw new KeelError(
       'unsupported',
-      'tuning the token auth method is not supported by Keel: its tokens take the system TTLs (768h default and maximum)',
+      'tuning an auth method is not supported by Keel: its tokens take the system TTLs (768h default and maximum)',
       { status: 400 },
     );
   });
@@ -68,14 +86,53 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
     const type = d.get('type');
     if (type === undefined || type === '')
       throw new ValidationError('missing required field "type"');
-    throw new ValidationError(
-      `plugin not found in the catalog: ${type} (Keel serves the token auth method only)`,
+    if (type !== 'approle')
+      throw new ValidationError(
+        `plugin not found in the catalog: ${type} (Keel serves the token and approle auth methods)`,
+      );
+    checkMountPath(path);
+    if (path.split('/').length !== 2)
+      throw new ValidationError(
+        `invalid auth path "${path}": Keel enables auth methods at one path segment`,
+      );
+    const taken = path === 'token/' || deps.queries.authMount(path) !== undefined;
+    if (taken) throw new ValidationError(`path is already in use at ${path}`);
+    deps.core.handler.handle(
+      authMountStream(path),
+      authMountDecider,
+      () => [
+        {
+          type: 'AuthMethodEnabled' as const,
+          data: {
+            path,
+            type: 'approle' as const,
+            accessor: `auth_${type}_${deps.core.ids.secret(8).toLowerCase()}`,
+            description: d.get('description') ?? '',
+          },
+        },
+      ],
+      deps.metadata(ctx),
     );
+    sendVault(ctx, undefined);
   });
   r.delete('/sys/auth/*path', (ctx) => {
-    if (normalize(ctx.params.path ?? '') === 'token/')
-      throw new ValidationError('token credential backend cannot be disabled');
-    // Nothing else is enabled: nothing to disable, as the reference answers for an unused path.
+    const path = normalize(ctx.params.path ?? '');
+    if (path === 'token/') throw new ValidationError('token credential backend cannot be disabled');
+    const m = deps.queries.authMount(path);
+    // Nothing enabled there: nothing to disable, as the reference answers for an unused path.
+    if (m === undefined) return sendVault(ctx, undefined);
+    // The tokens the method made go first, with their children and leases, as the reference.
+    for (const accessor of deps.queries.tokensOfAuthMount(m.accessor))
+      deps.hierarchy.revoke(accessor, deps.metadata(ctx), 'revoked');
+    deps.core.handler.handle(
+      authMountStream(path),
+      authMountDecider,
+      (s) =>
+        s.exists
+          ? [{ type: 'AuthMethodDisabled' as const, data: { path, accessor: m.accessor } }]
+          : [],
+      deps.metadata(ctx),
+    );
     sendVault(ctx, undefined);
   });
 }

@@ -19,7 +19,8 @@ interface Exists {
   exists: boolean;
 }
 
-const existence = (
+/** A decider that knows only whether its stream's subject exists now. */
+export const existence = (
   created: SysEvent['type'][],
   removed: SysEvent['type'][],
 ): Decider<Exists, SysEvent> => ({
@@ -32,6 +33,8 @@ export const tokenDecider = existence(['SecretsTokenCreated'], ['SecretsTokenRev
 export const policyDecider = existence(['AclPolicyWritten'], ['AclPolicyDeleted']);
 export const mountDecider = existence(['MountEnabled', 'MountMoved'], ['MountDisabled']);
 export const tokenRoleDecider = existence(['TokenRoleWritten'], ['TokenRoleDeleted']);
+export const authMountDecider = existence(['AuthMethodEnabled'], ['AuthMethodDisabled']);
+export const appRoleDecider = existence(['AppRoleWritten'], ['AppRoleDeleted']);
 
 export const RESERVED_MOUNT_PREFIXES = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
 
@@ -54,6 +57,8 @@ export function createSysCommands(core: Core) {
         explicitMaxTtl?: number;
         period?: number;
         role?: string;
+        path?: string;
+        authMount?: string;
       },
       metadata: AuditMetadata,
     ): CreatedToken {
@@ -75,6 +80,8 @@ export function createSysCommands(core: Core) {
         ...(input.explicitMaxTtl ? { explicitMaxTtl: input.explicitMaxTtl } : {}),
         ...(input.period ? { period: input.period } : {}),
         ...(input.role === undefined ? {} : { role: input.role }),
+        ...(input.path === undefined ? {} : { path: input.path }),
+        ...(input.authMount === undefined ? {} : { authMount: input.authMount }),
       };
       handler.handle(
         tokenStream(accessor),

@@ -22,6 +22,10 @@ export interface SecretsTokenCreated {
     period?: number;
     /** The token role it was created against, if any. */
     role?: string;
+    /** The path that made it, when not `auth/token/create…` (an auth method's login). */
+    path?: string;
+    /** The accessor of the auth method that made it (disabling the method revokes it). */
+    authMount?: string;
   };
 }
 
@@ -82,6 +86,70 @@ export interface MountMoved {
   data: MountEnabled['data'] & { from: string };
 }
 
+/** An auth method was enabled at `auth/<path>` (`sys/auth/:path`). */
+export interface AuthMethodEnabled {
+  type: 'AuthMethodEnabled';
+  data: { path: string; type: 'approle'; accessor: string; description: string };
+}
+
+/** An auth method was disabled: its roles, secret IDs and the tokens it made go with it. */
+export interface AuthMethodDisabled {
+  type: 'AuthMethodDisabled';
+  data: { path: string; accessor: string };
+}
+
+/** What an AppRole role decides (`auth/<mount>/role/:name`), whole; TTLs in seconds. */
+export interface AppRoleSettings {
+  bind_secret_id: boolean;
+  secret_id_bound_cidrs: string[];
+  secret_id_num_uses: number;
+  secret_id_ttl: number;
+  token_policies: string[];
+  token_ttl: number;
+  token_max_ttl: number;
+  token_explicit_max_ttl: number;
+  token_period: number;
+  token_no_default_policy: boolean;
+}
+
+export interface AppRoleWritten {
+  type: 'AppRoleWritten';
+  data: { mount: string; name: string; roleId: string; settings: AppRoleSettings };
+}
+
+export interface AppRoleDeleted {
+  type: 'AppRoleDeleted';
+  data: { mount: string; name: string };
+}
+
+/** A secret ID was made for a role; only its HMAC is kept. */
+export interface AppRoleSecretIdCreated {
+  type: 'AppRoleSecretIdCreated';
+  data: {
+    mount: string;
+    role: string;
+    accessor: string;
+    secretIdHmac: string;
+    /** ISO time it stops working, or null. */
+    expiresAt: string | null;
+    /** Logins it allows (0: unlimited). */
+    numUses: number;
+    cidrs: string[];
+    metadata: Record<string, string>;
+  };
+}
+
+/** A login used a limited secret ID: `usesLeft` remain (it is destroyed at 0). */
+export interface AppRoleSecretIdUsed {
+  type: 'AppRoleSecretIdUsed';
+  data: { accessor: string; usesLeft: number };
+}
+
+export interface AppRoleSecretIdDestroyed {
+  type: 'AppRoleSecretIdDestroyed';
+  data: { accessor: string };
+}
+
 /** A token role (`auth/token/roles/:name`) was written, whole. */
 export interface TokenRoleWritten {
   type: 'TokenRoleWritten';
@@ -124,6 +192,13 @@ export type SysEvent =
   | TokenRoleWritten
   | TokenRoleDeleted
   | MountMoved
+  | AuthMethodEnabled
+  | AuthMethodDisabled
+  | AppRoleWritten
+  | AppRoleDeleted
+  | AppRoleSecretIdCreated
+  | AppRoleSecretIdUsed
+  | AppRoleSecretIdDestroyed
   | AclPolicyWritten
   | AclPolicyDeleted
   | MountEnabled
@@ -137,6 +212,13 @@ export const SYS_EVENT_TYPES: readonly SysEvent['type'][] = [
   'TokenRoleWritten',
   'TokenRoleDeleted',
   'MountMoved',
+  'AuthMethodEnabled',
+  'AuthMethodDisabled',
+  'AppRoleWritten',
+  'AppRoleDeleted',
+  'AppRoleSecretIdCreated',
+  'AppRoleSecretIdUsed',
+  'AppRoleSecretIdDestroyed',
   'AclPolicyWritten',
   'AclPolicyDeleted',
   'MountEnabled',
@@ -152,3 +234,6 @@ export const tokenStream = streamName`secrets-token-${'accessor'}`;
 export const policyStream = streamName`acl-policy-${'name'}`;
 export const mountStream = streamName`mount-${'path'}`;
 export const tokenRoleStream = streamName`token-role-${'name'}`;
+export const authMountStream = streamName`auth-mount-${'path'}`;
+export const appRoleStream = streamName`approle-role-${'mount'}/${'name'}`;
+export const secretIdStream = streamName`approle-secret-id-${'accessor'}`;

@@ -193,6 +193,107 @@ export const TOKEN_REVOKE_ACCESSOR = accessorPath(
   'Revoke a token by accessor',
 );
 
+const MOUNT_FIELD = {
+  mount: field.string('The path the AppRole method is enabled at', { required: true }),
+};
+const ROLE_NAME = { role_name: field.string('Name of the role', { required: true }) };
+export const APPROLE_ROLE = declarePath({
+  pattern: 'auth/:mount/role/:role_name',
+  summary: 'Read, write or delete an AppRole role',
+  operations: ['read', 'update', 'delete'],
+  fields: {
+    ...MOUNT_FIELD,
+    ...ROLE_NAME,
+    bind_secret_id: field.bool('Logins must present a secret ID (Keel requires it)'),
+    secret_id_bound_cidrs: field.commaSlice('CIDRs a secret ID may log in from'),
+    secret_id_num_uses: field.int('Logins a secret ID allows (0: unlimited)'),
+    secret_id_ttl: field.duration('How long a secret ID lives (0: forever)'),
+    token_policies: field.commaSlice('Policies of the tokens logins get'),
+    policies: field.commaSlice('Deprecated name of token_policies'),
+    token_ttl: field.duration('TTL of the tokens logins get'),
+    token_max_ttl: field.duration('Maximum life of the tokens logins get'),
+    token_explicit_max_ttl: field.duration('A hard cap on the life of the tokens'),
+    token_period: field.duration('The tokens are periodic, with this period'),
+    period: field.duration('Deprecated name of token_period'),
+    token_no_default_policy: field.bool('Leave the default policy out'),
+    token_num_uses: field.int('Uses of the tokens (Keel serves only 0)'),
+    token_type: field.string('The type of the tokens (Keel serves service tokens)'),
+    token_bound_cidrs: field.commaSlice('CIDRs the tokens may be used from (not served)'),
+    local_secret_ids: field.bool('Secret IDs local to a cluster (not served)'),
+  },
+});
+export const APPROLE_ROLE_ID = declarePath({
+  pattern: 'auth/:mount/role/:role_name/role-id',
+  summary: "Read or set a role's role ID",
+  operations: ['read', 'update'],
+  fields: { ...MOUNT_FIELD, ...ROLE_NAME, role_id: field.string('The role ID') },
+});
+const SECRET_ID_FIELDS = {
+  ...MOUNT_FIELD,
+  ...ROLE_NAME,
+  metadata: field.string('A JSON object of strings kept with the secret ID'),
+  cidr_list: field.commaSlice('CIDRs the secret ID may log in from'),
+  token_bound_cidrs: field.commaSlice('CIDRs the tokens may be used from (not served)'),
+  ttl: field.duration('How long the secret ID lives (at most the role’s secret_id_ttl)'),
+  num_uses: field.int('Logins the secret ID allows (at most the role’s secret_id_num_uses)'),
+};
+export const APPROLE_SECRET_ID = declarePath({
+  pattern: 'auth/:mount/role/:role_name/secret-id',
+  summary: 'Make a secret ID for a role, or list their accessors',
+  operations: ['update', 'list'],
+  fields: SECRET_ID_FIELDS,
+});
+export const APPROLE_CUSTOM_SECRET_ID = declarePath({
+  pattern: 'auth/:mount/role/:role_name/custom-secret-id',
+  summary: 'Register a secret ID chosen by the caller',
+  operations: ['update'],
+  fields: { ...SECRET_ID_FIELDS, secret_id: field.string('The secret ID') },
+});
+const bySecret = (pattern: string, summary: string) =>
+  declarePath({
+    pattern,
+    summary,
+    operations: ['update'],
+    fields: { ...MOUNT_FIELD, ...ROLE_NAME, secret_id: field.string('The secret ID') },
+  });
+const byAccessor = (pattern: string, summary: string) =>
+  declarePath({
+    pattern,
+    summary,
+    operations: ['update'],
+    fields: {
+      ...MOUNT_FIELD,
+      ...ROLE_NAME,
+      secret_id_accessor: field.string("The secret ID's accessor"),
+    },
+  });
+export const APPROLE_SECRET_LOOKUP = bySecret(
+  'auth/:mount/role/:role_name/secret-id/lookup',
+  'Look up a secret ID',
+);
+export const APPROLE_SECRET_DESTROY = bySecret(
+  'auth/:mount/role/:role_name/secret-id/destroy',
+  'Destroy a secret ID',
+);
+export const APPROLE_ACCESSOR_LOOKUP = byAccessor(
+  'auth/:mount/role/:role_name/secret-id-accessor/lookup',
+  'Look up a secret ID by accessor',
+);
+export const APPROLE_ACCESSOR_DESTROY = byAccessor(
+  'auth/:mount/role/:role_name/secret-id-accessor/destroy',
+  'Destroy a secret ID by accessor',
+);
+export const APPROLE_LOGIN = declarePath({
+  pattern: 'auth/:mount/login',
+  summary: 'Log in with a role ID and a secret ID (no token needed)',
+  operations: ['update'],
+  fields: {
+    ...MOUNT_FIELD,
+    role_id: field.string('The role ID'),
+    secret_id: field.string('The secret ID'),
+  },
+});
+
 export const SYS_PATHS: readonly PathSchema[] = [
   segmentsOnly('sys/health', 'Health of the server', ['read']),
   segmentsOnly('sys/seal-status', 'Seal status of the server', ['read']),
@@ -244,4 +345,14 @@ export const SYS_PATHS: readonly PathSchema[] = [
   segmentsOnly('auth/token/roles', 'List token roles', ['list']),
   TOKEN_ROLE,
   segmentsOnly('auth/token/tidy', 'Tidy the token store', ['update']),
+  segmentsOnly('auth/:mount/role', 'List AppRole roles', ['list']),
+  APPROLE_ROLE,
+  APPROLE_ROLE_ID,
+  APPROLE_SECRET_ID,
+  APPROLE_CUSTOM_SECRET_ID,
+  APPROLE_SECRET_LOOKUP,
+  APPROLE_SECRET_DESTROY,
+  APPROLE_ACCESSOR_LOOKUP,
+  APPROLE_ACCESSOR_DESTROY,
+  APPROLE_LOGIN,
 ];

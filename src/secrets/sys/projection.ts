@@ -8,7 +8,7 @@ import { scheduleRows } from '../../core/schedule.js';
 import { statements } from '../../core/sql.js';
 import type { Mount } from '../../http/types.js';
 import type { PathRule } from './acl.js';
-import type { MountConfig, SysEvent, TokenRoleSettings } from './events.js';
+import type { AppRoleSettings, MountConfig, SysEvent, TokenRoleSettings } from './events.js';
 import { TIMER_TOKEN_EXPIRY, tokenExpiryKey } from './events.js';
 
 /** A mount's settings in one key order, whether the event came from a request or the log. */
@@ -22,6 +22,16 @@ const configJson = (c: MountConfig): string =>
       : {}),
   });
 
+const SYS_TABLES = [
+  'secrets_tokens',
+  'acl_policies',
+  'mounts',
+  'token_roles',
+  'auth_mounts',
+  'approle_roles',
+  'approle_secret_ids',
+] as const;
+
 /**
  * The sys read models. `changed` runs after every event that changes a token, policy or mount,
  * inside the append's transaction (the queries' memo is cleared by it).
@@ -30,9 +40,10 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
   name: 'secrets-sys',
   // 2: token expiry schedule rows, and children made orphans by revoke-orphan.
   // 3: renewal, explicit max TTL, period and role of tokens; token roles; moved mounts.
-  version: 3,
-  tables: ['secrets_tokens', 'acl_policies', 'mounts', 'token_roles'],
-  guarded: ['secrets_tokens', 'acl_policies', 'mounts', 'token_roles'],
+  // 4: auth methods (AppRole roles and secret IDs), and the path and method that made a token.
+  version: 4,
+  tables: [...SYS_TABLES],
+  guarded: [...SYS_TABLES],
   setup(db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS secrets_tokens (
@@ -40,7 +51,18 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
         display_name TEXT NOT NULL, expires_at TEXT, ttl_seconds INTEGER NOT NULL,
         parent_accessor TEXT, meta TEXT NOT NULL, created_at TEXT NOT NULL,
         renewable INTEGER NOT NULL, explicit_max_ttl INTEGER NOT NULL, period INTEGER NOT NULL,
-        role TEXT, last_renewal TEXT);
+        role TEXT, last_renewal TEXT, path TEXT, auth_mount TEXT);
+      CREATE TABLE IF NOT EXISTS auth_mounts (
+        path TEXT PRIMARY KEY, type TEXT NOT NULL, accessor TEXT NOT NULL UNIQUE,
+        description TEXT NOT NULL, created_at TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS approle_roles (
+        mount TEXT NOT NULL, name TEXT NOT NULL, role_id TEXT NOT NULL, settings TEXT NOT NULL,
+        PRIMARY KEY (mount, name));
+      CREATE TABLE IF NOT EXISTS approle_secret_ids (
+        accessor TEXT PRIMARY KEY, mount TEXT NOT NULL, role TEXT NOT NULL,
+        secret_id_hmac TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT,
+        num_uses INTEGER NOT NULL, uses_left INTEGER NOT NULL, cidrs TEXT NOT NULL,
+        metadata TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS token_roles (name TEXT PRIMARY KEY, settings TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS acl_policies (name TEXT PRIMARY KEY, policy TEXT NOT NULL, rules TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS mounts (
@@ -53,7 +75,7 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
         'UPDATE secrets_tokens SET parent_accessor = NULL WHERE parent_accessor = ?',
       ),
       token: db.prepare(
-        `INSERT INTO secrets_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+        `INSERT INTO secrets_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
       ),
       renew: db.prepare(
         'UPDATE secrets_tokens SET expires_at = ?, last_renewal = ? WHERE accessor = ?',
@@ -63,6 +85,18 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
       ),
       dropRole: db.prepare('DELETE FROM token_roles WHERE name = ?'),
       move: db.prepare('UPDATE mounts SET path = ? WHERE path = ?'),
+      authMount: db.prepare('INSERT INTO auth_mounts VALUES (?, ?, ?, ?, ?)'),
+      dropAuthMount: db.prepare('DELETE FROM auth_mounts WHERE accessor = ?'),
+      dropAppRoles: db.prepare('DELETE FROM approle_roles WHERE mount = ?'),
+      dropMountSecretIds: db.prepare('DELETE FROM approle_secret_ids WHERE mount = ?'),
+      appRole: db.prepare(
+        'INSERT INTO approle_roles VALUES (?, ?, ?, ?) ON CONFLICT (mount, name) DO UPDATE SET role_id = excluded.role_id, settings = excluded.settings',
+      ),
+      dropAppRole: db.prepare('DELETE FROM approle_roles WHERE mount = ? AND name = ?'),
+      dropRoleSecretIds: db.prepare('DELETE FROM approle_secret_ids WHERE mount = ? AND role = ?'),
+      secretId: db.prepare('INSERT INTO approle_secret_ids VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
+      useSecretId: db.prepare('UPDATE approle_secret_ids SET uses_left = ? WHERE accessor = ?'),
+      dropSecretId: db.prepare('DELETE FROM approle_secret_ids WHERE accessor = ?'),
       revoke: db.prepare('DELETE FROM secrets_tokens WHERE accessor = ?'),
       policy: db.prepare(
         'INSERT INTO acl_policies VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET policy = excluded.policy, rules = excluded.rules',
@@ -91,6 +125,8 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
             d.explicitMaxTtl ?? 0,
             d.period ?? 0,
             d.role ?? null,
+            d.path ?? null,
+            d.authMount ?? null,
           );
           if (d.expiresAt !== null)
             schedule.put({
@@ -118,6 +154,47 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
           break;
         case 'MountMoved':
           s.move.run(e.data.path, e.data.from);
+          break;
+        case 'AuthMethodEnabled': {
+          const d = e.data;
+          s.authMount.run(d.path, d.type, d.accessor, d.description, e.time);
+          break;
+        }
+        case 'AuthMethodDisabled':
+          s.dropAuthMount.run(e.data.accessor);
+          s.dropAppRoles.run(e.data.accessor);
+          s.dropMountSecretIds.run(e.data.accessor);
+          break;
+        case 'AppRoleWritten': {
+          const d = e.data;
+          s.appRole.run(d.mount, d.name, d.roleId, canonicalJson(d.settings));
+          break;
+        }
+        case 'AppRoleDeleted':
+          s.dropAppRole.run(e.data.mount, e.data.name);
+          s.dropRoleSecretIds.run(e.data.mount, e.data.name);
+          break;
+        case 'AppRoleSecretIdCreated': {
+          const d = e.data;
+          s.secretId.run(
+            d.accessor,
+            d.mount,
+            d.role,
+            d.secretIdHmac,
+            e.time,
+            d.expiresAt,
+            d.numUses,
+            d.numUses,
+            JSON.stringify(d.cidrs),
+            JSON.stringify(d.metadata),
+          );
+          break;
+        }
+        case 'AppRoleSecretIdUsed':
+          s.useSecretId.run(e.data.usesLeft, e.data.accessor);
+          break;
+        case 'AppRoleSecretIdDestroyed':
+          s.dropSecretId.run(e.data.accessor);
           break;
         case 'SecretsTokenRevoked':
           s.revoke.run(e.data.accessor);
@@ -164,6 +241,36 @@ export interface TokenRow {
   period: number;
   role: string | null;
   lastRenewal: string | null;
+  path: string | null;
+  authMount: string | null;
+}
+
+export interface AuthMountRow {
+  path: string;
+  type: 'approle';
+  accessor: string;
+  description: string;
+  createdAt: string;
+}
+
+export interface AppRoleRow {
+  mount: string;
+  name: string;
+  roleId: string;
+  settings: AppRoleSettings;
+}
+
+export interface SecretIdRow {
+  accessor: string;
+  mount: string;
+  role: string;
+  secretIdHmac: string;
+  createdAt: string;
+  expiresAt: string | null;
+  numUses: number;
+  usesLeft: number;
+  cidrs: string[];
+  metadata: Record<string, string>;
 }
 
 export interface MountRow extends Mount {
@@ -200,6 +307,8 @@ interface RawToken {
   period: number;
   role: string | null;
   last_renewal: string | null;
+  path: string | null;
+  auth_mount: string | null;
 }
 
 const toToken = (r: RawToken): TokenRow => ({
@@ -217,6 +326,8 @@ const toToken = (r: RawToken): TokenRow => ({
   period: r.period,
   role: r.role,
   lastRenewal: r.last_renewal,
+  path: r.path,
+  authMount: r.auth_mount,
 });
 
 interface RawMount {
@@ -235,6 +346,52 @@ const toMount = (r: RawMount): MountRow => ({
   description: r.description,
   config: JSON.parse(r.config) as MountRow['config'],
   createdAt: r.created_at,
+});
+
+const toAuthMount = (r: Record<string, string>): AuthMountRow => ({
+  path: r.path!,
+  type: r.type as 'approle',
+  accessor: r.accessor!,
+  description: r.description!,
+  createdAt: r.created_at!,
+});
+
+interface RawAppRole {
+  mount: string;
+  name: string;
+  role_id: string;
+  settings: string;
+}
+const toAppRole = (r: RawAppRole): AppRoleRow => ({
+  mount: r.mount,
+  name: r.name,
+  roleId: r.role_id,
+  settings: JSON.parse(r.settings) as AppRoleSettings,
+});
+
+interface RawSecretId {
+  accessor: string;
+  mount: string;
+  role: string;
+  secret_id_hmac: string;
+  created_at: string;
+  expires_at: string | null;
+  num_uses: number;
+  uses_left: number;
+  cidrs: string;
+  metadata: string;
+}
+const toSecretId = (r: RawSecretId): SecretIdRow => ({
+  accessor: r.accessor,
+  mount: r.mount,
+  role: r.role,
+  secretIdHmac: r.secret_id_hmac,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+  numUses: r.num_uses,
+  usesLeft: r.uses_left,
+  cidrs: JSON.parse(r.cidrs) as string[],
+  metadata: JSON.parse(r.metadata) as Record<string, string>,
 });
 
 /** Read-side queries over the sys tables. */
@@ -294,6 +451,61 @@ export function sysQueries(db: Db) {
       ).get(name);
       return r === undefined ? undefined : (JSON.parse(r.settings) as TokenRoleSettings);
     },
+    authMounts: (): AuthMountRow[] =>
+      sql<[], Record<string, string>>('SELECT * FROM auth_mounts ORDER BY path')
+        .all()
+        .map(toAuthMount),
+    authMount: (path: string): AuthMountRow | undefined => {
+      const r = sql<[string], Record<string, string>>(
+        'SELECT * FROM auth_mounts WHERE path = ?',
+      ).get(path);
+      return r === undefined ? undefined : toAuthMount(r);
+    },
+    /** Tokens an auth method made (by its accessor). */
+    tokensOfAuthMount: (accessor: string): string[] =>
+      sql<[string], { accessor: string }>(
+        'SELECT accessor FROM secrets_tokens WHERE auth_mount = ? ORDER BY accessor',
+      )
+        .all(accessor)
+        .map((r) => r.accessor),
+    appRole: (mount: string, name: string): AppRoleRow | undefined => {
+      const r = sql<[string, string], RawAppRole>(
+        'SELECT * FROM approle_roles WHERE mount = ? AND name = ?',
+      ).get(mount, name);
+      return r === undefined ? undefined : toAppRole(r);
+    },
+    appRoleById: (mount: string, roleId: string): AppRoleRow | undefined => {
+      const r = sql<[string, string], RawAppRole>(
+        'SELECT * FROM approle_roles WHERE mount = ? AND role_id = ?',
+      ).get(mount, roleId);
+      return r === undefined ? undefined : toAppRole(r);
+    },
+    appRoleNames: (mount: string): string[] =>
+      sql<[string], { name: string }>(
+        'SELECT name FROM approle_roles WHERE mount = ? ORDER BY name',
+      )
+        .all(mount)
+        .map((r) => r.name),
+    secretIdByHmac: (mount: string, hmac: string): SecretIdRow | undefined => {
+      const r = sql<[string, string, string], RawSecretId>(
+        'SELECT * FROM approle_secret_ids WHERE mount = ? AND secret_id_hmac >= ? AND secret_id_hmac < ?',
+      )
+        .all(mount, ...hmacLookupRange(hmac))
+        .find((row) => safeEqual(row.secret_id_hmac, hmac));
+      return r === undefined ? undefined : toSecretId(r);
+    },
+    secretIdByAccessor: (mount: string, accessor: string): SecretIdRow | undefined => {
+      const r = sql<[string, string], RawSecretId>(
+        'SELECT * FROM approle_secret_ids WHERE mount = ? AND accessor = ?',
+      ).get(mount, accessor);
+      return r === undefined ? undefined : toSecretId(r);
+    },
+    secretIdsOfRole: (mount: string, role: string): SecretIdRow[] =>
+      sql<[string, string], RawSecretId>(
+        'SELECT * FROM approle_secret_ids WHERE mount = ? AND role = ? ORDER BY accessor',
+      )
+        .all(mount, role)
+        .map(toSecretId),
     tokenRoleNames: (): string[] =>
       sql<[], { name: string }>('SELECT name FROM token_roles ORDER BY name')
         .all()

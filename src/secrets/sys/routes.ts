@@ -35,6 +35,7 @@ import {
   REMOUNT,
 } from './paths.js';
 import { authMountRoutes } from './auth-mounts.js';
+import { appRoleRoutes } from './approle.js';
 
 export interface SysRouteDeps {
   core: Core;
@@ -230,6 +231,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
   r.delete('/sys/policy/:name', deletePolicy);
 
   authMountRoutes(r, deps);
+  appRoleRoutes(r, deps);
 
   tokenRoutes(r, deps);
 

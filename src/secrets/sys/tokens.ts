@@ -125,7 +125,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
       meta: Object.keys(t.meta).length === 0 ? null : t.meta,
       num_uses: 0,
       orphan: t.parentAccessor === null,
-      path: t.role === null ? 'auth/token/create' : `auth/token/create/${t.role}`,
+      path: t.path ?? (t.role === null ? 'auth/token/create' : `auth/token/create/${t.role}`),
       ...(t.period > 0 ? { period: t.period } : {}),
       policies: t.policies,
       renewable: t.renewable,

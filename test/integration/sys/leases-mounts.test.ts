@@ -90,7 +90,7 @@ describe('sys/remount', () => {
 });
 
 describe('sys/auth', () => {
-  it('lists the token auth method, reads its settings and refuses any other method', async () => {
+  it('lists the token auth method, reads its settings, enables AppRole and refuses any other method', async () => {
     const list = (await json('GET', 'sys/auth')).json!.data as Record<string, { type: string }>;
     expect(Object.keys(list)).toEqual(['token/']);
     expect(list['token/']).toMatchObject({ type: 'token', description: 'token based credentials' });
@@ -99,9 +99,18 @@ describe('sys/auth', () => {
       max_lease_ttl: 2764800,
     });
     const approle = await json('POST', 'sys/auth/approle', { type: 'approle' });
-    expect(approle.json).toEqual({
-      errors: ['plugin not found in the catalog: approle (Keel serves the token auth method only)'],
+    expect(approle.status).toBe(204);
+    const listed = (await json('GET', 'sys/auth')).json!.data as Record<string, { type: string }>;
+    expect(Object.keys(listed)).toEqual(['token/', 'approle/']);
+    expect((await json('POST', 'sys/auth/approle', { type: 'approle' })).json).toEqual({
+      errors: ['path is already in use at approle/'],
     });
+    expect((await json('POST', 'sys/auth/gh', { type: 'github' })).json).toEqual({
+      errors: [
+        'plugin not found in the catalog: github (Keel serves the token and approle auth methods)',
+      ],
+    });
+    expect((await json('DELETE', 'sys/auth/approle')).status).toBe(204);
     expect((await json('DELETE', 'sys/auth/token')).status).toBe(400);
   });
 });

@@ -365,6 +365,179 @@ def _(c, aws):
     assert bool(aws.delete_role(name=ROLE, mount_point=AWS_MOUNT))
 
 
+# ---- approle (hvac tests/integration_tests/api/auth_methods/test_approle.py)
+
+APPROLE = "approle-test"
+APPROLE_ROLE = "testrole"
+APPROLE_ROLE_ID = "test_role_id"
+
+
+def with_approle(fn):
+    def run(c):
+        if "%s/" % APPROLE not in c.sys.list_auth_methods():
+            c.sys.enable_auth_method(method_type="approle", path=APPROLE)
+        c.auth.approle.create_or_update_approle(role_name=APPROLE_ROLE, token_policies=["default"], mount_point=APPROLE)
+        c.auth.approle.update_role_id(role_name=APPROLE_ROLE, role_id=APPROLE_ROLE_ID, mount_point=APPROLE)
+        try:
+            fn(c, c.auth.approle)
+        finally:
+            # As hvac's tearDown: back to the root token (a login switched to its own), then disable.
+            c.token = root_token
+            c.sys.disable_auth_method(path=APPROLE)
+
+    return run
+
+
+def new_secret_id(approle):
+    return approle.generate_secret_id(role_name=APPROLE_ROLE, cidr_list=["127.0.0.1/32"], mount_point=APPROLE)["data"]
+
+
+@case("approle", "create_or_update_approle_create_test_role")
+@with_approle
+def _(c, approle):
+    assert bool(approle.create_or_update_approle(role_name="testrole2", token_policies=["default"], mount_point=APPROLE))
+
+
+@case("approle", "create_or_update_approle_bad_token_type")
+@with_approle
+def _(c, approle):
+    try:
+        approle.create_or_update_approle(role_name="testrole2", token_policies=["default"], token_type="bad_token", mount_point=APPROLE)
+    except exceptions.ParamValidationError as e:
+        assert "unsupported token_type" in str(e)
+        return
+    raise AssertionError("expected ParamValidationError")
+
+
+@case("approle", "list_roles")
+@with_approle
+def _(c, approle):
+    assert len(approle.list_roles(mount_point=APPROLE)["data"]["keys"]) == 1
+
+
+@case("approle", "read_role")
+@with_approle
+def _(c, approle):
+    assert approle.read_role(role_name=APPROLE_ROLE, mount_point=APPROLE)["data"]["token_type"] == "default"
+
+
+@case("approle", "delete_role")
+@with_approle
+def _(c, approle):
+    assert approle.delete_role(role_name=APPROLE_ROLE, mount_point=APPROLE).status_code == 204
+
+
+@case("approle", "read_role_id")
+@with_approle
+def _(c, approle):
+    assert approle.read_role_id(role_name=APPROLE_ROLE, mount_point=APPROLE)["data"]["role_id"] == APPROLE_ROLE_ID
+
+
+@case("approle", "generate_secret_id_good_request")
+@with_approle
+def _(c, approle):
+    assert "secret_id" in new_secret_id(approle)
+
+
+@case("approle", "generate_secret_id_bad_metadata_option")
+@with_approle
+def _(c, approle):
+    try:
+        approle.generate_secret_id(role_name=APPROLE_ROLE, metadata="metadata string", mount_point=APPROLE)
+    except exceptions.ParamValidationError as e:
+        assert "unsupported metadata argument" in str(e)
+        return
+    raise AssertionError("expected ParamValidationError")
+
+
+@case("approle", "create_custom_secret_id_good_request")
+@with_approle
+def _(c, approle):
+    made = approle.create_custom_secret_id(role_name=APPROLE_ROLE, secret_id="custom_secret", cidr_list=["127.0.0.1/32"], mount_point=APPROLE)
+    assert made["data"]["secret_id"] == "custom_secret"
+
+
+@case("approle", "create_custom_secret_id_bad_metadata_option")
+@with_approle
+def _(c, approle):
+    try:
+        approle.create_custom_secret_id(role_name=APPROLE_ROLE, secret_id="custom_secret", cidr_list=["127.0.0.1/32"], metadata="metadata string", mount_point=APPROLE)
+    except exceptions.ParamValidationError as e:
+        assert "unsupported metadata argument" in str(e)
+        return
+    raise AssertionError("expected ParamValidationError")
+
+
+@case("approle", "read_secret_id")
+@with_approle
+def _(c, approle):
+    secret = new_secret_id(approle)
+    looked = approle.read_secret_id(role_name=APPROLE_ROLE, secret_id=secret["secret_id"], mount_point=APPROLE)
+    assert looked["data"]["secret_id_num_uses"] == 0
+
+
+@case("approle", "destroy_secret_id")
+@with_approle
+def _(c, approle):
+    secret = new_secret_id(approle)
+    assert approle.destroy_secret_id(role_name=APPROLE_ROLE, secret_id=secret["secret_id"], mount_point=APPROLE).status_code == 204
+
+
+@case("approle", "list_secret_id_accessors")
+@with_approle
+def _(c, approle):
+    new_secret_id(approle)
+    assert len(approle.list_secret_id_accessors(role_name=APPROLE_ROLE, mount_point=APPROLE)["data"]["keys"]) == 1
+
+
+@case("approle", "read_secret_id_accessor")
+@with_approle
+def _(c, approle):
+    secret = new_secret_id(approle)
+    looked = approle.read_secret_id_accessor(role_name=APPROLE_ROLE, secret_id_accessor=secret["secret_id_accessor"], mount_point=APPROLE)
+    assert looked["data"]["secret_id_accessor"] == secret["secret_id_accessor"]
+    assert looked["data"]["cidr_list"][0] == "127.0.0.1/32"
+
+
+@case("approle", "destroy_secret_id_accessor")
+@with_approle
+def _(c, approle):
+    secret = new_secret_id(approle)
+    looked = approle.read_secret_id_accessor(role_name=APPROLE_ROLE, secret_id_accessor=secret["secret_id_accessor"], mount_point=APPROLE)
+    assert looked["data"]["secret_id_accessor"] == secret["secret_id_accessor"]
+    destroyed = approle.destroy_secret_id_accessor(role_name=APPROLE_ROLE, secret_id_accessor=secret["secret_id_accessor"], mount_point=APPROLE)
+    assert destroyed.status_code == 204
+
+
+@case("approle", "login")
+@with_approle
+def _(c, approle):
+    secret = new_secret_id(approle)
+    logged = approle.login(role_id=APPROLE_ROLE_ID, secret_id=secret["secret_id"], mount_point=APPROLE)
+    assert "client_token" in logged["auth"]
+
+
+@case("keel", "approle_login_token_works_uses_run_out_and_disabling_revokes")
+@with_approle
+def _(c, approle):
+    approle.create_or_update_approle(role_name=APPROLE_ROLE, token_policies=["default"], token_ttl="1h", secret_id_num_uses=2, mount_point=APPROLE)
+    secret = new_secret_id(approle)
+    anonymous = hvac.Client(url=url, verify=ca)
+    first = anonymous.auth.approle.login(role_id=APPROLE_ROLE_ID, secret_id=secret["secret_id"], mount_point=APPROLE)
+    assert first["auth"]["lease_duration"] == 3600
+    assert first["auth"]["metadata"] == {"role_name": APPROLE_ROLE}
+    anonymous.token = first["auth"]["client_token"]
+    looked = anonymous.auth.token.lookup_self()["data"]
+    assert looked["path"] == "auth/%s/login" % APPROLE
+    assert looked["policies"] == ["default"]
+    anonymous.auth.approle.login(role_id=APPROLE_ROLE_ID, secret_id=secret["secret_id"], mount_point=APPROLE, use_token=False)
+    raises(exceptions.InvalidRequest, lambda: anonymous.auth.approle.login(role_id=APPROLE_ROLE_ID, secret_id=secret["secret_id"], mount_point=APPROLE, use_token=False))
+    elsewhere = approle.generate_secret_id(role_name=APPROLE_ROLE, cidr_list=["10.0.0.0/8"], mount_point=APPROLE)["data"]
+    raises(exceptions.InvalidRequest, lambda: anonymous.auth.approle.login(role_id=APPROLE_ROLE_ID, secret_id=elsewhere["secret_id"], mount_point=APPROLE, use_token=False))
+    c.sys.disable_auth_method(path=APPROLE)
+    raises(exceptions.Forbidden, lambda: c.auth.token.lookup(first["auth"]["client_token"]))
+
+
 # ---- Keel's own cases through the same client: renewal past the first TTL, up to the cap
 
 

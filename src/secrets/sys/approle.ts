@@ -1,0 +1,464 @@
+import type Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
+import { BlockList, isIP } from 'node:net';
+import type { Decider } from '../../core/command-handler.js';
+import { KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
+import type { StoredEvent } from '../../core/events.js';
+import { multierror } from '../../http/errors.js';
+import { requestData, sendVault } from '../../http/vault.js';
+import { parseFields } from '../fields.js';
+import { checkPolicyName } from '../names.js';
+import type { AppRoleSettings, SysEvent } from './events.js';
+import { appRoleStream, secretIdStream } from './events.js';
+import { appRoleDecider } from './commands.js';
+import {
+  APPROLE_ACCESSOR_LOOKUP,
+  APPROLE_CUSTOM_SECRET_ID,
+  APPROLE_LOGIN,
+  APPROLE_ROLE,
+  APPROLE_ROLE_ID,
+  APPROLE_SECRET_ID,
+  APPROLE_SECRET_LOOKUP,
+} from './paths.js';
+import type { AuthMountRow, SecretIdRow } from './projection.js';
+import type { SysRouteDeps } from './routes.js';
+import { createTtl, smallestSet } from './token-roles.js';
+import { parseMeta } from './tokens.js';
+
+const NEW_ROLE: AppRoleSettings = {
+  bind_secret_id: true,
+  secret_id_bound_cidrs: [],
+  secret_id_num_uses: 0,
+  secret_id_ttl: 0,
+  token_policies: [],
+  token_ttl: 0,
+  token_max_ttl: 0,
+  token_explicit_max_ttl: 0,
+  token_period: 0,
+  token_no_default_policy: false,
+};
+
+/** A secret ID's stream: whether it can still log in, and how many logins are left. */
+interface SecretIdState {
+  exists: boolean;
+  limited: boolean;
+  usesLeft: number;
+}
+const secretIdDecider: Decider<SecretIdState, SysEvent> = {
+  initialState: () => ({ exists: false, limited: false, usesLeft: 0 }),
+  evolve: (s, e: StoredEvent<SysEvent>) => {
+    if (e.type === 'AppRoleSecretIdCreated')
+      return { exists: true, limited: e.data.numUses > 0, usesLeft: e.data.numUses };
+    if (e.type === 'AppRoleSecretIdUsed') return { ...s, usesLeft: e.data.usesLeft };
+    if (e.type === 'AppRoleSecretIdDestroyed') return { ...s, exists: false };
+    return s;
+  },
+};
+
+/** CIDRs as the reference takes them: `a.b.c.d/n`, an IPv6 prefix, or one address. */
+function cidrList(field: string, values: readonly string[]): string[] {
+  for (const v of values) {
+    const [address = '', bits, extra] = v.split('/');
+    const family = isIP(address);
+    const max = family === 4 ? 32 : 128;
+    const n = bits === undefined ? max : Number(bits);
+    if (family === 0 || extra !== undefined || !Number.isInteger(n) || n < 0 || n > max)
+      throw new ValidationError(`invalid CIDR in ${field}: ${JSON.stringify(v)}`);
+  }
+  return [...values];
+}
+
+/** Whether `ip` falls in one of `cidrs` (an empty list allows every address). */
+function allowedFrom(ip: string, cidrs: readonly string[]): boolean {
+  if (cidrs.length === 0) return true;
+  const bare = ip.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
+  const list = new BlockList();
+  for (const c of cidrs) {
+    const [address = '', bits] = c.split('/');
+    const type = isIP(address) === 4 ? 'ipv4' : 'ipv6';
+    list.addSubnet(address, bits === undefined ? (type === 'ipv4' ? 32 : 128) : Number(bits), type);
+  }
+  return list.check(bare, isIP(bare) === 4 ? 'ipv4' : 'ipv6');
+}
+
+const refused = (what: string, why: string) =>
+  new ValidationError(`${what} is not supported by Keel's AppRole: ${why}`);
+const TOKENS = 'its tokens are service tokens with unlimited uses, not bound to source addresses';
+
+/**
+ * AppRole (`auth/<mount>/…`), the reference's machine-login method: roles with a role ID,
+ * secret IDs (kept as HMACs; TTL, uses and CIDR binding), and `login`, which needs no token and
+ * answers an orphan service token with the role's policies and TTLs. Disabling the method
+ * (`sys/auth`) revokes the tokens it made.
+ */
+export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
+  const { core, commands, queries } = deps;
+
+  const mountOf = (ctx: RouterContext): AuthMountRow => {
+    const m = queries.authMount(`${ctx.params.mount ?? ''}/`);
+    if (m === undefined || m.type !== 'approle')
+      throw new KeelError('not_found', multierror('unsupported path'));
+    return m;
+  };
+  const roleOf = (ctx: RouterContext, mount: AuthMountRow) => {
+    const role = queries.appRole(mount.accessor, ctx.params.role_name ?? '');
+    if (role === undefined)
+      throw new ValidationError(`role "${ctx.params.role_name ?? ''}" does not exist`);
+    return role;
+  };
+  const live = (row: SecretIdRow | undefined, role: string): SecretIdRow | undefined =>
+    row !== undefined &&
+    row.role === role &&
+    (row.expiresAt === null || Date.parse(row.expiresAt) > core.clock.now().getTime())
+      ? row
+      : undefined;
+
+  r.get('/auth/:mount/role', (ctx) => {
+    const m = mountOf(ctx);
+    if (ctx.state.list !== true)
+      throw new KeelError('unsupported', multierror('unsupported operation'));
+    const keys = queries.appRoleNames(m.accessor);
+    if (keys.length === 0) throw new NotFoundError('');
+    sendVault(ctx, { keys });
+  });
+  r.get('/auth/:mount/role/:role_name', (ctx) => {
+    const m = mountOf(ctx);
+    const role = queries.appRole(m.accessor, ctx.params.role_name!);
+    if (role === undefined) throw new NotFoundError('');
+    const s = role.settings;
+    sendVault(ctx, {
+      bind_secret_id: s.bind_secret_id,
+      local_secret_ids: false,
+      secret_id_bound_cidrs: s.secret_id_bound_cidrs,
+      secret_id_num_uses: s.secret_id_num_uses,
+      secret_id_ttl: s.secret_id_ttl,
+      token_bound_cidrs: [],
+      token_explicit_max_ttl: s.token_explicit_max_ttl,
+      token_max_ttl: s.token_max_ttl,
+      token_no_default_policy: s.token_no_default_policy,
+      token_num_uses: 0,
+      token_period: s.token_period,
+      period: s.token_period,
+      token_policies: s.token_policies,
+      policies: s.token_policies,
+      token_ttl: s.token_ttl,
+      token_type: 'default',
+    });
+  });
+  r.post('/auth/:mount/role/:role_name', (ctx) => {
+    const m = mountOf(ctx);
+    const name = ctx.params.role_name!;
+    checkPolicyName(name);
+    const d = parseFields(APPROLE_ROLE, requestData(ctx), {
+      mount: ctx.params.mount!,
+      role_name: name,
+    });
+    const existing = queries.appRole(m.accessor, name);
+    // A write changes what it names and keeps the rest, as the reference updates a role.
+    const s: AppRoleSettings = { ...(existing?.settings ?? NEW_ROLE) };
+    if (d.get('bind_secret_id') === false)
+      throw refused('bind_secret_id false', 'every login presents a secret ID');
+    if ((d.get('token_num_uses') ?? 0) !== 0) throw refused('token_num_uses', TOKENS);
+    if ((d.get('token_bound_cidrs') ?? []).length > 0) throw refused('token_bound_cidrs', TOKENS);
+    if (d.get('local_secret_ids') === true)
+      throw refused('local_secret_ids', 'its secret IDs live in the one log every node shares');
+    const type = d.get('token_type') ?? '';
+    if (!['', 'default', 'service', 'default-service'].includes(type))
+      throw new ValidationError(
+        `unsupported token_type ${JSON.stringify(type)}: Keel serves service tokens`,
+      );
+    const cidrs = d.get('secret_id_bound_cidrs');
+    if (cidrs !== undefined) s.secret_id_bound_cidrs = cidrList('secret_id_bound_cidrs', cidrs);
+    const policies = d.get('token_policies') ?? d.get('policies');
+    if (policies !== undefined) {
+      policies.forEach(checkPolicyName);
+      s.token_policies = [...new Set(policies.map((p) => p.toLowerCase()))].sort();
+    }
+    const num = (k: 'secret_id_num_uses') => {
+      const v = d.get(k);
+      if (v === undefined) return;
+      if (v < 0) throw new ValidationError(`${k} cannot be negative`);
+      s[k] = v;
+    };
+    num('secret_id_num_uses');
+    s.secret_id_ttl = d.get('secret_id_ttl') ?? s.secret_id_ttl;
+    s.token_ttl = d.get('token_ttl') ?? s.token_ttl;
+    s.token_max_ttl = d.get('token_max_ttl') ?? s.token_max_ttl;
+    s.token_explicit_max_ttl = d.get('token_explicit_max_ttl') ?? s.token_explicit_max_ttl;
+    s.token_period = d.get('token_period') ?? d.get('period') ?? s.token_period;
+    s.token_no_default_policy = d.get('token_no_default_policy') ?? s.token_no_default_policy;
+    if (s.token_max_ttl > 0 && s.token_ttl > s.token_max_ttl)
+      throw new ValidationError('token_ttl should not be greater than token_max_ttl');
+    const roleId = existing?.roleId ?? core.ids.uuid();
+    core.handler.handle(
+      appRoleStream(m.accessor, name),
+      appRoleDecider,
+      () => [
+        { type: 'AppRoleWritten' as const, data: { mount: m.accessor, name, roleId, settings: s } },
+      ],
+      deps.metadata(ctx),
+    );
+    sendVault(ctx, undefined);
+  });
+  r.delete('/auth/:mount/role/:role_name', (ctx) => {
+    const m = mountOf(ctx);
+    const name = ctx.params.role_name!;
+    core.handler.handle(
+      appRoleStream(m.accessor, name),
+      appRoleDecider,
+      (s) =>
+        s.exists ? [{ type: 'AppRoleDeleted' as const, data: { mount: m.accessor, name } }] : [],
+      deps.metadata(ctx),
+    );
+    sendVault(ctx, undefined);
+  });
+
+  r.get('/auth/:mount/role/:role_name/role-id', (ctx) => {
+    const m = mountOf(ctx);
+    sendVault(ctx, { role_id: roleOf(ctx, m).roleId });
+  });
+  r.post('/auth/:mount/role/:role_name/role-id', (ctx) => {
+    const m = mountOf(ctx);
+    const role = roleOf(ctx, m);
+    const d = parseFields(APPROLE_ROLE_ID, requestData(ctx), {
+      mount: ctx.params.mount!,
+      role_name: role.name,
+    });
+    const roleId = d.get('role_id') ?? '';
+    if (roleId === '') throw new ValidationError('missing role_id');
+    const holder = queries.appRoleById(m.accessor, roleId);
+    if (holder !== undefined && holder.name !== role.name)
+      throw new ValidationError('role_id already in use');
+    core.handler.handle(
+      appRoleStream(m.accessor, role.name),
+      appRoleDecider,
+      (s) => {
+        if (!s.exists) throw new ValidationError(`role "${role.name}" does not exist`);
+        const data = { mount: m.accessor, name: role.name, roleId, settings: role.settings };
+        return [{ type: 'AppRoleWritten' as const, data }];
+      },
+      deps.metadata(ctx),
+    );
+    sendVault(ctx, undefined);
+  });
+
+  /** Makes a secret ID (random, or the caller's) for a role; answers it once. */
+  const makeSecretId = (custom: boolean) => (ctx: RouterContext) => {
+    const m = mountOf(ctx);
+    const role = roleOf(ctx, m);
+    const captures = { mount: ctx.params.mount!, role_name: role.name };
+    const raw = requestData(ctx);
+    const d = parseFields(
+      APPROLE_SECRET_ID,
+      custom ? { ...raw, secret_id: undefined } : raw,
+      captures,
+    );
+    const secretId = custom
+      ? (parseFields(APPROLE_CUSTOM_SECRET_ID, raw, captures).get('secret_id') ?? '')
+      : core.ids.uuid();
+    if (secretId === '') throw new ValidationError('missing secret_id');
+    const hmac = core.sealer.hmac(secretId);
+    if (queries.secretIdByHmac(m.accessor, hmac) !== undefined)
+      throw new ValidationError('SecretID is already registered');
+    if ((d.get('token_bound_cidrs') ?? []).length > 0) throw refused('token_bound_cidrs', TOKENS);
+    const rawMeta = d.get('metadata');
+    let metadata: Record<string, string> = {};
+    if (rawMeta !== undefined && rawMeta !== '') {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(rawMeta);
+      } catch {
+        throw new ValidationError('failed to parse metadata: it must be a JSON object of strings');
+      }
+      metadata = parseMeta(parsed);
+    }
+    const s = role.settings;
+    // A secret ID may ask for less than the role allows, never more (0 meaning "no limit").
+    const ttl = smallestSet(d.get('ttl'), s.secret_id_ttl);
+    const numUses = smallestSet(d.get('num_uses'), s.secret_id_num_uses);
+    const accessor = core.ids.uuid();
+    const expiresAt =
+      ttl > 0 ? new Date(core.clock.now().getTime() + ttl * 1000).toISOString() : null;
+    core.handler.handle(
+      secretIdStream(accessor),
+      secretIdDecider,
+      () => [
+        {
+          type: 'AppRoleSecretIdCreated' as const,
+          data: {
+            mount: m.accessor,
+            role: role.name,
+            accessor,
+            secretIdHmac: hmac,
+            expiresAt,
+            numUses,
+            cidrs: cidrList('cidr_list', d.get('cidr_list') ?? []),
+            metadata,
+          },
+        },
+      ],
+      deps.metadata(ctx),
+      { newStream: true },
+    );
+    sendVault(ctx, {
+      secret_id: secretId,
+      secret_id_accessor: accessor,
+      secret_id_ttl: ttl,
+      secret_id_num_uses: numUses,
+    });
+  };
+  r.post('/auth/:mount/role/:role_name/secret-id', makeSecretId(false));
+  r.post('/auth/:mount/role/:role_name/custom-secret-id', makeSecretId(true));
+  r.get('/auth/:mount/role/:role_name/secret-id', (ctx) => {
+    const m = mountOf(ctx);
+    if (ctx.state.list !== true)
+      throw new KeelError('unsupported', multierror('unsupported operation'));
+    const role = roleOf(ctx, m);
+    const keys = queries
+      .secretIdsOfRole(m.accessor, role.name)
+      .filter((row) => live(row, role.name) !== undefined)
+      .map((row) => row.accessor);
+    if (keys.length === 0) throw new NotFoundError('');
+    sendVault(ctx, { keys });
+  });
+
+  const secretIdView = (row: SecretIdRow) => ({
+    cidr_list: row.cidrs,
+    creation_time: row.createdAt,
+    expiration_time: row.expiresAt ?? '0001-01-01T00:00:00Z',
+    last_updated_time: row.createdAt,
+    metadata: row.metadata,
+    secret_id_accessor: row.accessor,
+    secret_id_num_uses: row.usesLeft,
+    secret_id_ttl:
+      row.expiresAt === null
+        ? 0
+        : Math.round((Date.parse(row.expiresAt) - Date.parse(row.createdAt)) / 1000),
+    token_bound_cidrs: [],
+  });
+  const destroy = (ctx: RouterContext, row: SecretIdRow) =>
+    core.handler.handle(
+      secretIdStream(row.accessor),
+      secretIdDecider,
+      (s) =>
+        s.exists
+          ? [{ type: 'AppRoleSecretIdDestroyed' as const, data: { accessor: row.accessor } }]
+          : [],
+      deps.metadata(ctx),
+    );
+  /** The secret ID a request names by value or accessor, if it is the role's and still good. */
+  const named = (ctx: RouterContext, byAccessor: boolean) => {
+    const m = mountOf(ctx);
+    const role = roleOf(ctx, m);
+    const captures = { mount: ctx.params.mount!, role_name: role.name };
+    if (byAccessor) {
+      const d = parseFields(APPROLE_ACCESSOR_LOOKUP, requestData(ctx), captures);
+      const accessor = d.get('secret_id_accessor') ?? '';
+      if (accessor === '') throw new ValidationError('missing secret_id_accessor');
+      const row = live(queries.secretIdByAccessor(m.accessor, accessor), role.name);
+      if (row === undefined)
+        throw new ValidationError(
+          `failed to find accessor entry for secret_id_accessor: "${accessor}"`,
+        );
+      return row;
+    }
+    const d = parseFields(APPROLE_SECRET_LOOKUP, requestData(ctx), captures);
+    const secretId = d.get('secret_id') ?? '';
+    if (secretId === '') throw new ValidationError('missing secret_id');
+    return live(queries.secretIdByHmac(m.accessor, core.sealer.hmac(secretId)), role.name);
+  };
+  r.post('/auth/:mount/role/:role_name/secret-id/lookup', (ctx) => {
+    const row = named(ctx, false);
+    // An unknown secret ID is answered with nothing, as the reference does.
+    sendVault(ctx, row === undefined ? undefined : secretIdView(row));
+  });
+  r.post('/auth/:mount/role/:role_name/secret-id/destroy', (ctx) => {
+    const row = named(ctx, false);
+    if (row !== undefined) destroy(ctx, row);
+    sendVault(ctx, undefined);
+  });
+  r.post('/auth/:mount/role/:role_name/secret-id-accessor/lookup', (ctx) =>
+    sendVault(ctx, secretIdView(named(ctx, true)!)),
+  );
+  r.post('/auth/:mount/role/:role_name/secret-id-accessor/destroy', (ctx) => {
+    destroy(ctx, named(ctx, true)!);
+    sendVault(ctx, undefined);
+  });
+
+  // Needs no token (surface.ts): the role ID and secret ID are the credentials.
+  r.post('/auth/:mount/login', (ctx) => {
+    const m = mountOf(ctx);
+    const d = parseFields(APPROLE_LOGIN, requestData(ctx), { mount: ctx.params.mount! });
+    const roleId = d.get('role_id') ?? '';
+    if (roleId === '') throw new ValidationError('missing role_id');
+    const role = queries.appRoleById(m.accessor, roleId);
+    if (role === undefined) throw new ValidationError('invalid role ID');
+    const secretId = d.get('secret_id') ?? '';
+    if (secretId === '') throw new ValidationError('missing secret_id');
+    const row = live(queries.secretIdByHmac(m.accessor, core.sealer.hmac(secretId)), role.name);
+    if (row === undefined) throw new ValidationError('invalid secret id');
+    const ip = ctx.request.ip;
+    for (const cidrs of [role.settings.secret_id_bound_cidrs, row.cidrs])
+      if (!allowedFrom(ip, cidrs))
+        throw new ValidationError(
+          `source address "${ip}" unauthorized through CIDR restrictions on the secret ID`,
+        );
+    // A limited secret ID is used up atomically: the last login destroys it.
+    core.handler.handle(
+      secretIdStream(row.accessor),
+      secretIdDecider,
+      (s) => {
+        if (!s.exists) throw new ValidationError('invalid secret id');
+        if (!s.limited) return [];
+        const usesLeft = s.usesLeft - 1;
+        return usesLeft > 0
+          ? [{ type: 'AppRoleSecretIdUsed' as const, data: { accessor: row.accessor, usesLeft } }]
+          : [{ type: 'AppRoleSecretIdDestroyed' as const, data: { accessor: row.accessor } }];
+      },
+      deps.metadata(ctx),
+    );
+    const s = role.settings;
+    const policies = s.token_no_default_policy
+      ? s.token_policies
+      : [...new Set(['default', ...s.token_policies])];
+    const warnings: string[] = [];
+    const explicitMaxTtl = smallestSet(s.token_explicit_max_ttl, s.token_max_ttl);
+    const ttl = createTtl(
+      s.token_ttl,
+      { explicitMaxTtl, period: s.token_period, isRoot: policies.includes('root') },
+      warnings,
+    );
+    const meta = { role_name: role.name };
+    const created = commands.createToken(
+      {
+        policies,
+        displayName: m.path.replace(/\/$/, ''),
+        ttlSeconds: ttl,
+        parentAccessor: null,
+        meta,
+        explicitMaxTtl,
+        period: s.token_period,
+        path: `auth/${m.path}login`,
+        authMount: m.accessor,
+      },
+      deps.metadata(ctx),
+    );
+    sendVault(ctx, null, {
+      warnings,
+      auth: {
+        client_token: created.token,
+        accessor: created.data.accessor,
+        policies: created.data.policies,
+        token_policies: created.data.policies,
+        metadata: meta,
+        lease_duration: ttl,
+        renewable: created.data.renewable ?? ttl > 0,
+        entity_id: '',
+        token_type: 'service',
+        orphan: true,
+        mfa_requirement: null,
+        num_uses: 0,
+      },
+    });
+  });
+}
