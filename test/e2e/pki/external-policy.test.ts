@@ -322,6 +322,83 @@ describe('what the service decides', () => {
   });
 });
 
+describe('mutual TLS and a pinned service certificate', () => {
+  it('presents the sealed client certificate to a service that demands one, trusted by pin', async () => {
+    const clientCa = ca('Client CA');
+    const client = serverCert(clientCa);
+    const tls = serverCert(otherCa);
+    const strict = createServer(
+      {
+        key: tls.key,
+        cert: tls.cert,
+        requestCert: true,
+        rejectUnauthorized: true,
+        ca: readFileSync(clientCa.cert, 'utf8'),
+      },
+      (req, res) => {
+        let body = '';
+        req.on('data', (c: Buffer) => (body += c.toString()));
+        req.on('end', () => {
+          res.setHeader('content-type', 'application/json');
+          res.end((approve(JSON.parse(body) as Json) as { body: string }).body);
+        });
+      },
+    );
+    await new Promise<void>((resolve) => strict.listen(0, '127.0.0.1', resolve));
+    const strictUrl = `https://127.0.0.1:${(strict.address() as AddressInfo).port}/evaluate`;
+    try {
+      const pinnedOnly = {
+        external_service_url: strictUrl,
+        trusted_ca: '',
+        trusted_leaf_certificate_bundle: tls.cert,
+      };
+      // Without a client certificate the service closes the handshake.
+      expect((await configure(pinnedOnly)).status).toBe(200);
+      const csr = run(['req', '-new', '-key', serviceCa.key, '-subj', '/CN=mtls']);
+      const refused = await pki('POST', 'external-policy/sign', { csr });
+      expect(refused.status, refused.text).toBe(400);
+      const withClient = await configure({
+        ...pinnedOnly,
+        vault_client_cert_bundle: `${client.cert}\n${client.key}`,
+      });
+      expect(withClient.status, withClient.text).toBe(200);
+      expect(withClient.data.vault_client_cert_bundle_no_keys).toMatch(/BEGIN CERTIFICATE/);
+      expect(JSON.stringify(withClient.data)).not.toMatch(/PRIVATE KEY/);
+      const res = await pki('POST', 'external-policy/sign', { csr });
+      expect(res.status, res.text).toBe(200);
+      // A pin that is not the service's certificate refuses, whatever the chain.
+      expect(
+        (
+          await configure({
+            ...pinnedOnly,
+            trusted_leaf_certificate_bundle: readFileSync(serviceCa.cert, 'utf8'),
+          })
+        ).status,
+      ).toBe(200);
+      const unpinned = await pki('POST', 'external-policy/sign', { csr });
+      expect(unpinned.status).toBe(400);
+      expect(unpinned.text).toMatch(/not one of trusted_leaf_certificate_bundle/);
+      // The client key is sealed at rest: it appears nowhere in the log in clear.
+      const events = keel([
+        'events',
+        '--data',
+        d.dataDir,
+        '--type',
+        'PkiExternalPolicyConfigured',
+        '--full',
+      ]);
+      const keyBody = client.key.split('\n').slice(1, 3).join('');
+      expect(events.stdout.replace(/\\n|\s/g, '')).not.toContain(keyBody);
+    } finally {
+      await new Promise<void>((resolve) => strict.close(() => resolve()));
+      expect(
+        (await configure({ trusted_leaf_certificate_bundle: '', vault_client_cert_bundle: '' }))
+          .status,
+      ).toBe(200);
+    }
+  });
+});
+
 describe('the audit trail', () => {
   it('keel events shows each consultation with its caller, request id and outcome', async () => {
     const res = await pki('POST', 'external-policy/sign/audited', {
