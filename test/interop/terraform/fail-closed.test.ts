@@ -24,6 +24,10 @@ const terraformHost = useTerraformHost(
       data: { type: 'workspaces', attributes: { name: 'count', 'execution-engine': 'default' } },
     });
     expect(ws.status, ws.text).toBe(201);
+    const moves = await h.api('POST', '/organizations/wedge/workspaces', {
+      data: { type: 'workspaces', attributes: { name: 'moves', 'execution-engine': 'default' } },
+    });
+    expect(moves.status, moves.text).toBe(201);
   },
   { args: ['--engine-bin', TERRAFORM_BIN] },
 );
@@ -58,5 +62,45 @@ describe('a plan that leaves no resources, on the command engine with cost estim
     const again = await work.run(['apply', '-auto-approve', '-input=false', '-no-color']);
     expect(again.code, `${again.stdout}\n${again.stderr}`).toBe(0);
     expect(again.stdout).toContain('1 added');
+  });
+});
+
+describe('command engine plans without resource changes (issue 25, finding 4)', () => {
+  const config = (host: ReturnType<typeof terraformHost>, body: string) =>
+    `${cloudBlock(host, 'wedge', 'moves')}\n${body}`;
+
+  it('a refresh-only apply with no drift, then a moved-only apply, then no changes', async () => {
+    const host = terraformHost();
+    const work = new TerraformWorkdir(host, {
+      files: { 'main.tf': config(host, 'resource "terraform_data" "a" {\n  input = "x"\n}\n') },
+    });
+    const init = await work.run(['init', '-input=false', '-no-color']);
+    expect(init.code, `${init.stdout}\n${init.stderr}`).toBe(0);
+    const up = await work.run(['apply', '-auto-approve', '-input=false', '-no-color']);
+    expect(up.code, `${up.stdout}\n${up.stderr}`).toBe(0);
+
+    const refresh = await work.run([
+      'apply',
+      '-refresh-only',
+      '-auto-approve',
+      '-input=false',
+      '-no-color',
+    ]);
+    expect(refresh.code, `${refresh.stdout}\n${refresh.stderr}`).toBe(0);
+    expect(refresh.stdout).toContain('No changes');
+
+    work.write(
+      'main.tf',
+      config(
+        host,
+        'resource "terraform_data" "b" {\n  input = "x"\n}\nmoved {\n  from = terraform_data.a\n  to   = terraform_data.b\n}\n',
+      ),
+    );
+    const moved = await work.run(['apply', '-auto-approve', '-input=false', '-no-color']);
+    expect(moved.code, `${moved.stdout}\n${moved.stderr}`).toBe(0);
+    expect(moved.stdout).toContain('has moved to terraform_data.b');
+    const after = await work.run(['plan', '-input=false', '-no-color', '-detailed-exitcode']);
+    expect(after.code, `${after.stdout}\n${after.stderr}`).toBe(0);
+    expect(after.stdout).toContain('No changes');
   });
 });

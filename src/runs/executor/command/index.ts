@@ -105,10 +105,14 @@ export function countsOf(plan: PlanJson): PlanCounts {
   const outputs = Object.values(plan.output_changes ?? {}).some(
     (o) => !o.actions.includes('no-op'),
   );
+  // Terraform's own verdict covers what the counts do not: a move, a `removed` that forgets, a
+  // refresh-only plan that found drift.
   return {
     ...counts,
     hasChanges:
-      counts.additions + counts.changes + counts.destructions + counts.imports > 0 || outputs,
+      counts.additions + counts.changes + counts.destructions + counts.imports > 0 ||
+      outputs ||
+      plan.applyable === true,
   };
 }
 
