@@ -192,6 +192,8 @@ export interface RunEventData {
     allowConfigGeneration: boolean;
     debuggingMode: boolean;
     engineVersion: string | null;
+    /** The applied run whose run trigger queued this one (absent for every other run). */
+    triggeredBy?: { runId: string; workspaceId: string; workspaceName: string };
   };
   RunFetchStarted: Empty;
   RunFetchCompleted: Empty;

@@ -14,6 +14,8 @@ import { organizationProjection } from './organizations/projection.js';
 import { organizationRoutes } from './organizations/routes.js';
 import { projectProjection } from './projects/projection.js';
 import { projectRoutes } from './projects/routes.js';
+import { RunTriggerQueries, runTriggerProjection } from './run-triggers/projection.js';
+import { runTriggerReactor, runTriggerRoutes } from './run-triggers/routes.js';
 import { varsetProjection } from './varsets/projection.js';
 import { varsetRoutes } from './varsets/routes.js';
 import { executorCommands, runDecider } from './run/commands.js';
@@ -102,6 +104,8 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   organizationRoutes(routes, model);
   projectRoutes(routes, model);
   varsetRoutes(routes, model);
+  const triggers = new RunTriggerQueries(core.db);
+  runTriggerRoutes(routes, model, triggers);
   workspaceRoutes(routes, model);
   workspaceTagRoutes(routes, model);
   configurationVersionRoutes(routes, model);
@@ -153,12 +157,14 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         organizationProjection,
         projectProjection,
         varsetProjection,
+        runTriggerProjection,
         workspaceProjection,
       ],
       reactors: [
         failClosed(model, queueReactor(model, options.prePlan), {
           runOf: (event) => runHoldingUp(model, event),
         }),
+        runTriggerReactor(model, triggers, core.logger),
       ],
       runsRoutes: routes,
       runsPublicRoutes: publicRoutes,

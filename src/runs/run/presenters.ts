@@ -9,6 +9,8 @@ const suffix = (runId: string) => runId.slice('run-'.length);
 export const planIdOf = (runId: string) => `plan-${suffix(runId)}`;
 export const applyIdOf = (runId: string) => `apply-${suffix(runId)}`;
 export const runIdOfPhase = (phaseId: string) => `run-${phaseId.slice(phaseId.indexOf('-') + 1)}`;
+/** A run's policy check (`polchk-…`): one per run, recorded by the executor's checks stage. */
+export const policyCheckIdOf = (runId: string) => `polchk-${suffix(runId)}`;
 
 /** Values the run `include` parameter accepts. */
 export const RUN_INCLUDES = [
@@ -70,6 +72,9 @@ export function presentRun(
       'status-timestamps': run.statusTimestamps,
       'target-addrs': a.targetAddrs,
       'trigger-reason': a.triggerReason,
+      ...(a.triggeredBy === undefined
+        ? {}
+        : { 'triggering-source-name': a.triggeredBy.workspaceName }),
       variables: a.variables,
       // Both spellings: the spec's and the one every client reads.
       ...(forceCancelAt === null
@@ -89,8 +94,22 @@ export function presentRun(
       'input-state-version': toOne('state-versions', null),
       plan: toOne('plans', planIdOf(run.id), `${self}/plan`),
       'run-events': linkOnly(`${self}/run-events`),
-      'policy-checks': linkOnly(`${self}/policy-checks`),
+      // The terraform CLI reads a run's checks from this relationship's data: a run that went
+      // through policy checking has its one.
+      'policy-checks': {
+        data:
+          run.statusTimestamps['policy-checking-at'] === undefined
+            ? []
+            : [{ type: 'policy-checks', id: policyCheckIdOf(run.id) }],
+        links: { related: `${self}/policy-checks` },
+      },
       workspace: toOne('workspaces', run.workspaceId),
+      ...(a.triggeredBy === undefined
+        ? {}
+        : {
+            'triggering-source': toOne('workspaces', a.triggeredBy.workspaceId),
+            'triggering-run': toOne('runs', a.triggeredBy.runId),
+          }),
       'workspace-run-alerts': linkOnly(`${self}/workspace-run-alerts`),
       ...(options.details === true ? { 'task-stages': linkOnly(`${self}/task-stages`) } : {}),
     },

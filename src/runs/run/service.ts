@@ -27,6 +27,7 @@ export function newRun(
     attributes: NonNullable<CreateRunBody['data']['attributes']>;
     configurationVersionId: string | null;
     source: string;
+    triggeredBy?: RunCreated['data']['triggeredBy'];
   },
   metadata: AuditMetadata,
 ): RunCreated['data'] {
@@ -85,6 +86,7 @@ export function newRun(
     allowConfigGeneration: a['allow-config-generation'] ?? false,
     debuggingMode: a['debugging-mode'] ?? false,
     engineVersion,
+    ...(input.triggeredBy === undefined ? {} : { triggeredBy: input.triggeredBy }),
   };
   model.core.handler.handle(data.id, runDecider, createRun(data), metadata, { newStream: true });
   return data;
