@@ -8,7 +8,7 @@ import { createLogger } from './core/logger.js';
 import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
 import { writeAnchor } from './core/anchors.js';
-import { checkReadModels, refuseTamperedReadModels } from './core/read-model-check.js';
+import { checkAtStartUp, type StartUpCheck } from './core/read-model-check.js';
 import { logVersion } from './core/log-watch.js';
 import { SharedLog } from './core/shared-log.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
@@ -117,20 +117,21 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   ]);
   const { rebuilt } = projections.open((after, limit) => store.readAll(after, limit));
   if (rebuilt.length > 0) logger.info({ rebuilt }, 'read models rebuilt from the log');
+  let readModels: StartUpCheck | undefined;
   if (deps.checkReadModels !== false) {
     const started = performance.now();
     try {
-      const checked = checkReadModels(db, chain, projections.list);
-      refuseTamperedReadModels(checked);
-      logger.info(
-        { ...checked, ms: Math.round(performance.now() - started) },
-        'guarded read models match the event log',
-      );
+      readModels = checkAtStartUp(db, sqlite, !sharesLog(config), chain, projections.list);
     } catch (err) {
       void checkpointer?.stop();
       db.close();
       throw err;
     }
+    const { how, events, rows } = readModels;
+    logger.info(
+      { how, events, rows, ms: Math.round(performance.now() - started) },
+      'guarded read models match the event log',
+    );
   }
   opened.project(projections.apply);
 
@@ -261,6 +262,12 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       for (const c of modules) c.stop?.();
       await reactors.stop();
       anchor();
+      try {
+        readModels?.seal();
+      } catch (err) {
+        // Only the next start's shortcut is lost: it rebuilds and compares instead.
+        logger.error({ err }, 'could not seal the guarded read models');
+      }
       cloud.close();
       await checkpointer?.stop();
       db.close();

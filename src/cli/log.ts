@@ -258,11 +258,12 @@ export async function audit(call: CommandCall): Promise<number> {
  * rebuilt from the (verified) log and compared row by row (ADR 0094).
  */
 async function verifyReadModels({ config, deps, io, say }: CommandCall): Promise<number> {
-  const [{ createApp }, { createLogger }, { checkReadModels }] = await Promise.all([
-    import('../app.js'),
-    import('../core/logger.js'),
-    import('../core/read-model-check.js'),
-  ]);
+  const [{ createApp }, { createLogger }, { READ_MODEL_REPAIR, checkReadModels }] =
+    await Promise.all([
+      import('../app.js'),
+      import('../core/logger.js'),
+      import('../core/read-model-check.js'),
+    ]);
   const app = createApp(config, {
     ...deps,
     logger: createLogger({ level: 'warn' }),
@@ -271,7 +272,7 @@ async function verifyReadModels({ config, deps, io, say }: CommandCall): Promise
   try {
     const models = checkReadModels(app.core.db, app.core.store.chain, app.projections.list);
     if (!models.ok) {
-      io.stderr.write(`read models do not match the log: ${models.reason}\n`);
+      io.stderr.write(`${models.reason}. ${READ_MODEL_REPAIR}\n`);
       return 1;
     }
     say(`read models verified: ${models.rows} rows in ${models.tables} guarded tables`);

@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { eventRows } from './anchors.js';
-import { AuditError, GENESIS_HASH, type Chain, type EventRow } from './chain.js';
-import type { Db } from './database.js';
+import { AuditError, GENESIS_HASH, logEnd, type Chain, type EventRow } from './chain.js';
+import type { Db, SqliteDb } from './database.js';
 import type { AuditMetadata, StoredEvent } from './events.js';
 import type { Projection } from './projections.js';
 
@@ -163,11 +164,10 @@ function compareTable(scratch: Database.Database, db: Db, table: string): string
     const want = expected.get(key);
     const have = actual.get(key);
     const where = `the read model table ${table} does not match the event log: the row ${key}`;
-    const repair = 'Keel serves nothing from it; run keel replay to rebuild the read models';
-    if (want === undefined) return `${where} is not in the log. ${repair}`;
-    if (have === undefined) return `${where} is missing. ${repair}`;
+    if (want === undefined) return `${where} is not in the log`;
+    if (have === undefined) return `${where} is missing`;
     const changed = names.filter((n) => cellText(want[n]) !== cellText(have[n]));
-    if (changed.length > 0) return `${where} differs in ${changed.join(', ')}. ${repair}`;
+    if (changed.length > 0) return `${where} differs in ${changed.join(', ')}`;
   }
   return expected.size;
 }
@@ -178,7 +178,121 @@ function keyText(columns: readonly string[], row: Record<string, Value>): string
   return parts.length === 1 ? parts[0]! : `(${parts.join(', ')})`;
 }
 
-/** A read-model check that failed, as start-up reports it (it refuses to serve). */
-export function refuseTamperedReadModels(verdict: ReadModelVerdict): void {
-  if (!verdict.ok) throw new AuditError(verdict.reason);
+/** What to do about a failed check: the log is the truth. */
+export const READ_MODEL_REPAIR =
+  'keel replay rebuilds the read models from the log (keep a copy of the store first)';
+
+/** A read-model check that failed, as start-up reports it: nothing is served from the store. */
+export function refuseTamperedReadModels(
+  verdict: ReadModelVerdict,
+): asserts verdict is Extract<ReadModelVerdict, { ok: true }> {
+  if (!verdict.ok)
+    throw new AuditError(`${verdict.reason}; start-up refuses this store. ${READ_MODEL_REPAIR}`);
+}
+
+/**
+ * The seal of a SQLite store used by one process: the log position its guarded tables were last
+ * known to match, and a signature (the anchor subkey) over that position and a digest of the
+ * tables. A store whose log still ends there and whose tables still hash to the signed digest is
+ * what Keel left, and start-up needs no rebuild; anything else is rebuilt and compared.
+ */
+const SEAL_TABLE = `CREATE TABLE IF NOT EXISTS read_model_seal (
+  id INTEGER PRIMARY KEY CHECK (id = 1), position INTEGER NOT NULL, signature TEXT NOT NULL)`;
+
+const sealText = (position: number, digest: string) => `keel read models\n${position}\n${digest}`;
+
+/** SHA-256 over the guarded tables' rows, each table in primary-key order. */
+function tablesDigest(sqlite: SqliteDb, tables: readonly string[]): string {
+  const digest = createHash('sha256');
+  for (const table of tables) {
+    const columns = sqlite
+      .prepare<[], { name: string; pk: number }>(`PRAGMA table_info("${table}")`)
+      .all();
+    const keyed = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
+    const order = (keyed.length > 0 ? keyed : columns).map((c) => `"${c.name}"`).join(', ');
+    digest.update(`${table}\n`);
+    const rows = sqlite.prepare(`SELECT * FROM "${table}" ORDER BY ${order}`).raw(true);
+    for (const row of rows.iterate()) digest.update(`${JSON.stringify(row)}\n`);
+  }
+  return digest.digest('hex');
+}
+
+/** How start-up found the guarded read models: as sealed, or rebuilt from the log and compared. */
+export interface StartUpCheck {
+  how: 'sealed' | 'rebuilt';
+  events: number;
+  rows: number;
+  /**
+   * At a clean stop: seal the tables as they are, unless another connection committed to the
+   * file since the check (someone else's write may be in them).
+   */
+  seal(): void;
+}
+
+/**
+ * The start-up check (ADR 0094). A SQLite store used by this process alone may be found as Keel
+ * sealed it at its last clean stop; any other store (PostgreSQL, `--workers`, no seal, a log
+ * that moved, tables that changed) is rebuilt from the log and compared. Throws an
+ * `AuditError` naming the first row or event that differs.
+ */
+export function checkAtStartUp(
+  db: Db,
+  sqlite: SqliteDb | null,
+  alone: boolean,
+  chain: Chain,
+  projections: readonly Projection[],
+): StartUpCheck {
+  const { tables } = guardedOf(projections);
+  const sealable = alone && sqlite !== null && !sqlite.memory ? sqlite : null;
+  if (sealable === null) {
+    const verdict = checkReadModels(db, chain, projections);
+    refuseTamperedReadModels(verdict);
+    return { how: 'rebuilt', events: verdict.events, rows: verdict.rows, seal: () => undefined };
+  }
+  sealable.exec(SEAL_TABLE);
+  const sealedAt = sealable.transaction(() => {
+    const seal = sealable
+      .prepare<[], { position: number; signature: string }>(
+        'SELECT position, signature FROM read_model_seal WHERE id = 1',
+      )
+      .get();
+    const end = logEnd(sealable);
+    if (seal === undefined || seal.position !== end) return null;
+    const digest = tablesDigest(sealable, tables);
+    return chain.key.signed(sealText(end, digest), seal.signature) ? end : null;
+  })();
+  const found = (() => {
+    if (sealedAt !== null) return { how: 'sealed' as const, events: sealedAt, rows: 0 };
+    const verdict = checkReadModels(db, chain, projections);
+    refuseTamperedReadModels(verdict);
+    return { how: 'rebuilt' as const, events: verdict.events, rows: verdict.rows };
+  })();
+  // Commits by other connections from here on show as a new data version.
+  const dataVersion = sealable.prepare<[], number>('PRAGMA data_version').pluck();
+  const seen = dataVersion.get()!;
+  return {
+    ...found,
+    seal: () => sealIfUnchanged(sealable, chain, tables, seen === dataVersion.get()),
+  };
+}
+
+function sealIfUnchanged(
+  sqlite: SqliteDb,
+  chain: Chain,
+  tables: readonly string[],
+  unchanged: boolean,
+): void {
+  // Another connection committed since the check: its rows were never compared, so the last
+  // seal (now stale) stays and the next start rebuilds.
+  if (!unchanged) return;
+  sqlite
+    .transaction(() => {
+      const end = logEnd(sqlite);
+      sqlite
+        .prepare(
+          'INSERT INTO read_model_seal (id, position, signature) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET position = excluded.position, signature = excluded.signature',
+        )
+        .run(end, chain.key.sign(sealText(end, tablesDigest(sqlite, tables))));
+    })
+    .immediate();
 }

@@ -46,6 +46,18 @@ const strongRow = (db: Db) =>
     rules: string;
   };
 
+/** The attack of finding 4: the weak policy's row given the strong one's text and rules. */
+function weakMadeStrong(d: RunningDaemon): void {
+  const db = sqlite(d);
+  const strong = strongRow(db);
+  expect(
+    db
+      .prepare("UPDATE acl_policies SET policy = ?, rules = ? WHERE name = 'weak'")
+      .run(strong.policy, strong.rules).changes,
+  ).toBe(1);
+  db.close();
+}
+
 /**
  * Start-up must refuse, naming the row; and `keel audit verify` must fail, naming it too. Should
  * the daemon serve, what the token (if given) can then do is the answer, so a failure shows it.
@@ -71,14 +83,7 @@ async function refused(d: RunningDaemon, row: RegExp, token?: string): Promise<v
 describe('read models cannot be edited behind the log (issue 24, finding 4)', () => {
   it('a weak policy edited to path "*" with sudo: start-up and audit verify refuse, naming the row', async () => {
     const { d, weak } = await stoppedWithWeakToken();
-    const db = sqlite(d);
-    const strong = strongRow(db);
-    expect(
-      db
-        .prepare("UPDATE acl_policies SET policy = ?, rules = ? WHERE name = 'weak'")
-        .run(strong.policy, strong.rules).changes,
-    ).toBe(1);
-    db.close();
+    weakMadeStrong(d);
     await refused(d, /acl_policies.*"weak"/, weak);
   });
 
@@ -153,6 +158,8 @@ describe('read models cannot be edited behind the log (issue 24, finding 4)', ()
   it('an untouched data directory starts again, and keel replay repairs an edited one', async () => {
     const { d, weak } = await stoppedWithWeakToken();
     const again = await startDaemon({ dataDir: d.dataDir, env });
+    // Left as Keel sealed it at its clean stop: no rebuild was needed.
+    expect(again.output()).toMatch(/"how":"sealed".*guarded read models match the event log/);
     expect((await raw(again.url, 'LIST', '/v1/sys/policies/acl', { token: weak })).status).toBe(
       403,
     );
@@ -170,5 +177,29 @@ describe('read models cannot be edited behind the log (issue 24, finding 4)', ()
       403,
     );
     expect(await repaired.stop()).toBe(0);
+  });
+
+  it('a row edited while the daemon runs is not sealed at its stop: the next start refuses it', async () => {
+    const { d, weak } = await stoppedWithWeakToken();
+    const running = await startDaemon({ dataDir: d.dataDir, env });
+    weakMadeStrong(d);
+    expect(await running.stop()).toBe(0);
+    await refused(d, /acl_policies.*"weak"/, weak);
+  });
+
+  it('a seal removed or forged only costs the shortcut: the store is rebuilt, compared and served', async () => {
+    const { d } = await stoppedWithWeakToken();
+    let db = sqlite(d);
+    expect(db.prepare('DELETE FROM read_model_seal').run().changes).toBe(1);
+    db.close();
+    const again = await startDaemon({ dataDir: d.dataDir, env });
+    expect(again.output()).toMatch(/"how":"rebuilt"/);
+    expect(await again.stop()).toBe(0);
+
+    db = sqlite(d);
+    db.prepare('UPDATE read_model_seal SET signature = ?').run('0'.repeat(64));
+    db.prepare("UPDATE acl_policies SET policy = 'x', rules = '[]' WHERE name = 'weak'").run();
+    db.close();
+    await refused(d, /acl_policies.*"weak"/);
   });
 });

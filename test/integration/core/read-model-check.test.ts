@@ -103,7 +103,10 @@ describe('the guarded read models are checked against the log before they are re
       )
       .get() as { position: number; data: string };
     db.close();
-    // Only the event is changed: its keyed link no longer holds.
+    // Only the event is changed: its keyed link no longer holds. The rows still hash as sealed at
+    // the clean stop, so a SQLite store would open on its seal (keel audit verify names the event);
+    // after a crash, as here, or on PostgreSQL, start-up rebuilds and names it.
+    if (config.store.kind === 'sqlite') tamper(config, 'DELETE FROM read_model_seal');
     tamper(
       config,
       'UPDATE events SET data = ? WHERE position = ?',
