@@ -124,12 +124,23 @@ describe('policy checks', () => {
       actions: { 'is-overridable': true },
     });
     await flow.action(run, 'apply', 409);
-    await flow.call(
+    const overridden = await flow.call(
       'POST',
       `/policy-checks/${check?.id ?? ''}/actions/override`,
       { comment: 'approved' },
-      202,
+      200,
     );
+    expect(overridden.doc.data.attributes.status).toBe('overridden');
+    // The run names its check, and the check's output is the text the CLI prints.
+    const listed: unknown = (await flow.get(run)).relationships['policy-checks'];
+    expect(listed).toMatchObject({ data: [{ type: 'policy-checks', id: check?.id }] });
+    const output = await flow.call(
+      'GET',
+      `/policy-checks/${check?.id ?? ''}/output`,
+      undefined,
+      200,
+    );
+    expect(output.text).toContain('## Policy 1: set-soft-mandatory/only-small (soft-mandatory)');
     await t.settle();
     expect(await flow.status(run)).toBe('policy_checked');
     const after = await flow.call('GET', `/policy-checks/${check?.id ?? ''}`, undefined, 200);

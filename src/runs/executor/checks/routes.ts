@@ -6,7 +6,8 @@ import { ConflictError, NotFoundError, ValidationError } from '../../../core/err
 import type { RunsContext } from '../../index.js';
 import { API, send } from '../../jsonapi.js';
 import { validate } from '../../run/schema.js';
-import { PolicySyntaxError, compilePolicy } from '../policy.js';
+import { PolicySyntaxError, compilePolicy, type PolicyCheckResult } from '../policy.js';
+import { isFinalStatus } from '../../lifecycle.js';
 import { organizationReadRoutes } from '../org-reads.js';
 import { appendOnly } from '../port.js';
 import { executionSettingsStream, type CheckEvent } from './events.js';
@@ -139,6 +140,42 @@ export const presentPolicyCheck = (c: PolicyCheckRow, canOverride: boolean) => (
   relationships: { run: { data: { id: c.runId, type: 'runs' } } },
   links: { output: `${API}/policy-checks/${c.id}/output` },
 });
+
+/** A policy check the run's relationship names before (or without) its result. */
+const presentPendingCheck = (id: string, runId: string, status: 'queued' | 'unreachable') => ({
+  id,
+  type: 'policy-checks',
+  attributes: {
+    result: null,
+    scope: 'organization',
+    status,
+    'status-timestamps': {},
+    actions: { 'is-overridable': false },
+    permissions: { 'can-override': false },
+  },
+  relationships: { run: { data: { id: runId, type: 'runs' } } },
+  links: { output: `${API}/policy-checks/${id}/output` },
+});
+
+/**
+ * A policy check's result as text: the verdict, then each policy with its enforcement level,
+ * result, and description or evaluation error (the reference's output is Sentinel's own text; the
+ * CLI prints whatever the output is).
+ */
+export function policyCheckOutput(result: PolicyCheckResult): string {
+  const lines = [
+    `Policy check result: ${String(result.result)}`,
+    '',
+    `${result.policies.length} ${result.policies.length === 1 ? 'policy' : 'policies'} evaluated: ${result.passed} passed, ${result['hard-failed']} hard-mandatory, ${result['soft-failed']} soft-mandatory and ${result['advisory-failed']} advisory failed.`,
+  ];
+  result.policies.forEach((p, i) => {
+    lines.push('', `## Policy ${i + 1}: ${p.policy} (${p['enforcement-level']})`, '');
+    lines.push(`Result: ${String(p.result)}`);
+    if (p.description) lines.push('', p.description);
+    if (p.error) lines.push('', `Error: ${p.error}`);
+  });
+  return `${lines.join('\n')}\n`;
+}
 
 export function checkRoutes(
   router: Router,
@@ -283,18 +320,44 @@ export function checkRoutes(
         .map((c) => presentPolicyCheck(c, canOverride(ctx, run.organization))),
     });
   });
+  /**
+   * A policy check, or, for a run that entered policy checking without one being recorded (the
+   * check failed inside Keel, or is about to be recorded), none yet: the run's relationship lists
+   * it, so it answers as `queued`, or `unreachable` once the run is over.
+   */
   const checkOf = (ctx: Context, id: string) => {
     const check = checks.policyCheck(id);
-    if (check === null) throw new NotFoundError(`policy check ${id} not found`);
-    const { run } = model.run(ctx, check.runId);
-    return { check, run };
+    if (check !== null) return { check, run: model.run(ctx, check.runId).run };
+    const runId = `run-${id.slice('polchk-'.length)}`;
+    if (!id.startsWith('polchk-') || model.runs.get(runId) === null)
+      throw new NotFoundError(`policy check ${id} not found`);
+    const { run } = model.run(ctx, runId);
+    if (run.statusTimestamps['policy-checking-at'] === undefined)
+      throw new NotFoundError(`policy check ${id} not found`);
+    return { check: null, run };
+  };
+  const present = (ctx: Context, id: string) => {
+    const { check, run } = checkOf(ctx, id);
+    return check !== null
+      ? presentPolicyCheck(check, canOverride(ctx, run.organization))
+      : presentPendingCheck(id, run.id, isFinalStatus(run.status) ? 'unreachable' : 'queued');
   };
   router.get('/policy-checks/:id', (ctx) => {
-    const { check, run } = checkOf(ctx, ctx.params.id ?? '');
-    send(ctx, 200, { data: presentPolicyCheck(check, canOverride(ctx, run.organization)) });
+    send(ctx, 200, { data: present(ctx, ctx.params.id ?? '') });
+  });
+  // The text the terraform CLI prints under "Organization Policy Check:".
+  router.get('/policy-checks/:id/output', (ctx) => {
+    const { check } = checkOf(ctx, ctx.params.id ?? '');
+    ctx.status = 200;
+    ctx.type = 'text/plain';
+    ctx.body = check === null ? '' : policyCheckOutput(check.result);
   });
   router.post('/policy-checks/:id/actions/override', (ctx) => {
     const { check, run } = checkOf(ctx, ctx.params.id ?? '');
+    if (check === null)
+      throw new ConflictError(`policy check ${ctx.params.id ?? ''} has no result to override`, {
+        title: 'transition not allowed',
+      });
     model.userOrTeam(ctx, 'overriding a policy check');
     if (!canOverride(ctx, run.organization))
       throw new NotFoundError(`policy check ${check.id} not found`);
@@ -313,6 +376,8 @@ export function checkRoutes(
         runs.executor.policyOverridden(run.id, comment);
       })
       .immediate();
-    ctx.status = 202;
+    // As the reference: 200 with the check (go-tfe's Override, and so the CLI, reads it back).
+    const overridden = checks.policyCheck(check.id) ?? check;
+    send(ctx, 200, { data: presentPolicyCheck(overridden, true) });
   });
 }

@@ -7,6 +7,7 @@ import { estimateCost } from '../cost.js';
 import type { PriceTable } from '../cost.js';
 import { checkPolicies } from '../policy.js';
 import { appendOnly } from '../port.js';
+import { policyCheckIdOf } from '../../run/presenters.js';
 import type { PlanJson } from '../types.js';
 import type { CheckEvent } from './events.js';
 import type { CheckQueries } from './projection.js';
@@ -15,8 +16,6 @@ import type { TaskStages } from '../run-tasks/stage.js';
 /** `ce-…` / `polchk-…`: a run's cost estimate and policy check ids follow the run id. */
 export const costEstimateIdOf = (runId: string): string =>
   `ce-${runId.slice(runId.indexOf('-') + 1)}`;
-export const policyCheckIdOf = (runId: string): string =>
-  `polchk-${runId.slice(runId.indexOf('-') + 1)}`;
 
 /**
  * Whether a finished plan goes through the checks stage: only plans with changes are estimated
