@@ -19,13 +19,12 @@ function contactOf(payload: Record<string, unknown>): string[] {
   return c as string[];
 }
 
-/** Checks an external account binding (RFC 8555 §7.3.4) and returns the EAB key id. */
-function checkBinding(
-  service: AcmeService,
-  req: AcmeRequest,
-  jwk: Record<string, string>,
-  binding: unknown,
-): string {
+/**
+ * An external account binding (RFC 8555 §7.3.4) whose HMAC verifies under the EAB key it names.
+ * The signature check is the only thing that waits; `checkBinding` then decides on the store's
+ * state with nothing in between.
+ */
+async function verifiedBinding(service: AcmeService, req: AcmeRequest, binding: unknown) {
   const eab = parseJws(Buffer.from(JSON.stringify(binding)));
   const kid = eab.protected.kid;
   if (
@@ -38,12 +37,24 @@ function checkBinding(
     throw unauthorized('the external account binding is for another URL');
   const row = service.q.eab(req.mount, kid);
   if (!row) throw unauthorized('unknown external account binding key');
-  if (row.account_id) throw unauthorized('the external account binding key was already used');
   const key = Buffer.from(
     service.authority.core.sealer.unseal(JSON.parse(row.key) as Sealed),
     'base64url',
   );
-  verifyHmacJws(eab, key);
+  await verifyHmacJws(eab, key);
+  return { eab, kid };
+}
+
+/** Checks a verified binding against the store and the account key; returns the EAB key id. */
+function checkBinding(
+  service: AcmeService,
+  req: AcmeRequest,
+  jwk: Record<string, string>,
+  { eab, kid }: Awaited<ReturnType<typeof verifiedBinding>>,
+): string {
+  const row = service.q.eab(req.mount, kid);
+  if (!row) throw unauthorized('unknown external account binding key');
+  if (row.account_id) throw unauthorized('the external account binding key was already used');
   if (!eab.payload || thumbprint(publicJwk(eab.payload)) !== thumbprint(jwk))
     throw unauthorized('the external account binding is for another account key');
   // A key binds accounts only in the directory it was made for (the reference's words).
@@ -59,7 +70,18 @@ function checkBinding(
  * A key has one account per mount, which belongs to the directory it was made through: through
  * any other directory the key is refused, not registered again.
  */
-export function newAccount(service: AcmeService, req: AcmeRequest): AcmeReply {
+export async function newAccount(service: AcmeService, req: AcmeRequest): Promise<AcmeReply> {
+  const sent = (req.payload ?? {}).externalAccountBinding;
+  const verified = sent === undefined ? undefined : await verifiedBinding(service, req, sent);
+  return register(service, req, verified);
+}
+
+/** `new-account` after the binding's signature: every decision, on the store as it is now. */
+function register(
+  service: AcmeService,
+  req: AcmeRequest,
+  verified: Awaited<ReturnType<typeof verifiedBinding>> | undefined,
+): AcmeReply {
   const jwk = req.jwk!;
   const payload = req.payload ?? {};
   const print = thumbprint(jwk);
@@ -79,13 +101,12 @@ export function newAccount(service: AcmeService, req: AcmeRequest): AcmeReply {
     throw malformed('the terms of service must be agreed to');
   const contact = contactOf(payload);
   const policy = service.config(req.mount).eab_policy;
-  const binding = payload.externalAccountBinding;
-  if (binding === undefined && policy !== 'not-required')
+  if (verified === undefined && policy !== 'not-required')
     throw new AcmeProblem(
       'externalAccountRequired',
       'this server requires an external account binding',
     );
-  const eabId = binding === undefined ? '' : checkBinding(service, req, jwk, binding);
+  const eabId = verified === undefined ? '' : checkBinding(service, req, jwk, verified);
   const accountId = service.authority.core.ids.uuid();
   const data: AcmeAccountCreatedData = {
     mount: req.mount,
@@ -155,8 +176,8 @@ export function accountOrders(service: AcmeService, req: AcmeRequest, id: string
 }
 
 /** `key-change` (RFC 8555 §7.3.5): the inner JWS, signed by the new key, names the account. */
-export function keyChange(service: AcmeService, req: AcmeRequest): AcmeReply {
-  const account = accountOf(req);
+export async function keyChange(service: AcmeService, req: AcmeRequest): Promise<AcmeReply> {
+  const signer = accountOf(req);
   if (!req.payload) throw malformed('key-change needs an inner JWS');
   const inner = parseJws(Buffer.from(JSON.stringify(req.payload)));
   if (
@@ -168,7 +189,11 @@ export function keyChange(service: AcmeService, req: AcmeRequest): AcmeReply {
   if (inner.protected.url !== req.jws.protected.url)
     throw malformed('the inner JWS is for another URL');
   const jwk = publicJwk(inner.protected.jwk);
-  verifyJws(inner, keyOf(jwk));
+  await verifyJws(inner, keyOf(jwk));
+  // Decide on the account as it is after the wait.
+  const account = service.q.account(req.mount, signer.account_id);
+  if (!account || account.status !== 'valid' || account.jwk !== signer.jwk)
+    throw unauthorized('the account changed while the request was verified');
   const body = inner.payload ?? {};
   if (body.account !== accountUrl(req.base, account.account_id))
     throw malformed('the inner JWS names another account');

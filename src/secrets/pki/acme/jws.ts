@@ -1,11 +1,5 @@
-import {
-  createHash,
-  createHmac,
-  createPublicKey,
-  timingSafeEqual,
-  verify,
-  type KeyObject,
-} from 'node:crypto';
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
+import { errors, flattenedVerify, type FlattenedJWSInput } from 'jose';
 import { AcmeProblem, malformed } from './problem.js';
 
 /** A flattened JWS as ACME sends it (RFC 8555 §6.2). */
@@ -13,8 +7,8 @@ export interface Jws {
   protected: ProtectedHeader;
   /** the decoded payload: an object, or undefined for POST-as-GET (empty payload) */
   payload: Record<string, unknown> | undefined;
-  signingInput: string;
-  signature: Buffer;
+  /** the serialization as sent, which `jose` verifies */
+  raw: FlattenedJWSInput;
 }
 
 export interface ProtectedHeader {
@@ -25,13 +19,14 @@ export interface ProtectedHeader {
   kid?: string;
 }
 
-const SIGNING: Readonly<Record<string, { hash: string; kty: string; p1363?: boolean }>> = {
-  RS256: { hash: 'sha256', kty: 'RSA' },
-  RS384: { hash: 'sha384', kty: 'RSA' },
-  RS512: { hash: 'sha512', kty: 'RSA' },
-  ES256: { hash: 'sha256', kty: 'EC', p1363: true },
-  ES384: { hash: 'sha384', kty: 'EC', p1363: true },
-  ES512: { hash: 'sha512', kty: 'EC', p1363: true },
+/** The key type each accepted account-key algorithm needs. */
+const SIGNING: Readonly<Record<string, 'RSA' | 'EC'>> = {
+  RS256: 'RSA',
+  RS384: 'RSA',
+  RS512: 'RSA',
+  ES256: 'EC',
+  ES384: 'EC',
+  ES512: 'EC',
 };
 
 /** The algorithms accepted for account keys. */
@@ -63,12 +58,19 @@ export function parseJws(raw: Buffer | undefined): Jws {
   const header = json(decode(body.protected, 'protected'), 'the protected header');
   if (typeof header.alg !== 'string') throw malformed('the protected header has no alg');
   if (body.header !== undefined) throw malformed('an unprotected header is not allowed');
+  // An unencoded payload (RFC 7797) would sign other bytes than ACME reads: neither is accepted.
+  if ('crit' in header || 'b64' in header)
+    throw malformed('the protected header may not carry crit or b64 (RFC 7797)');
   const payloadBytes = decode(body.payload, 'payload');
+  decode(body.signature, 'signature');
   return {
     protected: header as unknown as ProtectedHeader,
     payload: payloadBytes.length === 0 ? undefined : json(payloadBytes, 'the payload'),
-    signingInput: `${String(body.protected)}.${String(body.payload)}`,
-    signature: decode(body.signature, 'signature'),
+    raw: {
+      protected: String(body.protected),
+      payload: String(body.payload),
+      signature: String(body.signature),
+    },
   };
 }
 
@@ -105,42 +107,55 @@ export function keyOf(jwk: Record<string, string>): KeyObject {
   }
 }
 
+/** Verifies with `jose`, allowing one algorithm; a failure is the given problem. */
+async function verifyWith(
+  jws: Jws,
+  key: KeyObject | Uint8Array,
+  alg: string,
+  failure: () => AcmeProblem,
+): Promise<void> {
+  try {
+    await flattenedVerify(jws.raw, key, { algorithms: [alg] });
+  } catch (err) {
+    if (err instanceof errors.JOSEError) throw failure();
+    throw err;
+  }
+}
+
 /** Verifies a JWS signature with an account key; the algorithm must fit the key. */
-export function verifyJws(jws: Jws, key: KeyObject): void {
-  const alg = SIGNING[jws.protected.alg];
-  if (!alg) {
+export async function verifyJws(jws: Jws, key: KeyObject): Promise<void> {
+  const alg = jws.protected.alg;
+  const kty = SIGNING[alg];
+  if (!kty) {
     throw new AcmeProblem(
       'badSignatureAlgorithm',
-      `unsupported signature algorithm ${jws.protected.alg}; supported: ${JWS_ALGORITHMS.join(', ')}`,
+      `unsupported signature algorithm ${alg}; supported: ${JWS_ALGORITHMS.join(', ')}`,
     );
   }
-  const kty = key.asymmetricKeyType === 'rsa' ? 'RSA' : key.asymmetricKeyType === 'ec' ? 'EC' : '';
-  if (kty !== alg.kty) {
-    throw new AcmeProblem('badSignatureAlgorithm', `${jws.protected.alg} does not fit the key`);
-  }
+  const keyType =
+    key.asymmetricKeyType === 'rsa' ? 'RSA' : key.asymmetricKeyType === 'ec' ? 'EC' : '';
+  if (keyType !== kty)
+    throw new AcmeProblem('badSignatureAlgorithm', `${alg} does not fit the key`);
   if (kty === 'RSA' && (key.asymmetricKeyDetails?.modulusLength ?? 0) < 2048) {
     throw new AcmeProblem('badPublicKey', 'RSA account keys need at least 2048 bits');
   }
-  const ok = verify(
-    alg.hash,
-    Buffer.from(jws.signingInput),
-    alg.p1363 ? { key, dsaEncoding: 'ieee-p1363' } : key,
-    jws.signature,
-  );
-  if (!ok) throw malformed('JWS signature verification failed');
+  await verifyWith(jws, key, alg, () => malformed('JWS signature verification failed'));
 }
+
+const HMAC_ALGORITHMS = ['HS256', 'HS384', 'HS512'];
 
 /** Verifies an HMAC-signed JWS (external account binding, RFC 8555 §7.3.4). */
-export function verifyHmacJws(jws: Jws, key: Buffer): void {
-  const hash = { HS256: 'sha256', HS384: 'sha384', HS512: 'sha512' }[jws.protected.alg];
-  if (!hash) throw malformed(`unsupported external account binding algorithm ${jws.protected.alg}`);
-  const mac = createHmac(hash, key).update(jws.signingInput).digest();
-  if (mac.length !== jws.signature.length || !timingSafeEqual(mac, jws.signature))
-    throw unauthorizedBinding();
+export async function verifyHmacJws(jws: Jws, key: Buffer): Promise<void> {
+  const alg = jws.protected.alg;
+  if (!HMAC_ALGORITHMS.includes(alg))
+    throw malformed(`unsupported external account binding algorithm ${alg}`);
+  await verifyWith(
+    jws,
+    key,
+    alg,
+    () => new AcmeProblem('unauthorized', 'external account binding signature verification failed'),
+  );
 }
-
-const unauthorizedBinding = () =>
-  new AcmeProblem('unauthorized', 'external account binding signature verification failed');
 
 /** The key authorization of a token for an account key (RFC 8555 §8.1). */
 export const keyAuthorization = (token: string, accountThumbprint: string): string =>

@@ -112,10 +112,10 @@ export function acmePost(
   service: AcmeService,
   mount: string,
   key: 'jwk' | 'kid' | 'either',
-  handler: (req: AcmeRequest) => AcmeReply,
+  handler: (req: AcmeRequest) => AcmeReply | Promise<AcmeReply>,
 ) {
   return (ctx: Context) =>
-    acmeAnswer(ctx, service, mount, (base) => {
+    acmeAnswer(ctx, service, mount, async (base) => {
       const dir = directoryOf(ctx);
       const issuance = issuanceFor(service, mount, dir);
       const jws = parseJws(ctx.request.rawBody);
@@ -135,7 +135,7 @@ export function acmePost(
       if (h.jwk !== undefined) {
         if (key === 'kid') throw malformed('this request must be signed with an account (kid)');
         const jwk = publicJwk(h.jwk);
-        verifyJws(jws, keyOf(jwk));
+        await verifyJws(jws, keyOf(jwk));
         return handler({
           ...request,
           account: undefined,
@@ -147,10 +147,14 @@ export function acmePost(
       const prefix = `${base}/account/`;
       const kid = String(h.kid);
       const accountId = kid.startsWith(prefix) ? kid.slice(prefix.length) : '';
-      const account = accountId ? service.q.account(mount, accountId) : undefined;
-      if (!account) throw new AcmeProblem('accountDoesNotExist', 'the account does not exist');
+      const signer = accountId ? service.q.account(mount, accountId) : undefined;
+      if (!signer) throw new AcmeProblem('accountDoesNotExist', 'the account does not exist');
+      await verifyJws(jws, keyOf(JSON.parse(signer.jwk) as Record<string, string>));
+      // Decide on the account as it is after the wait, and only if its key is still the one checked.
+      const account = service.q.account(mount, accountId);
+      if (!account || account.jwk !== signer.jwk)
+        throw unauthorized('the account key changed while the request was verified');
       if (account.status !== 'valid') throw unauthorized(`the account is ${account.status}`);
-      verifyJws(jws, keyOf(JSON.parse(account.jwk) as Record<string, string>));
       // An account acts only through the directory it was made through (its events record it).
       if (account.directory !== directoryName(dir)) throw otherDirectory();
       if (service.config(mount).eab_policy === 'always-required' && !account.eab_id)

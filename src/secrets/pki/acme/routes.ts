@@ -6,7 +6,7 @@ import { respond } from './challenges.js';
 import { DIRECTORY_PREFIXES, directoryOf, issuanceFor } from './directory.js';
 import { authorization } from './authorizations.js';
 import { certificate, finalize, getOrder, newOrder } from './orders.js';
-import { acmeAnswer, acmePost, type AcmeRequest } from './protocol.js';
+import { acmeAnswer, acmePost, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { revokeCert } from './revoke.js';
 import type { AcmeService } from './service.js';
 
@@ -40,7 +40,7 @@ export function acmeRoutes(r: Router, service: AcmeService, { id }: RouteScope):
     const post = (
       path: string,
       key: 'jwk' | 'kid' | 'either',
-      h: (req: AcmeRequest, ctx: Context) => ReturnType<typeof newAccount>,
+      h: (req: AcmeRequest, ctx: Context) => AcmeReply | Promise<AcmeReply>,
     ) => r.post(at(path), (ctx) => acmePost(service, id, key, (req) => h(req, ctx))(ctx));
     post('new-account', 'jwk', (req) => newAccount(service, req));
     post('account/:kid', 'kid', (req, ctx) => updateAccount(service, req, p(ctx, 'kid')));
