@@ -16,6 +16,9 @@ import { projectProjection } from './projects/projection.js';
 import { projectRoutes } from './projects/routes.js';
 import { RunTriggerQueries, runTriggerProjection } from './run-triggers/projection.js';
 import { runTriggerReactor, runTriggerRoutes } from './run-triggers/routes.js';
+import { notificationReactor } from './notifications/deliver.js';
+import { NotificationQueries, notificationProjection } from './notifications/projection.js';
+import { notificationRoutes } from './notifications/routes.js';
 import { varsetProjection } from './varsets/projection.js';
 import { varsetRoutes } from './varsets/routes.js';
 import { executorCommands, runDecider } from './run/commands.js';
@@ -106,6 +109,8 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   varsetRoutes(routes, model);
   const triggers = new RunTriggerQueries(core.db);
   runTriggerRoutes(routes, model, triggers);
+  const notifications = new NotificationQueries(core.db);
+  notificationRoutes(routes, model, notifications);
   workspaceRoutes(routes, model);
   workspaceTagRoutes(routes, model);
   configurationVersionRoutes(routes, model);
@@ -158,6 +163,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         projectProjection,
         varsetProjection,
         runTriggerProjection,
+        notificationProjection,
         workspaceProjection,
       ],
       reactors: [
@@ -165,6 +171,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
           runOf: (event) => runHoldingUp(model, event),
         }),
         runTriggerReactor(model, triggers, core.logger),
+        notificationReactor(model, notifications),
       ],
       runsRoutes: routes,
       runsPublicRoutes: publicRoutes,

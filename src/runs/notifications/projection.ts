@@ -1,0 +1,238 @@
+import type { Db } from '../../core/database.js';
+import type { StoredEvent } from '../../core/events.js';
+import type { Projection } from '../../core/projections.js';
+import type { Sealed } from '../../core/seal.js';
+import { statements } from '../../core/sql.js';
+import type { WorkspaceDeleted } from '../events.js';
+import type { NotificationEvent, NotificationTrigger } from './events.js';
+
+/** Notification configurations and their delivery log. */
+
+const T = {
+  configs: 'runs_notification_configs',
+  deliveries: 'runs_notification_deliveries',
+} as const;
+
+export interface NotificationConfigRow {
+  id: string;
+  organization: string;
+  workspaceId: string;
+  name: string;
+  url: string;
+  enabled: boolean;
+  triggers: NotificationTrigger[];
+  token: Sealed | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DeliveryRow {
+  configId: string;
+  delivery: string;
+  attempt: number;
+  trigger: string;
+  url: string;
+  payload: string;
+  sentAt: string;
+  code: number | null;
+  body: string;
+  successful: boolean;
+}
+
+interface ConfigDb {
+  id: string;
+  organization: string;
+  workspace_id: string;
+  name: string;
+  url: string;
+  enabled: number;
+  triggers: string;
+  token: string | null;
+  created_at: string;
+  updated_at: string;
+}
+interface DeliveryDb {
+  config_id: string;
+  delivery: string;
+  attempt: number;
+  trigger: string;
+  url: string;
+  payload: string;
+  sent_at: string;
+  code: number | null;
+  body: string;
+  successful: number;
+}
+
+const toConfig = (r: ConfigDb): NotificationConfigRow => ({
+  id: r.id,
+  organization: r.organization,
+  workspaceId: r.workspace_id,
+  name: r.name,
+  url: r.url,
+  enabled: r.enabled === 1,
+  triggers: JSON.parse(r.triggers) as NotificationTrigger[],
+  token: r.token === null ? null : (JSON.parse(r.token) as Sealed),
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+});
+const toDelivery = (r: DeliveryDb): DeliveryRow => ({
+  configId: r.config_id,
+  delivery: r.delivery,
+  attempt: r.attempt,
+  trigger: r.trigger,
+  url: r.url,
+  payload: r.payload,
+  sentAt: r.sent_at,
+  code: r.code,
+  body: r.body,
+  successful: r.successful === 1,
+});
+
+export const notificationProjection: Projection = {
+  name: 'runs-notifications',
+  version: 1,
+  tables: [T.configs, T.deliveries],
+  setup(db: Db) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS ${T.configs} (id TEXT PRIMARY KEY, organization TEXT NOT NULL,
+        workspace_id TEXT NOT NULL, name TEXT NOT NULL, url TEXT NOT NULL, enabled INTEGER NOT NULL,
+        triggers TEXT NOT NULL, token TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS ${T.deliveries} (config_id TEXT NOT NULL, delivery TEXT NOT NULL,
+        attempt INTEGER NOT NULL, trigger TEXT NOT NULL, url TEXT NOT NULL, payload TEXT NOT NULL,
+        sent_at TEXT NOT NULL, code INTEGER, body TEXT NOT NULL, successful INTEGER NOT NULL,
+        PRIMARY KEY (config_id, delivery, attempt));
+    `);
+    const s = {
+      insert:
+        db.prepare(`INSERT INTO ${T.configs} (id, organization, workspace_id, name, url, enabled, triggers, token, created_at, updated_at)
+        VALUES (@id, @organization, @workspace_id, @name, @url, @enabled, @triggers, @token, @at, @at)`),
+      update:
+        db.prepare(`UPDATE ${T.configs} SET name = COALESCE(@name, name), url = COALESCE(@url, url),
+        enabled = COALESCE(@enabled, enabled), triggers = COALESCE(@triggers, triggers),
+        token = CASE WHEN @set_token = 1 THEN @token ELSE token END, updated_at = @at WHERE id = @id`),
+      remove: db.prepare(`DELETE FROM ${T.configs} WHERE id = ?`),
+      removeDeliveries: db.prepare(`DELETE FROM ${T.deliveries} WHERE config_id = ?`),
+      workspaceGone: db.prepare(`SELECT id FROM ${T.configs} WHERE workspace_id = ?`),
+      delivery: db.prepare(`INSERT OR REPLACE INTO ${T.deliveries}
+        (config_id, delivery, attempt, trigger, url, payload, sent_at, code, body, successful)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    };
+    return (event: StoredEvent) => {
+      if (event.type === 'WorkspaceDeleted') {
+        const ws = (event as StoredEvent<WorkspaceDeleted>).data.id;
+        for (const { id } of s.workspaceGone.all(ws) as { id: string }[]) {
+          s.remove.run(id);
+          s.removeDeliveries.run(id);
+        }
+        return;
+      }
+      if (!event.type.startsWith('Notification')) return;
+      const e = event as StoredEvent<NotificationEvent>;
+      switch (e.type) {
+        case 'NotificationConfigurationCreated':
+          s.insert.run({
+            id: e.data.id,
+            organization: e.data.organization,
+            workspace_id: e.data.workspaceId,
+            name: e.data.name,
+            url: e.data.url,
+            enabled: e.data.enabled ? 1 : 0,
+            triggers: JSON.stringify(e.data.triggers),
+            token: e.data.token === null ? null : JSON.stringify(e.data.token),
+            at: e.time,
+          });
+          return;
+        case 'NotificationConfigurationUpdated':
+          s.update.run({
+            id: e.data.id,
+            name: e.data.name ?? null,
+            url: e.data.url ?? null,
+            enabled: e.data.enabled === undefined ? null : e.data.enabled ? 1 : 0,
+            triggers: e.data.triggers === undefined ? null : JSON.stringify(e.data.triggers),
+            set_token: e.data.token === undefined ? 0 : 1,
+            token:
+              e.data.token === undefined || e.data.token === null
+                ? null
+                : JSON.stringify(e.data.token),
+            at: e.time,
+          });
+          return;
+        case 'NotificationConfigurationDeleted':
+          s.remove.run(e.data.id);
+          s.removeDeliveries.run(e.data.id);
+          return;
+        case 'NotificationDeliveryAttempted': {
+          const d = e.data;
+          s.delivery.run(
+            d.id,
+            d.delivery,
+            d.attempt,
+            d.trigger,
+            d.url,
+            d.payload,
+            d.sentAt,
+            d.code,
+            d.body,
+            d.successful ? 1 : 0,
+          );
+          return;
+        }
+        default: {
+          const _never: never = e;
+          return _never;
+        }
+      }
+    };
+  },
+};
+
+/** Read access to notification configurations and deliveries. */
+export class NotificationQueries {
+  /** Statements are prepared on first use and kept (see core/sql.ts). */
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(db: Db) {
+    this.sql = statements(db);
+  }
+
+  get(id: string): NotificationConfigRow | null {
+    const r = this.sql(`SELECT * FROM ${T.configs} WHERE id = ?`).get(id) as ConfigDb | undefined;
+    return r === undefined ? null : toConfig(r);
+  }
+
+  ofWorkspace(workspaceId: string): NotificationConfigRow[] {
+    return (
+      this.sql(`SELECT * FROM ${T.configs} WHERE workspace_id = ? ORDER BY created_at, id`).all(
+        workspaceId,
+      ) as ConfigDb[]
+    ).map(toConfig);
+  }
+
+  /** The latest attempts of a configuration, newest first. */
+  recent(configId: string, limit = 10): DeliveryRow[] {
+    return (
+      this.sql(
+        `SELECT * FROM ${T.deliveries} WHERE config_id = ? ORDER BY rowid DESC LIMIT ?`,
+      ).all(configId, limit) as DeliveryDb[]
+    ).map(toDelivery);
+  }
+
+  /** The attempts made for one notification, by attempt. */
+  attempts(configId: string, delivery: string): DeliveryRow[] {
+    return (
+      this.sql(
+        `SELECT * FROM ${T.deliveries} WHERE config_id = ? AND delivery = ? ORDER BY attempt`,
+      ).all(configId, delivery) as DeliveryDb[]
+    ).map(toDelivery);
+  }
+
+  /** How many verify actions a configuration has had (names the next one). */
+  verifications(configId: string): number {
+    return (
+      this.sql(
+        `SELECT COUNT(DISTINCT delivery) AS n FROM ${T.deliveries} WHERE config_id = ? AND delivery LIKE 'verify:%'`,
+      ).get(configId) as { n: number }
+    ).n;
+  }
+}
