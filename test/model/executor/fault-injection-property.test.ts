@@ -5,7 +5,8 @@ import type { TestApp } from '../../support/app.js';
 
 /**
  * Issue 25: no step wedges a run. Every event Keel appends on its own while a run goes through the
- * queue, plan, cost estimation, policy check and apply is, in turn, made to throw: once (a fault
+ * queue, pre-plan tasks, plan, cost estimation, policy check, post-plan tasks and apply is, in
+ * turn, made to throw: once (a fault
  * that clears), or every time (a step that can never succeed). Whatever the fault, every run ends
  * in a final status, and once the fault is lifted the workspace's next run is applied.
  */
@@ -87,6 +88,27 @@ async function costedWorkspace(flow: Flow): Promise<string> {
     },
     201,
   );
+  // Run tasks before and after the plan, at an address where nothing listens: each delivery
+  // fails, and an advisory task's failure lets the run go on.
+  const task = await flow.call(
+    'POST',
+    `/organizations/${org}/tasks`,
+    { data: { type: 'tasks', attributes: { name: 'absent', url: 'http://127.0.0.1:1/hook' } } },
+    201,
+  );
+  for (const stage of ['pre_plan', 'post_plan'])
+    await flow.call(
+      'POST',
+      `/workspaces/${ws}/tasks`,
+      {
+        data: {
+          type: 'workspace-tasks',
+          attributes: { 'enforcement-level': 'advisory', stage },
+          relationships: { task: { data: { id: task.doc.data.id, type: 'tasks' } } },
+        },
+      },
+      201,
+    );
   return ws;
 }
 
@@ -131,6 +153,12 @@ describe('fault injection', () => {
       'RunApplyStarted',
       'RunApplyFinished',
       'WorkspaceUnlocked',
+      'RunPrePlanStarted',
+      'RunPostPlanStarted',
+      'TaskStageStarted',
+      'TaskResultUpdated',
+      'TaskStageFinished',
+      'RunPostPlanCompleted',
     ])
       expect(steps).toContain(step);
     await fc.assert(
@@ -154,7 +182,7 @@ describe('fault injection', () => {
           expect(await twoRuns(flow, t, ws)).toEqual(['applied', 'applied']);
         },
       ),
-      { numRuns: 40 },
+      { numRuns: 60 },
     );
   });
 });

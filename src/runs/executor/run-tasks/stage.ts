@@ -6,6 +6,7 @@ import { isSealed } from '../../../core/seal.js';
 import type { RunsContext, RunRow } from '../../index.js';
 import { planIdOf } from '../../run/presenters.js';
 import { appendOnly } from '../port.js';
+import { failRun } from '../../run/fail-closed.js';
 import {
   DEFAULT_TASK_TIMEOUT_MS,
   buildTaskPayload,
@@ -86,9 +87,11 @@ export class TaskStages {
         });
       })
       .immediate();
-    const work = this.#deliver(run, stage, stageId, results, tokens).catch((err: unknown) =>
-      core.logger.error({ err, runId: run.id }, 'delivering run tasks failed'),
-    );
+    // A delivery that fails inside Keel ends the run, rather than leaving it to the tasks' timeout.
+    const work = this.#deliver(run, stage, stageId, results, tokens).catch((err: unknown) => {
+      core.logger.error({ err, runId: run.id }, 'delivering run tasks failed');
+      this.#fail(run.id, `delivering the ${stage} tasks`, err);
+    });
     this.#inFlight.add(work);
     void work.finally(() => this.#inFlight.delete(work));
   }
@@ -193,16 +196,30 @@ export class TaskStages {
         const stage = this.queries.stage(stageId);
         const result = stage?.results.find((r) => r.id === resultId);
         if (!stage || result?.status !== 'running') return;
-        this.update(
-          stageId,
-          stage.runId,
-          resultId,
-          'errored',
-          `the task did not report a result within ${Math.round(this.timeoutMs / 1000)} seconds`,
-          null,
-        );
+        try {
+          this.update(
+            stageId,
+            stage.runId,
+            resultId,
+            'errored',
+            `the task did not report a result within ${Math.round(this.timeoutMs / 1000)} seconds`,
+            null,
+          );
+        } catch (err) {
+          // The timeout is the stage's last resort: if even it cannot be recorded, the run ends.
+          this.#fail(stage.runId, `timing out the ${stage.stage} task ${result.taskName}`, err);
+        }
       },
     };
+  }
+
+  /** Errors a run its stage could not move on (see `failRun`); a failure to do so is logged. */
+  #fail(runId: string, what: string, error: unknown): void {
+    try {
+      failRun(this.runs.model, runId, what, error, 'run tasks');
+    } catch (err) {
+      this.core.logger.error({ err, runId }, 'erroring a run whose task stage failed');
+    }
   }
 
   async idle(): Promise<void> {
