@@ -27,23 +27,28 @@ const BATCH = 20_000;
 
 type Value = string | number | bigint | Buffer | null;
 
-/** One cell as comparable text: SQLite's and PostgreSQL's adapters give the same values. */
-const cellText = (v: unknown): string =>
-  Buffer.isBuffer(v) ? `x'${v.toString('hex')}'` : JSON.stringify(v ?? null);
-
 /** A verified events row as the projections see it; metadata text runs are parsed once. */
 function toStored(row: EventRow, last: { text: string; parsed?: AuditMetadata }): StoredEvent {
   if (row.metadata !== last.text || last.parsed === undefined) {
     last.text = row.metadata;
     last.parsed = Object.freeze(JSON.parse(row.metadata) as AuditMetadata);
   }
+  // Parsed only if a projection reads it: most events are of types no guarded projection takes.
+  let data: unknown;
+  let parsed = false;
   return {
     position: row.position,
     stream: row.stream,
     version: row.version,
     type: row.type,
     time: row.time,
-    data: JSON.parse(row.data) as unknown,
+    get data(): unknown {
+      if (!parsed) {
+        data = JSON.parse(row.data) as unknown;
+        parsed = true;
+      }
+      return data;
+    },
     metadata: last.parsed,
     hash: row.hash,
   };
@@ -142,41 +147,49 @@ class ChainWalk {
 
 /**
  * Compare one table of the rebuild with the store's, by primary key: the first differing row (in
- * key order) as a sentence, or how many rows agree.
+ * key order) as a sentence, or how many rows agree. Rows are compared as the text of their
+ * values; only the rows that differ are looked at column by column.
  */
 function compareTable(scratch: Database.Database, db: Db, table: string): string | number {
   const columns = scratch
     .prepare<[], { name: string; pk: number }>(`PRAGMA table_info("${table}")`)
     .all();
-  const keyed = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
-  const keyColumns = (keyed.length > 0 ? keyed : columns).map((c) => c.name);
   const names = columns.map((c) => c.name);
+  const keyed = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
+  const keyAt = (keyed.length > 0 ? keyed : columns).map((c) => names.indexOf(c.name));
   const select = `SELECT ${names.map((n) => `"${n}"`).join(', ')} FROM "${table}"`;
-  const index = (rows: Record<string, Value>[]) => {
-    const byKey = new Map<string, Record<string, Value>>();
-    for (const row of rows) byKey.set(keyText(keyColumns, row), row);
-    return byKey;
-  };
-  const expected = index(scratch.prepare<[], Record<string, Value>>(select).all());
-  const actual = index(db.prepare<[], Record<string, Value>>(select).all());
-  const keys = [...new Set([...expected.keys(), ...actual.keys()])].sort();
-  for (const key of keys) {
+  const keyOf = (row: readonly Value[]) => rowText(keyAt.map((i) => row[i]));
+  const expected = new Map<string, readonly Value[]>();
+  for (const row of scratch.prepare<[], Value[]>(select).raw(true).iterate())
+    expected.set(keyOf(row), row);
+  const rows = expected.size;
+  const problems: { key: string; row: readonly Value[]; what: string }[] = [];
+  for (const row of db.prepare<[], Value[]>(select).raw(true).iterate()) {
+    const key = keyOf(row);
     const want = expected.get(key);
-    const have = actual.get(key);
-    const where = `the read model table ${table} does not match the event log: the row ${key}`;
-    if (want === undefined) return `${where} is not in the log`;
-    if (have === undefined) return `${where} is missing`;
-    const changed = names.filter((n) => cellText(want[n]) !== cellText(have[n]));
-    if (changed.length > 0) return `${where} differs in ${changed.join(', ')}`;
+    if (want === undefined) problems.push({ key, row, what: 'is not in the log' });
+    else {
+      expected.delete(key);
+      if (rowText(want) !== rowText(row)) {
+        const changed = names.filter((_, i) => rowText([want[i]]) !== rowText([row[i]]));
+        problems.push({ key, row, what: `differs in ${changed.join(', ')}` });
+      }
+    }
   }
-  return expected.size;
+  for (const [key, row] of expected) problems.push({ key, row, what: 'is missing' });
+  if (problems.length === 0) return rows;
+  const first = problems.reduce((a, b) => (b.key < a.key ? b : a));
+  const key = keyAt.map((i) => `${names[i]} ${rowText([first.row[i]]).slice(1, -1)}`);
+  return `the read model table ${table} does not match the event log: the row ${
+    key.length === 1 ? key[0] : `(${key.join(', ')})`
+  } ${first.what}`;
 }
 
-/** A row's primary key as text: `name "weak"`, or `(mount "pki/", name "web")`. */
-function keyText(columns: readonly string[], row: Record<string, Value>): string {
-  const parts = columns.map((c) => `${c} ${cellText(row[c])}`);
-  return parts.length === 1 ? parts[0]! : `(${parts.join(', ')})`;
-}
+/**
+ * Values as comparable text: SQLite's and PostgreSQL's adapters give the same values (numbers,
+ * text, null; a Buffer as its JSON form).
+ */
+const rowText = (values: readonly unknown[]): string => JSON.stringify(values);
 
 /** What to do about a failed check: the log is the truth. */
 export const READ_MODEL_REPAIR =
@@ -201,18 +214,33 @@ const SEAL_TABLE = `CREATE TABLE IF NOT EXISTS read_model_seal (
 
 const sealText = (position: number, digest: string) => `keel read models\n${position}\n${digest}`;
 
-/** SHA-256 over the guarded tables' rows, each table in primary-key order. */
+/**
+ * SHA-256 over the guarded tables' rows, each table in rowid order: the order of the file, read
+ * straight through. Anything that renumbers rows (a VACUUM) costs one rebuild at the next start.
+ */
 function tablesDigest(sqlite: SqliteDb, tables: readonly string[]): string {
   const digest = createHash('sha256');
   for (const table of tables) {
-    const columns = sqlite
-      .prepare<[], { name: string; pk: number }>(`PRAGMA table_info("${table}")`)
-      .all();
-    const keyed = columns.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk);
-    const order = (keyed.length > 0 ? keyed : columns).map((c) => `"${c.name}"`).join(', ');
     digest.update(`${table}\n`);
-    const rows = sqlite.prepare(`SELECT * FROM "${table}" ORDER BY ${order}`).raw(true);
-    for (const row of rows.iterate()) digest.update(`${JSON.stringify(row)}\n`);
+    const columns = sqlite
+      .prepare<[], string>(`SELECT name FROM pragma_table_info('${table}')`)
+      .pluck()
+      .all();
+    // Each row as JSON text made by SQLite itself: no row object is built.
+    const rows = sqlite
+      .prepare<[], string>(
+        `SELECT json_array(${columns.map((c) => `"${c}"`).join(', ')}) FROM "${table}" ORDER BY rowid`,
+      )
+      .pluck();
+    let text = '';
+    for (const row of rows.iterate()) {
+      text += `${row}\n`;
+      if (text.length > 1 << 16) {
+        digest.update(text);
+        text = '';
+      }
+    }
+    digest.update(text);
   }
   return digest.digest('hex');
 }
