@@ -22,6 +22,7 @@ const ASSETS: Readonly<Record<string, string>> = {
   'secrets-view.js': 'text/javascript; charset=utf-8',
   'cert-view.js': 'text/javascript; charset=utf-8',
   'stream-view.js': 'text/javascript; charset=utf-8',
+  'machines-view.js': 'text/javascript; charset=utf-8',
   'authorize-view.js': 'text/javascript; charset=utf-8',
   'tokens-view.js': 'text/javascript; charset=utf-8',
   'style.css': 'text/css; charset=utf-8',

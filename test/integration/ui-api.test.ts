@@ -282,6 +282,7 @@ describe('/ui', () => {
       'secrets-view.js',
       'cert-view.js',
       'stream-view.js',
+      'machines-view.js',
       'style.css',
     ]) {
       const res = await http(`${s.url}/ui/${file}`);

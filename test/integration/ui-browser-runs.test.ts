@@ -97,13 +97,13 @@ describe('the /ui run page', () => {
     await b.screenshot('runs-machines');
     await page.getByRole('link', { name: 'Workspaces' }).click();
     await page.getByRole('link', { name: 'network' }).click();
-    await page.getByRole('link', { name: runId }).waitFor();
+    await page.getByRole('link', { name: runId, exact: true }).waitFor();
     expect(await page.locator('table', { hasText: runId }).textContent()).toContain('planning');
   });
 
   it('follows a run from planning to planned to applied, then steps back', async () => {
     const { page } = b;
-    await page.getByRole('link', { name: runId }).click();
+    await page.getByRole('link', { name: runId, exact: true }).click();
     const state = page.locator('#current-state');
     const highlighted = () => page.locator('figure.diagram g.node.current').getAttribute('data-id');
     await expect.poll(() => state.textContent()).toBe('planning');

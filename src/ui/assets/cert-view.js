@@ -2,7 +2,7 @@
 // issuer, validity, key, revocation and PEM, read through the certificate authority's API
 // (`cert/:serial` and `LIST certs/detailed`) with the secrets token; revoking it is a request to
 // the same API.
-import { actionButton, enc, h, HttpError, live, send, session, v1 } from './lib.js';
+import { actionButton, badge, enc, h, HttpError, live, send, session, v1 } from './lib.js';
 import { download } from './download.js';
 
 // ---- a small DER reader: just what naming a certificate takes ------------------------------
@@ -174,10 +174,8 @@ export function certificate(container, [mount, serial]) {
       [
         'State',
         revoked
-          ? h('span', {}, 'revoked at ', when(cert.revocation_time_rfc3339))
-          : expired
-            ? 'expired'
-            : 'valid',
+          ? h('span', { class: 'badge bad' }, 'revoked at ', when(cert.revocation_time_rfc3339))
+          : badge(expired ? 'expired' : 'valid'),
       ],
     ];
     return [

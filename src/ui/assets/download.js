@@ -10,7 +10,7 @@ export function download(label, surface, path, fileName) {
       fetch(runs ? `/api/v2/${path}` : `/v1/${path}`, {
         headers: runs
           ? { Authorization: `Bearer ${session.runs}` }
-          : { 'X-Secrets-Token': session.secrets },
+          : { 'X-Vault-Token': session.secrets },
       }),
     );
     if (!res.ok) throw new HttpError(res.status, `${res.status} ${res.statusText}`);

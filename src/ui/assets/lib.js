@@ -58,7 +58,7 @@ async function failure(res) {
 export async function v1(path, { text = false, signal } = {}) {
   if (session.secrets === '') throw new HttpError(0, 'sign in with a secrets token to see this');
   const res = await fetch(`/v1/${path}`, {
-    headers: { 'X-Secrets-Token': session.secrets },
+    headers: { 'X-Vault-Token': session.secrets },
     signal,
   });
   if (!res.ok) throw await failure(res);
@@ -118,11 +118,36 @@ export function problem(err) {
 
 export const enc = encodeURIComponent;
 
+/** How a state reads at a glance: the colour of its badge (always with its name as text). */
+const TONES = {
+  good: ['applied', 'valid', 'planned_and_finished', 'active', 'unlocked', 'passed', 'ok'],
+  bad: ['errored', 'revoked', 'force_canceled', 'policy_soft_failed', 'failed', 'hard_failed'],
+  warn: ['expired', 'locked', 'policy_override', 'soft_failed', 'pending', 'planned'],
+  quiet: ['discarded', 'canceled', 'planned_and_saved', 'unreachable', 'skipped'],
+};
+
+/** A state's tone: `good`, `bad`, `warn`, `quiet`, or `busy` for one still under way. */
+export function tone(state) {
+  for (const [t, names] of Object.entries(TONES)) if (names.includes(state)) return t;
+  return 'busy';
+}
+
+/** A state as a coloured badge that names it: colour is never the only sign. */
+export function badge(text, state = text, attrs = {}) {
+  return h('span', { ...attrs, class: `badge ${tone(state)}` }, text);
+}
+
 /**
  * A table from a header row and rows of cells, in a region that scrolls sideways by itself on a
- * narrow screen (focusable, so keyboards can scroll it too), never the page.
+ * narrow screen (focusable, so keyboards can scroll it too), never the page. `columns` gives
+ * each column a class (`num`, `nowrap`, `id`, `wide`); `empty` is the text of a table without rows.
  */
-export function table(caption, headers, rows) {
+export function table(caption, headers, rows, { columns = [], empty = 'None yet.' } = {}) {
+  const cls = (i) => columns[i] || undefined;
+  const body =
+    rows.length === 0
+      ? [h('tr', {}, h('td', { colspan: headers.length, class: 'empty' }, empty))]
+      : rows.map((cells) => h('tr', {}, ...cells.map((c, i) => h('td', { class: cls(i) }, c))));
   return h(
     'div',
     { class: 'scroll', role: 'region', 'aria-label': caption, tabindex: 0 },
@@ -130,8 +155,12 @@ export function table(caption, headers, rows) {
       'table',
       {},
       h('caption', {}, caption),
-      h('thead', {}, h('tr', {}, ...headers.map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, ...rows.map((cells) => h('tr', {}, ...cells.map((c) => h('td', {}, c))))),
+      h(
+        'thead',
+        {},
+        h('tr', {}, ...headers.map((t, i) => h('th', { scope: 'col', class: cls(i) }, t))),
+      ),
+      h('tbody', {}, ...body),
     ),
   );
 }
@@ -241,7 +270,7 @@ export async function send(surface, method, path, body) {
   if (token === '') throw new HttpError(0, `sign in with a ${surface} token to do this`);
   const headers = runs
     ? { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' }
-    : { 'X-Secrets-Token': token, 'Content-Type': 'application/json' };
+    : { 'X-Vault-Token': token, 'Content-Type': 'application/json' };
   const res = await politely(() =>
     fetch(runs ? `/api/v2/${path}` : `/v1/${path}`, {
       method,

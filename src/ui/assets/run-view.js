@@ -5,6 +5,7 @@
 import {
   actionButton,
   api,
+  badge,
   enc,
   h,
   HttpError,
@@ -34,25 +35,98 @@ const sameOrigin = (url) => {
   return `${u.pathname}${u.search}`;
 };
 
-async function phaseLog(runId, phase) {
+/**
+ * A phase's log, collapsible under its name and status; `open` says whether it starts open (the
+ * reader's own opening or closing is kept across live updates by `logs`).
+ */
+async function phaseLog(runId, phase, open) {
+  const fold = (status, ...body) => {
+    const shown = open(phase, status);
+    return h(
+      'details',
+      { class: 'log', 'data-phase': phase, 'data-rendered': String(shown), open: shown },
+      h(
+        'summary',
+        {},
+        h('span', { class: 'phase' }, `${phase} log`),
+        ' ',
+        status ? badge(status) : '',
+      ),
+      ...body,
+    );
+  };
   try {
     const doc = await api(`runs/${enc(runId)}/${phase}`);
     const url = doc.data.attributes['log-read-url'];
     const status = doc.data.attributes.status;
-    if (!url) return [h('h3', {}, `${phase} (${status})`), h('p', {}, 'No log.')];
+    if (!url) return fold(status, h('p', {}, 'No log.'));
     const res = await fetch(sameOrigin(url));
     const text = res.ok ? await res.text() : `log unavailable (${res.status})`;
-    return [
-      h('h3', {}, `${phase} log (${status})`),
+    return fold(
+      status,
       h(
         'pre',
         { class: 'log', id: `${phase}-log`, tabindex: 0 },
         text.replace(/[\u0002\u0003]/g, '') || '(empty)',
       ),
-    ];
+    );
   } catch (err) {
-    return [h('h3', {}, `${phase} log`), problem(err)];
+    return fold('', problem(err));
   }
+}
+
+/** Where a run came from, in words: the runs API names it by `source` and `trigger-reason`. */
+const SOURCES = {
+  'engine-api': 'the runs API (the page, a client or the terraform CLI)',
+  'engine-configuration-version': 'a configuration upload (auto-queued)',
+  'tfe-api': 'the runs API',
+  'tfe-ui': 'the page',
+  'tfe-configuration-version': 'a configuration upload (auto-queued)',
+  'terraform+cloud': 'the terraform CLI',
+  'tfe-run-trigger': 'a run trigger',
+};
+
+/** Milliseconds as people read them: 950 ms, 12.3 s, 4 min 5 s, 2 h 3 min. */
+export function duration(ms) {
+  if (!(ms >= 0)) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${s < 10 ? s.toFixed(1) : Math.round(s)} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${Math.round(s % 60)} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+
+/**
+ * The run's stages in the order they happened, each with how long the run stayed in it, from
+ * `status-timestamps` (`planning-at`, …); the last one runs until now while the run is not done.
+ */
+function timeline(a) {
+  const stamps = Object.entries(a['status-timestamps'] ?? {})
+    .map(([k, t]) => [k.replace(/-at$/, '').replace(/-/g, '_'), Date.parse(t), t])
+    .filter(([, ms]) => Number.isFinite(ms))
+    .sort((x, y) => x[1] - y[1]);
+  if (stamps.length === 0) return null;
+  const done = FINAL.has(a.status);
+  return h(
+    'ol',
+    { class: 'timeline', id: 'run-timeline', 'aria-label': 'Stages' },
+    ...stamps.map(([name, ms, text], i) => {
+      const next = stamps[i + 1]?.[1] ?? (done ? null : Date.now());
+      return h(
+        'li',
+        { class: i === stamps.length - 1 ? 'last' : undefined },
+        badge(name),
+        ' ',
+        h(
+          'time',
+          { datetime: text, class: 'muted small' },
+          text.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+        ),
+        next === null ? '' : h('span', { class: 'took' }, duration(next - ms)),
+      );
+    }),
+  );
 }
 
 /** The plan's resource changes, from the plan JSON readers may see (sensitive values redacted). */
@@ -162,8 +236,29 @@ export function run(container, [id]) {
     commentsList,
   );
   const logs = h('section', { 'aria-label': 'Logs' });
+  const stages = h('section', { 'aria-label': 'Stages', id: 'run-stages' });
+  // A log the reader opened or closed stays so; otherwise the phase under way (or the last one
+  // that ran) is open.
+  const chosen = new Map();
+  logs.addEventListener(
+    'toggle',
+    (ev) => {
+      const d = ev.target;
+      if (
+        d instanceof HTMLDetailsElement &&
+        d.dataset.phase &&
+        d.dataset.rendered !== String(d.open)
+      )
+        chosen.set(d.dataset.phase, d.open);
+    },
+    true,
+  );
+  const opened = (phase, status) => {
+    if (chosen.has(phase)) return chosen.get(phase);
+    return phase === 'apply' ? !['pending', 'unreachable', undefined].includes(status) : true;
+  };
   const history = h('section', { 'aria-label': 'History' });
-  container.append(summary, actions, status, plan, more, comments, history, logs);
+  container.append(summary, actions, status, stages, plan, logs, more, comments, history);
   let refresh;
   const sections =
     session.runs === ''
@@ -182,10 +277,12 @@ export function run(container, [id]) {
       return;
     }
     try {
-      const doc = await api(`runs/${enc(id)}?include=plan,workspace`);
+      const doc = await api(`runs/${enc(id)}?include=plan,workspace,created_by`);
       const a = doc.data.attributes;
       const wsId = doc.data.relationships?.workspace?.data?.id;
       const ws = (doc.included ?? []).find((r) => r.type === 'workspaces');
+      const byRef = doc.data.relationships?.['created-by']?.data;
+      const by = (doc.included ?? []).find((r) => r.type === byRef?.type && r.id === byRef?.id);
       const planDoc = (doc.included ?? []).find((r) => r.type === 'plans');
       const p = planDoc?.attributes ?? {};
       summary.replaceChildren(
@@ -193,7 +290,7 @@ export function run(container, [id]) {
           'dl',
           { class: 'facts' },
           h('dt', {}, 'Status'),
-          h('dd', {}, h('strong', { id: 'run-status' }, a.status)),
+          h('dd', {}, badge(a.status, a.status, { id: 'run-status' })),
           h('dt', {}, 'Workspace'),
           h(
             'dd',
@@ -204,8 +301,15 @@ export function run(container, [id]) {
           ),
           h('dt', {}, 'Message'),
           h('dd', {}, a.message ?? ''),
-          h('dt', {}, 'Source'),
-          h('dd', {}, a.source ?? ''),
+          h('dt', {}, 'Triggered by'),
+          h(
+            'dd',
+            { id: 'run-trigger' },
+            by?.attributes?.username ?? byRef?.id ?? 'unknown',
+            ' via ',
+            SOURCES[a.source] ?? a.source ?? 'an unknown source',
+            a['trigger-reason'] ? ` (${a['trigger-reason']})` : '',
+          ),
           h('dt', {}, 'Kind'),
           h(
             'dd',
@@ -223,6 +327,7 @@ export function run(container, [id]) {
         ),
         a.status === 'pending' && wsId ? await waitingFor(doc.data, wsId) : '',
       );
+      stages.replaceChildren(h('h2', {}, 'Stages'), timeline(a) ?? h('p', {}, 'Not started yet.'));
       actions.replaceChildren(...runActions(id, a.actions ?? {}, status, () => refresh(true)));
       const counts =
         planDoc && p.status === 'finished'
@@ -245,8 +350,8 @@ export function run(container, [id]) {
       );
       logs.replaceChildren(
         h('h2', {}, 'Logs'),
-        ...(await phaseLog(id, 'plan')),
-        ...(await phaseLog(id, 'apply')),
+        await phaseLog(id, 'plan', opened),
+        await phaseLog(id, 'apply', opened),
       );
     } catch (err) {
       summary.replaceChildren(problem(err));

@@ -1,6 +1,6 @@
 // Workspaces and a workspace's runs and variables (a run's page is run-view.js). Every action goes
 // through the runs API with the signed-in token: the page has no powers of its own.
-import { actionButton, api, enc, form, h, HttpError, live, send, table } from './lib.js';
+import { actionButton, api, badge, enc, form, h, HttpError, live, send, table } from './lib.js';
 
 function workspaces(container) {
   container.append(h('h1', {}, 'Workspaces'));
@@ -16,7 +16,7 @@ function workspaces(container) {
           ws.map((w) => [
             h('a', { href: `#/workspaces/${enc(w.id)}` }, w.attributes.name),
             w.attributes['execution-mode'] ?? 'remote',
-            w.attributes.locked ? 'locked' : '',
+            w.attributes.locked ? badge('locked') : badge('unlocked'),
             h('code', {}, w.id),
           ]),
         ),
@@ -102,6 +102,21 @@ function variablesSection(id, vars, reload) {
   ];
 }
 
+/**
+ * Who holds a workspace's lock, from its `locked-by` relationship: a user by name, or a run (which
+ * holds it while it applies) by its id.
+ */
+async function lockHolder(ws) {
+  const ref = ws.relationships?.['locked-by']?.data;
+  if (!ref) return 'an unknown holder';
+  if (ref.type === 'users') {
+    const user = await api(`users/${enc(ref.id)}`).catch(() => null);
+    return `user ${user?.data?.attributes?.username ?? ref.id}`;
+  }
+  if (ref.type === 'runs') return h('a', { href: `#/runs/${enc(ref.id)}` }, `run ${ref.id}`);
+  return `${ref.type.replace(/s$/, '')} ${ref.id}`;
+}
+
 export function workspaceView(container, [id]) {
   if (id === undefined) return workspaces(container);
   const title = h('h1', {}, 'Workspace ', h('code', {}, id));
@@ -117,6 +132,7 @@ export function workspaceView(container, [id]) {
     ]);
     const a = ws.data.attributes;
     title.replaceChildren('Workspace ', a.name);
+    const holder = a.locked ? await lockHolder(ws.data) : null;
     const status = h('div', { class: 'status', role: 'status' });
     const reload = () => view.refresh(true);
     const lock = a.locked
@@ -148,7 +164,12 @@ export function workspaceView(container, [id]) {
         `${a['execution-mode'] ?? 'remote'}${a['execution-engine'] ? ` (${a['execution-engine']})` : ''}`,
       ),
       h('dt', {}, 'Lock'),
-      h('dd', { id: 'workspace-lock' }, a.locked ? 'locked' : 'unlocked'),
+      h(
+        'dd',
+        {},
+        badge(a.locked ? 'locked' : 'unlocked', undefined, { id: 'workspace-lock' }),
+        holder === null ? '' : h('span', { id: 'workspace-lock-holder' }, ' by ', holder),
+      ),
       h('dt', {}, 'Auto apply'),
       h('dd', {}, a['auto-apply'] ? 'yes' : 'no'),
     );
@@ -190,7 +211,7 @@ export function workspaceView(container, [id]) {
             ['Run', 'Status', 'Created', 'Message'],
             runs.map((r) => [
               h('a', { href: `#/runs/${enc(r.id)}` }, r.id),
-              r.attributes.status,
+              badge(r.attributes.status),
               r.attributes['created-at'] ?? '',
               r.attributes.message ?? '',
             ]),

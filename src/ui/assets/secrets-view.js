@@ -3,6 +3,7 @@
 // and every action is a request to the secrets API with it.
 import {
   actionButton,
+  badge,
   enc,
   form,
   h,
@@ -162,11 +163,41 @@ async function pkiSection(path, reload) {
   const status = h('div', { class: 'status', role: 'status' });
   const data = await v1(`${path}issuers?list=true`).catch(() => ({ keys: [] }));
   const issuers = data.keys ?? [];
+  // The detailed list names each certificate (LIST certs/detailed); revocations are their own list.
+  const listed = await v1(`${path}certs/detailed?list=true`).catch((err) =>
+    err instanceof HttpError && err.status === 404 ? { keys: [] } : Promise.reject(err),
+  );
   parts.push(
     table(
       'Issuers',
-      ['Id', 'Name'],
-      issuers.map((k) => [h('code', {}, k), data.key_info?.[k]?.issuer_name ?? '']),
+      ['Name', 'Certificate', 'Default', 'Id'],
+      issuers.map((k) => {
+        const info = data.key_info?.[k] ?? {};
+        const cert = info.serial_number ? listed.key_info?.[info.serial_number] : undefined;
+        // An issuer made without a name is called by its certificate's common name.
+        const name = info.issuer_name
+          ? h('strong', {}, info.issuer_name)
+          : h(
+              'span',
+              {},
+              cert?.common_name ?? 'unnamed',
+              ' ',
+              h('span', { class: 'muted' }, '(no name)'),
+            );
+        return [
+          name,
+          info.serial_number
+            ? h(
+                'a',
+                { href: `#/certificates/${enc(path)}/${enc(info.serial_number)}` },
+                cert?.common_name || info.serial_number,
+              )
+            : '—',
+          info.is_default ? badge('default', 'active') : '',
+          h('code', {}, k),
+        ];
+      }),
+      { empty: 'No issuers yet: generate a root or an intermediate below.' },
     ),
   );
   if (issuers.length > 0) {
@@ -280,10 +311,6 @@ async function pkiSection(path, reload) {
       issued,
     );
   }
-  // The detailed list names each certificate (LIST certs/detailed); revocations are their own list.
-  const listed = await v1(`${path}certs/detailed?list=true`).catch((err) =>
-    err instanceof HttpError && err.status === 404 ? { keys: [] } : Promise.reject(err),
-  );
   const revoked = new Set(await listKeys(`${path}certs/revoked`));
   const now = Date.now();
   // Short on screen, named in full for assistive technology and tests.
@@ -303,7 +330,7 @@ async function pkiSection(path, reload) {
       h('a', { href: `#/certificates/${enc(path)}/${enc(s)}` }, info.common_name || s),
       h('code', {}, s),
       info.not_after ? h('time', { datetime: info.not_after }, info.not_after) : '',
-      state,
+      badge(state),
       state === 'revoked' ? '' : revoke(s),
     ];
   });
@@ -312,6 +339,7 @@ async function pkiSection(path, reload) {
       `Certificates of ${path}, newest first`,
       ['Common name', 'Serial', 'Expires', 'State', ''],
       rows,
+      { columns: ['', 'nowrap', 'nowrap', '', ''], empty: 'No certificates issued yet.' },
     ),
     status,
   );

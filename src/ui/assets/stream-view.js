@@ -143,7 +143,12 @@ export function streamView(container, stream) {
     caption,
     h('div', { class: 'buttons' }, scope, fitButton(figure)),
     figure,
-    table,
+    // Wider than a phone: it scrolls sideways in its own region, never the page.
+    h(
+      'div',
+      { class: 'scroll', role: 'region', 'aria-label': `Events of ${stream}`, tabindex: 0 },
+      table,
+    ),
   );
 
   let data = null;

@@ -8,7 +8,8 @@ import { access } from './access-view.js';
 import { secrets } from './secrets-view.js';
 import { certificate } from './cert-view.js';
 import { tokens } from './tokens-view.js';
-import { centreOn, fitButton, streamView, svgNode } from './stream-view.js';
+import { streamView } from './stream-view.js';
+import { machines } from './machines-view.js';
 
 function login(container) {
   const error = h('p', { id: 'login-error', class: 'problem', role: 'alert' });
@@ -24,17 +25,41 @@ function login(container) {
     type: 'password',
     autocomplete: 'off',
   });
+  const code = (text) => h('code', {}, text);
+  const help = h(
+    'div',
+    { id: 'login-help', class: 'login-help' },
+    h(
+      'p',
+      {},
+      'Sign in with a runs token, a secrets token, or both. They stay in this browser tab and are sent in request headers only: the runs token as ',
+      code('Authorization: Bearer'),
+      ' to the runs API, the secrets token as ',
+      code('X-Vault-Token'),
+      ' to the secrets API.',
+    ),
+    h(
+      'p',
+      {},
+      'Where they come from: on its first start Keel writes both to ',
+      code('data/bootstrap.json'),
+      ' (',
+      code('runs.user_token'),
+      ' and ',
+      code('secrets.root_token'),
+      '). To make a new one, run ',
+      code('npx keel token runs'),
+      ' or ',
+      code('npx keel token secrets'),
+      ' on the daemon’s machine.',
+    ),
+  );
   const form = h(
     'form',
     { class: 'login', 'aria-describedby': 'login-help' },
-    h(
-      'p',
-      { id: 'login-help' },
-      'Give a runs API token (Authorization: Bearer), a secrets token (X-Secrets-Token), or both. They stay in this tab and are sent in headers only.',
-    ),
     h('label', { for: 'runs-token' }, 'Runs token'),
     runs,
-    h('label', { for: 'secrets-token' }, 'Secrets token'),
+    h('label', { for: 'secrets-token' }, 'Secrets token (X-Vault-Token)'),
     secrets,
     h('button', { type: 'submit' }, 'Sign in'),
     error,
@@ -56,7 +81,7 @@ function login(container) {
       if (!res.ok) problems.push(`The runs token was refused (${res.status}).`);
     }
     if (s !== '') {
-      const res = await fetch('/v1/auth/token/lookup-self', { headers: { 'X-Secrets-Token': s } });
+      const res = await fetch('/v1/auth/token/lookup-self', { headers: { 'X-Vault-Token': s } });
       if (!res.ok) problems.push(`The secrets token was refused (${res.status}).`);
     }
     if (problems.length > 0) {
@@ -67,82 +92,8 @@ function login(container) {
     window.dispatchEvent(new Event('keel:signed-in'));
     location.hash = session.takeReturnTo() ?? (s !== '' ? '#/machines' : '#/workspaces');
   });
-  container.append(h('h1', {}, 'Sign in'), form);
+  container.append(h('h1', {}, 'Sign in to Keel'), help, form);
   runs.focus();
-}
-
-function machines(container) {
-  container.append(h('h1', {}, 'Machines'));
-  return live(container, async () => {
-    const { machines: list } = await v1('sys/audit/machines');
-    if (list.length === 0) return h('p', {}, 'No machines are registered.');
-    const sections = [];
-    for (const m of list) {
-      // A large machine opens around its first state; the whole of it is one click away.
-      const large = m.states.length > 12;
-      const base = `sys/audit/machines/${enc(m.name)}/diagram?counts=true`;
-      const around = large ? `&focus=${enc(m.states[0].name)}` : '';
-      const svg = await v1(`${base}${around}`, { text: true });
-      const total = m.states.reduce((n, s) => n + s.count, 0);
-      const figure = h(
-        'figure',
-        {
-          class: 'diagram',
-          role: 'group',
-          'aria-label': `State diagram of the ${m.name} machine`,
-          // It scrolls (pans) by itself: keyboards reach it too.
-          tabindex: 0,
-        },
-        svgNode(svg),
-      );
-      let whole = !large;
-      const scope = h(
-        'button',
-        { type: 'button', 'aria-pressed': 'false', hidden: !large },
-        'Show the whole machine',
-      );
-      scope.addEventListener('click', async () => {
-        whole = !whole;
-        scope.setAttribute('aria-pressed', String(whole));
-        scope.textContent = whole ? `Show around ${m.states[0].name}` : 'Show the whole machine';
-        const next = await v1(`${base}${whole ? '' : around}`, { text: true });
-        figure.querySelector('svg')?.replaceWith(svgNode(next));
-      });
-      // Once on the page, start a large diagram at its initial state.
-      requestAnimationFrame(() => {
-        const start = [...figure.querySelectorAll('g.node')].find(
-          (g) => g.querySelector('title')?.textContent === '__start',
-        );
-        if (start) centreOn(figure, start);
-      });
-      sections.push(
-        h(
-          'section',
-          { 'aria-labelledby': `machine-${m.name}` },
-          h('h2', { id: `machine-${m.name}` }, m.name),
-          h(
-            'p',
-            {},
-            m.stream_prefix === null
-              ? 'Its streams are not browsable.'
-              : h(
-                  'a',
-                  { href: `#/streams/${enc(m.name)}` },
-                  `${total} stream${total === 1 ? '' : 's'} (${m.stream_prefix}…)`,
-                ),
-          ),
-          h('div', { class: 'buttons' }, scope, fitButton(figure)),
-          figure,
-          table(
-            `Streams of ${m.name} in each state`,
-            ['State', 'Final', 'Streams'],
-            m.states.map((s) => [s.name, s.final ? 'yes' : '', String(s.count)]),
-          ),
-        ),
-      );
-    }
-    return sections;
-  });
 }
 
 function streams(container, [name]) {
@@ -220,10 +171,16 @@ function audit(container, _parts, params) {
     if (data.events.length === 0) return h('p', { id: 'no-events' }, 'No events match.');
     const rows = data.events.map((e) => [
       String(e.position),
-      h('time', { datetime: e.time }, e.time),
+      h(
+        'time',
+        { datetime: e.time, title: e.time },
+        e.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+      ),
       h('a', { href: `#/stream/${enc(e.stream)}` }, e.stream),
       e.type,
-      e.actor ? `${e.actor.name} (${e.actor.accessor})` : '—',
+      e.actor
+        ? [e.actor.name, ' ', h('span', { class: 'accessor' }, `(${e.actor.accessor})`)]
+        : '—',
       h('code', {}, e.request_id ?? '—'),
       h('details', {}, h('summary', {}, 'data'), h('pre', {}, JSON.stringify(e.data, null, 2))),
     ]);
@@ -231,6 +188,7 @@ function audit(container, _parts, params) {
       `${data.events.length} newest matching events`,
       ['#', 'Time', 'Stream', 'Type', 'Actor', 'Request id', 'Data'],
       rows,
+      { columns: ['num', 'nowrap', 'ident', 'nowrap', 'actor', 'rid', ''] },
     );
     t.id = 'events';
     const more =

@@ -1,0 +1,295 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { eventually, startDaemon, type RunningDaemon } from '../../support/daemon.js';
+import { launchBrowser, type UiBrowser } from '../../support/ui-browser.js';
+import { closeAfterTests, UiSession, WIDTHS } from '../../support/ui-e2e.js';
+
+/**
+ * How the page reads, measured in Debian's chromium against the real daemon at a phone's and a
+ * laptop's width: the root address, the sign-in help, the Machines page (the run lifecycle first,
+ * counts drawn on its states, opened legible around them), the audit table (no number or type
+ * name broken, sideways scrolling on a phone), the state badges, empty tables, the issuer's and
+ * the lock holder's names, the confirmation dialog, and a run's trigger, stages and logs.
+ */
+
+let d: RunningDaemon;
+let b: UiBrowser;
+let ui: UiSession;
+let wsId = '';
+let runId = '';
+let revokedSerial = '';
+
+interface Resource {
+  id: string;
+  attributes: Record<string, unknown>;
+}
+
+beforeAll(async () => {
+  d = await startDaemon();
+  b = await launchBrowser();
+  b.page.setDefaultTimeout(15_000);
+  ui = new UiSession(d, b, d.bootstrap().runs.user_token, d.bootstrap().secrets.root_token);
+  const created = async (path: string, data: unknown) => {
+    const res = await ui.call('runs', 'POST', path, { data });
+    expect(res.status, res.text).toBe(201);
+    return (res.json.data as Resource).id;
+  };
+  await created('organizations', {
+    type: 'organizations',
+    attributes: { name: 'acme', email: 'ops@acme.test' },
+  });
+  wsId = await created('organizations/acme/workspaces', {
+    type: 'workspaces',
+    attributes: { name: 'web' },
+  });
+  await ui.upload(wsId, {
+    'main.tf':
+      'resource "terraform_data" "web" {\n  input = "hello"\n}\noutput "greeting" {\n  value = "hello"\n}\n',
+  });
+  runId = await created('runs', {
+    type: 'runs',
+    attributes: { message: 'ship it', 'auto-apply': true },
+    relationships: { workspace: { data: { type: 'workspaces', id: wsId } } },
+  });
+  await eventually(async () => {
+    const run = (await ui.call('runs', 'GET', `runs/${runId}`)).json.data as Resource;
+    return run.attributes.status === 'applied' ? true : undefined;
+  }, 30_000);
+  // A user holds the lock now.
+  const locked = await ui.call('runs', 'POST', `workspaces/${wsId}/actions/lock`, {
+    reason: 'maintenance',
+  });
+  expect(locked.status).toBe(200);
+  // An issuer made without a name, a role, a certificate issued and revoked.
+  const root = await ui.call('secrets', 'POST', 'pki/root/generate/internal', {
+    common_name: 'Layout Root',
+    ttl: '720h',
+  });
+  expect(root.status, root.text).toBe(200);
+  await ui.call('secrets', 'POST', 'pki/roles/web', { allow_any_name: true, max_ttl: '72h' });
+  const issued = await ui.call('secrets', 'POST', 'pki/issue/web', {
+    common_name: 'gone.example.com',
+    ttl: '24h',
+  });
+  revokedSerial = (issued.json.data as { serial_number: string }).serial_number;
+  await ui.call('secrets', 'POST', 'pki/revoke', { serial_number: revokedSerial });
+  await ui.call('secrets', 'POST', 'pki/issue/web', {
+    common_name: 'kept.example.com',
+    ttl: '24h',
+  });
+}, 90_000);
+closeAfterTests(() => ({ d, b }));
+
+describe('the way in', () => {
+  it('sends the daemon address to the page, whose sign-in says where tokens come from', async () => {
+    const { page } = b;
+    await page.goto(`${d.url}/`);
+    await page.getByRole('heading', { name: 'Sign in to Keel' }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/ui/');
+    const help = (await page.locator('#login-help').textContent()) ?? '';
+    expect(help).toContain('data/bootstrap.json');
+    expect(help).toContain('keel token runs');
+    expect(help).toContain('keel token secrets');
+    // The header the README and the secrets API's own clients use.
+    expect(help).toContain('X-Vault-Token');
+    expect(await page.content()).not.toContain('X-Secrets-Token');
+    for (const [width, height] of WIDTHS) {
+      await page.setViewportSize({ width, height });
+      await ui.checkView('login', 'login', width);
+    }
+  });
+});
+
+describe('at a phone and a laptop width', () => {
+  beforeAll(() => ui.signIn(ui.runsToken, ui.rootToken));
+
+  for (const [width, height] of WIDTHS) {
+    it(`Machines at ${width} px: the run machine first, its counts on its states, legible around them`, async () => {
+      const { page } = b;
+      await page.setViewportSize({ width, height });
+      await page.goto(`${d.url}/ui/#/machines`);
+      const figure = page.getByRole('group', { name: 'State diagram of the run machine' });
+      await figure.locator('g.node.occupied').first().waitFor();
+      const headings = await page.locator('section.machine h2').allTextContents();
+      expect(headings.slice(0, 2)).toEqual(['run', 'configuration-version']);
+      expect(headings.indexOf('certificate')).toBeLessThan(headings.indexOf('acme-account'));
+
+      // Every state holding streams carries a badge with the API's count, and only those.
+      const { machines } = (await ui.call('secrets', 'GET', 'sys/audit/machines')).json.data as {
+        machines: { name: string; states: { name: string; count: number }[] }[];
+      };
+      const run = machines.find((m) => m.name === 'run')!;
+      const expected = Object.fromEntries(
+        run.states.filter((s) => s.count > 0).map((s) => [`state-${s.name}`, String(s.count)]),
+      );
+      expect(expected).toEqual({ 'state-applied': '1' });
+      const badges: Record<string, string> = await figure.locator('g.node').evaluateAll((nodes) => {
+        const out: Record<string, string> = {};
+        for (const n of nodes) {
+          const text = n.querySelector('g.badge text')?.textContent;
+          if (text) out[(n as SVGGElement).dataset.id ?? ''] = text;
+        }
+        return out;
+      });
+      expect(badges).toEqual(expected);
+
+      const measured = await figure.evaluate((f) => {
+        const frame = f.getBoundingClientRect();
+        const labels = Array.from(f.querySelectorAll('g.node'))
+          .filter((n) => (n as SVGGElement).dataset.id?.startsWith('state-'))
+          .map((n) => n.querySelector(':scope > text')!.getBoundingClientRect().height);
+        const held = f.querySelector('g.node.occupied')!.getBoundingClientRect();
+        return {
+          smallest: Math.min(...labels),
+          labels: labels.length,
+          // The state where the streams sit is in view when the page opens.
+          inView:
+            held.left >= frame.left - 1 &&
+            held.right <= frame.right + 1 &&
+            held.top >= frame.top - 1 &&
+            held.bottom <= frame.bottom + 1,
+        };
+      });
+      expect(measured.labels).toBe(run.states.length);
+      expect(measured.smallest).toBeGreaterThanOrEqual(10);
+      expect(measured.inView).toBe(true);
+      // "Fit to frame" never shrinks the labels below legible.
+      await page
+        .locator('section.machine', { has: figure })
+        .getByRole('button', { name: 'Fit to frame' })
+        .click();
+      const fitted = await figure.evaluate((f) =>
+        Math.min(
+          ...Array.from(f.querySelectorAll('g.node > text')).map(
+            (t) => t.getBoundingClientRect().height,
+          ),
+        ),
+      );
+      expect(fitted).toBeGreaterThanOrEqual(10);
+      await b.screenshot(`layout-machines-${width}`);
+    });
+
+    it(`Audit at ${width} px: no number or type name broken, the table scrolls on its own`, async () => {
+      const { page } = b;
+      await page.setViewportSize({ width, height });
+      await page.goto(`${d.url}/ui/#/audit`);
+      const rows = page.locator('#events tbody tr');
+      await rows.first().waitFor();
+      const lines = await page.locator('#events').evaluate((region) => {
+        // How many lines a cell's text takes: one per distinct top of its rendered boxes.
+        const linesOf = (cell: Element) => {
+          const range = document.createRange();
+          range.selectNodeContents(cell);
+          return new Set(Array.from(range.getClientRects()).map((r) => Math.round(r.top))).size;
+        };
+        const column = (i: number) =>
+          Array.from(region.querySelectorAll(`tbody tr td:nth-child(${i})`)).map(linesOf);
+        return {
+          position: Math.max(...column(1)),
+          time: Math.max(...column(2)),
+          type: Math.max(...column(4)),
+          overflow: region.scrollWidth - region.clientWidth,
+          page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        };
+      });
+      expect(lines.position).toBe(1);
+      expect(lines.time).toBe(1);
+      expect(lines.type).toBe(1);
+      expect(lines.page).toBeLessThanOrEqual(0);
+      // On a phone the table is wider than its region, which scrolls sideways.
+      if (width < 500) expect(lines.overflow).toBeGreaterThan(0);
+      await b.screenshot(`layout-audit-${width}`);
+    });
+
+    it(`state badges, empty tables, names and the confirmation at ${width} px`, async () => {
+      const { page } = b;
+      await page.setViewportSize({ width, height });
+      await page.goto(`${d.url}/ui/#/secrets`);
+      const certs = page.getByRole('region', { name: 'Certificates of pki/, newest first' });
+      const gone = certs.getByRole('row').filter({ hasText: 'gone.example.com' });
+      await expect.poll(() => gone.locator('.badge.bad').textContent()).toBe('revoked');
+      expect(
+        await certs
+          .getByRole('row')
+          .filter({ hasText: 'kept.example.com' })
+          .locator('.badge.good')
+          .textContent(),
+      ).toBe('valid');
+      // The issuer was made without a name: it is called by its certificate's common name.
+      const issuer = page.getByRole('region', { name: 'Issuers' }).locator('tbody tr').first();
+      expect((await issuer.locator('td').first().textContent())?.trim()).toMatch(/^Layout Root/);
+      // An empty table says so.
+      const statics = page.getByRole('region', { name: 'Static roles' });
+      expect(await statics.locator('td.empty').textContent()).toBe('None yet.');
+
+      // Buttons are styled alike, not the browser's own.
+      const styles = await page.evaluate(() =>
+        Array.from(document.querySelectorAll('main button')).map((el) => {
+          const s = getComputedStyle(el);
+          return { radius: parseFloat(s.borderTopLeftRadius), bg: s.backgroundColor };
+        }),
+      );
+      expect(styles.length).toBeGreaterThan(3);
+      for (const s of styles) {
+        expect(s.radius).toBeGreaterThanOrEqual(4);
+        expect(s.bg).not.toBe('rgb(239, 239, 239)');
+      }
+
+      // The confirmation names the serial in full, inside the dialog.
+      const kept = certs.getByRole('row').filter({ hasText: 'kept.example.com' });
+      await kept.getByRole('button', { name: /^Revoke / }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      const fits = await dialog.evaluate((el) =>
+        [el, ...Array.from(el.querySelectorAll('*'))].every(
+          (e) => e.scrollWidth <= e.clientWidth + 1,
+        ),
+      );
+      expect(fits).toBe(true);
+      await dialog.getByRole('button', { name: 'Keep it' }).click();
+
+      // The lock says who holds it; the run's status is a badge.
+      await page.goto(`${d.url}/ui/#/workspaces/${wsId}`);
+      await expect
+        .poll(() => page.locator('#workspace-lock-holder').textContent())
+        .toContain('admin');
+      expect(await page.locator('#workspace-lock').getAttribute('class')).toContain('badge');
+      await b.screenshot(`layout-workspace-${width}`);
+    });
+
+    it(`a run's trigger, stages with durations, and folding logs at ${width} px`, async () => {
+      const { page } = b;
+      await page.setViewportSize({ width, height });
+      await page.goto(`${d.url}/ui/#/runs/${runId}`);
+      await expect.poll(() => page.locator('#run-status').textContent()).toBe('applied');
+      expect(await page.locator('#run-status').getAttribute('class')).toContain('badge good');
+      const trigger = (await page.locator('#run-trigger').textContent()) ?? '';
+      expect(trigger).toMatch(/^admin via the runs API/);
+      const stages = await page.locator('#run-timeline li').allTextContents();
+      expect(stages.length).toBeGreaterThanOrEqual(5);
+      expect(stages[0]).toMatch(/^plan_queueable/);
+      expect(stages.at(-1)).toMatch(/^applied/);
+      for (const s of stages.slice(0, -1)) expect(s).toMatch(/\d+(\.\d)? (ms|s)$/);
+      // Each phase's log folds under its name; a fold the reader chose stays through updates.
+      const plan = page.locator('details.log[data-phase="plan"]');
+      await expect.poll(() => plan.evaluate((el) => (el as HTMLDetailsElement).open)).toBe(true);
+      await plan.locator('summary').click();
+      expect(await page.locator('#plan-log').isVisible()).toBe(false);
+      await plan.locator('summary').click();
+      await page.locator('#plan-log').waitFor();
+      expect(await page.locator('#apply-log').textContent()).toContain('Apply complete!');
+      // The state version's download button keeps to one line.
+      const download = page.getByRole('button', { name: /^Download state / });
+      const box = await download.evaluate((el) => ({
+        height: el.getBoundingClientRect().height,
+        line: parseFloat(getComputedStyle(el).lineHeight) || 22,
+      }));
+      expect(box.height).toBeLessThan(box.line * 2);
+      expect(
+        await page.evaluate(
+          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        ),
+      ).toBeLessThanOrEqual(0);
+      await b.screenshot(`layout-run-${width}`);
+    });
+  }
+});
