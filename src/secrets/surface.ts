@@ -221,10 +221,10 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       void next;
     });
 
-  /** `auth/<path>/login` of an enabled AppRole method, written with POST or PUT. */
+  /** `auth/<path>/login` of an enabled auth method (AppRole, JWT). */
   function isLoginPath(path: string): boolean {
     const m = /^auth\/([^/]+)\/login$/.exec(path);
-    return m !== null && queries.authMount(`${m[1]}/`)?.type === 'approle';
+    return m !== null && queries.authMount(`${m[1]}/`) !== undefined;
   }
 
   /** An engine path its engine declares unauthenticated (ACME), with its mount. */

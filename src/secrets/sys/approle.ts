@@ -23,6 +23,7 @@ import {
 import type { AuthMountRow, SecretIdRow } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
 import { createTtl, smallestSet } from './token-roles.js';
+import { jwtHandlers } from './jwt.js';
 import { parseMeta } from './tokens.js';
 
 const NEW_ROLE: AppRoleSettings = {
@@ -92,13 +93,19 @@ const TOKENS = 'its tokens are service tokens with unlimited uses, not bound to 
  * (`sys/auth`) revokes the tokens it made.
  */
 export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
-  const { core, commands, queries } = deps;
+  const { core, queries } = deps;
 
   const mountOf = (ctx: RouterContext): AuthMountRow => {
     const m = queries.authMount(`${ctx.params.mount ?? ''}/`);
     if (m === undefined || m.type !== 'approle')
       throw new KeelError('not_found', multierror('unsupported path'));
     return m;
+  };
+  const jwt = jwtHandlers(deps);
+  /** The JWT method's handler for a path both methods serve, when one is enabled there. */
+  const jwtAt = (ctx: RouterContext): AuthMountRow | undefined => {
+    const m = queries.authMount(`${ctx.params.mount ?? ''}/`);
+    return m?.type === 'jwt' ? m : undefined;
   };
   const roleOf = (ctx: RouterContext, mount: AuthMountRow) => {
     const role = queries.appRole(mount.accessor, ctx.params.role_name ?? '');
@@ -114,6 +121,8 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
       : undefined;
 
   r.get('/auth/:mount/role', (ctx) => {
+    const j = jwtAt(ctx);
+    if (j !== undefined) return jwt.listRoles(ctx, j);
     const m = mountOf(ctx);
     if (ctx.state.list !== true)
       throw new KeelError('unsupported', multierror('unsupported operation'));
@@ -122,6 +131,8 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     sendVault(ctx, { keys });
   });
   r.get('/auth/:mount/role/:role_name', (ctx) => {
+    const j = jwtAt(ctx);
+    if (j !== undefined) return jwt.readRole(ctx, j);
     const m = mountOf(ctx);
     const role = queries.appRole(m.accessor, ctx.params.role_name!);
     if (role === undefined) throw new NotFoundError('');
@@ -146,6 +157,8 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     });
   });
   r.post('/auth/:mount/role/:role_name', (ctx) => {
+    const j = jwtAt(ctx);
+    if (j !== undefined) return jwt.writeRole(ctx, j);
     const m = mountOf(ctx);
     const name = ctx.params.role_name!;
     checkPolicyName(name);
@@ -201,6 +214,8 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     sendVault(ctx, undefined);
   });
   r.delete('/auth/:mount/role/:role_name', (ctx) => {
+    const j = jwtAt(ctx);
+    if (j !== undefined) return jwt.deleteRole(ctx, j);
     const m = mountOf(ctx);
     const name = ctx.params.role_name!;
     core.handler.handle(
@@ -385,8 +400,18 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     sendVault(ctx, undefined);
   });
 
+  const jwtMount = (ctx: RouterContext): AuthMountRow => {
+    const j = jwtAt(ctx);
+    if (j === undefined) throw new KeelError('not_found', multierror('unsupported path'));
+    return j;
+  };
+  r.get('/auth/:mount/config', (ctx) => jwt.readConfig(ctx, jwtMount(ctx)));
+  r.post('/auth/:mount/config', (ctx) => jwt.writeConfig(ctx, jwtMount(ctx)));
+
   // Needs no token (surface.ts): the role ID and secret ID are the credentials.
   r.post('/auth/:mount/login', (ctx) => {
+    const j = jwtAt(ctx);
+    if (j !== undefined) return jwt.login(ctx, j);
     const m = mountOf(ctx);
     const d = parseFields(APPROLE_LOGIN, requestData(ctx), { mount: ctx.params.mount! });
     const roleId = d.get('role_id') ?? '';
@@ -417,48 +442,74 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
       },
       deps.metadata(ctx),
     );
-    const s = role.settings;
-    const policies = s.token_no_default_policy
-      ? s.token_policies
-      : [...new Set(['default', ...s.token_policies])];
-    const warnings: string[] = [];
-    const explicitMaxTtl = smallestSet(s.token_explicit_max_ttl, s.token_max_ttl);
-    const ttl = createTtl(
-      s.token_ttl,
-      { explicitMaxTtl, period: s.token_period, isRoot: policies.includes('root') },
-      warnings,
-    );
-    const meta = { role_name: role.name };
-    const created = commands.createToken(
-      {
-        policies,
-        displayName: m.path.replace(/\/$/, ''),
-        ttlSeconds: ttl,
-        parentAccessor: null,
-        meta,
-        explicitMaxTtl,
-        period: s.token_period,
-        path: `auth/${m.path}login`,
-        authMount: m.accessor,
-      },
-      deps.metadata(ctx),
-    );
-    sendVault(ctx, null, {
-      warnings,
-      auth: {
-        client_token: created.token,
-        accessor: created.data.accessor,
-        policies: created.data.policies,
-        token_policies: created.data.policies,
-        metadata: meta,
-        lease_duration: ttl,
-        renewable: created.data.renewable ?? ttl > 0,
-        entity_id: '',
-        token_type: 'service',
-        orphan: true,
-        mfa_requirement: null,
-        num_uses: 0,
-      },
+    sendLogin(ctx, deps, m, role.settings, {
+      meta: { role_name: role.name },
+      displayName: m.path.replace(/\/$/, ''),
     });
+  });
+}
+
+/** What an auth method's role says of the tokens its logins get (AppRole and JWT alike). */
+export interface LoginTokenSettings {
+  token_policies: string[];
+  token_ttl: number;
+  token_max_ttl: number;
+  token_explicit_max_ttl: number;
+  token_period: number;
+  token_no_default_policy: boolean;
+}
+
+/**
+ * Answers a login with an orphan service token: `default` plus the role's policies, the role's
+ * TTL (else the 768h default) capped from creation by the smaller of its max and explicit max
+ * TTLs, or its period; made by the method (disabling it revokes the token).
+ */
+export function sendLogin(
+  ctx: RouterContext,
+  deps: SysRouteDeps,
+  m: AuthMountRow,
+  s: LoginTokenSettings,
+  who: { meta: Record<string, string>; displayName: string },
+): void {
+  const policies = s.token_no_default_policy
+    ? s.token_policies
+    : [...new Set(['default', ...s.token_policies])];
+  const warnings: string[] = [];
+  const explicitMaxTtl = smallestSet(s.token_explicit_max_ttl, s.token_max_ttl);
+  const ttl = createTtl(
+    s.token_ttl,
+    { explicitMaxTtl, period: s.token_period, isRoot: policies.includes('root') },
+    warnings,
+  );
+  const created = deps.commands.createToken(
+    {
+      policies,
+      displayName: who.displayName,
+      ttlSeconds: ttl,
+      parentAccessor: null,
+      meta: who.meta,
+      explicitMaxTtl,
+      period: s.token_period,
+      path: `auth/${m.path}login`,
+      authMount: m.accessor,
+    },
+    deps.metadata(ctx),
+  );
+  sendVault(ctx, null, {
+    warnings,
+    auth: {
+      client_token: created.token,
+      accessor: created.data.accessor,
+      policies: created.data.policies,
+      token_policies: created.data.policies,
+      metadata: who.meta,
+      lease_duration: ttl,
+      renewable: created.data.renewable ?? ttl > 0,
+      entity_id: '',
+      token_type: 'service',
+      orphan: true,
+      mfa_requirement: null,
+      num_uses: 0,
+    },
   });
 }

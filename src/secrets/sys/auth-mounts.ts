@@ -8,7 +8,9 @@ import { SYSTEM_LEASE_TTL } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
 import type { AuthMountRow } from './projection.js';
 import { checkMountPath } from '../names.js';
-import { authMountStream } from './events.js';
+import { authMountStream, type AuthMethodType } from './events.js';
+
+const isAuthMethodType = (t: string): t is AuthMethodType => t === 'approle' || t === 'jwt';
 import { authMountDecider } from './commands.js';
 
 const TOKEN_DESCRIPTION = 'token based credentials';
@@ -86,9 +88,9 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
     const type = d.get('type');
     if (type === undefined || type === '')
       throw new ValidationError('missing required field "type"');
-    if (type !== 'approle')
+    if (!isAuthMethodType(type))
       throw new ValidationError(
-        `plugin not found in the catalog: ${type} (Keel serves the token and approle auth methods)`,
+        `plugin not found in the catalog: ${type} (Keel serves the token, approle and jwt auth methods)`,
       );
     checkMountPath(path);
     if (path.split('/').length !== 2)
@@ -105,7 +107,7 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
           type: 'AuthMethodEnabled' as const,
           data: {
             path,
-            type: 'approle' as const,
+            type,
             accessor: `auth_${type}_${deps.core.ids.secret(8).toLowerCase()}`,
             description: d.get('description') ?? '',
           },

@@ -35,6 +35,8 @@ export const mountDecider = existence(['MountEnabled', 'MountMoved'], ['MountDis
 export const tokenRoleDecider = existence(['TokenRoleWritten'], ['TokenRoleDeleted']);
 export const authMountDecider = existence(['AuthMethodEnabled'], ['AuthMethodDisabled']);
 export const appRoleDecider = existence(['AppRoleWritten'], ['AppRoleDeleted']);
+export const jwtRoleDecider = existence(['JwtRoleWritten'], ['JwtRoleDeleted']);
+export const jwtConfigDecider = existence(['JwtConfigWritten'], []);
 
 export const RESERVED_MOUNT_PREFIXES = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
 

@@ -86,10 +86,54 @@ export interface MountMoved {
   data: MountEnabled['data'] & { from: string };
 }
 
+/** The auth methods that can be enabled besides the token store. */
+export type AuthMethodType = 'approle' | 'jwt';
+
+/** A JWT method's `config`, whole: the keys its tokens are checked with. */
+export interface JwtConfig {
+  jwt_validation_pubkeys: string[];
+  bound_issuer: string;
+  jwt_supported_algs: string[];
+  default_role: string;
+}
+
+/** A JWT role: which tokens may log in, and what token they get; TTLs in seconds. */
+export interface JwtRoleSettings {
+  bound_audiences: string[];
+  user_claim: string;
+  bound_subject: string;
+  bound_claims: Record<string, string[]>;
+  claim_mappings: Record<string, string>;
+  clock_skew_leeway: number;
+  expiration_leeway: number;
+  not_before_leeway: number;
+  token_policies: string[];
+  token_ttl: number;
+  token_max_ttl: number;
+  token_explicit_max_ttl: number;
+  token_period: number;
+  token_no_default_policy: boolean;
+}
+
+export interface JwtConfigWritten {
+  type: 'JwtConfigWritten';
+  data: { mount: string; config: JwtConfig };
+}
+
+export interface JwtRoleWritten {
+  type: 'JwtRoleWritten';
+  data: { mount: string; name: string; settings: JwtRoleSettings };
+}
+
+export interface JwtRoleDeleted {
+  type: 'JwtRoleDeleted';
+  data: { mount: string; name: string };
+}
+
 /** An auth method was enabled at `auth/<path>` (`sys/auth/:path`). */
 export interface AuthMethodEnabled {
   type: 'AuthMethodEnabled';
-  data: { path: string; type: 'approle'; accessor: string; description: string };
+  data: { path: string; type: AuthMethodType; accessor: string; description: string };
 }
 
 /** An auth method was disabled: its roles, secret IDs and the tokens it made go with it. */
@@ -199,6 +243,9 @@ export type SysEvent =
   | AppRoleSecretIdCreated
   | AppRoleSecretIdUsed
   | AppRoleSecretIdDestroyed
+  | JwtConfigWritten
+  | JwtRoleWritten
+  | JwtRoleDeleted
   | AclPolicyWritten
   | AclPolicyDeleted
   | MountEnabled
@@ -219,6 +266,9 @@ export const SYS_EVENT_TYPES: readonly SysEvent['type'][] = [
   'AppRoleSecretIdCreated',
   'AppRoleSecretIdUsed',
   'AppRoleSecretIdDestroyed',
+  'JwtConfigWritten',
+  'JwtRoleWritten',
+  'JwtRoleDeleted',
   'AclPolicyWritten',
   'AclPolicyDeleted',
   'MountEnabled',
@@ -237,3 +287,5 @@ export const tokenRoleStream = streamName`token-role-${'name'}`;
 export const authMountStream = streamName`auth-mount-${'path'}`;
 export const appRoleStream = streamName`approle-role-${'mount'}/${'name'}`;
 export const secretIdStream = streamName`approle-secret-id-${'accessor'}`;
+export const jwtConfigStream = streamName`jwt-config-${'mount'}`;
+export const jwtRoleStream = streamName`jwt-role-${'mount'}/${'name'}`;

@@ -193,13 +193,45 @@ export const TOKEN_REVOKE_ACCESSOR = accessorPath(
   'Revoke a token by accessor',
 );
 
+/** A JWT role's own fields (the token_* fields are shared with AppRole). */
+const JWT_ROLE_FIELDS = {
+  role_type: field.string('jwt (Keel serves no oidc roles)'),
+  bound_audiences: field.commaSlice('Audiences a token must have one of'),
+  user_claim: field.string('The claim that names the user'),
+  bound_subject: field.string('The subject a token must have'),
+  bound_claims: field.map('Claims a token must carry, each with its allowed values'),
+  bound_claims_type: field.string('string (Keel serves no glob matching)'),
+  claim_mappings: field.map('Claims copied into the token metadata, by metadata key'),
+  groups_claim: field.string('Identity groups (not served)'),
+  clock_skew_leeway: field.signedDuration('Leeway for clock skew (default 60s)'),
+  expiration_leeway: field.signedDuration('Leeway past exp (default 150s)'),
+  not_before_leeway: field.signedDuration('Leeway before nbf (default 150s)'),
+  allowed_redirect_uris: field.commaSlice('OIDC redirects (not served)'),
+  oidc_scopes: field.commaSlice('OIDC scopes (not served)'),
+};
+
+export const JWT_CONFIG = declarePath({
+  pattern: 'auth/:mount/config',
+  summary: "Read or write a JWT method's keys and issuer",
+  operations: ['read', 'update'],
+  fields: {
+    mount: field.string('The path the JWT method is enabled at', { required: true }),
+    jwt_validation_pubkeys: field.commaSlice('PEM public keys tokens are checked with'),
+    bound_issuer: field.string('The issuer a token must have'),
+    jwt_supported_algs: field.commaSlice('Signing algorithms accepted (default: all)'),
+    default_role: field.string('The role a login names none'),
+    jwks_url: field.string('A JWKS to fetch keys from (not served)'),
+    oidc_discovery_url: field.string('OIDC discovery (not served)'),
+  },
+});
+
 const MOUNT_FIELD = {
   mount: field.string('The path the AppRole method is enabled at', { required: true }),
 };
 const ROLE_NAME = { role_name: field.string('Name of the role', { required: true }) };
 export const APPROLE_ROLE = declarePath({
   pattern: 'auth/:mount/role/:role_name',
-  summary: 'Read, write or delete an AppRole role',
+  summary: 'Read, write or delete an AppRole or JWT role (the fields of the method enabled there)',
   operations: ['read', 'update', 'delete'],
   fields: {
     ...MOUNT_FIELD,
@@ -220,6 +252,7 @@ export const APPROLE_ROLE = declarePath({
     token_type: field.string('The type of the tokens (Keel serves service tokens)'),
     token_bound_cidrs: field.commaSlice('CIDRs the tokens may be used from (not served)'),
     local_secret_ids: field.bool('Secret IDs local to a cluster (not served)'),
+    ...JWT_ROLE_FIELDS,
   },
 });
 export const APPROLE_ROLE_ID = declarePath({
@@ -289,8 +322,10 @@ export const APPROLE_LOGIN = declarePath({
   operations: ['update'],
   fields: {
     ...MOUNT_FIELD,
-    role_id: field.string('The role ID'),
-    secret_id: field.string('The secret ID'),
+    role_id: field.string('The role ID (AppRole)'),
+    secret_id: field.string('The secret ID (AppRole)'),
+    role: field.string('The role (JWT)'),
+    jwt: field.string('The signed token (JWT)'),
   },
 });
 
@@ -355,4 +390,5 @@ export const SYS_PATHS: readonly PathSchema[] = [
   APPROLE_ACCESSOR_LOOKUP,
   APPROLE_ACCESSOR_DESTROY,
   APPROLE_LOGIN,
+  JWT_CONFIG,
 ];

@@ -8,7 +8,15 @@ import { scheduleRows } from '../../core/schedule.js';
 import { statements } from '../../core/sql.js';
 import type { Mount } from '../../http/types.js';
 import type { PathRule } from './acl.js';
-import type { AppRoleSettings, MountConfig, SysEvent, TokenRoleSettings } from './events.js';
+import type {
+  AppRoleSettings,
+  AuthMethodType,
+  JwtConfig,
+  JwtRoleSettings,
+  MountConfig,
+  SysEvent,
+  TokenRoleSettings,
+} from './events.js';
 import { TIMER_TOKEN_EXPIRY, tokenExpiryKey } from './events.js';
 
 /** A mount's settings in one key order, whether the event came from a request or the log. */
@@ -30,6 +38,8 @@ const SYS_TABLES = [
   'auth_mounts',
   'approle_roles',
   'approle_secret_ids',
+  'jwt_configs',
+  'jwt_roles',
 ] as const;
 
 /**
@@ -41,7 +51,8 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
   // 2: token expiry schedule rows, and children made orphans by revoke-orphan.
   // 3: renewal, explicit max TTL, period and role of tokens; token roles; moved mounts.
   // 4: auth methods (AppRole roles and secret IDs), and the path and method that made a token.
-  version: 4,
+  // 5: JWT configs and roles.
+  version: 5,
   tables: [...SYS_TABLES],
   guarded: [...SYS_TABLES],
   setup(db) {
@@ -63,6 +74,9 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
         secret_id_hmac TEXT NOT NULL, created_at TEXT NOT NULL, expires_at TEXT,
         num_uses INTEGER NOT NULL, uses_left INTEGER NOT NULL, cidrs TEXT NOT NULL,
         metadata TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS jwt_configs (mount TEXT PRIMARY KEY, config TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS jwt_roles (
+        mount TEXT NOT NULL, name TEXT NOT NULL, settings TEXT NOT NULL, PRIMARY KEY (mount, name));
       CREATE TABLE IF NOT EXISTS token_roles (name TEXT PRIMARY KEY, settings TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS acl_policies (name TEXT PRIMARY KEY, policy TEXT NOT NULL, rules TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS mounts (
@@ -97,6 +111,15 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
       secretId: db.prepare('INSERT INTO approle_secret_ids VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'),
       useSecretId: db.prepare('UPDATE approle_secret_ids SET uses_left = ? WHERE accessor = ?'),
       dropSecretId: db.prepare('DELETE FROM approle_secret_ids WHERE accessor = ?'),
+      jwtConfig: db.prepare(
+        'INSERT INTO jwt_configs VALUES (?, ?) ON CONFLICT (mount) DO UPDATE SET config = excluded.config',
+      ),
+      jwtRole: db.prepare(
+        'INSERT INTO jwt_roles VALUES (?, ?, ?) ON CONFLICT (mount, name) DO UPDATE SET settings = excluded.settings',
+      ),
+      dropJwtRole: db.prepare('DELETE FROM jwt_roles WHERE mount = ? AND name = ?'),
+      dropJwtConfig: db.prepare('DELETE FROM jwt_configs WHERE mount = ?'),
+      dropJwtRoles: db.prepare('DELETE FROM jwt_roles WHERE mount = ?'),
       revoke: db.prepare('DELETE FROM secrets_tokens WHERE accessor = ?'),
       policy: db.prepare(
         'INSERT INTO acl_policies VALUES (?, ?, ?) ON CONFLICT (name) DO UPDATE SET policy = excluded.policy, rules = excluded.rules',
@@ -164,6 +187,17 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
           s.dropAuthMount.run(e.data.accessor);
           s.dropAppRoles.run(e.data.accessor);
           s.dropMountSecretIds.run(e.data.accessor);
+          s.dropJwtConfig.run(e.data.accessor);
+          s.dropJwtRoles.run(e.data.accessor);
+          break;
+        case 'JwtConfigWritten':
+          s.jwtConfig.run(e.data.mount, canonicalJson(e.data.config));
+          break;
+        case 'JwtRoleWritten':
+          s.jwtRole.run(e.data.mount, e.data.name, canonicalJson(e.data.settings));
+          break;
+        case 'JwtRoleDeleted':
+          s.dropJwtRole.run(e.data.mount, e.data.name);
           break;
         case 'AppRoleWritten': {
           const d = e.data;
@@ -247,7 +281,7 @@ export interface TokenRow {
 
 export interface AuthMountRow {
   path: string;
-  type: 'approle';
+  type: AuthMethodType;
   accessor: string;
   description: string;
   createdAt: string;
@@ -350,7 +384,7 @@ const toMount = (r: RawMount): MountRow => ({
 
 const toAuthMount = (r: Record<string, string>): AuthMountRow => ({
   path: r.path!,
-  type: r.type as 'approle',
+  type: r.type as AuthMethodType,
   accessor: r.accessor!,
   description: r.description!,
   createdAt: r.created_at!,
@@ -506,6 +540,22 @@ export function sysQueries(db: Db) {
       )
         .all(mount, role)
         .map(toSecretId),
+    jwtConfig: (mount: string): JwtConfig | undefined => {
+      const r = sql<[string], { config: string }>(
+        'SELECT config FROM jwt_configs WHERE mount = ?',
+      ).get(mount);
+      return r === undefined ? undefined : (JSON.parse(r.config) as JwtConfig);
+    },
+    jwtRole: (mount: string, name: string): JwtRoleSettings | undefined => {
+      const r = sql<[string, string], { settings: string }>(
+        'SELECT settings FROM jwt_roles WHERE mount = ? AND name = ?',
+      ).get(mount, name);
+      return r === undefined ? undefined : (JSON.parse(r.settings) as JwtRoleSettings);
+    },
+    jwtRoleNames: (mount: string): string[] =>
+      sql<[string], { name: string }>('SELECT name FROM jwt_roles WHERE mount = ? ORDER BY name')
+        .all(mount)
+        .map((r) => r.name),
     tokenRoleNames: (): string[] =>
       sql<[], { name: string }>('SELECT name FROM token_roles ORDER BY name')
         .all()

@@ -7,6 +7,7 @@ Usage: hvac_suites.py <keel url> <root token> <CA file>
 Prints one JSON object: {suite: {case: "ok" | "<what failed>"}}.
 """
 import json
+import os
 import sys
 import traceback
 
@@ -536,6 +537,86 @@ def _(c, approle):
     raises(exceptions.InvalidRequest, lambda: anonymous.auth.approle.login(role_id=APPROLE_ROLE_ID, secret_id=elsewhere["secret_id"], mount_point=APPROLE, use_token=False))
     c.sys.disable_auth_method(path=APPROLE)
     raises(exceptions.Forbidden, lambda: c.auth.token.lookup(first["auth"]["client_token"]))
+
+
+# ---- jwt (hvac tests/integration_tests/api/auth_methods/test_jwt.py)
+# hvac configures the method with Vault's own identity OIDC provider as discovery URL; Keel
+# serves keys given as jwt_validation_pubkeys only, so the key pair and the tokens come from the
+# test (KEEL_JWT: {"public_key", "tokens": {name: jwt}}), and roles are of type jwt.
+
+JWT_CASE = json.loads(os.environ.get("KEEL_JWT", "{}"))
+JWT_MOUNT = "jwt-test"
+
+
+def with_jwt(fn):
+    def run(c):
+        c.sys.enable_auth_method(method_type="jwt", path=JWT_MOUNT)
+        try:
+            fn(c, c.auth.jwt)
+        finally:
+            c.token = root_token
+            c.sys.disable_auth_method(path=JWT_MOUNT)
+
+    return run
+
+
+def jwt_role(jwt_auth, name="hvac", **kwargs):
+    return jwt_auth.create_role(name=name, role_type="jwt", allowed_redirect_uris=None, user_claim="sub", bound_audiences=["keel-tests"], token_policies=["default"], path=JWT_MOUNT, **kwargs)
+
+
+@case("jwt", "configure")
+@with_jwt
+def _(c, jwt_auth):
+    assert jwt_auth.configure(jwt_validation_pubkeys=[JWT_CASE["public_key"]], bound_issuer="https://issuer.example", path=JWT_MOUNT).status_code == 204
+
+
+@case("jwt", "read_config")
+@with_jwt
+def _(c, jwt_auth):
+    jwt_auth.configure(jwt_validation_pubkeys=[JWT_CASE["public_key"]], bound_issuer="https://issuer.example", path=JWT_MOUNT)
+    assert jwt_auth.read_config(path=JWT_MOUNT)["data"]["bound_issuer"] == "https://issuer.example"
+
+
+@case("jwt", "create_role")
+@with_jwt
+def _(c, jwt_auth):
+    assert jwt_role(jwt_auth).status_code == 204
+
+
+@case("jwt", "read_role")
+@with_jwt
+def _(c, jwt_auth):
+    jwt_role(jwt_auth)
+    assert jwt_auth.read_role(name="hvac", path=JWT_MOUNT)["data"]["user_claim"] == "sub"
+
+
+@case("jwt", "list_roles")
+@with_jwt
+def _(c, jwt_auth):
+    jwt_role(jwt_auth)
+    assert jwt_auth.list_roles(path=JWT_MOUNT)["data"]["keys"] == ["hvac"]
+
+
+@case("jwt", "delete_role")
+@with_jwt
+def _(c, jwt_auth):
+    jwt_role(jwt_auth)
+    assert jwt_auth.delete_role(name="hvac", path=JWT_MOUNT).status_code == 204
+
+
+@case("keel", "jwt_login_checks_signature_audience_and_expiry")
+@with_jwt
+def _(c, jwt_auth):
+    jwt_auth.configure(jwt_validation_pubkeys=[JWT_CASE["public_key"]], bound_issuer="https://issuer.example", path=JWT_MOUNT)
+    jwt_role(jwt_auth, token_ttl="30m", claim_mappings={"team": "team"}, bound_claims={"team": ["ops", "dev"]})
+    anonymous = hvac.Client(url=url, verify=ca)
+    tokens = JWT_CASE["tokens"]
+    logged = anonymous.auth.jwt.jwt_login(role="hvac", jwt=tokens["good"], path=JWT_MOUNT)
+    assert logged["auth"]["lease_duration"] == 1800
+    assert logged["auth"]["metadata"] == {"role": "hvac", "team": "ops"}
+    assert anonymous.auth.token.lookup_self()["data"]["path"] == "auth/%s/login" % JWT_MOUNT
+    for name in ["wrong_audience", "expired", "other_key", "wrong_issuer", "wrong_team"]:
+        raises(exceptions.InvalidRequest, lambda: anonymous.auth.jwt.jwt_login(role="hvac", jwt=tokens[name], path=JWT_MOUNT, use_token=False))
 
 
 # ---- Keel's own cases through the same client: renewal past the first TTL, up to the cap

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -21,6 +22,40 @@ const DEVIATIONS: Record<string, Record<string, string>> = {
   },
 };
 
+/** A compact JWS (ES256) of `claims`, as an identity provider would sign it. */
+function jwt(key: KeyObject, claims: Record<string, unknown>): string {
+  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+  const signed = `${part({ alg: 'ES256', typ: 'JWT' })}.${part(claims)}`;
+  const sig = sign('sha256', Buffer.from(signed), { key, dsaEncoding: 'ieee-p1363' });
+  return `${signed}.${sig.toString('base64url')}`;
+}
+
+/** The key the JWT cases configure, and the tokens they log in with. */
+function jwtCase(): string {
+  const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const other = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+  const now = Math.floor(Date.now() / 1000);
+  const good = {
+    iss: 'https://issuer.example',
+    sub: 'build-42',
+    aud: 'keel-tests',
+    team: 'ops',
+    iat: now,
+    exp: now + 600,
+  };
+  return JSON.stringify({
+    public_key: publicKey.export({ type: 'spki', format: 'pem' }),
+    tokens: {
+      good: jwt(privateKey, good),
+      wrong_audience: jwt(privateKey, { ...good, aud: 'someone-else' }),
+      expired: jwt(privateKey, { ...good, exp: now - 3600 }),
+      other_key: jwt(other, good),
+      wrong_issuer: jwt(privateKey, { ...good, iss: 'https://elsewhere.example' }),
+      wrong_team: jwt(privateKey, { ...good, team: 'finance' }),
+    },
+  });
+}
+
 let daemon: RunningDaemon;
 let results: Record<string, Record<string, string>>;
 beforeAll(async () => {
@@ -33,7 +68,7 @@ beforeAll(async () => {
       daemon.bootstrap().secrets.root_token,
       join(daemon.dataDir, 'tls', 'ca.pem'),
     ],
-    { timeout: 120_000 },
+    { timeout: 120_000, env: { ...process.env, KEEL_JWT: jwtCase() } },
   );
   results = JSON.parse(stdout) as Record<string, Record<string, string>>;
 }, 150_000);
@@ -42,7 +77,7 @@ afterAll(async () => {
 });
 
 describe("hvac's own integration cases against the real daemon over --tls auto", () => {
-  for (const suite of ['token', 'policy', 'lease', 'mount', 'aws', 'approle', 'keel']) {
+  for (const suite of ['token', 'policy', 'lease', 'mount', 'aws', 'approle', 'jwt', 'keel']) {
     it(`${suite}: every case passes, or fails as a listed deviation`, () => {
       const cases = results[suite] ?? {};
       expect(Object.keys(cases).length).toBeGreaterThan(0);
