@@ -51,6 +51,8 @@ export default tseslint.config(
       ],
     },
   },
+  // The layers, matched at any depth: core/ imports no context, no transport and no
+  // configuration (they are passed in); x509/ is a library of its own on core/ alone.
   {
     files: ['src/core/**/*.ts'],
     rules: {
@@ -59,8 +61,32 @@ export default tseslint.config(
         {
           patterns: [
             {
-              group: ['../runs/*', '../secrets/*', '../cloud/*', '../ui/*', '../http/*'],
-              message: 'core/ imports no context',
+              regex: '^(\\.\\./)+(runs|secrets|cloud|ui|http|wiring|cli|x509)(/|$)',
+              message: 'core/ imports no context, transport or library above it',
+            },
+            {
+              regex: '^(\\.\\./)+(config|app|context|daemon|main|workers|cli)\\.js$',
+              message: 'core/ is given its configuration, it does not import it',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/x509/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(runs|secrets|cloud|ui|http|wiring|cli)(/|$)',
+              message: 'x509/ is a library: it imports core/ only',
+            },
+            {
+              regex: '^(\\.\\./)+(config|app|context|daemon|main|workers|cli)\\.js$',
+              message: 'x509/ is a library: it imports core/ only',
             },
           ],
         },

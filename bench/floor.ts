@@ -20,16 +20,16 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Checkpointer } from '../src/core/checkpointer.js';
-import * as der from '../src/secrets/pki/x509/der.js';
+import * as der from '../src/x509/der.js';
 import {
   buildCertificate,
   encodeName,
   pem,
   randomSerial,
   serialText,
-} from '../src/secrets/pki/x509/certificate.js';
-import { curveOf, ecPrivateDer, ecSpki } from '../src/secrets/pki/x509/key-der.js';
-import { signatureScheme, spkiDer } from '../src/secrets/pki/x509/keys.js';
+} from '../src/x509/certificate.js';
+import { curveOf, ecPrivateDer, ecSpki } from '../src/x509/key-der.js';
+import { signatureScheme, spkiDer } from '../src/x509/keys.js';
 
 const TOKEN = 'floor-token';
 

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import type { SyncMode } from './core/database.js';
-import { isPostgresUrl, redactUrl } from './core/store/url.js';
+import { isPostgresUrl, redactUrl, type StoreSpec } from './core/store/url.js';
 
 /** Everything Keel can be told, frozen at start. Each key is documented in docs/operations.md. */
 export interface Config {
@@ -69,10 +69,7 @@ export interface Config {
 export const sharesLog = (config: Pick<Config, 'workers' | 'store'>): boolean =>
   config.workers > 1 || config.store.kind === 'postgres';
 
-export type StoreSpec =
-  | { readonly kind: 'sqlite' }
-  /** A libpq connection URL; it may hold a password, so it is shown only through `redactUrl`. */
-  | { readonly kind: 'postgres'; readonly url: string };
+export type { StoreSpec };
 
 export type ListenerTls =
   | { readonly mode: 'off' }

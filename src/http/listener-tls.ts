@@ -13,7 +13,7 @@ import {
   pem,
   pemBlocks,
   randomSerial,
-} from '../secrets/pki/x509/certificate.js';
+} from '../x509/certificate.js';
 import {
   authorityKeyId,
   basicConstraints,
@@ -24,7 +24,7 @@ import {
   subjectAltName,
   subjectKeyId,
   type AltName,
-} from '../secrets/pki/x509/extensions.js';
+} from '../x509/extensions.js';
 import {
   generateKeyPair,
   keyIdentifier,
@@ -34,9 +34,9 @@ import {
   privateKeyPem,
   signatureScheme,
   spkiDer,
-} from '../secrets/pki/x509/keys.js';
-import type { ParsedCertificate } from '../secrets/pki/x509/parse.js';
-import { isSignedBy, parseCertificate } from '../secrets/pki/x509/parse.js';
+} from '../x509/keys.js';
+import type { ParsedCertificate } from '../x509/parse.js';
+import { isSignedBy, parseCertificate } from '../x509/parse.js';
 import type { KeyObject } from 'node:crypto';
 
 const DAY = 24 * 60 * 60 * 1000;

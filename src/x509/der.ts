@@ -1,4 +1,4 @@
-import { ValidationError } from '../../../core/errors.js';
+import { ValidationError } from '../core/errors.js';
 
 /**
  * A minimal DER writer (the strict reader is `der-read.ts`, re-exported here). Certificates, CRLs and extensions are assembled here directly

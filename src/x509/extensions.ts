@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net';
-import { ValidationError } from '../../../core/errors.js';
+import { ValidationError } from '../core/errors.js';
 import * as der from './der.js';
 
 /** An extension ready to go into a certificate's extension list. */

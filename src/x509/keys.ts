@@ -9,7 +9,7 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { promisify } from 'node:util';
-import { ValidationError } from '../../../core/errors.js';
+import { ValidationError } from '../core/errors.js';
 import * as der from './der.js';
 import { DerError, parseDer } from './der-read.js';
 import { publicKeyOfSpki } from './key-der.js';

@@ -1,5 +1,5 @@
 import type { KeyObject } from 'node:crypto';
-import { ValidationError } from '../../../core/errors.js';
+import { ValidationError } from '../core/errors.js';
 import * as der from './der-read.js';
 import { bitString, boolean, DerError, octetString, oidOf, parseDer, time } from './der-read.js';
 import { OID, readBasicConstraints } from './extension-values.js';

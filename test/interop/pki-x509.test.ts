@@ -2,16 +2,16 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildCa, buildLeaf, type Signer, type UrlConfig } from '../../src/secrets/pki/issuance.js';
 import { defaultRole } from '../../src/secrets/pki/role.js';
-import { buildCrl, CRL_REASONS } from '../../src/secrets/pki/x509/crl.js';
-import { encodeName, pem, randomSerial } from '../../src/secrets/pki/x509/certificate.js';
+import { buildCrl, CRL_REASONS } from '../../src/x509/crl.js';
+import { encodeName, pem, randomSerial } from '../../src/x509/certificate.js';
 import {
   generateKeyPair,
   keySpecOf,
   signatureScheme,
   spkiDer,
   type KeySpec,
-} from '../../src/secrets/pki/x509/keys.js';
-import { parseCertificate } from '../../src/secrets/pki/x509/parse.js';
+} from '../../src/x509/keys.js';
+import { parseCertificate } from '../../src/x509/parse.js';
 import { fixtureRsaKey, openssl, scratch } from '../support/pki-openssl.js';
 
 const dir = scratch();

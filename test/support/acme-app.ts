@@ -1,8 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import type { Config } from '../../src/config.js';
 import { buildCsr } from '../../src/secrets/pki/ca.js';
-import { encodeName } from '../../src/secrets/pki/x509/certificate.js';
-import { generateKeyPair } from '../../src/secrets/pki/x509/keys.js';
+import { encodeName } from '../../src/x509/certificate.js';
+import { generateKeyPair } from '../../src/x509/keys.js';
 import { AcmeTestClient, http01Server } from './acme-client.js';
 import { startPkiApp, type PkiTestApp } from './pki-app.js';
 

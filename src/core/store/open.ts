@@ -1,4 +1,4 @@
-import type { StoreSpec } from '../../config.js';
+import type { StoreSpec } from './url.js';
 import { migrate, openDatabase, type SqliteDb, type SyncMode } from '../database.js';
 import type { Db } from './port.js';
 import { PostgresDatabase } from './postgres.js';

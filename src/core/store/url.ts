@@ -1,3 +1,9 @@
+/** Which store holds the log: the embedded SQLite file, or a PostgreSQL database. */
+export type StoreSpec =
+  | { readonly kind: 'sqlite' }
+  /** A libpq connection URL; it may hold a password, so it is shown only through `redactUrl`. */
+  | { readonly kind: 'postgres'; readonly url: string };
+
 /** Whether a `--store` value names a PostgreSQL database (a libpq connection URL). */
 export const isPostgresUrl = (value: string): boolean => /^postgres(ql)?:\/\//i.test(value);
 

@@ -14,8 +14,8 @@ import { streams, type CrlConfig, type IssuerSettings, type TidyResult } from '.
 import type { Signer, UrlConfig } from './issuance.js';
 import { PkiQueries, type IssuerRow, type KeyRow } from './projection.js';
 import { PkiReads } from './reads.js';
-import { keySpecOf, signatureScheme, spkiDer } from './x509/keys.js';
-import { isSignedBy, parseCertificate, type ParsedCertificate } from './x509/parse.js';
+import { keySpecOf, signatureScheme, spkiDer } from '../../x509/keys.js';
+import { isSignedBy, parseCertificate, type ParsedCertificate } from '../../x509/parse.js';
 import type { MountTtls } from '../sys/projection.js';
 
 /** What the certificate authority needs from Keel's core (a subset of the composition root's Core). */

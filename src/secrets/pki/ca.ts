@@ -8,10 +8,10 @@ import { resolveNames } from './names.js';
 import { encodeIssued, issuedIdentity, formatOf, privateKeyFormatOf } from './present.js';
 import { defaultRole, type Role } from './role.js';
 import { resolveNotAfter } from './ttl.js';
-import { encodeName, pem, pemBlocks, randomSerial, type SubjectSpec } from './x509/certificate.js';
-import * as der from './x509/der.js';
-import * as ext from './x509/extensions.js';
-import { keyUsageBit, type NameConstraintSet } from './x509/extensions.js';
+import { encodeName, pem, pemBlocks, randomSerial, type SubjectSpec } from '../../x509/certificate.js';
+import * as der from '../../x509/der.js';
+import * as ext from '../../x509/extensions.js';
+import { keyUsageBit, type NameConstraintSet } from '../../x509/extensions.js';
 import {
   generateKeyPair,
   keySpecOf,
@@ -22,9 +22,9 @@ import {
   signatureScheme,
   signWith,
   spkiDer,
-} from './x509/keys.js';
-import { encodedKeyOf } from './x509/encoded-key.js';
-import { parseCertificate, type ParsedCertificate } from './x509/parse.js';
+} from '../../x509/keys.js';
+import { encodedKeyOf } from '../../x509/encoded-key.js';
+import { parseCertificate, type ParsedCertificate } from '../../x509/parse.js';
 import { rebuildCrl } from './crls.js';
 import type { FieldData } from '../fields.js';
 import type {

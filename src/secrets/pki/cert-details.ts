@@ -1,7 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import type { CertRow } from './projection.js';
-import { pemBlocks } from './x509/certificate.js';
-import { parseCertificate } from './x509/parse.js';
+import { pemBlocks } from '../../x509/certificate.js';
+import { parseCertificate } from '../../x509/parse.js';
 
 /** What `LIST certs/detailed` tells of one certificate (OpenBao's `key_info` entry). */
 export interface CertDetails {

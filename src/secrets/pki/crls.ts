@@ -4,7 +4,7 @@ import { crlDecider } from './deciders.js';
 import { streams } from './events.js';
 import type { Signer } from './issuance.js';
 import type { CrlRow, IssuerRow } from './projection.js';
-import { buildCrl } from './x509/crl.js';
+import { buildCrl } from '../../x509/crl.js';
 
 /**
  * Builds and signs the issuer's CRL from the revoked certificates in the read model and appends

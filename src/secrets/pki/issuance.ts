@@ -1,10 +1,10 @@
 import type { KeyObject } from 'node:crypto';
 import type { Role } from './role.js';
 import type { ResolvedNames } from './names.js';
-import { buildCertificate, encodeName, type SubjectSpec } from './x509/certificate.js';
-import * as ext from './x509/extensions.js';
-import { keyIdentifier, type SignatureScheme } from './x509/keys.js';
-import type { ParsedCertificate } from './x509/parse.js';
+import { buildCertificate, encodeName, type SubjectSpec } from '../../x509/certificate.js';
+import * as ext from '../../x509/extensions.js';
+import { keyIdentifier, type SignatureScheme } from '../../x509/keys.js';
+import type { ParsedCertificate } from '../../x509/parse.js';
 
 /** The mount's authority access URLs (`config/urls`), written into every certificate. */
 export interface UrlConfig {

@@ -7,10 +7,10 @@ import { encodeIssued, issuedIdentity, formatOf, privateKeyFormatOf } from './pr
 import { deepFreeze } from '../../core/read-memo.js';
 import { defaultRole, type Role } from './role.js';
 import { resolveNotAfter } from './ttl.js';
-import { pem, randomSerial, serialText } from './x509/certificate.js';
-import { generateEncodedKey, type EncodedKey } from './x509/encoded-key.js';
-import { normaliseKeySpec, type KeySpec } from './x509/keys.js';
-import { parseCertificate, parseCsr, type ParsedCsr } from './x509/parse.js';
+import { pem, randomSerial, serialText } from '../../x509/certificate.js';
+import { generateEncodedKey, type EncodedKey } from '../../x509/encoded-key.js';
+import { normaliseKeySpec, type KeySpec } from '../../x509/keys.js';
+import { parseCertificate, parseCsr, type ParsedCsr } from '../../x509/parse.js';
 import type { FieldData } from '../fields.js';
 import type { LEAF_REQUEST, PRIVATE_KEY_FORMAT } from './paths-fields.js';
 import type { IssueFields, SignFields } from './paths.js';

@@ -2,8 +2,8 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { ValidationError } from '../../core/errors.js';
 import { commonNameTypeAllowed, glob, isDnsName, nameAllowed, toAscii } from './policy.js';
 import type { Role } from './role.js';
-import { cidrBytes, ipBytes, type AltName } from './x509/extensions.js';
-import type { ParsedCsr } from './x509/parse.js';
+import { cidrBytes, ipBytes, type AltName } from '../../x509/extensions.js';
+import type { ParsedCsr } from '../../x509/parse.js';
 
 /** The naming parts of an issue or sign request, as parsed from its body. */
 export interface NameRequest {

@@ -1,7 +1,7 @@
 import type { Authority } from './authority.js';
 import type { Signer } from './issuance.js';
 import type { IssuerRow } from './projection.js';
-import { serialText } from './x509/certificate.js';
+import { serialText } from '../../x509/certificate.js';
 import {
   buildOcspResponse,
   namesIssuer,
@@ -9,7 +9,7 @@ import {
   parseOcspRequest,
   type OcspCertStatus,
   type OcspRequest,
-} from './x509/ocsp.js';
+} from '../../x509/ocsp.js';
 
 /** An answer to send: the HTTP status the reference uses with the DER OCSPResponse. */
 export interface OcspAnswer {

@@ -1,7 +1,7 @@
 import { ValidationError } from '../../core/errors.js';
-import { pem, pemBlocks } from './x509/certificate.js';
-import { privateKeyLabel, type EncodedKey } from './x509/encoded-key.js';
-import type { PrivateKeyFormat } from './x509/keys.js';
+import { pem, pemBlocks } from '../../x509/certificate.js';
+import { privateKeyLabel, type EncodedKey } from '../../x509/encoded-key.js';
+import type { PrivateKeyFormat } from '../../x509/keys.js';
 
 /** Output encodings of issuing endpoints. */
 export type Format = 'pem' | 'der' | 'pem_bundle';

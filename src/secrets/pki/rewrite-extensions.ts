@@ -1,14 +1,14 @@
 import { ValidationError } from '../../core/errors.js';
-import * as der from './x509/der.js';
-import * as ext from './x509/extensions.js';
+import * as der from '../../x509/der.js';
+import * as ext from '../../x509/extensions.js';
 import {
   OID,
   readBasicConstraints,
   readKeyUsage,
   readOidList,
   readTlsFeature,
-} from './x509/extension-values.js';
-import { readGeneralNames, type RawExtension } from './x509/parse.js';
+} from '../../x509/extension-values.js';
+import { readGeneralNames, type RawExtension } from '../../x509/parse.js';
 
 /**
  * Extensions someone else wrote (a CSR for sign-verbatim, a policy service's template), each read

@@ -1,8 +1,8 @@
 import { ValidationError } from '../../core/errors.js';
 import type { FieldData } from '../fields.js';
 import type { ROLE_FIELDS } from './paths-role.js';
-import { extKeyUsageOid, isOid } from './x509/extensions.js';
-import { normaliseKeySpec } from './x509/keys.js';
+import { extKeyUsageOid, isOid } from '../../x509/extensions.js';
+import { normaliseKeySpec } from '../../x509/keys.js';
 
 /** A role as stored and as read (`GET /roles/:name`), every field of research §1.1. */
 export interface Role {

@@ -14,9 +14,9 @@ import {
   pemBlocks,
   randomSerial,
   serialText,
-} from './x509/certificate.js';
-import * as ext from './x509/extensions.js';
-import { isSignedBy, parseCertificate } from './x509/parse.js';
+} from '../../x509/certificate.js';
+import * as ext from '../../x509/extensions.js';
+import { isSignedBy, parseCertificate } from '../../x509/parse.js';
 import type { FieldData } from '../fields.js';
 import type { SelfIssuedFields, SignIntermediateFields } from './paths.js';
 

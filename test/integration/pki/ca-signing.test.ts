@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseCertificatesPem, parseCsr } from '../../../src/secrets/pki/x509/parse.js';
+import { parseCertificatesPem, parseCsr } from '../../../src/x509/parse.js';
 import { openssl } from '../../support/pki-openssl.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 

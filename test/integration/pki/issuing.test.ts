@@ -1,8 +1,8 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPair, privateKeyPem } from '../../../src/secrets/pki/x509/keys.js';
+import { generateKeyPair, privateKeyPem } from '../../../src/x509/keys.js';
 import { buildCsr } from '../../../src/secrets/pki/ca.js';
-import { encodeName, pem } from '../../../src/secrets/pki/x509/certificate.js';
+import { encodeName, pem } from '../../../src/x509/certificate.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 
 let t: PkiTestApp;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultRole, roleToWire } from '../../../src/secrets/pki/role.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 import { fixtureRsaKey } from '../../support/pki-openssl.js';
-import { privateKeyPem } from '../../../src/secrets/pki/x509/keys.js';
+import { privateKeyPem } from '../../../src/x509/keys.js';
 import { expectEachProjectionRebuildsAlone } from '../../support/rebuild.js';
 
 let t: PkiTestApp;

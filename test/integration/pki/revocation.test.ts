@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 import { fixtureRsaKey } from '../../support/pki-openssl.js';
-import { privateKeyPem } from '../../../src/secrets/pki/x509/keys.js';
+import { privateKeyPem } from '../../../src/x509/keys.js';
 
 let t: PkiTestApp;
 beforeAll(async () => {

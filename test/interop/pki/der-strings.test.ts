@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../src/core/errors.js';
-import { encodeName } from '../../../src/secrets/pki/x509/certificate.js';
-import * as der from '../../../src/secrets/pki/x509/der.js';
+import { encodeName } from '../../../src/x509/certificate.js';
+import * as der from '../../../src/x509/der.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 import { openssl, scratch } from '../../support/pki-openssl.js';
 

@@ -98,7 +98,7 @@ describe('flattened JWS', () => {
     const signed = jws(k, { jwk: k.jwk, crit: ['b64'], b64: false }, { a: 1 });
     expect(kindOf(() => parseJws(body(signed)))).toBe('malformed');
     const good = jws(k, { jwk: k.jwk }, { a: 1 });
-    const raw = Buffer.from(good.signature, 'base64url');
+    const raw = Buffer.from(good.signature ?? '', 'base64url');
     const int = (b: Buffer) => {
       const v = b[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b;
       return Buffer.concat([Buffer.from([0x02, v.length]), v]);

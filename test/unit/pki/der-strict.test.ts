@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DerError, parseDer } from '../../../src/secrets/pki/x509/der-read.js';
+import { DerError, parseDer } from '../../../src/x509/der-read.js';
 
 /**
  * Keel's DER reader against an oracle it did not write: trees generated with a record of every

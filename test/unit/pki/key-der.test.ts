@@ -7,16 +7,16 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { generateEncodedKey, privateKeyLabel } from '../../../src/secrets/pki/x509/encoded-key.js';
-import { pem } from '../../../src/secrets/pki/x509/certificate.js';
-import * as der from '../../../src/secrets/pki/x509/der.js';
-import { curveOf, ecPrivateDer, jwkFromSpki } from '../../../src/secrets/pki/x509/key-der.js';
+import { generateEncodedKey, privateKeyLabel } from '../../../src/x509/encoded-key.js';
+import { pem } from '../../../src/x509/certificate.js';
+import * as der from '../../../src/x509/der.js';
+import { curveOf, ecPrivateDer, jwkFromSpki } from '../../../src/x509/key-der.js';
 import {
   keySpecOf,
   privateKeyPem,
   publicKeyFromSpki,
   type KeySpec,
-} from '../../../src/secrets/pki/x509/keys.js';
+} from '../../../src/x509/keys.js';
 import { fixtureRsaKey } from '../../support/pki-openssl.js';
 
 const nativeType = (spec: KeySpec) =>

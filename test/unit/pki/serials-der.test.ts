@@ -7,8 +7,8 @@ import {
   pemBlocks,
   randomSerial,
   serialText,
-} from '../../../src/secrets/pki/x509/certificate.js';
-import * as der from '../../../src/secrets/pki/x509/der.js';
+} from '../../../src/x509/certificate.js';
+import * as der from '../../../src/x509/der.js';
 
 describe('serials', () => {
   it('are positive, at most 159 bits, minimal bytes, colon hex', () => {

@@ -1,7 +1,7 @@
 import { isKeelError } from '../../../core/errors.js';
 import { revoke } from '../revoke.js';
-import { parseCertificate } from '../x509/parse.js';
-import { spkiDer } from '../x509/keys.js';
+import { parseCertificate } from '../../../x509/parse.js';
+import { spkiDer } from '../../../x509/keys.js';
 import { keyOf } from './jws.js';
 import { AcmeProblem, malformed, otherDirectory, unauthorized } from './problem.js';
 import { directoryName } from './directory.js';

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { request } from 'node:http';
 import { connect } from 'node:tls';
-import { parseCertificate } from '../x509/parse.js';
+import { parseCertificate } from '../../../x509/parse.js';
 import type { AcmeErrorType } from './problem.js';
 import type { AcmeChallengeType, AcmeIdentifier } from './events.js';
 

@@ -2,10 +2,10 @@ import { ValidationError } from '../../../core/errors.js';
 import type { Sealed } from '../../../core/seal.js';
 import { compile } from '@jmespath-community/jmespath';
 import { field, declarePath, type FieldData } from '../../fields.js';
-import { pemBlocks } from '../x509/certificate.js';
-import { parsePrivateKey } from '../x509/keys.js';
-import { keysMatch } from '../x509/keys.js';
-import { parseCertificate } from '../x509/parse.js';
+import { pemBlocks } from '../../../x509/certificate.js';
+import { parsePrivateKey } from '../../../x509/keys.js';
+import { keysMatch } from '../../../x509/keys.js';
+import { parseCertificate } from '../../../x509/parse.js';
 
 /**
  * `config/external-policy`: where the certificate issuance policy service (the reference's CIEPS)

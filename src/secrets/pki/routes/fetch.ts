@@ -4,7 +4,7 @@ import { NotFoundError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
 import { certDetails, type CertDetails } from '../cert-details.js';
 import type { IssuerRow } from '../projection.js';
-import { normaliseSerial, pem, pemBlocks } from '../x509/certificate.js';
+import { normaliseSerial, pem, pemBlocks } from '../../../x509/certificate.js';
 import { param, send, sendKeys, sendRaw, type RouteScope } from './common.js';
 
 const derOf = (pemText: string) => pemBlocks(pemText)[0]?.der;

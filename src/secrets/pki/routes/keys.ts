@@ -5,14 +5,14 @@ import { checkKeyName, type PkiService } from '../service.js';
 import { keyPathType } from '../ca.js';
 import { CONFIG_KEYS, KEY, KEYS_GENERATE, KEYS_IMPORT } from '../paths.js';
 import type { KeyRow } from '../projection.js';
-import { pemBlocks } from '../x509/certificate.js';
+import { pemBlocks } from '../../../x509/certificate.js';
 import {
   generateKeyPair,
   normaliseKeySpec,
   parsePrivateKey,
   privateKeyPem,
   spkiDer,
-} from '../x509/keys.js';
+} from '../../../x509/keys.js';
 import { fields, reply, meta, param, send, sendKeys, type RouteScope } from './common.js';
 
 const keyView = (k: KeyRow) => ({
