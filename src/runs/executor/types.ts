@@ -115,7 +115,8 @@ export interface OutputChange {
   actions: Action[];
   before: Json;
   after: Json;
-  after_unknown: boolean;
+  /** `true`, `false`, or for a partly known collection the mask of its unknown parts. */
+  after_unknown: Json;
   before_sensitive: boolean;
   after_sensitive: boolean;
 }

@@ -88,7 +88,7 @@ function comparablePlan(plan: PlanJson): Comparable {
           name,
           {
             actions: c.actions,
-            after: c.after ?? null,
+            after: named(c.after ?? null),
             after_unknown: c.after_unknown,
             after_sensitive: c.after_sensitive,
           },
@@ -115,7 +115,7 @@ function comparableState(state: StateV4): Comparable {
         .sort(([a], [b]) => a.localeCompare(b))
         .map(([name, o]) => [
           name,
-          { value: o.value, type: o.type ?? null, sensitive: o.sensitive === true },
+          { value: named(o.value), type: o.type ?? null, sensitive: o.sensitive === true },
         ]),
     ),
   };

@@ -144,6 +144,33 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  input = "x"') + 'output "s" {\n  value = "shh"\n  sensitive = true\n}\n',
     data('a', '  input = "x"') + 'output "s" {\n  value = "hush"\n  sensitive = true\n}\n',
   ),
+  two(
+    'number variable from a string',
+    'variable "n" {\n  type = number\n  default = "5"\n}\n' + data('a', '  input = var.n'),
+    'variable "n" {\n  type = number\n  default = "6"\n}\n' + data('a', '  input = var.n'),
+  ),
+  two(
+    'null default',
+    'variable "v" {\n  default = null\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  default = "set"\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'count zero, then two',
+    data('a', '  count = 0\n  input = "x"'),
+    data('a', '  count = 2\n  input = "x"'),
+  ),
+  two(
+    'heredoc with interpolation',
+    'variable "who" {\n  default = "world"\n}\n' +
+      data('a', '  input = <<EOT\nhello ${var.who}\nEOT'),
+    'variable "who" {\n  default = "there"\n}\n' +
+      data('a', '  input = <<EOT\nhello ${var.who}\nEOT'),
+  ),
+  two(
+    'a nested block where an argument belongs',
+    data('a', '  input = "x"'),
+    data('a', '  input {\n    a = 1\n  }'),
+  ),
   // --- references between resources -------------------------------------------------------
   two(
     'reference to another resource',
@@ -167,6 +194,25 @@ export const CORPUS: CorpusCase[] = [
       data('b', '  input = terraform_data.a[1].input'),
     data('a', '  count = 2\n  input = "y${count.index}"') +
       data('b', '  input = terraform_data.a[1].input'),
+  ),
+  two(
+    'local from a resource attribute',
+    data('a', '  input = "x"') +
+      'locals {\n  out = terraform_data.a.output\n}\noutput "o" {\n  value = local.out\n}\n',
+    data('a', '  input = "y"') +
+      'locals {\n  out = terraform_data.a.output\n}\noutput "o" {\n  value = local.out\n}\n',
+  ),
+  two(
+    'output of a whole resource',
+    data('a', '  input = "x"') + 'output "all" {\n  value = terraform_data.a\n}\n',
+    data('a', '  input = "y"') + 'output "all" {\n  value = terraform_data.a\n}\n',
+  ),
+  two(
+    'output of a counted resource list',
+    data('a', '  count = 2\n  input = "x${count.index}"') +
+      'output "all" {\n  value = terraform_data.a\n}\n',
+    data('a', '  count = 1\n  input = "x${count.index}"') +
+      'output "all" {\n  value = terraform_data.a\n}\n',
   ),
   // --- expressions ----------------------------------------------------------------------------
   two('function call', data('a', '  input = upper("x")'), data('a', '  input = upper("y")')),

@@ -142,7 +142,7 @@ export async function loadConfiguration(files: ConfigFiles): Promise<ConfigModel
     } catch (error) {
       throw diagnostic(error, text);
     }
-    collect(model, blocks, file);
+    collect(model, blocks, file, text);
   }
   refuseSensitiveFlows(model);
   for (const target of model.imports) {
@@ -200,7 +200,7 @@ function refuseSensitiveFlows(model: ConfigModel): void {
       );
 }
 
-function collect(model: ConfigModel, blocks: Blocks, file: string): void {
+function collect(model: ConfigModel, blocks: Blocks, file: string, text: string): void {
   for (const [kind, content] of Object.entries(blocks)) {
     if (IGNORED.has(kind)) continue;
     const refused = REFUSED_BLOCKS[kind];
@@ -210,7 +210,7 @@ function collect(model: ConfigModel, blocks: Blocks, file: string): void {
         for (const [type, named] of Object.entries(asRecord(content))) {
           for (const [name, list] of Object.entries(asRecord(named))) {
             for (const body of bodies(list))
-              model.resources.push(resourceBlock(model, type, name, body, file));
+              model.resources.push(resourceBlock(model, type, name, body, file, text));
           }
         }
         break;
@@ -298,6 +298,7 @@ function resourceBlock(
   name: string,
   body: Record<string, Json>,
   file: string,
+  text: string,
 ): ResourceBlock {
   const address = `${type}.${name}`;
   if (model.resources.some((r) => r.address === address)) {
@@ -308,6 +309,20 @@ function resourceBlock(
   }
   for (const [key, what] of Object.entries(REFUSED_META))
     if (key in body) throw unsupported(what, `${address}, ${file}`);
+  // The parser gives a nested block and a list of objects the same form: `terraform_data` has
+  // no blocks, so a name written as a block (`input { … }`) is refused as terraform refuses it.
+  if (type === TERRAFORM_DATA)
+    for (const [key, value] of Object.entries(body))
+      if (
+        !META.has(key) &&
+        Array.isArray(value) &&
+        value.every((v) => v !== null && typeof v === 'object' && !Array.isArray(v)) &&
+        new RegExp(`(^|\\n)\\s*${key}\\s*\\{`).test(text)
+      )
+        throw new ConfigurationError(
+          'Unsupported block type',
+          `Blocks of type "${key}" are not expected here. (${address}, ${file})`,
+        );
   // An empty lifecycle block changes nothing; any argument in it changes how terraform plans.
   for (const lifecycle of bodies(body.lifecycle))
     for (const key of Object.keys(lifecycle))

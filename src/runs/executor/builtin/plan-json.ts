@@ -119,7 +119,8 @@ export function planJson(
       actions: outputActions(o),
       before: o.before ?? null,
       after: after.value,
-      after_unknown: after.unknown !== false,
+      // A partly known output is masked as a resource is (terraform's unknownAsBool).
+      after_unknown: o.after !== undefined && hasUnknown(o.after) ? unknownMask(o.after) : false,
       before_sensitive: o.sensitive,
       after_sensitive: o.sensitive,
     };
