@@ -101,7 +101,7 @@ export const notificationProjection: Projection = {
       CREATE TABLE IF NOT EXISTS ${T.deliveries} (config_id TEXT NOT NULL, delivery TEXT NOT NULL,
         attempt INTEGER NOT NULL, trigger TEXT NOT NULL, url TEXT NOT NULL, payload TEXT NOT NULL,
         sent_at TEXT NOT NULL, code INTEGER, body TEXT NOT NULL, successful INTEGER NOT NULL,
-        PRIMARY KEY (config_id, delivery, attempt));
+        position INTEGER NOT NULL, PRIMARY KEY (config_id, delivery, attempt));
     `);
     const s = {
       insert:
@@ -114,9 +114,9 @@ export const notificationProjection: Projection = {
       remove: db.prepare(`DELETE FROM ${T.configs} WHERE id = ?`),
       removeDeliveries: db.prepare(`DELETE FROM ${T.deliveries} WHERE config_id = ?`),
       workspaceGone: db.prepare(`SELECT id FROM ${T.configs} WHERE workspace_id = ?`),
-      delivery: db.prepare(`INSERT OR REPLACE INTO ${T.deliveries}
-        (config_id, delivery, attempt, trigger, url, payload, sent_at, code, body, successful)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+      delivery: db.prepare(`INSERT OR IGNORE INTO ${T.deliveries}
+        (config_id, delivery, attempt, trigger, url, payload, sent_at, code, body, successful, position)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     };
     return (event: StoredEvent) => {
       if (event.type === 'WorkspaceDeleted') {
@@ -175,6 +175,7 @@ export const notificationProjection: Projection = {
             d.code,
             d.body,
             d.successful ? 1 : 0,
+            e.position,
           );
           return;
         }
@@ -213,7 +214,7 @@ export class NotificationQueries {
   recent(configId: string, limit = 10): DeliveryRow[] {
     return (
       this.sql(
-        `SELECT * FROM ${T.deliveries} WHERE config_id = ? ORDER BY rowid DESC LIMIT ?`,
+        `SELECT * FROM ${T.deliveries} WHERE config_id = ? ORDER BY position DESC LIMIT ?`,
       ).all(configId, limit) as DeliveryDb[]
     ).map(toDelivery);
   }
