@@ -121,13 +121,13 @@ export function tokenRoleRoutes(r: Router, deps: SysRouteDeps): void {
     sendVault(ctx, { keys });
   });
   r.get('/auth/token/roles/:role_name', (ctx) => {
-    const name = ctx.params.role_name!;
+    const name = ctx.params.role_name!.toLowerCase();
     const role = queries.tokenRole(name);
     if (role === undefined) throw new NotFoundError('');
     sendVault(ctx, roleView(name, role));
   });
   r.post('/auth/token/roles/:role_name', (ctx) => {
-    const name = ctx.params.role_name!;
+    const name = ctx.params.role_name!.toLowerCase();
     const d = parseFields(TOKEN_ROLE, requestData(ctx), { role_name: name });
     // A write changes what it names and keeps the rest, as the reference updates a role.
     const s: TokenRoleSettings = { ...(queries.tokenRole(name) ?? NEW_ROLE) };

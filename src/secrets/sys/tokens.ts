@@ -171,7 +171,8 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
       inPath === undefined
         ? parseFields(TOKEN_CREATE, requestData(ctx))
         : parseFields(TOKEN_CREATE_ROLE, requestData(ctx), { role_name: inPath });
-    const roleName = fields.get('role_name') || undefined;
+    // Role names are case-insensitive, as in the reference.
+    const roleName = fields.get('role_name')?.toLowerCase() || undefined;
     const role = roleName === undefined ? undefined : queries.tokenRole(roleName);
     if (roleName !== undefined && role === undefined)
       throw new ValidationError(`unknown role ${roleName}`);
@@ -220,7 +221,12 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
         renewable: fields.get('renewable') !== false && (role?.renewable ?? true),
         explicitMaxTtl,
         period,
-        ...(roleName === undefined ? {} : { role: roleName }),
+        ...(roleName === undefined
+          ? {}
+          : {
+              role: roleName,
+              path: `auth/token/create/${roleName}${role?.path_suffix ? `/${role.path_suffix}` : ''}`,
+            }),
       },
       deps.metadata(ctx),
     );

@@ -131,11 +131,12 @@ describe('token roles', () => {
     await v1('POST', 'sys/policies/acl/ops', {
       policy: 'path "aws/*" { capabilities = ["read"] }',
     });
-    const w = await v1('POST', 'auth/token/roles/ops', {
+    const w = await v1('POST', 'auth/token/roles/OPS', {
       allowed_policies: 'ops',
       orphan: true,
       renewable: false,
       token_period: '1h',
+      path_suffix: 'ci',
     });
     expect(w.status, w.text).toBe(204);
     expect((await v1('GET', 'auth/token/roles?list=true')).data).toEqual({ keys: ['ops'] });
@@ -154,7 +155,7 @@ describe('token roles', () => {
     });
     expect(await lookup(made.auth.client_token)).toMatchObject({
       role: 'ops',
-      path: 'auth/token/create/ops',
+      path: 'auth/token/create/ops/ci',
       period: 3600,
     });
     const outside = await v1('POST', 'auth/token/create', { role_name: 'ops', policies: ['root'] });
