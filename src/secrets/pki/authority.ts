@@ -182,6 +182,19 @@ export class Authority {
   }
 
   /** The signer for an issuer, refusing issuers without a key or without the needed usage. */
+  /** Whether the issuer can sign for `usage` here: its key is in this mount and it has the usage. */
+  canSign(
+    mount: string,
+    issuer: IssuerRow,
+    usage: 'issuing-certificates' | 'crl-signing' | 'ocsp-signing',
+  ): boolean {
+    return (
+      issuer.key_id !== '' &&
+      this.#reads.key(mount, issuer.key_id) !== undefined &&
+      issuer.settings.usage.includes(usage)
+    );
+  }
+
   signer(
     mount: string,
     issuer: IssuerRow,

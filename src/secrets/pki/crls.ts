@@ -2,7 +2,6 @@ import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { crlDecider } from './deciders.js';
 import { streams } from './events.js';
-import type { Signer } from './issuance.js';
 import type { CrlRow, IssuerRow } from './projection.js';
 import { buildCrl } from '../../x509/crl.js';
 
@@ -47,12 +46,10 @@ function appendCrl(
   base: CrlRow | undefined,
 ): void {
   const config = authority.crlConfig(mount);
-  let signer: Signer;
-  try {
-    signer = authority.signer(mount, issuer, 'crl-signing');
-  } catch {
-    return;
-  }
+  // An issuer without its key here, or without the crl-signing usage, has no CRL of its own;
+  // any other failure to sign is an error the caller sees, not a CRL quietly left stale.
+  if (!authority.canSign(mount, issuer, 'crl-signing')) return;
+  const signer = authority.signer(mount, issuer, 'crl-signing');
   const now = authority.core.clock.now();
   // A delta lists what was revoked at or after its base's thisUpdate: a revocation in that same
   // instant may be in both, which RFC 5280 allows.
