@@ -133,13 +133,100 @@ function taskStages(runId) {
   });
 }
 
-/** The state versions the run's apply recorded, from the apply's `state-versions`. */
-function stateVersions(apply) {
-  return section('State versions', async () => {
+/** Which tab of a run's outputs and state the reader chose, by run: kept across live updates. */
+const chosenTabs = new Map();
+
+/**
+ * Tabs (`[key, label, content]`), the reader's choice kept by `chosenTabs` under `id`. The tabs
+ * are a WAI-ARIA tab list: arrow keys, Home and End move between them.
+ */
+function tabs(id, label, panes) {
+  const current = chosenTabs.get(id) ?? panes[0][0];
+  const list = h('div', { role: 'tablist', 'aria-label': label, class: 'tabs' });
+  const panels = [];
+  const buttons = panes.map(([key, name, content]) => {
+    const on = key === current;
+    const tab = h(
+      'button',
+      {
+        type: 'button',
+        role: 'tab',
+        id: `tab-${key}`,
+        'aria-selected': String(on),
+        'aria-controls': `panel-${key}`,
+        tabindex: on ? 0 : -1,
+      },
+      name,
+    );
+    panels.push(
+      h(
+        'div',
+        { role: 'tabpanel', id: `panel-${key}`, 'aria-labelledby': `tab-${key}`, hidden: !on },
+        content,
+      ),
+    );
+    return tab;
+  });
+  const select = (i) => {
+    chosenTabs.set(id, panes[i][0]);
+    buttons.forEach((b, k) => {
+      b.setAttribute('aria-selected', String(k === i));
+      b.setAttribute('tabindex', k === i ? '0' : '-1');
+      panels[k].hidden = k !== i;
+    });
+    buttons[i].focus();
+  };
+  buttons.forEach((b, i) => {
+    b.addEventListener('click', () => select(i));
+    b.addEventListener('keydown', (ev) => {
+      const n = buttons.length;
+      const to = { ArrowRight: (i + 1) % n, ArrowLeft: (i + n - 1) % n, Home: 0, End: n - 1 }[
+        ev.key
+      ];
+      if (to === undefined) return;
+      ev.preventDefault();
+      select(to);
+    });
+  });
+  list.append(...buttons);
+  return [list, ...panels];
+}
+
+/** A state version's outputs (a sensitive one is named, never shown). */
+async function outputs(svId) {
+  const list = (await api(`state-versions/${enc(svId)}/outputs`)).data;
+  return table(
+    'Outputs',
+    ['Name', 'Type', 'Value'],
+    list.map((o) => [
+      h('code', {}, o.attributes.name),
+      o.attributes['detailed-type'] === undefined
+        ? (o.attributes.type ?? '')
+        : JSON.stringify(o.attributes['detailed-type']).replace(/^"|"$/g, ''),
+      o.attributes.sensitive
+        ? h('em', {}, 'sensitive — not shown')
+        : h(
+            'code',
+            {},
+            typeof o.attributes.value === 'string'
+              ? o.attributes.value
+              : JSON.stringify(o.attributes.value),
+          ),
+    ]),
+    { columns: ['nowrap', 'nowrap', ''], empty: 'The configuration declares no outputs.' },
+  );
+}
+
+/**
+ * What the run's apply left: the outputs of the last state version it recorded, and the state
+ * versions themselves (from the apply's `state-versions`), each downloadable, in two tabs.
+ */
+function stateVersions(runId, apply) {
+  return section('Outputs and state', async () => {
     const refs = apply?.data?.relationships?.['state-versions']?.data ?? [];
     if (refs.length === 0) return null;
     const versions = await Promise.all(refs.map((r) => api(`state-versions/${enc(r.id)}`)));
-    return table(
+    const state = table(
       'State versions this run recorded',
       ['State version', 'Serial', 'Created', ''],
       versions.map(({ data: sv }) => [
@@ -154,6 +241,10 @@ function stateVersions(apply) {
         ),
       ]),
     );
+    return tabs(runId, 'Outputs and state', [
+      ['outputs', 'Outputs', await outputs(refs.at(-1).id)],
+      ['state', 'State', state],
+    ]);
   });
 }
 
@@ -203,7 +294,7 @@ export async function runSections(runId, apply, status, after) {
     costEstimate(runId),
     policyChecks(runId, status, after),
     taskStages(runId),
-    stateVersions(apply),
+    stateVersions(runId, apply),
   ]);
   return parts.filter(Boolean);
 }

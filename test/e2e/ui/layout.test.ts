@@ -256,7 +256,7 @@ describe('at a phone and a laptop width', () => {
       await b.screenshot(`layout-workspace-${width}`);
     });
 
-    it(`a run's trigger, stages with durations, and folding logs at ${width} px`, async () => {
+    it(`a run's trigger, stages with durations, folding logs, outputs and state at ${width} px`, async () => {
       const { page } = b;
       await page.setViewportSize({ width, height });
       await page.goto(`${d.url}/ui/#/runs/${runId}`);
@@ -277,6 +277,22 @@ describe('at a phone and a laptop width', () => {
       await plan.locator('summary').click();
       await page.locator('#plan-log').waitFor();
       expect(await page.locator('#apply-log').textContent()).toContain('Apply complete!');
+      // What the apply left, in tabs: its outputs first, then the state versions (a tab chosen
+      // earlier stays chosen).
+      await page.getByRole('tab', { name: 'Outputs' }).click();
+      const outputs = page.getByRole('region', { name: 'Outputs', exact: true });
+      await expect
+        .poll(() => outputs.locator('tbody tr').first().textContent())
+        .toBe('greetingstringhello');
+      const stateTab = page.getByRole('tab', { name: 'State' });
+      await stateTab.focus();
+      await page.keyboard.press('ArrowLeft');
+      expect(await page.getByRole('tab', { name: 'Outputs' }).getAttribute('aria-selected')).toBe(
+        'true',
+      );
+      await page.keyboard.press('ArrowRight');
+      expect(await stateTab.getAttribute('aria-selected')).toBe('true');
+      expect(await outputs.isVisible()).toBe(false);
       // The state version's download button keeps to one line.
       const download = page.getByRole('button', { name: /^Download state / });
       const box = await download.evaluate((el) => ({

@@ -217,6 +217,7 @@ describe('the run page', () => {
     const svs = apply.relationships!['state-versions']!.data as { id: string }[];
     expect(svs).toHaveLength(1);
     const sv = await get(`state-versions/${svs[0]!.id}`);
+    await page.getByRole('tab', { name: 'State' }).click();
     const versions = page.getByRole('region', { name: 'State versions this run recorded' });
     await expect.poll(() => versions.textContent()).toContain(sv.id);
     const [file] = await Promise.all([
@@ -265,16 +266,17 @@ describe('the run page', () => {
     await expect.poll(() => page.locator('#run-status').textContent()).toBe('planned');
     await page.getByRole('region', { name: 'Comments' }).getByText('No comments yet.').waitFor();
     expect(await page.locator('#run-summary').textContent()).toContain('Triggered via API');
-    for (const name of ['Cost estimate', 'Policy checks', 'Run tasks', 'State versions'])
+    for (const name of ['Cost estimate', 'Policy checks', 'Run tasks', 'Outputs and state'])
       expect(await page.getByRole('region', { name, exact: true }).count(), name).toBe(0);
   });
 
   for (const [width, height] of WIDTHS) {
     it(`fits ${width} px with every section, labelled and readable`, async () => {
       await b.page.setViewportSize({ width, height });
-      await ui.checkView('run', `runs/${runId}`, width, () =>
-        b.page.getByRole('region', { name: 'State versions this run recorded' }).waitFor(),
-      );
+      await ui.checkView('run', `runs/${runId}`, width, async () => {
+        await b.page.getByRole('tab', { name: 'State' }).click();
+        await b.page.getByRole('region', { name: 'State versions this run recorded' }).waitFor();
+      });
     });
   }
 });
