@@ -317,7 +317,9 @@ export function ask(question, action) {
  * in `status` — the API's error words on a refusal — then calls `after`.
  */
 export function actionButton(label, act, { confirm, status, after } = {}) {
-  const button = h('button', { type: 'button' }, label);
+  // What takes something away (revoke, delete, discard, cancel) is marked as such.
+  const caution = /^(Revoke|Delete|Discard|Cancel|Force|Remove)/.test(label);
+  const button = h('button', { type: 'button', class: caution ? 'caution' : undefined }, label);
   button.addEventListener('click', async () => {
     if (confirm && !(await ask(confirm[0], confirm[1]))) return;
     button.disabled = true;

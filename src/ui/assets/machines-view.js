@@ -2,7 +2,7 @@
 // drawn on the state itself, the run lifecycle first. A diagram opens at a legible size around
 // the states where streams are; live updates change only the counts, never the reader's place.
 import { enc, h, problem, table, v1 } from './lib.js';
-import { centreOn, svgNode } from './stream-view.js';
+import { centreOn, svgNode, zoomControls } from './stream-view.js';
 
 /** Machines in the order a reader looks for them: runs, then secrets, then ACME's parts. */
 const ORDER = [
@@ -24,9 +24,6 @@ const rank = (name) => {
 
 export const byReadingOrder = (a, b) => rank(a.name) - rank(b.name) || a.name.localeCompare(b.name);
 
-/** Graphviz draws state labels at 11 pt: below this scale they would be under 10 px tall. */
-const LEGIBLE = 0.7;
-const PX_PER_PT = 96 / 72;
 /** Room around the drawing for the badges on its outermost states (SVG units). */
 const BADGE_ROOM = 12;
 
@@ -99,39 +96,6 @@ function makeRoom(svg) {
     'viewBox',
     `${box.x} ${box.y - BADGE_ROOM} ${box.width + BADGE_ROOM} ${box.height + BADGE_ROOM}`,
   );
-}
-
-/**
- * Zoom controls for a diagram's frame. `fit` scales the drawing to the frame, but never below
- * the legible size: a large machine then scrolls (pans) inside its frame instead.
- */
-function zoom(figure) {
-  let scale = 1;
-  const apply = (next) => {
-    const svg = figure.querySelector('svg');
-    const box = svg?.viewBox.baseVal;
-    if (!box || box.width === 0) return;
-    scale = Math.min(4, Math.max(LEGIBLE, next));
-    svg.setAttribute('width', `${Math.round(box.width * PX_PER_PT * scale)}px`);
-    svg.setAttribute('height', `${Math.round(box.height * PX_PER_PT * scale)}px`);
-  };
-  const fit = () => {
-    const svg = figure.querySelector('svg');
-    const box = svg?.viewBox.baseVal;
-    if (!box || box.width === 0) return;
-    const room = figure.clientWidth - 2;
-    apply(Math.min(1, room / (box.width * PX_PER_PT)));
-  };
-  const button = (label, act) => h('button', { type: 'button', onclick: act }, label);
-  const controls = h(
-    'div',
-    { class: 'buttons zoom', role: 'group', 'aria-label': 'Diagram size' },
-    button('Zoom in', () => apply(scale * 1.25)),
-    button('Zoom out', () => apply(scale / 1.25)),
-    button('Actual size', () => apply(1)),
-    button('Fit to frame', fit),
-  );
-  return { controls, fit };
 }
 
 /** Scroll the frame to the states that hold streams (or to the start when none does). */
@@ -235,7 +199,7 @@ export function machines(container) {
     const caption = h('p', { class: 'diagram-summary' });
     const link = h('p', {});
     const counts = h('div', {});
-    const { controls, fit } = zoom(figure);
+    const { controls, fit } = zoomControls(figure);
     shown.set(m.name, { figure, fit, caption, link, counts });
     return h(
       'section',

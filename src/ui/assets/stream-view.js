@@ -45,50 +45,40 @@ export function centreOn(figure, node) {
   figure.scrollTop += n.top - f.top - (f.height - n.height) / 2;
 }
 
+/** Graphviz draws state labels at 11 pt: below this scale they would be under 10 px tall. */
+const LEGIBLE = 0.7;
+const PX_PER_PT = 96 / 72;
+
 /**
  * Zoom controls for a diagram's frame: larger, smaller, Graphviz's own size, and fitted to the
- * frame. The frame scrolls (pans) at any size; labels stay legible at the default.
+ * frame's width — but never below the legible size: a large machine then scrolls (pans) inside
+ * its frame instead. `fit` is the last, for a view to open with.
  */
-export function fitButton(figure) {
+export function zoomControls(figure) {
   let scale = 1;
-  const fit = h(
-    'button',
-    { type: 'button', class: 'fit', 'aria-pressed': 'false' },
-    'Fit diagram to frame',
-  );
-  fit.addEventListener('click', () => {
-    const on = figure.classList.toggle('fit');
-    fit.setAttribute('aria-pressed', String(on));
-  });
-  const apply = () => {
+  const apply = (next) => {
     const svg = figure.querySelector('svg');
-    if (!svg) return;
-    figure.classList.remove('fit');
-    fit.setAttribute('aria-pressed', 'false');
-    const box = svg.viewBox.baseVal;
-    if (box && box.width > 0) {
-      svg.setAttribute('width', `${box.width * scale}pt`);
-      svg.setAttribute('height', `${box.height * scale}pt`);
-    }
+    const box = svg?.viewBox.baseVal;
+    if (!box || box.width === 0) return;
+    scale = Math.min(4, Math.max(LEGIBLE, next));
+    svg.setAttribute('width', `${Math.round(box.width * PX_PER_PT * scale)}px`);
+    svg.setAttribute('height', `${Math.round(box.height * PX_PER_PT * scale)}px`);
+  };
+  const fit = () => {
+    const box = figure.querySelector('svg')?.viewBox.baseVal;
+    if (!box || box.width === 0) return;
+    apply(Math.min(1, (figure.clientWidth - 2) / (box.width * PX_PER_PT)));
   };
   const button = (label, act) => h('button', { type: 'button', onclick: act }, label);
-  return h(
+  const controls = h(
     'div',
     { class: 'buttons zoom', role: 'group', 'aria-label': 'Diagram size' },
-    button('Zoom in', () => {
-      scale = Math.min(4, scale * 1.25);
-      apply();
-    }),
-    button('Zoom out', () => {
-      scale = Math.max(0.25, scale / 1.25);
-      apply();
-    }),
-    button('Actual size', () => {
-      scale = 1;
-      apply();
-    }),
-    fit,
+    button('Zoom in', () => apply(scale * 1.25)),
+    button('Zoom out', () => apply(scale / 1.25)),
+    button('Actual size', () => apply(1)),
+    button('Fit to frame', fit),
   );
+  return { controls, fit };
 }
 
 const actorText = (a) => (a ? `${a.name} (${a.accessor})` : '—');
@@ -141,7 +131,7 @@ export function streamView(container, stream) {
     status,
     h('div', { class: 'slider' }, sliderLabel, slider),
     caption,
-    h('div', { class: 'buttons' }, scope, fitButton(figure)),
+    h('div', { class: 'buttons' }, scope, zoomControls(figure).controls),
     figure,
     // Wider than a phone: it scrolls sideways in its own region, never the page.
     h(
