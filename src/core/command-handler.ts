@@ -2,6 +2,7 @@ import type { EventStore } from './event-store.js';
 import { ConcurrencyError, IllegalTransitionError } from './errors.js';
 import type { AuditMetadata, NewEvent, StoredEvent } from './events.js';
 import type { Clock } from './clock.js';
+import { Lru } from './lru.js';
 
 /**
  * How a stream's events fold into a state, and which proposed events that state allows.
@@ -30,7 +31,7 @@ const CACHE_LIMIT = 10_000;
 export class CommandHandler {
   readonly #store: EventStore;
   readonly #clock: Clock;
-  readonly #cache = new WeakMap<object, Map<string, { version: number; state: unknown }>>();
+  readonly #cache = new WeakMap<object, Lru<string, { version: number; state: unknown }>>();
 
   constructor(store: EventStore, clock: Clock) {
     this.#store = store;
@@ -52,7 +53,7 @@ export class CommandHandler {
     const events = this.#store.readStream(stream) as StoredEvent<E>[];
     for (const e of events) state = decider.evolve(state, e);
     const loaded = { state, version: events.at(-1)?.version ?? 0 };
-    this.#remember(cache, stream, loaded);
+    cache.set(stream, loaded);
     return loaded;
   }
 
@@ -115,7 +116,7 @@ export class CommandHandler {
       let folded = state;
       for (const e of events) folded = decider.evolve(folded, e);
       const newVersion = version + events.length;
-      this.#remember(cache, stream, { state: folded, version: newVersion });
+      cache.set(stream, { state: folded, version: newVersion });
       return { events, state: folded, version: newVersion };
     }
   }
@@ -165,25 +166,12 @@ export class CommandHandler {
     };
   }
 
-  #cacheFor(decider: object): Map<string, { version: number; state: unknown }> {
+  #cacheFor(decider: object): Lru<string, { version: number; state: unknown }> {
     let cache = this.#cache.get(decider);
     if (cache === undefined) {
-      cache = new Map();
+      cache = new Lru(CACHE_LIMIT);
       this.#cache.set(decider, cache);
     }
     return cache;
-  }
-
-  #remember(
-    cache: Map<string, { version: number; state: unknown }>,
-    stream: string,
-    entry: { version: number; state: unknown },
-  ): void {
-    cache.delete(stream);
-    cache.set(stream, entry);
-    if (cache.size > CACHE_LIMIT) {
-      const oldest = cache.keys().next();
-      if (oldest.done !== true) cache.delete(oldest.value);
-    }
   }
 }

@@ -4,6 +4,7 @@ import { canonicalJson } from './canonical.js';
 import type { Db } from './database.js';
 import { ConcurrencyError } from './errors.js';
 import type { AuditMetadata, NewEvent, StoredEvent } from './events.js';
+import { Lru } from './lru.js';
 
 export type ExpectedVersion = number | 'any';
 
@@ -82,9 +83,10 @@ export class EventStore {
   /**
    * Stream versions as this process last committed them, saving the version query when the
    * caller's expected version agrees. Only a hint: a writer this process did not see makes the
-   * insert hit UNIQUE (stream, version), which is the same concurrency error.
+   * insert hit UNIQUE (stream, version), which is the same concurrency error. Least recently
+   * used out: a forgotten hint costs one version query.
    */
-  readonly #versions = new Map<string, number>();
+  readonly #versions = new Lru<string, number>(VERSION_HINTS);
   #time = { ms: Number.NaN, text: '' };
 
   constructor(db: Db, clock: Clock, chain: Chain, inline: InlineApply = () => undefined) {
@@ -190,7 +192,7 @@ export class EventStore {
       this.#versions.delete(stream);
     } else {
       this.#last = { position: end.position, hash: end.hash };
-      this.#rememberVersion(stream, end.version);
+      this.#versions.set(stream, end.version);
     }
     for (const listener of this.#listeners) listener(stored);
     return stored;
@@ -223,15 +225,6 @@ export class EventStore {
     const ms = this.#clock.now().getTime();
     if (ms !== this.#time.ms) this.#time = { ms, text: new Date(ms).toISOString() };
     return this.#time.text;
-  }
-
-  #rememberVersion(stream: string, version: number): void {
-    // Oldest written first out: a forgotten hint costs one version query.
-    this.#versions.set(stream, version);
-    if (this.#versions.size > VERSION_HINTS) {
-      const oldest = this.#versions.keys().next();
-      if (oldest.done !== true) this.#versions.delete(oldest.value);
-    }
   }
 
   /**
