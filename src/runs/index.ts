@@ -17,6 +17,7 @@ import { projectRoutes } from './projects/routes.js';
 import { RunTriggerQueries, runTriggerProjection } from './run-triggers/projection.js';
 import { runTriggerReactor, runTriggerRoutes } from './run-triggers/routes.js';
 import { notificationReactor } from './notifications/deliver.js';
+import { OidcIssuer, oidcKeyProjection } from './oidc/keys.js';
 import { NotificationQueries, notificationProjection } from './notifications/projection.js';
 import { notificationRoutes } from './notifications/routes.js';
 import { varsetProjection } from './varsets/projection.js';
@@ -79,6 +80,8 @@ export interface RunsContext {
   }): { id: string; serial: number };
   /** Bring one workspace's queue to its next step now (the reactor does this after every event). */
   reconcile(workspaceId: string): void;
+  /** Keel as the OIDC issuer of workload identity tokens. */
+  readonly oidc: OidcIssuer;
 }
 
 export interface RunsContextOptions {
@@ -143,10 +146,12 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
     ]),
   ) as RunExecutor;
 
+  const oidc = new OidcIssuer(core);
   return {
     model,
     executor,
     publicRoutes,
+    oidc,
     reconcile: (workspaceId) => reconcileWorkspace(model, workspaceId, options.prePlan),
     recordStateVersion: (input) => recordStateVersion(model, input),
     module: {
@@ -164,6 +169,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         varsetProjection,
         runTriggerProjection,
         notificationProjection,
+        oidcKeyProjection,
         workspaceProjection,
       ],
       reactors: [

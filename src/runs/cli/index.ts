@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import type { Core } from '../../context.js';
 import type { IdentityContext } from '../identity/index.js';
 import type { RunsModel } from '../model.js';
+import { OidcIssuer } from '../oidc/keys.js';
 import { createLoginCodes } from './login-codes.js';
 import { terraformCli } from './routes.js';
 
@@ -14,11 +15,27 @@ export function createTerraformCli(
   identity: IdentityContext,
   model: RunsModel,
 ): Middleware {
-  return terraformCli({
+  const oidc = new OidcIssuer(core);
+  const cli = terraformCli({
     logger: core.logger,
     bodyLimitBytes: core.config.bodyLimitBytes,
     principal: identity.principal,
     codes: createLoginCodes(core, identity.commands),
     workspaceId: (organization, name) => model.workspaces.byName(organization, name)?.id,
   });
+  // Keel's OIDC issuer documents: what a relying party (Vault's JWT auth, a cloud's OIDC
+  // federation) reads to check a workload identity token.
+  return async (ctx, next) => {
+    const read = ctx.method === 'GET' || ctx.method === 'HEAD';
+    if (read && ctx.path === '/.well-known/openid-configuration') {
+      ctx.body = oidc.discovery();
+      return;
+    }
+    if (read && ctx.path === '/.well-known/jwks') {
+      ctx.set('Cache-Control', 'no-cache');
+      ctx.body = oidc.jwks();
+      return;
+    }
+    await cli(ctx, next);
+  };
 }

@@ -5,6 +5,7 @@ import type { NewEvent } from '../../core/events.js';
 import type { RunsContext, RunRow } from '../index.js';
 import type { RunsModel } from '../model.js';
 import { applyIdOf, planIdOf } from '../run/presenters.js';
+import { identityTokens } from '../oidc/claims.js';
 import { assembleVariables, withoutPriorityOverrides } from '../varsets/assemble.js';
 import { planArtifactStream, type ExecutorEvent } from './events.js';
 import type { ExecutorQueries } from './projection.js';
@@ -88,8 +89,9 @@ export function runsPort(
       const document = runs.model.states.document(current.id);
       return document === null ? null : (JSON.parse(core.sealer.open(document)) as StateV4);
     },
-    // Workspace variables and the variable sets that reach the workspace, by precedence.
-    workspaceVariables: (workspaceId) => {
+    // Workspace variables and the variable sets that reach the workspace, by precedence, and the
+    // workload identity tokens they ask for.
+    workspaceVariables: (workspaceId, phase) => {
       const own = queries.variables(workspaceId).map((v) => ({
         key: v.key,
         value: core.sealer.open(v.value),
@@ -99,7 +101,10 @@ export function runsPort(
       }));
       const ws = runs.model.workspaces.get(workspaceId);
       const sets = ws === null ? [] : runs.model.varsets.applied(ws, (v) => core.sealer.open(v));
-      return assembleVariables(own, sets, []).workspace;
+      const variables = assembleVariables(own, sets, []).workspace;
+      return phase === undefined
+        ? variables
+        : [...variables, ...identityTokens(runs.model, runs.oidc, variables, phase)];
     },
     planArtifact(runId) {
       const planned = queries.artifact(runId);

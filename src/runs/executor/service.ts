@@ -32,8 +32,14 @@ export type Phase = 'plan' | 'apply';
 export interface ExecutorPort {
   configuration(configurationVersionId: string): Buffer;
   currentState(workspaceId: string): StateV4 | null;
-  /** Workspace variables with sensitive values unsealed, for the phase only. */
-  workspaceVariables(workspaceId: string): WorkspaceVariable[];
+  /**
+   * Workspace variables with sensitive values unsealed, for the phase only (with the phase: the
+   * workload identity tokens they ask for too).
+   */
+  workspaceVariables(
+    workspaceId: string,
+    phase?: { runId: string; phase: Phase },
+  ): WorkspaceVariable[];
   planArtifact(runId: string): Buffer | null;
   /** The id under which the phase's log is served (`plan-…`, `apply-…`). */
   phaseId(runId: string, phase: Phase): string;
@@ -225,7 +231,7 @@ export class Executor {
     const text = () => logs.read(id) ?? '';
     try {
       const driver = this.#options.driverFor(run.workspaceId);
-      const workspaceVariables = port.workspaceVariables(run.workspaceId);
+      const workspaceVariables = port.workspaceVariables(run.workspaceId, { runId: run.id, phase });
       const secrets = workspaceVariables.filter((v) => v.sensitive).map((v) => v.value);
       const scrub = redactor(secrets);
       const request = {
