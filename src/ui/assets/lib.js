@@ -118,6 +118,12 @@ export function problem(err) {
 
 export const enc = encodeURIComponent;
 
+/** An address the API gave, without its origin: the page reads it from the daemon it came from. */
+export const sameOrigin = (url) => {
+  const u = new URL(url, location.href);
+  return `${u.pathname}${u.search}`;
+};
+
 /** How a state reads at a glance: the colour of its badge (always with its name as text). */
 const TONES = {
   good: ['applied', 'valid', 'planned_and_finished', 'active', 'unlocked', 'passed', 'ok'],
@@ -179,7 +185,7 @@ function replaceKeepingInput(body, nodes) {
   let focus = null;
   for (const form of body.querySelectorAll('form[aria-label]')) {
     for (const el of form.elements) {
-      if (!el.name) continue;
+      if (!el.name || el.type === 'file') continue;
       const key = `${form.getAttribute('aria-label')}\u0000${el.name}`;
       typed.set(key, el.type === 'checkbox' ? el.checked : el.value);
       if (el === document.activeElement) focus = key;
@@ -352,7 +358,9 @@ export function form(title, fields, submitLabel, act) {
     } else if (type === 'textarea') {
       input = h('textarea', { id, name, rows: 4 });
     } else {
-      input = h('input', { id, name, type, autocomplete: 'off' });
+      // A file input's options are the kinds of file it takes (`accept`).
+      const accept = type === 'file' && options.length > 0 ? options.join(',') : undefined;
+      input = h('input', { id, name, type, autocomplete: 'off', accept });
     }
     return h('div', { class: `field ${type}` }, h('label', { for: id }, label), input);
   });
@@ -369,7 +377,9 @@ export function form(title, fields, submitLabel, act) {
     const values = {};
     for (const c of el.elements) {
       if (!c.name) continue;
-      values[c.name] = c.type === 'checkbox' ? c.checked : c.value.trim();
+      if (c.type === 'checkbox') values[c.name] = c.checked;
+      else if (c.type === 'file') values[c.name] = c.files?.[0] ?? null;
+      else values[c.name] = c.value.trim();
     }
     status.replaceChildren();
     try {

@@ -11,6 +11,7 @@ import {
   HttpError,
   live,
   problem,
+  sameOrigin,
   send,
   session,
   table,
@@ -28,12 +29,6 @@ const FINAL = new Set([
   'force_canceled',
   'policy_soft_failed',
 ]);
-
-/** A log's address without its origin: the page reads it from the daemon it came from. */
-const sameOrigin = (url) => {
-  const u = new URL(url, location.href);
-  return `${u.pathname}${u.search}`;
-};
 
 /**
  * A phase's log, collapsible under its name and status; `open` says whether it starts open (the

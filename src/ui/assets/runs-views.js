@@ -1,6 +1,19 @@
 // Workspaces and a workspace's runs and variables (a run's page is run-view.js). Every action goes
 // through the runs API with the signed-in token: the page has no powers of its own.
-import { actionButton, api, badge, enc, form, h, HttpError, live, send, table } from './lib.js';
+import {
+  actionButton,
+  api,
+  badge,
+  enc,
+  form,
+  h,
+  HttpError,
+  live,
+  politely,
+  sameOrigin,
+  send,
+  table,
+} from './lib.js';
 
 function workspaces(container) {
   container.append(h('h1', {}, 'Workspaces'));
@@ -197,12 +210,44 @@ export function workspaceView(container, [id]) {
         return null;
       },
     );
+    const upload = form(
+      'Upload a configuration',
+      [
+        ['file', 'Configuration (.tar.gz of the .tf files)', 'file', ['.tar.gz', '.tgz']],
+        ['auto-queue-runs', 'Start a run once uploaded', 'checkbox'],
+      ],
+      'Upload',
+      async (v) => {
+        if (v.file === null) throw new Error('choose a .tar.gz file first');
+        // As any client does: a configuration version, then the archive to its upload address.
+        const cv = await send('runs', 'POST', `workspaces/${enc(id)}/configuration-versions`, {
+          data: {
+            type: 'configuration-versions',
+            attributes: { 'auto-queue-runs': v['auto-queue-runs'] },
+          },
+        });
+        const res = await politely(() =>
+          fetch(sameOrigin(cv.data.attributes['upload-url']), {
+            method: 'PUT',
+            headers: { 'Content-Type': 'application/octet-stream' },
+            body: v.file,
+          }),
+        );
+        if (!res.ok) throw new Error(`the upload was refused (${res.status} ${res.statusText})`);
+        return h(
+          'span',
+          { class: 'ok', id: 'uploaded' },
+          `Uploaded as ${cv.data.id}${v['auto-queue-runs'] ? '; its run is queued.' : '.'}`,
+        );
+      },
+    );
     const runs = list.data;
     return [
       facts,
       h('div', { class: 'buttons' }, lock),
       status,
       newRun,
+      upload,
       h('h2', {}, 'Runs'),
       runs.length === 0
         ? h('p', {}, 'No runs yet.')
