@@ -278,6 +278,10 @@ export function checkAtStartUp(
     return { how: 'rebuilt', events: verdict.events, rows: verdict.rows, seal: () => undefined };
   }
   sealable.exec(SEAL_TABLE);
+  // Commits by other connections from here on show as a new data version: even one made while the
+  // check ran, after its comparison, keeps the stop from sealing.
+  const dataVersion = sealable.prepare<[], number>('PRAGMA data_version').pluck();
+  const seen = dataVersion.get()!;
   const sealedAt = sealable.transaction(() => {
     const seal = sealable
       .prepare<[], { position: number; signature: string }>(
@@ -295,9 +299,6 @@ export function checkAtStartUp(
     refuseTamperedReadModels(verdict);
     return { how: 'rebuilt' as const, events: verdict.events, rows: verdict.rows };
   })();
-  // Commits by other connections from here on show as a new data version.
-  const dataVersion = sealable.prepare<[], number>('PRAGMA data_version').pluck();
-  const seen = dataVersion.get()!;
   return {
     ...found,
     seal: () => sealIfUnchanged(sealable, chain, tables, seen === dataVersion.get()),
