@@ -409,7 +409,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
   r.post('/auth/:mount/config', (ctx) => jwt.writeConfig(ctx, jwtMount(ctx)));
 
   // Needs no token (surface.ts): the role ID and secret ID are the credentials.
-  r.post('/auth/:mount/login', (ctx) => {
+  r.post('/auth/:mount/login', async (ctx) => {
     const j = jwtAt(ctx);
     if (j !== undefined) return jwt.login(ctx, j);
     const m = mountOf(ctx);

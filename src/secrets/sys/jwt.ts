@@ -1,5 +1,6 @@
 import type { RouterContext } from '@koa/router';
-import { createPublicKey, constants, verify, type KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { compactVerify, decodeProtectedHeader, errors } from 'jose';
 import { KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { multierror } from '../../http/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
@@ -14,19 +15,20 @@ import { APPROLE_LOGIN, APPROLE_ROLE, JWT_CONFIG } from './paths.js';
 import type { AuthMountRow } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
 
-/** The signing algorithms Keel checks, as JOSE names them, with how node verifies each. */
-const ALGS: Record<string, { hash: string | null; key: string; pss?: true; curve?: string }> = {
-  RS256: { hash: 'sha256', key: 'rsa' },
-  RS384: { hash: 'sha384', key: 'rsa' },
-  RS512: { hash: 'sha512', key: 'rsa' },
-  PS256: { hash: 'sha256', key: 'rsa', pss: true },
-  PS384: { hash: 'sha384', key: 'rsa', pss: true },
-  PS512: { hash: 'sha512', key: 'rsa', pss: true },
-  ES256: { hash: 'sha256', key: 'ec', curve: 'prime256v1' },
-  ES384: { hash: 'sha384', key: 'ec', curve: 'secp384r1' },
-  ES512: { hash: 'sha512', key: 'ec', curve: 'secp521r1' },
-  EdDSA: { hash: null, key: 'ed25519' },
-};
+/** The signing algorithms Keel accepts (JOSE names): every asymmetric one the reference does. */
+const ALGS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+] as const;
+const isAlg = (a: string): boolean => (ALGS as readonly string[]).includes(a);
 
 const NEW_ROLE: JwtRoleSettings = {
   bound_audiences: [],
@@ -48,63 +50,44 @@ const NEW_ROLE: JwtRoleSettings = {
 const notServed = (what: string, why: string) =>
   new ValidationError(`${what} is not supported by Keel's JWT method: ${why}`);
 
-const b64url = (part: string, what: string): Buffer => {
-  if (!/^[A-Za-z0-9_-]*$/.test(part)) throw new ValidationError(`error validating token: ${what}`);
-  return Buffer.from(part, 'base64url');
-};
-
-/** The claims of a compact JWS signed by one of `keys` with an accepted algorithm. */
-export function verifiedClaims(
+/**
+ * The claims of a compact JWS signed by one of `keys` with an accepted algorithm, verified by
+ * jose (which refuses `alg: none`, a key of the wrong kind and a changed payload).
+ */
+export async function verifiedClaims(
   jwt: string,
   keys: readonly KeyObject[],
   algs: readonly string[],
-): Record<string, unknown> {
-  const parts = jwt.split('.');
-  if (parts.length !== 3) throw new ValidationError('error validating token: malformed JWT');
-  const [h = '', p = '', sig = ''] = parts;
+): Promise<Record<string, unknown>> {
   let header: { alg?: unknown };
-  let claims: unknown;
   try {
-    header = JSON.parse(b64url(h, 'malformed header').toString('utf8')) as { alg?: unknown };
-    claims = JSON.parse(b64url(p, 'malformed payload').toString('utf8'));
-  } catch (err) {
-    if (err instanceof ValidationError) throw err;
+    header = decodeProtectedHeader(jwt);
+  } catch {
     throw new ValidationError('error validating token: malformed JWT');
   }
   const alg = typeof header.alg === 'string' ? header.alg : '';
-  const spec = ALGS[alg];
-  if (spec === undefined || !algs.includes(alg))
+  if (!isAlg(alg) || !algs.includes(alg))
     throw new ValidationError(`error validating token: unsupported signing algorithm "${alg}"`);
-  if (typeof claims !== 'object' || claims === null || Array.isArray(claims))
-    throw new ValidationError('error validating token: the payload is not a JSON object');
-  const signed = Buffer.from(`${h}.${p}`);
-  const signature = b64url(sig, 'malformed signature');
-  const ok = keys.some((key) => {
-    if (key.asymmetricKeyType !== spec.key) return false;
-    if (spec.curve !== undefined && key.asymmetricKeyDetails?.namedCurve !== spec.curve)
-      return false;
+  for (const key of keys) {
+    let payload: Uint8Array;
     try {
-      return verify(
-        spec.hash,
-        signed,
-        {
-          key,
-          ...(spec.key === 'ec' ? { dsaEncoding: 'ieee-p1363' as const } : {}),
-          ...(spec.pss
-            ? {
-                padding: constants.RSA_PKCS1_PSS_PADDING,
-                saltLength: constants.RSA_PSS_SALTLEN_DIGEST,
-              }
-            : {}),
-        },
-        signature,
-      );
-    } catch {
-      return false;
+      ({ payload } = await compactVerify(jwt, key, { algorithms: [alg] }));
+    } catch (err) {
+      if (err instanceof errors.JWSInvalid)
+        throw new ValidationError('error validating token: malformed JWT');
+      continue; // not this key (another kind, or it did not sign this)
     }
-  });
-  if (!ok) throw new ValidationError('error validating token: no known key verifies the signature');
-  return claims as Record<string, unknown>;
+    let claims: unknown;
+    try {
+      claims = JSON.parse(new TextDecoder().decode(payload));
+    } catch {
+      throw new ValidationError('error validating token: the payload is not JSON');
+    }
+    if (typeof claims !== 'object' || claims === null || Array.isArray(claims))
+      throw new ValidationError('error validating token: the payload is not a JSON object');
+    return claims as Record<string, unknown>;
+  }
+  throw new ValidationError('error validating token: no known key verifies the signature');
 }
 
 /** The time claims against the role's leeways (a negative leeway turns that check off). */
@@ -182,7 +165,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
         }
       }
       const algs = d.get('jwt_supported_algs') ?? [];
-      const unknown = algs.filter((a) => ALGS[a] === undefined);
+      const unknown = algs.filter((a) => !isAlg(a));
       if (unknown.length > 0)
         throw new ValidationError(`invalid jwt_supported_algs: ${unknown.join(', ')}`);
       const config: JwtConfig = {
@@ -310,7 +293,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
       );
       sendVault(ctx, undefined);
     },
-    login(ctx: RouterContext, m: AuthMountRow) {
+    async login(ctx: RouterContext, m: AuthMountRow) {
       const d = parseFields(APPROLE_LOGIN, requestData(ctx), { mount: ctx.params.mount! });
       const config = configOf(m);
       const roleName = d.get('role') || config.default_role;
@@ -319,9 +302,8 @@ export function jwtHandlers(deps: SysRouteDeps) {
       if (role === undefined) throw new ValidationError(`role "${roleName}" could not be found`);
       const token = d.get('jwt') ?? '';
       if (token === '') throw new ValidationError('missing token');
-      const algs =
-        config.jwt_supported_algs.length > 0 ? config.jwt_supported_algs : Object.keys(ALGS);
-      const claims = verifiedClaims(token, keysOf(config), algs);
+      const algs = config.jwt_supported_algs.length > 0 ? config.jwt_supported_algs : [...ALGS];
+      const claims = await verifiedClaims(token, keysOf(config), algs);
       checkTimes(claims, role, Math.floor(core.clock.now().getTime() / 1000));
       if (config.bound_issuer !== '' && claims.iss !== config.bound_issuer)
         throw new ValidationError('error validating claims: invalid issuer (iss) claim');
