@@ -140,8 +140,9 @@ const chosenTabs = new Map();
  * Tabs (`[key, label, content]`), the reader's choice kept by `chosenTabs` under `id`. The tabs
  * are a WAI-ARIA tab list: arrow keys, Home and End move between them.
  */
-function tabs(id, label, panes) {
+export function tabs(id, label, panes) {
   const current = chosenTabs.get(id) ?? panes[0][0];
+  const slug = `${id}`.replace(/[^\w-]/g, '-');
   const list = h('div', { role: 'tablist', 'aria-label': label, class: 'tabs' });
   const panels = [];
   const buttons = panes.map(([key, name, content]) => {
@@ -151,9 +152,9 @@ function tabs(id, label, panes) {
       {
         type: 'button',
         role: 'tab',
-        id: `tab-${key}`,
+        id: `tab-${slug}-${key}`,
         'aria-selected': String(on),
-        'aria-controls': `panel-${key}`,
+        'aria-controls': `panel-${slug}-${key}`,
         tabindex: on ? 0 : -1,
       },
       name,
@@ -161,7 +162,12 @@ function tabs(id, label, panes) {
     panels.push(
       h(
         'div',
-        { role: 'tabpanel', id: `panel-${key}`, 'aria-labelledby': `tab-${key}`, hidden: !on },
+        {
+          role: 'tabpanel',
+          id: `panel-${slug}-${key}`,
+          'aria-labelledby': `tab-${slug}-${key}`,
+          hidden: !on,
+        },
         content,
       ),
     );
@@ -194,7 +200,11 @@ function tabs(id, label, panes) {
 
 /** A state version's outputs (a sensitive one is named, never shown). */
 async function outputs(svId) {
-  const list = (await api(`state-versions/${enc(svId)}/outputs`)).data;
+  return outputsTable((await api(`state-versions/${enc(svId)}/outputs`)).data);
+}
+
+/** State version outputs (`state-version-outputs` resources) as a table. */
+export function outputsTable(list) {
   return table(
     'Outputs',
     ['Name', 'Type', 'Value'],
@@ -226,26 +236,39 @@ function stateVersions(runId, apply) {
     const refs = apply?.data?.relationships?.['state-versions']?.data ?? [];
     if (refs.length === 0) return null;
     const versions = await Promise.all(refs.map((r) => api(`state-versions/${enc(r.id)}`)));
-    const state = table(
+    const state = stateTable(
       'State versions this run recorded',
-      ['State version', 'Serial', 'Created', ''],
-      versions.map(({ data: sv }) => [
-        h('code', {}, sv.id),
-        String(sv.attributes.serial),
-        h('time', { datetime: sv.attributes['created-at'] }, sv.attributes['created-at']),
-        download(
-          `Download state ${sv.attributes.serial}`,
-          'runs',
-          `state-versions/${enc(sv.id)}/download`,
-          `${sv.id}.tfstate`,
-        ),
-      ]),
+      versions.map(({ data: sv }) => sv),
     );
     return tabs(runId, 'Outputs and state', [
       ['outputs', 'Outputs', await outputs(refs.at(-1).id)],
       ['state', 'State', state],
     ]);
   });
+}
+
+/** State versions as a table, each downloadable; `withRun` adds the run that recorded it. */
+export function stateTable(caption, versions, withRun = false) {
+  return table(
+    caption,
+    ['State version', 'Serial', 'Created', ...(withRun ? ['Run'] : []), ''],
+    versions.map((sv) => {
+      const run = sv.relationships?.run?.data?.id;
+      return [
+        h('code', {}, sv.id),
+        String(sv.attributes.serial),
+        h('time', { datetime: sv.attributes['created-at'] }, sv.attributes['created-at']),
+        ...(withRun ? [run ? h('a', { href: `#/runs/${enc(run)}` }, run) : '—'] : []),
+        download(
+          `Download state ${sv.attributes.serial}`,
+          'runs',
+          `state-versions/${enc(sv.id)}/download`,
+          `${sv.id}.tfstate`,
+        ),
+      ];
+    }),
+    { empty: 'No state yet: the first apply records one.' },
+  );
 }
 
 /** The run's comments, oldest first. */

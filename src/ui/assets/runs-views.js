@@ -14,6 +14,7 @@ import {
   send,
   table,
 } from './lib.js';
+import { outputsTable, stateTable, tabs } from './run-sections.js';
 
 function workspaces(container) {
   container.append(h('h1', {}, 'Workspaces'));
@@ -136,14 +137,21 @@ export function workspaceView(container, [id]) {
   container.append(title);
   let view;
   const load = async () => {
-    const [ws, list, vars] = await Promise.all([
+    const none = (err) =>
+      err instanceof HttpError && err.status === 404 ? { data: [] } : Promise.reject(err);
+    const [ws, list, vars, outs] = await Promise.all([
       api(`workspaces/${enc(id)}`),
       api(`workspaces/${enc(id)}/runs`),
-      api(`workspaces/${enc(id)}/vars`).catch((err) =>
-        err instanceof HttpError && err.status === 404 ? { data: [] } : Promise.reject(err),
-      ),
+      api(`workspaces/${enc(id)}/vars`).catch(none),
+      api(`workspaces/${enc(id)}/current-state-version-outputs`).catch(none),
     ]);
     const a = ws.data.attributes;
+    const org = ws.data.relationships?.organization?.data?.id;
+    const filter = new URLSearchParams({
+      'filter[workspace][name]': a.name,
+      'filter[organization][name]': org ?? '',
+    });
+    const versions = org ? (await api(`state-versions?${filter}`).catch(none)).data : [];
     title.replaceChildren('Workspace ', a.name);
     const holder = a.locked ? await lockHolder(ws.data) : null;
     const status = h('div', { class: 'status', role: 'status' });
@@ -261,6 +269,11 @@ export function workspaceView(container, [id]) {
               r.attributes.message ?? '',
             ]),
           ),
+      h('h2', {}, 'Outputs and state'),
+      ...tabs(`workspace-${id}`, 'Outputs and state', [
+        ['outputs', 'Outputs', outputsTable(outs.data)],
+        ['state', 'State versions', stateTable('State versions, newest first', versions, true)],
+      ]),
       ...variablesSection(id, vars.data, reload),
     ];
   };

@@ -293,6 +293,19 @@ describe('at a phone and a laptop width', () => {
         .poll(() => page.locator('#workspace-lock-holder').textContent())
         .toContain('admin');
       expect(await page.locator('#workspace-lock').getAttribute('class')).toContain('badge');
+      // What the workspace's state holds now, and the state versions that made it.
+      await page.getByRole('tab', { name: 'Outputs' }).click();
+      expect(
+        await page
+          .getByRole('region', { name: 'Outputs', exact: true })
+          .locator('tbody tr')
+          .first()
+          .textContent(),
+      ).toBe('greetingstringhello');
+      await page.getByRole('tab', { name: 'State versions' }).click();
+      const versions = page.getByRole('region', { name: 'State versions, newest first' });
+      await versions.getByRole('link', { name: runId, exact: true }).waitFor();
+      expect(await versions.getByRole('button', { name: 'Download state 1' }).count()).toBe(1);
       await b.screenshot(`layout-workspace-${width}`);
     });
 
