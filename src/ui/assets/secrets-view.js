@@ -28,8 +28,44 @@ async function listKeys(path) {
   }
 }
 
+/** The credentials engine's settings (`config/root`; the secret key is never read back). */
+async function awsConfig(path, reload) {
+  const c = await v1(`${path}config/root`).catch(() => ({}));
+  const shown = [
+    ['Access key', c.access_key || 'the embedded cloud’s root key'],
+    ['Region', c.region || '—'],
+    ['IAM endpoint', c.iam_endpoint || 'the embedded cloud'],
+    ['STS endpoint', c.sts_endpoint || 'the embedded cloud'],
+  ];
+  return [
+    h(
+      'dl',
+      { class: 'facts', id: `config-${path.replace(/\W/g, '-')}` },
+      ...shown.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]),
+    ),
+    form(
+      `Configure ${path}`,
+      [
+        ['access_key', 'Access key ID'],
+        ['secret_key', 'Secret access key', 'password'],
+        ['region', 'Region (e.g. us-east-1)'],
+        ['iam_endpoint', 'IAM endpoint URL'],
+        ['sts_endpoint', 'STS endpoint URL'],
+      ],
+      'Save configuration',
+      async (v) => {
+        // Only what was filled in changes; an empty field keeps the current setting.
+        const body = Object.fromEntries(Object.entries(v).filter(([, x]) => x !== ''));
+        await send('secrets', 'POST', `${path}config/root`, body);
+        await reload();
+        return null;
+      },
+    ),
+  ];
+}
+
 async function awsSection(path, due, reload) {
-  const parts = [];
+  const parts = [...(await awsConfig(path, reload))];
   const status = h('div', { class: 'status', role: 'status' });
   const roles = await listKeys(`${path}roles`);
   const roleRows = [];
@@ -377,6 +413,26 @@ export function secrets(container) {
         ]),
       ),
     ];
+    out.push(
+      form(
+        'Enable a secrets engine',
+        [
+          ['path', 'Path (e.g. pki-internal)'],
+          ['type', 'Type', 'select', ['pki', 'aws']],
+          ['description', 'Description'],
+        ],
+        'Enable engine',
+        async (v) => {
+          const path = v.path.replace(/^\/+|\/+$/g, '');
+          await send('secrets', 'POST', `sys/mounts/${path}`, {
+            type: v.type,
+            ...(v.description === '' ? {} : { description: v.description }),
+          });
+          await reload();
+          return null;
+        },
+      ),
+    );
     for (const [p, m] of Object.entries(mounts))
       out.push(await mountSection(p, m, entries, reload));
     out.push(

@@ -258,6 +258,33 @@ describe('the page acts through the APIs', () => {
     );
   });
 
+  it('enables a secrets engine and configures the credentials engine', async () => {
+    const { page } = b;
+    await page.goto(`${d.url}/ui/#/secrets`);
+    const enable = page.getByRole('form', { name: 'Enable a secrets engine' });
+    await enable.getByLabel('Path (e.g. pki-internal)').fill('pki-internal');
+    await enable.getByLabel('Type').selectOption('pki');
+    await enable.getByLabel('Description').fill('internal names');
+    await enable.getByRole('button', { name: 'Enable engine' }).click();
+    await page.getByRole('heading', { name: 'pki-internal/ (pki)' }).waitFor();
+    const mounts = (await call('secrets', 'GET', 'sys/mounts')).json.data as Record<
+      string,
+      { type: string; description: string }
+    >;
+    expect(mounts['pki-internal/']).toMatchObject({ type: 'pki', description: 'internal names' });
+
+    const config = page.getByRole('form', { name: 'Configure aws/' });
+    await config.getByLabel('Region (e.g. us-east-1)').fill('eu-west-1');
+    await config.getByRole('button', { name: 'Save configuration' }).click();
+    await expect
+      .poll(async () => {
+        const c = await call('secrets', 'GET', 'aws/config/root');
+        return (c.json.data as { region?: string } | undefined)?.region;
+      })
+      .toBe('eu-west-1');
+    await expect.poll(() => page.locator('#config-aws-').textContent()).toContain('eu-west-1');
+  });
+
   it('writes a policy and makes a token with it, shown once', async () => {
     const { page } = b;
     await page.getByRole('link', { name: 'Access' }).click();
