@@ -10,7 +10,7 @@ import { certificates, cloudCredentials, rootV1 } from '../support/secret-source
 
 /**
  * The real daemon is given secrets of every kind — a sensitive Terraform variable through plan and
- * apply, the cloud engine's root key and dynamic keys, a CA key and an issued key, tokens — then
+ * apply, a variable set's sensitive value, a webhook's signing token, the cloud engine's root key and dynamic keys, a CA key and an issued key, tokens — then
  * stopped, and every byte of every file in its data directory (the database, its WAL, the cloud's
  * file, logs, everything) is searched for each secret in clear, hex and base64. None is found,
  * every file is the owner's alone, `keel events` shows sealed fields as `hmac:…`, and `keel replay`
@@ -18,6 +18,8 @@ import { certificates, cloudCredentials, rootV1 } from '../support/secret-source
  */
 
 const TF_SECRET = 'tf-sensitive-Vb7q2LmX9w';
+const VARSET_SECRET = 'varset-sensitive-Qx81LmZ0rT';
+const HOOK_TOKEN = 'hook-token-Hm29XcVb71Pq';
 const CONFIG = {
   'main.tf': [
     'variable "db_password" {',
@@ -51,6 +53,60 @@ async function terraformRun(flow: Flow): Promise<void> {
   const { org, ws } = await flow.workspace({ 'auto-apply': true });
   await flow.sensitiveVariable(ws, 'db_password', TF_SECRET);
   secrets.push(TF_SECRET);
+  // A variable set's sensitive value (which reaches the run) and a webhook's signing token.
+  await flow.call(
+    'POST',
+    `/organizations/${org}/varsets`,
+    {
+      data: {
+        type: 'varsets',
+        attributes: { name: 'shared', global: true },
+        relationships: {
+          vars: {
+            data: [
+              // Asks for a workload identity token: the issuer's signing key is made.
+              {
+                type: 'vars',
+                attributes: {
+                  key: 'TFC_WORKLOAD_IDENTITY_AUDIENCE',
+                  value: 'scan',
+                  category: 'env',
+                },
+              },
+              {
+                type: 'vars',
+                attributes: {
+                  key: 'SHARED_SECRET',
+                  value: VARSET_SECRET,
+                  category: 'env',
+                  sensitive: true,
+                },
+              },
+            ],
+          },
+        },
+      },
+    },
+    201,
+  );
+  secrets.push(VARSET_SECRET);
+  await flow.call(
+    'POST',
+    `/workspaces/${ws}/notification-configurations`,
+    {
+      data: {
+        type: 'notification-configurations',
+        attributes: {
+          'destination-type': 'generic',
+          name: 'hook',
+          url: 'http://127.0.0.1:9/hook',
+          token: HOOK_TOKEN,
+        },
+      },
+    },
+    201,
+  );
+  secrets.push(HOOK_TOKEN);
   const run = await flow.run(ws, {}, await flow.upload(ws, CONFIG));
   const done = ['applied', 'errored', 'canceled', 'discarded'];
   const final = await eventually(async () => {
@@ -134,6 +190,10 @@ describe('a data directory after real use', () => {
       data: { state: expect.stringMatching(/^hmac:/) as unknown },
     });
 
+    const keys = keel(['events', '--data', daemon.dataDir, '--type', 'OidcSigningKeyCreated']);
+    expect(JSON.parse(keys.stdout.trim().split('\n')[0]!)).toMatchObject({
+      data: { privateKey: expect.stringMatching(/^hmac:/) as unknown },
+    });
     const before = readModels(daemon.dataDir);
     const replay = keel(['replay', '--data', daemon.dataDir]);
     expect(replay.status, replay.stderr).toBe(0);

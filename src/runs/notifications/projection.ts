@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
@@ -139,7 +140,7 @@ export const notificationProjection: Projection = {
             url: e.data.url,
             enabled: e.data.enabled ? 1 : 0,
             triggers: JSON.stringify(e.data.triggers),
-            token: e.data.token === null ? null : JSON.stringify(e.data.token),
+            token: e.data.token === null ? null : canonicalJson(e.data.token),
             at: e.time,
           });
           return;
@@ -154,7 +155,7 @@ export const notificationProjection: Projection = {
             token:
               e.data.token === undefined || e.data.token === null
                 ? null
-                : JSON.stringify(e.data.token),
+                : canonicalJson(e.data.token),
             at: e.time,
           });
           return;

@@ -1,5 +1,6 @@
 import { createHash, createPrivateKey, generateKeyPairSync, sign } from 'node:crypto';
 import type { Core } from '../../context.js';
+import { canonicalJson } from '../../core/canonical.js';
 import type { Decider } from '../../core/command-handler.js';
 import { ConcurrencyError } from '../../core/errors.js';
 import { systemMetadata, type StoredEvent } from '../../core/events.js';
@@ -44,8 +45,9 @@ export const oidcKeyProjection: Projection = {
       const { data } = event as StoredEvent<OidcSigningKeyCreated>;
       insert.run(
         data.kid,
-        JSON.stringify(data.publicJwk),
-        JSON.stringify(data.privateKey),
+        // Canonical, as the log holds them: a replay writes the same bytes.
+        canonicalJson(data.publicJwk),
+        canonicalJson(data.privateKey),
         event.position,
         event.time,
       );

@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
@@ -113,7 +114,8 @@ export const varsetProjection: Projection = {
         id: v.id,
         varset_id: v.varsetId,
         key: v.key,
-        value: JSON.stringify(v.value),
+        // Canonical, as the log holds it: a replay writes the same bytes.
+        value: canonicalJson(v.value),
         description: v.description,
         category: v.category,
         hcl: v.hcl ? 1 : 0,
