@@ -219,7 +219,7 @@ function median(values: readonly number[]): number {
 }
 
 /** A log of `total` deposits over 1,000 accounts, written in big batches. */
-function buildLog(path: string, total: number): void {
+export function buildLog(path: string, total: number): void {
   const db = openDatabase(path);
   const store = new EventStore(db, systemClock, openChain(db, new ChainKey(KEY)));
   const meta = systemMetadata('bench');

@@ -6,6 +6,7 @@ import { benchCli } from './cli.js';
 import { benchCloud } from './cloud.js';
 import { benchCore } from './core.js';
 import { benchPki } from './pki.js';
+import { benchReadModels } from './read-models.js';
 import { closeConnections } from './http.js';
 import { benchRuns } from './runs.js';
 import { benchStore } from './store.js';
@@ -22,6 +23,7 @@ const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'cli', run: benchCli },
   { name: 'workers', run: benchWorkers },
   { name: 'store', run: benchStore },
+  { name: 'read-models', run: benchReadModels },
 ];
 
 const only = process.argv.slice(2);
