@@ -30,7 +30,7 @@ function workspaces(container) {
           ws.map((w) => [
             h('a', { href: `#/workspaces/${enc(w.id)}` }, w.attributes.name),
             w.attributes['execution-mode'] ?? 'remote',
-            w.attributes.locked ? badge('locked') : badge('unlocked'),
+            w.attributes.locked ? badge('locked') : h('span', { class: 'muted' }, 'no'),
             h('code', {}, w.id),
           ]),
         ),
