@@ -362,3 +362,46 @@ describe('at a phone and a laptop width', () => {
     });
   }
 });
+
+describe('by keyboard alone', () => {
+  beforeAll(() => ui.signIn(ui.runsToken, ui.rootToken));
+
+  /**
+   * Tab through a view from its top and collect what takes the focus: every visible control of
+   * its content must be among them (an inactive tab is reached by the arrow keys instead).
+   */
+  for (const view of ['machines', 'workspace', 'run', 'secrets', 'audit']) {
+    it(`reaches every control of ${view} with Tab`, async () => {
+      const { page } = b;
+      await page.setViewportSize({ width: 1366, height: 768 });
+      const hash = { workspace: `workspaces/${wsId}`, run: `runs/${runId}` }[view] ?? view;
+      await page.goto(`${d.url}/ui/#/${hash}`);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      // Wait for the view's data: its controls are drawn once it arrives.
+      await expect.poll(() => page.locator('main button, main a[href]').count()).toBeGreaterThan(3);
+      const total = await page.evaluate(() => {
+        const controls = Array.from(
+          document.querySelectorAll<HTMLElement>(
+            'main button:not([disabled]), main a[href], main input, main select, main textarea, main summary',
+          ),
+        ).filter(
+          (el) =>
+            el.getClientRects().length > 0 &&
+            !(el.getAttribute('role') === 'tab' && el.tabIndex < 0),
+        );
+        controls.forEach((el, i) => (el.dataset.control = String(i)));
+        return controls.length;
+      });
+      await page.locator('main').focus();
+      const reached = new Set<string>();
+      for (let i = 0; i < total * 2 + 40 && reached.size < total; i++) {
+        await page.keyboard.press('Tab');
+        const mark = await page.evaluate(
+          () => (document.activeElement as HTMLElement | null)?.dataset.control,
+        );
+        if (mark !== undefined) reached.add(mark);
+      }
+      expect(reached.size, `${view}: ${reached.size} of ${total} controls`).toBe(total);
+    });
+  }
+});
