@@ -217,6 +217,59 @@ export const CORPUS: CorpusCase[] = [
   // --- expressions ----------------------------------------------------------------------------
   two('function call', data('a', '  input = upper("x")'), data('a', '  input = upper("y")')),
   two(
+    'string functions',
+    data('a', '  input = "${upper("web")}-${lower("DB")}-${trimspace("  x ")}"'),
+    data('a', '  input = join("/", ["a", lower("B")])'),
+  ),
+  two(
+    'length of a string, a list and a map',
+    data('a', '  input = [length("four"), length(["a", "b"]), length({ k = 1 })]'),
+    data('a', '  input = length("fives")'),
+  ),
+  two(
+    'comparisons and logic',
+    'variable "n" {\n  default = 3\n}\n' +
+      data('a', '  input = [var.n > 2, var.n == 3, var.n != 3 || !true, 1 <= 1 && 2 >= 3]'),
+    'variable "n" {\n  default = 1\n}\n' +
+      data('a', '  input = [var.n > 2, var.n == 3, var.n != 3 || !true, 1 <= 1 && 2 >= 3]'),
+  ),
+  two(
+    'equality across types is false',
+    data('a', '  input = 1 == "1"'),
+    data('a', '  input = "a" == "a"'),
+  ),
+  two(
+    'arithmetic with a variable and a negative number',
+    'variable "n" {\n  default = 4\n}\n' +
+      data('a', '  count = var.n - 2\n  input = -1 * (count.index + var.n)'),
+    'variable "n" {\n  default = 5\n}\n' +
+      data('a', '  count = var.n - 2\n  input = -1 * (count.index + var.n)'),
+  ),
+  two(
+    'conditional on an unknown value',
+    data('a', '  input = "x"') +
+      data('b', '  input = terraform_data.a.output == "x" ? "same" : "other"'),
+    data('a', '  input = "y"') +
+      data('b', '  input = terraform_data.a.output == "x" ? "same" : "other"'),
+  ),
+  two(
+    'function of an unknown value',
+    data('a', '  input = "x"') + data('b', '  input = upper(terraform_data.a.output)'),
+    data('a', '  input = "y"') + data('b', '  input = upper(terraform_data.a.output)'),
+  ),
+  two('division', data('a', '  input = 6 / 3'), data('a', '  input = 7 / 2')),
+  two(
+    'conditional between types',
+    'variable "on" {\n  default = true\n}\n' + data('a', '  input = var.on ? 1 : "one"'),
+    'variable "on" {\n  default = false\n}\n' + data('a', '  input = var.on ? 1 : "one"'),
+  ),
+  two('unicode upper', data('a', '  input = upper("straße")'), data('a', '  input = upper("ǆ")')),
+  two(
+    'length with a carriage return',
+    data('a', '  input = length("a\\r\\nb")'),
+    data('a', '  input = length("ab")'),
+  ),
+  two(
     'conditional',
     'variable "on" {\n  default = true\n}\n' + data('a', '  input = var.on ? "yes" : "no"'),
     'variable "on" {\n  default = false\n}\n' + data('a', '  input = var.on ? "yes" : "no"'),

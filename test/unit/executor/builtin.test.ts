@@ -215,7 +215,7 @@ describe('builtin driver: evaluation', () => {
     ],
     [
       'an expression beyond literals',
-      { 'main.tf': 'resource "a_b" "c" {\n  x = upper("a")\n}\n' },
+      { 'main.tf': 'resource "a_b" "c" {\n  x = [for s in ["a"] : s]\n}\n' },
       'Error: Unsupported by the builtin engine: expression',
     ],
     [

@@ -1,4 +1,5 @@
 import type { Json } from '../types.js';
+import { evaluateExpression, parseExpression, referencesOf } from './operations.js';
 
 /** A value that is only known after apply (a computed attribute of a resource not yet created). */
 export const UNKNOWN: unique symbol = Symbol('known after apply');
@@ -47,7 +48,7 @@ export function parseReference(expression: string): Reference {
   if (!match) {
     throw new EvaluationError(
       'Unsupported by the builtin engine: expression',
-      `the builtin engine does not model the expression "${text}" (it evaluates literals, templates and references: var.*, local.*, count.index, resource attributes; not functions, operators, conditionals, for or splat expressions); use the command engine (a terraform binary, chosen with the workspace's execution-engine) for this configuration`,
+      `the builtin engine does not model the reference "${text}" (it reads var.*, local.*, count.index, each.key, each.value and resource attributes); use the command engine (a terraform binary, chosen with the workspace's execution-engine) for this configuration`,
     );
   }
   const steps: (string | number)[] = [];
@@ -103,7 +104,7 @@ export function templateParts(template: string): Part[] {
 export function referencesIn(value: Json): Reference[] {
   if (typeof value === 'string') {
     return templateParts(value).flatMap((part) =>
-      'expression' in part ? [parseReference(part.expression)] : [],
+      'expression' in part ? referencesOf(parseExpression(part.expression)) : [],
     );
   }
   if (Array.isArray(value)) return value.flatMap(referencesIn);
@@ -173,14 +174,12 @@ export function evaluate(value: Json, scope: Scope): Value {
   if (typeof value === 'string') {
     const parts = templateParts(value);
     const [only] = parts;
-    if (parts.length === 1 && only && 'expression' in only)
-      return resolve(parseReference(only.expression), scope);
+    const interpolate = (expression: string) =>
+      evaluateExpression(parseExpression(expression), (r) => resolve(r, scope), expression);
+    if (parts.length === 1 && only && 'expression' in only) return interpolate(only.expression);
     let out = '';
     for (const part of parts) {
-      const piece =
-        'text' in part
-          ? part.text
-          : stringify(resolve(parseReference(part.expression), scope), value);
+      const piece = 'text' in part ? part.text : stringify(interpolate(part.expression), value);
       if (piece === UNKNOWN) return UNKNOWN;
       out += piece;
     }
