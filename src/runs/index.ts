@@ -176,8 +176,10 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         failClosed(model, queueReactor(model, options.prePlan), {
           runOf: (event) => runHoldingUp(model, event),
         }),
-        runTriggerReactor(model, triggers, core.logger),
-        notificationReactor(model, notifications),
+        // A step of these that keeps failing is dead-lettered; it errors no run: a delivery or a
+        // follower's run never holds up the run that caused it.
+        failClosed(model, runTriggerReactor(model, triggers, core.logger), { runOf: () => null }),
+        failClosed(model, notificationReactor(model, notifications), { runOf: () => null }),
       ],
       runsRoutes: routes,
       runsPublicRoutes: publicRoutes,

@@ -209,4 +209,26 @@ describe('notification configurations', () => {
     expectEachProjectionRebuildsAlone(h.projections, pages);
     expect((await h.api('GET', `/notification-configurations/${id}`)).text).toBe(before);
   });
+
+  it('a delivery step that keeps failing is dead-lettered and the run goes on', async () => {
+    const { ws } = await readyWorkspace(h);
+    await configure(ws, { enabled: true, triggers: ['run:created'] });
+    // the delivery log's table gone: every step of the reactor throws
+    h.core.db.exec('DROP TABLE runs_notification_deliveries');
+    try {
+      const run = await createRun(h, ws);
+      await h.settle();
+      expect(await status(h, run.id)).toBe('plan_queued');
+      const dead = h.core.store
+        .readStream('dead-letter-runs-notifications')
+        .map((e) => e.data as { eventType: string; runId: string | null; stream: string });
+      expect(dead).toContainEqual(
+        expect.objectContaining({ eventType: 'RunCreated', stream: run.id, runId: null }),
+      );
+    } finally {
+      h.projections.rebuildOnly(['runs-notifications'], (after, limit) =>
+        h.core.store.readAll(after, limit),
+      );
+    }
+  });
 });
