@@ -160,6 +160,19 @@ describe('the audit chain cannot be silently rewritten', () => {
     dropAnchors(d, db);
     db.close();
     expect(existsSync(join(d.dataDir, 'audit', 'head.json'))).toBe(false);
+    // The tokens the cut events made are still in the read models, which no longer match the log.
+    const leftOver = keel(['audit', 'verify', '--data', d.dataDir]);
+    expect(leftOver.status).toBe(1);
+    expect(leftOver.stderr).toMatch(/secrets_tokens .* is not in the log/);
+    // An attacker who also removes those rows leaves nothing on the machine to notice.
+    const again = sqlite(d);
+    again
+      .prepare(
+        `DELETE FROM secrets_tokens WHERE accessor NOT IN
+          (SELECT json_extract(data, '$.accessor') FROM events WHERE type = 'SecretsTokenCreated')`,
+      )
+      .run();
+    again.close();
 
     expect(keel(['audit', 'verify', '--data', d.dataDir]).status).toBe(0);
     const checked = keel(['audit', 'verify', '--data', d.dataDir, '--witness', witness]);
