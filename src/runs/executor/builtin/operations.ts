@@ -91,6 +91,8 @@ function tokenize(text: string): Token[] {
       const raw = m?.[0] ?? c;
       tokens.push({ t: 'ident', v: raw });
       i += raw.length;
+    } else if (text.startsWith('[*]', i) || text.startsWith('.*', i)) {
+      throw refuse('splat expressions', text);
     } else {
       const two = text.slice(i, i + 2);
       const op = ['==', '!=', '<=', '>=', '&&', '||'].includes(two) ? two : c;

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import { plan } from '../../support/builtin-driver.js';
+
+/**
+ * The builtin engine refuses at plan time what it does not model exactly (issue 25), naming the
+ * construct and pointing at the command engine. The differential corpus
+ * (`test/interop/terraform/builtin-corpus.test.ts`) shows against the real terraform that what it
+ * does not refuse it plans as terraform does; this is the fast list of what it refuses.
+ */
+
+const data = (body: string) => `resource "terraform_data" "a" {\n${body}\n}\n`;
+
+const REFUSED: [construct: string, mainTf: string, named: string][] = [
+  [
+    'moved',
+    `${data('')}moved {\n  from = terraform_data.x\n  to = terraform_data.a\n}\n`,
+    'moved blocks',
+  ],
+  ['removed', 'removed {\n  from = terraform_data.a\n}\n', 'removed blocks'],
+  [
+    'check',
+    `check "c" {\n  assert {\n    condition = true\n    error_message = "x"\n  }\n}\n`,
+    'check blocks',
+  ],
+  ['module', 'module "m" {\n  source = "./m"\n}\n', 'module calls'],
+  ['data', 'data "terraform_remote_state" "r" {\n  backend = "local"\n}\n', 'data sources'],
+  [
+    'prevent_destroy',
+    data('  lifecycle {\n    prevent_destroy = true\n  }'),
+    'lifecycle prevent_destroy',
+  ],
+  [
+    'ignore_changes',
+    data('  lifecycle {\n    ignore_changes = [input]\n  }'),
+    'lifecycle ignore_changes',
+  ],
+  [
+    'create_before_destroy',
+    data('  lifecycle {\n    create_before_destroy = true\n  }'),
+    'lifecycle create_before_destroy',
+  ],
+  [
+    'replace_triggered_by',
+    data('  lifecycle {\n    replace_triggered_by = [terraform_data.b]\n  }'),
+    'lifecycle replace_triggered_by',
+  ],
+  [
+    'precondition',
+    data(
+      '  lifecycle {\n    precondition {\n      condition = true\n      error_message = "x"\n    }\n  }',
+    ),
+    'lifecycle precondition',
+  ],
+  [
+    'provisioner',
+    data('  provisioner "local-exec" {\n    command = "true"\n  }'),
+    'provisioner blocks',
+  ],
+  ['provider', data('  provider = terraform'), 'the provider meta-argument'],
+  [
+    'validation',
+    `variable "v" {\n  default = "x"\n  validation {\n    condition = true\n    error_message = "x"\n  }\n}\n`,
+    'the validation argument of a variable',
+  ],
+  [
+    'a collection type',
+    'variable "v" {\n  type = list(string)\n  default = []\n}\n',
+    'the type constraint list(string)',
+  ],
+  [
+    'an output precondition',
+    `output "o" {\n  value = 1\n  precondition {\n    condition = true\n    error_message = "x"\n  }\n}\n`,
+    'the precondition argument of an output',
+  ],
+  ['an unmodelled function', data('  input = format("%s", "x")'), 'the function format'],
+  ['division', data('  input = 6 / 3'), 'the operator or symbol "/"'],
+  [
+    'a splat',
+    `${data('  count = 1')}resource "terraform_data" "b" {\n  input = terraform_data.a[*].id\n}\n`,
+    'splat expressions',
+  ],
+  ['a template directive', data('  input = "%{if true}x%{endif}"'), 'the template directives'],
+  [
+    'importing a terraform_data',
+    `${data('')}import {\n  to = terraform_data.a\n  id = "x"\n}\n`,
+    'importing a terraform_data resource',
+  ],
+  [
+    'a sensitive variable in terraform_data',
+    `variable "s" {\n  default = "x"\n  sensitive = true\n}\n${data('  input = var.s')}`,
+    'sensitive variables in resource arguments',
+  ],
+];
+
+describe('the builtin engine refuses what it does not model', () => {
+  it.each(REFUSED)('%s', async (_construct, mainTf, named) => {
+    const { result, text } = await plan({ files: { 'main.tf': mainTf } });
+    expect(result.status).toBe('errored');
+    expect(text).toContain('Error: Unsupported by the builtin engine');
+    expect(text).toContain(`does not model ${named}`);
+    expect(text).toContain('use the command engine');
+  });
+});
