@@ -94,6 +94,8 @@ export type WorkspaceCreated = {
     tagBindings?: TagBinding[];
     /** The project it belongs to; absent in older events: the organization's default project. */
     projectId?: string;
+    /** Whether runs a run trigger queues apply on their own (absent: no). */
+    autoApplyRunTrigger?: boolean;
   };
 };
 export type ExecutionMode = 'remote' | 'local';
@@ -117,6 +119,7 @@ export type WorkspaceUpdated = {
     tagBindings?: TagBinding[];
     /** The project it moved to. */
     projectId?: string;
+    autoApplyRunTrigger?: boolean;
   };
 };
 export type WorkspaceDeleted = { type: 'WorkspaceDeleted'; data: { id: string } };

@@ -171,13 +171,13 @@ export function runTriggerReactor(
             model,
             {
               ws: follower,
-              // Nobody asked: the run waits for confirmation (the reference's default for
-              // triggered runs, `auto-apply-run-trigger` false).
-              access: NO_ACCESS,
+              // The run applies on its own only when the follower says so
+              // (`auto-apply-run-trigger`, false by default); otherwise it waits for confirmation.
+              access: { ...NO_ACCESS, applyRuns: follower.autoApplyRunTrigger },
               createdBy: null,
               attributes: {
                 message: `Triggered by a run in ${source.organization}/${source.name} (${run.id})`,
-                'auto-apply': false,
+                'auto-apply': follower.autoApplyRunTrigger,
               },
               configurationVersionId: cv,
               source: RUN_TRIGGER_SOURCE,

@@ -28,6 +28,7 @@ export function presentWorkspace(
       name: ws.name,
       description: ws.description,
       'auto-apply': ws.autoApply,
+      'auto-apply-run-trigger': ws.autoApplyRunTrigger,
       'created-at': ws.createdAt,
       'updated-at': ws.updatedAt,
       locked: ws.lock !== null,

@@ -29,6 +29,8 @@ export interface WorkspaceRow {
   tagBindings: TagBinding[];
   /** The project it belongs to. */
   projectId: string;
+  /** Whether runs a run trigger queues apply on their own. */
+  autoApplyRunTrigger: boolean;
   lock: LockHolder | null;
   lockReason: string | null;
   currentRunId: string | null;
@@ -52,6 +54,7 @@ interface DbRow {
   tags: string;
   tag_bindings: string;
   project_id: string;
+  auto_apply_run_trigger: number;
   locked_by_kind: LockHolder['kind'] | null;
   locked_by_id: string | null;
   lock_reason: string | null;
@@ -81,6 +84,7 @@ const toRow = (r: DbRow): WorkspaceRow => ({
   tags: JSON.parse(r.tags) as string[],
   tagBindings: JSON.parse(r.tag_bindings) as TagBinding[],
   projectId: r.project_id,
+  autoApplyRunTrigger: r.auto_apply_run_trigger === 1,
   currentRunId: r.current_run_id,
   latestRunId: r.latest_run_id,
   latestConfigurationVersionId: r.latest_cv_id,
@@ -100,7 +104,7 @@ function sortedBindings(bindings: TagBinding[]): TagBinding[] {
 
 export const workspaceProjection: Projection = {
   name: 'runs-workspaces',
-  version: 4,
+  version: 5,
   tables: [WORKSPACES_TABLE],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${WORKSPACES_TABLE} (
@@ -110,19 +114,20 @@ export const workspaceProjection: Projection = {
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, execution_engine TEXT,
       terraform_version TEXT, execution_mode TEXT, tags TEXT NOT NULL DEFAULT '[]',
       tag_bindings TEXT NOT NULL DEFAULT '[]', project_id TEXT NOT NULL,
-      UNIQUE (organization, name))`);
+      auto_apply_run_trigger INTEGER NOT NULL DEFAULT 0, UNIQUE (organization, name))`);
     const set = (sql: string) => db.prepare(`UPDATE ${WORKSPACES_TABLE} SET ${sql} WHERE id = @id`);
     const s = {
       insert:
         db.prepare(`INSERT INTO ${WORKSPACES_TABLE} (id, organization, name, auto_apply, description, execution_engine,
-        terraform_version, execution_mode, tags, tag_bindings, project_id, created_at, updated_at)
-        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @version, @mode, @tags, @bindings, @project, @at, @at)`),
+        terraform_version, execution_mode, tags, tag_bindings, project_id, auto_apply_run_trigger, created_at, updated_at)
+        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @version, @mode, @tags, @bindings, @project, @aart, @at, @at)`),
       update: set(`auto_apply = COALESCE(@auto_apply, auto_apply), name = COALESCE(@name, name),
         description = CASE WHEN @set_description = 1 THEN @description ELSE description END,
         execution_engine = COALESCE(@engine, execution_engine),
         terraform_version = COALESCE(@version, terraform_version),
         execution_mode = COALESCE(@mode, execution_mode),
-        project_id = COALESCE(@project, project_id), updated_at = @at`),
+        project_id = COALESCE(@project, project_id),
+        auto_apply_run_trigger = COALESCE(@aart, auto_apply_run_trigger), updated_at = @at`),
       tagsOf: db.prepare<[string], { tags: string; tag_bindings: string }>(
         `SELECT tags, tag_bindings FROM ${WORKSPACES_TABLE} WHERE id = ?`,
       ),
@@ -164,6 +169,7 @@ export const workspaceProjection: Projection = {
           tags: JSON.stringify([...new Set(e.data.tags ?? [])].sort()),
           bindings: JSON.stringify(sortedBindings(e.data.tagBindings ?? [])),
           project: e.data.projectId ?? defaultProjectId(e.data.organization),
+          aart: e.data.autoApplyRunTrigger === true ? 1 : 0,
           at: e.time,
         }),
       WorkspaceUpdated: (e) => {
@@ -177,6 +183,8 @@ export const workspaceProjection: Projection = {
           version: e.data.terraformVersion ?? null,
           mode: e.data.executionMode ?? null,
           project: e.data.projectId ?? null,
+          aart:
+            e.data.autoApplyRunTrigger === undefined ? null : e.data.autoApplyRunTrigger ? 1 : 0,
           at: e.time,
         });
         const { tagsAdded, tagsRemoved, tagBindings } = e.data;

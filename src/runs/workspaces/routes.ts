@@ -34,6 +34,7 @@ const TERRAFORM_VERSION =
 
 const settings = {
   'auto-apply': z.boolean().optional(),
+  'auto-apply-run-trigger': z.boolean().optional(),
   description: z.string().nullable().optional(),
   'execution-engine': z.string().optional(),
   'terraform-version': z
@@ -171,6 +172,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
         : { executionEngine: engine(a['execution-engine']) }),
       ...optional('terraformVersion', a['terraform-version']),
       ...optional('executionMode', executionMode(a['execution-mode'])),
+      ...optional('autoApplyRunTrigger', a['auto-apply-run-trigger']),
       ...optional('tags', tagNames(body.relationships?.tags, org.name)),
       ...optional(
         'tagBindings',
@@ -254,6 +256,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
         : { executionEngine: engine(a['execution-engine']) }),
       ...optional('terraformVersion', a['terraform-version']),
       ...optional('executionMode', executionMode(a['execution-mode'])),
+      ...optional('autoApplyRunTrigger', a['auto-apply-run-trigger']),
       ...(moveTo === undefined || moveTo === ws.projectId
         ? {}
         : { projectId: projectOf(ws.organization, moveTo) }),

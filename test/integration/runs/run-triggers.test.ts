@@ -77,6 +77,11 @@ describe('run triggers', () => {
     const queued = await runsOf(follower);
     expect(queued).toHaveLength(1);
     const run = queued[0]!;
+    expect(
+      (await h.api('GET', `/workspaces/${follower}`)).json.data.attributes[
+        'auto-apply-run-trigger'
+      ],
+    ).toBe(false);
     expect(run.attributes).toMatchObject({
       source: 'tfe-run-trigger',
       'triggering-source-name': (await h.api('GET', `/workspaces/${source}`)).json.data.attributes
@@ -110,6 +115,21 @@ describe('run triggers', () => {
     await applied(a);
     await h.settle();
     expect(await runsOf(b)).toHaveLength(0);
+  });
+
+  it('a follower with auto-apply-run-trigger applies its triggered runs on its own', async () => {
+    const org = await createOrg(h);
+    const [source, follower] = [await ready(org), await ready(org)];
+    const set = await h.api('PATCH', `/workspaces/${follower}`, {
+      body: { data: { type: 'workspaces', attributes: { 'auto-apply-run-trigger': true } } },
+    });
+    expect(set.status, set.text).toBe(200);
+    expect(set.json.data.attributes['auto-apply-run-trigger']).toBe(true);
+    expect((await follow(follower, source)).status).toBe(201);
+    await applied(source);
+    await h.settle();
+    const [run] = await runsOf(follower);
+    expect(run!.attributes['auto-apply']).toBe(true);
   });
 
   it('a source in another organization, or one the caller cannot read, is not found', async () => {
