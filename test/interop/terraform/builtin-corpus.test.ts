@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -147,9 +147,11 @@ async function terraform(dir: string, args: string[]): Promise<{ ok: boolean; ou
   }
 }
 
+/** The step's files, alone in `dir` but for what `init` made (`.terraform`, the lock file). */
 function writeFiles(dir: string, files: Record<string, string>): void {
-  rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
+  for (const entry of readdirSync(dir))
+    if (!entry.startsWith('.terraform')) rmSync(join(dir, entry), { recursive: true, force: true });
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, name)), { recursive: true });
     writeFileSync(join(dir, name), text);
@@ -163,9 +165,14 @@ async function oracle(c: CorpusCase): Promise<Outcome[]> {
   writeFileSync(TF_ENV.TF_CLI_CONFIG_FILE, '');
   const outcomes: Outcome[] = [];
   let prior: StateV4 | null = null;
-  for (const files of c.steps) {
+  for (const [step, files] of c.steps.entries()) {
     writeFiles(dir, files);
-    const init = await terraform(dir, ['init', '-backend=false', '-input=false', '-no-color']);
+    // Once per case, or again when a step names modules (init installs them).
+    const modules = Object.values(files).some((text) => /^\s*module\s+"/m.test(text));
+    const init =
+      step === 0 || modules
+        ? await terraform(dir, ['init', '-backend=false', '-input=false', '-no-color'])
+        : { ok: true, out: '' };
     if (!init.ok) {
       outcomes.push({ kind: 'errored', text: init.out });
       break;
