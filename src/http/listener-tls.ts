@@ -7,13 +7,7 @@ import { systemClock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { Config } from '../config.js';
 import type { ListeningServer } from './server.js';
-import {
-  buildCertificate,
-  encodeName,
-  pem,
-  pemBlocks,
-  randomSerial,
-} from '../x509/certificate.js';
+import { buildCertificate, encodeName, pem, pemBlocks, randomSerial } from '../x509/certificate.js';
 import {
   authorityKeyId,
   basicConstraints,

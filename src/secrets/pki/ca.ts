@@ -8,7 +8,13 @@ import { resolveNames } from './names.js';
 import { encodeIssued, issuedIdentity, formatOf, privateKeyFormatOf } from './present.js';
 import { defaultRole, type Role } from './role.js';
 import { resolveNotAfter } from './ttl.js';
-import { encodeName, pem, pemBlocks, randomSerial, type SubjectSpec } from '../../x509/certificate.js';
+import {
+  encodeName,
+  pem,
+  pemBlocks,
+  randomSerial,
+  type SubjectSpec,
+} from '../../x509/certificate.js';
 import * as der from '../../x509/der.js';
 import * as ext from '../../x509/extensions.js';
 import { keyUsageBit, type NameConstraintSet } from '../../x509/extensions.js';

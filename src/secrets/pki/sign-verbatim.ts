@@ -7,7 +7,13 @@ import { checkMetadata, isSelfSigned, loadRole, verifiedCsr, type Issued } from 
 import { urlExtensions } from './issuance.js';
 import { encodeIssued, issuedIdentity, formatOf } from './present.js';
 import { resolveNotAfter } from './ttl.js';
-import { buildCertificate, encodeName, pem, randomSerial, serialText } from '../../x509/certificate.js';
+import {
+  buildCertificate,
+  encodeName,
+  pem,
+  randomSerial,
+  serialText,
+} from '../../x509/certificate.js';
 import * as der from '../../x509/der.js';
 import * as ext from '../../x509/extensions.js';
 import { keyIdentifier } from '../../x509/keys.js';

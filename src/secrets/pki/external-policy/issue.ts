@@ -11,7 +11,13 @@ import { isSelfSigned, verifiedCsr } from '../issue.js';
 import { buildCsr } from '../ca.js';
 import { encodeIssued, formatOf, issuedIdentity, privateKeyFormatOf } from '../present.js';
 import { durationText } from '../role.js';
-import { buildCertificate, pem, pemBlocks, randomSerial, serialText } from '../../../x509/certificate.js';
+import {
+  buildCertificate,
+  pem,
+  pemBlocks,
+  randomSerial,
+  serialText,
+} from '../../../x509/certificate.js';
 import * as der from '../../../x509/der.js';
 import { generateEncodedKey, type EncodedKey } from '../../../x509/encoded-key.js';
 import * as ext from '../../../x509/extensions.js';
