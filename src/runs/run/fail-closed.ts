@@ -97,7 +97,8 @@ export function failClosed(
   },
 ): Reactor {
   const { core } = model;
-  const record = (event: StoredEvent, failure: unknown): void => {
+  /** Errors the run and records the dead letter; the errored run's id, or null. */
+  const record = (event: StoredEvent, failure: unknown): string | null => {
     const runId = options.runOf(event);
     const errored =
       runId !== null && failRun(model, runId, `${reactor.name} on ${event.type}`, failure);
@@ -120,7 +121,7 @@ export function failClosed(
       ],
       systemMetadata(reactor.name),
     );
-    if (errored && runId !== null) options.onFailed?.(runId);
+    return errored ? runId : null;
   };
   return {
     name: reactor.name,
@@ -139,13 +140,16 @@ export function failClosed(
         { err: failure, reactor: reactor.name, position: event.position, type: event.type },
         'reactor step failed; its run is errored and the reactor goes on',
       );
+      let errored: string | null;
       try {
-        core.db.transaction(() => record(event, failure)).immediate();
+        errored = core.db.transaction(() => record(event, failure)).immediate();
       } catch (recordError) {
         throw new Error(`${reactor.name}: recording the failure of ${event.type}`, {
           cause: new AggregateError([failure, recordError]),
         });
       }
+      // Once the error is recorded: a phase still running for the run is stopped.
+      if (errored !== null) options.onFailed?.(errored);
     },
   };
 }
