@@ -20,6 +20,8 @@ import { notificationReactor } from './notifications/deliver.js';
 import { OidcIssuer, oidcKeyProjection } from './oidc/keys.js';
 import { NotificationQueries, notificationProjection } from './notifications/projection.js';
 import { notificationRoutes } from './notifications/routes.js';
+import { teamProjectProjection } from './team-projects/projection.js';
+import { teamProjectRoutes } from './team-projects/routes.js';
 import { varsetProjection } from './varsets/projection.js';
 import { varsetRoutes } from './varsets/routes.js';
 import { executorCommands, runDecider } from './run/commands.js';
@@ -109,6 +111,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   const routes = new Router();
   organizationRoutes(routes, model);
   projectRoutes(routes, model);
+  teamProjectRoutes(routes, model);
   varsetRoutes(routes, model);
   const triggers = new RunTriggerQueries(core.db);
   runTriggerRoutes(routes, model, triggers);
@@ -166,6 +169,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         stateVersionProjection,
         organizationProjection,
         projectProjection,
+        teamProjectProjection,
         varsetProjection,
         runTriggerProjection,
         notificationProjection,

@@ -5,6 +5,13 @@ import type { Projection } from '../../core/projections.js';
 import type { RunsPrincipal } from '../../http/types.js';
 import type { OrganizationEvent, TeamAccessLevel } from '../events.js';
 import { FULL_ACCESS, NO_ACCESS, type WorkspaceAccess } from '../lifecycle.js';
+import {
+  TEAM_PROJECTS_TABLE,
+  workspaceLevelOf,
+  type ProjectAccessLevel,
+  type TeamProjectRow,
+} from '../team-projects/projection.js';
+import { WORKSPACES_TABLE } from '../workspaces/projection.js';
 
 /** Organizations, teams, team membership and team access on workspaces. */
 
@@ -288,7 +295,45 @@ export class OrganizationQueries {
     }
   }
 
-  /** The principal's access to one workspace: owners get everything, others the union of their teams' grants. */
+  /** A team's access to a project (`/team-projects/:id`). */
+  teamProject(id: string): TeamProjectRow | null {
+    const r = this.sql(`SELECT * FROM ${TEAM_PROJECTS_TABLE} WHERE id = ?`).get(id) as
+      { id: string; team_id: string; project_id: string; access: ProjectAccessLevel } | undefined;
+    return r === undefined
+      ? null
+      : { id: r.id, teamId: r.team_id, projectId: r.project_id, access: r.access };
+  }
+
+  /** Every team's access to one project. */
+  teamProjectsOn(projectId: string): TeamProjectRow[] {
+    return (
+      this.sql(`SELECT id FROM ${TEAM_PROJECTS_TABLE} WHERE project_id = ? ORDER BY id`).all(
+        projectId,
+      ) as { id: string }[]
+    ).map((r) => this.teamProject(r.id)!);
+  }
+
+  /** Whether one of the principal's teams has access to the project. */
+  hasProjectGrant(principal: RunsPrincipal, projectId: string): boolean {
+    if (principal.kind === 'team')
+      return (
+        this.sql(
+          `SELECT 1 FROM ${TEAM_PROJECTS_TABLE} WHERE project_id = ? AND team_id = ? LIMIT 1`,
+        ).get(projectId, principal.id) !== undefined
+      );
+    if (principal.kind !== 'user') return false;
+    return (
+      this.sql(
+        `SELECT 1 FROM ${TEAM_PROJECTS_TABLE} p JOIN ${T.members} m ON m.team_id = p.team_id
+         WHERE p.project_id = ? AND m.user_id = ? LIMIT 1`,
+      ).get(projectId, principal.id) !== undefined
+    );
+  }
+
+  /**
+   * The principal's access to one workspace: owners get everything, others the union of their
+   * teams' grants on the workspace and on its project.
+   */
   accessTo(
     principal: RunsPrincipal,
     workspace: { id: string; organization: string },
@@ -305,6 +350,20 @@ export class OrganizationQueries {
               `SELECT a.access FROM ${T.access} a JOIN ${T.members} m ON m.team_id = a.team_id WHERE a.workspace_id = ? AND m.user_id = ?`,
             ).all(workspace.id, principal.id) as { access: TeamAccessLevel }[])
           : [];
-    return levels.map((l) => accessOfLevel(l.access)).reduce(union, NO_ACCESS);
+    const viaProject =
+      principal.kind === 'team'
+        ? (this.sql(
+            `SELECT p.access FROM ${TEAM_PROJECTS_TABLE} p JOIN ${WORKSPACES_TABLE} w ON w.project_id = p.project_id
+             WHERE w.id = ? AND p.team_id = ?`,
+          ).all(workspace.id, principal.id) as { access: ProjectAccessLevel }[])
+        : principal.kind === 'user'
+          ? (this.sql(
+              `SELECT p.access FROM ${TEAM_PROJECTS_TABLE} p JOIN ${T.members} m ON m.team_id = p.team_id
+               JOIN ${WORKSPACES_TABLE} w ON w.project_id = p.project_id WHERE w.id = ? AND m.user_id = ?`,
+            ).all(workspace.id, principal.id) as { access: ProjectAccessLevel }[])
+          : [];
+    return [...levels.map((l) => l.access), ...viaProject.map((l) => workspaceLevelOf(l.access))]
+      .map(accessOfLevel)
+      .reduce(union, NO_ACCESS);
   }
 }

@@ -51,9 +51,13 @@ const taken = (organization: string, name: string) =>
 export function projectRoutes(router: Router, model: RunsModel): void {
   const { handler } = model.core;
 
-  /** Owners see every project; other members those holding a workspace they can read. */
+  /**
+   * Owners see every project; other members those their teams have access to, and those holding a
+   * workspace they can read.
+   */
   const visible = (principal: RunsPrincipal, p: ProjectRow): boolean =>
     model.orgs.owns(principal, p.organization) ||
+    model.orgs.hasProjectGrant(principal, p.id) ||
     model.projects.workspaceIds(p.id).some((id) => {
       const ws = model.workspaces.get(id);
       return ws !== null && model.orgs.accessTo(principal, ws).read;
