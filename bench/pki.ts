@@ -15,6 +15,7 @@ import { cpuRate, cpuRows, daemonExecArgv } from './cpu.js';
 import type { BenchResult } from './support.js';
 import { ecIssuer, opensslCsr, opensslOcspRequest, post, rate, startCfssl } from './pki-support.js';
 import { benchAcme } from './pki-acme.js';
+import { benchAcmeLego } from './pki-lego.js';
 import { testConfig, type Config } from '../src/config.js';
 import { silentLogger } from '../src/core/logger.js';
 import { listen } from '../src/http/server.js';
@@ -381,6 +382,7 @@ export async function benchPki(): Promise<BenchResult[]> {
     results.push(...(await engineOnly(dir, csr)));
 
     results.push(...(await benchAcme(join(dir, 'acme'))));
+    results.push(...(await benchAcmeLego(join(dir, 'acme-lego'))));
 
     const ca = await generateKeyPair({ type: 'ec', bits: 256 });
     const entries = Array.from({ length: 100_000 }, () => ({

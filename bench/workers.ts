@@ -25,10 +25,21 @@ const CONCURRENCY = 16;
  */
 const WARMUP = 2000;
 
-async function daemon(
-  workers: number,
-): Promise<{ url: string; pid: number; boot: Bootstrap; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), `keel-bench-workers-${workers}-`));
+/** A running `keel serve` started by {@link startKeel}. */
+export interface KeelServe {
+  url: string;
+  pid: number;
+  dataDir: string;
+  boot: Bootstrap;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real daemon, `keel serve` on a fresh data directory and a loopback port the OS picks, with
+ * `args` added to its defaults; resolves once it logs that it is serving (over HTTP or HTTPS).
+ */
+export async function startKeel(name: string, args: readonly string[]): Promise<KeelServe> {
+  const dir = mkdtempSync(join(tmpdir(), `keel-bench-${name}-`));
   const child = spawn(
     process.execPath,
     [
@@ -40,10 +51,7 @@ async function daemon(
       dir,
       '--listen',
       '127.0.0.1:0',
-      '--workers',
-      String(workers),
-      '--rate-limit',
-      'false',
+      ...args,
     ],
     {
       cwd: ROOT,
@@ -55,7 +63,7 @@ async function daemon(
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
-      const m = /"address":"(http:\/\/[^"]+)".*"msg":"keel is serving"/.exec(out);
+      const m = /"address":"(https?:\/\/[^"]+)".*"msg":"keel is serving"/.exec(out);
       if (m !== null) resolve(m[1]!);
     });
     child.once('exit', (code) => reject(new Error(`the daemon exited with ${code}:\n${out}`)));
@@ -64,14 +72,19 @@ async function daemon(
   return {
     url,
     pid: child.pid!,
+    dataDir: dir,
     boot,
     stop: () =>
       new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
       }),
   };
 }
+
+const daemon = (workers: number) =>
+  startKeel(`workers-${workers}`, ['--workers', String(workers), '--rate-limit', 'false']);
 
 async function ecIssue(url: string, pid: number, token: string): Promise<CpuRate> {
   const headers = { 'x-vault-token': token };
