@@ -47,13 +47,13 @@ function sessionPrincipal(
  * Finds who signed the request and checks the signature (SigV4, any region in the scope, the
  * service named by the endpoint). Throws the AWS code for each way this can fail.
  */
-export function authenticate(
+export async function authenticate(
   store: CloudStore,
   account: string,
   req: SignedRequest,
   service: 'iam' | 'sts',
   now: Date,
-): Principal {
+): Promise<Principal> {
   const header = req.headers.authorization;
   if (!header) {
     throw new CloudError('MissingAuthenticationToken', 'Request is missing Authentication Token');
@@ -72,7 +72,7 @@ export function authenticate(
   );
   if (session) {
     const principal = sessionPrincipal(store, session, now, token);
-    verifySignature(req, auth, store.unseal(session.secret), now);
+    await verifySignature(req, auth, store.unseal(session.secret), now);
     return principal;
   }
   const key = store.get<KeyRow>('SELECT * FROM access_keys WHERE id = ?', auth.accessKeyId);
@@ -80,7 +80,7 @@ export function authenticate(
   if (!key || !user || key.status !== 'Active' || token !== undefined) {
     throw new CloudError('InvalidClientTokenId', INVALID_TOKEN);
   }
-  verifySignature(req, auth, store.unseal(key.secret), now);
+  await verifySignature(req, auth, store.unseal(key.secret), now);
   return {
     kind: 'user',
     arn: arn.user(account, user.path, user.name),

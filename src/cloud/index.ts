@@ -117,9 +117,9 @@ export function createCloud(opts: CloudOptions): CloudService {
   const account = store.meta('account_id') ?? '000000000000';
   const log = opts.logger?.child({ component: 'cloud' });
 
-  function handle(service: ServiceName, req: SignedRequest, params: Params) {
+  async function handle(service: ServiceName, req: SignedRequest, params: Params) {
     const spec = SERVICES[service];
-    const principal = authenticate(store, account, req, service, opts.clock.now());
+    const principal = await authenticate(store, account, req, service, opts.clock.now());
     const actionName = params.get('Action');
     if (!actionName) throw new CloudError('MissingAction', 'Missing Action');
     const version = params.get('Version') ?? spec.version;
@@ -179,7 +179,7 @@ export function createCloud(opts: CloudOptions): CloudService {
             body,
           };
           const params = Params.parse(req.query, body.toString('utf8'));
-          const { actionName, result } = handle(service, req, params);
+          const { actionName, result } = await handle(service, req, params);
           ctx.status = 200;
           ctx.body = successXml(actionName, spec.namespace, result, requestId);
         } catch (err) {

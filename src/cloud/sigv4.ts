@@ -1,4 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
+import type { Hash, Hmac } from 'node:crypto';
+import { SignatureV4 } from '@smithy/signature-v4';
 import { safeEqual } from '../core/seal.js';
 import { CloudError } from './errors.js';
 
@@ -26,26 +28,6 @@ export interface Authorization {
 const ALGORITHM = 'AWS4-HMAC-SHA256';
 /** AWS refuses requests whose timestamp is more than five minutes away from its own clock. */
 export const MAX_SKEW_MS = 5 * 60 * 1000;
-
-const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
-const hmac = (key: Buffer | string, data: string): Buffer =>
-  createHmac('sha256', key).update(data).digest();
-
-/** RFC 3986 encoding as SigV4 wants it: everything but unreserved characters is escaped. */
-export function uriEncode(s: string): string {
-  return encodeURIComponent(s).replace(
-    /[!'()*]/g,
-    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
-  );
-}
-
-function safeDecode(s: string): string {
-  try {
-    return decodeURIComponent(s);
-  } catch {
-    return s;
-  }
-}
 
 /**
  * Parses the Authorization header. A header that names another scheme is "no signature at all";
@@ -110,89 +92,113 @@ export const formatAmzDate = (d: Date): string =>
     .replace(/[-:]/g, '')
     .replace(/\.\d{3}/, '');
 
-function canonicalQuery(query: string): string {
-  if (query === '') return '';
-  return query
-    .split('&')
-    .filter((p) => p !== '')
-    .map((p) => {
-      const eq = p.indexOf('=');
-      const k = eq < 0 ? p : p.slice(0, eq);
-      const v = eq < 0 ? '' : p.slice(eq + 1);
-      return [uriEncode(safeDecode(k)), uriEncode(safeDecode(v))] as const;
-    })
-    .sort(([ak, av], [bk, bv]) => (ak < bk ? -1 : ak > bk ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
-    .map(([k, v]) => `${k}=${v}`)
-    .join('&');
+function safeDecode(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
 }
 
-/** Services other than S3 encode each path segment once more on top of what was sent. */
-function canonicalPath(path: string): string {
-  if (path === '') return '/';
-  return path
-    .split('/')
-    .map((seg) => uriEncode(seg))
-    .join('/');
+/** The query string as the SDK's signer takes it: decoded names, a list for a repeated name. */
+function queryOf(query: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const piece of query.split('&')) {
+    if (piece === '') continue;
+    const eq = piece.indexOf('=');
+    const k = safeDecode(eq < 0 ? piece : piece.slice(0, eq));
+    const v = safeDecode(eq < 0 ? '' : piece.slice(eq + 1));
+    const seen = Object.hasOwn(out, k) ? out[k] : undefined;
+    out[k] = seen === undefined ? v : [...(Array.isArray(seen) ? seen : [seen]), v];
+  }
+  return out;
 }
+
+/** SHA-256, or HMAC-SHA-256 under a key, in the shape the SDK's signer hashes with. */
+class Sha256 {
+  private hash: Hash | Hmac;
+  constructor(private readonly key?: string | ArrayBuffer | ArrayBufferView) {
+    this.hash = this.fresh();
+  }
+  private fresh(): Hash | Hmac {
+    const key = this.key;
+    if (key === undefined) return createHash('sha256');
+    if (typeof key === 'string') return createHmac('sha256', key);
+    const bytes = ArrayBuffer.isView(key)
+      ? new Uint8Array(key.buffer, key.byteOffset, key.byteLength)
+      : new Uint8Array(key);
+    return createHmac('sha256', bytes);
+  }
+  update(chunk: Uint8Array): void {
+    this.hash.update(chunk);
+  }
+  digest(): Promise<Uint8Array> {
+    return Promise.resolve(this.hash.digest());
+  }
+  reset(): void {
+    this.hash = this.fresh();
+  }
+}
+
+const MISMATCH =
+  'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.';
 
 /**
- * The canonical request of SigV4 (task 1), for the headers the client said it signed. The payload
- * hash is always that of the body received: IAM and STS, unlike S3, take no `x-amz-content-sha256`
- * in its place (signed or not, and never `UNSIGNED-PAYLOAD`), so a signature cannot be moved onto
- * another body.
+ * The Authorization header the AWS SDK's own signer writes for the request as the client signed
+ * it: the method, path, query and body received, and only the headers named in `SignedHeaders`
+ * (one the request lacks counts as empty), at the request's own `x-amz-date`.
  */
-export function canonicalRequest(req: SignedRequest, signedHeaders: readonly string[]): string {
-  const headers = signedHeaders
-    .map((h) => `${h}:${(req.headers[h] ?? '').trim().replace(/\s+/g, ' ')}\n`)
-    .join('');
-  const payloadHash = sha256(req.body);
-  return [
-    req.method.toUpperCase(),
-    canonicalPath(req.path),
-    canonicalQuery(req.query),
-    headers,
-    signedHeaders.join(';'),
-    payloadHash,
-  ].join('\n');
-}
-
-/** The string to sign (task 2). */
-export function stringToSign(amzDate: string, scope: string, canonical: string): string {
-  return [ALGORITHM, amzDate, scope, sha256(canonical)].join('\n');
-}
-
-/** The signing key (task 3): an HMAC chain from the secret over date, region and service. */
-export function signingKey(secret: string, date: string, region: string, service: string): Buffer {
-  const kDate = hmac(`AWS4${secret}`, date);
-  const kRegion = hmac(kDate, region);
-  const kService = hmac(kRegion, service);
-  return hmac(kService, 'aws4_request');
-}
-
-/** The hex signature over a request for the given key and scope. */
-export function computeSignature(
+async function expectedSignature(
   req: SignedRequest,
-  auth: Omit<Authorization, 'signature' | 'accessKeyId'>,
-  amzDate: string,
+  auth: Authorization,
+  when: Date,
   secret: string,
-): string {
-  const scope = `${auth.date}/${auth.region}/${auth.service}/aws4_request`;
-  const sts = stringToSign(amzDate, scope, canonicalRequest(req, auth.signedHeaders));
-  return createHmac('sha256', signingKey(secret, auth.date, auth.region, auth.service))
-    .update(sts)
-    .digest('hex');
+): Promise<Authorization> {
+  const signed = new Set(auth.signedHeaders);
+  const headers: Record<string, string> = {};
+  for (const h of auth.signedHeaders) headers[h] = req.headers[h] ?? '';
+  const signer = new SignatureV4({
+    credentials: { accessKeyId: auth.accessKeyId, secretAccessKey: secret },
+    region: auth.region,
+    service: auth.service,
+    sha256: Sha256,
+    // IAM and STS take no `x-amz-content-sha256`: the client did not sign one unless it is listed.
+    applyChecksum: false,
+  });
+  const out = await signer.sign(
+    {
+      method: req.method.toUpperCase(),
+      protocol: 'https:',
+      hostname: req.headers.host ?? '',
+      path: req.path,
+      query: queryOf(req.query),
+      headers,
+      body: req.body,
+    },
+    {
+      signingDate: when,
+      signingRegion: auth.region,
+      signingService: auth.service,
+      signableHeaders: signed,
+      // The signer adds `x-amz-date` itself; it is signed only when the client signed it.
+      ...(signed.has('x-amz-date') ? {} : { unsignableHeaders: new Set(['x-amz-date']) }),
+    },
+  );
+  return parseAuthorization(String(out.headers.authorization));
 }
 
 /**
- * Checks the request's timestamp and signature against the secret of the key it names. Throws
- * `SignatureDoesNotMatch` (also for a timestamp more than five minutes from `now`).
+ * Checks the request's timestamp and signature against the secret of the key it names. Rejects
+ * with `SignatureDoesNotMatch` (also for a timestamp more than five minutes from `now`). Parsing
+ * and the checks on date, scope and headers are Keel's; the signature itself is computed by the
+ * AWS SDK's signer and compared in constant time.
  */
-export function verifySignature(
+export async function verifySignature(
   req: SignedRequest,
   auth: Authorization,
   secret: string,
   now: Date,
-): void {
+): Promise<void> {
   const amzDate = req.headers['x-amz-date'] ?? '';
   const when = parseAmzDate(amzDate);
   if (!when) {
@@ -228,33 +234,32 @@ export function verifySignature(
       "'Host' must be a 'SignedHeader' in the AWS Authorization.",
     );
   }
-  if (!safeEqual(computeSignature(req, auth, amzDate, secret), auth.signature)) {
+  if (Object.keys(queryOf(req.query)).some((k) => k.toLowerCase() === 'x-amz-signature')) {
+    // The SDK's signer leaves this parameter out of what it signs, so it would ride along unsigned.
     throw new CloudError(
       'SignatureDoesNotMatch',
-      'The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.',
+      "Keel does not take an 'X-Amz-Signature' query parameter beside the Authorization header.",
     );
   }
-}
-
-/**
- * Signs a request the way an AWS client would: adds `x-amz-date` (and the session token) and
- * returns the headers with `authorization`. Used by Keel's tests and benchmark to craft requests.
- */
-export function signRequest(
-  req: Omit<SignedRequest, 'headers'> & { headers: Record<string, string> },
-  creds: { accessKeyId: string; secretAccessKey: string; sessionToken?: string },
-  region: string,
-  service: string,
-  now: Date,
-): Record<string, string> {
-  const amzDate = formatAmzDate(now);
-  const headers: Record<string, string> = { ...req.headers, 'x-amz-date': amzDate };
-  if (creds.sessionToken) headers['x-amz-security-token'] = creds.sessionToken;
-  const signedHeaders = Object.keys(headers)
-    .map((h) => h.toLowerCase())
-    .sort();
-  const auth = { date: amzDate.slice(0, 8), region, service, signedHeaders };
-  const signature = computeSignature({ ...req, headers }, auth, amzDate, creds.secretAccessKey);
-  headers.authorization = `${ALGORITHM} Credential=${creds.accessKeyId}/${auth.date}/${region}/${service}/aws4_request, SignedHeaders=${signedHeaders.join(';')}, Signature=${signature}`;
-  return headers;
+  if (
+    auth.signedHeaders.includes('x-amz-content-sha256') &&
+    req.headers['x-amz-content-sha256'] !== createHash('sha256').update(req.body).digest('hex')
+  ) {
+    // IAM and STS sign the body received, never a hash the client states in its place.
+    throw new CloudError('SignatureDoesNotMatch', MISMATCH);
+  }
+  const expected = await expectedSignature(req, auth, when, secret);
+  const listed = auth.signedHeaders.join(';');
+  if (expected.signedHeaders.join(';') !== listed) {
+    // The SDK's signer signs each header once, lower case, in order, and never `authorization` or
+    // `date` (it dates a request by `x-amz-date` alone): a list it did not sign as given would
+    // otherwise leave a header the client named unchecked.
+    throw new CloudError(
+      'SignatureDoesNotMatch',
+      `SignedHeaders must name each header once, in lower case and sorted, and neither 'authorization' nor 'date' (X-Amz-Date dates the request): '${listed}'.`,
+    );
+  }
+  if (!safeEqual(expected.signature, auth.signature)) {
+    throw new CloudError('SignatureDoesNotMatch', MISMATCH);
+  }
 }

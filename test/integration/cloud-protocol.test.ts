@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CreateAccessKeyCommand, CreateUserCommand, GetUserCommand } from '@aws-sdk/client-iam';
 import { GetCallerIdentityCommand } from '@aws-sdk/client-sts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { signRequest } from '../../src/cloud/sigv4.js';
+import { signRequest } from '../support/sigv4.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { clientsFor } from '../support/cloud-clients.js';
 import type { Creds } from '../support/cloud-clients.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { signRequest } from '../../src/cloud/sigv4.js';
+import { signRequest } from '../support/sigv4.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { startCloud } from '../support/cloud-server.js';
 import type { CloudServer } from '../support/cloud-server.js';
