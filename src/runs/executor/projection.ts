@@ -33,7 +33,7 @@ export const executorProjection: Projection = {
     const putVariable = db.prepare(
       `INSERT OR REPLACE INTO ${VARIABLES} (id, workspace_id, key, value, description, category, hcl, sensitive) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const getVariable = db.prepare<[string], VariableDbRow>(
+    const getVariable = db.prepare<[string], VariableColumns & { workspace_id: string }>(
       `SELECT * FROM ${VARIABLES} WHERE id = ?`,
     );
     const deleteVariable = db.prepare(`DELETE FROM ${VARIABLES} WHERE id = ?`);
@@ -77,9 +77,9 @@ export const executorProjection: Projection = {
   },
 };
 
-interface VariableDbRow {
+/** The columns every variable row has, a workspace's or a variable set's. */
+export interface VariableColumns {
   id: string;
-  workspace_id: string;
   key: string;
   value: string;
   description: string | null;
@@ -88,15 +88,20 @@ interface VariableDbRow {
   sensitive: number;
 }
 
-const toVariable = (r: VariableDbRow): VariableRow => ({
+/** A variable's columns as the API's values (the value sealed where it is sensitive). */
+export const variableFields = (r: VariableColumns) => ({
   id: r.id,
-  workspaceId: r.workspace_id,
   key: r.key,
   value: JSON.parse(r.value) as string | Sealed,
   description: r.description,
-  category: r.category === 'env' ? 'env' : 'terraform',
+  category: r.category === 'env' ? ('env' as const) : ('terraform' as const),
   hcl: r.hcl === 1,
   sensitive: r.sensitive === 1,
+});
+
+const toVariable = (r: VariableColumns & { workspace_id: string }): VariableRow => ({
+  ...variableFields(r),
+  workspaceId: r.workspace_id,
 });
 
 /** Queries over the executor's read models. */
@@ -127,7 +132,7 @@ export class ExecutorQueries {
 
   variables(workspaceId: string): VariableRow[] {
     return this.#db
-      .prepare<[string], VariableDbRow>(
+      .prepare<[string], VariableColumns & { workspace_id: string }>(
         `SELECT * FROM ${VARIABLES} WHERE workspace_id = ? ORDER BY key, id`,
       )
       .all(workspaceId)
@@ -136,7 +141,9 @@ export class ExecutorQueries {
 
   variable(id: string): VariableRow | null {
     const row = this.#db
-      .prepare<[string], VariableDbRow>(`SELECT * FROM ${VARIABLES} WHERE id = ?`)
+      .prepare<[string], VariableColumns & { workspace_id: string }>(
+        `SELECT * FROM ${VARIABLES} WHERE id = ?`,
+      )
       .get(id);
     return row ? toVariable(row) : null;
   }

@@ -4,6 +4,7 @@ import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { Sealed } from '../../core/seal.js';
 import { statements } from '../../core/sql.js';
+import { variableFields, type VariableColumns } from '../executor/projection.js';
 import type { ProjectDeleted, WorkspaceDeleted } from '../events.js';
 import type { AppliedVarset, VarsetTier } from './assemble.js';
 import { VARSET_EVENT_TYPES, type VarsetEvent, type VarsetVariableData } from './events.js';
@@ -43,27 +44,11 @@ interface SetDb {
   priority: number;
   updated_at: string;
 }
-interface VarDb {
-  id: string;
-  varset_id: string;
-  key: string;
-  value: string;
-  description: string | null;
-  category: string;
-  hcl: number;
-  sensitive: number;
-  created_at: string;
-}
+type VarDb = VariableColumns & { varset_id: string; created_at: string };
 
 const toVariable = (r: VarDb): VarsetVariableRow => ({
-  id: r.id,
+  ...variableFields(r),
   varsetId: r.varset_id,
-  key: r.key,
-  value: JSON.parse(r.value) as string | Sealed,
-  description: r.description,
-  category: r.category === 'env' ? 'env' : 'terraform',
-  hcl: r.hcl === 1,
-  sensitive: r.sensitive === 1,
   createdAt: r.created_at,
 });
 
