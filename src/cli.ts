@@ -120,8 +120,12 @@ machines: run, configuration-version, static-role, lease, certificate`,
   token: {
     summary: 'mint a token without HTTP (a lost bootstrap.json)',
     usage: `keel token runs [--data DIR] [--store URL] [--user NAME]
-keel token secrets [--data DIR] [--store URL] [--policy P,...] [--ttl 1h]`,
-    options: { ...data, user: str, policy: str, ttl: str },
+keel token secrets [--data DIR] [--store URL] (--policy P,... | --root) [--ttl 1h]
+
+secrets  --policy P,...  a token with these policies and default, as auth/token/create makes it;
+                         without --ttl it lives the token store's default (768h)
+         --root          a root token, which never expires unless --ttl is given`,
+    options: { ...data, user: str, policy: str, root: flag, ttl: str },
     positionals: [0, 1],
     run: async (c) => (await import('./cli/token.js')).token(c),
   },

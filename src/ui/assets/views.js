@@ -50,7 +50,7 @@ function login(container) {
       '). To make a new one, run ',
       code('npx keel token runs'),
       ' or ',
-      code('npx keel token secrets'),
+      code('npx keel token secrets --root'),
       ' on the daemon’s machine.',
     ),
   );

@@ -108,17 +108,37 @@ describe('keel serve', () => {
         '--data',
         d.dataDir,
         '--policy',
-        'default',
+        'reader,writer',
         '--ttl',
         '1h',
       ]);
       expect(secrets.status).toBe(0);
+      // Like a token made through the API, it carries `default`, so it can look itself up.
       const lookup = await httpRequest(d.url, 'GET', '/v1/auth/token/lookup-self', {
         token: secrets.stdout.trim(),
       });
+      expect(lookup.status).toBe(200);
       expect(lookup.json).toMatchObject({
-        data: { policies: ['default'], creation_ttl: 3600, display_name: 'token-cli' },
+        data: {
+          policies: ['default', 'reader', 'writer'],
+          creation_ttl: 3600,
+          display_name: 'token-cli',
+        },
       });
+      // Without --ttl it lives the token store's default 768h, as through the API.
+      const plain = keel(['token', 'secrets', '--data', d.dataDir, '--policy', 'reader']);
+      const plainLookup = await httpRequest(d.url, 'GET', '/v1/auth/token/lookup-self', {
+        token: plain.stdout.trim(),
+      });
+      expect(plainLookup.json).toMatchObject({
+        data: { policies: ['default', 'reader'], creation_ttl: 768 * 3600 },
+      });
+      const root = keel(['token', 'secrets', '--data', d.dataDir, '--root']);
+      expect(root.status).toBe(0);
+      const rootLookup = await httpRequest(d.url, 'GET', '/v1/auth/token/lookup-self', {
+        token: root.stdout.trim(),
+      });
+      expect(rootLookup.json).toMatchObject({ data: { policies: ['root'], creation_ttl: 0 } });
       const runs = keel(['token', 'runs', '--data', d.dataDir]);
       expect(runs.status).toBe(0);
       expect(

@@ -59,6 +59,22 @@ describe('the keel CLI', () => {
     expect(runs.stderr).toContain(`no event log at ${join(data, 'keel.sqlite')}`);
   });
 
+  it('mints a secrets token only for an explicit --policy or --root, before looking for a log', async () => {
+    const data = empty();
+    for (const args of [[], ['--ttl', '1h'], ['--policy', ''], ['--root', '--policy', 'p']]) {
+      const r = await keel(['token', 'secrets', '--data', data, ...args]);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toMatch(
+        /keel token secrets needs --policy P\[,P\.\.\.\] or --root/,
+      );
+      expect(r.stderr, args.join(' ')).not.toContain('no event log');
+    }
+    for (const args of [['--policy', 'reader'], ['--root']]) {
+      const r = await keel(['token', 'secrets', '--data', data, ...args]);
+      expect(r.stderr, args.join(' ')).toContain('no event log');
+    }
+  });
+
   it('checks numbers and the exclusive --limit and --newest of events', async () => {
     const data = empty();
     writeFileSync(join(data, 'keel.sqlite'), '');
