@@ -10,7 +10,7 @@ import { configurationVersionMachine } from '../../../machines/configuration-ver
 import type { ConfigurationVersionCreated, ConfigurationVersionEvent } from '../events.js';
 import { pageOf, paginate, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
-import { secretMatches, uploadUrl } from '../run/logs.js';
+import { announcerOf, secretMatches, uploadUrl } from '../run/logs.js';
 import { validate } from '../run/schema.js';
 import { newRun, requesterOf, UPLOAD_MESSAGE } from '../run/service.js';
 import { readArchive } from './archive.js';
@@ -148,7 +148,8 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
         title: 'transition not allowed',
       });
     const archive = await readRawBody(ctx, model.core.config.uploadLimitBytes);
-    const metadata: AuditMetadata = requestMetadata(ctx, null);
+    // The address carries no token: the upload and the run it queues are the version creator's.
+    const metadata: AuditMetadata = requestMetadata(ctx, announcerOf(model, id));
     let files: string[];
     try {
       files = [...(await readArchive(archive, { keep: false })).paths];

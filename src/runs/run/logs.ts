@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { NotFoundError } from '../../core/errors.js';
+import type { Actor } from '../../core/events.js';
 import { safeEqual } from '../../core/seal.js';
 import { API, send, type Resource } from '../jsonapi.js';
 import type { WorkspaceAccess } from '../lifecycle.js';
@@ -39,6 +40,15 @@ export function secretMatches(
   presented: string,
 ): boolean {
   return safeEqual(secretOf(model, purpose, id), presented);
+}
+
+/**
+ * Who announced what a secret upload address fills in (a configuration version, a pending state
+ * version): the actor of the stream's first event. The address carries no token, so the upload is
+ * recorded as theirs; null only where the announcement itself recorded none.
+ */
+export function announcerOf(model: RunsModel, stream: string): Actor | null {
+  return model.core.store.readStream(stream)[0]?.metadata.actor ?? null;
 }
 
 /** The absolute address a client can GET a phase's log from without a token. */

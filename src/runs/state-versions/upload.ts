@@ -8,7 +8,8 @@ import { readRawBody } from '../../http/body.js';
 import type { StateVersionUploadRequested } from '../events.js';
 import { send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
-import { archivistUrl, secretMatches } from '../run/logs.js';
+import { announcerOf, archivistUrl, secretMatches } from '../run/logs.js';
+import { requestMetadata } from '../../http/request-id.js';
 import { validate } from '../run/schema.js';
 import { requestStateUpload, stateVersionDecider } from './projection.js';
 import { stateFacts } from './facts.js';
@@ -124,11 +125,9 @@ export const stateUploadUrls = (model: RunsModel, id: string) => ({
 /** The two secret upload addresses; no token. */
 export function stateArchivistRoutes(router: Router, model: RunsModel): void {
   const queries = model.states;
-  const metadata = (ctx: Context): AuditMetadata => ({
-    actor: null,
-    requestId: ctx.state.requestId,
-    remoteAddress: ctx.ip,
-  });
+  // The addresses carry no token: the upload is recorded as the pending version's announcer's.
+  const metadata = (ctx: Context, id: string): AuditMetadata =>
+    requestMetadata(ctx, announcerOf(model, id));
 
   router.put('/archivist/state-versions/:id/:secret', async (ctx) => {
     const id = ctx.params.id!;
@@ -143,7 +142,7 @@ export function stateArchivistRoutes(router: Router, model: RunsModel): void {
     }
     const state = (await readRawBody(ctx, model.core.config.uploadLimitBytes)).toString('utf8');
     checkDocument(state, pending);
-    recordStateVersion(model, { ...pending, state }, metadata(ctx));
+    recordStateVersion(model, { ...pending, state }, metadata(ctx, id));
     ctx.body = null;
     ctx.status = 200;
   });

@@ -152,6 +152,27 @@ describe('configuration versions', () => {
     },
   );
 
+  it('records the version creator as the actor of the upload and of the run it queues', async () => {
+    const ws = (await createWorkspace(h, org)).id;
+    const cv = await newCv(ws);
+    await h.api('PUT', String(cv.attributes['upload-url']), { token: null, raw: configTarball() });
+    const created = h.core.store.readStream(cv.id)[0]!;
+    expect(created.type).toBe('ConfigurationVersionCreated');
+    const creator = created.metadata.actor;
+    expect(creator).not.toBeNull();
+    expect(creator?.accessor).not.toBe('system');
+    const uploaded = h.core.store
+      .readStream(cv.id)
+      .find((e) => e.type === 'ConfigurationVersionUploaded');
+    expect(uploaded?.metadata.actor).toEqual(creator);
+    const run = (await h.api('GET', `/workspaces/${ws}/runs`)).json.data[0]!;
+    const runCreated = h.core.store.readStream(run.id)[0]!;
+    expect(runCreated.type).toBe('RunCreated');
+    expect(runCreated.metadata.actor).toEqual(creator);
+    // The upload carries no token: the request's own address and id are still recorded.
+    expect(runCreated.metadata.requestId).not.toBeNull();
+  });
+
   it('makes speculative versions queue plan-only runs, and lists versions newest first', async () => {
     const ws = (await createWorkspace(h, org)).id;
     const cv = await newCv(ws, { speculative: true });

@@ -85,6 +85,11 @@ describe('POST /workspaces/:id/state-versions', () => {
     expect(current.json.data.id).toBe(created.json.data.id);
     const download = await h.api('GET', `/state-versions/${created.json.data.id}/download`);
     expect(download.text).toBe(text);
+    // The upload address carries no token: the upload is recorded as the announcer's.
+    const events = h.core.store.readStream(created.json.data.id);
+    expect(events.map((e) => e.type)).toContain('StateVersionCreated');
+    expect(events[0]!.metadata.actor).not.toBeNull();
+    for (const e of events) expect(e.metadata.actor, e.type).toEqual(events[0]!.metadata.actor);
     // a second upload to the same address changes nothing
     const again = await h.api(
       'PUT',
