@@ -6,14 +6,15 @@ import { acmeOrderMachine } from './acme-order.machine.js';
 import { certificateMachine } from './certificate.machine.js';
 import { configurationVersionMachine } from './configuration-version.machine.js';
 import { leaseMachine } from './lease.machine.js';
+import type { MachineName } from './names.js';
 import { runMachine } from './run.machine.js';
 import { staticRoleMachine } from './static-role.machine.js';
 
 /**
  * Every lifecycle machine, by the name `keel diagram` and the state-diagram pages use. A machine
- * added to `machines/` is registered here.
+ * added to `machines/` is registered here, and its name in `names.ts`.
  */
-export const machines: Readonly<Record<string, AnyStateMachine>> = {
+const registry: Readonly<Record<MachineName, AnyStateMachine>> = {
   run: runMachine,
   'configuration-version': configurationVersionMachine,
   certificate: certificateMachine,
@@ -24,3 +25,5 @@ export const machines: Readonly<Record<string, AnyStateMachine>> = {
   'acme-authorization': acmeAuthorizationMachine,
   'acme-challenge': acmeChallengeMachine,
 };
+
+export const machines: Readonly<Record<string, AnyStateMachine>> = registry;

@@ -1,4 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { MACHINE_NAMES } from '../machines/names.js';
 import type { AppDeps } from './app.js';
 import type { Config } from './config.js';
 import { CONFIG_FLAGS, ConfigError, loadConfig } from './config.js';
@@ -112,7 +113,7 @@ keyring is copied to a target that has none; a target holding another key is ref
     summary: 'draw a machine',
     usage: `keel diagram <machine> [--format mermaid|dot|svg] [--highlight STATE]
 
-machines: run, configuration-version, static-role, lease, certificate`,
+machines: ${MACHINE_NAMES.join(', ')}`,
     options: { format: str, highlight: str },
     positionals: [0, 1],
     run: async (c) => (await import('./cli/diagram.js')).diagram(c),

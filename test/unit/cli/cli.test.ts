@@ -1,7 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { machines } from '../../../machines/index.js';
 import { SUMMARY_CHARS, summarise } from '../../../src/cli/log.js';
 import { keel } from '../../support/cli.js';
 
@@ -46,6 +47,16 @@ describe('the keel CLI', () => {
       expect(r.stderr, args.join(' ')).toMatch(message);
       expect(r.stderr, args.join(' ')).toContain('usage:');
     }
+  });
+
+  it('lists every registered machine in keel help diagram', async () => {
+    const r = await keel(['help', 'diagram']);
+    const line = r.stdout.split('\n').find((l) => l.startsWith('machines: '));
+    expect(line?.slice('machines: '.length).split(', ').sort()).toEqual(
+      Object.keys(machines).sort(),
+    );
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    for (const name of Object.keys(machines)) expect(readme).toContain(`\`${name}\``);
   });
 
   it('asks which token before looking for a log, and names the missing log after', async () => {
