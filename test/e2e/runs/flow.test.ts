@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -103,6 +104,11 @@ describe('the runs flow on the real daemon', () => {
     expect(plan.json.data.attributes['resource-additions']).toBe(1);
     const log = await fetch(String(plan.json.data.attributes['log-read-url']));
     expect(await log.text()).toBe('\u0002Plan: 1 to add, 0 to change, 0 to destroy.\n\u0003');
+    // A finished phase's log is served from its outcome event in the database; `<data>/logs/`
+    // holds only the output of phases still running (docs/operations.md).
+    const liveFiles = readdirSync(join(daemon.dataDir, 'logs'));
+    expect(liveFiles).not.toContain(`${plan.json.data.id}.log`);
+    expect(liveFiles).toEqual([]);
 
     expect(
       (await api('POST', `/runs/${run.id}/actions/apply`, { comment: 'ship it' })).status,
