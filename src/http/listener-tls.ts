@@ -124,6 +124,14 @@ function writeSecret(path: string, text: string): void {
   chmodSync(path, 0o600);
 }
 
+/**
+ * The certificates are public and stay readable (0644) for clients running as another user: the
+ * process umask (077) would make them 0600, and a start's makePrivate tightens every file.
+ */
+function openCertificates(paths: { caCert: string; cert: string }): void {
+  for (const path of [paths.caCert, paths.cert]) chmodSync(path, 0o644);
+}
+
 async function makeCa(now: Date): Promise<Pair> {
   const keys = await generateKeyPair({ type: 'ec', bits: 256 });
   const spki = spkiDer(keys.publicKey);
@@ -226,6 +234,7 @@ export async function ensureAutoTls(
       { mode: 0o644 },
     );
   }
+  openCertificates(paths);
   return {
     context: {
       cert: readFileSync(paths.cert, 'utf8'),

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { ConfigError } from '../../../src/config.js';
 import { loadConfig } from '../../../src/config.js';
 import { ManualClock } from '../../../src/core/clock.js';
+import { makePrivate } from '../../../src/daemon.js';
 import {
   AUTO_TLS,
   autoTlsPaths,
@@ -98,6 +99,26 @@ describe('--tls auto', () => {
     for (const key of [paths.caKey, paths.key]) expect(statSync(key).mode & 0o777).toBe(0o600);
     expect(statSync(paths.dir).mode & 0o777).toBe(0o700);
     expect(made.context.key).toBe(readFileSync(paths.key, 'utf8'));
+  });
+
+  it('leaves the certificates readable (0644) under the daemon umask and after makePrivate', async () => {
+    const dir = newDir();
+    const clock = new ManualClock('2026-03-01T00:00:00Z');
+    const paths = autoTlsPaths(dir);
+    const mode = (path: string) => statSync(path).mode & 0o777;
+    const before = process.umask(0o077);
+    try {
+      await ensureAutoTls(dir, names, clock);
+      expect([mode(paths.caCert), mode(paths.cert)]).toEqual([0o644, 0o644]);
+      expect([mode(paths.caKey), mode(paths.key), mode(paths.dir)]).toEqual([0o600, 0o600, 0o700]);
+      // A start tightens the whole data directory first; the certificates are opened again after.
+      makePrivate(dir);
+      expect((await ensureAutoTls(dir, names, clock)).change).toBeNull();
+      expect([mode(paths.caCert), mode(paths.cert)]).toEqual([0o644, 0o644]);
+      expect([mode(paths.caKey), mode(paths.key), mode(dir)]).toEqual([0o600, 0o600, 0o700]);
+    } finally {
+      process.umask(before);
+    }
   });
 
   it('keeps a good certificate, renews it 30 days before its end, and keeps the CA', async () => {
