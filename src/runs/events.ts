@@ -96,9 +96,29 @@ export type WorkspaceCreated = {
     projectId?: string;
     /** Whether runs a run trigger queues apply on their own (absent: no). */
     autoApplyRunTrigger?: boolean;
+    /** The other settings given (absent ones take the reference's defaults). */
+    settings?: Partial<WorkspaceSettings>;
   };
 };
 export type ExecutionMode = 'remote' | 'local';
+/**
+ * Workspace settings Keel stores and reports as given. Those about VCS-driven runs have no effect
+ * (Keel starts no run from a VCS); `allowDestroyPlan` refuses destroy runs; `workingDirectory` is
+ * only ever empty (a subdirectory is refused at the API).
+ */
+export interface WorkspaceSettings {
+  allowDestroyPlan: boolean;
+  globalRemoteState: boolean;
+  speculativeEnabled: boolean;
+  queueAllRuns: boolean;
+  fileTriggersEnabled: boolean;
+  triggerPrefixes: string[];
+  triggerPatterns: string[];
+  structuredRunOutputEnabled: boolean;
+  sourceName: string | null;
+  sourceUrl: string | null;
+  workingDirectory: string;
+}
 /** A tag binding: a key and a value (empty for a key alone). */
 export interface TagBinding {
   key: string;
@@ -120,6 +140,8 @@ export type WorkspaceUpdated = {
     /** The project it moved to. */
     projectId?: string;
     autoApplyRunTrigger?: boolean;
+    /** Settings changed; those absent keep their value. */
+    settings?: Partial<WorkspaceSettings>;
   };
 };
 export type WorkspaceDeleted = { type: 'WorkspaceDeleted'; data: { id: string } };

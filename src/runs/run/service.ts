@@ -51,6 +51,10 @@ export function newRun(
       '/data/attributes: is-destroy and refresh-only are mutually exclusive',
     );
   }
+  if (a['is-destroy'] === true && !ws.settings.allowDestroyPlan)
+    throw new ValidationError(
+      `/data/attributes/is-destroy: workspace ${ws.id} does not allow destroy plans (allow-destroy-plan is false)`,
+    );
   const planOnly = a['plan-only'] ?? cv.speculative;
   if (cv.speculative && !planOnly)
     throw new ValidationError(

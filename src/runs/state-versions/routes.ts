@@ -79,6 +79,15 @@ export function stateVersionRoutes(router: Router, model: RunsModel): void {
   });
 
   /** `GET /state-versions?filter[workspace][name]=…&filter[organization][name]=…`, newest first. */
+  /** One page of a workspace's state versions, newest first. */
+  const list = (ctx: Context, wsId: string) => {
+    const page = pageOf(ctx);
+    const { rows, total } = queries.list(wsId, page.size, (page.number - 1) * page.size);
+    send(ctx, 200, { data: rows.map(presentStateVersion), ...paginate(ctx, page, { total }) });
+  };
+  router.get('/workspaces/:id/state-versions', (ctx) =>
+    list(ctx, model.workspace(ctx, ctx.params.id!).ws.id),
+  );
   router.get('/state-versions', (ctx) => {
     const org = queryValue(ctx, 'filter[organization][name]');
     const name = queryValue(ctx, 'filter[workspace][name]');
@@ -89,9 +98,6 @@ export function stateVersionRoutes(router: Router, model: RunsModel): void {
     model.organization(ctx, org);
     const found = model.workspaces.byName(org, name);
     if (found === null) throw new NotFoundError(`workspace ${org}/${name} not found`);
-    const { ws } = model.workspace(ctx, found.id);
-    const page = pageOf(ctx);
-    const { rows, total } = queries.list(ws.id, page.size, (page.number - 1) * page.size);
-    send(ctx, 200, { data: rows.map(presentStateVersion), ...paginate(ctx, page, { total }) });
+    list(ctx, model.workspace(ctx, found.id).ws.id);
   });
 }

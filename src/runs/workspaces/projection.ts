@@ -2,7 +2,7 @@ import type { Db } from '../../core/database.js';
 import { countedPage, statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
-import type { ExecutionMode, RunsContextEvent, TagBinding } from '../events.js';
+import type { ExecutionMode, RunsContextEvent, TagBinding, WorkspaceSettings } from '../events.js';
 import { defaultProjectId } from '../projects/default.js';
 import type { LockHolder } from './decider.js';
 
@@ -31,6 +31,8 @@ export interface WorkspaceRow {
   projectId: string;
   /** Whether runs a run trigger queues apply on their own. */
   autoApplyRunTrigger: boolean;
+  /** The other stored settings, defaults filled in. */
+  settings: WorkspaceSettings;
   lock: LockHolder | null;
   lockReason: string | null;
   currentRunId: string | null;
@@ -55,6 +57,7 @@ interface DbRow {
   tag_bindings: string;
   project_id: string;
   auto_apply_run_trigger: number;
+  settings: string;
   locked_by_kind: LockHolder['kind'] | null;
   locked_by_id: string | null;
   lock_reason: string | null;
@@ -66,6 +69,21 @@ interface DbRow {
   created_at: string;
   updated_at: string;
 }
+
+/** The reference's defaults for a workspace created without a setting. */
+export const DEFAULT_SETTINGS: WorkspaceSettings = {
+  allowDestroyPlan: true,
+  globalRemoteState: false,
+  speculativeEnabled: true,
+  queueAllRuns: false,
+  fileTriggersEnabled: true,
+  triggerPrefixes: [],
+  triggerPatterns: [],
+  structuredRunOutputEnabled: true,
+  sourceName: null,
+  sourceUrl: null,
+  workingDirectory: '',
+};
 
 const toRow = (r: DbRow): WorkspaceRow => ({
   id: r.id,
@@ -85,6 +103,10 @@ const toRow = (r: DbRow): WorkspaceRow => ({
   tagBindings: JSON.parse(r.tag_bindings) as TagBinding[],
   projectId: r.project_id,
   autoApplyRunTrigger: r.auto_apply_run_trigger === 1,
+  settings: {
+    ...DEFAULT_SETTINGS,
+    ...(JSON.parse(r.settings) as Partial<WorkspaceSettings>),
+  },
   currentRunId: r.current_run_id,
   latestRunId: r.latest_run_id,
   latestConfigurationVersionId: r.latest_cv_id,
@@ -104,7 +126,7 @@ function sortedBindings(bindings: TagBinding[]): TagBinding[] {
 
 export const workspaceProjection: Projection = {
   name: 'runs-workspaces',
-  version: 5,
+  version: 6,
   tables: [WORKSPACES_TABLE],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${WORKSPACES_TABLE} (
@@ -114,20 +136,23 @@ export const workspaceProjection: Projection = {
       created_at TEXT NOT NULL, updated_at TEXT NOT NULL, execution_engine TEXT,
       terraform_version TEXT, execution_mode TEXT, tags TEXT NOT NULL DEFAULT '[]',
       tag_bindings TEXT NOT NULL DEFAULT '[]', project_id TEXT NOT NULL,
-      auto_apply_run_trigger INTEGER NOT NULL DEFAULT 0, UNIQUE (organization, name))`);
+      auto_apply_run_trigger INTEGER NOT NULL DEFAULT 0, settings TEXT NOT NULL DEFAULT '{}',
+      UNIQUE (organization, name))`);
     const set = (sql: string) => db.prepare(`UPDATE ${WORKSPACES_TABLE} SET ${sql} WHERE id = @id`);
     const s = {
       insert:
         db.prepare(`INSERT INTO ${WORKSPACES_TABLE} (id, organization, name, auto_apply, description, execution_engine,
-        terraform_version, execution_mode, tags, tag_bindings, project_id, auto_apply_run_trigger, created_at, updated_at)
-        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @version, @mode, @tags, @bindings, @project, @aart, @at, @at)`),
+        terraform_version, execution_mode, tags, tag_bindings, project_id, auto_apply_run_trigger, settings, created_at, updated_at)
+        VALUES (@id, @organization, @name, @auto_apply, @description, @engine, @version, @mode, @tags, @bindings, @project, @aart, @settings, @at, @at)`),
       update: set(`auto_apply = COALESCE(@auto_apply, auto_apply), name = COALESCE(@name, name),
         description = CASE WHEN @set_description = 1 THEN @description ELSE description END,
         execution_engine = COALESCE(@engine, execution_engine),
         terraform_version = COALESCE(@version, terraform_version),
         execution_mode = COALESCE(@mode, execution_mode),
         project_id = COALESCE(@project, project_id),
-        auto_apply_run_trigger = COALESCE(@aart, auto_apply_run_trigger), updated_at = @at`),
+        auto_apply_run_trigger = COALESCE(@aart, auto_apply_run_trigger),
+        settings = CASE WHEN @settings IS NULL THEN settings ELSE json_patch(settings, @settings) END,
+        updated_at = @at`),
       tagsOf: db.prepare<[string], { tags: string; tag_bindings: string }>(
         `SELECT tags, tag_bindings FROM ${WORKSPACES_TABLE} WHERE id = ?`,
       ),
@@ -170,6 +195,7 @@ export const workspaceProjection: Projection = {
           bindings: JSON.stringify(sortedBindings(e.data.tagBindings ?? [])),
           project: e.data.projectId ?? defaultProjectId(e.data.organization),
           aart: e.data.autoApplyRunTrigger === true ? 1 : 0,
+          settings: JSON.stringify(e.data.settings ?? {}),
           at: e.time,
         }),
       WorkspaceUpdated: (e) => {
@@ -185,6 +211,7 @@ export const workspaceProjection: Projection = {
           project: e.data.projectId ?? null,
           aart:
             e.data.autoApplyRunTrigger === undefined ? null : e.data.autoApplyRunTrigger ? 1 : 0,
+          settings: e.data.settings === undefined ? null : JSON.stringify(e.data.settings),
           at: e.time,
         });
         const { tagsAdded, tagsRemoved, tagBindings } = e.data;

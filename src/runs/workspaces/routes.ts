@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { z } from 'zod';
 import { enginesOf } from '../../config.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../core/errors.js';
-import type { ExecutionMode } from '../events.js';
+import type { ExecutionMode, WorkspaceSettings } from '../events.js';
 import { listFilter, pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
 import { defaultProjectId } from '../projects/default.js';
@@ -42,7 +42,75 @@ const settings = {
     .regex(TERRAFORM_VERSION, 'latest, a version or a version constraint')
     .optional(),
   'execution-mode': z.enum(['remote', 'local', 'agent']).optional(),
+  /** Deprecated in the reference: `true` is `execution-mode: remote`, `false` is `local`. */
+  operations: z.boolean().optional(),
+  'allow-destroy-plan': z.boolean().optional(),
+  'global-remote-state': z.boolean().optional(),
+  'speculative-enabled': z.boolean().optional(),
+  'queue-all-runs': z.boolean().optional(),
+  'file-triggers-enabled': z.boolean().optional(),
+  'trigger-prefixes': z.array(z.string()).optional(),
+  'trigger-patterns': z.array(z.string()).optional(),
+  'structured-run-output-enabled': z.boolean().optional(),
+  'source-name': z.string().nullable().optional(),
+  'source-url': z.string().nullable().optional(),
+  // Accepted only with the values Keel honours (see `refusedSettings`).
+  'working-directory': z.string().nullable().optional(),
+  'assessments-enabled': z.boolean().optional(),
+  'vcs-repo': z.unknown().optional(),
+  'agent-pool-id': z.string().nullable().optional(),
 };
+type SettingsAttributes = z.infer<z.ZodObject<typeof settings>>;
+
+/**
+ * The values Keel cannot honour, refused by name: a working directory (runs plan the archive's
+ * root; the terraform CLI would upload the directory above it), health assessments, VCS
+ * connections and agent pools, which Keel does not have.
+ */
+function refuseUnhonoured(a: SettingsAttributes): void {
+  const refuse = (name: string, why: string) => {
+    throw new ValidationError(`/data/attributes/${name}: ${why}`, { title: 'invalid attribute' });
+  };
+  if (a['working-directory'] !== undefined && (a['working-directory'] ?? '') !== '')
+    refuse(
+      'working-directory',
+      'Keel runs the configuration at the root of the uploaded archive; upload the subdirectory itself and leave working-directory empty',
+    );
+  if (a['assessments-enabled'] === true)
+    refuse('assessments-enabled', 'Keel runs no health assessments');
+  if (a['vcs-repo'] !== undefined && a['vcs-repo'] !== null)
+    refuse('vcs-repo', 'Keel has no VCS connections; upload configuration versions instead');
+  if (a['agent-pool-id'] !== undefined && a['agent-pool-id'] !== null)
+    refuse('agent-pool-id', 'Keel has no agents');
+  if (a.operations !== undefined && a['execution-mode'] !== undefined)
+    refuse('operations', 'operations is deprecated and cannot be given with execution-mode');
+}
+
+/** The stored settings a request gives (absent ones are left out). */
+function settingsOf(a: SettingsAttributes): Partial<WorkspaceSettings> {
+  refuseUnhonoured(a);
+  return {
+    ...optional('allowDestroyPlan', a['allow-destroy-plan']),
+    ...optional('globalRemoteState', a['global-remote-state']),
+    ...optional('speculativeEnabled', a['speculative-enabled']),
+    ...optional('queueAllRuns', a['queue-all-runs']),
+    ...optional('fileTriggersEnabled', a['file-triggers-enabled']),
+    ...optional('triggerPrefixes', a['trigger-prefixes']),
+    ...optional('triggerPatterns', a['trigger-patterns']),
+    ...optional('structuredRunOutputEnabled', a['structured-run-output-enabled']),
+    ...optional('sourceName', a['source-name']),
+    ...optional('sourceUrl', a['source-url']),
+  };
+}
+
+/** `execution-mode`, or the deprecated `operations` flag for it. */
+const modeOf = (a: SettingsAttributes): 'remote' | 'local' | 'agent' | undefined =>
+  a['execution-mode'] ??
+  (a.operations === undefined ? undefined : a.operations ? 'remote' : 'local');
+
+/** `settings` when any is given, else nothing (an event without them changes none). */
+const withSettings = (given: Partial<WorkspaceSettings>) =>
+  Object.keys(given).length === 0 ? {} : { settings: given };
 
 /** `relationships.project`: the project a workspace is made in or moved to. */
 const projectRelationship = z.object({
@@ -52,10 +120,13 @@ const projectRelationship = z.object({
 const createBody = z.object({
   data: z.object({
     type: z.literal('workspaces').optional(),
-    attributes: z.object({
-      name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)'),
-      ...settings,
-    }),
+    attributes: z
+      .object({
+        name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)'),
+        ...settings,
+      })
+      // An attribute Keel does not store is refused by name, never accepted and lost.
+      .strict(),
     relationships: z
       .object({
         tags: tagsDocument.optional(),
@@ -69,10 +140,12 @@ const createBody = z.object({
 const updateBody = z.object({
   data: z.object({
     type: z.literal('workspaces').optional(),
-    attributes: z.object({
-      name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)').optional(),
-      ...settings,
-    }),
+    attributes: z
+      .object({
+        name: z.string().regex(NAME, 'letters, digits, - and _ only (at most 90)').optional(),
+        ...settings,
+      })
+      .strict(),
     relationships: z.object({ project: projectRelationship.optional() }).optional(),
   }),
 });
@@ -171,8 +244,9 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
         ? {}
         : { executionEngine: engine(a['execution-engine']) }),
       ...optional('terraformVersion', a['terraform-version']),
-      ...optional('executionMode', executionMode(a['execution-mode'])),
+      ...optional('executionMode', executionMode(modeOf(a))),
       ...optional('autoApplyRunTrigger', a['auto-apply-run-trigger']),
+      ...withSettings(settingsOf(a)),
       ...optional('tags', tagNames(body.relationships?.tags, org.name)),
       ...optional(
         'tagBindings',
@@ -255,8 +329,9 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
         ? {}
         : { executionEngine: engine(a['execution-engine']) }),
       ...optional('terraformVersion', a['terraform-version']),
-      ...optional('executionMode', executionMode(a['execution-mode'])),
+      ...optional('executionMode', executionMode(modeOf(a))),
       ...optional('autoApplyRunTrigger', a['auto-apply-run-trigger']),
+      ...withSettings(settingsOf(a)),
       ...(moveTo === undefined || moveTo === ws.projectId
         ? {}
         : { projectId: projectOf(ws.organization, moveTo) }),
