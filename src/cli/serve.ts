@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { CommandCall } from '../cli.js';
-import { createLogger } from '../core/logger.js';
+import { createLogger, logProcessWarnings } from '../core/logger.js';
 import { startDaemon } from '../daemon.js';
 import { startPrimary, type WorkerReady } from '../workers.js';
 import { redactUrl } from '../core/store/url.js';
@@ -8,6 +8,7 @@ import { redactUrl } from '../core/store/url.js';
 /** `keel serve`: run the daemon until SIGINT or SIGTERM, then finish in-flight requests. */
 export async function serve({ config, io, deps }: CommandCall): Promise<number> {
   const logger = createLogger({ level: config.logLevel, destination: io.stdout });
+  logProcessWarnings(logger);
   // Signals that arrive while starting are honoured as soon as the daemon is up.
   let signalled: string | null = null;
   let onSignal = (signal: string) => {

@@ -31,5 +31,25 @@ export function createLogger(
   return options.destination === undefined ? pino(opts) : pino(opts, options.destination);
 }
 
+/**
+ * Process warnings (a library's deprecation or Node-version notice) as one JSON log line each,
+ * instead of Node's multi-line text on stderr beside the JSON log: replaces the process's
+ * `warning` listeners (Node's printer among them) with one that logs. Returns the undo.
+ */
+export function logProcessWarnings(logger: Logger, proc: NodeJS.Process = process): () => void {
+  const previous = proc.listeners('warning');
+  const log = (warning: Error & { code?: string }) =>
+    logger.warn(
+      { warning: { name: warning.name, code: warning.code, message: warning.message } },
+      'process warning',
+    );
+  proc.removeAllListeners('warning');
+  proc.on('warning', log);
+  return () => {
+    proc.off('warning', log);
+    for (const listener of previous) proc.on('warning', listener);
+  };
+}
+
 /** A logger that drops everything (tests). */
 export const silentLogger = (): Logger => pino({ level: 'silent' });

@@ -47,4 +47,19 @@ describe('the aws engine of a fresh daemon', () => {
     const me = await sts.send(new GetCallerIdentityCommand({}));
     expect(me.Arn).toMatch(/:user\/vault-root-dev-\d+-\w{20}$/);
   });
+
+  it('prints only JSON lines, library warnings included, once the SDK has been used', () => {
+    const lines = d
+      .output()
+      .split('\n')
+      .filter((line) => line !== '');
+    const notJson = lines.filter((line) => {
+      try {
+        return typeof JSON.parse(line) !== 'object';
+      } catch {
+        return true;
+      }
+    });
+    expect(notJson).toEqual([]);
+  });
 });
