@@ -151,8 +151,11 @@ export const workspaceProjection: Projection = {
         execution_mode = COALESCE(@mode, execution_mode),
         project_id = COALESCE(@project, project_id),
         auto_apply_run_trigger = COALESCE(@aart, auto_apply_run_trigger),
-        settings = CASE WHEN @settings IS NULL THEN settings ELSE json_patch(settings, @settings) END,
+        settings = COALESCE(@settings, settings),
         updated_at = @at`),
+      settingsOf: db.prepare<[string], { settings: string }>(
+        `SELECT settings FROM ${WORKSPACES_TABLE} WHERE id = ?`,
+      ),
       tagsOf: db.prepare<[string], { tags: string; tag_bindings: string }>(
         `SELECT tags, tag_bindings FROM ${WORKSPACES_TABLE} WHERE id = ?`,
       ),
@@ -211,7 +214,14 @@ export const workspaceProjection: Projection = {
           project: e.data.projectId ?? null,
           aart:
             e.data.autoApplyRunTrigger === undefined ? null : e.data.autoApplyRunTrigger ? 1 : 0,
-          settings: e.data.settings === undefined ? null : JSON.stringify(e.data.settings),
+          // Merged here, not with SQLite's json_patch: the same statement runs on PostgreSQL.
+          settings:
+            e.data.settings === undefined
+              ? null
+              : JSON.stringify({
+                  ...(JSON.parse(s.settingsOf.get(e.stream)?.settings ?? '{}') as object),
+                  ...e.data.settings,
+                }),
           at: e.time,
         });
         const { tagsAdded, tagsRemoved, tagBindings } = e.data;
