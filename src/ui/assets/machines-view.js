@@ -176,10 +176,10 @@ export function machines(container) {
     const sections = await Promise.all(list.map(section));
     body.replaceChildren(h('nav', { 'aria-label': 'Machines on this page' }, toc), ...sections);
     update(list);
-    for (const { figure, fit } of shown.values()) {
-      fit();
-      showOccupied(figure);
-    }
+    // Every diagram takes its size first: the page's final layout (a scrollbar appearing, say)
+    // must not move a frame after it was scrolled to its states.
+    for (const { fit } of shown.values()) fit();
+    for (const { figure } of shown.values()) showOccupied(figure);
   }
 
   async function section(m) {
