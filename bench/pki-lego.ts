@@ -8,7 +8,7 @@
  * (`PEBBLE_VA_NOSLEEP=1`), never rejects a good nonce and never reuses an authorization, so both
  * validate every order. Run with `npm run bench -- pki`, or alone with `npx tsx bench/pki-lego.ts`.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer, type AddressInfo } from 'node:net';
@@ -19,6 +19,7 @@ import { pathToFileURL } from 'node:url';
 import { processCpuMicros } from './cpu.js';
 import { median, round, type BenchResult } from './support.js';
 import { startKeel } from './workers.js';
+import { selfSignedEc } from '../test/support/pki-openssl.js';
 
 const LEGO = '/usr/bin/lego';
 const PEBBLE = '/usr/bin/pebble';
@@ -112,26 +113,7 @@ async function startKeelAcme(): Promise<AcmeServer> {
 /** pebble on loopback ports, its HTTPS listener under a certificate openssl makes in `dir`. */
 async function startPebble(dir: string): Promise<AcmeServer> {
   const [cert, key] = [join(dir, 'pebble-cert.pem'), join(dir, 'pebble-key.pem')];
-  const made = spawnSync('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    key,
-    '-out',
-    cert,
-    '-days',
-    '1',
-    '-subj',
-    '/CN=127.0.0.1',
-    '-addext',
-    'subjectAltName=IP:127.0.0.1',
-  ]);
-  if (made.status !== 0) throw new Error(`openssl req: ${made.stderr.toString()}`);
+  selfSignedEc(key, cert, '/CN=127.0.0.1', 1, ['subjectAltName=IP:127.0.0.1']);
   const [listen, management, httpPort, tlsPort] = [
     await freePort(),
     await freePort(),

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { concurrently } from './cpu.js';
 import { call } from './http.js';
+import { selfSignedEc } from '../test/support/pki-openssl.js';
 
 /**
  * Runs `total` calls with `concurrency` in flight, after `warmup` unmeasured ones (so both the
@@ -87,25 +88,8 @@ export function opensslOcspRequest(dir: string, caPem: string, leafPem: string):
 }
 
 export async function startCfssl(dir: string): Promise<{ url: string; proc: ChildProcess }> {
-  spawnSync('openssl', [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    join(dir, 'ca-key.pem'),
-    '-out',
-    join(dir, 'ca.pem'),
-    '-subj',
-    '/CN=cfssl bench CA',
-    '-days',
-    '30',
-    '-addext',
+  selfSignedEc(join(dir, 'ca-key.pem'), join(dir, 'ca.pem'), '/CN=cfssl bench CA', 30, [
     'basicConstraints=critical,CA:TRUE',
-    '-addext',
     'keyUsage=critical,keyCertSign,cRLSign',
   ]);
   writeFileSync(

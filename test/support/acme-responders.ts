@@ -3,7 +3,7 @@ import { createSocket } from 'node:dgram';
 import { readFileSync } from 'node:fs';
 import { isIP, type AddressInfo } from 'node:net';
 import { createServer } from 'node:tls';
-import { openssl, scratch } from './pki-openssl.js';
+import { scratch, selfSignedEc } from './pki-openssl.js';
 
 /** The challenge digest of dns-01 and tls-alpn-01: SHA-256 of the key authorization. */
 export const challengeDigest = (keyAuthorization: string) =>
@@ -81,28 +81,10 @@ function alpnCertificate(
   try {
     const key = dir.path('key.pem');
     const cert = dir.path('cert.pem');
-    const made = openssl([
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      '/CN=acme',
-      '-addext',
+    selfSignedEc(key, cert, '/CN=acme', 1, [
       `subjectAltName=${isIP(ip) ? 'IP' : 'DNS'}:${ip}`,
-      '-addext',
       `1.3.6.1.5.5.7.1.31=${critical ? 'critical,' : ''}DER:0420${digest.toString('hex')}`,
     ]);
-    if (!made.ok) throw new Error(made.out);
     return { key: readFileSync(key), cert: readFileSync(cert) };
   } finally {
     dir.done();

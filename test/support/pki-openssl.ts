@@ -29,3 +29,35 @@ export function openssl(args: readonly string[], input?: string): { ok: boolean;
   const r = spawnSync('openssl', args, { input, encoding: 'utf8' });
   return { ok: r.status === 0, out: `${r.stdout}${r.stderr}` };
 }
+
+/**
+ * A self-signed EC P-256 certificate and its key, written to `cert` and `key` by
+ * `openssl req -x509` with the given `-addext` values; throws with openssl's words on failure.
+ */
+export function selfSignedEc(
+  key: string,
+  cert: string,
+  subject: string,
+  days: number,
+  addext: readonly string[] = [],
+): void {
+  const made = openssl([
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    String(days),
+    '-subj',
+    subject,
+    ...addext.flatMap((e) => ['-addext', e]),
+  ]);
+  if (!made.ok) throw new Error(`openssl req -x509: ${made.out}`);
+}
