@@ -100,7 +100,7 @@ function keelCommands(
     return {
       loop: (from, n) =>
         timed(n, from, (i) => {
-          handler.handle(
+          handler.handleSync(
             `plain-${i % 100}`,
             countingDecider,
             () => [{ type: 'FundsDeposited', data: { amount: 1 + (i % 50) } }],

@@ -114,7 +114,7 @@ async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
         { name: 'ec' },
       ),
     );
-    app.core.handler.handle(
+    app.core.handler.handleSync(
       streams.role('bench', 'ec'),
       roleDecider,
       () => [{ type: 'PkiRoleWritten' as const, data: { mount: 'bench', name: 'ec', role } }],

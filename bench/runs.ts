@@ -234,7 +234,7 @@ async function listLatency(
   const batchOne = (i: number) => {
     {
       const id = core.ids.id('run');
-      core.handler.handle(
+      core.handler.handleSync(
         id,
         runDecider,
         createRun({

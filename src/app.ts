@@ -242,6 +242,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     async settle() {
       startContexts();
       for (let i = 0; i < 100; i++) {
+        await core.handler.drained();
         await reactors.settle();
         const before = store.lastPosition();
         // Background work (running phases) appends when it ends; settle until the log is quiet.
@@ -261,6 +262,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       ui.close();
       for (const c of modules) c.stop?.();
       await reactors.stop();
+      await core.handler.close();
       anchor();
       try {
         readModels?.seal();

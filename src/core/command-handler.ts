@@ -2,6 +2,7 @@ import type { EventStore } from './event-store.js';
 import { ConcurrencyError, IllegalTransitionError } from './errors.js';
 import type { AuditMetadata, NewEvent, StoredEvent } from './events.js';
 import type { Clock } from './clock.js';
+import { COMMIT_IS_DURABLE, GroupCommit, type Durability } from './group-commit.js';
 import { Lru } from './lru.js';
 
 /**
@@ -24,18 +25,102 @@ export interface Handled<S, E extends NewEvent> {
 
 const CACHE_LIMIT = 10_000;
 
+type Fold = Lru<string, { version: number; state: unknown }>;
+
 /**
  * Load → decide → check → append. The fold of each stream is cached by (decider, stream,
  * version); the log stays the truth, so a stale cache entry is simply refolded.
+ *
+ * `handle` and `atomically` go through group commit (DESIGN §10): the command is decided when its
+ * batch is written, against the state every command before it left, and its promise settles once
+ * the batch is durable.
  */
 export class CommandHandler {
   readonly #store: EventStore;
   readonly #clock: Clock;
-  readonly #cache = new WeakMap<object, Lru<string, { version: number; state: unknown }>>();
+  readonly #cache = new WeakMap<object, Fold>();
+  readonly #batches: GroupCommit;
+  /** Folds written by the batch item running now, and by the batch: forgotten if undone. */
+  #itemFolds: [Fold, string][] = [];
+  #batchFolds: [Fold, string][] = [];
 
-  constructor(store: EventStore, clock: Clock) {
+  constructor(store: EventStore, clock: Clock, durability: Durability = COMMIT_IS_DURABLE) {
     this.#store = store;
     this.#clock = clock;
+    let announce: StoredEvent[] = [];
+    const forget = (folds: [Fold, string][]) => {
+      for (const [fold, stream] of folds) fold.delete(stream);
+    };
+    this.#batches = new GroupCommit(store.db, durability, {
+      start: () => store.batch.begin(),
+      begin: () => {
+        this.#itemFolds = [];
+        store.batch.itemStart();
+      },
+      undone: () => {
+        forget(this.#itemFolds);
+        this.#itemFolds = [];
+        store.batch.itemUndone();
+      },
+      kept: () => {
+        this.#batchFolds.push(...this.#itemFolds);
+        this.#itemFolds = [];
+        store.batch.itemKept();
+      },
+      aborted: () => {
+        forget(this.#batchFolds);
+        forget(this.#itemFolds);
+        this.#batchFolds = [];
+        this.#itemFolds = [];
+        store.batch.aborted();
+      },
+      committed: () => {
+        this.#batchFolds = [];
+        announce = announce.concat(store.batch.committed());
+      },
+      durable: () => {
+        const events = announce;
+        announce = [];
+        store.batch.announce(events);
+      },
+    });
+  }
+
+  /**
+   * Decides and appends one command in the next batch; settles with what was stored once it is
+   * durable, or with the decision's refusal.
+   */
+  handle<S, E extends NewEvent>(
+    stream: string,
+    decider: Decider<S, E>,
+    decide: (state: S, version: number) => readonly E[],
+    metadata: AuditMetadata,
+    options: { newStream?: boolean } = {},
+  ): Promise<Handled<S, E>> {
+    return this.#batches.submit(() => this.handleSync(stream, decider, decide, metadata, options));
+  }
+
+  /**
+   * Runs `fn` as one command of the next batch: every `handleSync` inside it commits together or
+   * not at all (a savepoint of the batch's transaction). Settles once durable.
+   */
+  atomically<T>(fn: () => T): Promise<T> {
+    return this.#batches.submit(fn);
+  }
+
+  /** Whether the caller runs inside a batch (a `handle` decision or an `atomically` function). */
+  get inBatch(): boolean {
+    return this.#batches.inBatch;
+  }
+
+  /** Settles once every command submitted so far is durable (or refused). */
+  drained(): Promise<void> {
+    return this.#batches.drained();
+  }
+
+  /** Settles once every command submitted so far is durable; then lets go of the sync's file. */
+  close(): Promise<void> {
+    return this.#batches.close();
   }
 
   load<S, E extends NewEvent>(
@@ -54,15 +139,19 @@ export class CommandHandler {
     for (const e of events) state = decider.evolve(state, e);
     const loaded = { state, version: events.at(-1)?.version ?? 0 };
     cache.set(stream, loaded);
+    if (this.#batches.inBatch) this.#itemFolds.push([cache, stream]);
     return loaded;
   }
 
   /**
+   * The command decided and appended now, synchronously: inside `atomically` (as part of its
+   * batch), or outside any batch as a transaction of its own.
+   *
    * `options.newStream`: the caller has just made the stream's id (a random id or serial), so the
    * stream is taken to be empty without reading it. The assumption is checked like a cached fold:
    * the append refuses a stream that exists, which is then read and decided again.
    */
-  handle<S, E extends NewEvent>(
+  handleSync<S, E extends NewEvent>(
     stream: string,
     decider: Decider<S, E>,
     decide: (state: S, version: number) => readonly E[],
@@ -117,6 +206,7 @@ export class CommandHandler {
       for (const e of events) folded = decider.evolve(folded, e);
       const newVersion = version + events.length;
       cache.set(stream, { state: folded, version: newVersion });
+      if (this.#batches.inBatch) this.#itemFolds.push([cache, stream]);
       return { events, state: folded, version: newVersion };
     }
   }

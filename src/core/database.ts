@@ -1,4 +1,7 @@
 import Database from 'better-sqlite3';
+import { open, type FileHandle } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { COMMIT_IS_DURABLE, type Durability } from './group-commit.js';
 import type { Db } from './store/port.js';
 
 export type { Db, Statement } from './store/port.js';
@@ -93,6 +96,55 @@ export function unsynced(db: Db): <T>(write: () => T) => T {
     } finally {
       db.exec(restore);
     }
+  };
+}
+
+/**
+ * How a batch of commands reaches the disk on this store (DESIGN §10, ADR 0100). At `--sync full`
+ * on a SQLite file, the batch's COMMIT is written without SQLite's own sync, and the write-ahead
+ * log is then synced on the libuv pool (`fdatasync` of the WAL file, the very sync SQLite would
+ * have made inside COMMIT), so the event loop never waits for the disk and one sync serves every
+ * command of the batch. Elsewhere a COMMIT is as durable as the store is set to make it.
+ */
+export function batchDurability(db: Db): Durability {
+  if (!(db instanceof Database) || db.memory) return COMMIT_IS_DURABLE;
+  const level = db.pragma('synchronous', { simple: true }) as number;
+  if (level <= 1) return COMMIT_IS_DURABLE;
+  const restore = `PRAGMA synchronous = ${level}`;
+  const walPath = `${db.name}-wal`;
+  let wal: Promise<FileHandle> | undefined;
+  const walFile = (): Promise<FileHandle> => {
+    wal ??= (async () => {
+      const handle = await open(walPath, 'r+');
+      // The WAL file's name must survive a power cut too: sync its directory once.
+      const dir = await open(dirname(walPath), 'r');
+      try {
+        await dir.sync();
+      } finally {
+        await dir.close();
+      }
+      return handle;
+    })();
+    wal.catch(() => (wal = undefined));
+    return wal;
+  };
+  return {
+    commit(run) {
+      db.exec('PRAGMA synchronous = NORMAL');
+      try {
+        run();
+      } finally {
+        db.exec(restore);
+      }
+    },
+    async sync() {
+      await (await walFile()).datasync();
+    },
+    async close() {
+      const handle = await wal?.catch(() => undefined);
+      wal = undefined;
+      await handle?.close();
+    },
   };
 }
 

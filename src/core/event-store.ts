@@ -194,8 +194,53 @@ export class EventStore {
       this.#last = { position: end.position, hash: end.hash };
       this.#versions.set(stream, end.version);
     }
-    for (const listener of this.#listeners) listener(stored);
+    if (this.#held !== null) this.#held.item.push(...stored);
+    else this.#announce(stored);
     return stored;
+  }
+
+  /**
+   * Inside a batch (group commit), appends are announced to the listeners only once the batch is
+   * durable, and only those whose item was kept: a reactor never acts on a write that a crash, or
+   * a rolled-back savepoint, could take back.
+   */
+  readonly batch = {
+    begin: (): void => {
+      this.#held = { item: [], kept: [] };
+    },
+    itemStart: (): void => {
+      if (this.#held !== null) this.#held.item = [];
+    },
+    itemUndone: (): void => {
+      if (this.#held !== null) this.#held.item = [];
+    },
+    itemKept: (): void => {
+      if (this.#held === null) return;
+      for (const e of this.#held.item) this.#held.kept.push(e);
+      this.#held.item = [];
+    },
+    /** The batch was rolled back: nothing of it happened. */
+    aborted: (): void => {
+      this.#held = null;
+      this.#last = null;
+    },
+    /** The batch was committed: what it kept, to be announced once durable. */
+    committed: (): StoredEvent[] => {
+      const kept = this.#held?.kept ?? [];
+      this.#held = null;
+      const end = kept.at(-1);
+      if (end !== undefined) this.#last = { position: end.position, hash: end.hash };
+      return kept;
+    },
+    announce: (events: readonly StoredEvent[]): void => {
+      if (events.length > 0) this.#announce(events);
+    },
+  };
+
+  #held: { item: StoredEvent[]; kept: StoredEvent[] } | null = null;
+
+  #announce(events: readonly StoredEvent[]): void {
+    for (const listener of this.#listeners) listener(events);
   }
 
   /**

@@ -144,7 +144,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         const decide = (
           command as (id: string, ...a: unknown[]) => Parameters<typeof core.handler.handle>[2]
         )(runId, ...rest);
-        core.handler.handle(runId, runDecider, decide, metadata);
+        core.handler.handleSync(runId, runDecider, decide, metadata);
       },
     ]),
   ) as RunExecutor;

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { CommandHandler } from '../core/command-handler.js';
 import { Checkpointer } from '../core/checkpointer.js';
-import type { SqliteDb } from '../core/database.js';
+import { batchDurability, type SqliteDb } from '../core/database.js';
 import { openStore } from '../core/store/open.js';
 import { EventStore } from '../core/event-store.js';
 import type { StoredEvent } from '../core/events.js';
@@ -75,7 +75,7 @@ export function openLog(config: Config, deps: LogDeps): OpenedLog {
   // The store calls the projections inline; they are registered once the contexts exist.
   let inline: (e: StoredEvent) => void = () => undefined;
   const store = new EventStore(db, clock, chain, (e) => inline(e));
-  const handler = new CommandHandler(store, clock);
+  const handler = new CommandHandler(store, clock, batchDurability(db));
   return {
     core: { db, store, handler, sealer, clock, ids, logger, config },
     chain,

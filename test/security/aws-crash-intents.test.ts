@@ -135,7 +135,7 @@ describe('iam_user credentials', () => {
     const [username] = leasedUsers();
     const leaseId = (ok.json as Env).lease_id;
     // The process died after LeaseIssued, before the intent was settled.
-    h.app.core.handler.handle(
+    h.app.core.handler.handleSync(
       intentStream('intent-dangling'),
       intentDecider,
       (): IntentEvent[] => [

@@ -52,7 +52,7 @@ export function spec(now = '2026-01-01T00:00:00.000Z'): Spec {
   const self: Spec = {
     core,
     given(stream, decider, ...events) {
-      for (const e of events) core.handler.handle(stream, decider, () => [e], meta);
+      for (const e of events) core.handler.handleSync(stream, decider, () => [e], meta);
       return self;
     },
     when(command) {
@@ -89,10 +89,10 @@ export function spec(now = '2026-01-01T00:00:00.000Z'): Spec {
 export const propose =
   <S, E extends NewEvent>(stream: string, decider: Decider<S, E>, ...events: E[]) =>
   (core: Core) =>
-    core.handler.handle(stream, decider, () => events, meta);
+    core.handler.handleSync(stream, decider, () => events, meta);
 
 /** A command module's decide function run through the handler on `stream`. */
 export const decide =
   <S, E extends NewEvent>(stream: string, decider: Decider<S, E>, fn: (s: S) => readonly E[]) =>
   (core: Core) =>
-    core.handler.handle(stream, decider, fn, meta);
+    core.handler.handleSync(stream, decider, fn, meta);

@@ -12,7 +12,7 @@ export function testExecutorContext(core: Core): ContextModule {
   const metadata = systemMetadata('test executor');
   const send = (runId: string, decide: ReturnType<typeof executorCommands.planStarted>) => {
     try {
-      core.handler.handle(runId, runDecider, decide, metadata);
+      core.handler.handleSync(runId, runDecider, decide, metadata);
     } catch (err) {
       // at-least-once delivery: a step already taken is refused by the machine, which is fine
       if (!isKeelError(err)) throw err;

@@ -49,7 +49,7 @@ export function jobCommands(app: App) {
   });
   return {
     append(stream: string, events: readonly JobEvent[], actor = 'alice', requestId = 'req-1') {
-      return app.core.handler.handle(stream, decider, () => events, meta(actor, requestId));
+      return app.core.handler.handleSync(stream, decider, () => events, meta(actor, requestId));
     },
   };
 }

@@ -102,7 +102,7 @@ export function createLoginCodes(core: Core, identity: IdentityCommands) {
         ...input,
         expiresAt: new Date(core.clock.now().getTime() + LOGIN_CODE_TTL_MS).toISOString(),
       };
-      core.handler.handle(
+      core.handler.handleSync(
         loginCodeStream(id),
         codeDecider,
         () => [{ type: 'LoginCodeIssued' as const, data }],
@@ -127,7 +127,7 @@ export function createLoginCodes(core: Core, identity: IdentityCommands) {
       return core.db
         .transaction(() => {
           // The code is spent and the token made in one transaction: both, or neither.
-          const { state } = core.handler.handle(
+          const { state } = core.handler.handleSync(
             loginCodeStream(id),
             codeDecider,
             (s) => {

@@ -72,7 +72,7 @@ export function configurationVersionRoutes(router: Router, model: RunsModel): vo
       source: 'engine-api',
       createdBy: requesterOf(principal),
     };
-    handler.handle(
+    handler.handleSync(
       data.id,
       configurationVersionDecider,
       (): ConfigurationVersionEvent[] => [{ type: 'ConfigurationVersionCreated', data }],
@@ -120,7 +120,7 @@ export function configurationVersionRoutes(router: Router, model: RunsModel): vo
         { title: 'transition not allowed' },
       );
     }
-    handler.handle(
+    handler.handleSync(
       cv.id,
       configurationVersionDecider,
       (): ConfigurationVersionEvent[] => [{ type: 'ConfigurationVersionArchived', data: {} }],
@@ -155,7 +155,7 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
       files = [...(await readArchive(archive, { keep: false })).paths];
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      handler.handle(
+      handler.handleSync(
         id,
         configurationVersionDecider,
         () =>
@@ -167,7 +167,7 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
       throw err;
     }
     const sha256 = createHash('sha256').update(archive).digest('hex');
-    handler.handle(
+    handler.handleSync(
       id,
       configurationVersionDecider,
       () =>

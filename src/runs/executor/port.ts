@@ -61,7 +61,7 @@ export function runsPort(
   const metadata = systemMetadata('executor');
   const states = runs.model.states;
   const record = (stream: string, event: ExecutorEvent) =>
-    core.handler.handle(stream, appendOnly, () => [event], metadata);
+    core.handler.handleSync(stream, appendOnly, () => [event], metadata);
   const recordState = (runId: string, state: StateV4) => {
     const run = runs.model.runs.get(runId);
     if (!run) return;

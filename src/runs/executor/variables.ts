@@ -168,7 +168,7 @@ export function variableRoutes(
       hcl: a.hcl ?? false,
       sensitive,
     };
-    const { events } = core.handler.handle(
+    const { events } = core.handler.handleSync(
       data.id,
       variableDecider,
       () => [{ type: 'WorkspaceVariableCreated' as const, data }],
@@ -207,7 +207,7 @@ export function variableRoutes(
       ...(a.sensitive === undefined ? {} : { sensitive: a.sensitive }),
       ...(plain === null ? {} : { value: sensitive ? core.sealer.seal(plain) : plain }),
     };
-    core.handler.handle(
+    core.handler.handleSync(
       current.id,
       variableDecider,
       (s) => {
@@ -225,7 +225,7 @@ export function variableRoutes(
     const { ws, access } = model.workspace(ctx, ctx.params.id ?? '');
     need(access.admin, `variables of workspace ${ws.id}`);
     const current = variableOf(ws.id, ctx.params.varId ?? '');
-    core.handler.handle(
+    core.handler.handleSync(
       current.id,
       variableDecider,
       () => [{ type: 'WorkspaceVariableDeleted' as const, data: { id: current.id } }],

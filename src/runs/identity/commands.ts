@@ -35,7 +35,7 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
         throw new ConflictError(`username ${input.username} is already taken`);
       }
       const data = { id: core.ids.id('user'), ...input };
-      core.handler.handle(
+      core.handler.handleSync(
         userStream(data.id),
         existence,
         () => [{ type: 'UserCreated' as const, data }],
@@ -50,7 +50,7 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
     ): { token: string; data: AuthTokenCreated['data'] } {
       const token = newRunsToken(core);
       const data = { id: core.ids.id('at'), tokenHmac: core.sealer.hmac(token), ...input };
-      core.handler.handle(
+      core.handler.handleSync(
         authTokenStream(data.id),
         existence,
         () => [{ type: 'AuthTokenCreated' as const, data }],
@@ -79,7 +79,7 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
     },
 
     deleteToken(id: string, metadata: AuditMetadata): boolean {
-      const { events } = core.handler.handle(
+      const { events } = core.handler.handleSync(
         authTokenStream(id),
         existence,
         (s) => (s.exists ? [{ type: 'AuthTokenDeleted' as const, data: { id } }] : []),

@@ -123,7 +123,7 @@ export function notificationRoutes(
     generic(a['destination-type']);
     noEmail(a['email-addresses']);
     const id = ids.id('nc');
-    handler.handle(
+    handler.handleSync(
       id,
       notificationDecider,
       (): NotificationEvent[] => [
@@ -164,7 +164,7 @@ export function notificationRoutes(
     generic(a['destination-type']);
     noEmail(a['email-addresses']);
     const list = triggers(a.triggers);
-    handler.handle(
+    handler.handleSync(
       c.id,
       notificationDecider,
       (s): NotificationEvent[] => {
@@ -192,7 +192,7 @@ export function notificationRoutes(
 
   router.delete('/notification-configurations/:id', (ctx) => {
     const c = config(ctx, true);
-    handler.handle(
+    handler.handleSync(
       c.id,
       notificationDecider,
       (s): NotificationEvent[] =>

@@ -91,7 +91,7 @@ export class OidcIssuer {
     const kid = thumbprint(publicJwk);
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     try {
-      this.core.handler.handle(
+      this.core.handler.handleSync(
         OIDC_KEYS_STREAM,
         keysDecider,
         (s): OidcSigningKeyCreated[] =>

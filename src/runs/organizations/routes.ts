@@ -104,7 +104,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     const ownersTeamId = ids.id('team');
     const meta = model.metadata(ctx);
     db.transaction(() => {
-      handler.handle(
+      handler.handleSync(
         organizationStream(a.name),
         existence,
         (): OrganizationEvent[] => [
@@ -115,7 +115,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
         ],
         meta,
       );
-      handler.handle(
+      handler.handleSync(
         ownersTeamId,
         existence,
         (): OrganizationEvent[] => [
@@ -154,7 +154,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     const a = validate(orgUpdateBody, ctx.request.body).data.attributes;
     const enabled = a['cost-estimation-enabled'];
     if (enabled !== undefined && enabled !== org.costEstimationEnabled) {
-      handler.handle(
+      handler.handleSync(
         organizationStream(org.name),
         existence,
         (): OrganizationEvent[] => [
@@ -223,7 +223,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
         title: 'invalid attribute',
       });
     const id = ids.id('team');
-    handler.handle(
+    handler.handleSync(
       id,
       existence,
       (): OrganizationEvent[] => [
@@ -258,7 +258,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
       if (model.identity.user(u.id) === undefined)
         throw new NotFoundError(`user ${u.id} not found`);
     }
-    handler.handle(
+    handler.handleSync(
       t.id,
       existence,
       () =>
@@ -302,7 +302,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
         title: 'invalid attribute',
       });
     const id = ids.id('tws');
-    handler.handle(
+    handler.handleSync(
       id,
       existence,
       (): OrganizationEvent[] => [
@@ -337,7 +337,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     const { g, access } = grant(ctx, ctx.params.id!);
     need(access.admin, `changing team access ${g.id}`);
     const level = validate(changeBody, ctx.request.body).data.attributes.access;
-    handler.handle(
+    handler.handleSync(
       g.id,
       existence,
       (): OrganizationEvent[] => [{ type: 'TeamAccessChanged', data: { id: g.id, access: level } }],
@@ -349,7 +349,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
   router.delete('/team-workspaces/:id', (ctx) => {
     const { g, access } = grant(ctx, ctx.params.id!);
     need(access.admin, `removing team access ${g.id}`);
-    handler.handle(
+    handler.handleSync(
       g.id,
       existence,
       (): OrganizationEvent[] => [{ type: 'TeamAccessRevoked', data: { id: g.id } }],

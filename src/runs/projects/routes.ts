@@ -75,7 +75,7 @@ export function projectRoutes(router: Router, model: RunsModel): void {
     const a = validate(createBody, ctx.request.body).data.attributes;
     if (model.projects.byName(org.name, a.name) !== null) throw taken(org.name, a.name);
     const id = model.core.ids.id('prj');
-    handler.handle(
+    handler.handleSync(
       id,
       projectDecider,
       createProject({
@@ -129,7 +129,7 @@ export function projectRoutes(router: Router, model: RunsModel): void {
       model.projects.byName(p.organization, a.name) !== null
     )
       throw taken(p.organization, a.name);
-    handler.handle(
+    handler.handleSync(
       p.id,
       projectDecider,
       updateProject({
@@ -161,7 +161,7 @@ export function projectRoutes(router: Router, model: RunsModel): void {
         `project ${p.id} still holds ${count} workspace(s); move or delete them before deleting the project`,
         { status: 422, title: 'invalid attribute' },
       );
-    handler.handle(p.id, projectDecider, deleteProject(p.id), model.metadata(ctx));
+    handler.handleSync(p.id, projectDecider, deleteProject(p.id), model.metadata(ctx));
     ctx.status = 204;
   });
 }

@@ -79,7 +79,7 @@ export function runTriggerRoutes(router: Router, model: RunsModel, triggers: Run
           throw invalid(
             `workspace ${source.id} already follows ${ws.id}, directly or through others; a run trigger from it would make a cycle`,
           );
-        model.core.handler.handle(
+        model.core.handler.handleSync(
           id,
           existence,
           (): RunTriggerEvent[] => [
@@ -124,7 +124,7 @@ export function runTriggerRoutes(router: Router, model: RunsModel, triggers: Run
   router.delete('/run-triggers/:id', (ctx) => {
     const { t, access } = trigger(ctx, ctx.params.id!);
     need(access.admin, `deleting run trigger ${t.id}`);
-    model.core.handler.handle(
+    model.core.handler.handleSync(
       t.id,
       existence,
       (s): RunTriggerEvent[] =>

@@ -47,7 +47,7 @@ export function commentRoutes(router: Router, model: RunsModel): void {
     const { run } = model.run(ctx, ctx.params.id!);
     const { body } = validate(commentBody, ctx.request.body).data.attributes;
     const comment = { id: model.core.ids.id('wsc'), body, by: requesterOf(principal) };
-    const { events } = model.core.handler.handle(
+    const { events } = model.core.handler.handleSync(
       run.id,
       runDecider,
       commentOnRun(run.id, comment),

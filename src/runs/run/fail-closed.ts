@@ -70,7 +70,7 @@ export function failRun(
     message,
     log: sealer.seal(log),
   });
-  handler.handle(
+  handler.handleSync(
     runId,
     runDecider,
     (s) =>
@@ -102,7 +102,7 @@ export function failClosed(
     const runId = options.runOf(event);
     const errored =
       runId !== null && failRun(model, runId, `${reactor.name} on ${event.type}`, failure);
-    core.handler.handle(
+    core.handler.handleSync(
       deadLetterStream(reactor.name),
       appendOnly,
       () => [

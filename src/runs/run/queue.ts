@@ -27,7 +27,7 @@ export function reconcileWorkspace(
   // A run with pre-plan tasks goes to them first (the executor queues its plan afterwards).
   const startPlan = (run: RunRow) => {
     if (!prePlan(run))
-      handler.handle(run.id, runDecider, executorCommands.planQueued(run.id), metadata);
+      handler.handleSync(run.id, runDecider, executorCommands.planQueued(run.id), metadata);
   };
   for (const run of model.runs.bypassing(workspaceId)) startPlan(run);
   // Each round makes one move; a handful of rounds reaches the steady state.
@@ -37,12 +37,12 @@ export function reconcileWorkspace(
     if (ws.lock?.kind === 'run') {
       const holder = model.runs.get(ws.lock.id);
       if (holder === null || isFinalStatus(holder.status)) {
-        handler.handle(ws.id, workspaceDecider, unlockForRun(ws.lock.id), metadata);
+        handler.handleSync(ws.id, workspaceDecider, unlockForRun(ws.lock.id), metadata);
         continue;
       }
       if (holder.status === 'pending') startPlan(holder);
       else if (holder.status === 'confirmed')
-        handler.handle(holder.id, runDecider, executorCommands.applyQueued(holder.id), metadata);
+        handler.handleSync(holder.id, runDecider, executorCommands.applyQueued(holder.id), metadata);
       return;
     }
     if (ws.lock !== null) return;
@@ -52,7 +52,7 @@ export function reconcileWorkspace(
     ].sort((a, b) => a.seq - b.seq);
     const next = waiting[0];
     if (next === undefined) return;
-    handler.handle(ws.id, workspaceDecider, lockForRun(next.id), metadata);
+    handler.handleSync(ws.id, workspaceDecider, lockForRun(next.id), metadata);
   }
   throw new Error(`run queue of workspace ${workspaceId} did not settle`);
 }

@@ -204,7 +204,7 @@ export function runRoutes(
     action(path, (ctx, r, access) => {
       need(access[permission], `${doing} run ${r.id}`);
       const comment = validate(actionBody, ctx.request.body);
-      handler.handle(r.id, runDecider, decide(r.id, comment), model.metadata(ctx));
+      handler.handleSync(r.id, runDecider, decide(r.id, comment), model.metadata(ctx));
     });
 
   decided('apply', 'applyRuns', 'applying', confirmRun);

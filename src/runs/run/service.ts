@@ -92,7 +92,7 @@ export function newRun(
     engineVersion,
     ...(input.triggeredBy === undefined ? {} : { triggeredBy: input.triggeredBy }),
   };
-  model.core.handler.handle(data.id, runDecider, createRun(data), metadata, { newStream: true });
+  model.core.handler.handleSync(data.id, runDecider, createRun(data), metadata, { newStream: true });
   return data;
 }
 
@@ -125,12 +125,12 @@ export function forceExecute(
   }
   const { handler, db } = model.core;
   db.transaction(() => {
-    handler.handle(target.id, runDecider, requestForceExecute(target.id), metadata);
+    handler.handleSync(target.id, runDecider, requestForceExecute(target.id), metadata);
     const earlier = model.runs.queued(ws.id).filter((r) => r.seq < target.seq);
     for (const r of [holder, ...earlier]) {
       if (!isFinalStatus(r.status))
-        handler.handle(r.id, runDecider, discardRun(r.id, null, 'force_execute'), metadata);
+        handler.handleSync(r.id, runDecider, discardRun(r.id, null, 'force_execute'), metadata);
     }
-    handler.handle(ws.id, workspaceDecider, unlockForRun(holder.id), metadata);
+    handler.handleSync(ws.id, workspaceDecider, unlockForRun(holder.id), metadata);
   }).immediate();
 }

@@ -110,7 +110,7 @@ export function recordStateVersion(
     resources: Array.isArray(parsed.resources) ? parsed.resources.length : 0,
     engineVersion: input.engineVersion ?? facts.engineVersion,
   };
-  model.core.handler.handle(data.id, stateVersionDecider, createStateVersion(data), metadata);
+  model.core.handler.handleSync(data.id, stateVersionDecider, createStateVersion(data), metadata);
   return data;
 }
 

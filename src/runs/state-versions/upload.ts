@@ -100,7 +100,7 @@ export function stateUploadRoutes(router: Router, model: RunsModel): void {
       send(ctx, 201, { data: presentStateVersion(queries.get(recorded.id)!) });
       return;
     }
-    model.core.handler.handle(
+    model.core.handler.handleSync(
       announced.id,
       stateVersionDecider,
       requestStateUpload(announced),

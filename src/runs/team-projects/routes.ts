@@ -84,7 +84,7 @@ export function teamProjectRoutes(router: Router, model: RunsModel): void {
         title: 'invalid attribute',
       });
     const id = ids.id('tprj');
-    handler.handle(
+    handler.handleSync(
       id,
       existence,
       (): TeamProjectEvent[] => [
@@ -111,7 +111,7 @@ export function teamProjectRoutes(router: Router, model: RunsModel): void {
   router.patch('/team-projects/:id', (ctx) => {
     const g = grant(ctx);
     const level = validate(changeBody, ctx.request.body).data.attributes.access;
-    handler.handle(
+    handler.handleSync(
       g.id,
       existence,
       (): TeamProjectEvent[] =>
@@ -125,7 +125,7 @@ export function teamProjectRoutes(router: Router, model: RunsModel): void {
 
   router.delete('/team-projects/:id', (ctx) => {
     const g = grant(ctx);
-    handler.handle(
+    handler.handleSync(
       g.id,
       existence,
       (s): TeamProjectEvent[] =>

@@ -205,7 +205,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
     if (wss.length > 0) notGlobal(global, 'workspaces');
     if (prjs.length > 0) notGlobal(global, 'projects');
     const id = ids.id('varset');
-    handler.handle(
+    handler.handleSync(
       id,
       varsetDecider,
       (s) => {
@@ -281,7 +281,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
         : projectIds(v.organization, d.relationships.projects.data);
     if ((wss ?? v.workspaceIds).length > 0) notGlobal(global, 'workspaces');
     if ((prjs ?? v.projectIds).length > 0) notGlobal(global, 'projects');
-    handler.handle(
+    handler.handleSync(
       v.id,
       varsetDecider,
       (s) => {
@@ -335,7 +335,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
 
   router.delete('/varsets/:id', (ctx) => {
     const v = owned(ctx, ctx.params.id!);
-    handler.handle(
+    handler.handleSync(
       v.id,
       varsetDecider,
       (s): VarsetEvent[] => {
@@ -354,7 +354,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
     const targets =
       kind === 'workspaces' ? workspaceIds(v.organization, list) : projectIds(v.organization, list);
     if (apply) notGlobal(v.global, kind);
-    handler.handle(
+    handler.handleSync(
       v.id,
       varsetDecider,
       (s): VarsetEvent[] => {
@@ -391,7 +391,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
   router.post('/varsets/:id/relationships/vars', (ctx) => {
     const v = owned(ctx, ctx.params.id!);
     const data = variableData(validate(varCreateBody, ctx.request.body).data.attributes);
-    handler.handle(
+    handler.handleSync(
       v.id,
       varsetDecider,
       (s): VarsetEvent[] => {
@@ -426,7 +426,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
     const sensitive = a.sensitive ?? current.sensitive;
     // Making a variable sensitive seals its current value too.
     const plain = a.value ?? (typeof current.value === 'string' ? current.value : null);
-    handler.handle(
+    handler.handleSync(
       v.id,
       varsetDecider,
       (s): VarsetEvent[] => {
@@ -455,7 +455,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
 
   router.delete('/varsets/:id/relationships/vars/:varId', (ctx) => {
     const { v, current } = variableOf(ctx);
-    handler.handle(
+    handler.handleSync(
       v.id,
       varsetDecider,
       (s): VarsetEvent[] => {

@@ -259,7 +259,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
           ? defaultProjectId(org.name)
           : projectOf(org.name, body.relationships.project.data.id),
     };
-    handler.handle(data.id, workspaceDecider, createWorkspace(data), model.metadata(ctx));
+    handler.handleSync(data.id, workspaceDecider, createWorkspace(data), model.metadata(ctx));
     show(ctx, model.workspaces.get(data.id)!, 201);
   });
 
@@ -336,7 +336,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
         ? {}
         : { projectId: projectOf(ws.organization, moveTo) }),
     };
-    handler.handle(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
+    handler.handleSync(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
     show(ctx, ws);
   };
   router.patch('/workspaces/:id', (ctx) => {
@@ -350,7 +350,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
 
   const remove = (ctx: Context, ws: WorkspaceRow, admin: boolean) => {
     need(admin, `deleting workspace ${ws.id}`);
-    handler.handle(ws.id, workspaceDecider, deleteWorkspace(ws.id), model.metadata(ctx));
+    handler.handleSync(ws.id, workspaceDecider, deleteWorkspace(ws.id), model.metadata(ctx));
     ctx.status = 204;
   };
   router.delete('/workspaces/:id', (ctx) => {
@@ -366,7 +366,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
     need(access.applyRuns, `locking workspace ${ws.id}`);
     const reason = validate(lockBody, ctx.request.body)?.reason ?? null;
-    handler.handle(
+    handler.handleSync(
       ws.id,
       workspaceDecider,
       lockWorkspace(ws.id, holderOf(ctx), reason),
@@ -377,7 +377,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
   router.post('/workspaces/:id/actions/unlock', (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
     need(access.applyRuns, `unlocking workspace ${ws.id}`);
-    handler.handle(
+    handler.handleSync(
       ws.id,
       workspaceDecider,
       unlockWorkspace(ws.id, holderOf(ctx)),
@@ -388,7 +388,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
   router.post('/workspaces/:id/actions/force-unlock', (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
     need(access.admin, `force-unlocking workspace ${ws.id}`);
-    handler.handle(
+    handler.handleSync(
       ws.id,
       workspaceDecider,
       forceUnlockWorkspace(ws.id, holderOf(ctx)),

@@ -85,7 +85,7 @@ export function workspaceTagRoutes(router: Router, model: RunsModel): void {
   ): WorkspaceRow => {
     const { ws, access } = model.workspace(ctx, id);
     need(access.admin, `tagging workspace ${ws.id}`);
-    handler.handle(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
+    handler.handleSync(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
     return model.workspaces.get(ws.id)!;
   };
   const names = (ctx: Context, id: string) => {

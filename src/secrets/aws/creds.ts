@@ -315,7 +315,7 @@ export class CredsService {
     renewable: boolean,
     metadata: AuditMetadata,
   ): void {
-    this.d.core.handler.handle(
+    this.d.core.handler.handleSync(
       leaseStream(leaseId),
       leaseDecider,
       (): LeaseEvent[] => [

@@ -177,7 +177,7 @@ export class CloudIntents {
       action,
       recordedAt: this.d.core.clock.now().toISOString(),
     };
-    this.d.core.handler.handle(
+    this.d.core.handler.handleSync(
       intentStream(intent.intentId),
       intentDecider,
       (): IntentEvent[] => [{ type: 'AwsCloudIntentRecorded', data: intent }],
@@ -202,7 +202,7 @@ export class CloudIntents {
   }
 
   settle(intentId: string, outcome: IntentOutcome, metadata: AuditMetadata): void {
-    this.d.core.handler.handle(
+    this.d.core.handler.handleSync(
       intentStream(intentId),
       intentDecider,
       (): IntentEvent[] => [

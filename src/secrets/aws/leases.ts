@@ -19,7 +19,7 @@ export class LeaseService implements LeaseProvider {
   ) {}
 
   private append(leaseId: string, events: LeaseEvent[], metadata: AuditMetadata) {
-    return this.d.core.handler.handle(leaseStream(leaseId), leaseDecider, () => events, metadata);
+    return this.d.core.handler.handleSync(leaseStream(leaseId), leaseDecider, () => events, metadata);
   }
 
   /**
@@ -27,7 +27,7 @@ export class LeaseService implements LeaseProvider {
    * request that revokes a lease and the timer that drives its clean-up can both reach here.
    */
   private conclude(leaseId: string, event: LeaseEvent, metadata: AuditMetadata): void {
-    this.d.core.handler.handle(
+    this.d.core.handler.handleSync(
       leaseStream(leaseId),
       leaseDecider,
       (s) => (s.status === 'done' ? [] : [event]),

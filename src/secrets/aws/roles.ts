@@ -23,7 +23,7 @@ export class RoleService {
   ): string[] {
     const existing = this.d.reads.role(mount.accessor, name);
     const { role, warnings } = applyRoleWrite(existing, raw);
-    this.d.core.handler.handle(
+    this.d.core.handler.handleSync(
       roleStream(mount.accessor, name),
       roleDecider,
       (): RoleEvent[] => [{ type: 'AwsRoleWritten', data: { mount, name, role } }],
@@ -44,7 +44,7 @@ export class RoleService {
   delete(mount: MountRef, name: string, metadata: AuditMetadata): void {
     if (!this.d.reads.role(mount.accessor, name))
       throw new NotFoundError(`role "${name}" not found`);
-    this.d.core.handler.handle(
+    this.d.core.handler.handleSync(
       roleStream(mount.accessor, name),
       roleDecider,
       (): RoleEvent[] => [{ type: 'AwsRoleDeleted', data: { mount, name } }],

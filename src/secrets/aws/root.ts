@@ -22,7 +22,7 @@ export class RootService {
   ) {}
 
   private append(mount: MountRef, events: ConfigEvent[], metadata: AuditMetadata) {
-    return this.d.core.handler.handle(
+    return this.d.core.handler.handleSync(
       configStream(mount.accessor),
       configDecider,
       () => events,

@@ -47,7 +47,7 @@ export class StaticRoleService {
     events: StaticRoleEvent[],
     metadata: AuditMetadata,
   ) {
-    return this.d.core.handler.handle(
+    return this.d.core.handler.handleSync(
       staticRoleStream(mount.accessor, name),
       staticRoleDecider,
       () => events,

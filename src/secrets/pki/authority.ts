@@ -274,7 +274,7 @@ export class Authority {
     const privateKey = this.#core.sealer.seal(
       key.export({ type: 'pkcs8', format: 'pem' }) as string,
     );
-    this.#core.handler.handle(
+    this.#core.handler.handleSync(
       streams.key(mount, keyId),
       keyDecider,
       () => [
@@ -295,7 +295,7 @@ export class Authority {
     );
     this.#keys.set(keyId, key);
     if (!this.defaultKey(mount)) {
-      this.#core.handler.handle(
+      this.#core.handler.handleSync(
         streams.config(mount),
         configDecider,
         () => [{ type: 'PkiKeysConfigured' as const, data: { mount, defaultKey: keyId } }],
@@ -327,7 +327,7 @@ export class Authority {
     if (name === 'default') throw new ValidationError('reserved issuer name: default');
     const issuerId = this.#core.ids.uuid();
     const key = this.keyFor(mount, cert.spki);
-    this.#core.handler.handle(
+    this.#core.handler.handleSync(
       streams.issuer(mount, issuerId),
       issuerDecider,
       () => [
@@ -354,7 +354,7 @@ export class Authority {
       !this.q.issuer(mount, defaults.defaultIssuer) ||
       defaults.defaultFollowsLatestIssuer
     ) {
-      this.#core.handler.handle(
+      this.#core.handler.handleSync(
         streams.config(mount),
         configDecider,
         () => [
@@ -387,7 +387,7 @@ export class Authority {
       stored: boolean;
     },
   ): void {
-    this.#core.handler.handle(
+    this.#core.handler.handleSync(
       streams.cert(mount, data.serial),
       certificateDecider,
       () => [

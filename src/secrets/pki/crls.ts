@@ -63,7 +63,7 @@ function appendCrl(
           revokedAt: new Date(r.revoked_at),
           ...(r.reason === null ? {} : { reason: r.reason }),
         }));
-  authority.core.handler.handle(
+  authority.core.handler.handleSync(
     streams.crl(mount, issuer.issuer_id),
     crlDecider,
     (state) => {

@@ -30,7 +30,7 @@ export class PkiService {
     event: E,
     meta: AuditMetadata,
   ): void {
-    this.authority.core.handler.handle(stream, decider, () => [event], meta);
+    this.authority.core.handler.handleSync(stream, decider, () => [event], meta);
   }
 
   /** Writes a role: POST replaces it (from the defaults), PATCH merges into the stored one. */

@@ -38,7 +38,7 @@ export class PkiSettings {
     ]) {
       if (!URL.canParse(u)) throw new ValidationError(`invalid URL: ${u}`);
     }
-    this.authority.core.handler.handle(
+    this.authority.core.handler.handleSync(
       streams.config(mount),
       configDecider,
       () => [{ type: 'PkiUrlsConfigured' as const, data: { mount, urls } }],
@@ -60,7 +60,7 @@ export class PkiSettings {
       core.clock.now(),
       (plain) => core.sealer.seal(plain),
     );
-    core.handler.handle(
+    core.handler.handleSync(
       streams.config(mount),
       configDecider,
       () => [{ type: 'PkiExternalPolicyConfigured' as const, data: { mount, config } }],
@@ -120,7 +120,7 @@ export class PkiSettings {
         'Delta CRLs cannot be enabled when auto rebuilding is disabled as the complete CRL is always regenerated!',
       );
     this.authority.atomically(() => {
-      this.authority.core.handler.handle(
+      this.authority.core.handler.handleSync(
         streams.config(mount),
         configDecider,
         () => [{ type: 'PkiCrlConfigured' as const, data: { mount, config: next } }],

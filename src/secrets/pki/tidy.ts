@@ -34,7 +34,7 @@ export const autoTidyConfig = (authority: Authority, mount: string): AutoTidyCon
 });
 
 const record = (authority: Authority, mount: string, meta: AuditMetadata, event: ConfigEvent) =>
-  authority.core.handler.handle(streams.config(mount), configDecider, () => [event], meta);
+  authority.core.handler.handleSync(streams.config(mount), configDecider, () => [event], meta);
 
 /**
  * Starts a tidy: a `PkiTidyStarted` event, whose projection puts a schedule row due at once. The
@@ -74,7 +74,7 @@ export function runTidy(authority: Authority, mount: string, meta: AuditMetadata
     for (const row of authority.q.expiredBefore(mount, cutoff)) {
       const isRevoked = row.revoked_at !== null;
       if (isRevoked ? !run.tidyRevokedCerts : !run.tidyCertStore) continue;
-      authority.core.handler.handle(
+      authority.core.handler.handleSync(
         streams.cert(mount, row.serial),
         certificateDecider,
         () => [{ type: 'CertificateDeleted' as const, data: { mount, serial: row.serial } }],

@@ -203,7 +203,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     if (s.token_max_ttl > 0 && s.token_ttl > s.token_max_ttl)
       throw new ValidationError('token_ttl should not be greater than token_max_ttl');
     const roleId = existing?.roleId ?? core.ids.uuid();
-    core.handler.handle(
+    core.handler.handleSync(
       appRoleStream(m.accessor, name),
       appRoleDecider,
       () => [
@@ -218,7 +218,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     if (j !== undefined) return jwt.deleteRole(ctx, j);
     const m = mountOf(ctx);
     const name = ctx.params.role_name!;
-    core.handler.handle(
+    core.handler.handleSync(
       appRoleStream(m.accessor, name),
       appRoleDecider,
       (s) =>
@@ -244,7 +244,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     const holder = queries.appRoleById(m.accessor, roleId);
     if (holder !== undefined && holder.name !== role.name)
       throw new ValidationError('role_id already in use');
-    core.handler.handle(
+    core.handler.handleSync(
       appRoleStream(m.accessor, role.name),
       appRoleDecider,
       (s) => {
@@ -294,7 +294,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     const accessor = core.ids.uuid();
     const expiresAt =
       ttl > 0 ? new Date(core.clock.now().getTime() + ttl * 1000).toISOString() : null;
-    core.handler.handle(
+    core.handler.handleSync(
       secretIdStream(accessor),
       secretIdDecider,
       () => [
@@ -352,7 +352,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     token_bound_cidrs: [],
   });
   const destroy = (ctx: RouterContext, row: SecretIdRow) =>
-    core.handler.handle(
+    core.handler.handleSync(
       secretIdStream(row.accessor),
       secretIdDecider,
       (s) =>
@@ -429,7 +429,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
           `source address "${ip}" unauthorized through CIDR restrictions on the secret ID`,
         );
     // A limited secret ID is used up atomically: the last login destroys it.
-    core.handler.handle(
+    core.handler.handleSync(
       secretIdStream(row.accessor),
       secretIdDecider,
       (s) => {

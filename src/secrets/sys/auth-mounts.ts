@@ -99,7 +99,7 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
       );
     const taken = path === 'token/' || deps.queries.authMount(path) !== undefined;
     if (taken) throw new ValidationError(`path is already in use at ${path}`);
-    deps.core.handler.handle(
+    deps.core.handler.handleSync(
       authMountStream(path),
       authMountDecider,
       () => [
@@ -126,7 +126,7 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
     // The tokens the method made go first, with their children and leases, as the reference.
     for (const accessor of deps.queries.tokensOfAuthMount(m.accessor))
       deps.hierarchy.revoke(accessor, deps.metadata(ctx), 'revoked');
-    deps.core.handler.handle(
+    deps.core.handler.handleSync(
       authMountStream(path),
       authMountDecider,
       (s) =>

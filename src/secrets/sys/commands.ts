@@ -85,7 +85,7 @@ export function createSysCommands(core: Core) {
         ...(input.path === undefined ? {} : { path: input.path }),
         ...(input.authMount === undefined ? {} : { authMount: input.authMount }),
       };
-      handler.handle(
+      handler.handleSync(
         tokenStream(accessor),
         tokenDecider,
         () => [{ type: 'SecretsTokenCreated' as const, data }],
@@ -98,7 +98,7 @@ export function createSysCommands(core: Core) {
     renewToken(accessor: string, ttlSeconds: number, metadata: AuditMetadata): string {
       const now = clock.now();
       const expiresAt = new Date(now.getTime() + ttlSeconds * 1000).toISOString();
-      handler.handle(
+      handler.handleSync(
         tokenStream(accessor),
         tokenDecider,
         (s) => {
@@ -112,7 +112,7 @@ export function createSysCommands(core: Core) {
     },
 
     writeTokenRole(name: string, settings: TokenRoleSettings, metadata: AuditMetadata): void {
-      handler.handle(
+      handler.handleSync(
         tokenRoleStream(name),
         tokenRoleDecider,
         () => [{ type: 'TokenRoleWritten' as const, data: { name, settings } }],
@@ -121,7 +121,7 @@ export function createSysCommands(core: Core) {
     },
 
     deleteTokenRole(name: string, metadata: AuditMetadata): void {
-      handler.handle(
+      handler.handleSync(
         tokenRoleStream(name),
         tokenRoleDecider,
         (s) => (s.exists ? [{ type: 'TokenRoleDeleted' as const, data: { name } }] : []),
@@ -136,7 +136,7 @@ export function createSysCommands(core: Core) {
       reason: TokenRevocationReason = 'revoked',
       orphanChildren = false,
     ): void {
-      handler.handle(
+      handler.handleSync(
         tokenStream(accessor),
         tokenDecider,
         (s) =>
@@ -155,7 +155,7 @@ export function createSysCommands(core: Core) {
     writePolicy(name: string, policy: string, rules: PathRule[], metadata: AuditMetadata): void {
       checkPolicyName(name);
       if (name === 'root') throw new ValidationError('cannot update "root" policy');
-      handler.handle(
+      handler.handleSync(
         policyStream(name),
         policyDecider,
         () => [{ type: 'AclPolicyWritten' as const, data: { name, policy, rules } }],
@@ -166,7 +166,7 @@ export function createSysCommands(core: Core) {
     deletePolicy(name: string, metadata: AuditMetadata): void {
       if (name === 'root' || name === 'default')
         throw new ValidationError(`cannot delete "${name}" policy`);
-      handler.handle(
+      handler.handleSync(
         policyStream(name),
         policyDecider,
         (s) => (s.exists ? [{ type: 'AclPolicyDeleted' as const, data: { name } }] : []),
@@ -191,7 +191,7 @@ export function createSysCommands(core: Core) {
       }
       const clash = existing.find((m) => path.startsWith(m) || m.startsWith(path));
       if (clash !== undefined) throw new ValidationError(`path is already in use at ${clash}`);
-      handler.handle(
+      handler.handleSync(
         mountStream(path),
         mountDecider,
         () => [
@@ -214,7 +214,7 @@ export function createSysCommands(core: Core) {
         throw new ValidationError(
           `backend max lease TTL of ${max} would be less than backend default lease TTL of ${def}`,
         );
-      handler.handle(
+      handler.handleSync(
         mountStream(path),
         mountDecider,
         (s) => {
@@ -243,7 +243,7 @@ export function createSysCommands(core: Core) {
         .find((m) => to.startsWith(m) || m.startsWith(to));
       if (clash !== undefined || to === from.path)
         throw new ValidationError(`path already in use at "${clash ?? to}"`);
-      handler.handle(
+      handler.handleSync(
         mountStream(to),
         mountDecider,
         () => [{ type: 'MountMoved' as const, data: { ...from, path: to, from: from.path } }],
@@ -252,7 +252,7 @@ export function createSysCommands(core: Core) {
     },
 
     disableMount(path: string, metadata: AuditMetadata): void {
-      handler.handle(
+      handler.handleSync(
         mountStream(path),
         mountDecider,
         (s) => (s.exists ? [{ type: 'MountDisabled' as const, data: { path } }] : []),

@@ -174,7 +174,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
         jwt_supported_algs: algs,
         default_role: d.get('default_role') ?? '',
       };
-      core.handler.handle(
+      core.handler.handleSync(
         jwtConfigStream(m.accessor),
         jwtConfigDecider,
         () => [{ type: 'JwtConfigWritten' as const, data: { mount: m.accessor, config } }],
@@ -274,7 +274,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
         throw new ValidationError('a user claim must be defined on the role');
       if (s.token_max_ttl > 0 && s.token_ttl > s.token_max_ttl)
         throw new ValidationError('token_ttl should not be greater than token_max_ttl');
-      core.handler.handle(
+      core.handler.handleSync(
         jwtRoleStream(m.accessor, name),
         jwtRoleDecider,
         () => [{ type: 'JwtRoleWritten' as const, data: { mount: m.accessor, name, settings: s } }],
@@ -284,7 +284,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
     },
     deleteRole(ctx: RouterContext, m: AuthMountRow) {
       const name = ctx.params.role_name!;
-      core.handler.handle(
+      core.handler.handleSync(
         jwtRoleStream(m.accessor, name),
         jwtRoleDecider,
         (st) =>

@@ -103,7 +103,7 @@ describe('changes apply to the next certificate', () => {
     const before = (await t.pki('GET', 'config/urls')).data.issuing_certificates;
     expect(() =>
       authority.atomically(() => {
-        authority.core.handler.handle(
+        authority.core.handler.handleSync(
           streams.config(mountId()),
           configDecider,
           () => [

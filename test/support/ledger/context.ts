@@ -85,28 +85,28 @@ const projection: Projection = {
 export function ledgerCommands(core: Core) {
   return {
     open: (id: string, owner: string, pin: string, meta: AuditMetadata) =>
-      core.handler.handle(
+      core.handler.handleSync(
         accountStream(id),
         accountDecider,
         () => [{ type: 'AccountOpened' as const, data: { id, owner, pin: core.sealer.seal(pin) } }],
         meta,
       ),
     deposit: (id: string, amount: number, meta: AuditMetadata) =>
-      core.handler.handle(
+      core.handler.handleSync(
         accountStream(id),
         accountDecider,
         () => [{ type: 'FundsDeposited' as const, data: { amount } }],
         meta,
       ),
     withdraw: (id: string, amount: number, meta: AuditMetadata) =>
-      core.handler.handle(
+      core.handler.handleSync(
         accountStream(id),
         accountDecider,
         () => [{ type: 'FundsWithdrawn' as const, data: { amount } }],
         meta,
       ),
     close: (id: string, meta: AuditMetadata) =>
-      core.handler.handle(
+      core.handler.handleSync(
         accountStream(id),
         accountDecider,
         () => [{ type: 'AccountClosed' as const, data: {} }],
@@ -135,7 +135,7 @@ export function ledgerContext(core: Core): ContextModule {
         .readStream(flagStream(account))
         .some((f) => (f.data as { position: number }).position === e.position);
       if (seen) return;
-      core.handler.handle(
+      core.handler.handleSync(
         flagStream(account),
         flagDecider,
         () => [
@@ -153,7 +153,7 @@ export function ledgerContext(core: Core): ContextModule {
     kind: 'ledger-statement',
     async fire(entry) {
       const { id, period } = entry.data as { id: string; period: number };
-      core.handler.handle(
+      core.handler.handleSync(
         accountStream(id),
         accountDecider,
         () => [{ type: 'StatementIssued' as const, data: { period } }],

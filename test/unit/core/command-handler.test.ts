@@ -27,8 +27,8 @@ const opened = () => ({
 describe('machine decider + command handler', () => {
   it('folds a stream through the machine', () => {
     const { handler } = setup();
-    handler.handle('account-a', accountDecider, () => [opened()], meta);
-    const r = handler.handle(
+    handler.handleSync('account-a', accountDecider, () => [opened()], meta);
+    const r = handler.handleSync(
       'account-a',
       accountDecider,
       () => [{ type: 'FundsDeposited' as const, data: { amount: 5 } }],
@@ -42,16 +42,16 @@ describe('machine decider + command handler', () => {
   it('refuses an event the machine does not allow, naming the state, and appends nothing', () => {
     const { handler, store } = setup();
     expect(() =>
-      handler.handle(
+      handler.handleSync(
         'account-a',
         accountDecider,
         () => [{ type: 'FundsDeposited' as const, data: { amount: 5 } }],
         meta,
       ),
     ).toThrow(new IllegalTransitionError('account-a', 'none', 'FundsDeposited'));
-    handler.handle('account-a', accountDecider, () => [opened()], meta);
+    handler.handleSync('account-a', accountDecider, () => [opened()], meta);
     expect(() =>
-      handler.handle(
+      handler.handleSync(
         'account-a',
         accountDecider,
         () => [{ type: 'FundsWithdrawn' as const, data: { amount: 1 } }],
@@ -63,8 +63,8 @@ describe('machine decider + command handler', () => {
 
   it('checks every proposed event against the state the earlier ones lead to', () => {
     const { handler, store } = setup();
-    handler.handle('account-a', accountDecider, () => [opened()], meta);
-    const ok = handler.handle(
+    handler.handleSync('account-a', accountDecider, () => [opened()], meta);
+    const ok = handler.handleSync(
       'account-a',
       accountDecider,
       (): LedgerEvent[] => [
@@ -76,7 +76,7 @@ describe('machine decider + command handler', () => {
     );
     expect(ok.state.value).toBe('closed');
     expect(() =>
-      handler.handle(
+      handler.handleSync(
         'account-a',
         accountDecider,
         () => [{ type: 'FundsDeposited' as const, data: { amount: 1 } }],
@@ -88,7 +88,7 @@ describe('machine decider + command handler', () => {
 
   it('refolds when another writer moved the stream (the cache is not the truth)', () => {
     const { handler, store } = setup();
-    handler.handle('account-a', accountDecider, () => [opened()], meta);
+    handler.handleSync('account-a', accountDecider, () => [opened()], meta);
     store.append('account-a', [{ type: 'FundsDeposited', data: { amount: 7 } }], {
       expectedVersion: 1,
       metadata: meta,
@@ -98,8 +98,8 @@ describe('machine decider + command handler', () => {
 
   it('decides again on a fresh fold when another writer moved the stream after it was cached', () => {
     const { handler, store } = setup();
-    handler.handle('account-a', accountDecider, () => [opened()], meta);
-    handler.handle(
+    handler.handleSync('account-a', accountDecider, () => [opened()], meta);
+    handler.handleSync(
       'account-a',
       accountDecider,
       () => [{ type: 'FundsDeposited' as const, data: { amount: 3 } }],
@@ -110,7 +110,7 @@ describe('machine decider + command handler', () => {
       metadata: meta,
     });
     const seen: number[] = [];
-    const r = handler.handle(
+    const r = handler.handleSync(
       'account-a',
       accountDecider,
       (state) => {
@@ -132,7 +132,7 @@ describe('machine decider + command handler', () => {
       reads += 1;
       return readStream(stream);
     };
-    const r = handler.handle('account-a', accountDecider, () => [opened()], meta, {
+    const r = handler.handleSync('account-a', accountDecider, () => [opened()], meta, {
       newStream: true,
     });
     expect(reads).toBe(0);
@@ -142,7 +142,7 @@ describe('machine decider + command handler', () => {
 
   it('decides on the stored stream when one said to be new exists, and appends nothing it refuses', () => {
     const { handler, store } = setup();
-    new CommandHandler(store, new ManualClock()).handle(
+    new CommandHandler(store, new ManualClock()).handleSync(
       'account-a',
       accountDecider,
       () => [opened()],
@@ -150,7 +150,7 @@ describe('machine decider + command handler', () => {
     );
     const seen: string[] = [];
     const open = () =>
-      handler.handle(
+      handler.handleSync(
         'account-a',
         accountDecider,
         (state) => {
@@ -167,7 +167,7 @@ describe('machine decider + command handler', () => {
 
   it('hands no events to the store when the decision is empty', () => {
     const { handler, store } = setup();
-    const r = handler.handle('account-a', accountDecider, () => [], meta);
+    const r = handler.handleSync('account-a', accountDecider, () => [], meta);
     expect(r.events).toEqual([]);
     expect(store.lastPosition()).toBe(0);
   });

@@ -185,7 +185,7 @@ export function checkRoutes(
 ): void {
   const { model } = runs;
   const record = (ctx: Context, stream: string, event: CheckEvent) =>
-    core.handler.handle(stream, appendOnly, () => [event], model.metadata(ctx));
+    core.handler.handleSync(stream, appendOnly, () => [event], model.metadata(ctx));
   /** Organization-level resources are managed by the organization's owners. */
   const owned = (ctx: Context, name: string) => {
     const org = model.organization(ctx, name);

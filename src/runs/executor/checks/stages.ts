@@ -57,7 +57,7 @@ export function stagesReactor(
 ): Reactor {
   const metadata = systemMetadata('executor');
   const record = (stream: string, event: CheckEvent) =>
-    core.handler.handle(stream, appendOnly, () => [event], metadata);
+    core.handler.handleSync(stream, appendOnly, () => [event], metadata);
   const planOf = (run: RunRow): PlanJson =>
     runs.model.runs.log(run.id, 'plan')?.jsonOutput as PlanJson;
 

@@ -135,7 +135,7 @@ export function runTaskRoutes(
     }
     const id = core.ids.id('task');
     const key = a['hmac-key'] ?? null;
-    core.handler.handle(
+    core.handler.handleSync(
       id,
       { initialState: () => null, evolve: () => null },
       () => [
@@ -182,7 +182,7 @@ export function runTaskRoutes(
       stage: d.attributes.stage ?? 'post_plan',
       enforcement: d.attributes['enforcement-level'],
     };
-    core.handler.handle(
+    core.handler.handleSync(
       id,
       { initialState: () => null, evolve: () => null },
       () => [{ type: 'WorkspaceTaskAttached', data }],

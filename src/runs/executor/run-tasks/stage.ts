@@ -40,7 +40,7 @@ export class TaskStages {
   ) {}
 
   record(stream: string, event: RunTaskEvent): void {
-    this.core.handler.handle(stream, appendOnly, () => [event], this.#metadata);
+    this.core.handler.handleSync(stream, appendOnly, () => [event], this.#metadata);
   }
 
   /** Whether the run's workspace has tasks at this stage that have not run for it yet. */

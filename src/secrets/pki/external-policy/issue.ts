@@ -172,7 +172,7 @@ export async function externalIssue(
   const record = (
     data: Omit<ConsultationData, 'mount' | 'requestUuid' | 'mode' | 'policy' | 'request'>,
   ) =>
-    authority.core.handler.handle(
+    authority.core.handler.handleSync(
       streams.consultation(r.mount, requestUuid),
       consultationDecider,
       () => [
