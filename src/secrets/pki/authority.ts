@@ -96,12 +96,22 @@ export class Authority {
   }
 
   /**
-   * Runs several appends as one transaction (better-sqlite3 nests them as savepoints), holding the
-   * write lock from its start: a transaction that reads first and writes later would fail if
-   * another process sharing the file committed in between.
+   * Runs a command of the certificate authority: `fn` (synchronous: it reads, decides and appends
+   * with `handleSync`) runs as one item of the next group-commit batch, all or nothing, and the
+   * promise settles once it is durable (DESIGN §10).
+   */
+  run<T>(fn: () => T): Promise<T> {
+    return this.#core.handler.atomically(fn);
+  }
+
+  /**
+   * Several appends as one unit inside the command running now (a savepoint of its batch item),
+   * so a part that fails undoes the others. Only inside `run`: outside a batch there is no
+   * transaction for the appends to join.
    */
   atomically<T>(fn: () => T): T {
-    return this.#core.db.transaction(fn).immediate();
+    if (!this.#core.handler.inBatch) return this.#core.db.transaction(fn).immediate();
+    return this.#core.db.transaction(fn)();
   }
 
   /** A stored role as written (without the defaults of fields added since), if any. */
