@@ -28,7 +28,7 @@ export function tokenMint({ identity, sys }: Contexts): TokenMint {
     runsUserToken(username, description) {
       const user = identity.queries.userByName(username);
       if (user === undefined) throw new Error(`no user named ${JSON.stringify(username)}`);
-      return identity.commands.createToken(
+      return identity.commands.createTokenSync(
         {
           kind: 'user',
           ownerId: user.id,
@@ -54,11 +54,11 @@ export function tokenMint({ identity, sys }: Contexts): TokenMint {
 export function bootstrap(config: Config, contexts: Contexts): Bootstrap {
   const { identity, sys, engines, cloud } = contexts;
   const meta = systemMetadata('bootstrap');
-  const admin = identity.commands.createUser(
+  const admin = identity.commands.createUserSync(
     { username: 'admin', email: 'admin@keel.local', admin: true },
     meta,
   );
-  const userToken = identity.commands.createToken(
+  const userToken = identity.commands.createTokenSync(
     {
       kind: 'user',
       ownerId: admin.id,

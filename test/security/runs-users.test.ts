@@ -23,7 +23,7 @@ beforeAll(async () => {
   const app = createApp(testConfig(first.dataDir), { logger: silentLogger() });
   const identity = createIdentityCommands(app.core, identityQueries(app.core.db));
   const meta = systemMetadata('test');
-  const user = identity.createUser(
+  const user = identity.createUserSync(
     { username: 'bob', email: 'bob@example.com', admin: false },
     meta,
   );

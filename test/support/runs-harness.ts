@@ -87,7 +87,7 @@ export async function startRunsHarness(
   const meta = systemMetadata('test');
   const identity = createIdentityCommands(app.core, identityQueries(app.core.db));
   const tokenFor = (id: string, name: string) =>
-    identity.createToken(
+    identity.createTokenSync(
       {
         kind: 'user',
         ownerId: id,
@@ -138,7 +138,7 @@ export async function startRunsHarness(
     settle: () => t.settle(),
     close: () => t.close(),
     user(name) {
-      const u = identity.createUser(
+      const u = identity.createUserSync(
         { username: name, email: `${name}@example.com`, admin: false },
         meta,
       );

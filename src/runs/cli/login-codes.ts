@@ -90,10 +90,10 @@ const sameText = (a: string, b: string): boolean => {
 export function createLoginCodes(core: Core, identity: IdentityCommands) {
   return {
     /** Issue a code for an approved request; returns the code to hand to the redirect. */
-    issue(
+    async issue(
       input: Omit<LoginCodeIssued['data'], 'id' | 'codeHmac' | 'expiresAt'>,
       metadata: AuditMetadata,
-    ): string {
+    ): Promise<string> {
       const id = core.ids.id('lc');
       const secret = core.ids.secret(43);
       const data: LoginCodeIssued['data'] = {
@@ -102,7 +102,7 @@ export function createLoginCodes(core: Core, identity: IdentityCommands) {
         ...input,
         expiresAt: new Date(core.clock.now().getTime() + LOGIN_CODE_TTL_MS).toISOString(),
       };
-      core.handler.handleSync(
+      await core.handler.handle(
         loginCodeStream(id),
         codeDecider,
         () => [{ type: 'LoginCodeIssued' as const, data }],
@@ -118,56 +118,53 @@ export function createLoginCodes(core: Core, identity: IdentityCommands) {
     redeem(
       input: { code: string; verifier: string; redirectUri: string; clientId: string },
       metadata: AuditMetadata,
-    ): { token: string; username: string } {
+    ): Promise<{ token: string; username: string }> {
       const dot = input.code.indexOf('.');
       const id = dot < 0 ? '' : input.code.slice(0, dot);
       const secret = input.code.slice(dot + 1);
       if (!/^lc-[A-Za-z0-9]+$/.test(id))
-        throw new OAuthError('invalid_grant', 'the authorization code is not valid');
-      return core.db
-        .transaction(() => {
-          // The code is spent and the token made in one transaction: both, or neither.
-          const { state } = core.handler.handleSync(
-            loginCodeStream(id),
-            codeDecider,
-            (s) => {
-              if (s.status !== 'issued' || !sameText(s.issued.codeHmac, core.sealer.hmac(secret)))
-                throw new OAuthError('invalid_grant', 'the authorization code is not valid');
-              const c = s.issued;
-              if (Date.parse(c.expiresAt) <= core.clock.now().getTime())
-                throw new OAuthError('invalid_grant', 'the authorization code has expired');
-              if (c.redirectUri !== input.redirectUri)
-                throw new OAuthError(
-                  'invalid_grant',
-                  'redirect_uri is not the one the code was issued for',
-                );
-              if (c.clientId !== input.clientId)
-                throw new OAuthError('invalid_grant', 'the code was issued to another client');
-              if (!sameText(c.challenge, s256(input.verifier)))
-                throw new OAuthError(
-                  'invalid_grant',
-                  'code_verifier does not match code_challenge',
-                );
-              return [{ type: 'LoginCodeRedeemed' as const, data: { id, userId: c.userId } }];
-            },
-            metadata,
-          );
-          const spent = state as Extract<CodeState, { status: 'redeemed' }>;
-          const created = identity.createToken(
-            {
-              kind: 'user',
-              ownerId: spent.userId,
-              ownerName: spent.username,
-              organization: null,
-              description: 'terraform login',
-              expiredAt: null,
-              createdBy: spent.userId,
-            },
-            metadata,
-          );
-          return { token: created.token, username: spent.username };
-        })
-        .immediate();
+        return Promise.reject(
+          new OAuthError('invalid_grant', 'the authorization code is not valid'),
+        );
+      // The code is spent and the token made in one command: both, or neither.
+      return core.handler.atomically(() => {
+        const { state } = core.handler.handleSync(
+          loginCodeStream(id),
+          codeDecider,
+          (s) => {
+            if (s.status !== 'issued' || !sameText(s.issued.codeHmac, core.sealer.hmac(secret)))
+              throw new OAuthError('invalid_grant', 'the authorization code is not valid');
+            const c = s.issued;
+            if (Date.parse(c.expiresAt) <= core.clock.now().getTime())
+              throw new OAuthError('invalid_grant', 'the authorization code has expired');
+            if (c.redirectUri !== input.redirectUri)
+              throw new OAuthError(
+                'invalid_grant',
+                'redirect_uri is not the one the code was issued for',
+              );
+            if (c.clientId !== input.clientId)
+              throw new OAuthError('invalid_grant', 'the code was issued to another client');
+            if (!sameText(c.challenge, s256(input.verifier)))
+              throw new OAuthError('invalid_grant', 'code_verifier does not match code_challenge');
+            return [{ type: 'LoginCodeRedeemed' as const, data: { id, userId: c.userId } }];
+          },
+          metadata,
+        );
+        const spent = state as Extract<CodeState, { status: 'redeemed' }>;
+        const created = identity.createTokenSync(
+          {
+            kind: 'user',
+            ownerId: spent.userId,
+            ownerName: spent.username,
+            organization: null,
+            description: 'terraform login',
+            expiredAt: null,
+            createdBy: spent.userId,
+          },
+          metadata,
+        );
+        return { token: created.token, username: spent.username };
+      });
     },
   };
 }

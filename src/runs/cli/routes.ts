@@ -137,7 +137,7 @@ export function terraformCli(options: TerraformCliOptions): Middleware {
         'invalid_request',
         'a code_challenge with code_challenge_method S256 is required (PKCE)',
       );
-    const code = options.codes.issue(
+    const code = await options.codes.issue(
       {
         userId: principal.id,
         username: principal.name,
@@ -180,7 +180,7 @@ export function terraformCli(options: TerraformCliOptions): Middleware {
         'invalid_request',
         'code_verifier must be 43 to 128 characters of A-Z a-z 0-9 - . _ ~',
       );
-    const issued = options.codes.redeem(
+    const issued = await options.codes.redeem(
       { code, verifier, redirectUri, clientId },
       {
         actor: null,

@@ -27,7 +27,11 @@ export const newRunsToken = (core: Core): string =>
 
 export function createIdentityCommands(core: Core, queries: IdentityQueries) {
   const commands = {
-    createUser(
+    /**
+     * The synchronous forms, for use inside `core.handler.atomically` (where several streams must
+     * change together) or before the daemon serves anything (bootstrap, offline preparation).
+     */
+    createUserSync(
       input: Omit<UserCreated['data'], 'id'>,
       metadata: AuditMetadata,
     ): UserCreated['data'] {
@@ -44,7 +48,7 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
       return data;
     },
 
-    createToken(
+    createTokenSync(
       input: Omit<AuthTokenCreated['data'], 'id' | 'tokenHmac'>,
       metadata: AuditMetadata,
     ): { token: string; data: AuthTokenCreated['data'] } {
@@ -59,27 +63,57 @@ export function createIdentityCommands(core: Core, queries: IdentityQueries) {
       return { token, data };
     },
 
+    deleteTokenSync(id: string, metadata: AuditMetadata): boolean {
+      const { events } = core.handler.handleSync(
+        authTokenStream(id),
+        existence,
+        (s) => (s.exists ? [{ type: 'AuthTokenDeleted' as const, data: { id } }] : []),
+        metadata,
+      );
+      return events.length > 0;
+    },
+
+    /** The username is checked again inside the batch, so two concurrent requests cannot both win. */
+    createUser(
+      input: Omit<UserCreated['data'], 'id'>,
+      metadata: AuditMetadata,
+    ): Promise<UserCreated['data']> {
+      return core.handler.atomically(() => commands.createUserSync(input, metadata));
+    },
+
+    async createToken(
+      input: Omit<AuthTokenCreated['data'], 'id' | 'tokenHmac'>,
+      metadata: AuditMetadata,
+    ): Promise<{ token: string; data: AuthTokenCreated['data'] }> {
+      const token = newRunsToken(core);
+      const data = { id: core.ids.id('at'), tokenHmac: core.sealer.hmac(token), ...input };
+      await core.handler.handle(
+        authTokenStream(data.id),
+        existence,
+        () => [{ type: 'AuthTokenCreated' as const, data }],
+        metadata,
+      );
+      return { token, data };
+    },
+
     /**
      * A new token for a team or organization that replaces any it had (the reference: "generates
      * a new token, replacing any existing token"). The old ones are deleted in the same
-     * transaction, so no moment has both or neither.
+     * command, so no moment has both or neither.
      */
     replaceToken(
       input: Omit<AuthTokenCreated['data'], 'id' | 'tokenHmac'> & { kind: 'team' | 'organization' },
       metadata: AuditMetadata,
-    ): { token: string; data: AuthTokenCreated['data'] } {
-      // Immediate: the write lock from the start, as another process may share the file.
-      return core.db
-        .transaction(() => {
-          for (const old of queries.tokensOf(input.kind, input.ownerId))
-            commands.deleteToken(old.id, metadata);
-          return commands.createToken(input, metadata);
-        })
-        .immediate();
+    ): Promise<{ token: string; data: AuthTokenCreated['data'] }> {
+      return core.handler.atomically(() => {
+        for (const old of queries.tokensOf(input.kind, input.ownerId))
+          commands.deleteTokenSync(old.id, metadata);
+        return commands.createTokenSync(input, metadata);
+      });
     },
 
-    deleteToken(id: string, metadata: AuditMetadata): boolean {
-      const { events } = core.handler.handleSync(
+    async deleteToken(id: string, metadata: AuditMetadata): Promise<boolean> {
+      const { events } = await core.handler.handle(
         authTokenStream(id),
         existence,
         (s) => (s.exists ? [{ type: 'AuthTokenDeleted' as const, data: { id } }] : []),

@@ -114,7 +114,7 @@ export function createIdentityContext(core: Core) {
     if (me.id !== ctx.params.id) throw new NotFoundError(`user ${ctx.params.id} not found`);
     ctx.body = { data: queries.tokensOf('user', me.id).map((t) => tokenResource(t)) };
   });
-  routes.post('/users/:id/authentication-tokens', (ctx) => {
+  routes.post('/users/:id/authentication-tokens', async (ctx) => {
     const me = requireUser(ctx);
     if (me.id !== ctx.params.id) throw new NotFoundError(`user ${ctx.params.id} not found`);
     const attrs =
@@ -125,7 +125,7 @@ export function createIdentityContext(core: Core) {
     if (expiredAt !== null && Number.isNaN(Date.parse(expiredAt))) {
       throw new KeelError('validation', 'expired-at must be an ISO 8601 time');
     }
-    const created = commands.createToken(
+    const created = await commands.createToken(
       {
         kind: 'user',
         ownerId: me.id,
@@ -148,12 +148,12 @@ export function createIdentityContext(core: Core) {
       throw new NotFoundError(`token ${ctx.params.id} not found`);
     ctx.body = { data: tokenResource(t) };
   });
-  routes.delete('/authentication-tokens/:id', (ctx) => {
+  routes.delete('/authentication-tokens/:id', async (ctx) => {
     const me = requireUser(ctx);
     const t = queries.token(ctx.params.id!);
     if (t === undefined || t.kind !== 'user' || t.ownerId !== me.id)
       throw new NotFoundError(`token ${ctx.params.id} not found`);
-    commands.deleteToken(t.id, runsMetadata(ctx));
+    await commands.deleteToken(t.id, runsMetadata(ctx));
     ctx.status = 204;
   });
 

@@ -69,21 +69,28 @@ export function projectRoutes(router: Router, model: RunsModel): void {
       model.orgs.owns(model.principal(ctx), p.organization),
     );
 
-  router.post('/organizations/:org/projects', (ctx) => {
+  router.post('/organizations/:org/projects', async (ctx) => {
     const org = model.organization(ctx, ctx.params.org!);
     need(model.orgs.owns(model.principal(ctx), org.name), `creating projects in ${org.name}`);
     const a = validate(createBody, ctx.request.body).data.attributes;
-    if (model.projects.byName(org.name, a.name) !== null) throw taken(org.name, a.name);
+    const unique = () => {
+      if (model.projects.byName(org.name, a.name) !== null) throw taken(org.name, a.name);
+    };
+    unique();
     const id = model.core.ids.id('prj');
-    handler.handleSync(
+    // The name is checked again where the command is decided: another request may have taken it.
+    await handler.handle(
       id,
       projectDecider,
-      createProject({
-        id,
-        organization: org.name,
-        name: a.name,
-        description: a.description ?? null,
-      }),
+      (state) => {
+        unique();
+        return createProject({
+          id,
+          organization: org.name,
+          name: a.name,
+          description: a.description ?? null,
+        })(state);
+      },
       model.metadata(ctx),
     );
     send(ctx, 201, { data: present(ctx, model.projects.get(id)!) });
@@ -119,32 +126,38 @@ export function projectRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: present(ctx, project(ctx, ctx.params.id!)) }),
   );
 
-  router.patch('/projects/:id', (ctx) => {
+  router.patch('/projects/:id', async (ctx) => {
     const p = project(ctx, ctx.params.id!);
     need(model.orgs.owns(model.principal(ctx), p.organization), `updating project ${p.id}`);
     const a = validate(updateBody, ctx.request.body).data.attributes;
-    if (
-      a.name !== undefined &&
-      a.name !== p.name &&
-      model.projects.byName(p.organization, a.name) !== null
-    )
-      throw taken(p.organization, a.name);
-    handler.handleSync(
+    const unique = () => {
+      if (
+        a.name !== undefined &&
+        a.name !== p.name &&
+        model.projects.byName(p.organization, a.name) !== null
+      )
+        throw taken(p.organization, a.name);
+    };
+    unique();
+    await handler.handle(
       p.id,
       projectDecider,
-      updateProject({
-        id: p.id,
-        ...(a.name === undefined || a.name === p.name ? {} : { name: a.name }),
-        ...(a.description === undefined || a.description === p.description
-          ? {}
-          : { description: a.description }),
-      }),
+      (state) => {
+        unique();
+        return updateProject({
+          id: p.id,
+          ...(a.name === undefined || a.name === p.name ? {} : { name: a.name }),
+          ...(a.description === undefined || a.description === p.description
+            ? {}
+            : { description: a.description }),
+        })(state);
+      },
       model.metadata(ctx),
     );
     send(ctx, 200, { data: present(ctx, model.projects.get(p.id)!) });
   });
 
-  router.delete('/projects/:id', (ctx) => {
+  router.delete('/projects/:id', async (ctx) => {
     const p = project(ctx, ctx.params.id!);
     need(model.orgs.owns(model.principal(ctx), p.organization), `deleting project ${p.id}`);
     if (p.isDefault)
@@ -155,13 +168,25 @@ export function projectRoutes(router: Router, model: RunsModel): void {
           title: 'invalid attribute',
         },
       );
-    const count = model.projects.workspaceIds(p.id).length;
-    if (count > 0)
-      throw new ConflictError(
-        `project ${p.id} still holds ${count} workspace(s); move or delete them before deleting the project`,
-        { status: 422, title: 'invalid attribute' },
-      );
-    handler.handleSync(p.id, projectDecider, deleteProject(p.id), model.metadata(ctx));
+    const empty = () => {
+      const count = model.projects.workspaceIds(p.id).length;
+      if (count > 0)
+        throw new ConflictError(
+          `project ${p.id} still holds ${count} workspace(s); move or delete them before deleting the project`,
+          { status: 422, title: 'invalid attribute' },
+        );
+    };
+    empty();
+    // Checked again where it is decided: a workspace may have moved in meanwhile.
+    await handler.handle(
+      p.id,
+      projectDecider,
+      (state) => {
+        empty();
+        return deleteProject(p.id)(state);
+      },
+      model.metadata(ctx),
+    );
     ctx.status = 204;
   });
 }

@@ -72,27 +72,33 @@ export function teamProjectRoutes(router: Router, model: RunsModel): void {
     return g;
   };
 
-  router.post('/team-projects', (ctx) => {
+  router.post('/team-projects', async (ctx) => {
     const d = validate(grantBody, ctx.request.body).data;
     const p = ownedProject(ctx, d.relationships.project.data.id);
     const team = model.orgs.team(d.relationships.team.data.id);
     if (team === null || team.organization !== p.organization)
       throw new NotFoundError(`team ${d.relationships.team.data.id} not found`);
-    if (model.orgs.teamProjectsOn(p.id).some((g) => g.teamId === team.id))
-      throw new ConflictError(`team ${team.id} already has access to project ${p.id}`, {
-        status: 422,
-        title: 'invalid attribute',
-      });
+    const once = () => {
+      if (model.orgs.teamProjectsOn(p.id).some((g) => g.teamId === team.id))
+        throw new ConflictError(`team ${team.id} already has access to project ${p.id}`, {
+          status: 422,
+          title: 'invalid attribute',
+        });
+    };
+    once();
     const id = ids.id('tprj');
-    handler.handleSync(
+    await handler.handle(
       id,
       existence,
-      (): TeamProjectEvent[] => [
-        {
-          type: 'TeamProjectAccessGranted',
-          data: { id, teamId: team.id, projectId: p.id, access: d.attributes.access },
-        },
-      ],
+      (): TeamProjectEvent[] => {
+        once();
+        return [
+          {
+            type: 'TeamProjectAccessGranted',
+            data: { id, teamId: team.id, projectId: p.id, access: d.attributes.access },
+          },
+        ];
+      },
       model.metadata(ctx),
     );
     send(ctx, 201, { data: present(model.orgs.teamProject(id)!) });
@@ -108,10 +114,10 @@ export function teamProjectRoutes(router: Router, model: RunsModel): void {
 
   router.get('/team-projects/:id', (ctx) => send(ctx, 200, { data: present(grant(ctx)) }));
 
-  router.patch('/team-projects/:id', (ctx) => {
+  router.patch('/team-projects/:id', async (ctx) => {
     const g = grant(ctx);
     const level = validate(changeBody, ctx.request.body).data.attributes.access;
-    handler.handleSync(
+    await handler.handle(
       g.id,
       existence,
       (): TeamProjectEvent[] =>
@@ -123,9 +129,9 @@ export function teamProjectRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: present(model.orgs.teamProject(g.id)!) });
   });
 
-  router.delete('/team-projects/:id', (ctx) => {
+  router.delete('/team-projects/:id', async (ctx) => {
     const g = grant(ctx);
-    handler.handleSync(
+    await handler.handle(
       g.id,
       existence,
       (s): TeamProjectEvent[] =>

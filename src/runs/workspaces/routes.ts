@@ -224,16 +224,19 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
     });
   };
 
-  router.post('/organizations/:org/workspaces', (ctx) => {
+  router.post('/organizations/:org/workspaces', async (ctx) => {
     const org = model.organization(ctx, ctx.params.org!);
     need(model.orgs.owns(model.principal(ctx), org.name), `creating workspaces in ${org.name}`);
     const body = validate(createBody, ctx.request.body).data;
     const a = body.attributes;
-    if (model.workspaces.byName(org.name, a.name) !== null)
-      throw new ConflictError(`workspace ${org.name}/${a.name} already exists`, {
-        status: 422,
-        title: 'invalid attribute',
-      });
+    const unique = () => {
+      if (model.workspaces.byName(org.name, a.name) !== null)
+        throw new ConflictError(`workspace ${org.name}/${a.name} already exists`, {
+          status: 422,
+          title: 'invalid attribute',
+        });
+    };
+    unique();
     const data = {
       id: model.core.ids.id('ws'),
       organization: org.name,
@@ -259,7 +262,16 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
           ? defaultProjectId(org.name)
           : projectOf(org.name, body.relationships.project.data.id),
     };
-    handler.handleSync(data.id, workspaceDecider, createWorkspace(data), model.metadata(ctx));
+    // The name is checked again where the command is decided: another request may have taken it.
+    await handler.handle(
+      data.id,
+      workspaceDecider,
+      (state) => {
+        unique();
+        return createWorkspace(data)(state);
+      },
+      model.metadata(ctx),
+    );
     show(ctx, model.workspaces.get(data.id)!, 201);
   });
 
@@ -291,7 +303,7 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
   );
   router.get('/workspaces/:id', (ctx) => show(ctx, model.workspace(ctx, ctx.params.id!).ws));
 
-  const update = (ctx: Context, ws: WorkspaceRow, admin: boolean) => {
+  const update = async (ctx: Context, ws: WorkspaceRow, admin: boolean) => {
     need(admin, `updating workspace ${ws.id}`);
     const body = validate(updateBody, ctx.request.body).data;
     const a = body.attributes;
@@ -301,16 +313,19 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
         model.orgs.owns(model.principal(ctx), ws.organization),
         `moving workspace ${ws.id} to project ${moveTo}`,
       );
-    if (
-      a.name !== undefined &&
-      a.name !== ws.name &&
-      model.workspaces.byName(ws.organization, a.name) !== null
-    ) {
-      throw new ConflictError(`workspace ${ws.organization}/${a.name} already exists`, {
-        status: 422,
-        title: 'invalid attribute',
-      });
-    }
+    const unique = () => {
+      if (
+        a.name !== undefined &&
+        a.name !== ws.name &&
+        model.workspaces.byName(ws.organization, a.name) !== null
+      ) {
+        throw new ConflictError(`workspace ${ws.organization}/${a.name} already exists`, {
+          status: 422,
+          title: 'invalid attribute',
+        });
+      }
+    };
+    unique();
     // A run's plan artifact is only understood by the driver that made it.
     if (
       a['execution-engine'] !== undefined &&
@@ -336,37 +351,45 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
         ? {}
         : { projectId: projectOf(ws.organization, moveTo) }),
     };
-    handler.handleSync(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
+    await handler.handle(
+      ws.id,
+      workspaceDecider,
+      (state) => {
+        unique();
+        return updateWorkspace(ws.id, changes)(state);
+      },
+      model.metadata(ctx),
+    );
     show(ctx, ws);
   };
-  router.patch('/workspaces/:id', (ctx) => {
+  router.patch('/workspaces/:id', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
-    update(ctx, ws, access.admin);
+    await update(ctx, ws, access.admin);
   });
-  router.patch('/organizations/:org/workspaces/:name', (ctx) => {
+  router.patch('/organizations/:org/workspaces/:name', async (ctx) => {
     const { ws, access } = byName(ctx, ctx.params.org!, ctx.params.name!);
-    update(ctx, ws, access.admin);
+    await update(ctx, ws, access.admin);
   });
 
-  const remove = (ctx: Context, ws: WorkspaceRow, admin: boolean) => {
+  const remove = async (ctx: Context, ws: WorkspaceRow, admin: boolean) => {
     need(admin, `deleting workspace ${ws.id}`);
-    handler.handleSync(ws.id, workspaceDecider, deleteWorkspace(ws.id), model.metadata(ctx));
+    await handler.handle(ws.id, workspaceDecider, deleteWorkspace(ws.id), model.metadata(ctx));
     ctx.status = 204;
   };
-  router.delete('/workspaces/:id', (ctx) => {
+  router.delete('/workspaces/:id', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
-    remove(ctx, ws, access.admin);
+    await remove(ctx, ws, access.admin);
   });
-  router.delete('/organizations/:org/workspaces/:name', (ctx) => {
+  router.delete('/organizations/:org/workspaces/:name', async (ctx) => {
     const { ws, access } = byName(ctx, ctx.params.org!, ctx.params.name!);
-    remove(ctx, ws, access.admin);
+    await remove(ctx, ws, access.admin);
   });
 
-  router.post('/workspaces/:id/actions/lock', (ctx) => {
+  router.post('/workspaces/:id/actions/lock', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
-    need(access.applyRuns, `locking workspace ${ws.id}`);
+    need(access.lock, `locking workspace ${ws.id}`);
     const reason = validate(lockBody, ctx.request.body)?.reason ?? null;
-    handler.handleSync(
+    await handler.handle(
       ws.id,
       workspaceDecider,
       lockWorkspace(ws.id, holderOf(ctx), reason),
@@ -374,10 +397,10 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
     );
     show(ctx, ws);
   });
-  router.post('/workspaces/:id/actions/unlock', (ctx) => {
+  router.post('/workspaces/:id/actions/unlock', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
-    need(access.applyRuns, `unlocking workspace ${ws.id}`);
-    handler.handleSync(
+    need(access.lock, `unlocking workspace ${ws.id}`);
+    await handler.handle(
       ws.id,
       workspaceDecider,
       unlockWorkspace(ws.id, holderOf(ctx)),
@@ -385,10 +408,10 @@ export function workspaceRoutes(router: Router, model: RunsModel): void {
     );
     show(ctx, ws);
   });
-  router.post('/workspaces/:id/actions/force-unlock', (ctx) => {
+  router.post('/workspaces/:id/actions/force-unlock', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
     need(access.admin, `force-unlocking workspace ${ws.id}`);
-    handler.handleSync(
+    await handler.handle(
       ws.id,
       workspaceDecider,
       forceUnlockWorkspace(ws.id, holderOf(ctx)),

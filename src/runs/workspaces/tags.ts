@@ -78,14 +78,19 @@ const presentBinding = (ws: WorkspaceRow, b: TagBinding) => ({
 
 export function workspaceTagRoutes(router: Router, model: RunsModel): void {
   const { handler } = model.core;
-  const change = (
+  const change = async (
     ctx: Context,
     id: string,
     changes: Parameters<typeof updateWorkspace>[1],
-  ): WorkspaceRow => {
+  ): Promise<WorkspaceRow> => {
     const { ws, access } = model.workspace(ctx, id);
     need(access.admin, `tagging workspace ${ws.id}`);
-    handler.handleSync(ws.id, workspaceDecider, updateWorkspace(ws.id, changes), model.metadata(ctx));
+    await handler.handle(
+      ws.id,
+      workspaceDecider,
+      updateWorkspace(ws.id, changes),
+      model.metadata(ctx),
+    );
     return model.workspaces.get(ws.id)!;
   };
   const names = (ctx: Context, id: string) => {
@@ -97,12 +102,12 @@ export function workspaceTagRoutes(router: Router, model: RunsModel): void {
     const { ws } = model.workspace(ctx, ctx.params.id!);
     send(ctx, 200, { data: ws.tags.map((name) => presentTag(ws, name)) });
   });
-  router.post('/workspaces/:id/relationships/tags', (ctx) => {
-    change(ctx, ctx.params.id!, { tagsAdded: names(ctx, ctx.params.id!) });
+  router.post('/workspaces/:id/relationships/tags', async (ctx) => {
+    await change(ctx, ctx.params.id!, { tagsAdded: names(ctx, ctx.params.id!) });
     ctx.status = 204;
   });
-  router.delete('/workspaces/:id/relationships/tags', (ctx) => {
-    change(ctx, ctx.params.id!, { tagsRemoved: names(ctx, ctx.params.id!) });
+  router.delete('/workspaces/:id/relationships/tags', async (ctx) => {
+    await change(ctx, ctx.params.id!, { tagsRemoved: names(ctx, ctx.params.id!) });
     ctx.status = 204;
   });
 
@@ -111,9 +116,9 @@ export function workspaceTagRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: ws.tagBindings.map((b) => presentBinding(ws, b)) });
   });
   /** Adds bindings, or gives existing keys a new value; answers with all of them. */
-  router.patch('/workspaces/:id/tag-bindings', (ctx) => {
+  router.patch('/workspaces/:id/tag-bindings', async (ctx) => {
     const doc = validate(bindingsDocument, ctx.request.body);
-    const ws = change(ctx, ctx.params.id!, { tagBindings: bindingsOf(doc) });
+    const ws = await change(ctx, ctx.params.id!, { tagBindings: bindingsOf(doc) });
     send(ctx, 200, { data: ws.tagBindings.map((b) => presentBinding(ws, b)) });
   });
 }
