@@ -101,7 +101,7 @@ export function unsynced(db: Db): <T>(write: () => T) => T {
 
 /**
  * How a batch of commands reaches the disk on this store (DESIGN §10, ADR 0100). At `--sync full`
- * on a SQLite file, the batch's COMMIT is written without SQLite's own sync, and the write-ahead
+ * on a SQLite file, the batch's transaction is committed without SQLite's own sync, and the write-ahead
  * log is then synced on the libuv pool (`fdatasync` of the WAL file, the very sync SQLite would
  * have made inside COMMIT), so the event loop never waits for the disk and one sync serves every
  * command of the batch. Elsewhere a COMMIT is as durable as the store is set to make it.
@@ -129,10 +129,11 @@ export function batchDurability(db: Db): Durability {
     return wal;
   };
   return {
-    commit(run) {
+    write(transaction) {
+      // SQLite takes this pragma only outside a transaction.
       db.exec('PRAGMA synchronous = NORMAL');
       try {
-        run();
+        transaction();
       } finally {
         db.exec(restore);
       }

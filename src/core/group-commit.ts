@@ -1,13 +1,13 @@
 import type { Db } from './database.js';
 
 /**
- * How a batch's commit reaches the disk. `commit` runs the batch's COMMIT statement (it may ask
- * the database not to wait for the disk there); `sync` settles once everything committed so far is
- * durable. A store whose COMMIT is durable by itself (PostgreSQL, SQLite at `--sync normal`, an
- * in-memory database) has nothing more to do.
+ * How a batch's commit reaches the disk. `write` runs the batch's transaction, from BEGIN to
+ * COMMIT (it may ask the database not to wait for the disk at that COMMIT); `sync` settles once
+ * everything committed so far is durable. A store whose COMMIT is durable by itself (PostgreSQL,
+ * SQLite at `--sync normal`, an in-memory database) has nothing more to do.
  */
 export interface Durability {
-  commit(run: () => void): void;
+  write(transaction: () => void): void;
   sync(): Promise<void>;
   /** Lets go of what `sync` holds open (the store is being closed). */
   close?(): Promise<void>;
@@ -15,7 +15,7 @@ export interface Durability {
 
 /** COMMIT as it is: durable (or as durable as the store is set to be) when it returns. */
 export const COMMIT_IS_DURABLE: Durability = {
-  commit: (run) => run(),
+  write: (transaction) => transaction(),
   sync: () => Promise.resolve(),
 };
 
@@ -143,7 +143,7 @@ export class GroupCommit {
     this.#queue = [];
     try {
       try {
-        this.#run(batch);
+        this.#durability.write(() => this.#run(batch));
       } catch (err) {
         // The transaction itself failed (BEGIN or COMMIT): nothing of the batch was written.
         for (const item of batch) item.outcome = { ok: false, error: err };
@@ -197,7 +197,7 @@ export class GroupCommit {
         }
       }
       this.#inBatch = false;
-      this.#durability.commit(() => s.commit.run());
+      s.commit.run();
       this.#hooks.committed();
     } catch (err) {
       this.#inBatch = false;
