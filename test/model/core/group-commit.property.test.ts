@@ -116,21 +116,21 @@ function submit(handler: CommandHandler, c: Command): Promise<unknown> {
       return handler.handle(
         stream(c.account),
         accountDecider,
-        () => [{ type: 'FundsDeposited', data: { amount: c.amount } }],
+        (): LedgerEvent[] => [{ type: 'FundsDeposited', data: { amount: c.amount } }],
         meta,
       );
     case 'withdraw':
       return handler.handle(
         stream(c.account),
         accountDecider,
-        () => [{ type: 'FundsWithdrawn', data: { amount: c.amount } }],
+        (): LedgerEvent[] => [{ type: 'FundsWithdrawn', data: { amount: c.amount } }],
         meta,
       );
     case 'close':
       return handler.handle(
         stream(c.account),
         accountDecider,
-        () => [{ type: 'AccountClosed', data: {} }],
+        (): LedgerEvent[] => [{ type: 'AccountClosed', data: {} }],
         meta,
       );
     case 'transfer':
@@ -139,13 +139,13 @@ function submit(handler: CommandHandler, c: Command): Promise<unknown> {
         handler.handleSync(
           stream(c.from),
           accountDecider,
-          () => [{ type: 'FundsWithdrawn', data: { amount: c.amount } }],
+          (): LedgerEvent[] => [{ type: 'FundsWithdrawn', data: { amount: c.amount } }],
           meta,
         );
         handler.handleSync(
           stream(c.to),
           accountDecider,
-          () => [{ type: 'FundsDeposited', data: { amount: c.amount } }],
+          (): LedgerEvent[] => [{ type: 'FundsDeposited', data: { amount: c.amount } }],
           meta,
         );
       });
