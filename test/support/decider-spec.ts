@@ -31,6 +31,8 @@ export interface Spec {
   core: Core;
   given<S, E extends NewEvent>(stream: string, decider: Decider<S, E>, ...events: E[]): Spec;
   when(command: (core: Core) => unknown): Outcome;
+  /** The same for an asynchronous command (`handle`, `atomically`): its outcome once it settles. */
+  whenAsync(command: (core: Core) => Promise<unknown>): Promise<Outcome>;
 }
 
 const meta = systemMetadata('spec');
@@ -57,31 +59,43 @@ export function spec(now = '2026-01-01T00:00:00.000Z'): Spec {
     },
     when(command) {
       const before = store.lastPosition();
-      const appended = () =>
-        store.readAll(before, 1000).map((e) => ({ type: e.type, data: e.data }));
       let error: Error | null = null;
       try {
         command(core);
       } catch (e) {
         error = e instanceof Error ? e : new Error(String(e));
       }
-      return {
-        then(expected) {
-          if (error !== null) throw error;
-          const got = appended();
-          expect(got).toHaveLength(expected.length);
-          expect(got).toMatchObject(expected);
-        },
-        refused(kind, message) {
-          expect(error, 'the command was refused').toBeInstanceOf(kind);
-          const text = error?.message ?? '';
-          if (typeof message === 'string') expect(text).toContain(message);
-          else expect(text).toMatch(message);
-          expect(appended()).toEqual([]);
-        },
-      };
+      return outcome(before, error);
+    },
+    async whenAsync(command) {
+      const before = store.lastPosition();
+      let error: Error | null = null;
+      try {
+        await command(core);
+      } catch (e) {
+        error = e instanceof Error ? e : new Error(String(e));
+      }
+      return outcome(before, error);
     },
   };
+  function outcome(before: number, error: Error | null): Outcome {
+    const appended = () => store.readAll(before, 1000).map((e) => ({ type: e.type, data: e.data }));
+    return {
+      then(expected) {
+        if (error !== null) throw error;
+        const got = appended();
+        expect(got).toHaveLength(expected.length);
+        expect(got).toMatchObject(expected);
+      },
+      refused(kind, message) {
+        expect(error, 'the command was refused').toBeInstanceOf(kind);
+        const text = error?.message ?? '';
+        if (typeof message === 'string') expect(text).toContain(message);
+        else expect(text).toMatch(message);
+        expect(appended()).toEqual([]);
+      },
+    };
+  }
   return self;
 }
 
