@@ -6,7 +6,7 @@ import { LARGE_DEPOSIT } from '../../support/ledger/events.js';
 const json = <T>(v: unknown) => v as T;
 
 describe('durability, audit and sealing on the real daemon', () => {
-  it('kill -9 while commands stream in: every acknowledged command survives, the chain verifies, reactors resume', async () => {
+  it('kill -9 while commands stream in: every acknowledged command survives, no batch is half written, the chain verifies, reactors resume', async () => {
     const d = await startDaemon({ entry: LEDGER_MAIN });
     const token = d.bootstrap().runs.user_token;
     const acknowledged: { account: string; amount: number }[] = [];
@@ -37,7 +37,33 @@ describe('durability, audit and sealing on the real daemon', () => {
         }
       }
     };
-    const writers = accounts.map(writer);
+    // A fifth moves money between two accounts of its own, two streams in one command each.
+    const FUNDS = 1_000_000;
+    for (const a of ['src', 'dst']) {
+      await httpRequest(d.url, 'POST', `/api/v2/ledger/${a}`, {
+        token,
+        body: { owner: a, pin: '0000' },
+      });
+    }
+    await httpRequest(d.url, 'POST', '/api/v2/ledger/src/deposits', {
+      token,
+      body: { amount: FUNDS },
+    });
+    const transferred: number[] = [];
+    const mover = async () => {
+      for (let i = 1; !killed && i < 400; i++) {
+        try {
+          const r = await httpRequest(d.url, 'POST', '/api/v2/ledger/src/transfers', {
+            token,
+            body: { to: 'dst', amount: i },
+          });
+          if (r.status === 201) transferred.push(i);
+        } catch {
+          return;
+        }
+      }
+    };
+    const writers = [...accounts.map(writer), mover()];
     await eventually(async () => (acknowledged.length >= 60 ? true : undefined));
     await d.stop('SIGKILL');
     killed = true;
@@ -52,6 +78,35 @@ describe('durability, audit and sealing on the real daemon', () => {
         const balance = json<{ data: { balance: number } }>(r.json).data.balance;
         // Every acknowledged deposit is there (at most one unacknowledged one more may be too).
         expect(balance).toBeGreaterThanOrEqual(mine.reduce((s, x) => s + x, 0));
+      }
+      // No transfer is half there: each withdrawal from src has its deposit into dst, written
+      // by the same request; every acknowledged transfer is among them.
+      const { db: log } = openLog(again.dataDir);
+      try {
+        const legs = log
+          .prepare(
+            `SELECT stream, type, CAST(json_extract(data, '$.amount') AS INTEGER) AS amount,
+                    json_extract(metadata, '$.requestId') AS request
+               FROM events WHERE stream IN ('account-src', 'account-dst')
+                AND type IN ('FundsWithdrawn', 'FundsDeposited') ORDER BY position`,
+          )
+          .all() as { stream: string; type: string; amount: number; request: string }[];
+        const out = legs.filter((l) => l.stream === 'account-src' && l.type === 'FundsWithdrawn');
+        const into = legs.filter((l) => l.stream === 'account-dst');
+        expect(legs.every((l) => typeof l.request === 'string')).toBe(true);
+        expect(into.map((l) => [l.amount, l.request])).toEqual(
+          out.map((l) => [l.amount, l.request]),
+        );
+        const moved = new Set(out.map((l) => l.amount));
+        expect(transferred.filter((a) => !moved.has(a))).toEqual([]);
+        expect(transferred.length).toBeGreaterThan(0);
+        const balance = async (a: string) =>
+          json<{ data: { balance: number } }>(
+            (await httpRequest(again.url, 'GET', `/api/v2/ledger/${a}`, { token })).json,
+          ).data.balance;
+        expect((await balance('src')) + (await balance('dst'))).toBe(FUNDS);
+      } finally {
+        log.close();
       }
       // The flagging reactor catches up from its checkpoint: every large deposit flagged exactly once.
       const { db } = openLog(again.dataDir);

@@ -106,13 +106,13 @@ describe('replay reproduces the read models', () => {
               }
             };
             if (allowed) {
-              run();
+              await run();
               if (s.kind === 'open') m.status = 'open';
               if (s.kind === 'deposit') m.balance += s.amount;
               if (s.kind === 'withdraw') m.balance -= s.amount;
               if (s.kind === 'close') m.status = 'closed';
             } else {
-              expect(run).toThrow(IllegalTransitionError);
+              await expect(run()).rejects.toThrow(IllegalTransitionError);
               expect(app.core.store.lastPosition()).toBe(before);
             }
             model.set(s.account, m);

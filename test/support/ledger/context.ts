@@ -85,28 +85,44 @@ const projection: Projection = {
 export function ledgerCommands(core: Core) {
   return {
     open: (id: string, owner: string, pin: string, meta: AuditMetadata) =>
-      core.handler.handleSync(
+      core.handler.handle(
         accountStream(id),
         accountDecider,
         () => [{ type: 'AccountOpened' as const, data: { id, owner, pin: core.sealer.seal(pin) } }],
         meta,
       ),
     deposit: (id: string, amount: number, meta: AuditMetadata) =>
-      core.handler.handleSync(
+      core.handler.handle(
         accountStream(id),
         accountDecider,
         () => [{ type: 'FundsDeposited' as const, data: { amount } }],
         meta,
       ),
     withdraw: (id: string, amount: number, meta: AuditMetadata) =>
-      core.handler.handleSync(
+      core.handler.handle(
         accountStream(id),
         accountDecider,
         () => [{ type: 'FundsWithdrawn' as const, data: { amount } }],
         meta,
       ),
+    /** Two streams, all or nothing: a refused deposit undoes the withdrawal. */
+    transfer: (from: string, to: string, amount: number, meta: AuditMetadata) =>
+      core.handler.atomically(() => {
+        core.handler.handleSync(
+          accountStream(from),
+          accountDecider,
+          () => [{ type: 'FundsWithdrawn' as const, data: { amount } }],
+          meta,
+        );
+        core.handler.handleSync(
+          accountStream(to),
+          accountDecider,
+          () => [{ type: 'FundsDeposited' as const, data: { amount } }],
+          meta,
+        );
+      }),
     close: (id: string, meta: AuditMetadata) =>
-      core.handler.handleSync(
+      core.handler.handle(
         accountStream(id),
         accountDecider,
         () => [{ type: 'AccountClosed' as const, data: {} }],
@@ -135,7 +151,7 @@ export function ledgerContext(core: Core): ContextModule {
         .readStream(flagStream(account))
         .some((f) => (f.data as { position: number }).position === e.position);
       if (seen) return;
-      core.handler.handleSync(
+      await core.handler.handle(
         flagStream(account),
         flagDecider,
         () => [
@@ -153,7 +169,7 @@ export function ledgerContext(core: Core): ContextModule {
     kind: 'ledger-statement',
     async fire(entry) {
       const { id, period } = entry.data as { id: string; period: number };
-      core.handler.handleSync(
+      await core.handler.handle(
         accountStream(id),
         accountDecider,
         () => [{ type: 'StatementIssued' as const, data: { period } }],
@@ -170,16 +186,16 @@ export function ledgerContext(core: Core): ContextModule {
     }
     return amount;
   };
-  routes.post('/ledger/:id', (ctx) => {
+  routes.post('/ledger/:id', async (ctx) => {
     const body = ctx.request.body as { owner?: unknown; pin?: unknown } | undefined;
     if (typeof body?.owner !== 'string' || typeof body.pin !== 'string')
       throw new ValidationError('owner and pin are required');
-    commands.open(ctx.params.id!, body.owner, body.pin, runsMetadata(ctx));
+    await commands.open(ctx.params.id!, body.owner, body.pin, runsMetadata(ctx));
     ctx.status = 201;
     ctx.body = { data: { id: ctx.params.id } };
   });
-  routes.post('/ledger/:id/deposits', (ctx) => {
-    const { version } = commands.deposit(
+  routes.post('/ledger/:id/deposits', async (ctx) => {
+    const { version } = await commands.deposit(
       ctx.params.id!,
       amountOf(ctx.request.body),
       runsMetadata(ctx),
@@ -187,14 +203,21 @@ export function ledgerContext(core: Core): ContextModule {
     ctx.status = 201;
     ctx.body = { data: { version } };
   });
-  routes.post('/ledger/:id/withdrawals', (ctx) => {
-    const { version } = commands.withdraw(
+  routes.post('/ledger/:id/withdrawals', async (ctx) => {
+    const { version } = await commands.withdraw(
       ctx.params.id!,
       amountOf(ctx.request.body),
       runsMetadata(ctx),
     );
     ctx.status = 201;
     ctx.body = { data: { version } };
+  });
+  routes.post('/ledger/:id/transfers', async (ctx) => {
+    const body = ctx.request.body as { to?: unknown } | undefined;
+    if (typeof body?.to !== 'string') throw new ValidationError('to is required');
+    await commands.transfer(ctx.params.id!, body.to, amountOf(body), runsMetadata(ctx));
+    ctx.status = 201;
+    ctx.body = { data: {} };
   });
   routes.get('/ledger/:id', (ctx) => {
     const row = sql<[string], Record<string, unknown>>(
