@@ -22,7 +22,17 @@ export type OrganizationCreated = {
 };
 
 /** Workspace access a team can hold; each level includes the ones before it. */
-export type TeamAccessLevel = 'read' | 'plan' | 'write' | 'admin';
+export type TeamAccessLevel = 'read' | 'plan' | 'write' | 'admin' | 'custom';
+
+/** The reference's `custom` workspace permissions, each set on its own. */
+export interface CustomPermissions {
+  runs: 'read' | 'plan' | 'apply';
+  variables: 'none' | 'read' | 'write';
+  stateVersions: 'none' | 'read-outputs' | 'read' | 'write';
+  sentinelMocks: 'none' | 'read';
+  workspaceLocking: boolean;
+  runTasks: boolean;
+}
 
 export type TeamCreated = {
   type: 'TeamCreated';
@@ -31,13 +41,34 @@ export type TeamCreated = {
 export type TeamMemberAdded = { type: 'TeamMemberAdded'; data: { teamId: string; userId: string } };
 export type TeamAccessGranted = {
   type: 'TeamAccessGranted';
-  data: { id: string; teamId: string; workspaceId: string; access: TeamAccessLevel };
+  data: {
+    id: string;
+    teamId: string;
+    workspaceId: string;
+    access: TeamAccessLevel;
+    /** With `custom` only. */
+    custom?: CustomPermissions;
+  };
 };
 export type TeamAccessChanged = {
   type: 'TeamAccessChanged';
-  data: { id: string; access: TeamAccessLevel };
+  data: { id: string; access: TeamAccessLevel; custom?: CustomPermissions };
 };
 export type TeamAccessRevoked = { type: 'TeamAccessRevoked'; data: { id: string } };
+/**
+ * A user made a member of an organization (`/organizations/:org/organization-memberships`), and
+ * added to the teams named. A user added to a team becomes a member too, without this event; the
+ * membership's id is the same either way ({@link membershipId}).
+ */
+export type OrganizationMembershipCreated = {
+  type: 'OrganizationMembershipCreated';
+  data: { id: string; organization: string; userId: string; teamIds: string[] };
+};
+/** A user removed from an organization, and so from every team of it. */
+export type OrganizationMembershipDeleted = {
+  type: 'OrganizationMembershipDeleted';
+  data: { id: string; organization: string; userId: string };
+};
 /** An organization's settings changed (`PATCH /organizations/:name`). */
 export type OrganizationUpdated = {
   type: 'OrganizationUpdated';
@@ -54,6 +85,8 @@ export type OrganizationEvent =
   | TeamAccessGranted
   | TeamAccessChanged
   | TeamAccessRevoked
+  | OrganizationMembershipCreated
+  | OrganizationMembershipDeleted
   | OrganizationUpdated;
 
 // ---- projects --------------------------------------------------------------------------------

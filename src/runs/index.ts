@@ -12,6 +12,7 @@ import type { Resource } from './jsonapi.js';
 import { RunsModel } from './model.js';
 import { organizationProjection } from './organizations/projection.js';
 import { organizationRoutes } from './organizations/routes.js';
+import { membershipRoutes } from './organizations/memberships.js';
 import { projectProjection } from './projects/projection.js';
 import { projectRoutes } from './projects/routes.js';
 import { RunTriggerQueries, runTriggerProjection } from './run-triggers/projection.js';
@@ -110,6 +111,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
 
   const routes = new Router();
   organizationRoutes(routes, model);
+  membershipRoutes(routes, model);
   projectRoutes(routes, model);
   teamProjectRoutes(routes, model);
   varsetRoutes(routes, model);

@@ -20,6 +20,16 @@ export interface WorkspaceAccess {
   queuePlans: boolean;
   applyRuns: boolean;
   admin: boolean;
+  /** Workspace variables: list them (`read`), also create, change and delete them (`write`). */
+  variables: 'none' | 'read' | 'write';
+  /** State: only outputs, whole state versions, or also creating them. */
+  stateVersions: 'none' | 'read-outputs' | 'read' | 'write';
+  /** Sentinel mocks (Keel serves none; the permission is recorded and reported). */
+  sentinelMocks: boolean;
+  /** Lock and unlock the workspace. */
+  lock: boolean;
+  /** Manage the workspace's run tasks. */
+  runTasks: boolean;
 }
 
 export const NO_ACCESS: WorkspaceAccess = {
@@ -27,12 +37,22 @@ export const NO_ACCESS: WorkspaceAccess = {
   queuePlans: false,
   applyRuns: false,
   admin: false,
+  variables: 'none',
+  stateVersions: 'none',
+  sentinelMocks: false,
+  lock: false,
+  runTasks: false,
 };
 export const FULL_ACCESS: WorkspaceAccess = {
   read: true,
   queuePlans: true,
   applyRuns: true,
   admin: true,
+  variables: 'write',
+  stateVersions: 'write',
+  sentinelMocks: true,
+  lock: true,
+  runTasks: true,
 };
 
 export interface RunActions {

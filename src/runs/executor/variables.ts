@@ -142,13 +142,14 @@ export function variableRoutes(
       .some((v) => v.key === key && v.category === kind && v.id !== except);
 
   router.get('/workspaces/:id/vars', (ctx) => {
-    const { ws } = model.workspace(ctx, ctx.params.id ?? '');
+    const { ws, access } = model.workspace(ctx, ctx.params.id ?? '');
+    need(access.variables !== 'none', `variables of workspace ${ws.id}`);
     send(ctx, 200, { data: queries.variables(ws.id).map((v) => presentVariable(v)) });
   });
 
   router.post('/workspaces/:id/vars', (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id ?? '');
-    need(access.admin, `variables of workspace ${ws.id}`);
+    need(access.variables === 'write', `variables of workspace ${ws.id}`);
     const a = validate(createBody, ctx.request.body).data.attributes;
     checkKey(a.key, a.category);
     if (taken(ws.id, a.key, a.category, null)) {
@@ -179,7 +180,7 @@ export function variableRoutes(
 
   router.patch('/workspaces/:id/vars/:varId', (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id ?? '');
-    need(access.admin, `variables of workspace ${ws.id}`);
+    need(access.variables === 'write', `variables of workspace ${ws.id}`);
     const current = variableOf(ws.id, ctx.params.varId ?? '');
     const a = validate(updateBody, ctx.request.body).data.attributes;
     if (current.sensitive && a.sensitive === false) {
@@ -223,7 +224,7 @@ export function variableRoutes(
 
   router.delete('/workspaces/:id/vars/:varId', (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id ?? '');
-    need(access.admin, `variables of workspace ${ws.id}`);
+    need(access.variables === 'write', `variables of workspace ${ws.id}`);
     const current = variableOf(ws.id, ctx.params.varId ?? '');
     core.handler.handleSync(
       current.id,

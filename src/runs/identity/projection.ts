@@ -137,6 +137,13 @@ export function identityQueries(db: Db) {
       toUser(sql<[string], RawUser>('SELECT * FROM users WHERE id = ?').get(id)),
     userByName: (username: string): UserRow | undefined =>
       toUser(sql<[string], RawUser>('SELECT * FROM users WHERE username = ?').get(username)),
+    /** The first user (by creation) with the email address, compared without case. */
+    userByEmail: (email: string): UserRow | undefined =>
+      toUser(
+        sql<[string], RawUser>(
+          'SELECT * FROM users WHERE lower(email) = lower(?) ORDER BY created_at, id LIMIT 1',
+        ).get(email),
+      ),
   };
 }
 

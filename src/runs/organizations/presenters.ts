@@ -1,7 +1,13 @@
 import { API, linkOnly, toOne, type Resource } from '../jsonapi.js';
 import type { UserRow } from '../identity/projection.js';
 import { defaultProjectId } from '../projects/default.js';
-import type { OrganizationRow, TeamAccessRow, TeamRow } from './projection.js';
+import {
+  CUSTOM_DEFAULTS,
+  permissionsOfLevel,
+  type OrganizationRow,
+  type TeamAccessRow,
+  type TeamRow,
+} from './projection.js';
 
 /** The user resource (as `created_by` includes it). */
 export function presentUser(u: UserRow): Resource {
@@ -64,15 +70,18 @@ export function presentTeam(t: TeamRow, members: string[]): Resource {
 }
 
 export function presentTeamAccess(a: TeamAccessRow): Resource {
-  const runs = a.access === 'read' ? 'read' : 'apply';
+  const p = a.access === 'custom' ? (a.custom ?? CUSTOM_DEFAULTS) : permissionsOfLevel(a.access);
   return {
     id: a.id,
     type: 'team-workspaces',
     attributes: {
       access: a.access,
-      runs: a.access === 'plan' ? 'plan' : runs,
-      variables: a.access === 'read' || a.access === 'plan' ? 'read' : 'write',
-      'workspace-locking': a.access === 'write' || a.access === 'admin',
+      runs: p.runs,
+      variables: p.variables,
+      'state-versions': p.stateVersions,
+      'sentinel-mocks': p.sentinelMocks,
+      'workspace-locking': p.workspaceLocking,
+      'run-tasks': p.runTasks,
     },
     relationships: {
       team: toOne('teams', a.teamId),

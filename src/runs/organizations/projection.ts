@@ -1,9 +1,10 @@
+import { createHash } from 'node:crypto';
 import type { Db } from '../../core/database.js';
 import { statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { RunsPrincipal } from '../../http/types.js';
-import type { OrganizationEvent, TeamAccessLevel } from '../events.js';
+import type { CustomPermissions, OrganizationEvent, TeamAccessLevel } from '../events.js';
 import { FULL_ACCESS, NO_ACCESS, type WorkspaceAccess } from '../lifecycle.js';
 import {
   TEAM_PROJECTS_TABLE,
@@ -20,7 +21,21 @@ const T = {
   teams: 'runs_teams',
   members: 'runs_team_members',
   access: 'runs_team_access',
+  memberships: 'runs_org_memberships',
 } as const;
+
+/** A membership's id: one per organization and user, whichever way the user joined. */
+export function membershipId(organization: string, userId: string): string {
+  const digest = createHash('sha256').update(`${organization}\0${userId}`).digest('hex');
+  return `ou-${digest.slice(0, 20)}`;
+}
+
+export interface MembershipRow {
+  id: string;
+  organization: string;
+  userId: string;
+  createdAt: string;
+}
 
 export interface OrganizationRow {
   name: string;
@@ -44,6 +59,8 @@ export interface TeamAccessRow {
   teamId: string;
   workspaceId: string;
   access: TeamAccessLevel;
+  /** The permissions of a `custom` grant; null for the fixed levels. */
+  custom: CustomPermissions | null;
 }
 
 const TYPES = new Set([
@@ -53,6 +70,8 @@ const TYPES = new Set([
   'TeamAccessGranted',
   'TeamAccessChanged',
   'TeamAccessRevoked',
+  'OrganizationMembershipCreated',
+  'OrganizationMembershipDeleted',
   'WorkspaceDeleted',
   'OrganizationUpdated',
   // The executor's `/organizations/:org/execution-settings` resource sets the same flag.
@@ -61,9 +80,9 @@ const TYPES = new Set([
 
 export const organizationProjection: Projection = {
   name: 'runs-organizations',
-  version: 2,
-  tables: [T.orgs, T.teams, T.members, T.access],
-  guarded: [T.orgs, T.teams, T.members, T.access],
+  version: 3,
+  tables: [T.orgs, T.teams, T.members, T.access, T.memberships],
+  guarded: [T.orgs, T.teams, T.members, T.access, T.memberships],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${T.orgs} (name TEXT PRIMARY KEY, email TEXT NOT NULL, owners_team_id TEXT NOT NULL, created_at TEXT NOT NULL,
@@ -73,7 +92,9 @@ export const organizationProjection: Projection = {
       CREATE TABLE IF NOT EXISTS ${T.members} (team_id TEXT NOT NULL, user_id TEXT NOT NULL, PRIMARY KEY (team_id, user_id));
       CREATE INDEX IF NOT EXISTS runs_team_members_user ON ${T.members} (user_id);
       CREATE TABLE IF NOT EXISTS ${T.access} (id TEXT PRIMARY KEY, team_id TEXT NOT NULL, workspace_id TEXT NOT NULL,
-        access TEXT NOT NULL, UNIQUE (workspace_id, team_id));
+        access TEXT NOT NULL, custom TEXT, UNIQUE (workspace_id, team_id));
+      CREATE TABLE IF NOT EXISTS ${T.memberships} (id TEXT PRIMARY KEY, organization TEXT NOT NULL,
+        user_id TEXT NOT NULL, created_at TEXT NOT NULL, UNIQUE (organization, user_id));
     `);
     const s = {
       org: db.prepare(
@@ -83,11 +104,19 @@ export const organizationProjection: Projection = {
         `INSERT INTO ${T.teams} (id, organization, name, owners, created_at) VALUES (?, ?, ?, ?, ?)`,
       ),
       member: db.prepare(`INSERT OR IGNORE INTO ${T.members} (team_id, user_id) VALUES (?, ?)`),
+      teamOrg: db.prepare(`SELECT organization FROM ${T.teams} WHERE id = ?`),
+      join: db.prepare(
+        `INSERT OR IGNORE INTO ${T.memberships} (id, organization, user_id, created_at) VALUES (?, ?, ?, ?)`,
+      ),
+      leave: db.prepare(`DELETE FROM ${T.memberships} WHERE id = ?`),
+      leaveTeams: db.prepare(
+        `DELETE FROM ${T.members} WHERE user_id = ? AND team_id IN (SELECT id FROM ${T.teams} WHERE organization = ?)`,
+      ),
       grant: db.prepare(
-        `INSERT INTO ${T.access} (id, team_id, workspace_id, access) VALUES (?, ?, ?, ?)`,
+        `INSERT INTO ${T.access} (id, team_id, workspace_id, access, custom) VALUES (?, ?, ?, ?, ?)`,
       ),
       costEstimation: db.prepare(`UPDATE ${T.orgs} SET cost_estimation = ? WHERE name = ?`),
-      change: db.prepare(`UPDATE ${T.access} SET access = ? WHERE id = ?`),
+      change: db.prepare(`UPDATE ${T.access} SET access = ?, custom = ? WHERE id = ?`),
       revoke: db.prepare(`DELETE FROM ${T.access} WHERE id = ?`),
       dropWorkspace: db.prepare(`DELETE FROM ${T.access} WHERE workspace_id = ?`),
     };
@@ -110,14 +139,41 @@ export const organizationProjection: Projection = {
         case 'TeamCreated':
           s.team.run(e.data.id, e.data.organization, e.data.name, e.data.owners ? 1 : 0, e.time);
           return;
-        case 'TeamMemberAdded':
+        case 'TeamMemberAdded': {
           s.member.run(e.data.teamId, e.data.userId);
+          const team = s.teamOrg.get(e.data.teamId) as { organization: string } | undefined;
+          if (team !== undefined)
+            s.join.run(
+              membershipId(team.organization, e.data.userId),
+              team.organization,
+              e.data.userId,
+              e.time,
+            );
+          return;
+        }
+        case 'OrganizationMembershipCreated':
+          s.join.run(e.data.id, e.data.organization, e.data.userId, e.time);
+          for (const teamId of e.data.teamIds) s.member.run(teamId, e.data.userId);
+          return;
+        case 'OrganizationMembershipDeleted':
+          s.leave.run(e.data.id);
+          s.leaveTeams.run(e.data.userId, e.data.organization);
           return;
         case 'TeamAccessGranted':
-          s.grant.run(e.data.id, e.data.teamId, e.data.workspaceId, e.data.access);
+          s.grant.run(
+            e.data.id,
+            e.data.teamId,
+            e.data.workspaceId,
+            e.data.access,
+            e.data.custom === undefined ? null : JSON.stringify(e.data.custom),
+          );
           return;
         case 'TeamAccessChanged':
-          s.change.run(e.data.access, e.data.id);
+          s.change.run(
+            e.data.access,
+            e.data.custom === undefined ? null : JSON.stringify(e.data.custom),
+            e.data.id,
+          );
           return;
         case 'TeamAccessRevoked':
           s.revoke.run(e.data.id);
@@ -134,17 +190,29 @@ export const organizationProjection: Projection = {
   },
 };
 
-/** What each team access level allows on a workspace. */
-export function accessOfLevel(level: TeamAccessLevel): WorkspaceAccess {
+/** The permissions a fixed level stands for (the reference's table). */
+export function permissionsOfLevel(level: Exclude<TeamAccessLevel, 'custom'>): CustomPermissions {
   switch (level) {
     case 'read':
-      return { read: true, queuePlans: false, applyRuns: false, admin: false };
     case 'plan':
-      return { read: true, queuePlans: true, applyRuns: false, admin: false };
+      return {
+        runs: level,
+        variables: 'read',
+        stateVersions: 'read',
+        sentinelMocks: 'none',
+        workspaceLocking: false,
+        runTasks: false,
+      };
     case 'write':
-      return { read: true, queuePlans: true, applyRuns: true, admin: false };
     case 'admin':
-      return FULL_ACCESS;
+      return {
+        runs: 'apply',
+        variables: 'write',
+        stateVersions: 'write',
+        sentinelMocks: 'read',
+        workspaceLocking: true,
+        runTasks: level === 'admin',
+      };
     default: {
       const _never: never = level;
       return _never;
@@ -152,12 +220,54 @@ export function accessOfLevel(level: TeamAccessLevel): WorkspaceAccess {
   }
 }
 
+/** The permissions of a `custom` grant that does not name them all: the reference's defaults. */
+export const CUSTOM_DEFAULTS: CustomPermissions = {
+  runs: 'read',
+  variables: 'none',
+  stateVersions: 'none',
+  sentinelMocks: 'none',
+  workspaceLocking: false,
+  runTasks: false,
+};
+
+/** What each team access level (and a `custom` grant's permissions) allows on a workspace. */
+export function accessOfLevel(
+  level: TeamAccessLevel,
+  custom: CustomPermissions | null = null,
+): WorkspaceAccess {
+  if (level === 'admin') return FULL_ACCESS;
+  const p = level === 'custom' ? (custom ?? CUSTOM_DEFAULTS) : permissionsOfLevel(level);
+  return {
+    read: true,
+    queuePlans: p.runs !== 'read',
+    applyRuns: p.runs === 'apply',
+    admin: false,
+    variables: p.variables,
+    stateVersions: p.stateVersions,
+    sentinelMocks: p.sentinelMocks === 'read',
+    lock: p.workspaceLocking,
+    runTasks: p.runTasks,
+  };
+}
+
+const VARIABLES = ['none', 'read', 'write'] as const;
+const STATE = ['none', 'read-outputs', 'read', 'write'] as const;
+const most = <T extends string>(order: readonly T[], a: T, b: T): T =>
+  order.indexOf(a) >= order.indexOf(b) ? a : b;
+
 const union = (a: WorkspaceAccess, b: WorkspaceAccess): WorkspaceAccess => ({
   read: a.read || b.read,
   queuePlans: a.queuePlans || b.queuePlans,
   applyRuns: a.applyRuns || b.applyRuns,
   admin: a.admin || b.admin,
+  variables: most(VARIABLES, a.variables, b.variables),
+  stateVersions: most(STATE, a.stateVersions, b.stateVersions),
+  sentinelMocks: a.sentinelMocks || b.sentinelMocks,
+  lock: a.lock || b.lock,
+  runTasks: a.runTasks || b.runTasks,
 });
+
+type Grant = { access: TeamAccessLevel; custom: string | null };
 
 /** Queries over organizations and teams, and the access rule. */
 export class OrganizationQueries {
@@ -226,14 +336,41 @@ export class OrganizationQueries {
     return r === undefined ? null : this.team(r.id);
   }
 
-  /** Whether the user is on a team of the organization. */
+  /** Whether the user is a member of the organization (on one of its teams, or invited to it). */
   isMember(organization: string, userId: string): boolean {
+    return this.membership(membershipId(organization, userId)) !== null;
+  }
+
+  membership(id: string): MembershipRow | null {
+    const r = this.sql(`SELECT * FROM ${T.memberships} WHERE id = ?`).get(id) as
+      { id: string; organization: string; user_id: string; created_at: string } | undefined;
+    return r === undefined
+      ? null
+      : { id: r.id, organization: r.organization, userId: r.user_id, createdAt: r.created_at };
+  }
+
+  /** The memberships of an organization, or (with `userId` alone) of a user, oldest first. */
+  memberships(by: { organization: string } | { userId: string }): MembershipRow[] {
+    const rows = (
+      'organization' in by
+        ? this.sql(
+            `SELECT id FROM ${T.memberships} WHERE organization = ? ORDER BY created_at, id`,
+          ).all(by.organization)
+        : this.sql(`SELECT id FROM ${T.memberships} WHERE user_id = ? ORDER BY created_at, id`).all(
+            by.userId,
+          )
+    ) as { id: string }[];
+    return rows.map((r) => this.membership(r.id)!);
+  }
+
+  /** The teams of the organization the user is on. */
+  teamsOf(organization: string, userId: string): string[] {
     return (
       this.sql(
-        `SELECT 1 FROM ${T.members} m JOIN ${T.teams} t ON t.id = m.team_id
-         WHERE t.organization = ? AND m.user_id = ? LIMIT 1`,
-      ).get(organization, userId) !== undefined
-    );
+        `SELECT m.team_id FROM ${T.members} m JOIN ${T.teams} t ON t.id = m.team_id
+         WHERE t.organization = ? AND m.user_id = ? ORDER BY m.team_id`,
+      ).all(organization, userId) as { team_id: string }[]
+    ).map((r) => r.team_id);
   }
 
   members(teamId: string): string[] {
@@ -246,10 +383,23 @@ export class OrganizationQueries {
 
   teamAccess(id: string): TeamAccessRow | null {
     const r = this.sql(`SELECT * FROM ${T.access} WHERE id = ?`).get(id) as
-      { id: string; team_id: string; workspace_id: string; access: TeamAccessLevel } | undefined;
+      | {
+          id: string;
+          team_id: string;
+          workspace_id: string;
+          access: TeamAccessLevel;
+          custom: string | null;
+        }
+      | undefined;
     return r === undefined
       ? null
-      : { id: r.id, teamId: r.team_id, workspaceId: r.workspace_id, access: r.access };
+      : {
+          id: r.id,
+          teamId: r.team_id,
+          workspaceId: r.workspace_id,
+          access: r.access,
+          custom: r.custom === null ? null : (JSON.parse(r.custom) as CustomPermissions),
+        };
   }
 
   teamAccessOn(workspaceId: string): TeamAccessRow[] {
@@ -260,15 +410,11 @@ export class OrganizationQueries {
     ).map((r) => this.teamAccess(r.id)!);
   }
 
-  /** Is the principal a member of the organization (owners team, any team, or its own token)? */
+  /** Is the principal a member of the organization (a membership, or its own token)? */
   belongs(principal: RunsPrincipal, organization: string): boolean {
     if (principal.admin) return true;
     if (principal.kind !== 'user') return principal.organization === organization;
-    return (
-      this.sql(
-        `SELECT 1 FROM ${T.members} m JOIN ${T.teams} t ON t.id = m.team_id WHERE m.user_id = ? AND t.organization = ? LIMIT 1`,
-      ).get(principal.id, organization) !== undefined
-    );
+    return this.isMember(organization, principal.id);
   }
 
   /** Is the principal an owner of the organization (site admin, owners team member or owners team token)? */
@@ -341,14 +487,13 @@ export class OrganizationQueries {
     if (this.owns(principal, workspace.organization)) return FULL_ACCESS;
     const levels =
       principal.kind === 'team'
-        ? (this.sql(`SELECT access FROM ${T.access} WHERE workspace_id = ? AND team_id = ?`).all(
-            workspace.id,
-            principal.id,
-          ) as { access: TeamAccessLevel }[])
+        ? (this.sql(
+            `SELECT access, custom FROM ${T.access} WHERE workspace_id = ? AND team_id = ?`,
+          ).all(workspace.id, principal.id) as Grant[])
         : principal.kind === 'user'
           ? (this.sql(
-              `SELECT a.access FROM ${T.access} a JOIN ${T.members} m ON m.team_id = a.team_id WHERE a.workspace_id = ? AND m.user_id = ?`,
-            ).all(workspace.id, principal.id) as { access: TeamAccessLevel }[])
+              `SELECT a.access, a.custom FROM ${T.access} a JOIN ${T.members} m ON m.team_id = a.team_id WHERE a.workspace_id = ? AND m.user_id = ?`,
+            ).all(workspace.id, principal.id) as Grant[])
           : [];
     const viaProject =
       principal.kind === 'team'
@@ -362,8 +507,14 @@ export class OrganizationQueries {
                JOIN ${WORKSPACES_TABLE} w ON w.project_id = p.project_id WHERE w.id = ? AND m.user_id = ?`,
             ).all(workspace.id, principal.id) as { access: ProjectAccessLevel }[])
           : [];
-    return [...levels.map((l) => l.access), ...viaProject.map((l) => workspaceLevelOf(l.access))]
-      .map(accessOfLevel)
-      .reduce(union, NO_ACCESS);
+    return [
+      ...levels.map((l) =>
+        accessOfLevel(
+          l.access,
+          l.custom === null ? null : (JSON.parse(l.custom) as CustomPermissions),
+        ),
+      ),
+      ...viaProject.map((l) => accessOfLevel(workspaceLevelOf(l.access))),
+    ].reduce(union, NO_ACCESS);
   }
 }

@@ -3,9 +3,15 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import type { Decider } from '../../core/command-handler.js';
-import { ConflictError, NotFoundError } from '../../core/errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { createIdentityCommands } from '../identity/commands.js';
-import { organizationStream, type OrganizationEvent, type TeamAccessLevel } from '../events.js';
+import {
+  organizationStream,
+  type CustomPermissions,
+  type OrganizationEvent,
+  type TeamAccessLevel,
+} from '../events.js';
+import { CUSTOM_DEFAULTS } from './projection.js';
 import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
 import { validate } from '../run/schema.js';
@@ -25,7 +31,63 @@ const existence: Decider<{ exists: boolean }, OrganizationEvent> = {
 };
 
 const NAME = /^[A-Za-z0-9_-]{1,90}$/;
-const LEVELS = ['read', 'plan', 'write', 'admin'] as const satisfies readonly TeamAccessLevel[];
+const LEVELS = [
+  'read',
+  'plan',
+  'write',
+  'admin',
+  'custom',
+] as const satisfies readonly TeamAccessLevel[];
+
+/** The access attributes of a team-workspaces body: a level and, with `custom`, its permissions. */
+const accessAttributes = z
+  .object({
+    access: z.enum(LEVELS),
+    runs: z.enum(['read', 'plan', 'apply']).optional(),
+    variables: z.enum(['none', 'read', 'write']).optional(),
+    'state-versions': z.enum(['none', 'read-outputs', 'read', 'write']).optional(),
+    'sentinel-mocks': z.enum(['none', 'read']).optional(),
+    'workspace-locking': z.boolean().optional(),
+    'run-tasks': z.boolean().optional(),
+  })
+  .strict();
+type AccessAttributes = z.infer<typeof accessAttributes>;
+const PERMISSIONS = [
+  'runs',
+  'variables',
+  'state-versions',
+  'sentinel-mocks',
+  'workspace-locking',
+  'run-tasks',
+] as const;
+
+/** The level and custom permissions a body asks for; permissions with a fixed level are refused. */
+function accessOf(
+  a: AccessAttributes,
+  before: CustomPermissions | null,
+): { access: TeamAccessLevel; custom?: CustomPermissions } {
+  if (a.access !== 'custom') {
+    const named = PERMISSIONS.find((k) => a[k] !== undefined);
+    if (named !== undefined)
+      throw new ValidationError(
+        `/data/attributes/${named}: permissions are set only with access custom`,
+        { title: 'invalid attribute' },
+      );
+    return { access: a.access };
+  }
+  const base = before ?? CUSTOM_DEFAULTS;
+  return {
+    access: 'custom',
+    custom: {
+      runs: a.runs ?? base.runs,
+      variables: a.variables ?? base.variables,
+      stateVersions: a['state-versions'] ?? base.stateVersions,
+      sentinelMocks: a['sentinel-mocks'] ?? base.sentinelMocks,
+      workspaceLocking: a['workspace-locking'] ?? base.workspaceLocking,
+      runTasks: a['run-tasks'] ?? base.runTasks,
+    },
+  };
+}
 
 const orgBody = z.object({
   data: z.object({
@@ -65,7 +127,7 @@ const tokenBody = z
 const grantBody = z.object({
   data: z.object({
     type: z.literal('team-workspaces').optional(),
-    attributes: z.object({ access: z.enum(LEVELS) }),
+    attributes: accessAttributes,
     relationships: z.object({
       team: z.object({ data: z.object({ id: z.string() }) }),
       workspace: z.object({ data: z.object({ id: z.string() }) }),
@@ -73,7 +135,7 @@ const grantBody = z.object({
   }),
 });
 const changeBody = z.object({
-  data: z.object({ attributes: z.object({ access: z.enum(LEVELS) }) }),
+  data: z.object({ attributes: accessAttributes }),
 });
 
 export function organizationRoutes(router: Router, model: RunsModel): void {
@@ -308,7 +370,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
       (): OrganizationEvent[] => [
         {
           type: 'TeamAccessGranted',
-          data: { id, teamId: t.id, workspaceId: ws.id, access: d.attributes.access },
+          data: { id, teamId: t.id, workspaceId: ws.id, ...accessOf(d.attributes, null) },
         },
       ],
       model.metadata(ctx),
@@ -336,11 +398,12 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
   router.patch('/team-workspaces/:id', (ctx) => {
     const { g, access } = grant(ctx, ctx.params.id!);
     need(access.admin, `changing team access ${g.id}`);
-    const level = validate(changeBody, ctx.request.body).data.attributes.access;
+    const a = validate(changeBody, ctx.request.body).data.attributes;
+    const level = accessOf(a, g.access === 'custom' ? g.custom : null);
     handler.handleSync(
       g.id,
       existence,
-      (): OrganizationEvent[] => [{ type: 'TeamAccessChanged', data: { id: g.id, access: level } }],
+      (): OrganizationEvent[] => [{ type: 'TeamAccessChanged', data: { id: g.id, ...level } }],
       model.metadata(ctx),
     );
     send(ctx, 200, { data: presentTeamAccess(model.orgs.teamAccess(g.id)!) });

@@ -2,7 +2,8 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
-import type { RunsModel } from '../model.js';
+import { need, type RunsModel } from '../model.js';
+import type { WorkspaceAccess } from '../lifecycle.js';
 import { outputId, outputsOf, parseOutputId, presentOutput } from './outputs.js';
 import { presentPendingStateVersion, presentStateVersion, stateDocument } from './record.js';
 import { stateUploadUrls } from './upload.js';
@@ -11,13 +12,27 @@ import { stateUploadUrls } from './upload.js';
  * State version routes: show, list by workspace, the current one, download, and the outputs (of
  * a version, of the workspace's current one, one by id).
  */
+/** Whether the access reads whole state versions, or (`outputsOnly`) at least their outputs. */
+export const stateReadable = (access: WorkspaceAccess, outputsOnly = false): boolean =>
+  access.stateVersions === 'read' ||
+  access.stateVersions === 'write' ||
+  (outputsOnly && access.stateVersions === 'read-outputs');
+
 export function stateVersionRoutes(router: Router, model: RunsModel): void {
   const queries = model.states;
-  const readable = (ctx: Context, id: string) => {
+  /** A state version the caller may read: whole (`state-versions` read), or only its outputs. */
+  const readable = (ctx: Context, id: string, outputsOnly = false) => {
     const sv = queries.get(id);
     if (sv === null) throw new NotFoundError(`state version ${id} not found`);
-    model.workspace(ctx, sv.workspaceId);
+    const { access } = model.workspace(ctx, sv.workspaceId);
+    need(stateReadable(access, outputsOnly), `state version ${id}`);
     return sv;
+  };
+  /** The workspace, when the caller may read its state (or only its outputs). */
+  const stateOf = (ctx: Context, id: string, outputsOnly = false) => {
+    const { ws, access } = model.workspace(ctx, id);
+    need(stateReadable(access, outputsOnly), `state versions of workspace ${ws.id}`);
+    return ws;
   };
   /** A version's outputs; sensitive values are left out of lists unless `reveal`. */
   const outputs = (svId: string, reveal: boolean) =>
@@ -29,7 +44,7 @@ export function stateVersionRoutes(router: Router, model: RunsModel): void {
     const id = ctx.params.id!;
     const pending = queries.pending(id);
     if (pending !== null) {
-      model.workspace(ctx, pending.workspaceId);
+      stateOf(ctx, pending.workspaceId);
       send(ctx, 200, { data: presentPendingStateVersion(pending, stateUploadUrls(model, id)) });
       return;
     }
@@ -44,7 +59,7 @@ export function stateVersionRoutes(router: Router, model: RunsModel): void {
   });
 
   router.get('/state-versions/:id/outputs', (ctx) => {
-    const sv = readable(ctx, ctx.params.id!);
+    const sv = readable(ctx, ctx.params.id!, true);
     const all = outputs(sv.id, false);
     const page = pageOf(ctx);
     const start = (page.number - 1) * page.size;
@@ -55,7 +70,7 @@ export function stateVersionRoutes(router: Router, model: RunsModel): void {
   });
 
   router.get('/workspaces/:id/current-state-version-outputs', (ctx) => {
-    const { ws } = model.workspace(ctx, ctx.params.id!);
+    const ws = stateOf(ctx, ctx.params.id!, true);
     const sv = queries.current(ws.id);
     if (sv === null) throw new NotFoundError(`workspace ${ws.id} has no state version`);
     send(ctx, 200, { data: outputs(sv.id, false) });
@@ -66,13 +81,15 @@ export function stateVersionRoutes(router: Router, model: RunsModel): void {
     const id = ctx.params.id!;
     const parsed = parseOutputId(id);
     const output =
-      parsed === null ? undefined : outputs(readable(ctx, parsed.svId).id, true)[parsed.index];
+      parsed === null
+        ? undefined
+        : outputs(readable(ctx, parsed.svId, true).id, true)[parsed.index];
     if (output === undefined) throw new NotFoundError(`state version output ${id} not found`);
     send(ctx, 200, { data: output });
   });
 
   router.get('/workspaces/:id/current-state-version', (ctx) => {
-    const { ws } = model.workspace(ctx, ctx.params.id!);
+    const ws = stateOf(ctx, ctx.params.id!);
     const sv = queries.current(ws.id);
     if (sv === null) throw new NotFoundError(`workspace ${ws.id} has no state version`);
     send(ctx, 200, { data: presentStateVersion(sv) });
@@ -85,9 +102,7 @@ export function stateVersionRoutes(router: Router, model: RunsModel): void {
     const { rows, total } = queries.list(wsId, page.size, (page.number - 1) * page.size);
     send(ctx, 200, { data: rows.map(presentStateVersion), ...paginate(ctx, page, { total }) });
   };
-  router.get('/workspaces/:id/state-versions', (ctx) =>
-    list(ctx, model.workspace(ctx, ctx.params.id!).ws.id),
-  );
+  router.get('/workspaces/:id/state-versions', (ctx) => list(ctx, stateOf(ctx, ctx.params.id!).id));
   router.get('/state-versions', (ctx) => {
     const org = queryValue(ctx, 'filter[organization][name]');
     const name = queryValue(ctx, 'filter[workspace][name]');
@@ -98,6 +113,6 @@ export function stateVersionRoutes(router: Router, model: RunsModel): void {
     model.organization(ctx, org);
     const found = model.workspaces.byName(org, name);
     if (found === null) throw new NotFoundError(`workspace ${org}/${name} not found`);
-    list(ctx, model.workspace(ctx, found.id).ws.id);
+    list(ctx, stateOf(ctx, found.id).id);
   });
 }

@@ -60,7 +60,7 @@ export function stateUploadRoutes(router: Router, model: RunsModel): void {
   router.post('/workspaces/:id/state-versions', (ctx) => {
     const principal = model.principal(ctx);
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
-    need(access.applyRuns, `creating state versions in workspace ${ws.id}`);
+    need(access.stateVersions === 'write', `creating state versions in workspace ${ws.id}`);
     const body = validate(createBody, ctx.request.body).data;
     const a = body.attributes;
     const runId = body.relationships?.run?.data?.id ?? null;

@@ -165,7 +165,7 @@ export function runTaskRoutes(
 
   router.post('/workspaces/:id/tasks', (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id ?? '');
-    if (!access.admin) throw new NotFoundError(`workspace ${ws.id} not found`);
+    if (!access.runTasks) throw new NotFoundError(`workspace ${ws.id} not found`);
     const d = validate(attachBody, ctx.request.body).data;
     const task = queries.task(d.relationships.task.data.id);
     if (task?.organization !== ws.organization) {
