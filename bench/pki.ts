@@ -152,14 +152,14 @@ async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
       3000,
       1,
       async () =>
-        void sign(
+        void (await sign(
           authority,
           'bench',
           meta,
           'ec',
           undefined,
           parseFields(SIGN, { csr }, { role: 'ec' }),
-        ),
+        )),
     );
     // 100k revoked certificates in the read model (written directly: the rebuild is what is
     // measured), then one full CRL rebuild: query, build, sign and append the PkiCrlBuilt event.
@@ -172,7 +172,7 @@ async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
       for (let i = 0; i < 100_000; i++) insert.run(serialText(randomSerial()), issuer.issuer_id);
     })();
     const crlStart = performance.now();
-    rebuildCrl(authority, 'bench', meta, issuer);
+    await authority.run(() => rebuildCrl(authority, 'bench', meta, issuer));
     const crlMs = performance.now() - crlStart;
     return [
       {

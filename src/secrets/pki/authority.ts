@@ -1,11 +1,11 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import type { CommandHandler } from '../../core/command-handler.js';
+import type { CommandHandler, Decider, Handled } from '../../core/command-handler.js';
 import type { Db } from '../../core/database.js';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Ids } from '../../core/ids.js';
-import type { StoredEvent } from '../../core/events.js';
+import type { NewEvent, StoredEvent } from '../../core/events.js';
 import { Lru } from '../../core/lru.js';
 import { whenAnotherProcessCommits } from '../../core/read-memo.js';
 import type { Sealer, Sealed } from '../../core/seal.js';
@@ -97,7 +97,7 @@ export class Authority {
 
   /**
    * Runs a command of the certificate authority: `fn` (synchronous: it reads, decides and appends
-   * with `handleSync`) runs as one item of the next group-commit batch, all or nothing, and the
+   * with `append`) runs as one item of the next group-commit batch, all or nothing, and the
    * promise settles once it is durable (DESIGN §10).
    */
   run<T>(fn: () => T): Promise<T> {
@@ -107,11 +107,33 @@ export class Authority {
   /**
    * Several appends as one unit inside the command running now (a savepoint of its batch item),
    * so a part that fails undoes the others. Only inside `run`: outside a batch there is no
-   * transaction for the appends to join.
+   * transaction for the appends to join, and the call is refused.
    */
   atomically<T>(fn: () => T): T {
-    if (!this.#core.handler.inBatch) return this.#core.db.transaction(fn).immediate();
+    this.#inCommand('Authority.atomically');
     return this.#core.db.transaction(fn)();
+  }
+
+  /**
+   * Decides and appends on one stream, now, as part of the command running (`run`): the one way
+   * the certificate authority writes to the log. Refused outside a batch.
+   */
+  append<S, E extends NewEvent>(
+    stream: string,
+    decider: Decider<S, E>,
+    decide: (state: S, version: number) => readonly E[],
+    meta: AuditMetadata,
+    options: { newStream?: boolean } = {},
+  ): Handled<S, E> {
+    this.#inCommand('a certificate authority append');
+    return this.#core.handler.handleSync(stream, decider, decide, meta, options);
+  }
+
+  #inCommand(what: string): void {
+    if (!this.#core.handler.inBatch)
+      throw new Error(
+        `${what} runs only inside a certificate authority command (Authority.run), as part of a group-commit batch`,
+      );
   }
 
   /** A stored role as written (without the defaults of fields added since), if any. */
@@ -284,7 +306,7 @@ export class Authority {
     const privateKey = this.#core.sealer.seal(
       key.export({ type: 'pkcs8', format: 'pem' }) as string,
     );
-    this.#core.handler.handleSync(
+    this.append(
       streams.key(mount, keyId),
       keyDecider,
       () => [
@@ -305,7 +327,7 @@ export class Authority {
     );
     this.#keys.set(keyId, key);
     if (!this.defaultKey(mount)) {
-      this.#core.handler.handleSync(
+      this.append(
         streams.config(mount),
         configDecider,
         () => [{ type: 'PkiKeysConfigured' as const, data: { mount, defaultKey: keyId } }],
@@ -337,7 +359,7 @@ export class Authority {
     if (name === 'default') throw new ValidationError('reserved issuer name: default');
     const issuerId = this.#core.ids.uuid();
     const key = this.keyFor(mount, cert.spki);
-    this.#core.handler.handleSync(
+    this.append(
       streams.issuer(mount, issuerId),
       issuerDecider,
       () => [
@@ -364,7 +386,7 @@ export class Authority {
       !this.q.issuer(mount, defaults.defaultIssuer) ||
       defaults.defaultFollowsLatestIssuer
     ) {
-      this.#core.handler.handleSync(
+      this.append(
         streams.config(mount),
         configDecider,
         () => [
@@ -397,7 +419,7 @@ export class Authority {
       stored: boolean;
     },
   ): void {
-    this.#core.handler.handleSync(
+    this.append(
       streams.cert(mount, data.serial),
       certificateDecider,
       () => [

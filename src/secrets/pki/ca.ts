@@ -196,7 +196,10 @@ export async function generateRoot(
   const certPem = pem('CERTIFICATE', der);
   const keyName = b.get('key_name') ?? '';
   const issuerName = b.get('issuer_name') || defaultIssuerName;
-  const { issuerId, keyId } = authority.atomically(() => {
+  // The key was made before the command; the records are one command, answered once durable.
+  const { issuerId, keyId } = await authority.run(() => {
+    if (existingId !== undefined && !authority.q.key(mount, existingId))
+      throw new ValidationError(`key ${existingId} was deleted while the certificate was made`);
     const keyId = existingId ?? authority.createKey(mount, meta, key, keyName);
     const issuerId = authority.createIssuer(mount, meta, cert, issuerName, certPem);
     const row = authority.q.issuer(mount, issuerId);
@@ -273,7 +276,9 @@ export async function generateIntermediate(
     names.altNames,
     b.get('add_basic_constraints') ?? false,
   );
-  const keyId = existingId ?? authority.createKey(mount, meta, key, b.get('key_name') ?? '');
+  const keyId =
+    existingId ??
+    (await authority.run(() => authority.createKey(mount, meta, key, b.get('key_name') ?? '')));
   const csrPem = pem('CERTIFICATE REQUEST', csrDer);
   const data: Record<string, unknown> = { key_id: keyId };
   if (format === 'der') data.csr = csrDer.toString('base64');
@@ -336,7 +341,7 @@ export function importBundle(
   meta: AuditMetadata,
   text: string,
   allowKeys: boolean,
-): Issued {
+): Promise<Issued> {
   const { certs, keys } = bundle(text);
   if (keys.length && !allowKeys)
     throw new ValidationError(
@@ -352,7 +357,8 @@ export function importBundle(
     existing_keys: [] as string[],
     mapping: {} as Record<string, string>,
   };
-  authority.atomically(() => {
+  // What the mount already has is decided in the command, so two imports store a thing once.
+  return authority.run(() => {
     for (const key of keys) {
       const existing = authority.keyFor(mount, spkiDer(key));
       if (existing) result.existing_keys.push(existing.key_id);
@@ -375,12 +381,12 @@ export function importBundle(
       const row = authority.q.issuer(mount, id);
       if (row) rebuildCrl(authority, mount, meta, row);
     }
+    const warnings: string[] = [];
+    const def = authority.defaults(mount).defaultIssuer;
+    if (def && !authority.q.issuer(mount, def)?.key_id)
+      warnings.push(
+        'The default issuer has no key associated with it. Some operations like issuing certificates and signing CRLs will be unavailable with the requested default issuer until a key is imported or the default issuer is changed.',
+      );
+    return { data: result, warnings };
   });
-  const warnings: string[] = [];
-  const def = authority.defaults(mount).defaultIssuer;
-  if (def && !authority.q.issuer(mount, def)?.key_id)
-    warnings.push(
-      'The default issuer has no key associated with it. Some operations like issuing certificates and signing CRLs will be unavailable with the requested default issuer until a key is imported or the default issuer is changed.',
-    );
-  return { data: result, warnings };
 }

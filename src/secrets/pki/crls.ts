@@ -63,7 +63,7 @@ function appendCrl(
           revokedAt: new Date(r.revoked_at),
           ...(r.reason === null ? {} : { reason: r.reason }),
         }));
-  authority.core.handler.handleSync(
+  authority.append(
     streams.crl(mount, issuer.issuer_id),
     crlDecider,
     (state) => {

@@ -105,14 +105,18 @@ export function createPkiContext(
       {
         kind: PKI_TIDY,
         async fire(entry) {
-          runTidy(authority, (entry.data as { mount: string }).mount, systemMetadata('pki-tidy'));
+          await runTidy(
+            authority,
+            (entry.data as { mount: string }).mount,
+            systemMetadata('pki-tidy'),
+          );
         },
       },
       {
         kind: PKI_AUTO_TIDY,
         async fire(entry) {
           const { mount } = entry.data as { mount: string };
-          startAutoTidy(authority, mount, systemMetadata('pki-auto-tidy'));
+          await startAutoTidy(authority, mount, systemMetadata('pki-auto-tidy'));
         },
       },
       {
@@ -120,8 +124,10 @@ export function createPkiContext(
         // auto_rebuild: rebuild a grace period before expiry; the new CRL moves the schedule row.
         async fire(entry) {
           const { mount, issuerId } = entry.data as { mount: string; issuerId: string };
-          const issuer = authority.q.issuer(mount, issuerId);
-          if (issuer) rebuildCrl(authority, mount, systemMetadata('pki-crl-rebuild'), issuer);
+          await authority.run(() => {
+            const issuer = authority.q.issuer(mount, issuerId);
+            if (issuer) rebuildCrl(authority, mount, systemMetadata('pki-crl-rebuild'), issuer);
+          });
         },
       },
       { kind: ACME_VALIDATE, fire: (entry) => fireValidation(acme, entry) },
@@ -129,7 +135,7 @@ export function createPkiContext(
         kind: ACME_EXPIRE,
         async fire(entry) {
           const { mount, orderId } = entry.data as { mount: string; orderId: string };
-          expireOrder(acme, mount, orderId);
+          await expireOrder(acme, mount, orderId);
         },
       },
     ],

@@ -231,33 +231,55 @@ export async function issue(
     'issuing-certificates',
   );
   const key = await generateEncodedKey(spec);
-  const out = signLeaf(
-    authority,
-    {
-      mount,
-      meta,
-      role,
-      issuerRef: issuerRef ?? role.issuer_ref,
-      body,
-      names,
-      spki: key.spki,
-    },
-    key,
+  // The key is made before the command; the decision (issuer, serial, validity) and the record
+  // are one command, answered once durable.
+  const out = await authority.run(() =>
+    signLeaf(
+      authority,
+      {
+        mount,
+        meta,
+        role,
+        issuerRef: issuerRef ?? role.issuer_ref,
+        body,
+        names,
+        spki: key.spki,
+      },
+      key,
+    ),
   );
   return { data: out.data, warnings: [...warnings, ...out.warnings] };
 }
 
 /**
- * `sign/:role` and `issuer/:ref/sign/:role`: sign a CSR under the role's policy (a stored role by
- * name, or one built for the request, as ACME's sign-verbatim directories do).
+ * `sign/:role` and `issuer/:ref/sign/:role`: the CSR and its signature are checked first, then
+ * the role's policy, the decision and the record are one command.
  */
-export function sign(
+export async function sign(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  roleName: string,
+  issuerRef: string | undefined,
+  body: FieldData<SignFields>,
+): Promise<Issued> {
+  const csr = verifiedCsr(body.get('csr') ?? '');
+  return authority.run(() => signInCommand(authority, mount, meta, roleName, issuerRef, body, csr));
+}
+
+/**
+ * Signs a CSR under the role's policy (a stored role by name, or one built for the request, as
+ * ACME's sign-verbatim directories do), inside the command running now (`Authority.run`).
+ */
+export function signInCommand(
   authority: Authority,
   mount: string,
   meta: AuditMetadata,
   roleOrName: string | Role,
   issuerRef: string | undefined,
   body: FieldData<SignFields>,
+  /** the request's CSR, when already parsed and verified */
+  verified?: ParsedCsr,
   /** ACME's changes: the role narrowed for the request; a leaf outliving its issuer truncated */
   acme?: { adjust: (role: Role) => Role },
 ): Issued {
@@ -266,7 +288,7 @@ export function sign(
     typeof roleOrName === 'string' ? loadRole(authority, mount, roleOrName) : roleOrName,
   );
   checkMetadata(body, role);
-  const csr = verifiedCsr(body.get('csr') ?? '');
+  const csr = verified ?? verifiedCsr(body.get('csr') ?? '');
   checkCsrKey(role, csr.key);
   const names = resolveNames(role, nameRequest(body), csr);
   return signLeaf(

@@ -140,7 +140,7 @@ export function revoke(
   if (reason !== undefined && (reason < 0 || reason > 10 || reason === 7))
     throw new ValidationError(`invalid revocation reason code ${reason}`);
   authority.atomically(() => {
-    authority.core.handler.handleSync(
+    authority.append(
       streams.cert(mount, target.serial),
       certificateDecider,
       (state) => {
@@ -212,7 +212,7 @@ export function revokeIssuer(
   if (issuer.settings.revokedAt !== undefined) return;
   const now = authority.core.clock.now().toISOString();
   authority.atomically(() => {
-    authority.core.handler.handleSync(
+    authority.append(
       streams.issuer(mount, issuer.issuer_id),
       issuerDecider,
       () => [
@@ -231,7 +231,7 @@ export function revokeIssuer(
     );
     const stored = authority.q.cert(mount, issuer.serial);
     if (stored && stored.issuer_id !== issuer.issuer_id && stored.revoked_at === null)
-      authority.core.handler.handleSync(
+      authority.append(
         streams.cert(mount, issuer.serial),
         certificateDecider,
         () => [

@@ -30,7 +30,7 @@ export class PkiService {
     event: E,
     meta: AuditMetadata,
   ): void {
-    this.authority.core.handler.handleSync(stream, decider, () => [event], meta);
+    this.authority.append(stream, decider, () => [event], meta);
   }
 
   /** Writes a role: POST replaces it (from the defaults), PATCH merges into the stored one. */
@@ -40,33 +40,37 @@ export class PkiService {
     d: FieldData<typeof ROLE_FIELDS>,
     patch: boolean,
     meta: AuditMetadata,
-  ): { role: Role; warnings: string[] } {
-    const stored = this.authority.q.role(mount, name) as Role | undefined;
-    if (patch && !stored) throw new ValidationError('Unable to fetch role entry to patch');
-    const { role, warnings } = roleFromInput(d, patch ? stored : undefined);
-    this.record(
-      streams.role(mount, name),
-      roleDecider,
-      { type: 'PkiRoleWritten', data: { mount, name, role } },
-      meta,
-    );
-    if (role.issuer_ref === 'default' && !this.authority.defaults(mount).defaultIssuer) {
-      warnings.push(
-        'Issuing Certificate was set to default, but no default issuing certificate (configurable at /config/issuers) is currently set',
+  ): Promise<{ role: Role; warnings: string[] }> {
+    return this.authority.run(() => {
+      const stored = this.authority.q.role(mount, name) as Role | undefined;
+      if (patch && !stored) throw new ValidationError('Unable to fetch role entry to patch');
+      const { role, warnings } = roleFromInput(d, patch ? stored : undefined);
+      this.record(
+        streams.role(mount, name),
+        roleDecider,
+        { type: 'PkiRoleWritten', data: { mount, name, role } },
+        meta,
       );
-    }
-    return { role, warnings };
+      if (role.issuer_ref === 'default' && !this.authority.defaults(mount).defaultIssuer) {
+        warnings.push(
+          'Issuing Certificate was set to default, but no default issuing certificate (configurable at /config/issuers) is currently set',
+        );
+      }
+      return { role, warnings };
+    });
   }
 
   /** Deletes a role; deleting one that is not there does nothing. */
-  deleteRole(mount: string, name: string, meta: AuditMetadata): void {
-    if (!this.authority.q.role(mount, name)) return;
-    this.record(
-      streams.role(mount, name),
-      roleDecider,
-      { type: 'PkiRoleDeleted', data: { mount, name } },
-      meta,
-    );
+  deleteRole(mount: string, name: string, meta: AuditMetadata): Promise<void> {
+    return this.authority.run(() => {
+      if (!this.authority.q.role(mount, name)) return;
+      this.record(
+        streams.role(mount, name),
+        roleDecider,
+        { type: 'PkiRoleDeleted', data: { mount, name } },
+        meta,
+      );
+    });
   }
 
   /** Updates an issuer's settings: POST replaces them (from the defaults), PATCH merges. */
@@ -75,101 +79,107 @@ export class PkiService {
     b: FieldData<typeof ISSUER.fields>,
     patch: boolean,
     meta: AuditMetadata,
-  ): IssuerRow | undefined {
-    const { authority } = this;
-    const row = authority.resolveIssuer(mount, b.get('ref'));
-    const base: IssuerSettings = patch
-      ? row.settings
-      : { ...newIssuerSettings(row.settings.name), name: row.settings.name };
-    const pick = <T>(field: Parameters<typeof b.sent>[0], value: () => T, fallback: T): T =>
-      b.sent(field) ? value() : fallback;
-    const name = pick('issuer_name', () => b.get('issuer_name') ?? '', base.name);
-    if (name === 'default') throw new ValidationError('reserved issuer name: default');
-    if (name && !NAME_PATTERN.test(name))
-      throw new ValidationError(`invalid issuer name ${JSON.stringify(name)}`);
-    if (
-      name &&
-      authority.q
-        .issuers(mount)
-        .some((i) => i.settings.name === name && i.issuer_id !== row.issuer_id)
-    ) {
-      throw new ValidationError(`issuer name (${name}) already in use`);
-    }
-    const behavior = b.get('leaf_not_after_behavior') ?? base.leafNotAfterBehavior;
-    if (behavior !== 'err' && behavior !== 'truncate' && behavior !== 'permit') {
-      throw new ValidationError(
-        'Unknown value for field `leaf_not_after_behavior`. Possible values are `err`, `truncate`, and `permit`.',
-      );
-    }
-    const list = (
-      field:
-        | 'usage'
-        | 'manual_chain'
-        | 'issuing_certificates'
-        | 'crl_distribution_points'
-        | 'ocsp_servers',
-      fallback: string[],
-    ) => pick(field, () => b.get(field) ?? [], fallback);
-    const usage = list('usage', base.usage);
-    if (row.settings.revokedAt !== undefined && usage.includes('issuing-certificates'))
-      throw new ValidationError('cannot set issuing-certificates usage on a revoked issuer');
-    for (const u of usage)
-      if (!USAGES.includes(u))
+  ): Promise<IssuerRow | undefined> {
+    return this.authority.run(() => {
+      const { authority } = this;
+      const row = authority.resolveIssuer(mount, b.get('ref'));
+      const base: IssuerSettings = patch
+        ? row.settings
+        : { ...newIssuerSettings(row.settings.name), name: row.settings.name };
+      const pick = <T>(field: Parameters<typeof b.sent>[0], value: () => T, fallback: T): T =>
+        b.sent(field) ? value() : fallback;
+      const name = pick('issuer_name', () => b.get('issuer_name') ?? '', base.name);
+      if (name === 'default') throw new ValidationError('reserved issuer name: default');
+      if (name && !NAME_PATTERN.test(name))
+        throw new ValidationError(`invalid issuer name ${JSON.stringify(name)}`);
+      if (
+        name &&
+        authority.q
+          .issuers(mount)
+          .some((i) => i.settings.name === name && i.issuer_id !== row.issuer_id)
+      ) {
+        throw new ValidationError(`issuer name (${name}) already in use`);
+      }
+      const behavior = b.get('leaf_not_after_behavior') ?? base.leafNotAfterBehavior;
+      if (behavior !== 'err' && behavior !== 'truncate' && behavior !== 'permit') {
         throw new ValidationError(
-          `unknown issuer usage ${JSON.stringify(u)}; must be one of ${USAGES.join(', ')}`,
+          'Unknown value for field `leaf_not_after_behavior`. Possible values are `err`, `truncate`, and `permit`.',
         );
-    const manualChain = list('manual_chain', base.manualChain).map((ref) =>
-      ref === 'self' ? row.issuer_id : authority.resolveIssuer(mount, ref).issuer_id,
-    );
-    const settings: IssuerSettings = {
-      name,
-      leafNotAfterBehavior: behavior,
-      usage,
-      manualChain,
-      revocationSignatureAlgorithm:
-        b.get('revocation_signature_algorithm') ?? base.revocationSignatureAlgorithm,
-      issuingCertificates: list('issuing_certificates', base.issuingCertificates),
-      crlDistributionPoints: list('crl_distribution_points', base.crlDistributionPoints),
-      ocspServers: list('ocsp_servers', base.ocspServers),
-      // Revocation is for good: an update keeps it.
-      ...(row.settings.revokedAt === undefined ? {} : { revokedAt: row.settings.revokedAt }),
-    };
-    this.record(
-      streams.issuer(mount, row.issuer_id),
-      issuerDecider,
-      { type: 'PkiIssuerUpdated', data: { mount, issuerId: row.issuer_id, ...settings } },
-      meta,
-    );
-    return authority.q.issuer(mount, row.issuer_id);
+      }
+      const list = (
+        field:
+          | 'usage'
+          | 'manual_chain'
+          | 'issuing_certificates'
+          | 'crl_distribution_points'
+          | 'ocsp_servers',
+        fallback: string[],
+      ) => pick(field, () => b.get(field) ?? [], fallback);
+      const usage = list('usage', base.usage);
+      if (row.settings.revokedAt !== undefined && usage.includes('issuing-certificates'))
+        throw new ValidationError('cannot set issuing-certificates usage on a revoked issuer');
+      for (const u of usage)
+        if (!USAGES.includes(u))
+          throw new ValidationError(
+            `unknown issuer usage ${JSON.stringify(u)}; must be one of ${USAGES.join(', ')}`,
+          );
+      const manualChain = list('manual_chain', base.manualChain).map((ref) =>
+        ref === 'self' ? row.issuer_id : authority.resolveIssuer(mount, ref).issuer_id,
+      );
+      const settings: IssuerSettings = {
+        name,
+        leafNotAfterBehavior: behavior,
+        usage,
+        manualChain,
+        revocationSignatureAlgorithm:
+          b.get('revocation_signature_algorithm') ?? base.revocationSignatureAlgorithm,
+        issuingCertificates: list('issuing_certificates', base.issuingCertificates),
+        crlDistributionPoints: list('crl_distribution_points', base.crlDistributionPoints),
+        ocspServers: list('ocsp_servers', base.ocspServers),
+        // Revocation is for good: an update keeps it.
+        ...(row.settings.revokedAt === undefined ? {} : { revokedAt: row.settings.revokedAt }),
+      };
+      this.record(
+        streams.issuer(mount, row.issuer_id),
+        issuerDecider,
+        { type: 'PkiIssuerUpdated', data: { mount, issuerId: row.issuer_id, ...settings } },
+        meta,
+      );
+      return authority.q.issuer(mount, row.issuer_id);
+    });
   }
 
   /** Revokes an issuer (its certificate goes on its signer's CRL); answers the updated row. */
-  revokeIssuer(mount: string, ref: string, meta: AuditMetadata): IssuerRow | undefined {
-    const row = this.authority.resolveIssuer(mount, ref);
-    revokeIssuer(this.authority, mount, meta, row);
-    return this.authority.q.issuer(mount, row.issuer_id);
+  revokeIssuer(mount: string, ref: string, meta: AuditMetadata): Promise<IssuerRow | undefined> {
+    return this.authority.run(() => {
+      const row = this.authority.resolveIssuer(mount, ref);
+      revokeIssuer(this.authority, mount, meta, row);
+      return this.authority.q.issuer(mount, row.issuer_id);
+    });
   }
 
   /** Deletes an issuer (nothing when there is none); answers the reference's warnings. */
-  deleteIssuer(mount: string, ref: string, meta: AuditMetadata): string[] {
-    let row: IssuerRow;
-    try {
-      row = this.authority.resolveIssuer(mount, ref);
-    } catch {
-      return [];
-    }
-    const warnings: string[] = [];
-    this.authority.atomically(() => {
-      this.issuerDeleted(mount, row.issuer_id, meta);
-      const defaults = this.authority.defaults(mount);
-      if (defaults.defaultIssuer === row.issuer_id) {
-        this.setIssuerDefaults(mount, '', defaults.defaultFollowsLatestIssuer, meta);
-        warnings.push(
-          'Deleted issuer was the default issuer; a new default issuer has not been set',
-        );
+  deleteIssuer(mount: string, ref: string, meta: AuditMetadata): Promise<string[]> {
+    return this.authority.run(() => {
+      let row: IssuerRow;
+      try {
+        row = this.authority.resolveIssuer(mount, ref);
+      } catch {
+        return [];
       }
+      const warnings: string[] = [];
+      this.authority.atomically(() => {
+        this.issuerDeleted(mount, row.issuer_id, meta);
+        const defaults = this.authority.defaults(mount);
+        if (defaults.defaultIssuer === row.issuer_id) {
+          this.setIssuerDefaults(mount, '', defaults.defaultFollowsLatestIssuer, meta);
+          warnings.push(
+            'Deleted issuer was the default issuer; a new default issuer has not been set',
+          );
+        }
+      });
+      return warnings;
     });
-    return warnings;
   }
 
   /** `config/issuers` and `root/replace` (whose issuer defaults to the one named `next`). */
@@ -178,15 +188,17 @@ export class PkiService {
     b: FieldData<typeof CONFIG_ISSUERS.fields>,
     fallback: string,
     meta: AuditMetadata,
-  ): { defaultIssuer: string; follows: boolean } {
-    const current = this.authority.defaults(mount);
-    const ref = b.get('default') || fallback;
-    const issuerId = ref
-      ? this.authority.resolveIssuer(mount, ref).issuer_id
-      : current.defaultIssuer;
-    const follows = b.get('default_follows_latest_issuer') ?? current.defaultFollowsLatestIssuer;
-    this.setIssuerDefaults(mount, issuerId, follows, meta);
-    return { defaultIssuer: issuerId, follows };
+  ): Promise<{ defaultIssuer: string; follows: boolean }> {
+    return this.authority.run(() => {
+      const current = this.authority.defaults(mount);
+      const ref = b.get('default') || fallback;
+      const issuerId = ref
+        ? this.authority.resolveIssuer(mount, ref).issuer_id
+        : current.defaultIssuer;
+      const follows = b.get('default_follows_latest_issuer') ?? current.defaultFollowsLatestIssuer;
+      this.setIssuerDefaults(mount, issuerId, follows, meta);
+      return { defaultIssuer: issuerId, follows };
+    });
   }
 
   private setIssuerDefaults(
@@ -204,64 +216,79 @@ export class PkiService {
   }
 
   /** `DELETE root`: every issuer and key of the mount, and the defaults cleared. */
-  deleteRoot(mount: string, meta: AuditMetadata): void {
-    const { authority } = this;
-    authority.atomically(() => {
-      for (const row of authority.q.issuers(mount)) {
-        this.issuerDeleted(mount, row.issuer_id, meta);
-      }
-      for (const key of authority.q.keys(mount)) {
-        this.keyDeleted(mount, key.key_id, meta);
-      }
-      this.setIssuerDefaults(mount, '', authority.defaults(mount).defaultFollowsLatestIssuer, meta);
-      this.setDefaultKeyId(mount, '', meta);
+  deleteRoot(mount: string, meta: AuditMetadata): Promise<void> {
+    return this.authority.run(() => {
+      const { authority } = this;
+      authority.atomically(() => {
+        for (const row of authority.q.issuers(mount)) {
+          this.issuerDeleted(mount, row.issuer_id, meta);
+        }
+        for (const key of authority.q.keys(mount)) {
+          this.keyDeleted(mount, key.key_id, meta);
+        }
+        this.setIssuerDefaults(
+          mount,
+          '',
+          authority.defaults(mount).defaultFollowsLatestIssuer,
+          meta,
+        );
+        this.setDefaultKeyId(mount, '', meta);
+      });
     });
   }
 
   /** Stores a new CA key under a checked name; answers its id. */
-  createKey(mount: string, key: KeyObject, name: string, meta: AuditMetadata): string {
-    checkKeyName(name);
-    return this.authority.createKey(mount, meta, key, name);
+  createKey(mount: string, key: KeyObject, name: string, meta: AuditMetadata): Promise<string> {
+    return this.authority.run(() => {
+      checkKeyName(name);
+      return this.authority.createKey(mount, meta, key, name);
+    });
   }
 
   /** Renames a key; answers the key as renamed. */
-  renameKey(mount: string, ref: string, name: string, meta: AuditMetadata): KeyRow {
-    const row = this.authority.resolveKey(mount, ref);
-    checkKeyName(name);
-    if (name === 'default') throw new ValidationError('reserved key name: default');
-    if (
-      name &&
-      this.authority.q.keys(mount).some((k) => k.name === name && k.key_id !== row.key_id)
-    )
-      throw new ValidationError(`key name (${name}) already in use`);
-    this.record(
-      streams.key(mount, row.key_id),
-      keyDecider,
-      { type: 'PkiKeyRenamed', data: { mount, keyId: row.key_id, name } },
-      meta,
-    );
-    return { ...row, name };
+  renameKey(mount: string, ref: string, name: string, meta: AuditMetadata): Promise<KeyRow> {
+    return this.authority.run(() => {
+      const row = this.authority.resolveKey(mount, ref);
+      checkKeyName(name);
+      if (name === 'default') throw new ValidationError('reserved key name: default');
+      if (
+        name &&
+        this.authority.q.keys(mount).some((k) => k.name === name && k.key_id !== row.key_id)
+      )
+        throw new ValidationError(`key name (${name}) already in use`);
+      this.record(
+        streams.key(mount, row.key_id),
+        keyDecider,
+        { type: 'PkiKeyRenamed', data: { mount, keyId: row.key_id, name } },
+        meta,
+      );
+      return { ...row, name };
+    });
   }
 
   /** Deletes a key no issuer uses (and clears the default key when it was). */
-  deleteKey(mount: string, ref: string, meta: AuditMetadata): void {
-    const row = this.authority.resolveKey(mount, ref);
-    const users = this.authority.q.issuers(mount).filter((i) => i.key_id === row.key_id);
-    if (users.length)
-      throw new ValidationError(
-        `unable to delete key: key is in use by issuers: ${users.map((i) => i.issuer_id).join(', ')}`,
-      );
-    this.authority.atomically(() => {
-      this.keyDeleted(mount, row.key_id, meta);
-      if (this.authority.defaultKey(mount) === row.key_id) this.setDefaultKeyId(mount, '', meta);
+  deleteKey(mount: string, ref: string, meta: AuditMetadata): Promise<void> {
+    return this.authority.run(() => {
+      const row = this.authority.resolveKey(mount, ref);
+      const users = this.authority.q.issuers(mount).filter((i) => i.key_id === row.key_id);
+      if (users.length)
+        throw new ValidationError(
+          `unable to delete key: key is in use by issuers: ${users.map((i) => i.issuer_id).join(', ')}`,
+        );
+      this.authority.atomically(() => {
+        this.keyDeleted(mount, row.key_id, meta);
+        if (this.authority.defaultKey(mount) === row.key_id) this.setDefaultKeyId(mount, '', meta);
+      });
     });
   }
 
   /** `config/keys`: the default key by name or id; answers its id. */
-  setDefaultKey(mount: string, ref: string, meta: AuditMetadata): string {
-    const row = this.authority.resolveKey(mount, ref);
-    this.setDefaultKeyId(mount, row.key_id, meta);
-    return row.key_id;
+  setDefaultKey(mount: string, ref: string, meta: AuditMetadata): Promise<string> {
+    return this.authority.run(() => {
+      const row = this.authority.resolveKey(mount, ref);
+      this.setDefaultKeyId(mount, row.key_id, meta);
+      return row.key_id;
+    });
   }
 
   private issuerDeleted(mount: string, issuerId: string, meta: AuditMetadata): void {

@@ -27,100 +27,102 @@ export function signIntermediate(
   meta: AuditMetadata,
   issuerRef: string,
   b: FieldData<SignIntermediateFields>,
-): Issued {
+): Promise<Issued> {
   const csr = verifiedCsr(b.get('csr') ?? '');
   const useCsr = b.get('use_csr_values') ?? false;
   const format = formatOf(b.get('format'));
-  const issuer = authority.resolveIssuer(mount, issuerRef);
-  const signer: Signer = authority.signer(
-    mount,
-    issuer,
-    'issuing-certificates',
-    b.get('signature_bits') ?? 0,
-    b.get('use_pss') ?? false,
-  );
-  if (signer.cert.isCA && signer.cert.pathLen === 0)
-    throw new ValidationError(
-      'signing certificate has a max path length of zero, and cannot issue further CA certificates',
+  return authority.run(() => {
+    const issuer = authority.resolveIssuer(mount, issuerRef);
+    const signer: Signer = authority.signer(
+      mount,
+      issuer,
+      'issuing-certificates',
+      b.get('signature_bits') ?? 0,
+      b.get('use_pss') ?? false,
     );
-  // Without a common_name the CSR's is used, as the reference sets use_csr_common_name then.
-  const commonName = useCsr
-    ? csr.commonName
-    : (b.get('common_name') ?? '').trim() || csr.commonName;
-  if (!commonName && !useCsr)
-    throw new ValidationError(
-      'the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, unless "require_cn" is set to false',
+    if (signer.cert.isCA && signer.cert.pathLen === 0)
+      throw new ValidationError(
+        'signing certificate has a max path length of zero, and cannot issue further CA certificates',
+      );
+    // Without a common_name the CSR's is used, as the reference sets use_csr_common_name then.
+    const commonName = useCsr
+      ? csr.commonName
+      : (b.get('common_name') ?? '').trim() || csr.commonName;
+    if (!commonName && !useCsr)
+      throw new ValidationError(
+        'the common_name field is required, or must be provided in a CSR with "use_csr_common_name" set to true, unless "require_cn" is set to false',
+      );
+    const names = resolveNames(
+      { ...CA_ROLE, use_csr_common_name: useCsr, use_csr_sans: useCsr },
+      caNameRequest(b, commonName),
+      useCsr ? csr : undefined,
     );
-  const names = resolveNames(
-    { ...CA_ROLE, use_csr_common_name: useCsr, use_csr_sans: useCsr },
-    caNameRequest(b, commonName),
-    useCsr ? csr : undefined,
-  );
-  const now = authority.core.clock.now();
-  const enforce = b.get('enforce_leaf_not_after_behavior') ?? false;
-  const { notAfter, warnings } = resolveNotAfter({
-    now,
-    mountTtls: authority.mountTtls(mount),
-    requestTtl: b.get('ttl'),
-    notAfter: (b.get('not_after') ?? '') || undefined,
-    roleTtl: 0,
-    roleMaxTtl: 0,
-    issuerNotAfter: signer.cert.notAfter,
-    behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
+    const now = authority.core.clock.now();
+    const enforce = b.get('enforce_leaf_not_after_behavior') ?? false;
+    const { notAfter, warnings } = resolveNotAfter({
+      now,
+      mountTtls: authority.mountTtls(mount),
+      requestTtl: b.get('ttl'),
+      notAfter: (b.get('not_after') ?? '') || undefined,
+      roleTtl: 0,
+      roleMaxTtl: 0,
+      issuerNotAfter: signer.cert.notAfter,
+      behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
+    });
+    const keyUsage = caKeyUsage(b);
+    const maxPathLength = effectivePathLength(b.get('max_path_length') ?? -1, signer.cert);
+    const copied = useCsr
+      ? csr.extensions.filter((e) => !['2.5.29.19', '2.5.29.14', '2.5.29.35'].includes(e.id))
+      : [];
+    const serial = randomSerial();
+    const derBytes = buildCa({
+      subject: useCsr ? csr.subject : encodeName(subjectOf(b, commonName)),
+      altNames: names.altNames,
+      spki: csr.spki,
+      signer,
+      maxPathLength,
+      keyUsage,
+      nameConstraints: constraintsOf(b),
+      urls: authority.urls(mount),
+      serial,
+      notBefore: new Date(now.getTime() - (b.get('not_before_duration') ?? 30) * 1000),
+      notAfter,
+      ...((b.get('skid') ?? '') ? { skid: b.get('skid') ?? '' } : {}),
+      copied,
+    });
+    const certPem = pem('CERTIFICATE', derBytes);
+    authority.recordIssued(mount, meta, {
+      serial: serialText(serial),
+      issuerId: issuer.issuer_id,
+      certificate: certPem,
+      notAfter,
+      commonName,
+      isCa: true,
+      stored: true,
+    });
+    const data = encodeIssued(
+      {
+        certificate: derBytes,
+        chain: authority.chain(mount, issuer),
+        bundleChain: true,
+        removeRoots: false,
+        isRoot: isSelfSigned,
+      },
+      format,
+      'der',
+    );
+    return {
+      data: {
+        ...data,
+        ...issuedIdentity(serialText(serial), notAfter),
+      },
+      warnings: [
+        ...names.warnings,
+        ...warnings,
+        ...intermediateWarnings(b, notAfter, signer.cert.notAfter, maxPathLength, enforce),
+      ],
+    };
   });
-  const keyUsage = caKeyUsage(b);
-  const maxPathLength = effectivePathLength(b.get('max_path_length') ?? -1, signer.cert);
-  const copied = useCsr
-    ? csr.extensions.filter((e) => !['2.5.29.19', '2.5.29.14', '2.5.29.35'].includes(e.id))
-    : [];
-  const serial = randomSerial();
-  const derBytes = buildCa({
-    subject: useCsr ? csr.subject : encodeName(subjectOf(b, commonName)),
-    altNames: names.altNames,
-    spki: csr.spki,
-    signer,
-    maxPathLength,
-    keyUsage,
-    nameConstraints: constraintsOf(b),
-    urls: authority.urls(mount),
-    serial,
-    notBefore: new Date(now.getTime() - (b.get('not_before_duration') ?? 30) * 1000),
-    notAfter,
-    ...((b.get('skid') ?? '') ? { skid: b.get('skid') ?? '' } : {}),
-    copied,
-  });
-  const certPem = pem('CERTIFICATE', derBytes);
-  authority.recordIssued(mount, meta, {
-    serial: serialText(serial),
-    issuerId: issuer.issuer_id,
-    certificate: certPem,
-    notAfter,
-    commonName,
-    isCa: true,
-    stored: true,
-  });
-  const data = encodeIssued(
-    {
-      certificate: derBytes,
-      chain: authority.chain(mount, issuer),
-      bundleChain: true,
-      removeRoots: false,
-      isRoot: isSelfSigned,
-    },
-    format,
-    'der',
-  );
-  return {
-    data: {
-      ...data,
-      ...issuedIdentity(serialText(serial), notAfter),
-    },
-    warnings: [
-      ...names.warnings,
-      ...warnings,
-      ...intermediateWarnings(b, notAfter, signer.cert.notAfter, maxPathLength, enforce),
-    ],
-  };
 }
 
 /** What the reference warns about a signed intermediate, in its words. */

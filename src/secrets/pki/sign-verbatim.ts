@@ -35,78 +35,81 @@ export function signVerbatim(
   roleName: string | undefined,
   issuerRef: string | undefined,
   body: FieldData<VerbatimFields>,
-): Issued {
-  const role = roleName ? loadRole(authority, mount, roleName) : undefined;
-  checkMetadata(body, role);
+): Promise<Issued> {
+  // What depends on the request alone (the CSR and its signature) is checked before the command.
   const format = formatOf(body.get('format'));
   const csr = verifiedCsr(body.get('csr') ?? '');
-  const extensions = verbatimExtensions(csr, body);
-  const issuer = authority.resolveIssuer(mount, issuerRef ?? role?.issuer_ref ?? 'default');
-  const signer = authority.signer(
-    mount,
-    issuer,
-    'issuing-certificates',
-    body.get('signature_bits'),
-    body.get('use_pss') ?? false,
-  );
-  const now = authority.core.clock.now();
-  const enforce = body.get('enforce_leaf_not_after_behavior') ?? false;
-  const { notAfter, warnings } = resolveNotAfter({
-    now,
-    mountTtls: authority.mountTtls(mount),
-    requestTtl: body.get('ttl'),
-    notAfter: (body.get('not_after') ?? '') || undefined,
-    roleTtl: role?.ttl ?? 0,
-    roleMaxTtl: role?.max_ttl ?? 0,
-    issuerNotAfter: signer.cert.notAfter,
-    behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
+  return authority.run(() => {
+    const role = roleName ? loadRole(authority, mount, roleName) : undefined;
+    checkMetadata(body, role);
+    const extensions = verbatimExtensions(csr, body);
+    const issuer = authority.resolveIssuer(mount, issuerRef ?? role?.issuer_ref ?? 'default');
+    const signer = authority.signer(
+      mount,
+      issuer,
+      'issuing-certificates',
+      body.get('signature_bits'),
+      body.get('use_pss') ?? false,
+    );
+    const now = authority.core.clock.now();
+    const enforce = body.get('enforce_leaf_not_after_behavior') ?? false;
+    const { notAfter, warnings } = resolveNotAfter({
+      now,
+      mountTtls: authority.mountTtls(mount),
+      requestTtl: body.get('ttl'),
+      notAfter: (body.get('not_after') ?? '') || undefined,
+      roleTtl: role?.ttl ?? 0,
+      roleMaxTtl: role?.max_ttl ?? 0,
+      issuerNotAfter: signer.cert.notAfter,
+      behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
+    });
+    extensions.push(ext.subjectKeyId(keyIdentifier(csr.spki)));
+    if (signer.cert.subjectKeyId) extensions.push(ext.authorityKeyId(signer.cert.subjectKeyId));
+    extensions.push(...urlExtensions(authority.urls(mount)));
+    const userIds = body.get('user_ids') ?? [];
+    const subject = userIds.length ? appendUserIds(csr.subject, userIds) : csr.subject;
+    const serial = randomSerial();
+    const der = buildCertificate({
+      serial,
+      issuer: signer.cert.subject,
+      subject,
+      notBefore: new Date(now.getTime() - (role?.not_before_duration ?? 30) * 1000),
+      notAfter,
+      spki: csr.spki,
+      extensions,
+      scheme: signer.scheme,
+      signingKey: signer.key,
+    });
+    const serialHex = serialText(serial);
+    const cert = parseCertificate(der);
+    authority.recordIssued(mount, meta, {
+      serial: serialHex,
+      issuerId: issuer.issuer_id,
+      certificate: pem('CERTIFICATE', der),
+      notAfter,
+      commonName: cert.commonName,
+      isCa: false,
+      stored: !(role?.no_store ?? false),
+    });
+    const data = encodeIssued(
+      {
+        certificate: der,
+        chain: authority.chain(mount, issuer),
+        bundleChain: true,
+        removeRoots: body.get('remove_roots_from_chain') ?? false,
+        isRoot: isSelfSigned,
+      },
+      format,
+      'der',
+    );
+    return {
+      data: {
+        ...data,
+        ...issuedIdentity(serialHex, notAfter),
+      },
+      warnings,
+    };
   });
-  extensions.push(ext.subjectKeyId(keyIdentifier(csr.spki)));
-  if (signer.cert.subjectKeyId) extensions.push(ext.authorityKeyId(signer.cert.subjectKeyId));
-  extensions.push(...urlExtensions(authority.urls(mount)));
-  const userIds = body.get('user_ids') ?? [];
-  const subject = userIds.length ? appendUserIds(csr.subject, userIds) : csr.subject;
-  const serial = randomSerial();
-  const der = buildCertificate({
-    serial,
-    issuer: signer.cert.subject,
-    subject,
-    notBefore: new Date(now.getTime() - (role?.not_before_duration ?? 30) * 1000),
-    notAfter,
-    spki: csr.spki,
-    extensions,
-    scheme: signer.scheme,
-    signingKey: signer.key,
-  });
-  const serialHex = serialText(serial);
-  const cert = parseCertificate(der);
-  authority.recordIssued(mount, meta, {
-    serial: serialHex,
-    issuerId: issuer.issuer_id,
-    certificate: pem('CERTIFICATE', der),
-    notAfter,
-    commonName: cert.commonName,
-    isCa: false,
-    stored: !(role?.no_store ?? false),
-  });
-  const data = encodeIssued(
-    {
-      certificate: der,
-      chain: authority.chain(mount, issuer),
-      bundleChain: true,
-      removeRoots: body.get('remove_roots_from_chain') ?? false,
-      isRoot: isSelfSigned,
-    },
-    format,
-    'der',
-  );
-  return {
-    data: {
-      ...data,
-      ...issuedIdentity(serialHex, notAfter),
-    },
-    warnings,
-  };
 }
 
 /** The name of the role built for verbatim signing, as the audit log and errors show it. */

@@ -34,7 +34,7 @@ export const autoTidyConfig = (authority: Authority, mount: string): AutoTidyCon
 });
 
 const record = (authority: Authority, mount: string, meta: AuditMetadata, event: ConfigEvent) =>
-  authority.core.handler.handleSync(streams.config(mount), configDecider, () => [event], meta);
+  authority.append(streams.config(mount), configDecider, () => [event], meta);
 
 /**
  * Starts a tidy: a `PkiTidyStarted` event, whose projection puts a schedule row due at once. The
@@ -42,6 +42,17 @@ const record = (authority: Authority, mount: string, meta: AuditMetadata, event:
  * restart in between. Returns false when one is already running.
  */
 export function startTidy(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  params: TidyParams,
+  auto: boolean,
+): Promise<boolean> {
+  return authority.run(() => beginTidy(authority, mount, meta, params, auto));
+}
+
+/** `startTidy` inside the command running now. */
+function beginTidy(
   authority: Authority,
   mount: string,
   meta: AuditMetadata,
@@ -62,32 +73,34 @@ export function startTidy(
  * safety buffer, rebuilds the CRLs if revoked entries went, and records the outcome
  * (`PkiTidied`), all in one transaction. Nothing when no tidy is running (it was cancelled).
  */
-export function runTidy(authority: Authority, mount: string, meta: AuditMetadata): void {
-  const run = runningTidy(authority, mount);
-  if (!run) return;
-  const cutoff = new Date(
-    authority.core.clock.now().getTime() - run.safetyBuffer * 1000,
-  ).toISOString();
-  let certStoreDeleted = 0;
-  let revokedCertDeleted = 0;
-  authority.atomically(() => {
-    for (const row of authority.q.expiredBefore(mount, cutoff)) {
-      const isRevoked = row.revoked_at !== null;
-      if (isRevoked ? !run.tidyRevokedCerts : !run.tidyCertStore) continue;
-      authority.core.handler.handleSync(
-        streams.cert(mount, row.serial),
-        certificateDecider,
-        () => [{ type: 'CertificateDeleted' as const, data: { mount, serial: row.serial } }],
-        meta,
-      );
-      if (isRevoked) revokedCertDeleted++;
-      else certStoreDeleted++;
-    }
-    if (run.tidyRevokedCerts) rebuildAllCrls(authority, mount, meta);
-    finish(authority, mount, meta, run, {
-      certStoreDeleted,
-      revokedCertDeleted,
-      state: 'Finished',
+export function runTidy(authority: Authority, mount: string, meta: AuditMetadata): Promise<void> {
+  return authority.run(() => {
+    const run = runningTidy(authority, mount);
+    if (!run) return;
+    const cutoff = new Date(
+      authority.core.clock.now().getTime() - run.safetyBuffer * 1000,
+    ).toISOString();
+    let certStoreDeleted = 0;
+    let revokedCertDeleted = 0;
+    authority.atomically(() => {
+      for (const row of authority.q.expiredBefore(mount, cutoff)) {
+        const isRevoked = row.revoked_at !== null;
+        if (isRevoked ? !run.tidyRevokedCerts : !run.tidyCertStore) continue;
+        authority.append(
+          streams.cert(mount, row.serial),
+          certificateDecider,
+          () => [{ type: 'CertificateDeleted' as const, data: { mount, serial: row.serial } }],
+          meta,
+        );
+        if (isRevoked) revokedCertDeleted++;
+        else certStoreDeleted++;
+      }
+      if (run.tidyRevokedCerts) rebuildAllCrls(authority, mount, meta);
+      finish(authority, mount, meta, run, {
+        certStoreDeleted,
+        revokedCertDeleted,
+        state: 'Finished',
+      });
     });
   });
 }
@@ -115,42 +128,61 @@ function finish(
 }
 
 /** `tidy-cancel`: a running tidy ends as Cancelled before its work; false when none runs. */
-export function cancelTidy(authority: Authority, mount: string, meta: AuditMetadata): boolean {
-  const run = runningTidy(authority, mount);
-  if (!run) return false;
-  finish(authority, mount, meta, run, {
-    certStoreDeleted: 0,
-    revokedCertDeleted: 0,
-    state: 'Cancelled',
+export function cancelTidy(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+): Promise<boolean> {
+  return authority.run(() => {
+    const run = runningTidy(authority, mount);
+    if (!run) return false;
+    finish(authority, mount, meta, run, {
+      certStoreDeleted: 0,
+      revokedCertDeleted: 0,
+      state: 'Cancelled',
+    });
+    return true;
   });
-  return true;
 }
 
-/** `config/auto-tidy`: the projection moves the auto-tidy schedule row. */
+/**
+ * `config/auto-tidy`: `change` makes the new configuration from the one in force when the command
+ * runs; the projection moves the auto-tidy schedule row. Answers what was recorded.
+ */
 export function configureAutoTidy(
   authority: Authority,
   mount: string,
   meta: AuditMetadata,
-  config: AutoTidyConfig,
-): void {
-  record(authority, mount, meta, { type: 'PkiAutoTidyConfigured', data: { mount, config } });
+  change: (current: AutoTidyConfig) => AutoTidyConfig,
+): Promise<AutoTidyConfig> {
+  return authority.run(() => {
+    const config = change(autoTidyConfig(authority, mount));
+    record(authority, mount, meta, { type: 'PkiAutoTidyConfigured', data: { mount, config } });
+    return config;
+  });
 }
 
 /** The auto-tidy timer: starts a tidy with the auto-tidy configuration's operations. */
-export function startAutoTidy(authority: Authority, mount: string, meta: AuditMetadata): void {
-  const c = autoTidyConfig(authority, mount);
-  if (!c.enabled) return;
-  startTidy(
-    authority,
-    mount,
-    meta,
-    {
-      safetyBuffer: c.safety_buffer,
-      tidyCertStore: c.tidy_cert_store,
-      tidyRevokedCerts: c.tidy_revoked_certs,
-    },
-    true,
-  );
+export function startAutoTidy(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+): Promise<void> {
+  return authority.run(() => {
+    const c = autoTidyConfig(authority, mount);
+    if (!c.enabled) return;
+    beginTidy(
+      authority,
+      mount,
+      meta,
+      {
+        safetyBuffer: c.safety_buffer,
+        tidyCertStore: c.tidy_cert_store,
+        tidyRevokedCerts: c.tidy_revoked_certs,
+      },
+      true,
+    );
+  });
 }
 
 /** `tidy-status` as the reference shows it. */

@@ -19,7 +19,7 @@ afterAll(async () => t.close());
 const OTHER = 'part of different ACME directory path';
 
 /** An order of `c`'s account recorded as placed through `directory`, as an earlier Keel did. */
-function legacyOrder(mount: string, accountId: string, directory: string) {
+async function legacyOrder(mount: string, accountId: string, directory: string) {
   const { acme } = t.app.pki;
   const ids = t.app.core.ids;
   const orderId = ids.uuid();
@@ -27,57 +27,59 @@ function legacyOrder(mount: string, accountId: string, directory: string) {
   const expires = new Date(t.clock.now().getTime() + 3600_000).toISOString();
   const meta = systemMetadata('test');
   const identifier = { type: 'ip' as const, value: '127.0.0.1' };
-  acme.record.order(
-    mount,
-    orderId,
-    {
-      type: 'AcmeOrderCreated',
-      data: {
-        mount,
-        orderId,
-        accountId,
-        directory,
-        identifiers: [identifier],
-        authorizationIds: [authorizationId],
-        notBefore: '',
-        notAfter: '',
-        expires,
+  await acme.authority.run(() => {
+    acme.record.order(
+      mount,
+      orderId,
+      {
+        type: 'AcmeOrderCreated',
+        data: {
+          mount,
+          orderId,
+          accountId,
+          directory,
+          identifiers: [identifier],
+          authorizationIds: [authorizationId],
+          notBefore: '',
+          notAfter: '',
+          expires,
+        },
       },
-    },
-    meta,
-    { newStream: true },
-  );
-  acme.record.authorization(
-    mount,
-    authorizationId,
-    {
-      type: 'AcmeAuthorizationCreated',
-      data: {
-        mount,
-        authorizationId,
-        orderId,
-        accountId,
-        identifier,
-        wildcard: false,
-        challenges: ['http-01'],
-        token: 'legacy-token',
-        expires,
+      meta,
+      { newStream: true },
+    );
+    acme.record.authorization(
+      mount,
+      authorizationId,
+      {
+        type: 'AcmeAuthorizationCreated',
+        data: {
+          mount,
+          authorizationId,
+          orderId,
+          accountId,
+          identifier,
+          wildcard: false,
+          challenges: ['http-01'],
+          token: 'legacy-token',
+          expires,
+        },
       },
-    },
-    meta,
-    { newStream: true },
-  );
-  acme.record.challenge(
-    mount,
-    authorizationId,
-    'http-01',
-    {
-      type: 'AcmeChallengeOffered',
-      data: { mount, authorizationId, challengeType: 'http-01' },
-    },
-    meta,
-    { newStream: true },
-  );
+      meta,
+      { newStream: true },
+    );
+    acme.record.challenge(
+      mount,
+      authorizationId,
+      'http-01',
+      {
+        type: 'AcmeChallengeOffered',
+        data: { mount, authorizationId, challengeType: 'http-01' },
+      },
+      meta,
+      { newStream: true },
+    );
+  });
   return { orderId, authorizationId };
 }
 
@@ -91,7 +93,7 @@ describe('an order placed across directories before accounts were bound', () => 
       .flat()
       .find((e) => e.type === 'AcmeAccountCreated' && e.stream.endsWith(accountId))!;
     const mount = (created.data as { mount: string }).mount;
-    const { orderId, authorizationId } = legacyOrder(mount, accountId, 'roles/any/');
+    const { orderId, authorizationId } = await legacyOrder(mount, accountId, 'roles/any/');
     const base = `${t.server.url}/v1/pki/acme`;
     const paths: [string, unknown][] = [
       [`order/${orderId}`, undefined],

@@ -101,9 +101,9 @@ describe('changes apply to the next certificate', () => {
   it('a change rolled back with its transaction is not remembered', async () => {
     const authority = t.app.pki.authority;
     const before = (await t.pki('GET', 'config/urls')).data.issuing_certificates;
-    expect(() =>
-      authority.atomically(() => {
-        authority.core.handler.handleSync(
+    await expect(
+      authority.run(() => {
+        authority.append(
           streams.config(mountId()),
           configDecider,
           () => [
@@ -124,7 +124,7 @@ describe('changes apply to the next certificate', () => {
         expect(authority.urls(mountId()).issuing_certificates).toEqual(['http://rolled.back/ca']);
         throw new Error('roll back');
       }),
-    ).toThrow('roll back');
+    ).rejects.toThrow('roll back');
     expect((await t.pki('GET', 'config/urls')).data.issuing_certificates).toEqual(before);
     const cert = new X509Certificate((await issue()).data.certificate as string);
     expect(cert.infoAccess).toBeUndefined();

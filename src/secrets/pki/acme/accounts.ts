@@ -73,7 +73,7 @@ function checkBinding(
 export async function newAccount(service: AcmeService, req: AcmeRequest): Promise<AcmeReply> {
   const sent = (req.payload ?? {}).externalAccountBinding;
   const verified = sent === undefined ? undefined : await verifiedBinding(service, req, sent);
-  return register(service, req, verified);
+  return service.authority.run(() => register(service, req, verified));
 }
 
 /** `new-account` after the binding's signature: every decision, on the store as it is now. */
@@ -190,37 +190,39 @@ export async function keyChange(service: AcmeService, req: AcmeRequest): Promise
     throw malformed('the inner JWS is for another URL');
   const jwk = publicJwk(inner.protected.jwk);
   await verifyJws(inner, keyOf(jwk));
-  // Decide on the account as it is after the wait.
-  const account = service.q.account(req.mount, signer.account_id);
-  if (!account || account.status !== 'valid' || account.jwk !== signer.jwk)
-    throw unauthorized('the account changed while the request was verified');
-  const body = inner.payload ?? {};
-  if (body.account !== accountUrl(req.base, account.account_id))
-    throw malformed('the inner JWS names another account');
-  if (thumbprint(publicJwk(body.oldKey)) !== account.thumbprint)
-    throw unauthorized('oldKey is not the account key');
-  const print = thumbprint(jwk);
-  const holder = service.q.accountByKey(req.mount, print);
-  if (holder && holder.directory !== account.directory) throw otherDirectory();
-  if (holder) {
-    throw new AcmeProblem(
-      'malformed',
-      'the new key already belongs to an account',
-      409,
-      accountUrl(req.base, holder.account_id),
+  return service.authority.run(() => {
+    // Decide on the account as it is when the command runs.
+    const account = service.q.account(req.mount, signer.account_id);
+    if (!account || account.status !== 'valid' || account.jwk !== signer.jwk)
+      throw unauthorized('the account changed while the request was verified');
+    const body = inner.payload ?? {};
+    if (body.account !== accountUrl(req.base, account.account_id))
+      throw malformed('the inner JWS names another account');
+    if (thumbprint(publicJwk(body.oldKey)) !== account.thumbprint)
+      throw unauthorized('oldKey is not the account key');
+    const print = thumbprint(jwk);
+    const holder = service.q.accountByKey(req.mount, print);
+    if (holder && holder.directory !== account.directory) throw otherDirectory();
+    if (holder) {
+      throw new AcmeProblem(
+        'malformed',
+        'the new key already belongs to an account',
+        409,
+        accountUrl(req.base, holder.account_id),
+      );
+    }
+    service.record.account(
+      req.mount,
+      account.account_id,
+      {
+        type: 'AcmeAccountKeyChanged',
+        data: { mount: req.mount, accountId: account.account_id, jwk, thumbprint: print },
+      },
+      req.meta,
     );
-  }
-  service.record.account(
-    req.mount,
-    account.account_id,
-    {
-      type: 'AcmeAccountKeyChanged',
-      data: { mount: req.mount, accountId: account.account_id, jwk, thumbprint: print },
-    },
-    req.meta,
-  );
-  return {
-    body: accountView(req.base, service.q.account(req.mount, account.account_id)!),
-    location: accountUrl(req.base, account.account_id),
-  };
+    return {
+      body: accountView(req.base, service.q.account(req.mount, account.account_id)!),
+      location: accountUrl(req.base, account.account_id),
+    };
+  });
 }

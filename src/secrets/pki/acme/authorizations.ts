@@ -123,22 +123,24 @@ export function settle(
  * An order not finalized by its `expires` becomes invalid, with its authorizations still pending
  * (and their challenges being validated): the expiry timer's command.
  */
-export function expireOrder(service: AcmeService, mount: string, orderId: string): void {
-  const order = service.q.order(mount, orderId);
-  if (!order || (order.status !== 'pending' && order.status !== 'ready')) return;
-  const meta = systemMetadata('pki-acme-expiry');
-  const error = 'unauthorized: the order expired before it was finalized';
-  service.authority.atomically(() => {
-    for (const id of JSON.parse(order.authorizations) as string[])
-      if (service.q.authz(mount, id)?.status === 'pending')
-        settle(service, mount, meta, id, { kind: 'invalid', error });
-    if (service.q.order(mount, orderId)?.status === 'ready') {
-      service.record.order(
-        mount,
-        orderId,
-        { type: 'AcmeOrderInvalidated', data: { mount, orderId, reason: error } },
-        meta,
-      );
-    }
+export function expireOrder(service: AcmeService, mount: string, orderId: string): Promise<void> {
+  return service.authority.run(() => {
+    const order = service.q.order(mount, orderId);
+    if (!order || (order.status !== 'pending' && order.status !== 'ready')) return;
+    const meta = systemMetadata('pki-acme-expiry');
+    const error = 'unauthorized: the order expired before it was finalized';
+    service.authority.atomically(() => {
+      for (const id of JSON.parse(order.authorizations) as string[])
+        if (service.q.authz(mount, id)?.status === 'pending')
+          settle(service, mount, meta, id, { kind: 'invalid', error });
+      if (service.q.order(mount, orderId)?.status === 'ready') {
+        service.record.order(
+          mount,
+          orderId,
+          { type: 'AcmeOrderInvalidated', data: { mount, orderId, reason: error } },
+          meta,
+        );
+      }
+    });
   });
 }

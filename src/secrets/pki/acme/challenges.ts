@@ -91,34 +91,37 @@ async function attempt(service: AcmeService, entry: ScheduleEntry): Promise<void
     dnsResolver: service.config(mount).dns_resolver,
     ports: service.ports,
   });
-  // The world may have moved while we waited (the authorization deactivated).
-  const current = service.q.challenges(mount, authorizationId).find((c) => c.type === type);
-  if (current?.status !== 'processing') return;
-  if (failure === null) {
-    settle(service, mount, meta, authorizationId, { kind: 'valid', type });
-    return;
-  }
-  const attempts = current.attempts + 1;
-  const error = `${failure.kind}: ${failure.detail}`;
-  if (attempts >= MAX_ATTEMPTS) {
-    settle(service, mount, meta, authorizationId, { kind: 'invalid', error });
-    return;
-  }
-  service.record.challenge(
-    mount,
-    authorizationId,
-    type,
-    {
-      type: 'AcmeChallengeAttemptFailed',
-      data: {
-        mount,
-        authorizationId,
-        challengeType: type,
-        attempt: attempts,
-        error,
-        retryAt: new Date(service.now().getTime() + retryDelayMs(attempts)).toISOString(),
+  // The outcome is one command, decided on the world as it is then (the authorization may have
+  // been deactivated while we waited).
+  await service.authority.run(() => {
+    const current = service.q.challenges(mount, authorizationId).find((c) => c.type === type);
+    if (current?.status !== 'processing') return;
+    if (failure === null) {
+      settle(service, mount, meta, authorizationId, { kind: 'valid', type });
+      return;
+    }
+    const attempts = current.attempts + 1;
+    const error = `${failure.kind}: ${failure.detail}`;
+    if (attempts >= MAX_ATTEMPTS) {
+      settle(service, mount, meta, authorizationId, { kind: 'invalid', error });
+      return;
+    }
+    service.record.challenge(
+      mount,
+      authorizationId,
+      type,
+      {
+        type: 'AcmeChallengeAttemptFailed',
+        data: {
+          mount,
+          authorizationId,
+          challengeType: type,
+          attempt: attempts,
+          error,
+          retryAt: new Date(service.now().getTime() + retryDelayMs(attempts)).toISOString(),
+        },
       },
-    },
-    meta,
-  );
+      meta,
+    );
+  });
 }

@@ -4,7 +4,7 @@ import type { AcmeAuthorizationCreatedData } from '../../../../machines/acme-aut
 import type { AcmeChallengeType } from '../../../../machines/acme-challenge.machine.js';
 import { isKeelError } from '../../../core/errors.js';
 import type { AuditMetadata } from '../../../core/events.js';
-import { loadRole, nameRequest, sign } from '../issue.js';
+import { loadRole, nameRequest, signInCommand } from '../issue.js';
 import { resolveNames } from '../names.js';
 import { isDnsName } from '../policy.js';
 import type { Role } from '../role.js';
@@ -281,13 +281,14 @@ function issue(
     ...(order.not_after ? { not_after: order.not_after } : {}),
   };
   try {
-    return sign(
+    return signInCommand(
       service.authority,
       req.mount,
       meta,
       role ?? VERBATIM_ROLE,
       issuerRef,
       parseFields(SIGN, body, { role: role ?? VERBATIM_ROLE_NAME }),
+      undefined,
       { adjust: acmeRole(roleExtKeyUsage) },
     );
   } catch (err) {

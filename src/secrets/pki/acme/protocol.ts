@@ -171,6 +171,26 @@ export function acmePost(
     });
 }
 
+/**
+ * Runs a handler that changes state as one certificate authority command (DESIGN §10), on the
+ * signing account as it is when the command is decided: the checks of `acmePost` ran before the
+ * command was queued, and a command ahead of it may have deactivated the account or changed its key.
+ */
+export function acmeCommand(
+  service: AcmeService,
+  req: AcmeRequest,
+  handler: (req: AcmeRequest) => AcmeReply,
+): Promise<AcmeReply> {
+  return service.authority.run(() => {
+    if (!req.account) return handler(req);
+    const account = service.q.account(req.mount, req.account.account_id);
+    if (!account || account.jwk !== req.account.jwk)
+      throw unauthorized('the account key changed while the request was verified');
+    if (account.status !== 'valid') throw unauthorized(`the account is ${account.status}`);
+    return handler({ ...req, account });
+  });
+}
+
 /** The payload must be empty: POST-as-GET (RFC 8555 §6.3). */
 export function asGet(req: AcmeRequest): void {
   if (req.payload !== undefined)

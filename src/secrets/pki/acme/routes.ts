@@ -6,7 +6,7 @@ import { respond } from './challenges.js';
 import { DIRECTORY_PREFIXES, directoryOf, issuanceFor } from './directory.js';
 import { authorization } from './authorizations.js';
 import { certificate, finalize, getOrder, newOrder } from './orders.js';
-import { acmeAnswer, acmePost, type AcmeReply, type AcmeRequest } from './protocol.js';
+import { acmeAnswer, acmeCommand, acmePost, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { revokeCert } from './revoke.js';
 import type { AcmeService } from './service.js';
 
@@ -42,18 +42,44 @@ export function acmeRoutes(r: Router, service: AcmeService, { id }: RouteScope):
       key: 'jwk' | 'kid' | 'either',
       h: (req: AcmeRequest, ctx: Context) => AcmeReply | Promise<AcmeReply>,
     ) => r.post(at(path), (ctx) => acmePost(service, id, key, (req) => h(req, ctx))(ctx));
+    // Handlers that change state run as commands; reads answer from the read models.
+    const command =
+      (h: (req: AcmeRequest, ctx: Context) => AcmeReply) => (req: AcmeRequest, ctx: Context) =>
+        acmeCommand(service, req, (current) => h(current, ctx));
     post('new-account', 'jwk', (req) => newAccount(service, req));
-    post('account/:kid', 'kid', (req, ctx) => updateAccount(service, req, p(ctx, 'kid')));
+    post(
+      'account/:kid',
+      'kid',
+      command((req, ctx) => updateAccount(service, req, p(ctx, 'kid'))),
+    );
     post('account/:kid/orders', 'kid', (req, ctx) => accountOrders(service, req, p(ctx, 'kid')));
     post('key-change', 'kid', (req) => keyChange(service, req));
-    post('new-order', 'kid', (req) => newOrder(service, req));
-    post('order/:order', 'kid', (req, ctx) => getOrder(service, req, p(ctx, 'order')));
-    post('order/:order/finalize', 'kid', (req, ctx) => finalize(service, req, p(ctx, 'order')));
-    post('order/:order/cert', 'kid', (req, ctx) => certificate(service, req, p(ctx, 'order')));
-    post('authorization/:authz', 'kid', (req, ctx) => authorization(service, req, p(ctx, 'authz')));
-    post('challenge/:authz/:type', 'kid', (req, ctx) =>
-      respond(service, req, p(ctx, 'authz'), p(ctx, 'type')),
+    post(
+      'new-order',
+      'kid',
+      command((req) => newOrder(service, req)),
     );
-    post('revoke-cert', 'either', (req) => revokeCert(service, req));
+    post('order/:order', 'kid', (req, ctx) => getOrder(service, req, p(ctx, 'order')));
+    post(
+      'order/:order/finalize',
+      'kid',
+      command((req, ctx) => finalize(service, req, p(ctx, 'order'))),
+    );
+    post('order/:order/cert', 'kid', (req, ctx) => certificate(service, req, p(ctx, 'order')));
+    post(
+      'authorization/:authz',
+      'kid',
+      command((req, ctx) => authorization(service, req, p(ctx, 'authz'))),
+    );
+    post(
+      'challenge/:authz/:type',
+      'kid',
+      command((req, ctx) => respond(service, req, p(ctx, 'authz'), p(ctx, 'type'))),
+    );
+    post(
+      'revoke-cert',
+      'either',
+      command((req) => revokeCert(service, req)),
+    );
   }
 }

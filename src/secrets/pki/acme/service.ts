@@ -140,7 +140,7 @@ export class AcmeService {
     meta: AuditMetadata,
     options?: NewStream,
   ): void {
-    this.authority.core.handler.handleSync(stream, decider, () => [event], meta, options);
+    this.authority.append(stream, decider, () => [event], meta, options);
   }
 }
 

@@ -74,64 +74,74 @@ function checkResolver(v: string): string {
  * paths; only the ACME protocol paths do not.
  */
 export function acmeSettingsRoutes(r: Router, service: AcmeService, { id }: RouteScope): void {
+  // Inside a command (`authority.run`): each route's read, check and record are one.
   const record = (ctx: Parameters<typeof meta>[0], event: AcmeSettingsEvent) =>
     service.record.settings(id, event, meta(ctx));
+  const command = <T>(fn: () => T): Promise<T> => service.authority.run(fn);
 
   r.get('/config/cluster', (ctx) => send(ctx, service.cluster(id)));
-  r.post('/config/cluster', (ctx) => {
+  r.post('/config/cluster', async (ctx) => {
     const b = fields(ctx, CONFIG_CLUSTER);
-    const old = service.cluster(id);
-    const config: ClusterConfig = {
-      path: checkUrl('path', b.get('path') ?? old.path),
-      aia_path: checkUrl('aia_path', b.get('aia_path') ?? old.aia_path),
-    };
-    record(ctx, { type: 'PkiClusterConfigured', data: { mount: id, config } });
+    const config = await command(() => {
+      const old = service.cluster(id);
+      const config: ClusterConfig = {
+        path: checkUrl('path', b.get('path') ?? old.path),
+        aia_path: checkUrl('aia_path', b.get('aia_path') ?? old.aia_path),
+      };
+      record(ctx, { type: 'PkiClusterConfigured', data: { mount: id, config } });
+      return config;
+    });
     reply(ctx, b, config);
   });
 
   r.get('/config/acme', (ctx) => send(ctx, service.config(id)));
-  r.post('/config/acme', (ctx) => {
+  r.post('/config/acme', async (ctx) => {
     const b = fields(ctx, CONFIG_ACME);
-    const old = service.config(id);
-    const config: AcmeConfig = {
-      enabled: b.get('enabled') ?? old.enabled,
-      allowed_issuers: b.get('allowed_issuers') ?? old.allowed_issuers,
-      allowed_roles: b.get('allowed_roles') ?? old.allowed_roles,
-      allow_role_ext_key_usage: b.get('allow_role_ext_key_usage') ?? old.allow_role_ext_key_usage,
-      default_directory_policy: checkPolicy(
-        service,
-        id,
-        b.get('default_directory_policy') ?? old.default_directory_policy,
-      ),
-      dns_resolver: checkResolver(b.get('dns_resolver') ?? old.dns_resolver),
-      eab_policy: checkEabPolicy(b.get('eab_policy') ?? old.eab_policy),
-    };
-    for (const ref of config.allowed_issuers)
-      if (ref !== '*') service.authority.resolveIssuer(id, ref);
-    if (config.enabled && !service.cluster(id).path)
-      throw new ValidationError(
-        "ACME feature requires local cluster 'path' field configuration to be set",
-      );
-    record(ctx, { type: 'PkiAcmeConfigured', data: { mount: id, config } });
+    const config = await command(() => {
+      const old = service.config(id);
+      const config: AcmeConfig = {
+        enabled: b.get('enabled') ?? old.enabled,
+        allowed_issuers: b.get('allowed_issuers') ?? old.allowed_issuers,
+        allowed_roles: b.get('allowed_roles') ?? old.allowed_roles,
+        allow_role_ext_key_usage: b.get('allow_role_ext_key_usage') ?? old.allow_role_ext_key_usage,
+        default_directory_policy: checkPolicy(
+          service,
+          id,
+          b.get('default_directory_policy') ?? old.default_directory_policy,
+        ),
+        dns_resolver: checkResolver(b.get('dns_resolver') ?? old.dns_resolver),
+        eab_policy: checkEabPolicy(b.get('eab_policy') ?? old.eab_policy),
+      };
+      for (const ref of config.allowed_issuers)
+        if (ref !== '*') service.authority.resolveIssuer(id, ref);
+      if (config.enabled && !service.cluster(id).path)
+        throw new ValidationError(
+          "ACME feature requires local cluster 'path' field configuration to be set",
+        );
+      record(ctx, { type: 'PkiAcmeConfigured', data: { mount: id, config } });
+      return config;
+    });
     reply(ctx, b, config);
   });
 
   for (const prefix of DIRECTORY_PREFIXES) {
-    r.post(`${prefix}/acme/new-eab`, (ctx) => {
+    r.post(`${prefix}/acme/new-eab`, async (ctx) => {
       const dir = directoryOf(ctx);
       const eabId = service.authority.core.ids.uuid();
       const key = randomBytes(32).toString('base64url');
       const createdOn = rfc3339(service.now());
-      record(ctx, {
-        type: 'AcmeEabKeyCreated',
-        data: {
-          mount: id,
-          eabId,
-          key: service.authority.core.sealer.seal(key),
-          directory: directoryName(dir),
-          createdOn,
-        },
-      });
+      await command(() =>
+        record(ctx, {
+          type: 'AcmeEabKeyCreated',
+          data: {
+            mount: id,
+            eabId,
+            key: service.authority.core.sealer.seal(key),
+            directory: directoryName(dir),
+            createdOn,
+          },
+        }),
+      );
       send(ctx, {
         id: eabId,
         key_type: 'hs',
@@ -161,11 +171,12 @@ export function acmeSettingsRoutes(r: Router, service: AcmeService, { id }: Rout
       ),
     );
   });
-  r.delete('/eab/:key_id', (ctx) => {
+  r.delete('/eab/:key_id', async (ctx) => {
     const eabId = param(ctx, 'key_id');
-    if (service.q.eab(id, eabId)) {
-      record(ctx, { type: 'AcmeEabKeyDeleted', data: { mount: id, eabId } });
-    }
+    await command(() => {
+      if (service.q.eab(id, eabId))
+        record(ctx, { type: 'AcmeEabKeyDeleted', data: { mount: id, eabId } });
+    });
     ctx.status = 204;
     ctx.body = null;
   });

@@ -172,7 +172,7 @@ export async function externalIssue(
   const record = (
     data: Omit<ConsultationData, 'mount' | 'requestUuid' | 'mode' | 'policy' | 'request'>,
   ) =>
-    authority.core.handler.handleSync(
+    authority.append(
       streams.consultation(r.mount, requestUuid),
       consultationDecider,
       () => [
@@ -190,8 +190,13 @@ export async function externalIssue(
       ],
       r.meta,
     );
-  const refuse = (outcome: 'refused' | 'failed', answer: string, err: ValidationError): never => {
-    record({ outcome, answer, detail: err.message, serial: '' });
+  /** Records the refusal (a command of its own, kept), then answers with it. */
+  const refuse = async (
+    outcome: 'refused' | 'failed',
+    answer: string,
+    err: ValidationError,
+  ): Promise<never> => {
+    await authority.run(() => record({ outcome, answer, detail: err.message, serial: '' }));
     throw err;
   };
 
@@ -210,56 +215,67 @@ export async function externalIssue(
       answerText,
       new ValidationError(`external policy service refused the request: ${answer.error}`),
     );
-  let built: { der: Buffer; serial: Buffer; issuerId: string; notAfter: Date; chain: string[] };
-  try {
-    const issuer = answer.issuer_ref
-      ? authority.resolveIssuer(r.mount, answer.issuer_ref)
-      : requested;
-    const signer = authority.signer(r.mount, issuer, 'issuing-certificates');
-    const template = readTemplate(answer, csr.spki, signer.cert);
-    const extensions = [
-      ...templateExtensions(template, r.mode, signer.cert),
-      ext.subjectKeyId(keyIdentifier(csr.spki)),
-      ...(signer.cert.subjectKeyId ? [ext.authorityKeyId(signer.cert.subjectKeyId)] : []),
-      ...urlExtensions(urls),
-    ];
-    const serial = randomSerial();
-    built = {
-      der: buildCertificate({
-        serial,
-        issuer: signer.cert.subject,
-        subject: template.subject,
-        notBefore: template.notBefore,
-        notAfter: template.notAfter,
-        spki: csr.spki,
-        extensions,
-        scheme: signer.scheme,
-        signingKey: signer.key,
-      }),
-      serial,
-      issuerId: issuer.issuer_id,
-      notAfter: template.notAfter,
-      chain: authority.chain(r.mount, issuer),
-    };
-  } catch (e) {
-    if (e instanceof ValidationError) return refuse('refused', answerText, e);
-    throw e;
-  }
-  const serialHex = serialText(built.serial);
+  type Built = { der: Buffer; serial: Buffer; issuerId: string; notAfter: Date; chain: string[] };
+  // The issuer, the serial and the record are decided in one command, on the state as it is then;
+  // a refusal of the answer is recorded by that command and kept (it is returned, not thrown).
+  const decided = await authority.run(
+    (): { built: Built; serialHex: string } | { refused: ValidationError } => {
+      let built: Built;
+      try {
+        const issuer = answer.issuer_ref
+          ? authority.resolveIssuer(r.mount, answer.issuer_ref)
+          : requested;
+        const signer = authority.signer(r.mount, issuer, 'issuing-certificates');
+        const template = readTemplate(answer, csr.spki, signer.cert);
+        const extensions = [
+          ...templateExtensions(template, r.mode, signer.cert),
+          ext.subjectKeyId(keyIdentifier(csr.spki)),
+          ...(signer.cert.subjectKeyId ? [ext.authorityKeyId(signer.cert.subjectKeyId)] : []),
+          ...urlExtensions(urls),
+        ];
+        const serial = randomSerial();
+        built = {
+          der: buildCertificate({
+            serial,
+            issuer: signer.cert.subject,
+            subject: template.subject,
+            notBefore: template.notBefore,
+            notAfter: template.notAfter,
+            spki: csr.spki,
+            extensions,
+            scheme: signer.scheme,
+            signingKey: signer.key,
+          }),
+          serial,
+          issuerId: issuer.issuer_id,
+          notAfter: template.notAfter,
+          chain: authority.chain(r.mount, issuer),
+        };
+      } catch (e) {
+        if (e instanceof ValidationError) {
+          record({ outcome: 'refused', answer: answerText, detail: e.message, serial: '' });
+          return { refused: e };
+        }
+        throw e;
+      }
+      const serialHex = serialText(built.serial);
+      const issued = parseCertificate(built.der);
+      record({ outcome: 'approved', answer: answerText, detail: '', serial: serialHex });
+      authority.recordIssued(r.mount, r.meta, {
+        serial: serialHex,
+        issuerId: built.issuerId,
+        certificate: pem('CERTIFICATE', built.der),
+        notAfter: built.notAfter,
+        commonName: issued.commonName,
+        isCa: r.mode === 'ica',
+        stored: answer.store_certificate,
+      });
+      return { built, serialHex };
+    },
+  );
+  if ('refused' in decided) throw decided.refused;
+  const { built, serialHex } = decided;
   const certificatePem = pem('CERTIFICATE', built.der);
-  const issued = parseCertificate(built.der);
-  authority.atomically(() => {
-    record({ outcome: 'approved', answer: answerText, detail: '', serial: serialHex });
-    authority.recordIssued(r.mount, r.meta, {
-      serial: serialHex,
-      issuerId: built.issuerId,
-      certificate: certificatePem,
-      notAfter: built.notAfter,
-      commonName: issued.commonName,
-      isCa: r.mode === 'ica',
-      stored: answer.store_certificate,
-    });
-  });
   const data = encodeIssued(
     {
       certificate: built.der,

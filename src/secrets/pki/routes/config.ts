@@ -30,16 +30,16 @@ export function configRoutes(r: Router, settings: PkiSettings, { id }: RouteScop
     enable_templating: false,
   });
   r.get('/config/urls', (ctx) => send(ctx, urlsView(authority.urls(id))));
-  const setUrls = (ctx: Context) => {
+  const setUrls = async (ctx: Context) => {
     const b = fields(ctx, CONFIG_URLS);
-    reply(ctx, b, urlsView(settings.setUrls(id, b, meta(ctx))));
+    reply(ctx, b, urlsView(await settings.setUrls(id, b, meta(ctx))));
   };
   r.post('/config/urls', setUrls);
 
   r.get('/config/crl', (ctx) => send(ctx, crlView(authority.crlConfig(id))));
-  const setCrl = (ctx: Context) => {
+  const setCrl = async (ctx: Context) => {
     const b = fields(ctx, CONFIG_CRL);
-    reply(ctx, b, crlView(settings.setCrl(id, b, meta(ctx))));
+    reply(ctx, b, crlView(await settings.setCrl(id, b, meta(ctx))));
   };
   r.post('/config/crl', setCrl);
 
@@ -49,22 +49,22 @@ export function configRoutes(r: Router, settings: PkiSettings, { id }: RouteScop
       authority.q.config<{ at: string }>(id, 'external-policy-success')?.at,
     );
   r.get('/config/external-policy', (ctx) => send(ctx, externalView()));
-  r.post('/config/external-policy', (ctx) => {
+  r.post('/config/external-policy', async (ctx) => {
     const b = fields(ctx, CONFIG_EXTERNAL_POLICY);
-    settings.setExternalPolicy(id, b, meta(ctx));
+    await settings.setExternalPolicy(id, b, meta(ctx));
     reply(ctx, b, externalView());
   });
 
-  r.get('/crl/rotate-delta', (ctx) => {
-    const on = settings.rotateDeltaCrls(id, meta(ctx));
+  r.get('/crl/rotate-delta', async (ctx) => {
+    const on = await settings.rotateDeltaCrls(id, meta(ctx));
     send(
       ctx,
       { success: true },
       on ? [] : ['requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op'],
     );
   });
-  r.get('/crl/rotate', (ctx) => {
-    settings.rotateCrls(id, meta(ctx));
+  r.get('/crl/rotate', async (ctx) => {
+    await settings.rotateCrls(id, meta(ctx));
     send(ctx, { success: true });
   });
 }

@@ -54,15 +54,15 @@ export function issueRoutes(r: Router, authority: Authority, { id, mount }: Rout
       const out = await issue(authority, id, meta(ctx), d.get('role'), ref(ctx), d);
       reply(ctx, d, out.data, out.warnings);
     });
-    r.post(`${prefix}/sign/:role`, (ctx) => {
+    r.post(`${prefix}/sign/:role`, async (ctx) => {
       const d = fields(ctx, paths.sign);
-      const out = sign(authority, id, meta(ctx), d.get('role'), ref(ctx), d);
+      const out = await sign(authority, id, meta(ctx), d.get('role'), ref(ctx), d);
       reply(ctx, d, out.data, out.warnings);
     });
     for (const path of [paths.verbatim, paths.verbatimRole]) {
-      r.post(`/${path.pattern}`, (ctx) => {
+      r.post(`/${path.pattern}`, async (ctx) => {
         const d = fields(ctx, path);
-        const out = signVerbatim(authority, id, meta(ctx), d.get('role'), ref(ctx), d);
+        const out = await signVerbatim(authority, id, meta(ctx), d.get('role'), ref(ctx), d);
         reply(ctx, d, out.data, out.warnings);
       });
     }
@@ -88,14 +88,14 @@ export function issueRoutes(r: Router, authority: Authority, { id, mount }: Rout
       });
     }
   }
-  r.post('/root/sign-intermediate', (ctx) => {
+  r.post('/root/sign-intermediate', async (ctx) => {
     const d = fields(ctx, SIGN_INTERMEDIATE);
-    const out = signIntermediate(authority, id, meta(ctx), 'default', d);
+    const out = await signIntermediate(authority, id, meta(ctx), 'default', d);
     reply(ctx, d, out.data, out.warnings);
   });
-  r.post('/issuer/:issuer_ref/sign-intermediate', (ctx) => {
+  r.post('/issuer/:issuer_ref/sign-intermediate', async (ctx) => {
     const d = fields(ctx, ISSUER_SIGN_INTERMEDIATE);
-    const out = signIntermediate(authority, id, meta(ctx), d.get('issuer_ref'), d);
+    const out = await signIntermediate(authority, id, meta(ctx), d.get('issuer_ref'), d);
     reply(ctx, d, out.data, out.warnings);
   });
   r.post('/root/sign-self-issued', (ctx) => {

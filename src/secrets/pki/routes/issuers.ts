@@ -87,15 +87,21 @@ export function issuerRoutes(r: Router, pki: PkiService, { id }: RouteScope): vo
     [IMPORT_BUNDLE, true],
     [IMPORT_CERT, false],
   ] as const) {
-    r.post(`/${path.pattern}`, (ctx) => {
+    r.post(`/${path.pattern}`, async (ctx) => {
       const d = fields(ctx, path);
-      const out = importBundle(authority, id, meta(ctx), d.get('pem_bundle') ?? '', allowKeys);
+      const out = await importBundle(
+        authority,
+        id,
+        meta(ctx),
+        d.get('pem_bundle') ?? '',
+        allowKeys,
+      );
       reply(ctx, d, out.data, out.warnings);
     });
   }
-  r.post('/intermediate/set-signed', (ctx) => {
+  r.post('/intermediate/set-signed', async (ctx) => {
     const d = fields(ctx, SET_SIGNED);
-    const out = importBundle(authority, id, meta(ctx), d.get('certificate') ?? '', false);
+    const out = await importBundle(authority, id, meta(ctx), d.get('certificate') ?? '', false);
     reply(ctx, d, out.data, out.warnings);
   });
 
@@ -123,19 +129,19 @@ export function issuerRoutes(r: Router, pki: PkiService, { id }: RouteScope): vo
     send(ctx, issuerView(authority, id, authority.resolveIssuer(id, param(ctx, 'ref')))),
   );
 
-  const update = (patch: boolean) => (ctx: Context) => {
+  const update = (patch: boolean) => async (ctx: Context) => {
     const d = fields(ctx, ISSUER);
-    const updated = pki.updateIssuer(id, d, patch, meta(ctx));
+    const updated = await pki.updateIssuer(id, d, patch, meta(ctx));
     reply(ctx, d, updated ? issuerView(authority, id, updated) : null);
   };
   r.post('/issuer/:ref', update(false));
   r.patch('/issuer/:ref', update(true));
-  r.post('/issuer/:ref/revoke', (ctx) => {
-    const updated = pki.revokeIssuer(id, param(ctx, 'ref'), meta(ctx));
+  r.post('/issuer/:ref/revoke', async (ctx) => {
+    const updated = await pki.revokeIssuer(id, param(ctx, 'ref'), meta(ctx));
     send(ctx, updated ? issuerView(authority, id, updated) : null);
   });
-  r.delete('/issuer/:ref', (ctx) => {
-    const warnings = pki.deleteIssuer(id, param(ctx, 'ref'), meta(ctx));
+  r.delete('/issuer/:ref', async (ctx) => {
+    const warnings = await pki.deleteIssuer(id, param(ctx, 'ref'), meta(ctx));
     if (warnings.length) send(ctx, null, warnings);
     else {
       ctx.status = 204;
@@ -150,17 +156,17 @@ export function issuerRoutes(r: Router, pki: PkiService, { id }: RouteScope): vo
       default_follows_latest_issuer: d.defaultFollowsLatestIssuer,
     });
   });
-  const setDefault = (fallback: string) => (ctx: Context) => {
+  const setDefault = (fallback: string) => async (ctx: Context) => {
     const d = fields(ctx, fallback ? ROOT_REPLACE : CONFIG_ISSUERS);
-    const set = pki.setDefaultIssuer(id, d, fallback, meta(ctx));
+    const set = await pki.setDefaultIssuer(id, d, fallback, meta(ctx));
     reply(ctx, d, { default: set.defaultIssuer, default_follows_latest_issuer: set.follows });
   };
   r.post('/config/issuers', setDefault(''));
   // root/replace makes an issuer (by default the one named "next") the default.
   r.post('/root/replace', setDefault('next'));
 
-  r.delete('/root', (ctx) => {
-    pki.deleteRoot(id, meta(ctx));
+  r.delete('/root', async (ctx) => {
+    await pki.deleteRoot(id, meta(ctx));
     send(ctx, null, [
       'DELETE /root deletes all keys and issuers; prefer the new multi-issuer directives (DELETE /issuer/:ref and DELETE /key/:ref) for finer control',
     ]);

@@ -33,7 +33,7 @@ export function keyRoutes(r: Router, pki: PkiService, { id }: RouteScope): void 
     const name = checkKeyName(b.get('key_name') ?? '');
     const spec = normaliseKeySpec(b.get('key_type'), b.get('key_bits'));
     const { privateKey } = await generateKeyPair(spec);
-    const keyId = pki.createKey(id, privateKey, name, meta(ctx));
+    const keyId = await pki.createKey(id, privateKey, name, meta(ctx));
     reply(ctx, b, {
       key_id: keyId,
       key_name: name,
@@ -42,19 +42,26 @@ export function keyRoutes(r: Router, pki: PkiService, { id }: RouteScope): void 
     });
   });
 
-  r.post('/keys/import', (ctx) => {
+  r.post('/keys/import', async (ctx) => {
     const b = fields(ctx, KEYS_IMPORT);
     const bundle = b.get('pem_bundle') ?? '';
     const block = pemBlocks(bundle).find((x) => /PRIVATE KEY$/.test(x.label));
     if (!block) throw new ValidationError('no private key found in pem_bundle');
     const key = parsePrivateKey(bundle);
-    const existing = authority.keyFor(id, spkiDer(key));
-    if (existing) {
-      reply(ctx, b, keyView(existing), ['key already exists in this mount; nothing was imported']);
+    // Whether the mount has the key is decided in the command, so two imports store it once.
+    const out = await authority.run((): { existing: KeyRow } | { keyId: string } => {
+      const existing = authority.keyFor(id, spkiDer(key));
+      if (existing) return { existing };
+      const name = checkKeyName(b.get('key_name') ?? '');
+      return { keyId: authority.createKey(id, meta(ctx), key, name) };
+    });
+    if ('existing' in out) {
+      reply(ctx, b, keyView(out.existing), [
+        'key already exists in this mount; nothing was imported',
+      ]);
       return;
     }
-    const keyId = pki.createKey(id, key, b.get('key_name') ?? '', meta(ctx));
-    const row = authority.q.key(id, keyId);
+    const row = authority.q.key(id, out.keyId);
     reply(ctx, b, row ? keyView(row) : null);
   });
 
@@ -70,23 +77,23 @@ export function keyRoutes(r: Router, pki: PkiService, { id }: RouteScope): void 
 
   r.get('/key/:ref', (ctx) => send(ctx, keyView(authority.resolveKey(id, param(ctx, 'ref')))));
 
-  const rename = (ctx: Context) => {
+  const rename = async (ctx: Context) => {
     const b = fields(ctx, KEY);
-    const row = pki.renameKey(id, b.get('ref'), b.get('key_name') ?? '', meta(ctx));
+    const row = await pki.renameKey(id, b.get('ref'), b.get('key_name') ?? '', meta(ctx));
     reply(ctx, b, keyView(row));
   };
   r.post('/key/:ref', rename);
   r.patch('/key/:ref', rename);
 
-  r.delete('/key/:ref', (ctx) => {
-    pki.deleteKey(id, param(ctx, 'ref'), meta(ctx));
+  r.delete('/key/:ref', async (ctx) => {
+    await pki.deleteKey(id, param(ctx, 'ref'), meta(ctx));
     ctx.status = 204;
     ctx.body = null;
   });
 
   r.get('/config/keys', (ctx) => send(ctx, { default: authority.defaultKey(id) }));
-  r.post('/config/keys', (ctx) => {
+  r.post('/config/keys', async (ctx) => {
     const b = fields(ctx, CONFIG_KEYS);
-    reply(ctx, b, { default: pki.setDefaultKey(id, b.get('default') ?? '', meta(ctx)) });
+    reply(ctx, b, { default: await pki.setDefaultKey(id, b.get('default') ?? '', meta(ctx)) });
   });
 }

@@ -15,10 +15,10 @@ export function roleRoutes(r: Router, pki: PkiService, { id }: RouteScope): void
     return n;
   };
 
-  const write = (ctx: Parameters<typeof fields>[0], patch: boolean) => {
+  const write = async (ctx: Parameters<typeof fields>[0], patch: boolean) => {
     const roleName = name(ctx);
     const d = fields(ctx, ROLE);
-    const { role, warnings } = pki.writeRole(id, roleName, d, patch, meta(ctx));
+    const { role, warnings } = await pki.writeRole(id, roleName, d, patch, meta(ctx));
     reply(ctx, d, roleToWire(role), warnings);
   };
 
@@ -34,8 +34,8 @@ export function roleRoutes(r: Router, pki: PkiService, { id }: RouteScope): void
   });
   r.post('/roles/:name', (ctx) => write(ctx, false));
   r.patch('/roles/:name', (ctx) => write(ctx, true));
-  r.delete('/roles/:name', (ctx) => {
-    pki.deleteRole(id, name(ctx), meta(ctx));
+  r.delete('/roles/:name', async (ctx) => {
+    await pki.deleteRole(id, name(ctx), meta(ctx));
     ctx.status = 204;
     ctx.body = null;
   });

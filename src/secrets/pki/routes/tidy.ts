@@ -49,7 +49,7 @@ export function tidyRoutes(r: Router, authority: Authority, { id }: RouteScope):
     ctx.set('Content-Type', 'application/json');
   };
 
-  r.post('/tidy', (ctx) => {
+  r.post('/tidy', async (ctx) => {
     const b = fields(ctx, TIDY_PATH);
     const params: TidyParams = {
       safetyBuffer: safetyBuffer(b, 72 * 3600),
@@ -62,7 +62,7 @@ export function tidyRoutes(r: Router, authority: Authority, { id }: RouteScope):
         ...notRun(b),
         ...b.warnings,
       ]);
-    const started = startTidy(authority, id, meta(ctx), params, false);
+    const started = await startTidy(authority, id, meta(ctx), params, false);
     accepted(ctx, [
       started
         ? "Tidy operation successfully started. Any information from the operation will be printed to Keel's server logs."
@@ -74,30 +74,31 @@ export function tidyRoutes(r: Router, authority: Authority, { id }: RouteScope):
 
   r.get('/tidy-status', (ctx) => send(ctx, tidyStatusView(authority, id)));
 
-  r.post('/tidy-cancel', (ctx) => {
-    if (!cancelTidy(authority, id, meta(ctx)))
+  r.post('/tidy-cancel', async (ctx) => {
+    if (!(await cancelTidy(authority, id, meta(ctx))))
       return send(ctx, null, ['Tidy operation cannot be cancelled as none is currently running.']);
     send(ctx, tidyStatusView(authority, id));
   });
 
   r.get('/config/auto-tidy', (ctx) => send(ctx, autoTidyConfig(authority, id)));
-  r.post('/config/auto-tidy', (ctx) => {
+  r.post('/config/auto-tidy', async (ctx) => {
     const b = fields(ctx, AUTO_TIDY);
-    const c = autoTidyConfig(authority, id);
-    const next: AutoTidyConfig = {
-      enabled: b.get('enabled') ?? c.enabled,
-      interval_duration: b.get('interval_duration') ?? c.interval_duration,
-      safety_buffer: safetyBuffer(b, c.safety_buffer),
-      tidy_cert_store: b.get('tidy_cert_store') ?? c.tidy_cert_store,
-      tidy_revoked_certs: b.get('tidy_revoked_certs') ?? c.tidy_revoked_certs,
-    };
-    if (next.interval_duration <= 0)
-      throw new ValidationError('interval_duration must be greater than zero');
-    if (next.enabled && !next.tidy_cert_store && !next.tidy_revoked_certs)
-      throw new ValidationError(
-        'Auto-tidy enabled but no tidy operations were requested. Enable at least one tidy operation to be run (tidy_cert_store or tidy_revoked_certs).',
-      );
-    configureAutoTidy(authority, id, meta(ctx), next);
+    const next = await configureAutoTidy(authority, id, meta(ctx), (c) => {
+      const next: AutoTidyConfig = {
+        enabled: b.get('enabled') ?? c.enabled,
+        interval_duration: b.get('interval_duration') ?? c.interval_duration,
+        safety_buffer: safetyBuffer(b, c.safety_buffer),
+        tidy_cert_store: b.get('tidy_cert_store') ?? c.tidy_cert_store,
+        tidy_revoked_certs: b.get('tidy_revoked_certs') ?? c.tidy_revoked_certs,
+      };
+      if (next.interval_duration <= 0)
+        throw new ValidationError('interval_duration must be greater than zero');
+      if (next.enabled && !next.tidy_cert_store && !next.tidy_revoked_certs)
+        throw new ValidationError(
+          'Auto-tidy enabled but no tidy operations were requested. Enable at least one tidy operation to be run (tidy_cert_store or tidy_revoked_certs).',
+        );
+      return next;
+    });
     reply(ctx, b, next, notRun(b));
   });
 }
