@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { benchAws } from './aws.js';
 import { benchCli } from './cli.js';
 import { benchCloud } from './cloud.js';
+import { benchCommandPath } from './command-path.js';
 import { benchCore } from './core.js';
 import { benchPki } from './pki.js';
 import { benchReadModels } from './read-models.js';
@@ -24,6 +25,7 @@ const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'workers', run: benchWorkers },
   { name: 'store', run: benchStore },
   { name: 'read-models', run: benchReadModels },
+  { name: 'command-path', run: benchCommandPath },
 ];
 
 const only = process.argv.slice(2);

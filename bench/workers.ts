@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bootstrap } from '../src/app.js';
@@ -38,7 +38,11 @@ export interface KeelServe {
  * The real daemon, `keel serve` on a fresh data directory and a loopback port the OS picks, with
  * `args` added to its defaults; resolves once it logs that it is serving (over HTTP or HTTPS).
  */
-export async function startKeel(name: string, args: readonly string[]): Promise<KeelServe> {
+export async function startKeel(
+  name: string,
+  args: readonly string[],
+  env: Record<string, string> = {},
+): Promise<KeelServe> {
   const dir = mkdtempSync(join(tmpdir(), `keel-bench-${name}-`));
   const child = spawn(
     process.execPath,
@@ -55,7 +59,7 @@ export async function startKeel(name: string, args: readonly string[]): Promise<
     ],
     {
       cwd: ROOT,
-      env: { ...process.env, KEEL_LOG_LEVEL: 'info' },
+      env: { ...process.env, KEEL_LOG_LEVEL: 'info', ...env },
       stdio: ['ignore', 'pipe', 'inherit'],
     },
   );
@@ -68,7 +72,11 @@ export async function startKeel(name: string, args: readonly string[]): Promise<
     });
     child.once('exit', (code) => reject(new Error(`the daemon exited with ${code}:\n${out}`)));
   });
-  const boot = JSON.parse(readFileSync(join(dir, 'bootstrap.json'), 'utf8')) as Bootstrap;
+  const bootFile = join(dir, 'bootstrap.json');
+  // A node joining a log that another bootstrapped has no bootstrap file of its own.
+  const boot = (
+    existsSync(bootFile) ? JSON.parse(readFileSync(bootFile, 'utf8')) : null
+  ) as Bootstrap;
   return {
     url,
     pid: child.pid!,

@@ -97,7 +97,10 @@ export class CommandHandler {
     metadata: AuditMetadata,
     options: { newStream?: boolean } = {},
   ): Promise<Handled<S, E>> {
-    return this.#batches.submit(() => this.handleSync(stream, decider, decide, metadata, options));
+    // One command writes only in its append, which undoes itself when it fails.
+    return this.#batches.submit(() => this.handleSync(stream, decider, decide, metadata, options), {
+      undoesItself: true,
+    });
   }
 
   /**

@@ -1,0 +1,275 @@
+/**
+ * The asynchronous command path (DESIGN §10, ADR 0100), each number beside its peer in the same
+ * run, on the real daemon as shipped (`keel serve`, default `--sync full`, rate limits off):
+ *
+ * - EC P-256 issue at 16 clients against cfssl `newcert` at 16 clients, the same lean client;
+ * - `--sync full` (the default) against `--sync normal`;
+ * - the latency of reads (`GET pki/ca/pem`, `auth/token/lookup-self`) from one more client while
+ *   the 16 issue;
+ * - on one PostgreSQL server (durable, its defaults): one-event writes (a PKI role each) from 16
+ *   clients on one node, against pgbench's one-row INSERT commits at 16 clients; a read's latency
+ *   during those writes; three nodes against one at the same total concurrency.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { PostgresDatabase } from '../src/core/store/postgres.js';
+import { clusterUrl, startCluster } from '../test/support/postgres.js';
+import { concurrently } from './cpu.js';
+import { call } from './http.js';
+import { ecIssuer, post, rate, startCfssl } from './pki-support.js';
+import { percentile, round, type BenchResult } from './support.js';
+import { startKeel, type KeelServe } from './workers.js';
+
+const CLIENTS = 16;
+const ISSUES = 4000;
+const WRITES = 3000;
+const SEAL_KEY = Buffer.alloc(32, 7).toString('base64');
+
+const daemon = (name: string, args: readonly string[] = [], env: Record<string, string> = {}) =>
+  startKeel(name, ['--rate-limit', 'false', ...args], env);
+
+const pkiOf = (d: KeelServe, token: string) => (path: string, body: unknown) =>
+  post(`${d.url}/v1/pki/${path}`, body, { 'x-vault-token': token });
+
+/** Runs `load`; meanwhile one more client calls `probe` in a loop. Answers the probe's latencies (ms). */
+async function probeDuring(
+  load: () => Promise<unknown>,
+  probe: () => Promise<void>,
+): Promise<number[]> {
+  let done = false;
+  const latencies: number[] = [];
+  const probing = (async () => {
+    while (!done) {
+      const start = performance.now();
+      await probe();
+      latencies.push(performance.now() - start);
+    }
+  })();
+  try {
+    await load();
+  } finally {
+    done = true;
+    await probing;
+  }
+  return latencies;
+}
+
+const get = async (url: string, headers: Record<string, string>) => {
+  const res = await call(url, { headers });
+  if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
+};
+
+/** EC issue at 16 clients on a daemon started with `args`, and the reads' latency meanwhile. */
+async function issueWithReads(name: string, args: readonly string[]) {
+  const d = await daemon(name, args);
+  try {
+    const token = d.boot.secrets.root_token;
+    const headers = { 'x-vault-token': token };
+    const pki = pkiOf(d, token);
+    await ecIssuer(pki);
+    const issue = async (i: number) =>
+      void (await pki('issue/ec', { common_name: `${name}-${i}.example.com` }));
+    const perSecond = await rate(ISSUES, CLIENTS, issue);
+    const run = concurrently(CLIENTS, issue);
+    const caPem = await probeDuring(
+      () => run(ISSUES / 2, ISSUES * 2),
+      () => get(`${d.url}/v1/pki/ca/pem`, headers),
+    );
+    const lookup = await probeDuring(
+      () => run(ISSUES / 2, ISSUES * 3),
+      () => get(`${d.url}/v1/auth/token/lookup-self`, headers),
+    );
+    return { perSecond, caPem, lookup };
+  } finally {
+    await d.stop();
+  }
+}
+
+function pgbenchTps(socketDir: string, database: string, dir: string, seconds: number): number {
+  const script = join(dir, 'insert.sql');
+  writeFileSync(
+    script,
+    "INSERT INTO events (stream, version, type, time, data, metadata, hash) VALUES ('bench', 1, 'PkiRoleWritten', '2026-01-01T00:00:00.000Z', '{\"mount\":\"pki\",\"name\":\"r\"}', '{}', repeat('x', 64));\n",
+  );
+  const out = execFileSync(
+    'pgbench',
+    [
+      '-n',
+      '-c',
+      String(CLIENTS),
+      '-j',
+      '2',
+      '-T',
+      String(seconds),
+      '-f',
+      script,
+      '-h',
+      socketDir,
+      '-U',
+      'postgres',
+      database,
+    ],
+    { encoding: 'utf8' },
+  );
+  const m = /tps = ([\d.]+) \(without initial connection time\)/.exec(out);
+  if (m === null) throw new Error(`pgbench printed no rate:\n${out}`);
+  return Number(m[1]);
+}
+
+function createDatabase(socketDir: string, name: string): string {
+  const admin = new PostgresDatabase(clusterUrl(socketDir));
+  try {
+    admin.exec(`CREATE DATABASE ${name}`);
+  } finally {
+    admin.close();
+  }
+  return clusterUrl(socketDir, name);
+}
+
+/** One-event writes from 16 clients spread over `nodes`; a read's latency meanwhile on the first. */
+async function roleWrites(nodes: readonly KeelServe[], token: string, tag: string) {
+  const headers = { 'x-vault-token': token };
+  const write = async (i: number) => {
+    const d = nodes[i % nodes.length]!;
+    await post(
+      `${d.url}/v1/pki/roles/${tag}-${i % 500}`,
+      { allowed_domains: 'example.com' },
+      headers,
+    );
+  };
+  const run = concurrently(CLIENTS, write);
+  await run(500, WRITES * 4);
+  let perSecond = 0;
+  const reads = await probeDuring(
+    async () => {
+      const start = performance.now();
+      await run(WRITES, 0);
+      perSecond = WRITES / ((performance.now() - start) / 1000);
+    },
+    () => get(`${nodes[0]!.url}/v1/pki/roles/${tag}-1`, headers),
+  );
+  return { perSecond, reads };
+}
+
+async function postgresRows(): Promise<BenchResult[]> {
+  const cluster = startCluster({ durable: true });
+  const dir = mkdtempSync(join(tmpdir(), 'keel-bench-command-path-'));
+  const started: KeelServe[] = [];
+  try {
+    const rawUrl = createDatabase(cluster.socketDir, 'raw');
+    const raw = new PostgresDatabase(rawUrl);
+    raw.exec(`CREATE TABLE events (position BIGSERIAL PRIMARY KEY, stream TEXT NOT NULL, version INTEGER NOT NULL,
+      type TEXT NOT NULL, time TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, hash TEXT NOT NULL)`);
+    raw.close();
+
+    const node = async (n: number, url: string) => {
+      const d = await daemon(`pg-${n}`, [], { KEEL_STORE: url, KEEL_SEAL_KEY: SEAL_KEY });
+      started.push(d);
+      return d;
+    };
+    // One node, then three nodes on a database of their own, the same 16 clients each time.
+    const oneUrl = createDatabase(cluster.socketDir, 'one');
+    const one = await node(0, oneUrl);
+    const token = one.boot.secrets.root_token;
+    const pgbench = pgbenchTps(cluster.socketDir, 'raw', dir, 8);
+    const single = await roleWrites([one], token, 'a');
+    const pgbenchAgain = pgbenchTps(cluster.socketDir, 'raw', dir, 8);
+    await one.stop();
+
+    const threeUrl = createDatabase(cluster.socketDir, 'three');
+    const first = await node(1, threeUrl);
+    const three = [first, await node(2, threeUrl), await node(3, threeUrl)];
+    const triple = await roleWrites(three, first.boot.secrets.root_token, 'b');
+    const peer = (pgbench + pgbenchAgain) / 2;
+    return [
+      {
+        name: 'pgbench one-row INSERT commits, 16 clients (PostgreSQL defaults, durable)',
+        value: round(peer),
+        unit: 'commits/s',
+        note: `two runs around Keel's: ${round(pgbench)} and ${round(pgbenchAgain)}`,
+      },
+      {
+        name: 'Keel one-event writes (PKI role) on PostgreSQL, 1 node, 16 clients',
+        value: round(single.perSecond),
+        unit: 'writes/s',
+        note: `${round((100 * single.perSecond) / peer)} % of pgbench (target ≥ 25 %)`,
+      },
+      {
+        name: 'a read (GET pki/roles/:name) on that node during the writes, p50',
+        value: round(percentile(single.reads, 50), 2),
+        unit: 'ms',
+        note: `p99 ${round(percentile(single.reads, 99), 2)} ms over ${single.reads.length} reads (target p50 < 5 ms)`,
+      },
+      {
+        name: 'Keel one-event writes on PostgreSQL, 3 nodes, 16 clients in all',
+        value: round(triple.perSecond),
+        unit: 'writes/s',
+        note: `3 nodes / 1 node = ${(triple.perSecond / single.perSecond).toFixed(2)} (target ≥ 2)`,
+      },
+    ];
+  } finally {
+    await Promise.all(started.map((d) => d.stop()));
+    cluster.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function benchCommandPath(): Promise<BenchResult[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-bench-command-path-'));
+  const results: BenchResult[] = [];
+  const cfssl = await startCfssl(dir);
+  try {
+    const request = {
+      CN: 'leaf.example.com',
+      hosts: ['leaf.example.com'],
+      key: { algo: 'ecdsa', size: 256 },
+    };
+    const newcert = async () => void (await post(`${cfssl.url}/api/v1/cfssl/newcert`, { request }));
+    const full = await issueWithReads('full', []);
+    const peer = await rate(ISSUES, CLIENTS, newcert);
+    const normal = await issueWithReads('normal', ['--sync', 'normal']);
+    const ms = (xs: number[], p: number) => round(percentile(xs, p), 2);
+    results.push(
+      {
+        name: 'pki issue ec P-256, keel serve as shipped (--sync full), 16 clients',
+        value: round(full.perSecond),
+        unit: 'certs/s',
+        note: `Keel/cfssl = ${(full.perSecond / peer).toFixed(2)} (target ≥ 1.0)`,
+      },
+      {
+        name: 'cfssl newcert ec P-256, 16 clients (not stored)',
+        value: round(peer),
+        unit: 'certs/s',
+        note: 'the same lean keep-alive client',
+      },
+      {
+        name: 'pki issue ec P-256, --sync normal, 16 clients',
+        value: round(normal.perSecond),
+        unit: 'certs/s',
+        note: `full/normal = ${(full.perSecond / normal.perSecond).toFixed(2)} (target ≥ 0.9)`,
+      },
+      {
+        name: 'GET pki/ca/pem while 16 clients issue (--sync full), p99',
+        value: ms(full.caPem, 99),
+        unit: 'ms',
+        note: `p50 ${ms(full.caPem, 50)} ms, ${full.caPem.length} reads (target p99 < 5 ms)`,
+      },
+      {
+        name: 'auth/token/lookup-self while 16 clients issue (--sync full), p99',
+        value: ms(full.lookup, 99),
+        unit: 'ms',
+        note: `p50 ${ms(full.lookup, 50)} ms, ${full.lookup.length} reads (target p99 < 5 ms)`,
+      },
+    );
+  } finally {
+    cfssl.proc.kill();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  results.push(...(await postgresRows()));
+  const load = `load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores at the end`;
+  results[0] = { ...results[0]!, note: `${results[0]!.note}; ${load}` };
+  return results;
+}
