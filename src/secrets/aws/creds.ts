@@ -106,7 +106,11 @@ export class CredsService {
     );
     const iam = this.d.clientsFor(mount).iam();
     // Recorded first: a process that dies from here on leaves an open intent the next start resolves.
-    const intent = this.intents.record(mount, { kind: 'iam_user', username, leaseId }, metadata);
+    const intent = await this.intents.record(
+      mount,
+      { kind: 'iam_user', username, leaseId },
+      metadata,
+    );
     let key: { accessKeyId: string; secretAccessKey: string };
     try {
       key = await createIamUser(iam, {
@@ -123,7 +127,7 @@ export class CredsService {
       if (!(e instanceof CloudStepError)) throw e;
       // A CreateUser the provider refused made nothing (the name may be someone else's user).
       if (e.step === 'Error creating IAM user' && answered(e.causeError)) {
-        this.intents.settle(intent.intentId, 'undone', metadata);
+        await this.intents.settle(intent.intentId, 'undone', metadata);
       } else {
         // A half-built user is removed at once (the reference leaves it to a rollback minutes later).
         await this.intents.undo(intent, metadata);
@@ -133,7 +137,7 @@ export class CredsService {
     const now = this.d.core.clock.now();
     const window = this.root.leaseWindow(mount, now);
     try {
-      this.recordLease(
+      await this.recordLease(
         mount,
         name,
         'iam_user',
@@ -150,7 +154,7 @@ export class CredsService {
       await this.intents.undo(intent, metadata);
       throw e;
     }
-    this.intents.settle(intent.intentId, 'completed', metadata);
+    await this.intents.settle(intent.intentId, 'completed', metadata);
     return {
       data: { access_key: key.accessKeyId, secret_key: key.secretAccessKey, session_token: null },
       leaseId,
@@ -237,7 +241,7 @@ export class CredsService {
     }
     const now = this.d.core.clock.now();
     const ttl = Math.max(0, Math.round((creds.expiration.getTime() - now.getTime()) / 1000));
-    this.recordLease(
+    await this.recordLease(
       mount,
       name,
       type,
@@ -302,7 +306,7 @@ export class CredsService {
     }
   }
 
-  private recordLease(
+  private async recordLease(
     mount: MountRef,
     role: string,
     kind: LeaseKind,
@@ -314,8 +318,8 @@ export class CredsService {
     maxExpiresAt: Date,
     renewable: boolean,
     metadata: AuditMetadata,
-  ): void {
-    this.d.core.handler.handleSync(
+  ): Promise<void> {
+    await this.d.core.handler.handle(
       leaseStream(leaseId),
       leaseDecider,
       (): LeaseEvent[] => [

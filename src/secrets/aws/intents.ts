@@ -169,15 +169,19 @@ export class CloudIntents {
     private readonly staticIam: (mount: MountRef, role: string) => Promise<IAMClient>,
   ) {}
 
-  /** Appends the intent; the IAM calls may start once this returns. */
-  record(mount: MountRef, action: IntentAction, metadata: AuditMetadata): OpenIntent {
+  /** Appends the intent; the IAM calls may start once this settles (the intent is durable). */
+  async record(
+    mount: MountRef,
+    action: IntentAction,
+    metadata: AuditMetadata,
+  ): Promise<OpenIntent> {
     const intent: OpenIntent = {
       intentId: this.d.core.ids.id('intent'),
       mount,
       action,
       recordedAt: this.d.core.clock.now().toISOString(),
     };
-    this.d.core.handler.handleSync(
+    await this.d.core.handler.handle(
       intentStream(intent.intentId),
       intentDecider,
       (): IntentEvent[] => [{ type: 'AwsCloudIntentRecorded', data: intent }],
@@ -201,8 +205,8 @@ export class CloudIntents {
     }
   }
 
-  settle(intentId: string, outcome: IntentOutcome, metadata: AuditMetadata): void {
-    this.d.core.handler.handleSync(
+  async settle(intentId: string, outcome: IntentOutcome, metadata: AuditMetadata): Promise<void> {
+    await this.d.core.handler.handle(
       intentStream(intentId),
       intentDecider,
       (): IntentEvent[] => [
@@ -245,14 +249,14 @@ export class CloudIntents {
       case 'iam_user': {
         const { state } = this.d.core.handler.load(leaseStream(action.leaseId), leaseDecider);
         if (state.value !== 'new') {
-          this.settle(intent.intentId, 'completed', metadata);
+          await this.settle(intent.intentId, 'completed', metadata);
           return;
         }
         const iam = this.d.clientsFor(mount).iam();
         if (await this.madeByIntent(iam, action.username, intent.recordedAt)) {
           await deleteIamUser(iam, action.username);
         }
-        this.settle(intent.intentId, 'undone', metadata);
+        await this.settle(intent.intentId, 'undone', metadata);
         return;
       }
       case 'static_key': {
@@ -265,7 +269,7 @@ export class CloudIntents {
           current,
         );
         const done = current !== null && !action.known.includes(current);
-        this.settle(intent.intentId, done ? 'completed' : 'undone', metadata);
+        await this.settle(intent.intentId, done ? 'completed' : 'undone', metadata);
         return;
       }
       case 'root_key': {
@@ -275,7 +279,7 @@ export class CloudIntents {
         const iam = this.d.clientsFor(mount).iam();
         if (rotated) await deleteAccessKey(iam, action.username, action.previous);
         else await deleteUnknownKeys(iam, action.username, action.known, current);
-        this.settle(intent.intentId, rotated ? 'completed' : 'undone', metadata);
+        await this.settle(intent.intentId, rotated ? 'completed' : 'undone', metadata);
         return;
       }
       default: {

@@ -30,11 +30,11 @@ export async function rotateStaticKey(
   username: string,
   servedKey: string | null,
   /** Called with the user's keys once listed, before anything changes (the intent is recorded). */
-  beforeChange: (known: string[]) => void,
+  beforeChange: (known: string[]) => Promise<void>,
 ): Promise<IssuedKey & { deletedAccessKeyId: string | null }> {
   const listed = await iam.send(new ListAccessKeysCommand({ UserName: username }));
   const keys = listed.AccessKeyMetadata ?? [];
-  beforeChange(keys.flatMap((k) => (k.AccessKeyId ? [k.AccessKeyId] : [])));
+  await beforeChange(keys.flatMap((k) => (k.AccessKeyId ? [k.AccessKeyId] : [])));
   let deleted: string | null = null;
   if (keys.length >= 2) {
     let oldest = keys[0];
@@ -78,7 +78,7 @@ export async function deleteAccessKey(
  */
 export async function createOwnKey(
   iam: IAMClient,
-  beforeCreate: (userName: string, known: string[]) => void,
+  beforeCreate: (userName: string, known: string[]) => Promise<void>,
 ): Promise<IssuedKey & { userName: string }> {
   let user: { userName: string };
   try {
@@ -89,7 +89,7 @@ export async function createOwnKey(
   const listed = await step('error calling ListAccessKeys', () =>
     iam.send(new ListAccessKeysCommand({ UserName: user.userName })),
   );
-  beforeCreate(
+  await beforeCreate(
     user.userName,
     (listed.AccessKeyMetadata ?? []).flatMap((k) => (k.AccessKeyId ? [k.AccessKeyId] : [])),
   );

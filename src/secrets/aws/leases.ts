@@ -19,15 +19,19 @@ export class LeaseService implements LeaseProvider {
   ) {}
 
   private append(leaseId: string, events: LeaseEvent[], metadata: AuditMetadata) {
-    return this.d.core.handler.handleSync(leaseStream(leaseId), leaseDecider, () => events, metadata);
+    return this.d.core.handler.handle(leaseStream(leaseId), leaseDecider, () => events, metadata);
   }
 
   /**
    * The end of a revocation (or a failed attempt), unless the lease has already ended: the
    * request that revokes a lease and the timer that drives its clean-up can both reach here.
    */
-  private conclude(leaseId: string, event: LeaseEvent, metadata: AuditMetadata): void {
-    this.d.core.handler.handleSync(
+  private async conclude(
+    leaseId: string,
+    event: LeaseEvent,
+    metadata: AuditMetadata,
+  ): Promise<void> {
+    await this.d.core.handler.handle(
       leaseStream(leaseId),
       leaseDecider,
       (s) => (s.status === 'done' ? [] : [event]),
@@ -77,7 +81,7 @@ export class LeaseService implements LeaseProvider {
         : this.root.lease({ accessor: row.accessor, path: row.mountPath }).lease;
     const wanted = addSeconds(now, ttl);
     const expiresAt = wanted > max ? max : wanted;
-    this.append(
+    await this.append(
       leaseId,
       [
         {
@@ -101,7 +105,7 @@ export class LeaseService implements LeaseProvider {
   async revoke(leaseId: string, metadata: AuditMetadata): Promise<void> {
     const row = this.d.reads.lease(leaseId);
     if (!row) return;
-    if (row.state !== 'revoking') this.request(row, 'revoked', metadata);
+    if (row.state !== 'revoking') await this.request(row, 'revoked', metadata);
     const error = await this.cleanup(row, metadata);
     if (error) {
       throw new KeelError(
@@ -129,7 +133,7 @@ export class LeaseService implements LeaseProvider {
           { leaseId: row.leaseId, err: (e as Error).message },
           'lease revoked by force; its IAM user may remain',
         );
-        this.conclude(
+        await this.conclude(
           row.leaseId,
           { type: 'LeaseRevoked', data: { revokedAt: this.d.core.clock.now().toISOString() } },
           metadata,
@@ -158,13 +162,17 @@ export class LeaseService implements LeaseProvider {
     if (!row) return;
     if (row.state !== 'revoking') {
       if (new Date(row.expiresAt) > this.d.core.clock.now()) return;
-      this.request(row, 'expired', systemMetadata);
+      await this.request(row, 'expired', systemMetadata);
     }
     await this.cleanup(row, systemMetadata);
   }
 
-  private request(row: LeaseRow, reason: RevocationReason, metadata: AuditMetadata): void {
-    this.append(
+  private async request(
+    row: LeaseRow,
+    reason: RevocationReason,
+    metadata: AuditMetadata,
+  ): Promise<void> {
+    await this.append(
       row.leaseId,
       [
         {
@@ -197,7 +205,7 @@ export class LeaseService implements LeaseProvider {
           { leaseId: row.leaseId, attempt, err: error },
           'lease revocation failed',
         );
-        this.conclude(
+        await this.conclude(
           row.leaseId,
           { type: 'LeaseRevocationFailed', data: { error, attempt, retryAt } },
           metadata,
@@ -205,7 +213,7 @@ export class LeaseService implements LeaseProvider {
         return error;
       }
     }
-    this.conclude(
+    await this.conclude(
       row.leaseId,
       { type: 'LeaseRevoked', data: { revokedAt: this.d.core.clock.now().toISOString() } },
       metadata,

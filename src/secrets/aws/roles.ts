@@ -15,15 +15,15 @@ export class RoleService {
   constructor(private readonly d: EngineDeps) {}
 
   /** POST roles/:name; returns the role's warnings. */
-  write(
+  async write(
     mount: MountRef,
     name: string,
     raw: FieldData<typeof ROLE.fields>,
     metadata: AuditMetadata,
-  ): string[] {
+  ): Promise<string[]> {
     const existing = this.d.reads.role(mount.accessor, name);
     const { role, warnings } = applyRoleWrite(existing, raw);
-    this.d.core.handler.handleSync(
+    await this.d.core.handler.handle(
       roleStream(mount.accessor, name),
       roleDecider,
       (): RoleEvent[] => [{ type: 'AwsRoleWritten', data: { mount, name, role } }],
@@ -41,10 +41,10 @@ export class RoleService {
   }
 
   /** DELETE roles/:name: 404 when absent, as the spec says. Leases of the role stay (use revoke-prefix). */
-  delete(mount: MountRef, name: string, metadata: AuditMetadata): void {
+  async delete(mount: MountRef, name: string, metadata: AuditMetadata): Promise<void> {
     if (!this.d.reads.role(mount.accessor, name))
       throw new NotFoundError(`role "${name}" not found`);
-    this.d.core.handler.handleSync(
+    await this.d.core.handler.handle(
       roleStream(mount.accessor, name),
       roleDecider,
       (): RoleEvent[] => [{ type: 'AwsRoleDeleted', data: { mount, name } }],

@@ -22,7 +22,7 @@ export class RootService {
   ) {}
 
   private append(mount: MountRef, events: ConfigEvent[], metadata: AuditMetadata) {
-    return this.d.core.handler.handleSync(
+    return this.d.core.handler.handle(
       configStream(mount.accessor),
       configDecider,
       () => events,
@@ -31,7 +31,11 @@ export class RootService {
   }
 
   /** POST config/root: validates, seals the secret key, stores (partial update). */
-  write(mount: MountRef, raw: FieldData<typeof CONFIG_ROOT.fields>, metadata: AuditMetadata): void {
+  async write(
+    mount: MountRef,
+    raw: FieldData<typeof CONFIG_ROOT.fields>,
+    metadata: AuditMetadata,
+  ): Promise<void> {
     const row = this.d.reads.config(mount.accessor);
     const { settings, secretKey } = applyRootWrite(
       row?.settings ?? null,
@@ -50,7 +54,7 @@ export class RootService {
     if (settings.accessKey !== '' && sealed === null) {
       throw new ValidationError('secret_key must be given with access_key');
     }
-    this.append(
+    await this.append(
       mount,
       [{ type: 'AwsRootConfigured', data: { mount, settings, secretKey: sealed } }],
       metadata,
@@ -80,8 +84,8 @@ export class RootService {
     const pending: { intent?: OpenIntent } = {};
     let created: Awaited<ReturnType<typeof createOwnKey>>;
     try {
-      created = await createOwnKey(oldIam, (username, known) => {
-        pending.intent = this.intents.record(
+      created = await createOwnKey(oldIam, async (username, known) => {
+        pending.intent = await this.intents.record(
           mount,
           { kind: 'root_key', username, previous, known },
           metadata,
@@ -95,7 +99,7 @@ export class RootService {
     }
     const intent = pending.intent as OpenIntent;
     try {
-      this.append(
+      await this.append(
         mount,
         [
           {
@@ -124,7 +128,7 @@ export class RootService {
         status: 500,
       });
     }
-    this.intents.settle(intent.intentId, 'completed', metadata);
+    await this.intents.settle(intent.intentId, 'completed', metadata);
     return created.accessKeyId;
   }
 
@@ -139,7 +143,7 @@ export class RootService {
       now.getTime() > new Date(dueAt).getTime() + s.rotationWindow * 1000
     ) {
       const nextAt = nextRootRotation(s, now.toISOString()) as string;
-      this.append(
+      await this.append(
         mount,
         [{ type: 'AwsRootRotationSkipped', data: { mount, dueAt, nextAt } }],
         systemMetadata,
@@ -156,7 +160,7 @@ export class RootService {
         { mount: mount.path, attempt, err: (e as Error).message },
         'scheduled root rotation failed',
       );
-      this.append(
+      await this.append(
         mount,
         [
           {
@@ -170,13 +174,13 @@ export class RootService {
   }
 
   /** POST config/lease. */
-  writeLease(
+  async writeLease(
     mount: MountRef,
     raw: FieldData<typeof CONFIG_LEASE.fields>,
     metadata: AuditMetadata,
-  ): void {
+  ): Promise<void> {
     const { lease, leaseMax } = parseLeaseWrite(raw);
-    this.append(
+    await this.append(
       mount,
       [{ type: 'AwsLeaseConfigured', data: { mount, lease, leaseMax } }],
       metadata,

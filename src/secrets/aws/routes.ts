@@ -79,8 +79,8 @@ export function awsRoutes(s: AwsServices): Router {
     if (!settings) notFound();
     sendVault(ctx, presentRoot(settings));
   });
-  r.post('/config/root', (ctx) => {
-    s.root.write(mountOf(ctx), parsed(ctx, CONFIG_ROOT), metadataOf(ctx));
+  r.post('/config/root', async (ctx) => {
+    await s.root.write(mountOf(ctx), parsed(ctx, CONFIG_ROOT), metadataOf(ctx));
     noContent(ctx);
   });
 
@@ -94,8 +94,8 @@ export function awsRoutes(s: AwsServices): Router {
     const { lease, leaseMax } = s.root.lease(mountOf(ctx));
     sendVault(ctx, presentLease(lease, leaseMax));
   });
-  const writeLease = (ctx: Context) => {
-    s.root.writeLease(mountOf(ctx), parsed(ctx, CONFIG_LEASE), metadataOf(ctx));
+  const writeLease = async (ctx: Context) => {
+    await s.root.writeLease(mountOf(ctx), parsed(ctx, CONFIG_LEASE), metadataOf(ctx));
     noContent(ctx);
   };
   r.post('/config/lease', writeLease);
@@ -112,17 +112,17 @@ export function awsRoutes(s: AwsServices): Router {
     if (!role) notFound();
     sendVault(ctx, presentRole(role));
   });
-  const writeRole = (ctx: Context) => {
+  const writeRole = async (ctx: Context) => {
     const name = nameParam(ctx);
     const d = parsed(ctx, ROLE, name);
-    const warnings = s.roles.write(mountOf(ctx), name, d, metadataOf(ctx));
+    const warnings = await s.roles.write(mountOf(ctx), name, d, metadataOf(ctx));
     // The reference adds its field warnings to a response, and a 204 has none.
     if (warnings.length === 0) return noContent(ctx);
     sendVault(ctx, null, { warnings: [...warnings, ...d.warnings] });
   };
   r.post('/roles/:name', writeRole);
-  r.delete('/roles/:name', (ctx) => {
-    s.roles.delete(mountOf(ctx), nameParam(ctx), metadataOf(ctx));
+  r.delete('/roles/:name', async (ctx) => {
+    await s.roles.delete(mountOf(ctx), nameParam(ctx), metadataOf(ctx));
     noContent(ctx);
   });
 

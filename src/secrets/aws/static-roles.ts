@@ -47,7 +47,7 @@ export class StaticRoleService {
     events: StaticRoleEvent[],
     metadata: AuditMetadata,
   ) {
-    return this.d.core.handler.handleSync(
+    return this.d.core.handler.handle(
       staticRoleStream(mount.accessor, name),
       staticRoleDecider,
       () => events,
@@ -126,7 +126,7 @@ export class StaticRoleService {
     const now = this.d.core.clock.now();
     if (existing) {
       const nextRotationAt = addSeconds(now, next.rotationPeriod).toISOString();
-      this.append(
+      await this.append(
         mount,
         name,
         [
@@ -144,7 +144,7 @@ export class StaticRoleService {
       );
       return view;
     }
-    this.append(
+    await this.append(
       mount,
       name,
       [{ type: 'StaticRoleAdopted', data: { mount, name, ...next, userId: user.userId } }],
@@ -184,15 +184,15 @@ export class StaticRoleService {
   ): Promise<{ issued: true } | { issued: false; error: string }> {
     const pending: { intent?: OpenIntent } = {};
     try {
-      const key = await rotateStaticKey(iam, username, servedKey, (known) => {
-        pending.intent = this.intents.record(
+      const key = await rotateStaticKey(iam, username, servedKey, async (known) => {
+        pending.intent = await this.intents.record(
           mount,
           { kind: 'static_key', role: name, username, known },
           metadata,
         );
       });
       const now = this.d.core.clock.now();
-      this.append(
+      await this.append(
         mount,
         name,
         [
@@ -214,17 +214,17 @@ export class StaticRoleService {
       if (pending.intent) await this.intents.undo(pending.intent, metadata);
       return this.rotationFailed(mount, name, e, metadata);
     }
-    if (pending.intent) this.intents.settle(pending.intent.intentId, 'completed', metadata);
+    if (pending.intent) await this.intents.settle(pending.intent.intentId, 'completed', metadata);
     return { issued: true };
   }
 
   /** Records a failed key cycle with its attempt number and the backoff's retry time. */
-  private rotationFailed(
+  private async rotationFailed(
     mount: MountRef,
     name: string,
     e: unknown,
     metadata: AuditMetadata,
-  ): { issued: false; error: string } {
+  ): Promise<{ issued: false; error: string }> {
     const error = awsErrorText(e);
     const { state } = this.d.core.handler.load(
       staticRoleStream(mount.accessor, name),
@@ -239,7 +239,7 @@ export class StaticRoleService {
       { staticRole: name, attempt, err: error },
       'static role rotation failed',
     );
-    this.append(
+    await this.append(
       mount,
       name,
       [{ type: 'StaticRoleRotationFailed', data: { error, attempt, retryAt } }],
@@ -268,7 +268,14 @@ export class StaticRoleService {
       },
     };
     if (!state.can(started)) return;
-    this.append(mount, name, [started], systemMetadata);
+    // Checked again where it is decided: another rotation may have started since the load.
+    const { events } = await this.d.core.handler.handle(
+      staticRoleStream(accessor, name),
+      staticRoleDecider,
+      (s) => (s.can(started) ? [started] : []),
+      systemMetadata,
+    );
+    if (events.length === 0) return;
     let iam: IAMClient;
     try {
       iam = await this.iamFor(mount, row);
@@ -281,7 +288,7 @@ export class StaticRoleService {
     } catch (e) {
       const attempt = state.context.failures + 1;
       const retryAt = addSeconds(now, rotationRetryDelaySeconds(attempt)).toISOString();
-      this.append(
+      await this.append(
         mount,
         name,
         [
@@ -332,7 +339,7 @@ export class StaticRoleService {
         );
       }
     }
-    this.append(
+    await this.append(
       mount,
       name,
       [{ type: 'StaticRoleDeleted', data: { deletedAccessKeyId: row.accessKey } }],

@@ -153,7 +153,10 @@ describe('static key rotation', () => {
       ).map((k) => k.AccessKeyId);
     // Each cycle reports the keys it found before changing anything (its intent's `known`).
     const known: string[][] = [];
-    const seen = (k: string[]) => known.push(k);
+    const seen = (k: string[]) => {
+      known.push(k);
+      return Promise.resolve();
+    };
     const a = await rotateStaticKey(iam, 'app', null, seen);
     expect(a.deletedAccessKeyId).toBeNull();
     c.clock.advance(60_000);
@@ -194,7 +197,10 @@ describe('root rotation and the client factory', () => {
       secretAccessKey: first.AccessKey?.SecretAccessKey ?? '',
     };
     const before: [string, string[]][] = [];
-    const created = await createOwnKey(c.iam(key), (user, known) => before.push([user, known]));
+    const created = await createOwnKey(c.iam(key), (user, known) => {
+      before.push([user, known]);
+      return Promise.resolve();
+    });
     expect(created.userName).toBe('admin2');
     // The user's keys are reported before the new one exists.
     expect(before).toEqual([['admin2', [key.accessKeyId]]]);
