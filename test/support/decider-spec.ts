@@ -31,8 +31,16 @@ export interface Spec {
   core: Core;
   given<S, E extends NewEvent>(stream: string, decider: Decider<S, E>, ...events: E[]): Spec;
   when(command: (core: Core) => unknown): Outcome;
-  /** The same for an asynchronous command (`handle`, `atomically`): its outcome once it settles. */
-  whenAsync(command: (core: Core) => Promise<unknown>): Promise<Outcome>;
+  /**
+   * The same for an asynchronous command (`handle`, `atomically`), checked once it settles:
+   * `await s.whenAsync(command).then([...])`.
+   */
+  whenAsync(command: (core: Core) => Promise<unknown>): AsyncOutcome;
+}
+
+export interface AsyncOutcome {
+  then(expected: { type: string; data?: unknown }[]): Promise<void>;
+  refused(kind: abstract new (...args: never[]) => Error, message: string | RegExp): Promise<void>;
 }
 
 const meta = systemMetadata('spec');
@@ -67,15 +75,17 @@ export function spec(now = '2026-01-01T00:00:00.000Z'): Spec {
       }
       return outcome(before, error);
     },
-    async whenAsync(command) {
+    whenAsync(command) {
       const before = store.lastPosition();
-      let error: Error | null = null;
-      try {
-        await command(core);
-      } catch (e) {
-        error = e instanceof Error ? e : new Error(String(e));
-      }
-      return outcome(before, error);
+      // Settles with the refusal, if any (an Outcome is not a promise's value: it has `then`).
+      const settled = command(core).then(
+        () => null,
+        (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+      );
+      return {
+        then: async (expected) => outcome(before, await settled).then(expected),
+        refused: async (kind, message) => outcome(before, await settled).refused(kind, message),
+      };
     },
   };
   function outcome(before: number, error: Error | null): Outcome {
