@@ -42,7 +42,7 @@ export function tokenMint({ identity, sys }: Contexts): TokenMint {
       ).token;
     },
     secretsToken(policies, ttlSeconds) {
-      return sys.commands.createToken(
+      return sys.commands.createTokenSync(
         { policies, displayName: 'token-cli', ttlSeconds, parentAccessor: null, meta: {} },
         systemMetadata('keel token'),
       ).token;
@@ -70,20 +70,20 @@ export function bootstrap(config: Config, contexts: Contexts): Bootstrap {
     },
     meta,
   );
-  const root = sys.commands.createToken(
+  const root = sys.commands.createTokenSync(
     { policies: ['root'], displayName: 'root', ttlSeconds: 0, parentAccessor: null, meta: {} },
     meta,
   );
   for (const type of ['aws', 'pki']) {
     if (!engines.has(type)) continue;
-    sys.commands.enableMount(
+    sys.commands.enableMountSync(
       {
         path: `${type}/`,
         type,
         description: `${type} secrets engine`,
         config: { default_lease_ttl: 0, max_lease_ttl: 0 },
       },
-      sys.queries.mounts().map((m) => m.path),
+      () => sys.queries.mounts().map((m) => m.path),
       meta,
     );
   }

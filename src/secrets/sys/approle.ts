@@ -156,7 +156,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
       token_type: 'default',
     });
   });
-  r.post('/auth/:mount/role/:role_name', (ctx) => {
+  r.post('/auth/:mount/role/:role_name', async (ctx) => {
     const j = jwtAt(ctx);
     if (j !== undefined) return jwt.writeRole(ctx, j);
     const m = mountOf(ctx);
@@ -203,7 +203,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     if (s.token_max_ttl > 0 && s.token_ttl > s.token_max_ttl)
       throw new ValidationError('token_ttl should not be greater than token_max_ttl');
     const roleId = existing?.roleId ?? core.ids.uuid();
-    core.handler.handleSync(
+    await core.handler.handle(
       appRoleStream(m.accessor, name),
       appRoleDecider,
       () => [
@@ -213,12 +213,12 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     );
     sendVault(ctx, undefined);
   });
-  r.delete('/auth/:mount/role/:role_name', (ctx) => {
+  r.delete('/auth/:mount/role/:role_name', async (ctx) => {
     const j = jwtAt(ctx);
     if (j !== undefined) return jwt.deleteRole(ctx, j);
     const m = mountOf(ctx);
     const name = ctx.params.role_name!;
-    core.handler.handleSync(
+    await core.handler.handle(
       appRoleStream(m.accessor, name),
       appRoleDecider,
       (s) =>
@@ -232,7 +232,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     const m = mountOf(ctx);
     sendVault(ctx, { role_id: roleOf(ctx, m).roleId });
   });
-  r.post('/auth/:mount/role/:role_name/role-id', (ctx) => {
+  r.post('/auth/:mount/role/:role_name/role-id', async (ctx) => {
     const m = mountOf(ctx);
     const role = roleOf(ctx, m);
     const d = parseFields(APPROLE_ROLE_ID, requestData(ctx), {
@@ -244,7 +244,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     const holder = queries.appRoleById(m.accessor, roleId);
     if (holder !== undefined && holder.name !== role.name)
       throw new ValidationError('role_id already in use');
-    core.handler.handleSync(
+    await core.handler.handle(
       appRoleStream(m.accessor, role.name),
       appRoleDecider,
       (s) => {
@@ -258,7 +258,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
   });
 
   /** Makes a secret ID (random, or the caller's) for a role; answers it once. */
-  const makeSecretId = (custom: boolean) => (ctx: RouterContext) => {
+  const makeSecretId = (custom: boolean) => async (ctx: RouterContext) => {
     const m = mountOf(ctx);
     const role = roleOf(ctx, m);
     const captures = { mount: ctx.params.mount!, role_name: role.name };
@@ -294,7 +294,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     const accessor = core.ids.uuid();
     const expiresAt =
       ttl > 0 ? new Date(core.clock.now().getTime() + ttl * 1000).toISOString() : null;
-    core.handler.handleSync(
+    await core.handler.handle(
       secretIdStream(accessor),
       secretIdDecider,
       () => [
@@ -352,7 +352,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     token_bound_cidrs: [],
   });
   const destroy = (ctx: RouterContext, row: SecretIdRow) =>
-    core.handler.handleSync(
+    core.handler.handle(
       secretIdStream(row.accessor),
       secretIdDecider,
       (s) =>
@@ -387,16 +387,16 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     // An unknown secret ID is answered with nothing, as the reference does.
     sendVault(ctx, row === undefined ? undefined : secretIdView(row));
   });
-  r.post('/auth/:mount/role/:role_name/secret-id/destroy', (ctx) => {
+  r.post('/auth/:mount/role/:role_name/secret-id/destroy', async (ctx) => {
     const row = named(ctx, false);
-    if (row !== undefined) destroy(ctx, row);
+    if (row !== undefined) await destroy(ctx, row);
     sendVault(ctx, undefined);
   });
   r.post('/auth/:mount/role/:role_name/secret-id-accessor/lookup', (ctx) =>
     sendVault(ctx, secretIdView(named(ctx, true)!)),
   );
-  r.post('/auth/:mount/role/:role_name/secret-id-accessor/destroy', (ctx) => {
-    destroy(ctx, named(ctx, true)!);
+  r.post('/auth/:mount/role/:role_name/secret-id-accessor/destroy', async (ctx) => {
+    await destroy(ctx, named(ctx, true)!);
     sendVault(ctx, undefined);
   });
 
@@ -428,23 +428,31 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
         throw new ValidationError(
           `source address "${ip}" unauthorized through CIDR restrictions on the secret ID`,
         );
-    // A limited secret ID is used up atomically: the last login destroys it.
-    core.handler.handleSync(
-      secretIdStream(row.accessor),
-      secretIdDecider,
-      (s) => {
-        if (!s.exists) throw new ValidationError('invalid secret id');
-        if (!s.limited) return [];
-        const usesLeft = s.usesLeft - 1;
-        return usesLeft > 0
-          ? [{ type: 'AppRoleSecretIdUsed' as const, data: { accessor: row.accessor, usesLeft } }]
-          : [{ type: 'AppRoleSecretIdDestroyed' as const, data: { accessor: row.accessor } }];
-      },
-      deps.metadata(ctx),
-    );
-    sendLogin(ctx, deps, m, role.settings, {
+    // A limited secret ID is used up in the same command as the token is made: the last login
+    // destroys it, and a use is never recorded without its token (nor a token without its use).
+    const metadata = deps.metadata(ctx);
+    await sendLogin(ctx, deps, m, role.settings, {
       meta: { role_name: role.name },
       displayName: m.path.replace(/\/$/, ''),
+      before: () =>
+        core.handler.handleSync(
+          secretIdStream(row.accessor),
+          secretIdDecider,
+          (s) => {
+            if (!s.exists) throw new ValidationError('invalid secret id');
+            if (!s.limited) return [];
+            const usesLeft = s.usesLeft - 1;
+            return usesLeft > 0
+              ? [
+                  {
+                    type: 'AppRoleSecretIdUsed' as const,
+                    data: { accessor: row.accessor, usesLeft },
+                  },
+                ]
+              : [{ type: 'AppRoleSecretIdDestroyed' as const, data: { accessor: row.accessor } }];
+          },
+          metadata,
+        ),
     });
   });
 }
@@ -462,15 +470,16 @@ export interface LoginTokenSettings {
 /**
  * Answers a login with an orphan service token: `default` plus the role's policies, the role's
  * TTL (else the 768h default) capped from creation by the smaller of its max and explicit max
- * TTLs, or its period; made by the method (disabling it revokes the token).
+ * TTLs, or its period; made by the method (disabling it revokes the token). `who.before`, when
+ * given, runs in the same command, before the token is made (it records what the login used up).
  */
-export function sendLogin(
+export async function sendLogin(
   ctx: RouterContext,
   deps: SysRouteDeps,
   m: AuthMountRow,
   s: LoginTokenSettings,
-  who: { meta: Record<string, string>; displayName: string },
-): void {
+  who: { meta: Record<string, string>; displayName: string; before?: () => void },
+): Promise<void> {
   const policies = s.token_no_default_policy
     ? s.token_policies
     : [...new Set(['default', ...s.token_policies])];
@@ -481,20 +490,26 @@ export function sendLogin(
     { explicitMaxTtl, period: s.token_period, isRoot: policies.includes('root') },
     warnings,
   );
-  const created = deps.commands.createToken(
-    {
-      policies,
-      displayName: who.displayName,
-      ttlSeconds: ttl,
-      parentAccessor: null,
-      meta: who.meta,
-      explicitMaxTtl,
-      period: s.token_period,
-      path: `auth/${m.path}login`,
-      authMount: m.accessor,
-    },
-    deps.metadata(ctx),
-  );
+  const input = {
+    policies,
+    displayName: who.displayName,
+    ttlSeconds: ttl,
+    parentAccessor: null,
+    meta: who.meta,
+    explicitMaxTtl,
+    period: s.token_period,
+    path: `auth/${m.path}login`,
+    authMount: m.accessor,
+  };
+  const metadata = deps.metadata(ctx);
+  const { before } = who;
+  const created =
+    before === undefined
+      ? await deps.commands.createToken(input, metadata)
+      : await deps.core.handler.atomically(() => {
+          before();
+          return deps.commands.createTokenSync(input, metadata);
+        });
   sendVault(ctx, null, {
     warnings,
     auth: {

@@ -81,7 +81,7 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
       { status: 400 },
     );
   });
-  r.post('/sys/auth/*path', (ctx) => {
+  r.post('/sys/auth/*path', async (ctx) => {
     const path = normalize(ctx.params.path ?? '');
     const d = parseFields(AUTH_MOUNT, requestData(ctx), { path });
     if (path === 'token/') throw new ValidationError('path is already in use at token/');
@@ -99,42 +99,49 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
       );
     const taken = path === 'token/' || deps.queries.authMount(path) !== undefined;
     if (taken) throw new ValidationError(`path is already in use at ${path}`);
-    deps.core.handler.handleSync(
+    await deps.core.handler.handle(
       authMountStream(path),
       authMountDecider,
-      () => [
-        {
-          type: 'AuthMethodEnabled' as const,
-          data: {
-            path,
-            type,
-            accessor: `auth_${type}_${deps.core.ids.secret(8).toLowerCase()}`,
-            description: d.get('description') ?? '',
+      (s) => {
+        if (s.exists) throw new ValidationError(`path is already in use at ${path}`);
+        return [
+          {
+            type: 'AuthMethodEnabled' as const,
+            data: {
+              path,
+              type,
+              accessor: `auth_${type}_${deps.core.ids.secret(8).toLowerCase()}`,
+              description: d.get('description') ?? '',
+            },
           },
-        },
-      ],
+        ];
+      },
       deps.metadata(ctx),
     );
     sendVault(ctx, undefined);
   });
-  r.delete('/sys/auth/*path', (ctx) => {
+  r.delete('/sys/auth/*path', async (ctx) => {
     const path = normalize(ctx.params.path ?? '');
     if (path === 'token/') throw new ValidationError('token credential backend cannot be disabled');
     const m = deps.queries.authMount(path);
     // Nothing enabled there: nothing to disable, as the reference answers for an unused path.
     if (m === undefined) return sendVault(ctx, undefined);
-    // The tokens the method made go first, with their children and leases, as the reference.
-    for (const accessor of deps.queries.tokensOfAuthMount(m.accessor))
-      deps.hierarchy.revoke(accessor, deps.metadata(ctx), 'revoked');
-    deps.core.handler.handleSync(
-      authMountStream(path),
-      authMountDecider,
-      (s) =>
-        s.exists
-          ? [{ type: 'AuthMethodDisabled' as const, data: { path, accessor: m.accessor } }]
-          : [],
-      deps.metadata(ctx),
-    );
+    // The tokens the method made go first, with their children and leases, as the reference;
+    // all in one command, so a login the method answered meanwhile cannot outlive it.
+    const metadata = deps.metadata(ctx);
+    await deps.core.handler.atomically(() => {
+      for (const accessor of deps.queries.tokensOfAuthMount(m.accessor))
+        deps.hierarchy.revokeSync(accessor, metadata, 'revoked');
+      deps.core.handler.handleSync(
+        authMountStream(path),
+        authMountDecider,
+        (s) =>
+          s.exists
+            ? [{ type: 'AuthMethodDisabled' as const, data: { path, accessor: m.accessor } }]
+            : [],
+        metadata,
+      );
+    });
     sendVault(ctx, undefined);
   });
 }

@@ -45,60 +45,112 @@ export interface CreatedToken {
   data: SecretsTokenCreated['data'];
 }
 
+/** What a new token is made of; its secret is made here and kept only as an HMAC. */
+export interface NewToken {
+  policies: string[];
+  displayName: string;
+  ttlSeconds: number;
+  parentAccessor: string | null;
+  meta: Record<string, string>;
+  renewable?: boolean;
+  explicitMaxTtl?: number;
+  period?: number;
+  role?: string;
+  path?: string;
+  authMount?: string;
+}
+
+/** The sys commands. Those named `…Sync` run only inside `core.handler.atomically`, or at bootstrap. */
 export function createSysCommands(core: Core) {
   const { handler, ids, sealer, clock } = core;
-  return {
-    createToken(
+
+  const newToken = (input: NewToken): CreatedToken => {
+    const token = `hvs.${ids.secret(24)}`;
+    const accessor = ids.secret(24);
+    const data: SecretsTokenCreated['data'] = {
+      accessor,
+      tokenHmac: sealer.hmac(token),
+      policies: [...new Set(input.policies)].sort(),
+      displayName: input.displayName,
+      expiresAt:
+        input.ttlSeconds > 0
+          ? new Date(clock.now().getTime() + input.ttlSeconds * 1000).toISOString()
+          : null,
+      ttlSeconds: input.ttlSeconds,
+      parentAccessor: input.parentAccessor,
+      meta: input.meta,
+      renewable: (input.renewable ?? true) && input.ttlSeconds > 0,
+      ...(input.explicitMaxTtl ? { explicitMaxTtl: input.explicitMaxTtl } : {}),
+      ...(input.period ? { period: input.period } : {}),
+      ...(input.role === undefined ? {} : { role: input.role }),
+      ...(input.path === undefined ? {} : { path: input.path }),
+      ...(input.authMount === undefined ? {} : { authMount: input.authMount }),
+    };
+    return { token, data };
+  };
+  const created = (data: SecretsTokenCreated['data']) => () => [
+    { type: 'SecretsTokenCreated' as const, data },
+  ];
+
+  /** A mount path is free when nothing mounted is a prefix of it, or under it. */
+  const checkFree = (
+    path: string,
+    existing: readonly string[],
+    what: (clash: string) => string,
+  ) => {
+    const clash = existing.find((m) => path.startsWith(m) || m.startsWith(path));
+    if (clash !== undefined) throw new ValidationError(what(clash));
+  };
+  const checkMountable = (path: string) => {
+    checkMountPath(path);
+    if (RESERVED_MOUNT_PREFIXES.some((p) => path.startsWith(p))) {
+      throw new ValidationError(`cannot mount under reserved path "${path}"`);
+    }
+  };
+  const mountEnabled =
+    (
       input: {
-        policies: string[];
-        displayName: string;
-        ttlSeconds: number;
-        parentAccessor: string | null;
-        meta: Record<string, string>;
-        renewable?: boolean;
-        explicitMaxTtl?: number;
-        period?: number;
-        role?: string;
-        path?: string;
-        authMount?: string;
+        path: string;
+        type: string;
+        description: string;
+        config: MountEnabled['data']['config'];
       },
-      metadata: AuditMetadata,
-    ): CreatedToken {
-      const token = `hvs.${ids.secret(24)}`;
-      const accessor = ids.secret(24);
-      const data: SecretsTokenCreated['data'] = {
-        accessor,
-        tokenHmac: sealer.hmac(token),
-        policies: [...new Set(input.policies)].sort(),
-        displayName: input.displayName,
-        expiresAt:
-          input.ttlSeconds > 0
-            ? new Date(clock.now().getTime() + input.ttlSeconds * 1000).toISOString()
-            : null,
-        ttlSeconds: input.ttlSeconds,
-        parentAccessor: input.parentAccessor,
-        meta: input.meta,
-        renewable: (input.renewable ?? true) && input.ttlSeconds > 0,
-        ...(input.explicitMaxTtl ? { explicitMaxTtl: input.explicitMaxTtl } : {}),
-        ...(input.period ? { period: input.period } : {}),
-        ...(input.role === undefined ? {} : { role: input.role }),
-        ...(input.path === undefined ? {} : { path: input.path }),
-        ...(input.authMount === undefined ? {} : { authMount: input.authMount }),
-      };
-      handler.handleSync(
-        tokenStream(accessor),
-        tokenDecider,
-        () => [{ type: 'SecretsTokenCreated' as const, data }],
-        metadata,
-      );
-      return { token, data };
+      existing: () => readonly string[],
+    ) =>
+    () => {
+      // Checked where it is decided: a mount enabled by a command earlier in the batch counts.
+      checkFree(input.path, existing(), (clash) => `path is already in use at ${clash}`);
+      return [
+        {
+          type: 'MountEnabled' as const,
+          data: { ...input, accessor: `${input.type}_${ids.secret(8).toLowerCase()}` },
+        },
+      ];
+    };
+
+  return {
+    /** A new token, appended now: inside `atomically` (with the command it belongs to), or at bootstrap. */
+    createTokenSync(input: NewToken, metadata: AuditMetadata): CreatedToken {
+      const t = newToken(input);
+      handler.handleSync(tokenStream(t.data.accessor), tokenDecider, created(t.data), metadata);
+      return t;
+    },
+
+    async createToken(input: NewToken, metadata: AuditMetadata): Promise<CreatedToken> {
+      const t = newToken(input);
+      await handler.handle(tokenStream(t.data.accessor), tokenDecider, created(t.data), metadata);
+      return t;
     },
 
     /** Extends a live token's TTL; the caller (`tokens.ts`) has applied the caps. */
-    renewToken(accessor: string, ttlSeconds: number, metadata: AuditMetadata): string {
+    async renewToken(
+      accessor: string,
+      ttlSeconds: number,
+      metadata: AuditMetadata,
+    ): Promise<string> {
       const now = clock.now();
       const expiresAt = new Date(now.getTime() + ttlSeconds * 1000).toISOString();
-      handler.handleSync(
+      await handler.handle(
         tokenStream(accessor),
         tokenDecider,
         (s) => {
@@ -111,8 +163,12 @@ export function createSysCommands(core: Core) {
       return expiresAt;
     },
 
-    writeTokenRole(name: string, settings: TokenRoleSettings, metadata: AuditMetadata): void {
-      handler.handleSync(
+    async writeTokenRole(
+      name: string,
+      settings: TokenRoleSettings,
+      metadata: AuditMetadata,
+    ): Promise<void> {
+      await handler.handle(
         tokenRoleStream(name),
         tokenRoleDecider,
         () => [{ type: 'TokenRoleWritten' as const, data: { name, settings } }],
@@ -120,8 +176,8 @@ export function createSysCommands(core: Core) {
       );
     },
 
-    deleteTokenRole(name: string, metadata: AuditMetadata): void {
-      handler.handleSync(
+    async deleteTokenRole(name: string, metadata: AuditMetadata): Promise<void> {
+      await handler.handle(
         tokenRoleStream(name),
         tokenRoleDecider,
         (s) => (s.exists ? [{ type: 'TokenRoleDeleted' as const, data: { name } }] : []),
@@ -129,8 +185,11 @@ export function createSysCommands(core: Core) {
       );
     },
 
-    /** Revokes one token; its descendants are the caller's (`tokens.ts`) to revoke first. */
-    revokeToken(
+    /**
+     * Revokes one token, inside `atomically`; its descendants are the caller's (`tokens.ts`) to
+     * revoke first, in the same function.
+     */
+    revokeTokenSync(
       accessor: string,
       metadata: AuditMetadata,
       reason: TokenRevocationReason = 'revoked',
@@ -152,10 +211,15 @@ export function createSysCommands(core: Core) {
       );
     },
 
-    writePolicy(name: string, policy: string, rules: PathRule[], metadata: AuditMetadata): void {
+    async writePolicy(
+      name: string,
+      policy: string,
+      rules: PathRule[],
+      metadata: AuditMetadata,
+    ): Promise<void> {
       checkPolicyName(name);
       if (name === 'root') throw new ValidationError('cannot update "root" policy');
-      handler.handleSync(
+      await handler.handle(
         policyStream(name),
         policyDecider,
         () => [{ type: 'AclPolicyWritten' as const, data: { name, policy, rules } }],
@@ -163,10 +227,10 @@ export function createSysCommands(core: Core) {
       );
     },
 
-    deletePolicy(name: string, metadata: AuditMetadata): void {
+    async deletePolicy(name: string, metadata: AuditMetadata): Promise<void> {
       if (name === 'root' || name === 'default')
         throw new ValidationError(`cannot delete "${name}" policy`);
-      handler.handleSync(
+      await handler.handle(
         policyStream(name),
         policyDecider,
         (s) => (s.exists ? [{ type: 'AclPolicyDeleted' as const, data: { name } }] : []),
@@ -174,47 +238,47 @@ export function createSysCommands(core: Core) {
       );
     },
 
-    enableMount(
-      input: {
-        path: string;
-        type: string;
-        description: string;
-        config: MountEnabled['data']['config'];
-      },
-      existing: readonly string[],
+    /** `existing` lists the mounted paths; it is read where the command is decided. */
+    async enableMount(
+      input: Parameters<typeof mountEnabled>[0],
+      existing: () => readonly string[],
       metadata: AuditMetadata,
-    ): void {
-      const path = input.path;
-      checkMountPath(path);
-      if (RESERVED_MOUNT_PREFIXES.some((p) => path.startsWith(p))) {
-        throw new ValidationError(`cannot mount under reserved path "${path}"`);
-      }
-      const clash = existing.find((m) => path.startsWith(m) || m.startsWith(path));
-      if (clash !== undefined) throw new ValidationError(`path is already in use at ${clash}`);
-      handler.handleSync(
-        mountStream(path),
+    ): Promise<void> {
+      checkMountable(input.path);
+      await handler.handle(
+        mountStream(input.path),
         mountDecider,
-        () => [
-          {
-            type: 'MountEnabled' as const,
-            data: { ...input, accessor: `${input.type}_${ids.secret(8).toLowerCase()}` },
-          },
-        ],
+        mountEnabled(input, existing),
         metadata,
       );
     },
 
-    tuneMount(
+    /** The same, appended now: at bootstrap, before anything is served. */
+    enableMountSync(
+      input: Parameters<typeof mountEnabled>[0],
+      existing: () => readonly string[],
+      metadata: AuditMetadata,
+    ): void {
+      checkMountable(input.path);
+      handler.handleSync(
+        mountStream(input.path),
+        mountDecider,
+        mountEnabled(input, existing),
+        metadata,
+      );
+    },
+
+    async tuneMount(
       path: string,
       settings: { description: string; config: MountConfig },
       metadata: AuditMetadata,
-    ): void {
+    ): Promise<void> {
       const { default_lease_ttl: def, max_lease_ttl: max } = settings.config;
       if (def > 0 && max > 0 && max < def)
         throw new ValidationError(
           `backend max lease TTL of ${max} would be less than backend default lease TTL of ${def}`,
         );
-      handler.handleSync(
+      await handler.handle(
         mountStream(path),
         mountDecider,
         (s) => {
@@ -229,30 +293,33 @@ export function createSysCommands(core: Core) {
      * `sys/remount`: the mount at `from` (its leases already revoked by the caller) moves to
      * `to`, checked as a new mount path would be.
      */
-    moveMount(
+    async moveMount(
       from: MountEnabled['data'],
       to: string,
-      existing: readonly string[],
+      existing: () => readonly string[],
       metadata: AuditMetadata,
-    ): void {
+    ): Promise<void> {
       checkMountPath(to);
       if (RESERVED_MOUNT_PREFIXES.some((p) => to.startsWith(p)))
         throw new ValidationError(`cannot remount to destination "${to}"`);
-      const clash = existing
-        .filter((m) => m !== from.path)
-        .find((m) => to.startsWith(m) || m.startsWith(to));
-      if (clash !== undefined || to === from.path)
-        throw new ValidationError(`path already in use at "${clash ?? to}"`);
-      handler.handleSync(
+      if (to === from.path) throw new ValidationError(`path already in use at "${to}"`);
+      await handler.handle(
         mountStream(to),
         mountDecider,
-        () => [{ type: 'MountMoved' as const, data: { ...from, path: to, from: from.path } }],
+        () => {
+          checkFree(
+            to,
+            existing().filter((m) => m !== from.path),
+            (clash) => `path already in use at "${clash}"`,
+          );
+          return [{ type: 'MountMoved' as const, data: { ...from, path: to, from: from.path } }];
+        },
         metadata,
       );
     },
 
-    disableMount(path: string, metadata: AuditMetadata): void {
-      handler.handleSync(
+    async disableMount(path: string, metadata: AuditMetadata): Promise<void> {
+      await handler.handle(
         mountStream(path),
         mountDecider,
         (s) => (s.exists ? [{ type: 'MountDisabled' as const, data: { path } }] : []),

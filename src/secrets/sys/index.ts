@@ -21,7 +21,7 @@ export function createSysContext(
 ) {
   const queries = sysQueries(core.db);
   const commands = createSysCommands(core);
-  const hierarchy = tokenHierarchy(commands, queries);
+  const hierarchy = tokenHierarchy(core.handler, commands, queries);
   const routes = sysRoutes({
     hierarchy,
     core,

@@ -143,7 +143,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
         provider_config: {},
       });
     },
-    writeConfig(ctx: RouterContext, m: AuthMountRow) {
+    async writeConfig(ctx: RouterContext, m: AuthMountRow) {
       const d = parseFields(JWT_CONFIG, requestData(ctx), { mount: ctx.params.mount! });
       if (d.get('jwks_url')) throw notServed('jwks_url', 'give the keys as jwt_validation_pubkeys');
       if (d.get('oidc_discovery_url'))
@@ -174,7 +174,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
         jwt_supported_algs: algs,
         default_role: d.get('default_role') ?? '',
       };
-      core.handler.handleSync(
+      await core.handler.handle(
         jwtConfigStream(m.accessor),
         jwtConfigDecider,
         () => [{ type: 'JwtConfigWritten' as const, data: { mount: m.accessor, config } }],
@@ -208,7 +208,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
         max_ttl: role.token_max_ttl,
       });
     },
-    writeRole(ctx: RouterContext, m: AuthMountRow) {
+    async writeRole(ctx: RouterContext, m: AuthMountRow) {
       const name = ctx.params.role_name!;
       checkPolicyName(name);
       const d = parseFields(APPROLE_ROLE, requestData(ctx), {
@@ -274,7 +274,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
         throw new ValidationError('a user claim must be defined on the role');
       if (s.token_max_ttl > 0 && s.token_ttl > s.token_max_ttl)
         throw new ValidationError('token_ttl should not be greater than token_max_ttl');
-      core.handler.handleSync(
+      await core.handler.handle(
         jwtRoleStream(m.accessor, name),
         jwtRoleDecider,
         () => [{ type: 'JwtRoleWritten' as const, data: { mount: m.accessor, name, settings: s } }],
@@ -282,9 +282,9 @@ export function jwtHandlers(deps: SysRouteDeps) {
       );
       sendVault(ctx, undefined);
     },
-    deleteRole(ctx: RouterContext, m: AuthMountRow) {
+    async deleteRole(ctx: RouterContext, m: AuthMountRow) {
       const name = ctx.params.role_name!;
-      core.handler.handleSync(
+      await core.handler.handle(
         jwtRoleStream(m.accessor, name),
         jwtRoleDecider,
         (st) =>
@@ -333,7 +333,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
           meta[key] = String(v);
       }
       const settings: LoginTokenSettings = role;
-      sendLogin(ctx, deps, m, settings, {
+      await sendLogin(ctx, deps, m, settings, {
         meta,
         displayName: `${m.path.replace(/\/$/, '')}-${String(user)}`,
       });

@@ -93,7 +93,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     const m = mountAt(ctx.params.path ?? '');
     sendVault(ctx, tuneView(m));
   });
-  r.post('/sys/mounts/*path/tune', (ctx) => {
+  r.post('/sys/mounts/*path/tune', async (ctx) => {
     const m = mountAt(ctx.params.path ?? '');
     const d = parseFields(MOUNT_TUNE, requestData(ctx), { path: ctx.params.path ?? '' });
     // `system` (or nothing) keeps the system's value, as the reference reads these.
@@ -113,7 +113,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     if (allowed !== undefined && allowed.length > 0) config.allowed_response_headers = allowed;
     if (passthrough !== undefined && passthrough.length > 0)
       config.passthrough_request_headers = passthrough;
-    commands.tuneMount(
+    await commands.tuneMount(
       m.path,
       { description: d.get('description') ?? m.description, config },
       deps.metadata(ctx),
@@ -132,7 +132,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     if (m === undefined) throw new ValidationError(`No secret engine mount at ${ctx.params.path}`);
     sendVault(ctx, mountView(m));
   });
-  r.post('/sys/mounts/*path', (ctx) => {
+  r.post('/sys/mounts/*path', async (ctx) => {
     const d = parseFields(MOUNT, requestData(ctx), { path: ctx.params.path ?? '' });
     const type = d.get('type');
     if (type === undefined || type === '')
@@ -144,7 +144,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
       config[name] === undefined || config[name] === null
         ? 0
         : convertField('duration', name, config[name]);
-    commands.enableMount(
+    await commands.enableMount(
       {
         path: normalizeMountPath(ctx.params.path ?? ''),
         type,
@@ -154,15 +154,15 @@ export function sysRoutes(deps: SysRouteDeps): Router {
           max_lease_ttl: ttl('max_lease_ttl'),
         },
       },
-      queries.mounts().map((m) => m.path),
+      () => queries.mounts().map((m) => m.path),
       deps.metadata(ctx),
     );
     sendVault(ctx, undefined);
   });
-  r.delete('/sys/mounts/*path', (ctx) => {
+  r.delete('/sys/mounts/*path', async (ctx) => {
     const path = normalizeMountPath(ctx.params.path ?? '');
     // Nothing mounted there (or it moved away): nothing to do, as the reference answers.
-    if (queries.mount(path) !== undefined) commands.disableMount(path, deps.metadata(ctx));
+    if (queries.mount(path) !== undefined) await commands.disableMount(path, deps.metadata(ctx));
     sendVault(ctx, undefined);
   });
   // Needs sudo (surface.ts). The mount's leases are revoked first, as the reference does; its
@@ -178,10 +178,10 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     const provider = deps.leaseProviders().get(m.path);
     if (provider !== undefined) await provider.revokePrefix(m.path, deps.metadata(ctx));
     const { path, type, accessor, description, config } = m;
-    commands.moveMount(
+    await commands.moveMount(
       { path, type, accessor, description, config },
       to,
-      queries.mounts().map((x) => x.path),
+      () => queries.mounts().map((x) => x.path),
       deps.metadata(ctx),
     );
     // Done before the answer: no migration to poll (the reference's answer before 1.10).
@@ -209,12 +209,12 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     const policy = d.get('policy') ?? d.get('rules');
     if (policy === undefined) throw new ValidationError("'policy' parameter not supplied or empty");
     const rules = await parsePolicy(name, policy);
-    commands.writePolicy(name, policy, rules, deps.metadata(ctx));
+    await commands.writePolicy(name, policy, rules, deps.metadata(ctx));
     sendVault(ctx, undefined);
   };
   r.post('/sys/policies/acl/:name', writePolicy);
-  const deletePolicy = (ctx: RouterContext) => {
-    commands.deletePolicy(ctx.params.name!, deps.metadata(ctx));
+  const deletePolicy = async (ctx: RouterContext) => {
+    await commands.deletePolicy(ctx.params.name!, deps.metadata(ctx));
     sendVault(ctx, undefined);
   };
   r.delete('/sys/policies/acl/:name', deletePolicy);

@@ -126,7 +126,7 @@ export function tokenRoleRoutes(r: Router, deps: SysRouteDeps): void {
     if (role === undefined) throw new NotFoundError('');
     sendVault(ctx, roleView(name, role));
   });
-  r.post('/auth/token/roles/:role_name', (ctx) => {
+  r.post('/auth/token/roles/:role_name', async (ctx) => {
     const name = ctx.params.role_name!.toLowerCase();
     const d = parseFields(TOKEN_ROLE, requestData(ctx), { role_name: name });
     // A write changes what it names and keeps the rest, as the reference updates a role.
@@ -155,11 +155,11 @@ export function tokenRoleRoutes(r: Router, deps: SysRouteDeps): void {
     const type = d.get('token_type') ?? '';
     if (!['', 'service', 'default-service', 'default'].includes(type))
       throw new ValidationError(`token_type ${JSON.stringify(type)} is not supported by Keel`);
-    commands.writeTokenRole(name, s, deps.metadata(ctx));
+    await commands.writeTokenRole(name, s, deps.metadata(ctx));
     sendVault(ctx, undefined, d.warnings.length > 0 ? { warnings: d.warnings } : {});
   });
-  r.delete('/auth/token/roles/:role_name', (ctx) => {
-    commands.deleteTokenRole(ctx.params.role_name!, deps.metadata(ctx));
+  r.delete('/auth/token/roles/:role_name', async (ctx) => {
+    await commands.deleteTokenRole(ctx.params.role_name!, deps.metadata(ctx));
     sendVault(ctx, undefined);
   });
 }

@@ -3,6 +3,7 @@ import { multierror } from '../../http/errors.js';
 import type { RouterContext } from '@koa/router';
 import type { Context } from 'koa';
 import { ForbiddenError, KeelError, ValidationError } from '../../core/errors.js';
+import type { CommandHandler } from '../../core/command-handler.js';
 import type { AuditMetadata } from '../../core/events.js';
 import { systemMetadata } from '../../core/events.js';
 import type { Timer } from '../../core/schedule.js';
@@ -36,19 +37,36 @@ import {
  * expiring a token revokes its descendants first, deepest first); orphans need root or sudo.
  * The leases a token obtained are revoked by the engines' reactors on `SecretsTokenRevoked`.
  */
-export function tokenHierarchy(commands: SysCommands, queries: SysQueries) {
+export function tokenHierarchy(
+  handler: CommandHandler,
+  commands: SysCommands,
+  queries: SysQueries,
+) {
+  /**
+   * Revoke a token and every descendant (each before its parent), or make its children orphans;
+   * inside `atomically`, where the descendants are read as the batch has left them.
+   */
+  const revokeSync = (
+    accessor: string,
+    metadata: AuditMetadata,
+    reason: TokenRevocationReason,
+    orphanChildren = false,
+  ): void => {
+    if (!orphanChildren)
+      for (const child of queries.descendants(accessor))
+        commands.revokeTokenSync(child, metadata, 'parent revoked');
+    commands.revokeTokenSync(accessor, metadata, reason, orphanChildren);
+  };
   return {
-    /** Revoke a token and every descendant (each before its parent), or make its children orphans. */
+    revokeSync,
+    /** The same as one command: the token and its descendants are revoked together or not at all. */
     revoke(
       accessor: string,
       metadata: AuditMetadata,
       reason: TokenRevocationReason,
       orphanChildren = false,
-    ): void {
-      if (!orphanChildren)
-        for (const child of queries.descendants(accessor))
-          commands.revokeToken(child, metadata, 'parent revoked');
-      commands.revokeToken(accessor, metadata, reason, orphanChildren);
+    ): Promise<void> {
+      return handler.atomically(() => revokeSync(accessor, metadata, reason, orphanChildren));
     },
   };
 }
@@ -60,8 +78,7 @@ export const tokenExpiryTimer = (hierarchy: TokenHierarchy): Timer => ({
   kind: TIMER_TOKEN_EXPIRY,
   fire: (entry) => {
     const { accessor } = entry.data as { accessor: string };
-    hierarchy.revoke(accessor, systemMetadata('token expiry'), 'expired');
-    return Promise.resolve();
+    return hierarchy.revoke(accessor, systemMetadata('token expiry'), 'expired');
   },
 });
 
@@ -164,7 +181,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     return left;
   };
 
-  const create = (orphanPath: boolean) => (ctx: RouterContext) => {
+  const create = (orphanPath: boolean) => async (ctx: RouterContext) => {
     const parent = ctx.state.token!;
     const inPath = ctx.params.role_name;
     const fields =
@@ -210,7 +227,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     const ttlSeconds = orphan || ttl === 0 ? ttl : childTtl(parent, ttl, warnings);
     const displayName = fields.get('display_name');
     const meta = parseMeta(fields.get('meta'));
-    const created = commands.createToken(
+    const created = await commands.createToken(
       {
         policies,
         displayName:
@@ -285,34 +302,39 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
    * increment asked for, else its creation TTL, capped by its explicit max TTL and the system
    * maximum counted from its creation. A token without expiry has nothing to renew.
    */
-  const renew = (ctx: Context, row: TokenRow, token: string, increment: number | undefined) => {
+  const renew = async (
+    ctx: Context,
+    row: TokenRow,
+    token: string,
+    increment: number | undefined,
+  ) => {
     if (row.expiresAt === null) return sendVault(ctx, null, { auth: authBlock(row, token, 0) });
     if (!row.renewable) throw new ValidationError('lease is not renewable');
     const warnings: string[] = [];
     const ttl = renewTtl(row, increment ?? 0, core.clock.now(), warnings);
-    commands.renewToken(row.accessor, ttl, deps.metadata(ctx));
+    await commands.renewToken(row.accessor, ttl, deps.metadata(ctx));
     const renewed = queries.tokenByAccessor(row.accessor) ?? row;
     sendVault(ctx, null, { warnings, auth: authBlock(renewed, token, ttl) });
   };
-  r.post('/auth/token/renew', (ctx) => {
+  r.post('/auth/token/renew', async (ctx) => {
     const d = parseFields(TOKEN_RENEW, requestData(ctx));
     const token = d.get('token');
     if (token === undefined || token === '') throw new ValidationError('missing token');
     const row = byToken(token);
     if (row === undefined) throw new ValidationError('invalid token');
-    renew(ctx, row, token, d.get('increment'));
+    await renew(ctx, row, token, d.get('increment'));
   });
-  r.post('/auth/token/renew-self', (ctx) => {
+  r.post('/auth/token/renew-self', async (ctx) => {
     const d = parseFields(TOKEN_RENEW_SELF, requestData(ctx));
-    renew(ctx, self(ctx), presentedToken(ctx) ?? '', d.get('increment'));
+    await renew(ctx, self(ctx), presentedToken(ctx) ?? '', d.get('increment'));
   });
-  r.post('/auth/token/renew-accessor', (ctx) => {
+  r.post('/auth/token/renew-accessor', async (ctx) => {
     const d = parseFields(TOKEN_RENEW_ACCESSOR, requestData(ctx));
     const accessor = d.get('accessor');
     const row = accessor ? queries.tokenByAccessor(accessor) : undefined;
     if (row === undefined) throw new ValidationError('invalid accessor');
     // Renewed by accessor, the answer does not carry the token, as in the reference.
-    renew(ctx, row, '', d.get('increment'));
+    await renew(ctx, row, '', d.get('increment'));
   });
   // Nothing outlives its revocation in Keel (a revoked token's row and its leases go at once,
   // children first), so there is nothing to tidy; the answer is the reference's.
@@ -324,17 +346,17 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     });
     ctx.status = 202;
   });
-  r.post('/auth/token/revoke-self', (ctx) => {
-    hierarchy.revoke(ctx.state.token!.accessor, deps.metadata(ctx), 'revoked');
+  r.post('/auth/token/revoke-self', async (ctx) => {
+    await hierarchy.revoke(ctx.state.token!.accessor, deps.metadata(ctx), 'revoked');
     sendVault(ctx, undefined);
   });
-  r.post('/auth/token/revoke', (ctx) => {
+  r.post('/auth/token/revoke', async (ctx) => {
     const row = byToken(tokenOf(ctx, TOKEN_REVOKE, 'missing token'));
-    if (row !== undefined) hierarchy.revoke(row.accessor, deps.metadata(ctx), 'revoked');
+    if (row !== undefined) await hierarchy.revoke(row.accessor, deps.metadata(ctx), 'revoked');
     sendVault(ctx, undefined);
   });
-  r.post('/auth/token/revoke-accessor', (ctx) => {
-    hierarchy.revoke(
+  r.post('/auth/token/revoke-accessor', async (ctx) => {
+    await hierarchy.revoke(
       byAccessor(ctx, TOKEN_REVOKE_ACCESSOR).accessor,
       deps.metadata(ctx),
       'revoked',
@@ -342,9 +364,10 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     sendVault(ctx, undefined);
   });
   // Needs sudo (surface.ts): the children live on as orphans.
-  r.post('/auth/token/revoke-orphan', (ctx) => {
+  r.post('/auth/token/revoke-orphan', async (ctx) => {
     const row = byToken(tokenOf(ctx, TOKEN_REVOKE_ORPHAN, 'missing token'));
-    if (row !== undefined) hierarchy.revoke(row.accessor, deps.metadata(ctx), 'revoked', true);
+    if (row !== undefined)
+      await hierarchy.revoke(row.accessor, deps.metadata(ctx), 'revoked', true);
     sendVault(ctx, undefined);
   });
 }

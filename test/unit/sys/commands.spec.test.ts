@@ -24,63 +24,73 @@ const aws = { path: 'cloud/', type: 'aws', description: '', config: {} } as Para
 >[0];
 
 describe('sys commands', () => {
-  it('creates a token with its policies deduplicated and sorted, never its secret', () => {
+  it('creates a token with its policies deduplicated and sorted, never its secret', async () => {
     const s = spec();
     let secret = '';
-    s.when((core) => {
-      secret = sys(core).createToken(token, meta).token;
-    }).then([
-      {
-        type: 'SecretsTokenCreated',
-        data: { policies: ['a', 'b'], displayName: 'ci', expiresAt: '2026-01-01T00:01:00.000Z' },
-      },
-    ]);
+    await s
+      .whenAsync(async (core) => {
+        secret = (await sys(core).createToken(token, meta)).token;
+      })
+      .then([
+        {
+          type: 'SecretsTokenCreated',
+          data: { policies: ['a', 'b'], displayName: 'ci', expiresAt: '2026-01-01T00:01:00.000Z' },
+        },
+      ]);
     expect(JSON.stringify([...s.core.store.readAll(0, 10)])).not.toContain(secret);
   });
 
-  it('revokes a token once; revoking it again, or one never made, appends nothing', () => {
+  it('revokes a token once; revoking it again, or one never made, appends nothing', async () => {
     const s = spec();
     let accessor = '';
-    s.when((core) => {
-      accessor = sys(core).createToken(token, meta).data.accessor;
-    }).then([{ type: 'SecretsTokenCreated' }]);
-    s.when((core) => sys(core).revokeToken(accessor, meta)).then([
-      { type: 'SecretsTokenRevoked', data: { accessor } },
-    ]);
-    s.when((core) => sys(core).revokeToken(accessor, meta)).then([]);
-    spec()
-      .when((core) => sys(core).revokeToken('nobody', meta))
+    await s
+      .whenAsync(async (core) => {
+        accessor = (await sys(core).createToken(token, meta)).data.accessor;
+      })
+      .then([{ type: 'SecretsTokenCreated' }]);
+    const revoke = (who: () => string) => (core: Core) =>
+      core.handler.atomically(() => sys(core).revokeTokenSync(who(), meta));
+    await s
+      .whenAsync(revoke(() => accessor))
+      .then([{ type: 'SecretsTokenRevoked', data: { accessor } }]);
+    await s.whenAsync(revoke(() => accessor)).then([]);
+    await spec()
+      .whenAsync(revoke(() => 'nobody'))
       .then([]);
   });
 
-  it('refuses to write the root policy or delete root and default; deleting a missing one appends nothing', () => {
-    spec()
-      .when((core) => sys(core).writePolicy('root', 'path "*" {}', [], meta))
+  it('refuses to write the root policy or delete root and default; deleting a missing one appends nothing', async () => {
+    await spec()
+      .whenAsync((core) => sys(core).writePolicy('root', 'path "*" {}', [], meta))
       .refused(ValidationError, 'cannot update "root" policy');
     for (const name of ['root', 'default'])
-      spec()
-        .when((core) => sys(core).deletePolicy(name, meta))
+      await spec()
+        .whenAsync((core) => sys(core).deletePolicy(name, meta))
         .refused(ValidationError, `cannot delete "${name}" policy`);
     const s = spec();
-    s.when((core) => sys(core).writePolicy('ops', 'path "*" {}', [], meta)).then([
-      { type: 'AclPolicyWritten', data: { name: 'ops' } },
-    ]);
-    s.when((core) => sys(core).deletePolicy('ops', meta)).then([{ type: 'AclPolicyDeleted' }]);
-    s.when((core) => sys(core).deletePolicy('ops', meta)).then([]);
+    await s
+      .whenAsync((core) => sys(core).writePolicy('ops', 'path "*" {}', [], meta))
+      .then([{ type: 'AclPolicyWritten', data: { name: 'ops' } }]);
+    await s
+      .whenAsync((core) => sys(core).deletePolicy('ops', meta))
+      .then([{ type: 'AclPolicyDeleted' }]);
+    await s.whenAsync((core) => sys(core).deletePolicy('ops', meta)).then([]);
   });
 
-  it('mounts an engine at a free path; refuses reserved paths and paths inside or around a mount', () => {
-    spec()
-      .when((core) => sys(core).enableMount(aws, ['aws/', 'pki/'], meta))
+  it('mounts an engine at a free path; refuses reserved paths and paths inside or around a mount', async () => {
+    await spec()
+      .whenAsync((core) => sys(core).enableMount(aws, () => ['aws/', 'pki/'], meta))
       .then([{ type: 'MountEnabled', data: { path: 'cloud/', type: 'aws' } }]);
-    spec()
-      .when((core) => sys(core).enableMount({ ...aws, path: 'sys/x/' }, [], meta))
+    await spec()
+      .whenAsync((core) => sys(core).enableMount({ ...aws, path: 'sys/x/' }, () => [], meta))
       .refused(ValidationError, 'cannot mount under reserved path "sys/x/"');
-    spec()
-      .when((core) => sys(core).enableMount({ ...aws, path: 'aws/inner/' }, ['aws/'], meta))
+    await spec()
+      .whenAsync((core) =>
+        sys(core).enableMount({ ...aws, path: 'aws/inner/' }, () => ['aws/'], meta),
+      )
       .refused(ValidationError, 'path is already in use at aws/');
-    spec()
-      .when((core) => sys(core).enableMount({ ...aws, path: 'a/' }, ['a/b/'], meta))
+    await spec()
+      .whenAsync((core) => sys(core).enableMount({ ...aws, path: 'a/' }, () => ['a/b/'], meta))
       .refused(ValidationError, 'path is already in use at a/b/');
   });
 });
