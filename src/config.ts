@@ -21,6 +21,8 @@ export interface Config {
   };
   /** How long after a cancel force-cancel becomes available. */
   readonly forceCancelCooloffMs: number;
+  /** How long after a failed webhook delivery it is tried again (the third attempt waits 4×). */
+  readonly notificationRetryMs: number;
   /** How often reactors and the schedule are polled besides being woken by appends. */
   readonly pollIntervalMs: number;
   /** A terraform-compatible binary for the `command` executor driver, if any. */
@@ -95,6 +97,7 @@ export const CONFIG_FLAGS = [
   'rate-limit-per-second',
   'rate-limit-run-lists-per-minute',
   'force-cancel-cooloff-ms',
+  'notification-retry-ms',
   'poll-interval-ms',
   'engine-bin',
   'engines',
@@ -123,6 +126,7 @@ const defaults = {
   perSecond: 30,
   runListsPerMinute: 30,
   cooloff: 10_000,
+  notificationRetry: 30_000,
   poll: 1000,
   anchorInterval: 10_000,
   headersTimeout: 20_000,
@@ -209,6 +213,12 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
       'force-cancel-cooloff-ms',
       'KEEL_FORCE_CANCEL_COOLOFF_MS',
       defaults.cooloff,
+    ),
+    notificationRetryMs: int(
+      'notification-retry-ms',
+      'KEEL_NOTIFICATION_RETRY_MS',
+      defaults.notificationRetry,
+      1,
     ),
     pollIntervalMs: int('poll-interval-ms', 'KEEL_POLL_INTERVAL_MS', defaults.poll, 10),
     engineBin: text('engine-bin', 'KEEL_ENGINE_BIN', '') || null,

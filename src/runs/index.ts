@@ -17,7 +17,7 @@ import { projectProjection } from './projects/projection.js';
 import { projectRoutes } from './projects/routes.js';
 import { RunTriggerQueries, runTriggerProjection } from './run-triggers/projection.js';
 import { runTriggerReactor, runTriggerRoutes } from './run-triggers/routes.js';
-import { notificationReactor } from './notifications/deliver.js';
+import { notificationReactor, notificationRetryTimer } from './notifications/deliver.js';
 import { OidcIssuer, oidcKeyProjection } from './oidc/keys.js';
 import { NotificationQueries, notificationProjection } from './notifications/projection.js';
 import { notificationRoutes } from './notifications/routes.js';
@@ -174,7 +174,7 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         teamProjectProjection,
         varsetProjection,
         runTriggerProjection,
-        notificationProjection,
+        notificationProjection(core.config.notificationRetryMs),
         oidcKeyProjection,
         workspaceProjection,
       ],
@@ -187,6 +187,8 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
         failClosed(model, runTriggerReactor(model, triggers, core.logger), { runOf: () => null }),
         failClosed(model, notificationReactor(model, notifications), { runOf: () => null }),
       ],
+      // A failed webhook delivery is tried again once its backoff is over.
+      timers: [notificationRetryTimer(model, notifications)],
       runsRoutes: routes,
       runsPublicRoutes: publicRoutes,
     },

@@ -4,6 +4,7 @@ import type { Decider } from '../../core/command-handler.js';
 import { systemMetadata, type AuditMetadata, type StoredEvent } from '../../core/events.js';
 import { stateName } from '../../core/machine-decider.js';
 import type { Reactor } from '../../core/reactors.js';
+import type { ScheduleEntry, Timer } from '../../core/schedule.js';
 import type { RunsModel } from '../model.js';
 import { runDecider } from '../run/commands.js';
 import type { RunEvent } from '../events.js';
@@ -12,16 +13,21 @@ import type {
   NotificationEvent,
   NotificationTrigger,
 } from './events.js';
+import { RETRY_TIMER, type RetryData } from './projection.js';
 import type { NotificationConfigRow, NotificationQueries } from './projection.js';
+
+type AttemptTrigger = NotificationDeliveryAttempted['data']['trigger'];
 
 /**
  * Delivery of generic webhooks: the reference's payload (version 1), signed with HMAC-SHA512 of
  * the body under the configuration's token in `X-TFE-Notification-Signature`, each attempt
  * recorded. A reactor reads run events, so a delivery never holds a run up; a failed attempt is
- * tried again when the reactor reads its record, up to {@link MAX_ATTEMPTS} in all.
+ * tried again after a backoff ({@link retryDelaysOf}), up to {@link MAX_ATTEMPTS} in all: the
+ * delivery log's read model puts the retry on the schedule and {@link notificationRetryTimer}
+ * sends it when it falls due.
  */
 
-export const MAX_ATTEMPTS = 3;
+export { MAX_ATTEMPTS, RETRY_TIMER, retryDelaysOf } from './projection.js';
 /** How long one attempt waits for an answer. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** How much of an answer's body the delivery log keeps. */
@@ -185,29 +191,46 @@ function statusesAround(core: Core, event: StoredEvent): { before: string; after
   return { before, after: stateName(state.value) };
 }
 
-/** The reactor: run events become deliveries; a failed attempt's record, the next attempt. */
+/**
+ * A failed attempt's retry, when its backoff is over: the next attempt, whose record moves the
+ * schedule's row on (or removes it). A configuration deleted or disabled meanwhile has had its
+ * rows removed by the read model; one found so anyway is not delivered to.
+ */
+export function notificationRetryTimer(model: RunsModel, queries: NotificationQueries): Timer {
+  const metadata = systemMetadata('notifications');
+  return {
+    kind: RETRY_TIMER,
+    async fire(entry: ScheduleEntry) {
+      const { id, delivery, attempt: failed } = entry.data as RetryData;
+      const config = queries.get(id);
+      const tried = queries.attempts(id, delivery);
+      const last = tried.find((a) => a.attempt === failed);
+      if (config === null || !config.enabled || last === undefined) return;
+      if (last.successful || tried.some((a) => a.attempt > failed)) return;
+      await attempt(
+        model.core,
+        config,
+        {
+          delivery,
+          attempt: failed + 1,
+          trigger: last.trigger as AttemptTrigger,
+          payload: last.payload,
+        },
+        metadata,
+      );
+    },
+  };
+}
+
+/** The reactor: run events become deliveries (their retries are timers). */
 export function notificationReactor(model: RunsModel, queries: NotificationQueries): Reactor {
   const { core } = model;
   const metadata = systemMetadata('notifications');
   return {
     name: 'runs-notifications',
-    types: ['Run*', 'NotificationDeliveryAttempted'],
+    types: ['Run*'],
     async react(event: StoredEvent) {
       await Promise.resolve();
-      if (event.type === 'NotificationDeliveryAttempted') {
-        const d = (event as StoredEvent<NotificationDeliveryAttempted>).data;
-        if (d.successful || d.attempt >= MAX_ATTEMPTS) return;
-        if (queries.attempts(d.id, d.delivery).some((a) => a.attempt > d.attempt)) return;
-        const config = queries.get(d.id);
-        if (config === null || !config.enabled) return;
-        await attempt(
-          core,
-          config,
-          { delivery: d.delivery, attempt: d.attempt + 1, trigger: d.trigger, payload: d.payload },
-          metadata,
-        );
-        return;
-      }
       const run = model.runs.get(event.stream);
       if (run === null) return;
       const configs = queries

@@ -2,12 +2,31 @@ import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
+import { scheduleRows } from '../../core/schedule.js';
 import type { Sealed } from '../../core/seal.js';
 import { statements } from '../../core/sql.js';
 import type { WorkspaceDeleted } from '../events.js';
 import type { NotificationEvent, NotificationTrigger } from './events.js';
 
-/** Notification configurations and their delivery log. */
+/** Notification configurations and their delivery log, and the retries it puts on the schedule. */
+
+/** Attempts made to deliver one notification, at most. */
+export const MAX_ATTEMPTS = 3;
+/**
+ * How long after failed attempt n (1-based) attempt n + 1 is made, from the configured first
+ * delay (`KEEL_NOTIFICATION_RETRY_MS`, 30 s by default): each waits four times the one before.
+ */
+export const retryDelaysOf = (firstMs: number): readonly number[] =>
+  Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => firstMs * 4 ** i);
+/** The schedule's kind for a retry. */
+export const RETRY_TIMER = 'notification-retry';
+/** What a retry's schedule row holds: the configuration, the notification and the failed attempt. */
+export interface RetryData {
+  id: string;
+  delivery: string;
+  attempt: number;
+}
+const retryKey = (id: string, delivery: string) => `${RETRY_TIMER}:${id}:${delivery}`;
 
 const T = {
   configs: 'runs_notification_configs',
@@ -90,9 +109,9 @@ const toDelivery = (r: DeliveryDb): DeliveryRow => ({
   successful: r.successful === 1,
 });
 
-export const notificationProjection: Projection = {
+export const notificationProjection = (retryFirstMs: number): Projection => ({
   name: 'runs-notifications',
-  version: 1,
+  version: 2,
   tables: [T.configs, T.deliveries],
   setup(db: Db) {
     db.exec(`
@@ -115,14 +134,23 @@ export const notificationProjection: Projection = {
       remove: db.prepare(`DELETE FROM ${T.configs} WHERE id = ?`),
       removeDeliveries: db.prepare(`DELETE FROM ${T.deliveries} WHERE config_id = ?`),
       workspaceGone: db.prepare(`SELECT id FROM ${T.configs} WHERE workspace_id = ?`),
+      deliveries: db.prepare(`SELECT DISTINCT delivery FROM ${T.deliveries} WHERE config_id = ?`),
       delivery: db.prepare(`INSERT OR IGNORE INTO ${T.deliveries}
         (config_id, delivery, attempt, trigger, url, payload, sent_at, code, body, successful, position)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    };
+    const schedule = scheduleRows(db, 'runs-notifications');
+    const delays = retryDelaysOf(retryFirstMs);
+    /** No retry of the configuration's notifications is due any more. */
+    const noRetries = (id: string) => {
+      for (const { delivery } of s.deliveries.all(id) as { delivery: string }[])
+        schedule.remove(retryKey(id, delivery));
     };
     return (event: StoredEvent) => {
       if (event.type === 'WorkspaceDeleted') {
         const ws = (event as StoredEvent<WorkspaceDeleted>).data.id;
         for (const { id } of s.workspaceGone.all(ws) as { id: string }[]) {
+          noRetries(id);
           s.remove.run(id);
           s.removeDeliveries.run(id);
         }
@@ -158,8 +186,10 @@ export const notificationProjection: Projection = {
                 : canonicalJson(e.data.token),
             at: e.time,
           });
+          if (e.data.enabled === false) noRetries(e.data.id);
           return;
         case 'NotificationConfigurationDeleted':
+          noRetries(e.data.id);
           s.remove.run(e.data.id);
           s.removeDeliveries.run(e.data.id);
           return;
@@ -178,6 +208,17 @@ export const notificationProjection: Projection = {
             d.successful ? 1 : 0,
             e.position,
           );
+          if (d.successful || d.attempt >= MAX_ATTEMPTS)
+            schedule.remove(retryKey(d.id, d.delivery));
+          else {
+            const data: RetryData = { id: d.id, delivery: d.delivery, attempt: d.attempt };
+            schedule.put({
+              key: retryKey(d.id, d.delivery),
+              kind: RETRY_TIMER,
+              dueAt: new Date(Date.parse(e.time) + (delays[d.attempt - 1] ?? 0)).toISOString(),
+              data,
+            });
+          }
           return;
         }
         default: {
@@ -187,7 +228,7 @@ export const notificationProjection: Projection = {
       }
     };
   },
-};
+});
 
 /** Read access to notification configurations and deliveries. */
 export class NotificationQueries {

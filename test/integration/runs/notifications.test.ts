@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectEachProjectionRebuildsAlone } from '../../support/rebuild.js';
 import { startRunsHarness, type RunsHarness } from '../../support/runs-harness.js';
 import { createRun, drivePlan, readyWorkspace, status } from '../../support/runs-flow.js';
+import { retryDelaysOf } from '../../../src/runs/notifications/deliver.js';
 
 /** Notification configurations: generic webhooks, signed, retried, logged, verified. */
 
@@ -43,9 +44,12 @@ class Listener {
 const TOKEN = 'webhook-signing-secret-9931';
 
 let h: RunsHarness;
+let RETRY_DELAYS_MS: readonly [number, number];
 const listener = new Listener();
 beforeAll(async () => {
   h = await startRunsHarness();
+  const [first = 0, second = 0] = retryDelaysOf(h.core.config.notificationRetryMs);
+  RETRY_DELAYS_MS = [first, second];
   await listener.start();
 });
 afterAll(async () => {
@@ -91,7 +95,18 @@ describe('notification configurations', () => {
 
     const run = await createRun(h, ws);
     await h.settle();
-    // the first attempt failed (500) and the second was delivered
+    // the first attempt failed (500); the second waits for its backoff, on the fake clock
+    expect(listener.received).toHaveLength(1);
+    h.clock.advance(RETRY_DELAYS_MS[0] - 1);
+    await h.settle();
+    expect(listener.received).toHaveLength(1);
+    const waiting = (await h.api('GET', `/notification-configurations/${id}`)).json.data.attributes[
+      'delivery-responses'
+    ] as Record<string, unknown>[];
+    expect(waiting.map((d) => [d.attempt, d.code, d.successful])).toEqual([[1, '500', 'false']]);
+    h.clock.advance(1);
+    await h.settle();
+    // ... and was delivered
     expect(listener.received).toHaveLength(2);
     const [first, second] = listener.received as [Received, Received];
     expect(second.body).toBe(first.body);
@@ -147,9 +162,23 @@ describe('notification configurations', () => {
     listener.answers.push(500, 502, 503, 500, 500, 500);
     const run = await createRun(h, ws);
     await h.settle();
-    h.runs.executor.planStarted(run.id);
+    await h.runs.executor.planStarted(run.id);
     await h.settle();
     expect(await status(h, run.id)).toBe('planning');
+    expect(listener.received).toHaveLength(2);
+    h.clock.advance(RETRY_DELAYS_MS[0]);
+    await h.settle();
+    expect(listener.received).toHaveLength(4);
+    // the third attempt waits longer than the second did
+    h.clock.advance(RETRY_DELAYS_MS[0]);
+    await h.settle();
+    expect(listener.received).toHaveLength(4);
+    h.clock.advance(RETRY_DELAYS_MS[1] - RETRY_DELAYS_MS[0]);
+    await h.settle();
+    expect(listener.received).toHaveLength(6);
+    // and none after it
+    h.clock.advance(RETRY_DELAYS_MS[1] * 10);
+    await h.settle();
     expect(listener.received).toHaveLength(6);
     const log = (await h.api('GET', `/notification-configurations/${id}`)).json.data.attributes[
       'delivery-responses'
@@ -157,6 +186,31 @@ describe('notification configurations', () => {
     expect(log.every((d) => d.successful === 'false')).toBe(true);
     expect(log.map((d) => d.attempt).sort()).toEqual([1, 1, 2, 2, 3, 3]);
     listener.answers.length = 0;
+  });
+
+  it('a retry waiting for its backoff is dropped when the hook is disabled or deleted', async () => {
+    const { ws } = await readyWorkspace(h);
+    const disabled = (await configure(ws, { enabled: true, triggers: ['run:created'] })).json.data
+      .id;
+    const deleted = (await configure(ws, { enabled: true, triggers: ['run:created'] })).json.data
+      .id;
+    listener.received.length = 0;
+    listener.answers.push(500, 500);
+    await createRun(h, ws);
+    await h.settle();
+    expect(listener.received).toHaveLength(2);
+    const off = await h.api('PATCH', `/notification-configurations/${disabled}`, {
+      body: { data: { attributes: { enabled: false } } },
+    });
+    expect(off.status, off.text).toBe(200);
+    expect((await h.api('DELETE', `/notification-configurations/${deleted}`)).status).toBe(204);
+    h.clock.advance(RETRY_DELAYS_MS[1] * 2);
+    await h.settle();
+    expect(listener.received).toHaveLength(2);
+    const due = h.core.db
+      .prepare("SELECT key FROM schedule WHERE kind = 'notification-retry'")
+      .all() as { key: string }[];
+    expect(due.filter((r) => r.key.includes(disabled) || r.key.includes(deleted))).toEqual([]);
   });
 
   it('verify sends a verification payload and shows the answer; disabled hooks stay quiet', async () => {
