@@ -19,6 +19,18 @@ export interface PlanRequest {
   state: StateV4 | null;
   flags: RunFlags;
   log: LogSink;
+  /** What the command engine adds to each command's environment (run-env.ts); none by default. */
+  environment?: PhaseEnvironment;
+}
+
+/** What a phase is given besides its configuration, variables and state (the command engine). */
+export interface PhaseEnvironment {
+  /** Environment variables of every command the phase runs (workspace env variables override). */
+  variables: Readonly<Record<string, string>>;
+  /** PEM certificates terraform trusts (the system's and Keel's listener CA), or null: the system's. */
+  trust: string | null;
+  /** Values that never reach a log or a plan (the run token). */
+  secrets: readonly string[];
 }
 
 /** What an apply phase is given: the plan request plus the artifact its plan produced. */

@@ -29,6 +29,8 @@ import { PhaseClaims } from './claims.js';
 import { holderName, leaseTtlMs } from '../../core/shared-log.js';
 import { variableRoutes } from './variables.js';
 import { failClosed } from '../run/fail-closed.js';
+import { phaseEnvironment } from './run-env.js';
+import { runTokenRoutes } from './run-token.js';
 
 export interface ExecutorContextOptions {
   runs: RunsContext;
@@ -140,6 +142,8 @@ export function createExecutorContext(
     logs: liveLogs,
     driverFor,
     concurrency: options.concurrency ?? 4,
+    environmentFor: (run, phase, lifetimeMs) =>
+      phaseEnvironment(core, runs.model, run, phase, lifetimeMs),
     ...(options.phaseTimeoutMs === undefined ? {} : { phaseTimeoutMs: options.phaseTimeoutMs }),
     onFault: (runId, err) =>
       core.logger.error({ err, runId }, 'run phase failed inside the executor'),
@@ -277,6 +281,8 @@ export function createExecutorContext(
   runTaskRoutes(routes, core, runs, taskQueries);
   const publicRoutes = new Router();
   taskCallbackRoutes(publicRoutes, core, taskQueries, taskStages);
+  // A run's token for Keel reads what remote-state sharing allows, and nothing else.
+  runTokenRoutes(publicRoutes, core, runs.model);
 
   return {
     executor,

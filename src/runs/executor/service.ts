@@ -1,4 +1,4 @@
-import type { ApplyResult, Driver, Execution, PlanResult } from './driver.js';
+import type { ApplyResult, Driver, Execution, PhaseEnvironment, PlanResult } from './driver.js';
 import type { LiveLogs } from './logs.js';
 import { ExecutionPool } from './pool.js';
 import { redactPlan } from './redact.js';
@@ -77,6 +77,11 @@ export interface ExecutorOptions {
    * plan and apply timeouts); {@link PHASE_TIMEOUT_MS} by default.
    */
   phaseTimeoutMs?: number;
+  /**
+   * What a phase's commands get besides their inputs (run-env.ts: TFC_* variables, the run's token
+   * for Keel, Keel's CA), asked as the phase starts; nothing when absent.
+   */
+  environmentFor?(run: PhaseRun, phase: Phase, lifetimeMs: number): PhaseEnvironment;
   /** Faults (not run failures) are reported here; the run is errored with the message. */
   onFault?(runId: string, error: unknown): void;
   /**
@@ -232,9 +237,20 @@ export class Executor {
     try {
       const driver = this.#options.driverFor(run.workspaceId);
       const workspaceVariables = port.workspaceVariables(run.workspaceId, { runId: run.id, phase });
-      const secrets = workspaceVariables.filter((v) => v.sensitive).map((v) => v.value);
+      // The token's own bound is a backstop (it ends with the phase): twice the phase's time
+      // allows for the wait for a slot before the phase's clock starts.
+      const environment = this.#options.environmentFor?.(
+        run,
+        phase,
+        2 * (this.#options.phaseTimeoutMs ?? PHASE_TIMEOUT_MS),
+      );
+      const secrets = [
+        ...workspaceVariables.filter((v) => v.sensitive).map((v) => v.value),
+        ...(environment?.secrets ?? []),
+      ];
       const scrub = redactor(secrets);
       const request = {
+        ...(environment === undefined ? {} : { environment }),
         configuration: port.configuration(run.configurationVersionId),
         workspaceVariables,
         runVariables: run.variables,

@@ -39,6 +39,31 @@ interface CommandArtifact {
 }
 
 const PLAN_FILE = 'plan.tfplan';
+/** The CA bundle terraform trusts in a phase (system roots and Keel's listener CA). */
+const TRUST_FILE = '.keel-trust.pem';
+
+/**
+ * The lines `terraform init` prints about the local backend Keel runs it on (BACKEND_OVERRIDE):
+ * the run's log does not show them, as the reference's logs show no trace of its own override.
+ */
+const BACKEND_LINES = [
+  /^Successfully configured the backend "local"! Terraform will automatically$/,
+  /^use this backend unless the backend configuration changes\.$/,
+];
+
+/** A log that drops the local backend's lines (both, in order, as init prints them). */
+export function withoutBackendLines(log: LogSink): LogSink {
+  let next = 0;
+  return (line) => {
+    const pattern = BACKEND_LINES[next];
+    if (pattern?.test(line)) {
+      next += 1;
+      return;
+    }
+    next = 0;
+    log(line);
+  };
+}
 
 /**
  * The uploaded configuration still holds the `cloud` or `backend` block that pointed the CLI at
@@ -137,7 +162,7 @@ class Phase {
     const process = runProcess(this.options.binary, args, {
       cwd: this.dir,
       env: this.env,
-      log: this.log,
+      log: args[0] === 'init' ? withoutBackendLines(this.log) : this.log,
       captureStdout,
     });
     this.#current = process;
@@ -163,7 +188,17 @@ async function prepare(
   if (request.state) await writeFile(join(dir, 'terraform.tfstate'), JSON.stringify(request.state));
   const vars = tfvars(request.workspaceVariables);
   if (vars) await writeFile(join(dir, 'zzz-keel-workspace.auto.tfvars'), vars);
-  const env: Record<string, string> = { ...options.baseEnv, TF_IN_AUTOMATION: '1', TF_INPUT: '0' };
+  const env: Record<string, string> = {
+    ...options.baseEnv,
+    ...request.environment?.variables,
+    TF_IN_AUTOMATION: '1',
+    TF_INPUT: '0',
+  };
+  const trust = request.environment?.trust ?? null;
+  if (trust !== null) {
+    await writeFile(join(dir, TRUST_FILE), trust);
+    env.SSL_CERT_FILE = join(dir, TRUST_FILE);
+  }
   for (const variable of request.workspaceVariables)
     if (variable.category === 'env') env[variable.key] = variable.value;
   return { dir, env };
