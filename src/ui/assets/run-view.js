@@ -31,6 +31,25 @@ const FINAL = new Set([
 ]);
 
 /**
+ * The run's history from `GET /runs/:id/run-events` (what the runs token may read): each event of
+ * its stream, oldest first, with its time and what it carries (a comment, an error message).
+ */
+async function runEvents(runId) {
+  const list = (await api(`runs/${enc(runId)}/run-events`)).data;
+  return table(
+    'Run events',
+    ['#', 'Event', 'Time', 'Detail'],
+    list.map((e, i) => [
+      String(i + 1),
+      e.attributes.action.replaceAll('_', ' '),
+      h('time', { datetime: e.attributes['created-at'] }, e.attributes['created-at']),
+      e.attributes.description ?? '',
+    ]),
+    { columns: ['num', 'nowrap', 'nowrap', 'wide'], empty: 'No events yet.' },
+  );
+}
+
+/**
  * A phase's log, collapsible under its name and status; `open` says whether it starts open (the
  * reader's own opening or closing is kept across live updates by `logs`).
  */
@@ -353,9 +372,17 @@ export function run(container, [id]) {
     }
   };
   let view = null;
+  let eventsView = null;
   if (session.secrets !== '') {
     history.append(h('h2', {}, 'Lifecycle'));
     view = streamView(history, id);
+  } else if (session.runs !== '') {
+    // A runs-only session reads the run's history from the runs API, as any client may.
+    history.append(
+      h('h2', {}, 'History'),
+      h('p', {}, 'Sign in with a secrets token as well to see the run’s diagram.'),
+    );
+    eventsView = live(history, () => runEvents(id));
   } else {
     history.append(
       h('p', {}, 'Sign in with a secrets token as well to see the run’s diagram and history.'),
@@ -367,7 +394,14 @@ export function run(container, [id]) {
       sections?.refresh(forced),
       commentsView?.refresh(forced),
       view?.refresh(),
+      eventsView?.refresh(forced),
     ]);
-  const ready = Promise.all([loadRun(), sections?.ready, commentsView?.ready, view?.ready]);
+  const ready = Promise.all([
+    loadRun(),
+    sections?.ready,
+    commentsView?.ready,
+    view?.ready,
+    eventsView?.ready,
+  ]);
   return { ready, refresh };
 }

@@ -75,9 +75,11 @@ function login(container) {
     }
     const problems = [];
     if (r !== '') {
-      const res = await fetch('/api/v2/account/details', {
-        headers: { Authorization: `Bearer ${r}` },
-      });
+      const headers = { Authorization: `Bearer ${r}` };
+      let res = await fetch('/api/v2/account/details', { headers });
+      // A team's or an organization's token has no account (404, as the reference answers);
+      // it is good if it may list organizations.
+      if (res.status === 404) res = await fetch('/api/v2/organizations', { headers });
       if (!res.ok) problems.push(`The runs token was refused (${res.status}).`);
     }
     if (s !== '') {
