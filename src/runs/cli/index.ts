@@ -32,6 +32,8 @@ export function createTerraformCli(
       return;
     }
     if (read && ctx.path === '/.well-known/jwks') {
+      // A relying party is set up before any run has a token: the first read makes the first key.
+      await oidc.ensureKey();
       ctx.set('Cache-Control', 'no-cache');
       ctx.body = oidc.jwks();
       return;
