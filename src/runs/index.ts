@@ -25,7 +25,7 @@ import { teamProjectProjection } from './team-projects/projection.js';
 import { teamProjectRoutes } from './team-projects/routes.js';
 import { varsetProjection } from './varsets/projection.js';
 import { varsetRoutes } from './varsets/routes.js';
-import { executorCommands, runDecider } from './run/commands.js';
+import { executorCommands, runDecider, type Decide } from './run/commands.js';
 import { commentRoutes } from './run/comments.js';
 import { archivistLogRoutes, phaseRoutes } from './run/logs.js';
 import { runHistoryProjection } from './run/history.js';
@@ -35,7 +35,7 @@ import { queueReactor, reconcileWorkspace, runHoldingUp } from './run/queue.js';
 import { organizationQueueRoutes } from './run/org-queue.js';
 import { runRoutes, type RunRecords } from './run/routes.js';
 import { stateVersionProjection } from './state-versions/projection.js';
-import { recordStateVersion } from './state-versions/record.js';
+import { recordStateVersion, recordStateVersionSync } from './state-versions/record.js';
 import { stateVersionRoutes } from './state-versions/routes.js';
 import { stateArchivistRoutes, stateUploadRoutes } from './state-versions/upload.js';
 import { workspaceProjection } from './workspaces/projection.js';
@@ -61,10 +61,18 @@ type ExecutorCommands = typeof executorCommands;
 
 /**
  * What the executor (and the queue) call to move a run: each command is checked by the run
- * machine and recorded with the executor as the actor. The arguments are those of
- * `executorCommands`, which names and documents them.
+ * machine and recorded with the executor as the actor; the promise settles once it is durable.
+ * The arguments are those of `executorCommands`, which names and documents them.
  */
 export type RunExecutor = {
+  [K in keyof ExecutorCommands]: (...args: Parameters<ExecutorCommands[K]>) => Promise<void>;
+};
+
+/**
+ * The same commands, decided and appended at once: only inside `core.handler.atomically`, where
+ * they commit together with the other commands of that function.
+ */
+export type RunExecutorSync = {
   [K in keyof ExecutorCommands]: (...args: Parameters<ExecutorCommands[K]>) => void;
 };
 
@@ -72,19 +80,25 @@ export interface RunsContext {
   readonly module: ContextModule;
   readonly model: RunsModel;
   readonly executor: RunExecutor;
+  /** The executor's commands for use inside `core.handler.atomically` only. */
+  readonly executorSync: RunExecutorSync;
   /** Routes without a token (upload and log addresses); mounted under `/api/v2` before authentication and body parsing. */
   readonly publicRoutes: Router;
   /** Record a workspace's new state (the executor, after an apply). */
-  recordStateVersion(input: {
-    workspaceId: string;
-    runId: string | null;
-    state: string;
-    engineVersion?: string | null;
-  }): { id: string; serial: number };
+  recordStateVersion(input: StateVersionInput): Promise<{ id: string; serial: number }>;
+  /** The same, inside `core.handler.atomically` only. */
+  recordStateVersionSync(input: StateVersionInput): { id: string; serial: number };
   /** Bring one workspace's queue to its next step now (the reactor does this after every event). */
-  reconcile(workspaceId: string): void;
+  reconcile(workspaceId: string): Promise<void>;
   /** Keel as the OIDC issuer of workload identity tokens. */
   readonly oidc: OidcIssuer;
+}
+
+export interface StateVersionInput {
+  workspaceId: string;
+  runId: string | null;
+  state: string;
+  engineVersion?: string | null;
 }
 
 export interface RunsContextOptions {
@@ -96,8 +110,12 @@ export interface RunsContextOptions {
   taskStages?: (runId: string) => Resource[];
   /** A run's cost estimate as a resource once it has one (the executor records them). */
   costEstimate?: (runId: string) => Resource | null;
-  /** Starts a run's pre-plan tasks instead of queuing its plan; true when it did (the executor). */
-  prePlan?: (run: RunRow) => boolean;
+  /**
+   * Starts a run's pre-plan tasks instead of queuing its plan (the executor). Called inside the
+   * queue's `atomically` function: it records the stage's commands and answers with what to do
+   * once they are durable (send the tasks their payloads), or null when the run has no such tasks.
+   */
+  prePlan?: (run: RunRow) => (() => void) | null;
 }
 
 /** The runs context's registry. */
@@ -139,26 +157,38 @@ export function createRunsContext(core: Core, options: RunsContextOptions = {}):
   stateArchivistRoutes(publicRoutes, model);
 
   const metadata = systemMetadata('executor');
+  const decisionOf = (name: string, runId: string, rest: unknown[]) =>
+    (executorCommands[name as keyof ExecutorCommands] as (id: string, ...a: unknown[]) => Decide)(
+      runId,
+      ...rest,
+    );
   const executor = Object.fromEntries(
-    Object.entries(executorCommands).map(([name, command]) => [
+    Object.keys(executorCommands).map((name) => [
       name,
-      (runId: string, ...rest: unknown[]) => {
-        const decide = (
-          command as (id: string, ...a: unknown[]) => Parameters<typeof core.handler.handle>[2]
-        )(runId, ...rest);
-        core.handler.handleSync(runId, runDecider, decide, metadata);
+      async (runId: string, ...rest: unknown[]) => {
+        await core.handler.handle(runId, runDecider, decisionOf(name, runId, rest), metadata);
       },
     ]),
   ) as RunExecutor;
+  const executorSync = Object.fromEntries(
+    Object.keys(executorCommands).map((name) => [
+      name,
+      (runId: string, ...rest: unknown[]) => {
+        core.handler.handleSync(runId, runDecider, decisionOf(name, runId, rest), metadata);
+      },
+    ]),
+  ) as RunExecutorSync;
 
   const oidc = new OidcIssuer(core);
   return {
     model,
     executor,
+    executorSync,
     publicRoutes,
     oidc,
     reconcile: (workspaceId) => reconcileWorkspace(model, workspaceId, options.prePlan),
     recordStateVersion: (input) => recordStateVersion(model, input),
+    recordStateVersionSync: (input) => recordStateVersionSync(model, input),
     module: {
       name: 'runs',
       // a run's or configuration version's stream is its id

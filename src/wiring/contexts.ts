@@ -48,7 +48,7 @@ export function buildContexts(core: Core, config: Config, deps: ContextDeps): Co
     deps.databasePath === ':memory:'
       ? memoryLiveLogs()
       : fileLiveLogs(join(config.dataDir, 'logs'));
-  let prePlan: (run: RunRow) => boolean = () => false;
+  let prePlan: (run: RunRow) => (() => void) | null = () => null;
   let taskStages: (runId: string) => Resource[] = () => [];
   let costEstimate: (runId: string) => Resource | null = () => null;
   const runs = createRunsContext(core, {

@@ -58,9 +58,10 @@ describe('a step that throws', () => {
     const ws = await costedWorkspace();
     // Every estimate throws, as the one of the issue did, until the fault is lifted.
     const core = app.t.app.core;
-    const handle = core.handler.handle.bind(core.handler);
+    // The estimate is recorded with the run's command inside `atomically`: the synchronous path.
+    const handle = core.handler.handleSync.bind(core.handler);
     let failing = true;
-    core.handler.handle = (stream, decider, decide, metadata, options) =>
+    core.handler.handleSync = (stream, decider, decide, metadata, options) =>
       handle(
         stream,
         decider,
@@ -97,7 +98,7 @@ describe('a step that throws', () => {
       await app.t.settle();
       expect(await app.flow.status(third)).toBe('applied');
     } finally {
-      core.handler.handle = handle;
+      core.handler.handleSync = handle;
     }
   });
 });

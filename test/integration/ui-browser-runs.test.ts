@@ -77,8 +77,8 @@ describe('the /ui run page', () => {
     runId = run.json.data.id;
     // Only the workspace queue moves here (not every reactor), so the test plays the executor
     // step by step and each state is there to be seen.
-    t.app.runs.reconcile(wsId);
-    t.app.runs.executor.planStarted(runId);
+    await t.app.runs.reconcile(wsId);
+    await t.app.runs.executor.planStarted(runId);
     expect(await status()).toBe('planning');
     b = await launchBrowser();
   });
@@ -110,7 +110,7 @@ describe('the /ui run page', () => {
     expect(await highlighted()).toBe('state-planning');
     await b.screenshot('run-planning');
 
-    t.app.runs.executor.planFinished(runId, {
+    await t.app.runs.executor.planFinished(runId, {
       hasChanges: true,
       counts: { additions: 1, changes: 0, destructions: 0, imports: 0 },
       log: 'Plan: 1 to add, 0 to change, 0 to destroy.\n',
@@ -124,10 +124,10 @@ describe('the /ui run page', () => {
 
     const apply = await api('POST', `/runs/${runId}/actions/apply`, { comment: 'ship it' });
     expect(apply.status).toBe(202);
-    t.app.runs.reconcile(wsId);
+    await t.app.runs.reconcile(wsId);
     expect(await status()).toBe('apply_queued');
-    t.app.runs.executor.applyStarted(runId);
-    t.app.runs.executor.applyFinished(runId, {
+    await t.app.runs.executor.applyStarted(runId);
+    await t.app.runs.executor.applyFinished(runId, {
       counts: { additions: 1, changes: 0, destructions: 0, imports: 0 },
       log: 'Apply complete! Resources: 1 added, 0 changed, 0 destroyed.\n',
     });

@@ -104,8 +104,8 @@ export async function readyWorkspace(
 
 /** The executor's plan: started, then finished (with the plan stage completed). */
 export async function drivePlan(h: RunsHarness, runId: string, hasChanges = true): Promise<void> {
-  h.runs.executor.planStarted(runId);
-  h.runs.executor.planFinished(runId, {
+  await h.runs.executor.planStarted(runId);
+  await h.runs.executor.planFinished(runId, {
     hasChanges,
     counts: { additions: hasChanges ? 1 : 0, changes: 0, destructions: 0, imports: 0 },
     log: 'Plan: 1 to add, 0 to change, 0 to destroy.\n',
@@ -116,8 +116,8 @@ export async function drivePlan(h: RunsHarness, runId: string, hasChanges = true
 
 /** The executor's apply: started, then finished. */
 export async function driveApply(h: RunsHarness, runId: string): Promise<void> {
-  h.runs.executor.applyStarted(runId);
-  h.runs.executor.applyFinished(runId, {
+  await h.runs.executor.applyStarted(runId);
+  await h.runs.executor.applyFinished(runId, {
     counts: { additions: 1, changes: 0, destructions: 0, imports: 0 },
     log: 'Apply complete! Resources: 1 added.\n',
   });

@@ -10,9 +10,12 @@ import { executorCommands, runDecider } from '../../src/runs/run/commands.js';
  */
 export function testExecutorContext(core: Core): ContextModule {
   const metadata = systemMetadata('test executor');
-  const send = (runId: string, decide: ReturnType<typeof executorCommands.planStarted>) => {
+  const send = async (
+    runId: string,
+    decide: ReturnType<typeof executorCommands.planStarted>,
+  ): Promise<void> => {
     try {
-      core.handler.handleSync(runId, runDecider, decide, metadata);
+      await core.handler.handle(runId, runDecider, decide, metadata);
     } catch (err) {
       // at-least-once delivery: a step already taken is refused by the machine, which is fine
       if (!isKeelError(err)) throw err;
@@ -28,8 +31,8 @@ export function testExecutorContext(core: Core): ContextModule {
         async react(event: StoredEvent) {
           const id = event.stream;
           if (event.type === 'RunPlanQueued') {
-            send(id, executorCommands.planStarted(id));
-            send(
+            await send(id, executorCommands.planStarted(id));
+            await send(
               id,
               executorCommands.planFinished(id, {
                 hasChanges: true,
@@ -38,8 +41,8 @@ export function testExecutorContext(core: Core): ContextModule {
               }),
             );
           } else {
-            send(id, executorCommands.applyStarted(id));
-            send(
+            await send(id, executorCommands.applyStarted(id));
+            await send(
               id,
               executorCommands.applyFinished(id, {
                 log: 'Apply complete! Resources: 1 added, 0 changed, 0 destroyed.\n',

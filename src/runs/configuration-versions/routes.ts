@@ -57,7 +57,7 @@ export function configurationVersionRoutes(router: Router, model: RunsModel): vo
     ctx.body = archive;
   };
 
-  router.post('/workspaces/:id/configuration-versions', (ctx) => {
+  router.post('/workspaces/:id/configuration-versions', async (ctx) => {
     const principal = model.userOrTeam(ctx, 'creating a configuration version');
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
     need(access.queuePlans, `creating configuration versions in workspace ${ws.id}`);
@@ -72,7 +72,7 @@ export function configurationVersionRoutes(router: Router, model: RunsModel): vo
       source: 'engine-api',
       createdBy: requesterOf(principal),
     };
-    handler.handleSync(
+    await handler.handle(
       data.id,
       configurationVersionDecider,
       (): ConfigurationVersionEvent[] => [{ type: 'ConfigurationVersionCreated', data }],
@@ -110,7 +110,7 @@ export function configurationVersionRoutes(router: Router, model: RunsModel): vo
     download(ctx, readable(ctx, run.attrs.configurationVersionId));
   });
 
-  router.post('/configuration-versions/:id/actions/archive', (ctx) => {
+  router.post('/configuration-versions/:id/actions/archive', async (ctx) => {
     const cv = readable(ctx, ctx.params.id!);
     const { ws, access } = model.workspace(ctx, cv.workspaceId);
     need(access.admin, `archiving configuration version ${cv.id}`);
@@ -120,7 +120,7 @@ export function configurationVersionRoutes(router: Router, model: RunsModel): vo
         { title: 'transition not allowed' },
       );
     }
-    handler.handleSync(
+    await handler.handle(
       cv.id,
       configurationVersionDecider,
       (): ConfigurationVersionEvent[] => [{ type: 'ConfigurationVersionArchived', data: {} }],
@@ -155,7 +155,7 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
       files = [...(await readArchive(archive, { keep: false })).paths];
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
-      handler.handleSync(
+      await handler.handle(
         id,
         configurationVersionDecider,
         () =>
@@ -167,7 +167,7 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
       throw err;
     }
     const sha256 = createHash('sha256').update(archive).digest('hex');
-    handler.handleSync(
+    await handler.handle(
       id,
       configurationVersionDecider,
       () =>
@@ -179,7 +179,7 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
         ] satisfies ConfigurationVersionEvent[],
       metadata,
     );
-    if (cv.autoQueueRuns) queueUploadedRun(model, cv, metadata);
+    if (cv.autoQueueRuns) await queueUploadedRun(model, cv, metadata);
     ctx.body = null;
     ctx.status = 200; // after the body: an empty body would otherwise turn it into 204
   });
@@ -189,15 +189,15 @@ export function archivistUploadRoutes(router: Router, model: RunsModel): void {
  * The run an upload queues: created by the version's creator, with that creator's access now, so
  * it auto-applies (from the workspace setting) only when the creator may apply runs.
  */
-function queueUploadedRun(
+async function queueUploadedRun(
   model: RunsModel,
   cv: ConfigurationVersionRow,
   metadata: AuditMetadata,
-): void {
+): Promise<void> {
   const ws = model.workspaces.get(cv.workspaceId);
   if (ws === null) return;
   const by = cv.createdBy;
-  newRun(
+  await newRun(
     model,
     {
       ws,

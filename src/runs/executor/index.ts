@@ -48,8 +48,12 @@ export interface ExecutorContext {
   readonly queries: ExecutorQueries;
   readonly checks: CheckQueries;
   readonly liveLogs: LiveLogs;
-  /** Starts a run's pre-plan tasks, if its workspace has any that have not run; true if it did. */
-  prePlan(run: RunRow): boolean;
+  /**
+   * Starts a run's pre-plan tasks, if its workspace has any that have not run, inside the queue's
+   * `atomically` function: answers with what sends the tasks their payloads once that is durable,
+   * or null when it has none.
+   */
+  prePlan(run: RunRow): (() => void) | null;
   /** A run's task stages as `task-stages` resources (`include=task_stages` on a run). */
   taskStagesOf(runId: string): Resource[];
   /** A run's cost estimate as a `cost-estimates` resource, once it has one. */
@@ -173,10 +177,14 @@ export function createExecutorContext(
     );
   };
   /** The command that moves the run into its phase, under the phase's claim when shared. */
-  const claimed = (run: RunRow, phase: Phase, started: () => void): boolean => {
+  const claimed = async (
+    run: RunRow,
+    phase: Phase,
+    started: () => Promise<void>,
+  ): Promise<boolean> => {
     if (claims !== null && !claims.take(run.id, phase)) return false;
     try {
-      started();
+      await started();
       return true;
     } catch (err) {
       claims?.release(run.id, phase);
@@ -188,20 +196,17 @@ export function createExecutorContext(
     name: 'runs-executor',
     types: EXECUTOR_EVENTS,
     async react(event: StoredEvent) {
-      // Yield before appending: an append notifies the reactors synchronously, and a reactor that
-      // appends before its first await would be re-entered before its checkpoint moves.
-      await Promise.resolve();
       const run = runs.model.runs.get(event.stream);
       if (run === null) return;
       switch (event.type) {
         case 'RunPlanQueued':
           if (run.status !== 'plan_queued') return;
-          if (!claimed(run, 'plan', () => runs.executor.planStarted(run.id))) return;
+          if (!(await claimed(run, 'plan', () => runs.executor.planStarted(run.id)))) return;
           runPhase(run, 'plan', () => executor.plan(phaseRunOf(run, runs.model)));
           return;
         case 'RunApplyQueued':
           if (run.status !== 'apply_queued') return;
-          if (!claimed(run, 'apply', () => runs.executor.applyStarted(run.id))) return;
+          if (!(await claimed(run, 'apply', () => runs.executor.applyStarted(run.id)))) return;
           runPhase(run, 'apply', () => executor.apply(phaseRunOf(run, runs.model)));
           return;
         case 'RunCancelRequested':
@@ -210,7 +215,7 @@ export function createExecutorContext(
             !executor.cancel(run.id) &&
             (run.status === 'planning' || run.status === 'applying')
           ) {
-            runs.executor.canceled(
+            await runs.executor.canceled(
               run.id,
               'Interrupt received.\nThe phase was no longer running; the run is canceled.\n',
             );
@@ -299,9 +304,8 @@ export function createExecutorContext(
       return estimate === null ? null : presentCostEstimate(estimate);
     },
     prePlan(run) {
-      if (!taskStages.pending(run, 'pre_plan')) return false;
-      taskStages.start(run, 'pre_plan');
-      return true;
+      if (!taskStages.pending(run, 'pre_plan')) return null;
+      return taskStages.begin(run, 'pre_plan');
     },
     module: {
       name: 'executor',

@@ -33,10 +33,10 @@ export class ExecutionPool {
   }
 
   /**
-   * Runs `start()` once a slot is free. A second submit for a run that already has a phase is
+   * Runs `start()` once a slot is free (it may take a while to start the phase). A second submit for a run that already has a phase is
    * refused, so at-least-once event delivery cannot start a phase twice.
    */
-  async submit<R>(key: string, start: () => Execution<R>): Promise<R> {
+  async submit<R>(key: string, start: () => Execution<R> | Promise<Execution<R>>): Promise<R> {
     if (this.#slots.has(key)) throw new Error(`run ${key} already has a phase executing`);
     const slot: Slot = { execution: null, stop: null };
     this.#slots.set(key, slot);
@@ -45,7 +45,8 @@ export class ExecutionPool {
         await new Promise<void>((resolve) => this.#waiting.push(resolve));
       this.#running += 1;
       try {
-        const execution = start();
+        // A stop asked for while the phase was starting is passed on once it has started.
+        const execution = await start();
         slot.execution = execution;
         if (slot.stop === 'kill') execution.kill();
         else if (slot.stop === 'interrupt') execution.interrupt();

@@ -48,7 +48,7 @@ export function phaseRunOf(run: RunRow, model: RunsModel): PhaseRun {
 
 /**
  * The executor's view of the runs context: inputs from the read models, outcomes as
- * run commands, each recorded in one transaction with the executor's own events.
+ * run commands, each recorded in one command (`atomically`) with the executor's own events.
  */
 export function runsPort(
   core: Core,
@@ -65,7 +65,7 @@ export function runsPort(
   const recordState = (runId: string, state: StateV4) => {
     const run = runs.model.runs.get(runId);
     if (!run) return;
-    runs.recordStateVersion({
+    runs.recordStateVersionSync({
       workspaceId: run.workspaceId,
       runId,
       state: JSON.stringify(state),
@@ -91,7 +91,7 @@ export function runsPort(
     },
     // Workspace variables and the variable sets that reach the workspace, by precedence, and the
     // workload identity tokens they ask for.
-    workspaceVariables: (workspaceId, phase) => {
+    workspaceVariables: async (workspaceId, phase) => {
       const own = queries.variables(workspaceId).map((v) => ({
         key: v.key,
         value: core.sealer.open(v.value),
@@ -104,7 +104,7 @@ export function runsPort(
       const variables = assembleVariables(own, sets, []).workspace;
       return phase === undefined
         ? variables
-        : [...variables, ...identityTokens(runs.model, runs.oidc, variables, phase)];
+        : [...variables, ...(await identityTokens(runs.model, runs.oidc, variables, phase))];
     },
     planArtifact(runId) {
       const planned = queries.artifact(runId);
@@ -119,65 +119,57 @@ export function runsPort(
       return Buffer.from(core.sealer.open(planned.artifact), 'base64');
     },
     phaseId: (runId, phase) => (phase === 'plan' ? planIdOf(runId) : applyIdOf(runId)),
-    planFinished(runId, result) {
-      core.db
-        .transaction(() => {
-          record(planArtifactStream(runId), {
-            type: 'PlanArtifactRecorded',
-            data: {
-              runId,
-              ...engineOf(runId),
-              artifact: core.sealer.seal(result.artifact.toString('base64')),
-            },
-          });
-          runs.executor.planFinished(runId, {
-            hasChanges: result.counts.hasChanges,
-            counts: {
-              additions: result.counts.additions,
-              changes: result.counts.changes,
-              destructions: result.counts.destructions,
-              imports: result.counts.imports,
-            },
-            log: core.sealer.seal(result.log),
-            jsonOutput: core.sealer.sealJson(result.plan),
-            jsonOutputRedacted: result.redacted,
-            moreStages: moreStages(runId, result.counts.hasChanges),
-          });
-        })
-        .immediate();
+    async planFinished(runId, result) {
+      await core.handler.atomically(() => {
+        record(planArtifactStream(runId), {
+          type: 'PlanArtifactRecorded',
+          data: {
+            runId,
+            ...engineOf(runId),
+            artifact: core.sealer.seal(result.artifact.toString('base64')),
+          },
+        });
+        runs.executorSync.planFinished(runId, {
+          hasChanges: result.counts.hasChanges,
+          counts: {
+            additions: result.counts.additions,
+            changes: result.counts.changes,
+            destructions: result.counts.destructions,
+            imports: result.counts.imports,
+          },
+          log: core.sealer.seal(result.log),
+          jsonOutput: core.sealer.sealJson(result.plan),
+          jsonOutputRedacted: result.redacted,
+          moreStages: moreStages(runId, result.counts.hasChanges),
+        });
+      });
     },
-    applyFinished(runId, result) {
-      core.db
-        .transaction(() => {
-          recordState(runId, result.state);
-          runs.executor.applyFinished(runId, {
-            counts: result.counts,
-            log: core.sealer.seal(result.log),
+    async applyFinished(runId, result) {
+      await core.handler.atomically(() => {
+        recordState(runId, result.state);
+        runs.executorSync.applyFinished(runId, {
+          counts: result.counts,
+          log: core.sealer.seal(result.log),
+        });
+      });
+    },
+    async phaseErrored(runId, phase, failure) {
+      await core.handler.atomically(() => {
+        if (failure.state) recordState(runId, failure.state);
+        if (inFlight(runId))
+          runs.executorSync.errored(runId, {
+            phase,
+            message: failure.message,
+            log: core.sealer.seal(failure.log),
           });
-        })
-        .immediate();
+      });
     },
-    phaseErrored(runId, phase, failure) {
-      core.db
-        .transaction(() => {
-          if (failure.state) recordState(runId, failure.state);
-          if (inFlight(runId))
-            runs.executor.errored(runId, {
-              phase,
-              message: failure.message,
-              log: core.sealer.seal(failure.log),
-            });
-        })
-        .immediate();
-    },
-    phaseCanceled(runId, _phase, outcome) {
-      core.db
-        .transaction(() => {
-          if (outcome.state) recordState(runId, outcome.state);
-          // A force-cancel has already ended the run; the killed phase only leaves its state behind.
-          if (inFlight(runId)) runs.executor.canceled(runId, core.sealer.seal(outcome.log));
-        })
-        .immediate();
+    async phaseCanceled(runId, _phase, outcome) {
+      await core.handler.atomically(() => {
+        if (outcome.state) recordState(runId, outcome.state);
+        // A force-cancel has already ended the run; the killed phase only leaves its state behind.
+        if (inFlight(runId)) runs.executorSync.canceled(runId, core.sealer.seal(outcome.log));
+      });
     },
   };
 }

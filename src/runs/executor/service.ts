@@ -27,7 +27,8 @@ export type Phase = 'plan' | 'apply';
 
 /**
  * The runs context as the executor sees it: where inputs come from and where outcomes go. Each
- * outcome method sends one command (one append), so a phase's result is recorded atomically.
+ * outcome method sends one command, so a phase's result is recorded atomically; it settles once
+ * the outcome is durable.
  */
 export interface ExecutorPort {
   configuration(configurationVersionId: string): Buffer;
@@ -39,7 +40,7 @@ export interface ExecutorPort {
   workspaceVariables(
     workspaceId: string,
     phase?: { runId: string; phase: Phase },
-  ): WorkspaceVariable[];
+  ): Promise<WorkspaceVariable[]>;
   planArtifact(runId: string): Buffer | null;
   /** The id under which the phase's log is served (`plan-…`, `apply-…`). */
   phaseId(runId: string, phase: Phase): string;
@@ -53,16 +54,23 @@ export interface ExecutorPort {
       artifact: Buffer;
       log: string;
     },
-  ): void;
-  applyFinished(runId: string, result: { state: StateV4; counts: ApplyCounts; log: string }): void;
+  ): Promise<void>;
+  applyFinished(
+    runId: string,
+    result: { state: StateV4; counts: ApplyCounts; log: string },
+  ): Promise<void>;
   /** The phase failed; an apply may still have changed state, which must be kept. */
   phaseErrored(
     runId: string,
     phase: Phase,
     failure: { message: string; log: string; state?: StateV4 },
-  ): void;
+  ): Promise<void>;
   /** The phase stopped after an interrupt or kill. */
-  phaseCanceled(runId: string, phase: Phase, outcome: { log: string; state?: StateV4 }): void;
+  phaseCanceled(
+    runId: string,
+    phase: Phase,
+    outcome: { log: string; state?: StateV4 },
+  ): Promise<void>;
 }
 
 /** Options of an executor. */
@@ -199,7 +207,7 @@ export class Executor {
         const id = port.phaseId(run.id, 'apply');
         logs.append(id, '');
         logs.append(id, RECOVERY_LINES.apply);
-        port.phaseErrored(run.id, 'apply', {
+        await port.phaseErrored(run.id, 'apply', {
           message: RECOVERY_LINES.apply,
           log: logs.read(id) ?? '',
         });
@@ -236,41 +244,52 @@ export class Executor {
     const text = () => logs.read(id) ?? '';
     try {
       const driver = this.#options.driverFor(run.workspaceId);
-      const workspaceVariables = port.workspaceVariables(run.workspaceId, { runId: run.id, phase });
-      // The token's own bound is a backstop (it ends with the phase): twice the phase's time
-      // allows for the wait for a slot before the phase's clock starts.
-      const environment = this.#options.environmentFor?.(
-        run,
-        phase,
-        2 * (this.#options.phaseTimeoutMs ?? PHASE_TIMEOUT_MS),
-      );
-      const secrets = [
-        ...workspaceVariables.filter((v) => v.sensitive).map((v) => v.value),
-        ...(environment?.secrets ?? []),
-      ];
-      const scrub = redactor(secrets);
-      const request = {
-        ...(environment === undefined ? {} : { environment }),
-        configuration: port.configuration(run.configurationVersionId),
-        workspaceVariables,
-        runVariables: run.variables,
-        state: port.currentState(run.workspaceId),
-        flags: run.flags,
-        log: (line: string) => logs.append(id, scrub(line)),
+      let secrets: string[] = [];
+      // Gathered once the phase holds its slot in the pool: the run is known to the pool (cancel,
+      // `has`) from the moment the phase is started, though reading its inputs may wait.
+      const prepare = async () => {
+        const workspaceVariables = await port.workspaceVariables(run.workspaceId, {
+          runId: run.id,
+          phase,
+        });
+        // The token's own bound is a backstop (it ends with the phase): twice the phase's time
+        // allows for the wait for a slot before the phase's clock starts.
+        const environment = this.#options.environmentFor?.(
+          run,
+          phase,
+          2 * (this.#options.phaseTimeoutMs ?? PHASE_TIMEOUT_MS),
+        );
+        secrets = [
+          ...workspaceVariables.filter((v) => v.sensitive).map((v) => v.value),
+          ...(environment?.secrets ?? []),
+        ];
+        const scrub = redactor(secrets);
+        const request = {
+          ...(environment === undefined ? {} : { environment }),
+          configuration: port.configuration(run.configurationVersionId),
+          workspaceVariables,
+          runVariables: run.variables,
+          state: port.currentState(run.workspaceId),
+          flags: run.flags,
+          log: (line: string) => logs.append(id, scrub(line)),
+        };
+        return request;
       };
       if (phase === 'plan') {
-        const result: PlanResult = await this.#timed(run.id, phase, () => driver.plan(request));
+        const result: PlanResult = await this.#timed(run.id, phase, async () =>
+          driver.plan(await prepare()),
+        );
         if (this.#lost(run.id, phase)) return;
-        this.#recordPlan(run.id, result, text(), secrets);
+        await this.#recordPlan(run.id, result, text(), secrets);
       } else {
         for (const line of applyHeader(driver.name)) logs.append(id, line);
         const artifact = port.planArtifact(run.id);
         if (!artifact) throw new Error(`run ${run.id} has no plan to apply`);
-        const result: ApplyResult = await this.#timed(run.id, phase, () =>
-          driver.apply({ ...request, artifact }),
+        const result: ApplyResult = await this.#timed(run.id, phase, async () =>
+          driver.apply({ ...(await prepare()), artifact }),
         );
         if (this.#lost(run.id, phase)) return;
-        this.#recordApply(run.id, result, text());
+        await this.#recordApply(run.id, result, text());
       }
       logs.discard(id);
     } catch (error) {
@@ -283,7 +302,7 @@ export class Executor {
       // left in planning or applying would hold its workspace for good.
       for (let attempt = 1; attempt <= STEP_ATTEMPTS; attempt++) {
         try {
-          port.phaseErrored(run.id, phase, {
+          await port.phaseErrored(run.id, phase, {
             message: (error as Error).message,
             log: text(),
             ...(state ? { state } : {}),
@@ -306,7 +325,7 @@ export class Executor {
   async #timed<R extends PlanResult | ApplyResult>(
     runId: string,
     phase: Phase,
-    start: () => Execution<R>,
+    start: () => Execution<R> | Promise<Execution<R>>,
   ): Promise<R> {
     const ms = this.#options.phaseTimeoutMs ?? PHASE_TIMEOUT_MS;
     let expired = false;
@@ -334,11 +353,16 @@ export class Executor {
     return this.#abandoned || !(this.#options.owns?.(runId, phase) ?? true);
   }
 
-  #recordPlan(runId: string, result: PlanResult, log: string, secrets: readonly string[]): void {
+  async #recordPlan(
+    runId: string,
+    result: PlanResult,
+    log: string,
+    secrets: readonly string[],
+  ): Promise<void> {
     const { port } = this.#options;
     switch (result.status) {
       case 'finished':
-        port.planFinished(runId, {
+        await port.planFinished(runId, {
           plan: result.plan,
           redacted: redactPlan(result.plan, secrets),
           counts: result.counts,
@@ -347,10 +371,10 @@ export class Executor {
         });
         return;
       case 'errored':
-        port.phaseErrored(runId, 'plan', { message: result.message, log });
+        await port.phaseErrored(runId, 'plan', { message: result.message, log });
         return;
       case 'canceled':
-        port.phaseCanceled(runId, 'plan', { log });
+        await port.phaseCanceled(runId, 'plan', { log });
         return;
       default: {
         const _never: never = result;
@@ -359,21 +383,21 @@ export class Executor {
     }
   }
 
-  #recordApply(runId: string, result: ApplyResult, log: string): void {
+  async #recordApply(runId: string, result: ApplyResult, log: string): Promise<void> {
     const { port } = this.#options;
     switch (result.status) {
       case 'finished':
-        port.applyFinished(runId, { state: result.state, counts: result.counts, log });
+        await port.applyFinished(runId, { state: result.state, counts: result.counts, log });
         return;
       case 'errored':
-        port.phaseErrored(runId, 'apply', {
+        await port.phaseErrored(runId, 'apply', {
           message: result.message,
           log,
           ...(result.state ? { state: result.state } : {}),
         });
         return;
       case 'canceled':
-        port.phaseCanceled(runId, 'apply', {
+        await port.phaseCanceled(runId, 'apply', {
           log,
           ...(result.state ? { state: result.state } : {}),
         });

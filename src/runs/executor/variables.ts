@@ -147,7 +147,7 @@ export function variableRoutes(
     send(ctx, 200, { data: queries.variables(ws.id).map((v) => presentVariable(v)) });
   });
 
-  router.post('/workspaces/:id/vars', (ctx) => {
+  router.post('/workspaces/:id/vars', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id ?? '');
     need(access.variables === 'write', `variables of workspace ${ws.id}`);
     const a = validate(createBody, ctx.request.body).data.attributes;
@@ -169,16 +169,23 @@ export function variableRoutes(
       hcl: a.hcl ?? false,
       sensitive,
     };
-    const { events } = core.handler.handleSync(
+    // The key is checked again where the command is decided: another request may have taken it.
+    const { events } = await core.handler.handle(
       data.id,
       variableDecider,
-      () => [{ type: 'WorkspaceVariableCreated' as const, data }],
+      () => {
+        if (taken(ws.id, a.key, a.category, null))
+          throw new ValidationError(`/data/attributes/key: ${a.key} has already been taken`, {
+            title: 'invalid attribute',
+          });
+        return [{ type: 'WorkspaceVariableCreated' as const, data }];
+      },
       model.metadata(ctx),
     );
     send(ctx, 201, { data: presentVariable(data, events[0]?.time ?? null) });
   });
 
-  router.patch('/workspaces/:id/vars/:varId', (ctx) => {
+  router.patch('/workspaces/:id/vars/:varId', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id ?? '');
     need(access.variables === 'write', `variables of workspace ${ws.id}`);
     const current = variableOf(ws.id, ctx.params.varId ?? '');
@@ -208,11 +215,15 @@ export function variableRoutes(
       ...(a.sensitive === undefined ? {} : { sensitive: a.sensitive }),
       ...(plain === null ? {} : { value: sensitive ? core.sealer.seal(plain) : plain }),
     };
-    core.handler.handleSync(
+    await core.handler.handle(
       current.id,
       variableDecider,
       (s) => {
         if (!s.exists) throw new ConflictError(`variable ${current.id} was deleted`);
+        if (taken(ws.id, key, kind, current.id))
+          throw new ValidationError(`/data/attributes/key: ${key} has already been taken`, {
+            title: 'invalid attribute',
+          });
         return [{ type: 'WorkspaceVariableUpdated' as const, data: update }];
       },
       model.metadata(ctx),
@@ -222,11 +233,11 @@ export function variableRoutes(
     send(ctx, 200, { data: presentVariable(updated) });
   });
 
-  router.delete('/workspaces/:id/vars/:varId', (ctx) => {
+  router.delete('/workspaces/:id/vars/:varId', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id ?? '');
     need(access.variables === 'write', `variables of workspace ${ws.id}`);
     const current = variableOf(ws.id, ctx.params.varId ?? '');
-    core.handler.handleSync(
+    await core.handler.handle(
       current.id,
       variableDecider,
       () => [{ type: 'WorkspaceVariableDeleted' as const, data: { id: current.id } }],

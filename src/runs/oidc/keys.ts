@@ -68,6 +68,8 @@ const thumbprint = (jwk: Record<string, string>) =>
 /** The issuer's keys, discovery document, JWKS, and signing. */
 export class OidcIssuer {
   private readonly sql: ReturnType<typeof statements>;
+  /** The key being made and recorded, so concurrent first signatures make one. */
+  private making: Promise<void> | null = null;
 
   constructor(private readonly core: Core) {
     this.sql = statements(core.db);
@@ -83,15 +85,22 @@ export class OidcIssuer {
    * RSA key takes up to a second to make, and a JWKS is read only to check a token already made).
    * A second process finds it made.
    */
-  ensureKey(): void {
+  async ensureKey(): Promise<void> {
     if (this.newest() !== null) return;
+    this.making ??= this.makeKey().finally(() => {
+      this.making = null;
+    });
+    await this.making;
+  }
+
+  private async makeKey(): Promise<void> {
     const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const jwk = publicKey.export({ format: 'jwk' }) as Record<string, string>;
     const publicJwk = { kty: 'RSA', n: jwk.n!, e: jwk.e!, alg: 'RS256', use: 'sig' };
     const kid = thumbprint(publicJwk);
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
     try {
-      this.core.handler.handleSync(
+      await this.core.handler.handle(
         OIDC_KEYS_STREAM,
         keysDecider,
         (s): OidcSigningKeyCreated[] =>
@@ -163,8 +172,8 @@ export class OidcIssuer {
   }
 
   /** A compact JWS (RS256) of the claims under the newest key, made first if there is none. */
-  sign(claims: Claims): string {
-    this.ensureKey();
+  async sign(claims: Claims): Promise<string> {
+    await this.ensureKey();
     const key = this.newest();
     if (key === null) throw new Error('the OIDC issuer has no signing key');
     const header = b64url(JSON.stringify({ alg: 'RS256', typ: 'JWT', kid: key.kid }));

@@ -12,7 +12,7 @@ import { API, queryValue, send, toOne, type Resource } from '../jsonapi.js';
 import { NO_ACCESS } from '../lifecycle.js';
 import { need, type RunsModel } from '../model.js';
 import { validate } from '../run/schema.js';
-import { newRun } from '../run/service.js';
+import { newRunSync } from '../run/service.js';
 import type { RunTriggerEvent } from './events.js';
 import type { RunTriggerQueries, RunTriggerRow } from './projection.js';
 
@@ -59,7 +59,7 @@ export function runTriggerRoutes(router: Router, model: RunsModel, triggers: Run
     links: { self: `${API}/run-triggers/${t.id}` },
   });
 
-  router.post('/workspaces/:id/run-triggers', (ctx) => {
+  router.post('/workspaces/:id/run-triggers', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
     need(access.admin, `adding run triggers to workspace ${ws.id}`);
     const sourceId = validate(createBody, ctx.request.body).data.relationships.sourceable.data.id;
@@ -67,36 +67,34 @@ export function runTriggerRoutes(router: Router, model: RunsModel, triggers: Run
     if (source.organization !== ws.organization)
       throw new NotFoundError(`workspace ${sourceId} not found in ${ws.organization}`);
     const id = model.core.ids.id('rt');
-    model.core.db
-      .transaction(() => {
-        if (source.id === ws.id) throw invalid(`workspace ${ws.id} cannot trigger its own runs`);
-        const inbound = triggers.inbound(ws.id);
-        if (inbound.some((t) => t.sourceableId === source.id))
-          throw invalid(`workspace ${ws.id} already follows ${source.id}`);
-        if (inbound.length >= MAX_SOURCES)
-          throw invalid(`workspace ${ws.id} already follows ${MAX_SOURCES} workspaces, the limit`);
-        if (triggers.reaches(ws.id, source.id))
-          throw invalid(
-            `workspace ${source.id} already follows ${ws.id}, directly or through others; a run trigger from it would make a cycle`,
-          );
-        model.core.handler.handleSync(
-          id,
-          existence,
-          (): RunTriggerEvent[] => [
-            {
-              type: 'RunTriggerCreated',
-              data: {
-                id,
-                organization: ws.organization,
-                workspaceId: ws.id,
-                sourceableId: source.id,
-              },
-            },
-          ],
-          model.metadata(ctx),
+    await model.core.handler.atomically(() => {
+      if (source.id === ws.id) throw invalid(`workspace ${ws.id} cannot trigger its own runs`);
+      const inbound = triggers.inbound(ws.id);
+      if (inbound.some((t) => t.sourceableId === source.id))
+        throw invalid(`workspace ${ws.id} already follows ${source.id}`);
+      if (inbound.length >= MAX_SOURCES)
+        throw invalid(`workspace ${ws.id} already follows ${MAX_SOURCES} workspaces, the limit`);
+      if (triggers.reaches(ws.id, source.id))
+        throw invalid(
+          `workspace ${source.id} already follows ${ws.id}, directly or through others; a run trigger from it would make a cycle`,
         );
-      })
-      .immediate();
+      model.core.handler.handleSync(
+        id,
+        existence,
+        (): RunTriggerEvent[] => [
+          {
+            type: 'RunTriggerCreated',
+            data: {
+              id,
+              organization: ws.organization,
+              workspaceId: ws.id,
+              sourceableId: source.id,
+            },
+          },
+        ],
+        model.metadata(ctx),
+      );
+    });
     send(ctx, 201, { data: present(triggers.get(id)!) });
   });
 
@@ -121,10 +119,10 @@ export function runTriggerRoutes(router: Router, model: RunsModel, triggers: Run
   router.get('/run-triggers/:id', (ctx) =>
     send(ctx, 200, { data: present(trigger(ctx, ctx.params.id!).t) }),
   );
-  router.delete('/run-triggers/:id', (ctx) => {
+  router.delete('/run-triggers/:id', async (ctx) => {
     const { t, access } = trigger(ctx, ctx.params.id!);
     need(access.admin, `deleting run trigger ${t.id}`);
-    model.core.handler.handleSync(
+    await model.core.handler.handle(
       t.id,
       existence,
       (s): RunTriggerEvent[] =>
@@ -151,7 +149,6 @@ export function runTriggerReactor(
     name: 'runs-run-triggers',
     types: ['RunApplyFinished'],
     async react(event: StoredEvent) {
-      await Promise.resolve();
       const run = model.runs.get(event.stream);
       if (run === null) return;
       const source = model.workspaces.get(run.workspaceId);
@@ -167,24 +164,28 @@ export function runTriggerReactor(
           workspaceName: source.name,
         };
         try {
-          newRun(
-            model,
-            {
-              ws: follower,
-              // The run applies on its own only when the follower says so
-              // (`auto-apply-run-trigger`, false by default); otherwise it waits for confirmation.
-              access: { ...NO_ACCESS, applyRuns: follower.autoApplyRunTrigger },
-              createdBy: null,
-              attributes: {
-                message: `Triggered by a run in ${source.organization}/${source.name} (${run.id})`,
-                'auto-apply': follower.autoApplyRunTrigger,
+          // Checked again with the run's creation: delivery is at least once.
+          await model.core.handler.atomically(() => {
+            if (triggers.queuedBy(follower.id, run.id)) return;
+            newRunSync(
+              model,
+              {
+                ws: follower,
+                // The run applies on its own only when the follower says so
+                // (`auto-apply-run-trigger`, false by default); otherwise it waits for confirmation.
+                access: { ...NO_ACCESS, applyRuns: follower.autoApplyRunTrigger },
+                createdBy: null,
+                attributes: {
+                  message: `Triggered by a run in ${source.organization}/${source.name} (${run.id})`,
+                  'auto-apply': follower.autoApplyRunTrigger,
+                },
+                configurationVersionId: cv,
+                source: RUN_TRIGGER_SOURCE,
+                triggeredBy,
               },
-              configurationVersionId: cv,
-              source: RUN_TRIGGER_SOURCE,
-              triggeredBy,
-            },
-            metadata,
-          );
+              metadata,
+            );
+          });
         } catch (err) {
           logger.warn({ err, trigger: t.id, runId: run.id }, 'a run trigger queued no run');
         }

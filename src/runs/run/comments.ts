@@ -42,12 +42,12 @@ export function commentRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: comments });
   });
 
-  router.post('/runs/:id/comments', (ctx) => {
+  router.post('/runs/:id/comments', async (ctx) => {
     const principal = model.userOrTeam(ctx, 'commenting on a run');
     const { run } = model.run(ctx, ctx.params.id!);
     const { body } = validate(commentBody, ctx.request.body).data.attributes;
     const comment = { id: model.core.ids.id('wsc'), body, by: requesterOf(principal) };
-    const { events } = model.core.handler.handleSync(
+    const { events } = await model.core.handler.handle(
       run.id,
       runDecider,
       commentOnRun(run.id, comment),

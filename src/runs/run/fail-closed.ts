@@ -51,6 +51,17 @@ export function failRun(
   what: string,
   error: unknown,
   actor = 'executor',
+): Promise<boolean> {
+  return model.core.handler.atomically(() => failRunSync(model, runId, what, error, actor));
+}
+
+/** {@link failRun} inside `core.handler.atomically` only. */
+export function failRunSync(
+  model: RunsModel,
+  runId: string,
+  what: string,
+  error: unknown,
+  actor = 'executor',
 ): boolean {
   const run = model.runs.get(runId);
   if (run === null || isFinalStatus(run.status)) return false;
@@ -101,7 +112,7 @@ export function failClosed(
   const record = (event: StoredEvent, failure: unknown): string | null => {
     const runId = options.runOf(event);
     const errored =
-      runId !== null && failRun(model, runId, `${reactor.name} on ${event.type}`, failure);
+      runId !== null && failRunSync(model, runId, `${reactor.name} on ${event.type}`, failure);
     core.handler.handleSync(
       deadLetterStream(reactor.name),
       appendOnly,
@@ -142,7 +153,7 @@ export function failClosed(
       );
       let errored: string | null;
       try {
-        errored = core.db.transaction(() => record(event, failure)).immediate();
+        errored = await core.handler.atomically(() => record(event, failure));
       } catch (recordError) {
         throw new Error(`${reactor.name}: recording the failure of ${event.type}`, {
           cause: new AggregateError([failure, recordError]),

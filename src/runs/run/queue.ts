@@ -17,23 +17,48 @@ import type { RunRow } from './projection.js';
  * - an unlocked workspace goes to the oldest waiting run (FIFO): a pending run, or a confirmed
  *   saved plan that needs the lock to apply. A user or team lock keeps them waiting.
  */
-export function reconcileWorkspace(
+export async function reconcileWorkspace(
   model: RunsModel,
   workspaceId: string,
-  prePlan: (run: RunRow) => boolean = () => false,
-): void {
+  prePlan: PrePlan = () => null,
+): Promise<void> {
+  // The moves are decided against the read models and recorded as one command: no other command
+  // comes between a round's read and its write.
+  const then = await model.core.handler.atomically(() =>
+    reconcileWorkspaceSync(model, workspaceId, prePlan),
+  );
+  for (const work of then) work();
+}
+
+/**
+ * Starts a run's pre-plan tasks inside the queue's command, answering with what to do once that is
+ * durable (or null when the run has none).
+ */
+export type PrePlan = (run: RunRow) => (() => void) | null;
+
+/**
+ * {@link reconcileWorkspace} inside `core.handler.atomically`: answers with the work to do once
+ * the moves are durable (the pre-plan tasks' deliveries).
+ */
+function reconcileWorkspaceSync(
+  model: RunsModel,
+  workspaceId: string,
+  prePlan: PrePlan,
+): (() => void)[] {
   const { handler } = model.core;
   const metadata = systemMetadata('run queue');
+  const then: (() => void)[] = [];
   // A run with pre-plan tasks goes to them first (the executor queues its plan afterwards).
   const startPlan = (run: RunRow) => {
-    if (!prePlan(run))
-      handler.handleSync(run.id, runDecider, executorCommands.planQueued(run.id), metadata);
+    const tasks = prePlan(run);
+    if (tasks !== null) then.push(tasks);
+    else handler.handleSync(run.id, runDecider, executorCommands.planQueued(run.id), metadata);
   };
   for (const run of model.runs.bypassing(workspaceId)) startPlan(run);
   // Each round makes one move; a handful of rounds reaches the steady state.
   for (let round = 0; round < 100; round++) {
     const ws = model.workspaces.get(workspaceId);
-    if (ws === null) return;
+    if (ws === null) return then;
     if (ws.lock?.kind === 'run') {
       const holder = model.runs.get(ws.lock.id);
       if (holder === null || isFinalStatus(holder.status)) {
@@ -42,16 +67,21 @@ export function reconcileWorkspace(
       }
       if (holder.status === 'pending') startPlan(holder);
       else if (holder.status === 'confirmed')
-        handler.handleSync(holder.id, runDecider, executorCommands.applyQueued(holder.id), metadata);
-      return;
+        handler.handleSync(
+          holder.id,
+          runDecider,
+          executorCommands.applyQueued(holder.id),
+          metadata,
+        );
+      return then;
     }
-    if (ws.lock !== null) return;
+    if (ws.lock !== null) return then;
     const waiting = [
       ...model.runs.queued(ws.id, 1),
       ...model.runs.savedPlansToApply(ws.id, 1),
     ].sort((a, b) => a.seq - b.seq);
     const next = waiting[0];
-    if (next === undefined) return;
+    if (next === undefined) return then;
     handler.handleSync(ws.id, workspaceDecider, lockForRun(next.id), metadata);
   }
   throw new Error(`run queue of workspace ${workspaceId} did not settle`);
@@ -76,10 +106,7 @@ export function runHoldingUp(model: RunsModel, event: StoredEvent): string | nul
 }
 
 /** The queue as a reactor: any run or workspace event re-examines that workspace. */
-export function queueReactor(
-  model: RunsModel,
-  prePlan: (run: RunRow) => boolean = () => false,
-): Reactor {
+export function queueReactor(model: RunsModel, prePlan: PrePlan = () => null): Reactor {
   return {
     name: 'runs-queue',
     types: ['Run*', 'Workspace*'],
@@ -93,7 +120,7 @@ export function queueReactor(
             ? (model.runs.get(event.stream)?.workspaceId ?? null)
             : null;
       if (workspaceId !== null && event.type !== 'WorkspaceDeleted')
-        reconcileWorkspace(model, workspaceId, prePlan);
+        await reconcileWorkspace(model, workspaceId, prePlan);
     },
   };
 }

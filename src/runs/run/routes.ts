@@ -121,7 +121,7 @@ export function runRoutes(
     need(access.queuePlans, `queueing plans in workspace ${ws.id}`);
     const attributes = body.data.attributes ?? {};
     await checkVariables(attributes.variables ?? []);
-    const created = newRun(
+    const created = await newRun(
       model,
       {
         ws,
@@ -185,11 +185,14 @@ export function runRoutes(
   });
 
   /** The five actions: 202 and no body; the machine decides, the spec words the refusals. */
-  const action = (path: string, run: (ctx: Context, r: RunRow, access: WorkspaceAccess) => void) =>
-    router.post(`/runs/:id/actions/${path}`, (ctx) => {
+  const action = (
+    path: string,
+    run: (ctx: Context, r: RunRow, access: WorkspaceAccess) => Promise<void>,
+  ) =>
+    router.post(`/runs/:id/actions/${path}`, async (ctx) => {
       model.userOrTeam(ctx, `${path} on a run`);
       const { run: r, access } = model.run(ctx, ctx.params.id!);
-      run(ctx, r, access);
+      await run(ctx, r, access);
       ctx.body = null;
       ctx.status = 202; // after the body: an empty body would otherwise turn it into 204
     });
@@ -201,10 +204,10 @@ export function runRoutes(
     doing: string,
     decide: (id: string, comment: string | null) => Decide,
   ) =>
-    action(path, (ctx, r, access) => {
+    action(path, async (ctx, r, access) => {
       need(access[permission], `${doing} run ${r.id}`);
       const comment = validate(actionBody, ctx.request.body);
-      handler.handleSync(r.id, runDecider, decide(r.id, comment), model.metadata(ctx));
+      await handler.handle(r.id, runDecider, decide(r.id, comment), model.metadata(ctx));
     });
 
   decided('apply', 'applyRuns', 'applying', confirmRun);
@@ -215,10 +218,10 @@ export function runRoutes(
   decided('force-cancel', 'admin', 'force-canceling', (id, comment) =>
     forceCancel(id, comment, clock.now()),
   );
-  action('force-execute', (ctx, r, access) => {
+  action('force-execute', async (ctx, r, access) => {
     need(access.applyRuns, `force-executing run ${r.id}`);
     const ws = model.workspaces.get(r.workspaceId);
     if (ws === null) throw new NotFoundError(`run ${r.id} not found`);
-    forceExecute(model, r, ws, model.metadata(ctx));
+    await forceExecute(model, r, ws, model.metadata(ctx));
   });
 }

@@ -17,18 +17,32 @@ export const UPLOAD_MESSAGE = 'Triggered via API';
 
 export const requesterOf = (p: RunsPrincipal): Requester => ({ kind: p.kind, id: p.id });
 
-/** Build and record a new run (`POST /runs`, and the run an upload queues). */
+type NewRunInput = {
+  ws: WorkspaceRow;
+  access: WorkspaceAccess;
+  createdBy: Requester | null;
+  attributes: NonNullable<CreateRunBody['data']['attributes']>;
+  configurationVersionId: string | null;
+  source: string;
+  triggeredBy?: RunCreated['data']['triggeredBy'];
+};
+
+/**
+ * Build and record a new run (`POST /runs`, and the run an upload queues). The configuration
+ * version is checked where the command is decided, so it cannot change in between.
+ */
 export function newRun(
   model: RunsModel,
-  input: {
-    ws: WorkspaceRow;
-    access: WorkspaceAccess;
-    createdBy: Requester | null;
-    attributes: NonNullable<CreateRunBody['data']['attributes']>;
-    configurationVersionId: string | null;
-    source: string;
-    triggeredBy?: RunCreated['data']['triggeredBy'];
-  },
+  input: NewRunInput,
+  metadata: AuditMetadata,
+): Promise<RunCreated['data']> {
+  return model.core.handler.atomically(() => newRunSync(model, input, metadata));
+}
+
+/** {@link newRun} inside `core.handler.atomically` only. */
+export function newRunSync(
+  model: RunsModel,
+  input: NewRunInput,
   metadata: AuditMetadata,
 ): RunCreated['data'] {
   const { ws, access, attributes: a } = input;
@@ -92,7 +106,9 @@ export function newRun(
     engineVersion,
     ...(input.triggeredBy === undefined ? {} : { triggeredBy: input.triggeredBy }),
   };
-  model.core.handler.handleSync(data.id, runDecider, createRun(data), metadata, { newStream: true });
+  model.core.handler.handleSync(data.id, runDecider, createRun(data), metadata, {
+    newStream: true,
+  });
   return data;
 }
 
@@ -101,14 +117,14 @@ const forbidden = (detail: string) =>
 
 /**
  * `actions/force-execute`: discard the run holding the lock and every earlier pending run, unlock
- * the workspace, and leave the target at the head of the queue. All in one transaction.
+ * the workspace, and leave the target at the head of the queue. All in one command.
  */
-export function forceExecute(
+export async function forceExecute(
   model: RunsModel,
   target: RunRow,
   ws: WorkspaceRow,
   metadata: AuditMetadata,
-): void {
+): Promise<void> {
   if (target.status !== 'pending')
     throw forbidden(`run ${target.id} is not pending (status ${target.status})`);
   if (ws.lock?.kind !== 'run' || ws.lock.id === target.id)
@@ -123,8 +139,8 @@ export function forceExecute(
       },
     );
   }
-  const { handler, db } = model.core;
-  db.transaction(() => {
+  const { handler } = model.core;
+  await handler.atomically(() => {
     handler.handleSync(target.id, runDecider, requestForceExecute(target.id), metadata);
     const earlier = model.runs.queued(ws.id).filter((r) => r.seq < target.seq);
     for (const r of [holder, ...earlier]) {
@@ -132,5 +148,5 @@ export function forceExecute(
         handler.handleSync(r.id, runDecider, discardRun(r.id, null, 'force_execute'), metadata);
     }
     handler.handleSync(ws.id, workspaceDecider, unlockForRun(holder.id), metadata);
-  }).immediate();
+  });
 }

@@ -75,22 +75,34 @@ export function presentPendingStateVersion(
   };
 }
 
+interface StateVersionRecord {
+  id?: string;
+  workspaceId: string;
+  runId: string | null;
+  state: string;
+  engineVersion?: string | null;
+  serial?: number;
+  lineage?: string | null;
+}
+
 /**
  * Record a new state for a workspace: after an apply (the executor; serial one above the current
  * one, or the document's own when that is higher, lineage kept), or an upload (serial and lineage
- * as the client announced and the checks allowed). The document is stored in the log.
+ * as the client announced and the checks allowed). The document is stored in the log. The serial
+ * is read and the version appended in one command, so two recordings cannot take the same serial.
  */
 export function recordStateVersion(
   model: RunsModel,
-  input: {
-    id?: string;
-    workspaceId: string;
-    runId: string | null;
-    state: string;
-    engineVersion?: string | null;
-    serial?: number;
-    lineage?: string | null;
-  },
+  input: StateVersionRecord,
+  metadata: AuditMetadata = systemMetadata('executor'),
+): Promise<StateVersionCreated['data']> {
+  return model.core.handler.atomically(() => recordStateVersionSync(model, input, metadata));
+}
+
+/** {@link recordStateVersion} inside `core.handler.atomically` only. */
+export function recordStateVersionSync(
+  model: RunsModel,
+  input: StateVersionRecord,
   metadata: AuditMetadata = systemMetadata('executor'),
 ): StateVersionCreated['data'] {
   const facts = stateFacts(input.state);

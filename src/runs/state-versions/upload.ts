@@ -57,7 +57,7 @@ function checkDocument(state: string, announced: StateVersionUploadRequested['da
 export function stateUploadRoutes(router: Router, model: RunsModel): void {
   const queries = model.states;
 
-  router.post('/workspaces/:id/state-versions', (ctx) => {
+  router.post('/workspaces/:id/state-versions', async (ctx) => {
     const principal = model.principal(ctx);
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
     need(access.stateVersions === 'write', `creating state versions in workspace ${ws.id}`);
@@ -96,11 +96,11 @@ export function stateUploadRoutes(router: Router, model: RunsModel): void {
     if (a.state !== undefined) {
       const state = Buffer.from(a.state, 'base64').toString('utf8');
       checkDocument(state, announced);
-      const recorded = recordStateVersion(model, { ...announced, state }, metadata);
+      const recorded = await recordStateVersion(model, { ...announced, state }, metadata);
       send(ctx, 201, { data: presentStateVersion(queries.get(recorded.id)!) });
       return;
     }
-    model.core.handler.handleSync(
+    await model.core.handler.handle(
       announced.id,
       stateVersionDecider,
       requestStateUpload(announced),
@@ -142,7 +142,7 @@ export function stateArchivistRoutes(router: Router, model: RunsModel): void {
     }
     const state = (await readRawBody(ctx, model.core.config.uploadLimitBytes)).toString('utf8');
     checkDocument(state, pending);
-    recordStateVersion(model, { ...pending, state }, metadata(ctx, id));
+    await recordStateVersion(model, { ...pending, state }, metadata(ctx, id));
     ctx.body = null;
     ctx.status = 200;
   });

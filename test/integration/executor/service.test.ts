@@ -26,7 +26,7 @@ class MemoryRuns implements ExecutorPort {
   currentState() {
     return this.state;
   }
-  workspaceVariables() {
+  async workspaceVariables() {
     return [
       { key: 'name', value: 'web', category: 'terraform' as const, hcl: false, sensitive: true },
     ];
@@ -37,18 +37,18 @@ class MemoryRuns implements ExecutorPort {
   phaseId(runId: string, phase: Phase) {
     return `${phase}-${runId.slice(4)}`;
   }
-  planFinished(runId: string, r: { artifact: Buffer; log: string }) {
+  async planFinished(runId: string, r: { artifact: Buffer; log: string }) {
     this.artifacts.set(runId, r.artifact);
     this.outcomes.push({ run: runId, phase: 'plan', kind: 'finished', log: r.log });
   }
-  applyFinished(runId: string, r: { state: StateV4; log: string }) {
+  async applyFinished(runId: string, r: { state: StateV4; log: string }) {
     this.state = r.state;
     this.outcomes.push({ run: runId, phase: 'apply', kind: 'finished', log: r.log });
   }
-  phaseErrored(runId: string, phase: Phase, f: { message: string; log: string }) {
+  async phaseErrored(runId: string, phase: Phase, f: { message: string; log: string }) {
     this.outcomes.push({ run: runId, phase, kind: 'errored', log: f.log, message: f.message });
   }
-  phaseCanceled(runId: string, phase: Phase, o: { log: string }) {
+  async phaseCanceled(runId: string, phase: Phase, o: { log: string }) {
     this.outcomes.push({ run: runId, phase, kind: 'canceled', log: o.log });
   }
 }

@@ -156,7 +156,7 @@ describe('409', () => {
       /not planning or applying/,
     );
     await h.settle();
-    h.runs.executor.planStarted(run.id);
+    await h.runs.executor.planStarted(run.id);
     expectError(
       await h.api('POST', `/runs/${run.id}/actions/discard`, { body: {} }),
       409,
@@ -169,7 +169,7 @@ describe('409', () => {
     const { ws: w } = await readyWorkspace(h);
     const run = await createRun(h, w);
     await h.settle();
-    h.runs.executor.planStarted(run.id);
+    await h.runs.executor.planStarted(run.id);
     expectError(
       await h.api('POST', `/runs/${run.id}/actions/force-cancel`, { body: {} }),
       409,
@@ -208,7 +208,7 @@ describe('409', () => {
     const a = await createRun(h, w);
     const b = await createRun(h, w);
     await h.settle();
-    h.runs.executor.planStarted(a.id);
+    await h.runs.executor.planStarted(a.id);
     expectError(
       await h.api('POST', `/runs/${b.id}/actions/force-execute`),
       409,

@@ -74,7 +74,7 @@ describe('queue and lock', () => {
     const a = await createRun(h, ws);
     const b = await createRun(h, ws);
     await h.settle();
-    h.runs.executor.planStarted(a.id);
+    await h.runs.executor.planStarted(a.id);
     expect((await getRun(h, a.id)).attributes.actions['is-cancelable']).toBe(true);
     expect(
       (await h.api('POST', `/runs/${a.id}/actions/cancel`, { body: { comment: 'wrong branch' } }))
@@ -89,7 +89,7 @@ describe('queue and lock', () => {
     });
     h.clock.advance(10_000);
     expect((await getRun(h, a.id)).attributes.actions['is-force-cancelable']).toBe(true);
-    h.runs.executor.canceled(a.id, 'Interrupt received.\n');
+    await h.runs.executor.canceled(a.id, 'Interrupt received.\n');
     await h.settle();
     expect(await status(h, a.id)).toBe('canceled');
     expect(await status(h, b.id)).toBe('plan_queued');

@@ -26,12 +26,12 @@ describe('plans, applies and logs', () => {
     expect(pending.json.data.attributes).toMatchObject({ status: 'pending', 'has-changes': false });
     expect((await h.api('GET', `/plans/${planId}/json-output`)).status).toBe(204);
     await h.settle();
-    h.runs.executor.planStarted(run.id);
+    await h.runs.executor.planStarted(run.id);
     const running = await h.api('GET', `/plans/${planId}`);
     const logUrl = String(running.json.data.attributes['log-read-url']);
     const partial = await h.api('GET', logUrl, { token: null });
     expect(partial.text).toBe('\u0002');
-    h.runs.executor.planFinished(run.id, {
+    await h.runs.executor.planFinished(run.id, {
       hasChanges: true,
       counts: { additions: 1, changes: 0, destructions: 0, imports: 0 },
       log: 'Plan: 1 to add, 0 to change, 0 to destroy.\n',
@@ -224,8 +224,11 @@ describe('state versions', () => {
       lineage: 'l-1',
       resources: [{ type: 'null_resource', name: 'a' }],
     });
-    const first = h.runs.recordStateVersion({ workspaceId: ws, runId: null, state });
-    const second = h.runs.recordStateVersion({ workspaceId: ws, runId: null, state });
+    // Recorded at once, they still take one serial each.
+    const [first, second] = await Promise.all([
+      h.runs.recordStateVersion({ workspaceId: ws, runId: null, state }),
+      h.runs.recordStateVersion({ workspaceId: ws, runId: null, state }),
+    ]);
     expect([first.serial, second.serial]).toEqual([1, 2]);
     const current = await h.api('GET', `/workspaces/${ws}/current-state-version`);
     expect(current.json.data).toMatchObject({

@@ -35,7 +35,7 @@ describe('GET /organizations/:org/runs/queue', () => {
     });
     expect(queue.json.data.map((r) => r.id)).not.toContain(elsewhere.id);
 
-    h.runs.executor.planStarted(first.id);
+    await h.runs.executor.planStarted(first.id);
     const capacity = await h.api('GET', `/organizations/${org}/capacity`);
     expect(capacity.status, capacity.text).toBe(200);
     expect(capacity.json.data).toMatchObject({

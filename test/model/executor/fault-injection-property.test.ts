@@ -30,10 +30,11 @@ const app = flowApp();
 /** Makes every system command that proposes an event of `type` throw, `times` times. */
 function injectFault(t: TestApp, type: string, times: number): { lift(): void; hits(): number } {
   const handler = t.app.core.handler;
-  const handle = handler.handle.bind(handler);
+  // Every command is decided by handleSync: alone (through handle) or inside atomically.
+  const handle = handler.handleSync.bind(handler);
   let left = times;
   let hits = 0;
-  handler.handle = (stream, decider, decide, metadata, options) =>
+  handler.handleSync = (stream, decider, decide, metadata, options) =>
     handle(
       stream,
       decider,
@@ -53,7 +54,7 @@ function injectFault(t: TestApp, type: string, times: number): { lift(): void; h
       metadata,
       options,
     );
-  return { lift: () => (handler.handle = handle), hits: () => hits };
+  return { lift: () => (handler.handleSync = handle), hits: () => hits };
 }
 
 async function costedWorkspace(flow: Flow): Promise<string> {

@@ -161,10 +161,10 @@ async function execute(ws: string, runs: string[], a: Action): Promise<void> {
       let ok = true;
       try {
         if (a.step === 'planFinished' || a.step === 'planNoChanges')
-          x.planFinished(id, { hasChanges: a.step === 'planFinished', log: '' });
-        else if (a.step === 'applyFinished') x.applyFinished(id, { log: '' });
-        else if (a.step === 'errored') x.errored(id, { phase: null, message: 'failed' });
-        else x[a.step](id);
+          await x.planFinished(id, { hasChanges: a.step === 'planFinished', log: '' });
+        else if (a.step === 'applyFinished') await x.applyFinished(id, { log: '' });
+        else if (a.step === 'errored') await x.errored(id, { phase: null, message: 'failed' });
+        else await x[a.step](id);
       } catch {
         ok = false;
       }

@@ -185,6 +185,9 @@ export function checkRoutes(
 ): void {
   const { model } = runs;
   const record = (ctx: Context, stream: string, event: CheckEvent) =>
+    core.handler.handle(stream, appendOnly, () => [event], model.metadata(ctx));
+  /** {@link record} inside `core.handler.atomically` only. */
+  const recordSync = (ctx: Context, stream: string, event: CheckEvent) =>
     core.handler.handleSync(stream, appendOnly, () => [event], model.metadata(ctx));
   /** Organization-level resources are managed by the organization's owners. */
   const owned = (ctx: Context, name: string) => {
@@ -203,17 +206,17 @@ export function checkRoutes(
     const org = model.organization(ctx, ctx.params.org ?? '');
     send(ctx, 200, { data: settings(org.name) });
   });
-  router.patch('/organizations/:org/execution-settings', (ctx) => {
+  router.patch('/organizations/:org/execution-settings', async (ctx) => {
     const org = owned(ctx, ctx.params.org ?? '');
     const a = validate(settingsBody, ctx.request.body).data.attributes;
-    record(ctx, executionSettingsStream(org.name), {
+    await record(ctx, executionSettingsStream(org.name), {
       type: 'ExecutionSettingsUpdated',
       data: { organization: org.name, costEstimationEnabled: a['cost-estimation-enabled'] },
     });
     send(ctx, 200, { data: settings(org.name) });
   });
 
-  router.post('/organizations/:org/policy-sets', (ctx) => {
+  router.post('/organizations/:org/policy-sets', async (ctx) => {
     const org = owned(ctx, ctx.params.org ?? '');
     const d = validate(policySetBody, ctx.request.body).data;
     const workspaceIds = (d.relationships?.workspaces?.data ?? []).map((w) => w.id);
@@ -232,7 +235,7 @@ export function checkRoutes(
       );
     }
     const id = core.ids.id('polset');
-    record(ctx, id, {
+    await record(ctx, id, {
       type: 'PolicySetCreated',
       data: {
         id,
@@ -253,7 +256,7 @@ export function checkRoutes(
     present: presentSet,
   });
 
-  router.post('/organizations/:org/policies', (ctx) => {
+  router.post('/organizations/:org/policies', async (ctx) => {
     const org = owned(ctx, ctx.params.org ?? '');
     const d = validate(policyBody, ctx.request.body).data;
     try {
@@ -275,7 +278,7 @@ export function checkRoutes(
       }
     }
     const id = core.ids.id('pol');
-    record(ctx, id, {
+    await record(ctx, id, {
       type: 'PolicyCreated',
       data: {
         id,
@@ -352,7 +355,7 @@ export function checkRoutes(
     ctx.type = 'text/plain';
     ctx.body = check === null ? '' : policyCheckOutput(check.result);
   });
-  router.post('/policy-checks/:id/actions/override', (ctx) => {
+  router.post('/policy-checks/:id/actions/override', async (ctx) => {
     const { check, run } = checkOf(ctx, ctx.params.id ?? '');
     if (check === null)
       throw new ConflictError(`policy check ${ctx.params.id ?? ''} has no result to override`, {
@@ -370,12 +373,10 @@ export function checkRoutes(
         },
       );
     }
-    core.db
-      .transaction(() => {
-        record(ctx, check.id, { type: 'PolicyCheckOverridden', data: { id: check.id, comment } });
-        runs.executor.policyOverridden(run.id, comment);
-      })
-      .immediate();
+    await core.handler.atomically(() => {
+      recordSync(ctx, check.id, { type: 'PolicyCheckOverridden', data: { id: check.id, comment } });
+      runs.executorSync.policyOverridden(run.id, comment);
+    });
     // As the reference: 200 with the check (go-tfe's Override, and so the CLI, reads it back).
     const overridden = checks.policyCheck(check.id) ?? check;
     send(ctx, 200, { data: presentPolicyCheck(overridden, true) });

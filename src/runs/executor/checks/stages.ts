@@ -63,23 +63,21 @@ export function stagesReactor(
 
   // Each step starts with the status it moves out of, so a step that failed half-way (or was cut
   // short by a restart) is finished by the next event rather than left hanging.
-  const estimate = (run: RunRow) => {
-    if (run.status !== 'cost_estimating') runs.executor.costEstimateStarted(run.id);
+  const estimate = async (run: RunRow) => {
+    if (run.status !== 'cost_estimating') await runs.executor.costEstimateStarted(run.id);
     const table = prices();
     const id = costEstimateIdOf(run.id);
-    core.db
-      .transaction(() => {
-        record(id, {
-          type: 'CostEstimateRecorded',
-          data: { id, runId: run.id, estimate: estimateCost(table, planOf(run)) },
-        });
-        runs.executor.costEstimated(run.id);
-      })
-      .immediate();
+    await core.handler.atomically(() => {
+      record(id, {
+        type: 'CostEstimateRecorded',
+        data: { id, runId: run.id, estimate: estimateCost(table, planOf(run)) },
+      });
+      runs.executorSync.costEstimated(run.id);
+    });
   };
 
   const check = async (run: RunRow) => {
-    if (run.status !== 'policy_checking') runs.executor.policyCheckStarted(run.id);
+    if (run.status !== 'policy_checking') await runs.executor.policyCheckStarted(run.id);
     const sets = checks.setsFor(run.organization, run.workspaceId).map(({ set, policies }) => ({
       name: set.name,
       policies: policies.map((p) => ({
@@ -91,28 +89,23 @@ export function stagesReactor(
     }));
     const { status, result } = await checkPolicies(sets, planOf(run));
     const id = policyCheckIdOf(run.id);
-    core.db
-      .transaction(() => {
-        record(id, { type: 'PolicyCheckRecorded', data: { id, runId: run.id, status, result } });
-        if (status === 'hard_failed') {
-          runs.executor.errored(run.id, {
-            phase: null,
-            message: `${result['hard-failed']} hard-mandatory policy failed; see policy check ${id}`,
-          });
-        } else {
-          runs.executor.policyChecked(run.id, status);
-        }
-      })
-      .immediate();
+    await core.handler.atomically(() => {
+      record(id, { type: 'PolicyCheckRecorded', data: { id, runId: run.id, status, result } });
+      if (status === 'hard_failed') {
+        runs.executorSync.errored(run.id, {
+          phase: null,
+          message: `${result['hard-failed']} hard-mandatory policy failed; see policy check ${id}`,
+        });
+      } else {
+        runs.executorSync.policyChecked(run.id, status);
+      }
+    });
   };
 
   return {
     name: 'runs-executor-checks',
     types: STAGE_EVENTS,
     async react(event: StoredEvent) {
-      // Yield before appending: an append notifies the reactors synchronously, and a reactor that
-      // appends before its first await would be re-entered before its checkpoint moves.
-      await Promise.resolve();
       const run = runs.model.runs.get(event.stream);
       if (run === null || run.context.pausedForConfirmation) return;
       const wantsEstimate =
@@ -124,21 +117,21 @@ export function stagesReactor(
       if (run.status === 'cost_estimating') return estimate(run);
       if (run.status === 'policy_checking') return check(run);
       // Between planning and confirmation: estimate, check, run post-plan tasks, then complete.
-      const next = (): void => {
-        if (tasks.pending(run, 'post_plan')) tasks.start(run, 'post_plan');
-        else runs.executor.planStageCompleted(run.id);
+      const next = async (): Promise<void> => {
+        if (tasks.pending(run, 'post_plan')) await tasks.start(run, 'post_plan');
+        else await runs.executor.planStageCompleted(run.id);
       };
       if (run.status === 'planned') {
         if (wantsEstimate) return estimate(run);
         if (wantsCheck) return check(run);
-        next();
+        await next();
       } else if (run.status === 'cost_estimated') {
         if (wantsCheck) return check(run);
-        next();
+        await next();
       } else if (run.status === 'policy_checked') {
-        next();
+        await next();
       } else if (run.status === 'post_plan_completed') {
-        runs.executor.planStageCompleted(run.id);
+        await runs.executor.planStageCompleted(run.id);
       }
     },
   };

@@ -125,32 +125,40 @@ export function runTaskRoutes(
     return org;
   };
 
-  router.post('/organizations/:org/tasks', (ctx) => {
+  router.post('/organizations/:org/tasks', async (ctx) => {
     const org = owned(ctx, ctx.params.org ?? '');
     const a = validate(taskBody, ctx.request.body).data.attributes;
-    if (queries.tasks(org.name).some((t) => t.name === a.name)) {
-      throw new ValidationError(`/data/attributes/name: ${a.name} has already been taken`, {
-        title: 'invalid attribute',
-      });
-    }
+    const unique = () => {
+      if (queries.tasks(org.name).some((t) => t.name === a.name)) {
+        throw new ValidationError(`/data/attributes/name: ${a.name} has already been taken`, {
+          title: 'invalid attribute',
+        });
+      }
+    };
+    unique();
     const id = core.ids.id('task');
     const key = a['hmac-key'] ?? null;
-    core.handler.handleSync(
+    const hmacKey = key === null ? null : core.sealer.seal(key);
+    // The name is checked again where the command is decided: another request may have taken it.
+    await core.handler.handle(
       id,
       { initialState: () => null, evolve: () => null },
-      () => [
-        {
-          type: 'RunTaskCreated',
-          data: {
-            id,
-            organization: org.name,
-            name: a.name,
-            url: a.url,
-            description: a.description ?? null,
-            hmacKey: key === null ? null : core.sealer.seal(key),
+      () => {
+        unique();
+        return [
+          {
+            type: 'RunTaskCreated',
+            data: {
+              id,
+              organization: org.name,
+              name: a.name,
+              url: a.url,
+              description: a.description ?? null,
+              hmacKey,
+            },
           },
-        },
-      ],
+        ];
+      },
       model.metadata(ctx),
     );
     send(ctx, 201, { data: presentTask(queries.task(id) as RunTaskRow) });
@@ -163,7 +171,7 @@ export function runTaskRoutes(
     present: presentTask,
   });
 
-  router.post('/workspaces/:id/tasks', (ctx) => {
+  router.post('/workspaces/:id/tasks', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id ?? '');
     if (!access.runTasks) throw new NotFoundError(`workspace ${ws.id} not found`);
     const d = validate(attachBody, ctx.request.body).data;
@@ -182,7 +190,7 @@ export function runTaskRoutes(
       stage: d.attributes.stage ?? 'post_plan',
       enforcement: d.attributes['enforcement-level'],
     };
-    core.handler.handleSync(
+    await core.handler.handle(
       id,
       { initialState: () => null, evolve: () => null },
       () => [{ type: 'WorkspaceTaskAttached', data }],
@@ -234,7 +242,7 @@ export function taskCallbackRoutes(
         title: 'transition not allowed',
       });
     }
-    stages.update(stage.id, stage.runId, id, callback.status, callback.message, callback.url);
+    await stages.update(stage.id, stage.runId, id, callback.status, callback.message, callback.url);
     ctx.status = 200;
     ctx.body = '';
   });

@@ -39,6 +39,7 @@ export class TaskStages {
     private readonly timeoutMs = DEFAULT_TASK_TIMEOUT_MS,
   ) {}
 
+  /** Inside `core.handler.atomically` only. */
   record(stream: string, event: RunTaskEvent): void {
     this.core.handler.handleSync(stream, appendOnly, () => [event], this.#metadata);
   }
@@ -52,7 +53,16 @@ export class TaskStages {
   }
 
   /** Starts the stage: the run enters `post_plan_running` and every task is sent its payload. */
-  start(run: RunRow, stage: TaskStage): void {
+  async start(run: RunRow, stage: TaskStage): Promise<void> {
+    const deliver = await this.core.handler.atomically(() => this.begin(run, stage));
+    deliver();
+  }
+
+  /**
+   * {@link start} inside `core.handler.atomically`: records the stage and answers with what sends
+   * the tasks their payloads, to call once that is durable.
+   */
+  begin(run: RunRow, stage: TaskStage): () => void {
     const { core } = this;
     const now = core.clock.now();
     const tokens = new Map<string, string>();
@@ -77,23 +87,23 @@ export class TaskStages {
         ];
       });
     const stageId = core.ids.id('ts');
-    core.db
-      .transaction(() => {
-        if (stage === 'post_plan') this.runs.executor.postPlanStarted(run.id);
-        else this.runs.executor.prePlanStarted(run.id);
-        this.record(stageId, {
-          type: 'TaskStageStarted',
-          data: { id: stageId, runId: run.id, stage, results },
-        });
-      })
-      .immediate();
-    // A delivery that fails inside Keel ends the run, rather than leaving it to the tasks' timeout.
-    const work = this.#deliver(run, stage, stageId, results, tokens).catch((err: unknown) => {
-      core.logger.error({ err, runId: run.id }, 'delivering run tasks failed');
-      this.#fail(run.id, `delivering the ${stage} tasks`, err);
+    if (stage === 'post_plan') this.runs.executorSync.postPlanStarted(run.id);
+    else this.runs.executorSync.prePlanStarted(run.id);
+    this.record(stageId, {
+      type: 'TaskStageStarted',
+      data: { id: stageId, runId: run.id, stage, results },
     });
-    this.#inFlight.add(work);
-    void work.finally(() => this.#inFlight.delete(work));
+    return () => {
+      // A delivery that fails inside Keel ends the run, rather than leaving it to the tasks' timeout.
+      const work = this.#deliver(run, stage, stageId, results, tokens).catch(
+        async (err: unknown) => {
+          core.logger.error({ err, runId: run.id }, 'delivering run tasks failed');
+          await this.#fail(run.id, `delivering the ${stage} tasks`, err);
+        },
+      );
+      this.#inFlight.add(work);
+      void work.finally(() => this.#inFlight.delete(work));
+    };
   }
 
   async #deliver(
@@ -133,30 +143,28 @@ export class TaskStages {
         task?.hmacKey && isSealed(task.hmacKey) ? core.sealer.unseal(task.hmacKey) : null;
       const delivery = await deliverTask({ url: result.url, hmacKey }, payload);
       if (!delivery.delivered) {
-        this.update(stageId, run.id, result.id, 'errored', delivery.message, null);
+        await this.update(stageId, run.id, result.id, 'errored', delivery.message, null);
       }
     }
   }
 
   /** Records a result's new status and finishes the stage when every result is final. */
-  update(
+  async update(
     stageId: string,
     runId: string,
     resultId: string,
     status: 'running' | 'passed' | 'failed' | 'errored',
     message: string | null,
     url: string | null,
-  ): void {
-    this.core.db
-      .transaction(() => {
-        this.record(stageId, {
-          type: 'TaskResultUpdated',
-          data: { stageId, runId, resultId, status, message, url },
-        });
-        const stage = this.queries.stage(stageId);
-        if (stage) this.#finishIfDone(stage);
-      })
-      .immediate();
+  ): Promise<void> {
+    await this.core.handler.atomically(() => {
+      this.record(stageId, {
+        type: 'TaskResultUpdated',
+        data: { stageId, runId, resultId, status, message, url },
+      });
+      const stage = this.queries.stage(stageId);
+      if (stage) this.#finishIfDone(stage);
+    });
   }
 
   #finishIfDone(stage: TaskStageRow): void {
@@ -174,16 +182,16 @@ export class TaskStages {
       const failed = stage.results
         .filter((r) => r.enforcement === 'mandatory' && r.status !== 'passed')
         .map((r) => r.taskName);
-      this.runs.executor.errored(run.id, {
+      this.runs.executorSync.errored(run.id, {
         phase: null,
         message: `mandatory ${stage.stage} task failed: ${failed.join(', ')}`,
       });
-    } else if (stage.stage === 'post_plan') this.runs.executor.postPlanCompleted(run.id);
+    } else if (stage.stage === 'post_plan') this.runs.executorSync.postPlanCompleted(run.id);
     else {
       // The plan was held back for the tasks: queue it now, through `queuing`.
-      this.runs.executor.prePlanCompleted(run.id);
-      this.runs.executor.queuingStarted(run.id);
-      this.runs.executor.planQueued(run.id);
+      this.runs.executorSync.prePlanCompleted(run.id);
+      this.runs.executorSync.queuingStarted(run.id);
+      this.runs.executorSync.planQueued(run.id);
     }
   }
 
@@ -197,7 +205,7 @@ export class TaskStages {
         const result = stage?.results.find((r) => r.id === resultId);
         if (!stage || result?.status !== 'running') return;
         try {
-          this.update(
+          await this.update(
             stageId,
             stage.runId,
             resultId,
@@ -207,16 +215,20 @@ export class TaskStages {
           );
         } catch (err) {
           // The timeout is the stage's last resort: if even it cannot be recorded, the run ends.
-          this.#fail(stage.runId, `timing out the ${stage.stage} task ${result.taskName}`, err);
+          await this.#fail(
+            stage.runId,
+            `timing out the ${stage.stage} task ${result.taskName}`,
+            err,
+          );
         }
       },
     };
   }
 
   /** Errors a run its stage could not move on (see `failRun`); a failure to do so is logged. */
-  #fail(runId: string, what: string, error: unknown): void {
+  async #fail(runId: string, what: string, error: unknown): Promise<void> {
     try {
-      failRun(this.runs.model, runId, what, error, 'run tasks');
+      await failRun(this.runs.model, runId, what, error, 'run tasks');
     } catch (err) {
       this.core.logger.error({ err, runId }, 'erroring a run whose task stage failed');
     }
