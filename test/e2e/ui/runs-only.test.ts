@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventually, startDaemon, type RunningDaemon } from '../../support/daemon.js';
 import { launchBrowser, type UiBrowser } from '../../support/ui-browser.js';
-import { closeAfterTests, UiSession } from '../../support/ui-e2e.js';
+import { closeAfterTests, UiSession, WIDTHS } from '../../support/ui-e2e.js';
 
 /**
  * Someone who holds only a runs token, and only read access to one workspace (a team's token, no
@@ -110,5 +110,13 @@ describe('a runs-only session', () => {
     await expect
       .poll(rows, { timeout: 20_000 })
       .toContainEqual(expect.stringMatching(/\sapply finished\s/));
+
+    // Fits both widths, passes the axe checks, and is pictured for docs/ui.md.
+    for (const [width, height] of WIDTHS) {
+      await page.setViewportSize({ width, height });
+      await ui.checkView('run-runs-only', `runs/${runId}`, width, () =>
+        page.getByRole('region', { name: 'Run events' }).waitFor(),
+      );
+    }
   }, 120_000);
 });
