@@ -125,7 +125,7 @@ export async function attempt(
   const sentAt = core.clock.now().toISOString();
   const token = config.token === null ? null : core.sealer.open(config.token);
   const sent = await post(config.url, input.payload, token);
-  core.handler.handleSync(
+  await core.handler.handle(
     config.id,
     existence,
     (s): NotificationEvent[] =>

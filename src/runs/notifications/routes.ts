@@ -116,14 +116,14 @@ export function notificationRoutes(
     return c;
   };
 
-  router.post('/workspaces/:id/notification-configurations', (ctx) => {
+  router.post('/workspaces/:id/notification-configurations', async (ctx) => {
     const { ws, access } = model.workspace(ctx, ctx.params.id!);
     need(access.admin, `notification configurations of workspace ${ws.id}`);
     const a = validate(createBody, ctx.request.body).data.attributes;
     generic(a['destination-type']);
     noEmail(a['email-addresses']);
     const id = ids.id('nc');
-    handler.handleSync(
+    await handler.handle(
       id,
       notificationDecider,
       (): NotificationEvent[] => [
@@ -158,13 +158,13 @@ export function notificationRoutes(
     send(ctx, 200, { data: present(config(ctx, false)) }),
   );
 
-  router.patch('/notification-configurations/:id', (ctx) => {
+  router.patch('/notification-configurations/:id', async (ctx) => {
     const c = config(ctx, true);
     const a = validate(updateBody, ctx.request.body).data.attributes;
     generic(a['destination-type']);
     noEmail(a['email-addresses']);
     const list = triggers(a.triggers);
-    handler.handleSync(
+    await handler.handle(
       c.id,
       notificationDecider,
       (s): NotificationEvent[] => {
@@ -190,9 +190,9 @@ export function notificationRoutes(
     send(ctx, 200, { data: present(queries.get(c.id)!) });
   });
 
-  router.delete('/notification-configurations/:id', (ctx) => {
+  router.delete('/notification-configurations/:id', async (ctx) => {
     const c = config(ctx, true);
-    handler.handleSync(
+    await handler.handle(
       c.id,
       notificationDecider,
       (s): NotificationEvent[] =>

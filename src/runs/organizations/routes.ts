@@ -139,7 +139,7 @@ const changeBody = z.object({
 });
 
 export function organizationRoutes(router: Router, model: RunsModel): void {
-  const { handler, ids, db } = model.core;
+  const { handler, ids } = model.core;
   const identity = createIdentityCommands(model.core, model.identity);
 
   const owned = (ctx: Context, name: string) => {
@@ -154,18 +154,23 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     return t;
   };
 
-  router.post('/organizations', (ctx) => {
+  router.post('/organizations', async (ctx) => {
     const p = model.principal(ctx);
     if (p.kind !== 'user') throw new NotFoundError('creating an organization needs a user token');
     const a = validate(orgBody, ctx.request.body).data.attributes;
-    if (model.orgs.organization(a.name) !== null)
-      throw new ConflictError(`name ${a.name} has already been taken`, {
-        status: 422,
-        title: 'invalid attribute',
-      });
+    const unique = () => {
+      if (model.orgs.organization(a.name) !== null)
+        throw new ConflictError(`name ${a.name} has already been taken`, {
+          status: 422,
+          title: 'invalid attribute',
+        });
+    };
+    unique();
     const ownersTeamId = ids.id('team');
     const meta = model.metadata(ctx);
-    db.transaction(() => {
+    await handler.atomically(() => {
+      // Again where it is decided: another request may have taken the name meanwhile.
+      unique();
       handler.handleSync(
         organizationStream(a.name),
         existence,
@@ -189,7 +194,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
         ],
         meta,
       );
-    }).immediate();
+    });
     send(ctx, 201, { data: presentOrganization(model.orgs.organization(a.name)!, true) });
   });
 
@@ -211,12 +216,12 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     });
   });
 
-  router.patch('/organizations/:org', (ctx) => {
+  router.patch('/organizations/:org', async (ctx) => {
     const org = owned(ctx, ctx.params.org!);
     const a = validate(orgUpdateBody, ctx.request.body).data.attributes;
     const enabled = a['cost-estimation-enabled'];
     if (enabled !== undefined && enabled !== org.costEstimationEnabled) {
-      handler.handleSync(
+      await handler.handle(
         organizationStream(org.name),
         existence,
         (): OrganizationEvent[] => [
@@ -244,7 +249,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
   });
 
   /** Team and organization tokens: the same body and answer, another owner. */
-  const createOwnedToken = (
+  const createOwnedToken = async (
     ctx: RouterContext,
     owner: {
       kind: 'team' | 'organization';
@@ -254,7 +259,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     },
   ) => {
     const a = validate(tokenBody, ctx.request.body)?.data?.attributes ?? {};
-    const { token, data } = identity.replaceToken(
+    const { token, data } = await identity.replaceToken(
       {
         ...owner,
         description: a.description ?? null,
@@ -266,9 +271,9 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     send(ctx, 201, { data: presentToken(data, token, model.core.clock.now().toISOString()) });
   };
 
-  router.post('/organizations/:org/authentication-token', (ctx) => {
+  router.post('/organizations/:org/authentication-token', async (ctx) => {
     const org = owned(ctx, ctx.params.org!);
-    createOwnedToken(ctx, {
+    await createOwnedToken(ctx, {
       kind: 'organization',
       ownerId: org.name,
       ownerName: org.name,
@@ -276,21 +281,25 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     });
   });
 
-  router.post('/organizations/:org/teams', (ctx) => {
+  router.post('/organizations/:org/teams', async (ctx) => {
     const org = owned(ctx, ctx.params.org!);
     const { name } = validate(teamBody, ctx.request.body).data.attributes;
-    if (model.orgs.teamByName(org.name, name) !== null)
-      throw new ConflictError(`team ${name} already exists in ${org.name}`, {
-        status: 422,
-        title: 'invalid attribute',
-      });
+    const unique = () => {
+      if (model.orgs.teamByName(org.name, name) !== null)
+        throw new ConflictError(`team ${name} already exists in ${org.name}`, {
+          status: 422,
+          title: 'invalid attribute',
+        });
+    };
+    unique();
     const id = ids.id('team');
-    handler.handleSync(
+    await handler.handle(
       id,
       existence,
-      (): OrganizationEvent[] => [
-        { type: 'TeamCreated', data: { id, organization: org.name, name, owners: false } },
-      ],
+      (): OrganizationEvent[] => {
+        unique();
+        return [{ type: 'TeamCreated', data: { id, organization: org.name, name, owners: false } }];
+      },
       model.metadata(ctx),
     );
     send(ctx, 201, { data: presentTeam(model.orgs.team(id)!, []) });
@@ -312,7 +321,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: presentTeam(t, model.orgs.members(t.id)) });
   });
 
-  router.post('/teams/:id/relationships/users', (ctx) => {
+  router.post('/teams/:id/relationships/users', async (ctx) => {
     const t = team(ctx, ctx.params.id!);
     owned(ctx, t.organization);
     const users = validate(membersBody, ctx.request.body).data;
@@ -320,7 +329,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
       if (model.identity.user(u.id) === undefined)
         throw new NotFoundError(`user ${u.id} not found`);
     }
-    handler.handleSync(
+    await handler.handle(
       t.id,
       existence,
       () =>
@@ -333,10 +342,10 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     ctx.status = 204;
   });
 
-  router.post('/teams/:id/authentication-token', (ctx) => {
+  router.post('/teams/:id/authentication-token', async (ctx) => {
     const t = team(ctx, ctx.params.id!);
     owned(ctx, t.organization);
-    createOwnedToken(ctx, {
+    await createOwnedToken(ctx, {
       kind: 'team',
       ownerId: t.id,
       ownerName: t.name,
@@ -351,28 +360,34 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     return { g, ws, access };
   };
 
-  router.post('/team-workspaces', (ctx) => {
+  router.post('/team-workspaces', async (ctx) => {
     const d = validate(grantBody, ctx.request.body).data;
     const { ws, access } = model.workspace(ctx, d.relationships.workspace.data.id);
     need(access.admin, `granting access to workspace ${ws.id}`);
     const t = model.orgs.team(d.relationships.team.data.id);
     if (t === null || t.organization !== ws.organization)
       throw new NotFoundError(`team ${d.relationships.team.data.id} not found`);
-    if (model.orgs.teamAccessOn(ws.id).some((g) => g.teamId === t.id))
-      throw new ConflictError(`team ${t.id} already has access to workspace ${ws.id}`, {
-        status: 422,
-        title: 'invalid attribute',
-      });
+    const once = () => {
+      if (model.orgs.teamAccessOn(ws.id).some((g) => g.teamId === t.id))
+        throw new ConflictError(`team ${t.id} already has access to workspace ${ws.id}`, {
+          status: 422,
+          title: 'invalid attribute',
+        });
+    };
+    once();
     const id = ids.id('tws');
-    handler.handleSync(
+    await handler.handle(
       id,
       existence,
-      (): OrganizationEvent[] => [
-        {
-          type: 'TeamAccessGranted',
-          data: { id, teamId: t.id, workspaceId: ws.id, ...accessOf(d.attributes, null) },
-        },
-      ],
+      (): OrganizationEvent[] => {
+        once();
+        return [
+          {
+            type: 'TeamAccessGranted',
+            data: { id, teamId: t.id, workspaceId: ws.id, ...accessOf(d.attributes, null) },
+          },
+        ];
+      },
       model.metadata(ctx),
     );
     send(ctx, 201, { data: presentTeamAccess(model.orgs.teamAccess(id)!) });
@@ -395,12 +410,12 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: presentTeamAccess(grant(ctx, ctx.params.id!).g) }),
   );
 
-  router.patch('/team-workspaces/:id', (ctx) => {
+  router.patch('/team-workspaces/:id', async (ctx) => {
     const { g, access } = grant(ctx, ctx.params.id!);
     need(access.admin, `changing team access ${g.id}`);
     const a = validate(changeBody, ctx.request.body).data.attributes;
     const level = accessOf(a, g.access === 'custom' ? g.custom : null);
-    handler.handleSync(
+    await handler.handle(
       g.id,
       existence,
       (): OrganizationEvent[] => [{ type: 'TeamAccessChanged', data: { id: g.id, ...level } }],
@@ -409,10 +424,10 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: presentTeamAccess(model.orgs.teamAccess(g.id)!) });
   });
 
-  router.delete('/team-workspaces/:id', (ctx) => {
+  router.delete('/team-workspaces/:id', async (ctx) => {
     const { g, access } = grant(ctx, ctx.params.id!);
     need(access.admin, `removing team access ${g.id}`);
-    handler.handleSync(
+    await handler.handle(
       g.id,
       existence,
       (): OrganizationEvent[] => [{ type: 'TeamAccessRevoked', data: { id: g.id } }],

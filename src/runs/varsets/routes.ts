@@ -193,7 +193,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
       },
     );
 
-  router.post('/organizations/:org/varsets', (ctx) => {
+  router.post('/organizations/:org/varsets', async (ctx) => {
     const org = model.organization(ctx, ctx.params.org!);
     need(model.orgs.owns(model.principal(ctx), org.name), `creating variable sets in ${org.name}`);
     const d = validate(createBody, ctx.request.body).data;
@@ -205,11 +205,13 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
     if (wss.length > 0) notGlobal(global, 'workspaces');
     if (prjs.length > 0) notGlobal(global, 'projects');
     const id = ids.id('varset');
-    handler.handleSync(
+    await handler.handle(
       id,
       varsetDecider,
       (s) => {
         if (s.exists) throw new ConflictError(`variable set ${id} already exists`);
+        // Again where it is decided: another request may have taken the name meanwhile.
+        if (model.varsets.byName(org.name, a.name) !== null) throw taken422(org.name, a.name);
         const events: VarsetEvent[] = [
           {
             type: 'VarsetCreated',
@@ -259,7 +261,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: present(owned(ctx, ctx.params.id!)) }),
   );
 
-  const update = (ctx: RouterContext) => {
+  const update = async (ctx: RouterContext) => {
     const v = owned(ctx, ctx.params.id!);
     const d = validate(updateBody, ctx.request.body).data;
     const a = d.attributes;
@@ -281,11 +283,17 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
         : projectIds(v.organization, d.relationships.projects.data);
     if ((wss ?? v.workspaceIds).length > 0) notGlobal(global, 'workspaces');
     if ((prjs ?? v.projectIds).length > 0) notGlobal(global, 'projects');
-    handler.handleSync(
+    await handler.handle(
       v.id,
       varsetDecider,
       (s) => {
         live(v.id, s);
+        if (
+          a.name !== undefined &&
+          a.name !== v.name &&
+          model.varsets.byName(v.organization, a.name) !== null
+        )
+          throw taken422(v.organization, a.name);
         const events: VarsetEvent[] = [];
         const changes = {
           ...(a.name === undefined || a.name === v.name ? {} : { name: a.name }),
@@ -333,9 +341,9 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
   router.patch('/varsets/:id', update);
   router.put('/varsets/:id', update);
 
-  router.delete('/varsets/:id', (ctx) => {
+  router.delete('/varsets/:id', async (ctx) => {
     const v = owned(ctx, ctx.params.id!);
-    handler.handleSync(
+    await handler.handle(
       v.id,
       varsetDecider,
       (s): VarsetEvent[] => {
@@ -348,36 +356,39 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
   });
 
   /** Apply to or remove from workspaces or projects: `{"data":[{"type":…,"id":…}]}` → 204. */
-  const relate = (kind: 'workspaces' | 'projects', apply: boolean) => (ctx: RouterContext) => {
-    const v = owned(ctx, ctx.params.id!);
-    const list = validate(refs(kind), ctx.request.body).data;
-    const targets =
-      kind === 'workspaces' ? workspaceIds(v.organization, list) : projectIds(v.organization, list);
-    if (apply) notGlobal(v.global, kind);
-    handler.handleSync(
-      v.id,
-      varsetDecider,
-      (s): VarsetEvent[] => {
-        live(v.id, s);
-        if (targets.length === 0) return [];
-        return kind === 'workspaces'
-          ? [
-              {
-                type: apply ? 'VarsetAppliedToWorkspaces' : 'VarsetRemovedFromWorkspaces',
-                data: { id: v.id, workspaceIds: targets },
-              },
-            ]
-          : [
-              {
-                type: apply ? 'VarsetAppliedToProjects' : 'VarsetRemovedFromProjects',
-                data: { id: v.id, projectIds: targets },
-              },
-            ];
-      },
-      model.metadata(ctx),
-    );
-    ctx.status = 204;
-  };
+  const relate =
+    (kind: 'workspaces' | 'projects', apply: boolean) => async (ctx: RouterContext) => {
+      const v = owned(ctx, ctx.params.id!);
+      const list = validate(refs(kind), ctx.request.body).data;
+      const targets =
+        kind === 'workspaces'
+          ? workspaceIds(v.organization, list)
+          : projectIds(v.organization, list);
+      if (apply) notGlobal(v.global, kind);
+      await handler.handle(
+        v.id,
+        varsetDecider,
+        (s): VarsetEvent[] => {
+          live(v.id, s);
+          if (targets.length === 0) return [];
+          return kind === 'workspaces'
+            ? [
+                {
+                  type: apply ? 'VarsetAppliedToWorkspaces' : 'VarsetRemovedFromWorkspaces',
+                  data: { id: v.id, workspaceIds: targets },
+                },
+              ]
+            : [
+                {
+                  type: apply ? 'VarsetAppliedToProjects' : 'VarsetRemovedFromProjects',
+                  data: { id: v.id, projectIds: targets },
+                },
+              ];
+        },
+        model.metadata(ctx),
+      );
+      ctx.status = 204;
+    };
   router.post('/varsets/:id/relationships/workspaces', relate('workspaces', true));
   router.delete('/varsets/:id/relationships/workspaces', relate('workspaces', false));
   router.post('/varsets/:id/relationships/projects', relate('projects', true));
@@ -388,10 +399,10 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: model.varsets.variables(v.id).map(presentVarsetVariable) });
   });
 
-  router.post('/varsets/:id/relationships/vars', (ctx) => {
+  router.post('/varsets/:id/relationships/vars', async (ctx) => {
     const v = owned(ctx, ctx.params.id!);
     const data = variableData(validate(varCreateBody, ctx.request.body).data.attributes);
-    handler.handleSync(
+    await handler.handle(
       v.id,
       varsetDecider,
       (s): VarsetEvent[] => {
@@ -412,7 +423,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
     return { v, current };
   };
 
-  router.patch('/varsets/:id/relationships/vars/:varId', (ctx) => {
+  router.patch('/varsets/:id/relationships/vars/:varId', async (ctx) => {
     const { v, current } = variableOf(ctx);
     const a = validate(varUpdateBody, ctx.request.body).data.attributes;
     if (current.sensitive && a.sensitive === false)
@@ -426,7 +437,7 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
     const sensitive = a.sensitive ?? current.sensitive;
     // Making a variable sensitive seals its current value too.
     const plain = a.value ?? (typeof current.value === 'string' ? current.value : null);
-    handler.handleSync(
+    await handler.handle(
       v.id,
       varsetDecider,
       (s): VarsetEvent[] => {
@@ -453,9 +464,9 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
     send(ctx, 200, { data: presentVarsetVariable(model.varsets.variable(current.id)!) });
   });
 
-  router.delete('/varsets/:id/relationships/vars/:varId', (ctx) => {
+  router.delete('/varsets/:id/relationships/vars/:varId', async (ctx) => {
     const { v, current } = variableOf(ctx);
-    handler.handleSync(
+    await handler.handle(
       v.id,
       varsetDecider,
       (s): VarsetEvent[] => {
