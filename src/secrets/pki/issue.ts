@@ -109,12 +109,24 @@ interface LeafJob {
   errTruncates?: boolean;
 }
 
+/** A leaf signed and recorded: what its answer is encoded from, after the command. */
+interface SignedLeaf {
+  der: Buffer;
+  certificatePem: string;
+  chain: string[];
+  serialHex: string;
+  notAfter: Date;
+  warnings: string[];
+  format: ReturnType<typeof formatOf>;
+  keyFormat: ReturnType<typeof privateKeyFormatOf>;
+}
+
 /**
- * Signs a leaf for a prepared request, records it, and encodes the response. The signature is
- * made here, on the event loop: a P-256 signature is ~30 µs, less than a round trip through the
- * libuv pool costs in CPU.
+ * Decides (issuer, validity, serial), signs and records a leaf for a prepared request, inside the
+ * command running now. The signature is made here, on the event loop: a P-256 signature is
+ * ~30 µs, less than a round trip through the libuv pool costs in CPU (ADR 0041).
  */
-function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | undefined): Issued {
+function signLeaf(authority: Authority, job: LeafJob): SignedLeaf {
   const { mount, role, body } = job;
   // Read before anything is recorded: a bad value must leave no certificate behind.
   const format = formatOf(body.get('format'));
@@ -166,30 +178,39 @@ function signLeaf(authority: Authority, job: LeafJob, privateKey: EncodedKey | u
     isCa: false,
     stored: !role.no_store,
   });
-  const data = encodeIssued(
-    {
-      certificate: der,
-      certificatePem,
-      chain: authority.chain(mount, issuer),
-      ...(privateKey ? { privateKey } : {}),
-      bundleChain: true,
-      removeRoots: body.get('remove_roots_from_chain') ?? false,
-      isRoot: isSelfSigned,
-    },
+  return {
+    der,
+    certificatePem,
+    chain: authority.chain(mount, issuer),
+    serialHex,
+    notAfter,
+    warnings,
     format,
     keyFormat,
+  };
+}
+
+/** The answer for a recorded leaf (encoded once the command is done: it reads no state). */
+function leafAnswer(job: LeafJob, leaf: SignedLeaf, privateKey: EncodedKey | undefined): Issued {
+  const data = encodeIssued(
+    {
+      certificate: leaf.der,
+      certificatePem: leaf.certificatePem,
+      chain: leaf.chain,
+      ...(privateKey ? { privateKey } : {}),
+      bundleChain: true,
+      removeRoots: job.body.get('remove_roots_from_chain') ?? false,
+      isRoot: isSelfSigned,
+    },
+    leaf.format,
+    leaf.keyFormat,
   );
-  if (role.generate_lease)
+  const warnings = [...job.names.warnings, ...leaf.warnings];
+  if (job.role.generate_lease)
     warnings.push(
       'generate_lease is not supported by Keel; no lease was created for this certificate',
     );
-  return {
-    data: {
-      ...data,
-      ...issuedIdentity(serialHex, notAfter),
-    },
-    warnings: [...job.names.warnings, ...warnings],
-  };
+  return { data: { ...data, ...issuedIdentity(leaf.serialHex, leaf.notAfter) }, warnings };
 }
 
 /**
@@ -204,10 +225,48 @@ export async function issue(
   issuerRef: string | undefined,
   body: FieldData<IssueFields>,
 ): Promise<Issued> {
-  const role = loadRole(authority, mount, roleName);
-  checkMetadata(body, role);
+  const planned = issuePlan(authority, mount, roleName, body);
   formatOf(body.get('format'));
   privateKeyFormatOf(body.get('private_key_format'));
+  // Resolve the issuer before the expensive key generation, so a bad reference fails fast.
+  authority.signer(
+    mount,
+    authority.resolveIssuer(mount, issuerRef ?? planned.role.issuer_ref),
+    'issuing-certificates',
+  );
+  const key = await generateEncodedKey(planned.spec);
+  // The key is made before the command; the role's policy, the decision (issuer, serial,
+  // validity) and the record are one command, on the state as it is then, answered once durable.
+  const { job, leaf, warnings } = await authority.run(() => {
+    const plan = issuePlan(authority, mount, roleName, body);
+    if (plan.spec.type !== planned.spec.type || plan.spec.bits !== planned.spec.bits)
+      throw new ValidationError(
+        `role ${roleName} changed while its key was generated: it now asks for ${plan.spec.type} keys of ${plan.spec.bits} bits; nothing was issued`,
+      );
+    const job: LeafJob = {
+      mount,
+      meta,
+      role: plan.role,
+      issuerRef: issuerRef ?? plan.role.issuer_ref,
+      body,
+      names: plan.names,
+      spki: key.spki,
+    };
+    return { job, leaf: signLeaf(authority, job), warnings: plan.warnings };
+  });
+  const out = leafAnswer(job, leaf, key);
+  return { data: out.data, warnings: [...warnings, ...out.warnings] };
+}
+
+/** What the role asks of an `issue` request: the key to generate and the names. */
+function issuePlan(
+  authority: Authority,
+  mount: string,
+  roleName: string,
+  body: FieldData<IssueFields>,
+): { role: Role; spec: KeySpec; names: ResolvedNames; warnings: string[] } {
+  const role = loadRole(authority, mount, roleName);
+  checkMetadata(body, role);
   const warnings: string[] = [];
   let spec: KeySpec;
   if (role.key_type === 'any') {
@@ -223,32 +282,7 @@ export async function issue(
     if (body.sent('key_type') || body.sent('key_bits'))
       warnings.push('parameters key_type and key_bits ignored as role had specific values');
   }
-  const names = resolveNames(role, nameRequest(body));
-  // Resolve the issuer before the expensive key generation, so a bad reference fails fast.
-  authority.signer(
-    mount,
-    authority.resolveIssuer(mount, issuerRef ?? role.issuer_ref),
-    'issuing-certificates',
-  );
-  const key = await generateEncodedKey(spec);
-  // The key is made before the command; the decision (issuer, serial, validity) and the record
-  // are one command, answered once durable.
-  const out = await authority.run(() =>
-    signLeaf(
-      authority,
-      {
-        mount,
-        meta,
-        role,
-        issuerRef: issuerRef ?? role.issuer_ref,
-        body,
-        names,
-        spki: key.spki,
-      },
-      key,
-    ),
-  );
-  return { data: out.data, warnings: [...warnings, ...out.warnings] };
+  return { role, spec, names: resolveNames(role, nameRequest(body)), warnings };
 }
 
 /**
@@ -264,7 +298,11 @@ export async function sign(
   body: FieldData<SignFields>,
 ): Promise<Issued> {
   const csr = verifiedCsr(body.get('csr') ?? '');
-  return authority.run(() => signInCommand(authority, mount, meta, roleName, issuerRef, body, csr));
+  const { job, leaf } = await authority.run(() => {
+    const job = signJob(authority, mount, meta, roleName, issuerRef, body, csr);
+    return { job, leaf: signLeaf(authority, job) };
+  });
+  return leafAnswer(job, leaf, undefined);
 }
 
 /**
@@ -283,6 +321,21 @@ export function signInCommand(
   /** ACME's changes: the role narrowed for the request; a leaf outliving its issuer truncated */
   acme?: { adjust: (role: Role) => Role },
 ): Issued {
+  const job = signJob(authority, mount, meta, roleOrName, issuerRef, body, verified, acme);
+  return leafAnswer(job, signLeaf(authority, job), undefined);
+}
+
+/** The role's policy applied to a CSR: what `signLeaf` signs. */
+function signJob(
+  authority: Authority,
+  mount: string,
+  meta: AuditMetadata,
+  roleOrName: string | Role,
+  issuerRef: string | undefined,
+  body: FieldData<SignFields>,
+  verified?: ParsedCsr,
+  acme?: { adjust: (role: Role) => Role },
+): LeafJob {
   const adjust = acme?.adjust ?? ((role: Role) => role);
   const role = adjust(
     typeof roleOrName === 'string' ? loadRole(authority, mount, roleOrName) : roleOrName,
@@ -291,20 +344,16 @@ export function signInCommand(
   const csr = verified ?? verifiedCsr(body.get('csr') ?? '');
   checkCsrKey(role, csr.key);
   const names = resolveNames(role, nameRequest(body), csr);
-  return signLeaf(
-    authority,
-    {
-      mount,
-      meta,
-      role,
-      issuerRef: issuerRef ?? role.issuer_ref,
-      body,
-      names,
-      spki: csr.spki,
-      errTruncates: acme !== undefined,
-    },
-    undefined,
-  );
+  return {
+    mount,
+    meta,
+    role,
+    issuerRef: issuerRef ?? role.issuer_ref,
+    body,
+    names,
+    spki: csr.spki,
+    errTruncates: acme !== undefined,
+  };
 }
 
 /** True for a self-signed certificate PEM. */

@@ -152,3 +152,36 @@ describe('the API answers once the command is durable', () => {
     });
   }
 });
+
+describe('issue decides on the role as it is when its command runs', () => {
+  /** Runs `change` just before the next command of the authority is queued. */
+  function beforeNextCommand(change: () => Promise<unknown>) {
+    const authority = t.app.pki.authority;
+    const original = authority.run.bind(authority);
+    authority.run = async <T>(fn: () => T): Promise<T> => {
+      delete (authority as { run?: unknown }).run;
+      await change();
+      return original(fn);
+    };
+  }
+
+  it('a role changed while the key was generated decides the certificate', async () => {
+    await t.pki('POST', 'roles/flip', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
+    beforeNextCommand(() => t.pki('PATCH', 'roles/flip', { ttl: '30m' }));
+    const res = await t.pki('POST', 'issue/flip', { common_name: 'a.example.com' });
+    expect(res.status).toBe(200);
+    expect(Number(res.data.expiration) - Math.floor(t.clock.now().getTime() / 1000)).toBe(1800);
+  });
+
+  it('a role that now asks for another key is refused, and nothing is issued', async () => {
+    await t.pki('POST', 'roles/flip', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
+    const before = t.app.pki.authority.q.storedSerials(mountId()).length;
+    beforeNextCommand(() => t.pki('PATCH', 'roles/flip', { key_type: 'rsa', key_bits: 2048 }));
+    const res = await t.pki('POST', 'issue/flip', { common_name: 'a.example.com' });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain(
+      'role flip changed while its key was generated: it now asks for rsa keys of 2048 bits; nothing was issued',
+    );
+    expect(t.app.pki.authority.q.storedSerials(mountId()).length).toBe(before);
+  });
+});
