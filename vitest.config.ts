@@ -61,9 +61,6 @@ export default defineConfig({
     // `expect.poll` waits on a browser or a daemon catching up: on two busy cores that can take
     // longer than vitest's one-second default; a poll that passes returns at once.
     expect: { poll: { timeout: 15_000 } },
-    // Every flat machine fold is also taken through xstate's transition and compared (ADR 0007).
-    env: { KEEL_CHECK_FOLDS: '1' },
-    setupFiles: ['test/support/setup.ts'],
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
     projects: [

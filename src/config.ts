@@ -43,8 +43,6 @@ export interface Config {
    * many workers sharing the listener and the log, one of them leading the reactors and timers.
    */
   readonly workers: number;
-  /** `KEEL_CHECK_FOLDS=1`: every flat machine fold is also checked against xstate (ADR 0007). */
-  readonly checkFolds: boolean;
   /**
    * Where the log, read models and schedules live (`--store`, ADR 0081): the embedded SQLite
    * file `<data>/keel.sqlite` (the default), or a PostgreSQL database several daemons may share.
@@ -224,7 +222,6 @@ export function loadConfig(flags: Flags, env: NodeJS.ProcessEnv): Config {
     engineBin: text('engine-bin', 'KEEL_ENGINE_BIN', '') || null,
     engines: Object.freeze(parseEngines(text('engines', 'KEEL_ENGINES', ''), problems)),
     sealKey: env.KEEL_SEAL_KEY === undefined || env.KEEL_SEAL_KEY === '' ? null : env.KEEL_SEAL_KEY,
-    checkFolds: env.KEEL_CHECK_FOLDS === '1',
     sync: syncMode(text('sync', 'KEEL_SYNC', 'full'), problems),
     anchorIntervalMs: int(
       'anchor-interval-ms',
@@ -343,10 +340,8 @@ function parseListen(value: string): { host: string; port: number } | null {
  * every test by milliseconds).
  */
 export function testConfig(dataDir: string, overrides: Partial<Config> = {}): Config {
-  // The suite's fold checking (vitest sets KEEL_CHECK_FOLDS) carries over to in-process apps.
-  const env = { KEEL_CHECK_FOLDS: process.env.KEEL_CHECK_FOLDS };
   return Object.freeze({
-    ...loadConfig({ data: dataDir, 'rate-limit': false, sync: 'normal' }, env),
+    ...loadConfig({ data: dataDir, 'rate-limit': false, sync: 'normal' }, {}),
     ...overrides,
   });
 }

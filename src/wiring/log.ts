@@ -10,7 +10,6 @@ import type { Ids } from '../core/ids.js';
 import type { Logger } from '../core/logger.js';
 import { ChainKey, type Chain } from '../core/chain.js';
 import { openCheckedChain } from '../core/anchors.js';
-import { checkFolds } from '../core/machine-decider.js';
 import { Sealer, loadSealKey } from '../core/seal.js';
 import type { Config } from '../config.js';
 import type { Core } from '../context.js';
@@ -47,7 +46,6 @@ export function openLog(config: Config, deps: LogDeps): OpenedLog {
     deps.databasePath ?? join(config.dataDir, 'keel.sqlite'),
     config.sync,
   );
-  if (config.checkFolds) checkFolds(true);
   const masterKey = deps.sealKey ?? loadSealKey(config.dataDir, config.sealKey ?? undefined);
   const chain = (() => {
     try {
