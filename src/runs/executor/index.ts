@@ -9,6 +9,8 @@ import { RUNS_TABLE } from '../run/projection.js';
 import { enginesOf, sharesLog } from '../../config.js';
 import { executionEngineOf } from '../workspaces/presenters.js';
 import { builtinDriver } from './builtin/index.js';
+import { listenerTrust } from '../../http/listener-tls.js';
+import { vaultBackedAws, withVaultBackedAws } from './vault-aws.js';
 import { CheckQueries, checksProjection } from './checks/projection.js';
 import { checkRoutes, presentCostEstimate } from './checks/routes.js';
 import { hasChecks, stagesReactor } from './checks/stages.js';
@@ -116,23 +118,29 @@ export function createExecutorContext(
   const taskStages = new TaskStages(core, runs, taskQueries);
   let prices: PriceTable | null = null;
   const priceTable = () => (prices ??= loadPriceTable(core.config.dataDir));
-  const port = runsPort(
-    core,
-    runs,
-    queries,
-    (runId) => {
-      const run = runs.model.runs.get(runId);
-      const ws = run === null ? null : runs.model.workspaces.get(run.workspaceId);
-      if (run === null || ws === null) return { driver: 'builtin', engine: 'builtin' };
-      return {
-        driver: driverFor(run.workspaceId).name,
-        engine: executionEngineOf(ws, core.config),
-      };
-    },
-    (runId, hasChanges) => {
-      const run = runs.model.runs.get(runId);
-      return run !== null && hasChecks(checks, taskStages, run, hasChanges);
-    },
+  // Vault-backed AWS credentials (vault-aws.ts): obtained as a phase starts, revoked as it ends.
+  const vault = vaultBackedAws(core, runs.model, runs.oidc, listenerTrust(core.config));
+  const port = withVaultBackedAws(
+    runsPort(
+      core,
+      runs,
+      queries,
+      (runId) => {
+        const run = runs.model.runs.get(runId);
+        const ws = run === null ? null : runs.model.workspaces.get(run.workspaceId);
+        if (run === null || ws === null) return { driver: 'builtin', engine: 'builtin' };
+        return {
+          driver: driverFor(run.workspaceId).name,
+          engine: executionEngineOf(ws, core.config),
+        };
+      },
+      (runId, hasChanges) => {
+        const run = runs.model.runs.get(runId);
+        return run !== null && hasChecks(checks, taskStages, run, hasChanges);
+      },
+    ),
+    vault,
+    (workspaceId) => driverFor(workspaceId).name,
   );
   // Several processes on one log (ADR 0080): each phase runs where its claim is held (ADR 0082).
   const claims = sharesLog(core.config)
