@@ -479,7 +479,8 @@ export function varsetRoutes(router: Router, model: RunsModel): void {
   });
 
   router.get('/workspaces/:id/varsets', (ctx) => {
-    const { ws } = model.workspace(ctx, ctx.params.id!);
+    const { ws, access } = model.workspace(ctx, ctx.params.id!);
+    need(access.variables !== 'none', `variable sets of workspace ${ws.id}`);
     send(ctx, 200, { data: model.varsets.forWorkspace(ws).map(({ set }) => present(set)) });
   });
 

@@ -79,6 +79,7 @@ describe('team access custom', () => {
       `state versions of workspace ${ws}`,
     );
     refused(await as('POST', `/workspaces/${ws}/actions/lock`, {}), `locking workspace ${ws}`);
+    refused(await as('GET', `/workspaces/${ws}/varsets`), `variable sets of workspace ${ws}`);
   });
 
   it('runs: plan queues plans but does not apply; apply also applies', async () => {
@@ -141,6 +142,12 @@ describe('team access custom', () => {
     expect(locked.status, locked.text).toBe(200);
     const unlocked = await locker.as('POST', `/workspaces/${locker.ws}/actions/unlock`, {});
     expect(unlocked.status, unlocked.text).toBe(200);
+  });
+
+  it('variables read lists the variable sets that reach the workspace', async () => {
+    const { ws, as } = await member({ variables: 'read' });
+    const sets = await as('GET', `/workspaces/${ws}/varsets`);
+    expect(sets.status, sets.text).toBe(200);
   });
 
   it('sentinel-mocks is recorded and shown; PATCH changes one permission and keeps the rest', async () => {
