@@ -47,7 +47,8 @@ export class CommandHandler {
   constructor(store: EventStore, clock: Clock, durability: Durability = COMMIT_IS_DURABLE) {
     this.#store = store;
     this.#clock = clock;
-    let announce: StoredEvent[] = [];
+    // What the batch being committed kept: announced, and its folds trusted, once it is durable.
+    let ended: { events: StoredEvent[]; folds: [Fold, string][] } = { events: [], folds: [] };
     const forget = (folds: [Fold, string][]) => {
       for (const [fold, stream] of folds) fold.delete(stream);
     };
@@ -67,21 +68,23 @@ export class CommandHandler {
         this.#itemFolds = [];
         store.batch.itemKept();
       },
+      ended: () => {
+        ended = { events: store.batch.end(), folds: this.#batchFolds };
+        this.#batchFolds = [];
+      },
       aborted: () => {
+        forget(ended.folds);
         forget(this.#batchFolds);
         forget(this.#itemFolds);
+        ended = { events: [], folds: [] };
         this.#batchFolds = [];
         this.#itemFolds = [];
         store.batch.aborted();
       },
-      committed: () => {
-        this.#batchFolds = [];
-        announce = announce.concat(store.batch.committed());
-      },
       durable: () => {
-        const events = announce;
-        announce = [];
-        store.batch.announce(events);
+        const { events } = ended;
+        ended = { events: [], folds: [] };
+        store.batch.committed(events);
       },
     });
   }

@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { COMMIT_IS_DURABLE, type Durability } from './group-commit.js';
+import { COMMIT_IS_DURABLE, SyncFailed, type Durability } from './group-commit.js';
+import { PostgresDatabase } from './store/postgres.js';
 import type { Db } from './store/port.js';
 
 export type { Db, Statement } from './store/port.js';
@@ -107,6 +108,7 @@ export function unsynced(db: Db): <T>(write: () => T) => T {
  * command of the batch. Elsewhere a COMMIT is as durable as the store is set to make it.
  */
 export function batchDurability(db: Db): Durability {
+  if (db instanceof PostgresDatabase) return db.durability;
   if (!(db instanceof Database) || db.memory) return COMMIT_IS_DURABLE;
   const level = db.pragma('synchronous', { simple: true }) as number;
   if (level <= 1) return COMMIT_IS_DURABLE;
@@ -129,17 +131,22 @@ export function batchDurability(db: Db): Durability {
     return wal;
   };
   return {
-    write(transaction) {
+    around(batch) {
       // SQLite takes this pragma only outside a transaction.
       db.exec('PRAGMA synchronous = NORMAL');
       try {
-        transaction();
+        batch();
       } finally {
         db.exec(restore);
       }
     },
-    async sync() {
-      await (await walFile()).datasync();
+    async commit(commitNow) {
+      commitNow();
+      try {
+        await (await walFile()).datasync();
+      } catch (err) {
+        throw new SyncFailed((err as Error).message);
+      }
     },
     async close() {
       const handle = await wal?.catch(() => undefined);

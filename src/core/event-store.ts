@@ -219,21 +219,23 @@ export class EventStore {
       for (const e of this.#held.item) this.#held.kept.push(e);
       this.#held.item = [];
     },
-    /** The batch was rolled back: nothing of it happened. */
+    /** Every item has run: what the batch kept, held until it is committed and durable. */
+    end: (): StoredEvent[] => {
+      const kept = this.#held?.kept ?? [];
+      this.#held = null;
+      return kept;
+    },
+    /** The batch was rolled back, or its COMMIT failed: nothing of it happened. */
     aborted: (): void => {
       this.#held = null;
       this.#last = null;
     },
-    /** The batch was committed: what it kept, to be announced once durable. */
-    committed: (): StoredEvent[] => {
-      const kept = this.#held?.kept ?? [];
-      this.#held = null;
+    /** The batch is committed and durable: its end is the log's, and its events are announced. */
+    committed: (kept: readonly StoredEvent[]): void => {
       const end = kept.at(-1);
-      if (end !== undefined) this.#last = { position: end.position, hash: end.hash };
-      return kept;
-    },
-    announce: (events: readonly StoredEvent[]): void => {
-      if (events.length > 0) this.#announce(events);
+      if (end !== undefined && (this.#last === null || this.#last.position < end.position))
+        this.#last = { position: end.position, hash: end.hash };
+      if (kept.length > 0) this.#announce(kept);
     },
   };
 

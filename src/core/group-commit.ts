@@ -1,22 +1,32 @@
 import type { Db } from './database.js';
 
 /**
- * How a batch's commit reaches the disk. `write` runs the batch's transaction, from BEGIN to
- * COMMIT (it may ask the database not to wait for the disk at that COMMIT); `sync` settles once
- * everything committed so far is durable. A store whose COMMIT is durable by itself (PostgreSQL,
- * SQLite at `--sync normal`, an in-memory database) has nothing more to do.
+ * How a batch reaches the disk. `commit` is called once the batch's items are written, inside its
+ * transaction; it ends the transaction and settles once the batch is durable. The default runs
+ * COMMIT, durable when it returns (as durable as the store is set to be). SQLite at `--sync full`
+ * commits without its own sync and syncs the write-ahead log on the libuv pool; PostgreSQL sends
+ * the COMMIT and waits for the server's answer without blocking the event loop.
+ *
+ * A `SyncFailed` rejection says the commit happened but its durability is unknown; any other
+ * rejection says the batch was not committed.
  */
 export interface Durability {
-  write(transaction: () => void): void;
-  sync(): Promise<void>;
-  /** Lets go of what `sync` holds open (the store is being closed). */
+  /** Wraps the whole batch (what must be set before BEGIN and restored after the COMMIT). */
+  around?(batch: () => void): void;
+  commit(commitNow: () => void): Promise<void>;
+  /** Lets go of what `commit` holds open (the store is being closed). */
   close?(): Promise<void>;
 }
 
+/** The commit happened, but the disk did not confirm it: nothing more may be taken. */
+export class SyncFailed extends Error {}
+
 /** COMMIT as it is: durable (or as durable as the store is set to be) when it returns. */
 export const COMMIT_IS_DURABLE: Durability = {
-  write: (transaction) => transaction(),
-  sync: () => Promise.resolve(),
+  commit: (commitNow) => {
+    commitNow();
+    return Promise.resolve();
+  },
 };
 
 interface Pending {
@@ -38,11 +48,11 @@ export interface BatchHooks {
   undone(): void;
   /** The item's savepoint was released: keep what it wrote for the batch. */
   kept(): void;
-  /** The whole batch was rolled back. */
+  /** Every item has run; the COMMIT is next (synchronous, before anything else runs). */
+  ended(): void;
+  /** The whole batch was rolled back, or its COMMIT failed. */
   aborted(): void;
-  /** The batch's COMMIT returned; its disk sync is still to come. */
-  committed(): void;
-  /** The batch is durable: what it kept may now be announced. */
+  /** The batch is committed and durable: what it kept may now be announced. */
   durable(): void;
 }
 
@@ -51,8 +61,8 @@ const NO_HOOKS: BatchHooks = {
   begin: () => undefined,
   undone: () => undefined,
   kept: () => undefined,
+  ended: () => undefined,
   aborted: () => undefined,
-  committed: () => undefined,
   durable: () => undefined,
 };
 
@@ -65,7 +75,7 @@ const NO_HOOKS: BatchHooks = {
  * crash could still take back.
  *
  * Everything up to the COMMIT runs synchronously, so nothing else on the event loop sees a batch
- * half written; only the disk sync is awaited, and new work queues meanwhile.
+ * half written; only the commit's durability is awaited, and new work queues meanwhile.
  */
 export class GroupCommit {
   readonly #db: Db;
@@ -145,22 +155,32 @@ export class GroupCommit {
     const batch = this.#queue;
     this.#queue = [];
     try {
+      let committed: Promise<void> | undefined;
       try {
-        this.#durability.write(() => this.#run(batch));
+        const run = () => {
+          committed = this.#run(batch);
+        };
+        if (this.#durability.around === undefined) run();
+        else this.#durability.around(run);
       } catch (err) {
-        // The transaction itself failed (BEGIN or COMMIT): nothing of the batch was written.
+        // The transaction itself failed (BEGIN, or a failure that ended it): nothing was written.
         for (const item of batch) item.outcome = { ok: false, error: err };
       }
-      if (batch.some((item) => item.outcome?.ok === true)) {
+      if (committed !== undefined) {
         try {
-          await this.#durability.sync();
+          await committed;
           this.#hooks.durable();
         } catch (err) {
-          this.#broken = new Error(
-            `the log's disk sync failed, so what was committed is not known to be durable; restart the daemon: ${(err as Error).message}`,
-          );
-          for (const item of batch) item.outcome = { ok: false, error: this.#broken };
-          for (const item of this.#queue.splice(0)) item.reject(this.#broken);
+          this.#hooks.aborted();
+          let error = err;
+          if (err instanceof SyncFailed) {
+            this.#broken = new Error(
+              `the log's disk sync failed, so what was committed is not known to be durable; restart the daemon: ${err.message}`,
+            );
+            error = this.#broken;
+            for (const item of this.#queue.splice(0)) item.reject(this.#broken);
+          }
+          for (const item of batch) item.outcome = { ok: false, error };
         }
       }
     } finally {
@@ -174,8 +194,11 @@ export class GroupCommit {
     if (this.#queue.length > 0) this.#schedule();
   }
 
-  /** The batch's transaction: a savepoint per item, one COMMIT. Synchronous from BEGIN to COMMIT. */
-  #run(batch: Pending[]): void {
+  /**
+   * The batch's transaction: a savepoint per item (unless it undoes itself), then the commit.
+   * Synchronous from BEGIN until the COMMIT is sent; answers the promise of its durability.
+   */
+  #run(batch: Pending[]): Promise<void> {
     const s = this.#stmts;
     s.begin.run();
     this.#inBatch = true;
@@ -205,8 +228,8 @@ export class GroupCommit {
         }
       }
       this.#inBatch = false;
-      s.commit.run();
-      this.#hooks.committed();
+      this.#hooks.ended();
+      return this.#durability.commit(() => s.commit.run());
     } catch (err) {
       this.#inBatch = false;
       if (this.#db.inTransaction) s.rollback.run();

@@ -1,18 +1,19 @@
 import type { Db, SqliteDb } from './database.js';
+import { PostgresDatabase } from './store/postgres.js';
 
 /**
  * How a process tells that another one committed. On SQLite, `PRAGMA data_version` changes for
  * a connection when another connection has committed since it was last asked, and never for the
- * connection's own commits: about 3 µs a check (ADR 0080). On PostgreSQL, the log's end (the
- * primary key's last entry, one index probe): every commit that changes a read model appends to
- * the log in the same transaction, so a new end is the sign (ADR 0081). Its own appends move it
- * too; forgetting after them costs only a re-read.
+ * connection's own commits: about 3 µs a check (ADR 0080). On PostgreSQL, the count of commits
+ * other sessions announced with `NOTIFY keel_log` (every commit of the store sends one), heard on a
+ * session of its own: no round trip per check (ADR 0100).
  */
 export function logVersion(db: Db, sqlite: SqliteDb | null): () => number {
   if (sqlite !== null) {
     const statement = sqlite.prepare<[], number>('PRAGMA data_version').pluck();
     return () => statement.get()!;
   }
+  if (db instanceof PostgresDatabase) return () => db.foreignCommits();
   const statement = db.prepare<[], number>('SELECT max(position) FROM events').pluck();
   return () => statement.get() ?? 0;
 }

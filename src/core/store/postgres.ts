@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { COMPAT_SQL } from './compat.js';
 import {
@@ -10,6 +11,7 @@ import {
 } from './port.js';
 import { type Control, type Translated, splitStatements, translate } from './translate.js';
 import { redactUrl } from './url.js';
+import { SyncFailed, type Durability } from '../group-commit.js';
 
 /** The part of the `libpq` package (libpq's synchronous calls) the adapter uses. */
 interface PQ {
@@ -30,6 +32,15 @@ interface PQ {
   getvalue(row: number, column: number): string;
   getisnull(row: number, column: number): boolean;
   cmdTuples(): string;
+  sendQuery(text: string): boolean;
+  getResult(): boolean;
+  consumeInput(): boolean;
+  isBusy(): boolean;
+  startReader(): void;
+  stopReader(): void;
+  notifies(): { relname: string; extra: string; be_pid: number } | undefined;
+  on(event: 'readable', listener: () => void): void;
+  removeListener(event: 'readable', listener: () => void): void;
 }
 
 /**
@@ -214,10 +225,27 @@ export class PostgresDatabase implements Db {
   readonly #PQ: new () => PQ;
   readonly #url: string;
   readonly #schema: string | undefined;
+  /** The writer's session: every transaction (and so every write to the log) runs on it. */
   #pq: PQ;
+  /**
+   * A second session for statements outside a transaction (the reads of read models), so that a
+   * read never waits for a batch's COMMIT in flight on the writer (DESIGN §10). Opened on first use.
+   */
+  #reader: PQ | undefined;
+  /** The session the last statement ran on: its result is read from there. */
+  #current: PQ;
+  /** Names this store's commits in their notifications, so it can tell them from others'. */
+  readonly #tag = randomUUID();
+  /** The session that listens for other sessions' commits (`LISTEN keel_log`), once asked. */
+  #listener: PQ | undefined;
+  #notified = 0;
+  /** Sessions to make again before their next use: the other one met a lost server. */
+  readonly #stale = { writer: false, reader: false };
+  /** A COMMIT sent without waiting for it (a batch's): settled before the writer is used again. */
+  #inFlight: { drain(): void } | null = null;
   readonly #keys = new Map<string, string[]>();
   readonly #translated = new Map<string, Translated>();
-  readonly #prepared = new Map<string, string>();
+  readonly #prepared = new WeakMap<PQ, Map<string, string>>();
   /** How many transactions (the outermost and its savepoints) are open. */
   #depth = 0;
   #open = true;
@@ -234,6 +262,7 @@ export class PostgresDatabase implements Db {
     this.#schema = options.schema;
     this.#lock = options.lock ?? LOG_LOCK;
     this.#pq = this.#connect();
+    this.#current = this.#pq;
     this.#simple('SELECT datcollate FROM pg_database WHERE datname = current_database()');
     const collate = String(this.rows('pluck')[0]);
     if (!/^(C|POSIX|C\.UTF-?8)$/i.test(collate)) {
@@ -264,7 +293,7 @@ export class PostgresDatabase implements Db {
         undefined,
       );
     }
-    this.#prepared.clear();
+    this.#prepared.set(pq, new Map());
     const path = this.#schema === undefined ? '' : `; SET search_path = ${this.#schema}, public`;
     pq.exec(`SET client_min_messages = warning; SET TIME ZONE 'UTC'${path}`);
     return pq;
@@ -276,13 +305,133 @@ export class PostgresDatabase implements Db {
    */
   #live(): PQ {
     if (!this.#open) throw new TypeError('The database connection is not open');
-    // PQTRANS_UNKNOWN: the connection is bad.
-    if (this.#pq.transactionStatus() === 4) {
+    this.#inFlight?.drain();
+    // PQTRANS_UNKNOWN: the connection is bad. Or the other session met a lost server, so this
+    // one (idle meanwhile) is lost too: made again before it fails a statement to say so.
+    if (
+      this.#pq.transactionStatus() === 4 ||
+      (this.#stale.writer && this.#pq.transactionStatus() === 0)
+    ) {
       const lost = this.#pq;
       this.#pq = this.#connect();
+      this.#stale.writer = false;
       finish(lost);
     }
+    this.#current = this.#pq;
     return this.#pq;
+  }
+
+  /** The reader's session, made (again) when needed. */
+  #liveReader(): PQ {
+    if (!this.#open) throw new TypeError('The database connection is not open');
+    if (
+      this.#reader === undefined ||
+      this.#reader.transactionStatus() === 4 ||
+      this.#stale.reader
+    ) {
+      const lost = this.#reader;
+      this.#reader = this.#connect();
+      this.#stale.reader = false;
+      if (lost !== undefined) finish(lost);
+    }
+    this.#current = this.#reader;
+    return this.#reader;
+  }
+
+  /**
+   * A commit that tells the other nodes: the notification goes out with the commit, in the same
+   * message, or not at all if the transaction is undone.
+   */
+  #commitText(): string {
+    return `NOTIFY keel_log, '${this.#tag}'; COMMIT`;
+  }
+
+  /**
+   * How many commits other sessions (other nodes, other processes) have announced since this
+   * store first asked, without a round trip: a session of its own listens on `keel_log`. If that
+   * session is lost, the count moves on by one (a commit may have been missed) and the next call
+   * listens again.
+   */
+  foreignCommits(): number {
+    if (this.#listener === undefined && this.#open) this.#listen();
+    return this.#notified;
+  }
+
+  #listen(): void {
+    const pq = this.#connect();
+    pq.exec('LISTEN keel_log');
+    this.#check('LISTEN keel_log', pq);
+    pq.on('readable', () => {
+      if (!pq.consumeInput()) {
+        pq.stopReader();
+        finish(pq);
+        if (this.#listener === pq) this.#listener = undefined;
+        this.#notified++;
+        return;
+      }
+      for (let n = pq.notifies(); n !== undefined; n = pq.notifies()) {
+        if (n.extra !== this.#tag) this.#notified++;
+      }
+    });
+    pq.startReader();
+    this.#listener = pq;
+  }
+
+  /**
+   * How a group-commit batch ends on this store: its COMMIT is sent, and the event loop goes on
+   * while the server flushes it; reads meanwhile run on the reader's session and see the log as
+   * it was before the batch. Anything that needs the writer first waits for the answer.
+   */
+  get durability(): Durability {
+    return { commit: () => this.#commitInFlight() };
+  }
+
+  #commitInFlight(): Promise<void> {
+    const pq = this.#live();
+    if (!pq.sendQuery(this.#commitText())) {
+      return Promise.reject(
+        new PostgresError(
+          `cannot send COMMIT: ${pq.errorMessage().trim()}`,
+          UNAVAILABLE,
+          undefined,
+        ),
+      );
+    }
+    return new Promise<void>((resolve, reject) => {
+      // Every result of the COMMIT, read without blocking once it has all arrived (or, from
+      // `drain`, waiting for it): the first error among them fails the batch.
+      const collect = (): Error | null => {
+        let error: Error | null = null;
+        while (pq.getResult()) {
+          try {
+            this.#check('COMMIT', pq);
+          } catch (err) {
+            error ??= err as Error;
+          }
+        }
+        return error;
+      };
+      const settle = (error: Error | null) => {
+        pq.stopReader();
+        pq.removeListener('readable', onReadable);
+        this.#inFlight = null;
+        if (error === null) resolve();
+        // A COMMIT whose answer never came may or may not have happened: not known durable.
+        else if ((error as PostgresError).code === STORE_UNAVAILABLE)
+          reject(new SyncFailed(error.message));
+        else reject(error);
+      };
+      const onReadable = () => {
+        if (!pq.consumeInput()) {
+          settle(new PostgresError(pq.errorMessage().trim(), UNAVAILABLE, undefined));
+          return;
+        }
+        if (!pq.isBusy()) settle(collect());
+      };
+      this.#inFlight = { drain: () => settle(collect()) };
+      pq.on('readable', onReadable);
+      pq.startReader();
+    });
   }
 
   get open(): boolean {
@@ -290,7 +439,8 @@ export class PostgresDatabase implements Db {
   }
 
   get inTransaction(): boolean {
-    // PQTRANS_INTRANS (2) or PQTRANS_INERROR (3): local state, no round trip.
+    // PQTRANS_INTRANS (2) or PQTRANS_INERROR (3): local state, no round trip. A COMMIT in
+    // flight is PQTRANS_ACTIVE (1): the transaction is over for everything but its answer.
     const status = this.#pq.transactionStatus();
     return status === 2 || status === 3;
   }
@@ -348,8 +498,15 @@ export class PostgresDatabase implements Db {
 
   close(): this {
     if (this.#open) {
+      this.#inFlight?.drain();
       this.#open = false;
       finish(this.#pq);
+      if (this.#reader !== undefined) finish(this.#reader);
+      if (this.#listener !== undefined) {
+        this.#listener.stopReader();
+        finish(this.#listener);
+        this.#listener = undefined;
+      }
     }
     return this;
   }
@@ -357,25 +514,27 @@ export class PostgresDatabase implements Db {
   /** Runs a translated statement; its rows (or its count) are read from the connection next. */
   execute(sql: Translated, values: (string | null)[]): void {
     if (sql.control !== null) return this.#control(sql.control);
-    const pq = this.#live();
-    let name = this.#prepared.get(sql.text);
+    // Inside a transaction on the writer's session; outside one, on the reader's.
+    const pq = this.inTransaction ? this.#live() : this.#liveReader();
+    const prepared = this.#prepared.get(pq)!;
+    let name = prepared.get(sql.text);
     if (name === undefined) {
-      name = `keel_${this.#prepared.size + 1}`;
+      name = `keel_${prepared.size + 1}`;
       pq.prepare(name, sql.text, values.length);
-      this.#check(sql.text);
-      this.#prepared.set(sql.text, name);
+      this.#check(sql.text, pq);
+      prepared.set(sql.text, name);
     }
     pq.execPrepared(name, values);
-    this.#check(sql.text);
+    this.#check(sql.text, pq);
     if (sql.creates !== null) this.#keys.set(sql.creates.table, sql.creates.key);
   }
 
   changes(): number {
-    return Number(this.#pq.cmdTuples()) || 0;
+    return Number(this.#current.cmdTuples()) || 0;
   }
 
   rows(shape: 'object' | 'raw' | 'pluck', limit = Number.POSITIVE_INFINITY): unknown[] {
-    const pq = this.#pq;
+    const pq = this.#current;
     const n = Math.min(pq.ntuples(), limit);
     const columns = pq.nfields();
     const convert = Array.from({ length: columns }, (_, c) => converter(pq.ftype(c)));
@@ -433,7 +592,7 @@ export class PostgresDatabase implements Db {
         // Read committed: each statement after the lock sees every commit made before it.
         return this.#simple(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lock})`);
       case 'commit':
-        return this.#simple('COMMIT');
+        return this.#simple(this.#commitText());
       case 'rollback':
         return this.#simple('ROLLBACK');
       case 'savepoint':
@@ -450,18 +609,24 @@ export class PostgresDatabase implements Db {
     this.#check(text);
   }
 
-  #check(text: string): void {
-    const status = this.#pq.resultStatus();
+  #check(text: string, pq: PQ = this.#pq): void {
+    const status = pq.resultStatus();
     if (
       status === 'PGRES_FATAL_ERROR' ||
       status === 'PGRES_BAD_RESPONSE' ||
       status === 'PGRES_NONFATAL_ERROR'
     ) {
-      const fields = this.#pq.resultErrorFields() ?? {};
+      const fields = pq.resultErrorFields() ?? {};
       // A lost connection has no SQLSTATE of its own from libpq, or the server's shutdown one.
-      if (this.#pq.transactionStatus() === 4) fields.sqlState = UNAVAILABLE;
-      const message =
-        fields.messagePrimary ?? (this.#pq.resultErrorMessage() || this.#pq.errorMessage());
+      if (pq.transactionStatus() === 4) fields.sqlState = UNAVAILABLE;
+      if (
+        sqliteCode(fields.sqlState, undefined) === STORE_UNAVAILABLE ||
+        fields.sqlState?.startsWith('57P') === true
+      ) {
+        this.#stale.writer = pq !== this.#pq;
+        this.#stale.reader = pq !== this.#reader;
+      }
+      const message = fields.messagePrimary ?? (pq.resultErrorMessage() || pq.errorMessage());
       throw new PostgresError(
         `${message.trim()} (in: ${text.slice(0, 200)})`,
         fields.sqlState,
