@@ -105,10 +105,13 @@ describe('the runs flow on the real daemon', () => {
     const log = await fetch(String(plan.json.data.attributes['log-read-url']));
     expect(await log.text()).toBe('\u0002Plan: 1 to add, 0 to change, 0 to destroy.\n\u0003');
     // A finished phase's log is served from its outcome event in the database; `<data>/logs/`
-    // holds only the output of phases still running (docs/operations.md).
-    const liveFiles = readdirSync(join(daemon.dataDir, 'logs'));
+    // holds only the output of phases still running (docs/operations.md). The live file goes once
+    // the outcome is durable, which the run's status can be seen a moment before.
+    const liveFiles = await eventually(async () => {
+      const files = readdirSync(join(daemon.dataDir, 'logs'));
+      return files.length === 0 ? files : undefined;
+    });
     expect(liveFiles).not.toContain(`${plan.json.data.id}.log`);
-    expect(liveFiles).toEqual([]);
 
     expect(
       (await api('POST', `/runs/${run.id}/actions/apply`, { comment: 'ship it' })).status,
