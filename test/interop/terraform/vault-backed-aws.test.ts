@@ -73,7 +73,10 @@ async function configureSecrets(h: TerraformHost): Promise<void> {
     [
       'POST',
       'sys/policies/acl/aws-dev',
-      { policy: 'path "aws/creds/dev" { capabilities = ["read"] }' },
+      {
+        policy:
+          'path "aws/creds/dev" { capabilities = ["read"] }\npath "aws/sts/deploy" { capabilities = ["update"] }',
+      },
     ],
     [
       'POST',
@@ -121,20 +124,19 @@ const VAULT_ENV = {
 };
 
 /** The aws CLI with only these keys (no files, the listener CA trusted). */
-async function callerIdentity(h: TerraformHost, id: string, secret: string) {
+const callerIdentity = (h: TerraformHost, id: string, secret: string) =>
+  awsCli(h, { id, secret }, ['sts', 'get-caller-identity'], `${h.url}/cloud/sts`);
+
+async function awsCli(
+  h: TerraformHost,
+  { id, secret }: { id: string; secret: string },
+  args: string[],
+  endpoint: string,
+) {
   try {
     const { stdout } = await run(
       AWS,
-      [
-        'sts',
-        'get-caller-identity',
-        '--endpoint-url',
-        `${h.url}/cloud/sts`,
-        '--region',
-        'us-east-1',
-        '--output',
-        'json',
-      ],
+      [...args, '--endpoint-url', endpoint, '--region', 'us-east-1', '--output', 'json'],
       {
         timeout: 30_000,
         env: {
@@ -207,6 +209,71 @@ describe('Vault-backed AWS credentials from Keel itself', () => {
       .toBe(false);
     const leases = await v1(host, 'LIST', 'sys/leases/lookup/aws/creds/dev/');
     expect((leases.json.data?.keys as string[] | undefined) ?? []).toEqual([]);
+  });
+
+  it('assumed_role: the phase gets a session in the role, and no lease outlives the phase', async () => {
+    const host = terraformHost();
+    const boot = host.daemon.bootstrap();
+    const me = await callerIdentity(host, boot.cloud.access_key_id, boot.cloud.secret_access_key);
+    expect(me.ok, me.out).toBe(true);
+    const account = (JSON.parse(me.out) as { Account: string }).Account;
+    const trust = JSON.stringify({
+      Version: '2012-10-17',
+      Statement: [
+        {
+          Effect: 'Allow',
+          Principal: { AWS: `arn:aws:iam::${account}:root` },
+          Action: 'sts:AssumeRole',
+        },
+      ],
+    });
+    const role = await awsCli(
+      host,
+      { id: boot.cloud.access_key_id, secret: boot.cloud.secret_access_key },
+      ['iam', 'create-role', '--role-name', 'deployer', '--assume-role-policy-document', trust],
+      `${host.url}/cloud/iam`,
+    );
+    expect(role.ok, role.out).toBe(true);
+    const arn = (JSON.parse(role.out) as { Role: { Arn: string } }).Role.Arn;
+    const made = await v1(host, 'POST', 'aws/roles/deploy', {
+      credential_type: 'assumed_role',
+      role_arns: [arn],
+    });
+    expect(made.status, JSON.stringify(made.json)).toBe(204);
+    await workspace(host, 'assumed', {
+      ...VAULT_ENV,
+      TFC_VAULT_BACKED_AWS_AUTH_TYPE: 'assumed_role',
+      TFC_VAULT_BACKED_AWS_RUN_VAULT_ROLE: 'deploy',
+      TFC_VAULT_BACKED_AWS_RUN_ROLE_ARN: arn,
+    });
+    const out = mkdtempSync(join(tmpdir(), 'keel-vault-sts-'));
+    const command = [
+      `AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null AWS_CA_BUNDLE=${host.caFile}`,
+      `${AWS} sts get-caller-identity --endpoint-url ${host.url}/cloud/sts --region us-east-1`,
+      `--output json > ${out}/identity.json`,
+      `&& test -n "$AWS_SESSION_TOKEN"`,
+    ].join(' ');
+    const work = new TerraformWorkdir(host, {
+      files: {
+        'main.tf': `${cloudBlock(host, 'acme', 'assumed')}\nresource "terraform_data" "a" {\n  input = "x"\n  provisioner "local-exec" {\n    command = ${JSON.stringify(command)}\n  }\n}\n`,
+      },
+    });
+    const init = await work.run(['init', '-input=false', '-no-color']);
+    expect(init.code, init.stdout + init.stderr).toBe(0);
+    const apply = await work.run(['apply', '-auto-approve', '-input=false', '-no-color']);
+    expect(apply.code, apply.stdout + apply.stderr).toBe(0);
+    const identity = JSON.parse(readFileSync(join(out, 'identity.json'), 'utf8')) as {
+      Arn: string;
+    };
+    expect(identity.Arn).toMatch(/:assumed-role\/deployer\//);
+    await expect
+      .poll(
+        async () =>
+          ((await v1(host, 'LIST', 'sys/leases/lookup/aws/sts/deploy/')).json.data?.keys as
+            string[] | undefined) ?? [],
+        { timeout: 20_000 },
+      )
+      .toEqual([]);
   });
 
   it('an unknown role or auth path fails the plan closed, naming it', async () => {
