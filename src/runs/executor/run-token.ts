@@ -99,8 +99,8 @@ export function sharesStateWith(target: WorkspaceRow, scope: RunScope): boolean 
   );
 }
 
-/** What a run token is shown of a workspace it may read: no permission beyond reading it. */
-const RUN_TOKEN_ACCESS: WorkspaceAccess = { ...NO_ACCESS, read: true };
+/** What a run token is shown of a workspace it may read: reading it and its state, nothing more. */
+const RUN_TOKEN_ACCESS: WorkspaceAccess = { ...NO_ACCESS, read: true, stateVersions: 'read' };
 
 /**
  * The only routes a run token opens, all reads: what `terraform_remote_state` and `terraform
