@@ -145,6 +145,16 @@ describe('a command-engine phase', () => {
     // what terraform_remote_state reads, for a workspace that shares its state
     const found = await as(token, `/organizations/${org}/workspaces/shared`);
     expect(found.status, found.text).toBe(200);
+    // it may read the state, and nothing more
+    expect(
+      (found.json as { data: { attributes: { permissions: Record<string, boolean> } } }).data
+        .attributes.permissions,
+    ).toMatchObject({
+      'can-read-state-versions': true,
+      'can-create-state-versions': false,
+      'can-queue-run': false,
+      'can-lock': false,
+    });
     const current = await as(token, `/workspaces/${shared}/current-state-version`);
     expect(current.status, current.text).toBe(200);
     const download = await as(
