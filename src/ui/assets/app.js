@@ -15,8 +15,9 @@ function parseRoute() {
 }
 
 async function route() {
-  const main = document.getElementById('main');
-  const nav = document.getElementById('nav');
+  // Both are in index.html, always.
+  const main = /** @type {HTMLElement} */ (document.getElementById('main'));
+  const nav = /** @type {HTMLElement} */ (document.getElementById('nav'));
   const { parts, params } = parseRoute();
   // The authorize view asks for a token itself, so `terraform login` works from a fresh tab.
   if (!session.signedIn && parts[0] !== 'login' && parts[0] !== 'authorize') {
@@ -28,7 +29,8 @@ async function route() {
   nav.hidden = !session.signedIn;
   // Only what the signed-in tokens can open: a runs-only session sees no secrets pages.
   for (const li of nav.querySelectorAll('li[data-needs]')) {
-    li.hidden = session[li.dataset.needs] === '';
+    if (!(li instanceof HTMLElement)) continue;
+    li.hidden = (li.dataset.needs === 'runs' ? session.runs : session.secrets) === '';
   }
   for (const a of nav.querySelectorAll('a')) {
     const on = a.getAttribute('href') === `#/${parts[0] ?? ''}`;
@@ -40,7 +42,10 @@ async function route() {
     location.hash = `#/${home}`;
     return;
   }
-  const view = Object.hasOwn(views, parts[0]) ? views[parts[0]] : views.notFound;
+  // Each view reads the parts of the address it needs.
+  const view = /** @type {(c: HTMLElement, parts: string[], q: URLSearchParams) => any} */ (
+    Object.hasOwn(views, parts[0]) ? views[/** @type {keyof views} */ (parts[0])] : views.notFound
+  );
   current?.dispose?.();
   const container = h('div', { class: 'view' });
   main.replaceChildren(container);
@@ -58,7 +63,7 @@ let watching = false;
 
 /** The header's connection status (a polite live region). */
 function status(text) {
-  const el = document.getElementById('live');
+  const el = /** @type {HTMLElement} */ (document.getElementById('live'));
   if (el.textContent !== text) el.textContent = text;
 }
 
@@ -100,12 +105,13 @@ async function startLive() {
 }
 
 // The skip link focuses the content; following `#main` would leave the current view.
-document.querySelector('a.skip').addEventListener('click', (ev) => {
+// The skip link, the content and the sign-out button are in index.html, always.
+/** @type {HTMLElement} */ (document.querySelector('a.skip')).addEventListener('click', (ev) => {
   ev.preventDefault();
-  document.getElementById('main').focus();
+  /** @type {HTMLElement} */ (document.getElementById('main')).focus();
 });
 
-document.getElementById('sign-out').addEventListener('click', () => {
+/** @type {HTMLElement} */ (document.getElementById('sign-out')).addEventListener('click', () => {
   session.clear();
   current?.dispose?.();
   current = null;

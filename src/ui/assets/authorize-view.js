@@ -79,6 +79,6 @@ export function authorize(container, _parts, params) {
     location.assign(body.redirect_uri);
   });
   container.append(form);
-  (signedIn ? form.querySelector('button') : token).focus();
+  (signedIn ? /** @type {HTMLButtonElement} */ (form.querySelector('button')) : token).focus();
   return null;
 }

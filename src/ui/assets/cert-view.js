@@ -153,9 +153,10 @@ export function certificate(container, [mount, serial]) {
   view = live(container, async () => {
     const [cert, listed] = await Promise.all([
       v1(`${mount}cert/${enc(serial)}`),
-      v1(`${mount}certs/detailed?list=true`).catch((err) =>
-        err instanceof HttpError && err.status === 404 ? { key_info: {} } : Promise.reject(err),
-      ),
+      v1(`${mount}certs/detailed?list=true`).catch((err) => {
+        if (err instanceof HttpError && err.status === 404) return { key_info: {} };
+        throw err;
+      }),
     ]);
     const info = listed.key_info?.[serial] ?? {};
     const { subject, altNames: sans } = namesOf(cert.certificate);

@@ -10,6 +10,10 @@ export const session = {
   get secrets() {
     return sessionStorage.getItem(KEYS.secrets) ?? '';
   },
+  /**
+   * @param {string} runs
+   * @param {string} secrets
+   */
   save(runs, secrets) {
     if (runs) sessionStorage.setItem(KEYS.runs, runs);
     else sessionStorage.removeItem(KEYS.runs);
@@ -20,7 +24,10 @@ export const session = {
     sessionStorage.removeItem(KEYS.runs);
     sessionStorage.removeItem(KEYS.secrets);
   },
-  /** The page address to open once signed in. */
+  /**
+   * The page address to open once signed in.
+   * @param {string} hash
+   */
   set returnTo(hash) {
     sessionStorage.setItem(KEYS.returnTo, hash);
   },
@@ -35,12 +42,17 @@ export const session = {
 };
 
 export class HttpError extends Error {
+  /**
+   * @param {number} status
+   * @param {string} message
+   */
   constructor(status, message) {
     super(message);
     this.status = status;
   }
 }
 
+/** @param {Response} res */
 async function failure(res) {
   let message = `${res.status} ${res.statusText}`;
   try {
@@ -54,7 +66,12 @@ async function failure(res) {
   return new HttpError(res.status, message);
 }
 
-/** GET a secrets-API path (`sys/audit/events?…`) and return its `data`. */
+/**
+ * GET a secrets-API path (`sys/audit/events?…`) and return its `data`.
+ * @param {string} path
+ * @param {{ text?: boolean, signal?: AbortSignal }} [options]
+ * @returns {Promise<any>}
+ */
 export async function v1(path, { text = false, signal } = {}) {
   if (session.secrets === '') throw new HttpError(0, 'sign in with a secrets token to see this');
   const res = await fetch(`/v1/${path}`, {
@@ -66,7 +83,11 @@ export async function v1(path, { text = false, signal } = {}) {
   return (await res.json()).data;
 }
 
-/** GET a runs-API path (`runs/run-…`) and return the JSON:API document. */
+/**
+ * GET a runs-API path (`runs/run-…`) and return the JSON:API document.
+ * @param {string} path
+ * @returns {Promise<any>}
+ */
 export async function api(path) {
   if (session.runs === '') throw new HttpError(0, 'sign in with a runs token to see this');
   const res = await politely(() =>
@@ -81,6 +102,8 @@ export async function api(path) {
 /**
  * A request that, refused for the rate limit (429), waits as long as `Retry-After` says (at most
  * two seconds) and asks again, a few times, as the API's own clients do.
+ * @param {() => Promise<Response>} request
+ * @returns {Promise<Response>}
  */
 export async function politely(request) {
   for (let tries = 0; ; tries++) {
@@ -91,12 +114,25 @@ export async function politely(request) {
   }
 }
 
-/** Build an element: h('a', { href: '#/x' }, 'text', child). Text is never parsed as HTML. */
+/**
+ * @typedef {Node | string | number | boolean | null | undefined} Child
+ * @typedef {Child | Child[]} Children
+ * @typedef {Record<string, string | number | boolean | ((ev: Event) => unknown) | null | undefined>} Attrs
+ */
+
+/**
+ * Build an element: h('a', { href: '#/x' }, 'text', child). Text is never parsed as HTML.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Attrs} [attrs]
+ * @param {...Children} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), /** @type {EventListener} */ (v));
     else if (v === true) el.setAttribute(k, '');
     else el.setAttribute(k, String(v));
   }
@@ -107,7 +143,10 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
-/** A message in place of content that could not be loaded. */
+/**
+ * A message in place of content that could not be loaded.
+ * @param {unknown} err
+ */
 export function problem(err) {
   return h(
     'p',
@@ -118,13 +157,19 @@ export function problem(err) {
 
 export const enc = encodeURIComponent;
 
-/** An address the API gave, without its origin: the page reads it from the daemon it came from. */
+/**
+ * An address the API gave, without its origin: the page reads it from the daemon it came from.
+ * @param {string} url
+ */
 export const sameOrigin = (url) => {
   const u = new URL(url, location.href);
   return `${u.pathname}${u.search}`;
 };
 
-/** How a state reads at a glance: the colour of its badge (always with its name as text). */
+/**
+ * How a state reads at a glance: the colour of its badge (always with its name as text).
+ * @type {Record<string, string[]>}
+ */
 const TONES = {
   good: ['applied', 'valid', 'planned_and_finished', 'active', 'unlocked', 'passed', 'ok'],
   bad: ['errored', 'revoked', 'force_canceled', 'policy_soft_failed', 'failed', 'hard_failed'],
@@ -132,13 +177,21 @@ const TONES = {
   quiet: ['discarded', 'canceled', 'planned_and_saved', 'unreachable', 'skipped'],
 };
 
-/** A state's tone: `good`, `bad`, `warn`, `quiet`, or `busy` for one still under way. */
+/**
+ * A state's tone: `good`, `bad`, `warn`, `quiet`, or `busy` for one still under way.
+ * @param {string} state
+ */
 export function tone(state) {
   for (const [t, names] of Object.entries(TONES)) if (names.includes(state)) return t;
   return 'busy';
 }
 
-/** A state as a coloured badge that names it: colour is never the only sign. */
+/**
+ * A state as a coloured badge that names it: colour is never the only sign.
+ * @param {string} text
+ * @param {string} [state]
+ * @param {Attrs} [attrs]
+ */
 export function badge(text, state = text, attrs = {}) {
   return h('span', { ...attrs, class: `badge ${tone(state)}` }, text);
 }
@@ -147,8 +200,13 @@ export function badge(text, state = text, attrs = {}) {
  * A table from a header row and rows of cells, in a region that scrolls sideways by itself on a
  * narrow screen (focusable, so keyboards can scroll it too), never the page. `columns` gives
  * each column a class (`num`, `nowrap`, `id`, `wide`); `empty` is the text of a table without rows.
+ * @param {string} caption
+ * @param {Children[]} headers
+ * @param {Children[][]} rows
+ * @param {{ columns?: string[], empty?: string }} [options]
  */
 export function table(caption, headers, rows, { columns = [], empty = 'None yet.' } = {}) {
+  /** @param {number} i */
   const cls = (i) => columns[i] || undefined;
   const body =
     rows.length === 0
@@ -174,33 +232,56 @@ export function table(caption, headers, rows, { columns = [], empty = 'None yet.
 /**
  * Replace a live view's content, carrying over what was typed into its forms (matched by the
  * form's label and the field's name) and where the focus was, so an update never loses input.
+ * @param {HTMLElement} body
+ * @param {Child[]} nodes
  */
 function replaceKeepingInput(body, nodes) {
   // Most updates change nothing this view shows: keep the page as it is, under the reader's hand.
   const next = document.createElement('div');
   next.append(...nodes.map((n) => (n instanceof Node ? n : document.createTextNode(String(n)))));
   if (next.innerHTML === body.innerHTML) return;
-  nodes = [...next.childNodes];
+  const kept = [...next.childNodes];
+  /** @type {Map<string, string | boolean>} */
   const typed = new Map();
+  /** @type {string | null} */
   let focus = null;
   for (const form of body.querySelectorAll('form[aria-label]')) {
-    for (const el of form.elements) {
+    for (const el of fieldsOf(/** @type {HTMLFormElement} */ (form))) {
       if (!el.name || el.type === 'file') continue;
       const key = `${form.getAttribute('aria-label')}\u0000${el.name}`;
-      typed.set(key, el.type === 'checkbox' ? el.checked : el.value);
+      typed.set(
+        key,
+        el instanceof HTMLInputElement && el.type === 'checkbox' ? el.checked : el.value,
+      );
       if (el === document.activeElement) focus = key;
     }
   }
-  body.replaceChildren(...nodes);
+  body.replaceChildren(...kept);
   for (const form of body.querySelectorAll('form[aria-label]')) {
-    for (const el of form.elements) {
+    for (const el of fieldsOf(/** @type {HTMLFormElement} */ (form))) {
       const key = `${form.getAttribute('aria-label')}\u0000${el.name}`;
       if (!el.name || !typed.has(key)) continue;
-      if (el.type === 'checkbox') el.checked = typed.get(key);
-      else el.value = typed.get(key);
+      const was = typed.get(key);
+      if (el instanceof HTMLInputElement && el.type === 'checkbox') el.checked = was === true;
+      else el.value = String(was);
       if (key === focus) el.focus();
     }
   }
+}
+
+/**
+ * The controls of a form that carry a name and a value (inputs, text areas, selects, buttons).
+ * @param {HTMLFormElement} form
+ * @returns {(HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement | HTMLButtonElement)[]}
+ */
+function fieldsOf(form) {
+  return [...form.elements].filter(
+    (el) =>
+      el instanceof HTMLInputElement ||
+      el instanceof HTMLTextAreaElement ||
+      el instanceof HTMLSelectElement ||
+      el instanceof HTMLButtonElement,
+  );
 }
 
 /**
@@ -208,16 +289,21 @@ function replaceKeepingInput(body, nodes) {
  * update waits while someone is typing in a field of the content, and any refresh waits while a
  * secret shown once is on screen (until its "Copied" button is pressed), so neither is lost.
  * `refresh(true)` is an action's own refresh: it does not wait for typing.
+ * @param {HTMLElement} container
+ * @param {() => Promise<Children>} load
+ * @returns {{ ready: Promise<void>, refresh: (forced?: boolean) => Promise<void> }}
  */
 export function live(container, load) {
   const body = h('div');
   container.append(body);
   let pending = false;
+  /** @param {boolean} forced */
   const held = (forced) =>
     body.querySelector('.once') !== null ||
     (!forced &&
       (acting > 0 ||
-        (body.contains(document.activeElement) &&
+        (document.activeElement !== null &&
+          body.contains(document.activeElement) &&
           document.activeElement.matches('input, textarea, select'))));
   const run = (forced = false) => {
     if (held(forced)) {
@@ -254,7 +340,12 @@ export function live(container, load) {
  */
 let acting = 0;
 
-/** Run an action, counted while it runs; live updates held meanwhile resume after it. */
+/**
+ * Run an action, counted while it runs; live updates held meanwhile resume after it.
+ * @template T
+ * @param {() => Promise<T> | T} act
+ * @returns {Promise<T>}
+ */
 async function acted(act) {
   acting += 1;
   try {
@@ -269,11 +360,17 @@ async function acted(act) {
  * A write through the same API any client uses, with the signed-in token: `runs` sends JSON:API
  * (or plain JSON for actions) to `/api/v2/…`, `secrets` sends JSON to `/v1/…`. Returns the parsed
  * answer (or null for an empty one); a refusal throws with the API's own words.
+ * @param {'runs' | 'secrets'} surface
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<any>}
  */
 export async function send(surface, method, path, body) {
   const runs = surface === 'runs';
   const token = runs ? session.runs : session.secrets;
   if (token === '') throw new HttpError(0, `sign in with a ${surface} token to do this`);
+  /** @type {Record<string, string>} */
   const headers = runs
     ? { Authorization: `Bearer ${token}`, 'Content-Type': 'application/vnd.api+json' }
     : { 'X-Vault-Token': token, 'Content-Type': 'application/json' };
@@ -292,6 +389,9 @@ export async function send(surface, method, path, body) {
 /**
  * Ask before a destructive action, in a modal dialog: resolves true when confirmed. The dialog is
  * labelled by its question and the confirming button names the action.
+ * @param {string} question
+ * @param {string} action
+ * @returns {Promise<boolean>}
  */
 export function ask(question, action) {
   return new Promise((resolve) => {
@@ -304,6 +404,7 @@ export function ask(question, action) {
       h('p', { id }, question),
       h('div', { class: 'buttons' }, yes, no),
     );
+    /** @param {boolean} answer */
     const done = (answer) => {
       dialog.close();
       dialog.remove();
@@ -321,6 +422,9 @@ export function ask(question, action) {
 /**
  * A button that runs `act` (after `confirm` when given: [question, action]) and shows its outcome
  * in `status` — the API's error words on a refusal — then calls `after`.
+ * @param {string} label
+ * @param {() => Promise<unknown> | unknown} act
+ * @param {{ confirm?: [string, string], status?: HTMLElement, after?: (done: boolean) => unknown }} [options]
  */
 export function actionButton(label, act, { confirm, status, after } = {}) {
   // What takes something away (revoke, delete, discard, cancel) is marked as such.
@@ -346,6 +450,10 @@ export function actionButton(label, act, { confirm, status, after } = {}) {
 /**
  * A labelled form: `fields` are [name, label, type?, options?] (type `checkbox`, `select` with
  * options, `textarea`, or an input type). On submit `act(values)` runs; its outcome shows below.
+ * @param {string} title
+ * @param {([string, string] | [string, string, string] | [string, string, string, string[]])[]} fields
+ * @param {string} submitLabel
+ * @param {(values: Record<string, any>) => Promise<Node | string | null | void> | Node | string | null | void} act
  */
 export function form(title, fields, submitLabel, act) {
   const slug = title.toLowerCase().replace(/[^a-z0-9]+/g, '-');
@@ -374,11 +482,13 @@ export function form(title, fields, submitLabel, act) {
   );
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
+    /** @type {Record<string, any>} */
     const values = {};
-    for (const c of el.elements) {
+    for (const c of fieldsOf(el)) {
       if (!c.name) continue;
-      if (c.type === 'checkbox') values[c.name] = c.checked;
-      else if (c.type === 'file') values[c.name] = c.files?.[0] ?? null;
+      if (c instanceof HTMLInputElement && c.type === 'checkbox') values[c.name] = c.checked;
+      else if (c instanceof HTMLInputElement && c.type === 'file')
+        values[c.name] = c.files?.[0] ?? null;
       else values[c.name] = c.value.trim();
     }
     status.replaceChildren();
@@ -395,6 +505,8 @@ export function form(title, fields, submitLabel, act) {
 /**
  * A secret shown once, with a warning that it will not be shown again. It stays until its
  * "Copied" button is pressed; live updates of the page wait until then.
+ * @param {string} title
+ * @param {Children[][]} entries
  */
 export function shownOnce(title, entries) {
   const done = h('button', { type: 'button' }, 'Copied — hide it');
@@ -421,18 +533,21 @@ export function shownOnce(title, entries) {
   return box;
 }
 
-/** Seconds as people read them: 3600 → `1h`, 90061 → `1d 1h 1m 1s`. */
+/**
+ * Seconds as people read them: 3600 → `1h`, 90061 → `1d 1h 1m 1s`.
+ * @param {number | string | null | undefined} total
+ */
 export function seconds(total) {
   const n = Number(total);
   if (!Number.isFinite(n) || n <= 0) return String(total ?? '');
   const parts = [];
   let rest = Math.floor(n);
-  for (const [unit, size] of [
+  for (const [unit, size] of /** @type {[string, number][]} */ ([
     ['d', 86400],
     ['h', 3600],
     ['m', 60],
     ['s', 1],
-  ]) {
+  ])) {
     if (rest >= size) {
       parts.push(`${Math.floor(rest / size)}${unit}`);
       rest %= size;

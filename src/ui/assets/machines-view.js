@@ -168,8 +168,8 @@ export function machines(container) {
     );
     // Links inside the page move within it (the address's hash is the page's route).
     toc.addEventListener('click', (ev) => {
-      const a = ev.target.closest('a[data-machine]');
-      if (!a) return;
+      const a = /** @type {Element} */ (ev.target).closest('a[data-machine]');
+      if (!(a instanceof HTMLElement)) return;
       ev.preventDefault();
       document.getElementById(`machine-${a.dataset.machine}`)?.scrollIntoView();
     });

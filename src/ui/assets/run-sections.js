@@ -6,9 +6,10 @@ import { download } from './download.js';
 
 /** A read that answers null where the API says there is nothing (404). */
 const maybe = (path) =>
-  api(path).catch((err) =>
-    err instanceof HttpError && err.status === 404 ? null : Promise.reject(err),
-  );
+  api(path).catch((err) => {
+    if (err instanceof HttpError && err.status === 404) return null;
+    throw err;
+  });
 
 /** A section with a heading; `build` gives its content, or null when the run has none. */
 async function section(label, build) {

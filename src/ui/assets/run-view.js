@@ -232,7 +232,7 @@ function runActions(id, actions, status, after) {
           'Force cancel',
         ])
       : null,
-  ].filter(Boolean);
+  ].filter((button) => button !== null);
 }
 
 export function run(container, [id]) {

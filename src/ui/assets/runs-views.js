@@ -137,8 +137,11 @@ export function workspaceView(container, [id]) {
   container.append(title);
   let view;
   const load = async () => {
-    const none = (err) =>
-      err instanceof HttpError && err.status === 404 ? { data: [] } : Promise.reject(err);
+    /** @param {unknown} err */
+    const none = (err) => {
+      if (err instanceof HttpError && err.status === 404) return { data: [] };
+      throw err;
+    };
     const [ws, list, vars, outs] = await Promise.all([
       api(`workspaces/${enc(id)}`),
       api(`workspaces/${enc(id)}/runs`),

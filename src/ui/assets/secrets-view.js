@@ -65,6 +65,7 @@ async function awsConfig(path, reload) {
 }
 
 async function awsSection(path, due, reload) {
+  /** @type {Node[]} */
   const parts = [...(await awsConfig(path, reload))];
   const status = h('div', { class: 'status', role: 'status' });
   const roles = await listKeys(`${path}roles`);
@@ -200,9 +201,10 @@ async function pkiSection(path, reload) {
   const data = await v1(`${path}issuers?list=true`).catch(() => ({ keys: [] }));
   const issuers = data.keys ?? [];
   // The detailed list names each certificate (LIST certs/detailed); revocations are their own list.
-  const listed = await v1(`${path}certs/detailed?list=true`).catch((err) =>
-    err instanceof HttpError && err.status === 404 ? { keys: [] } : Promise.reject(err),
-  );
+  const listed = await v1(`${path}certs/detailed?list=true`).catch((err) => {
+    if (err instanceof HttpError && err.status === 404) return { keys: [] };
+    throw err;
+  });
   parts.push(
     table(
       'Issuers',
@@ -383,6 +385,7 @@ async function pkiSection(path, reload) {
 }
 
 async function mountSection(path, mount, schedule, reload) {
+  /** @type {Node[]} */
   const parts = [h('h2', {}, `${path} (${mount.type})`)];
   // Schedule keys end with `<mount accessor>:<name>` (e.g. `aws-static:<accessor>:<role>`).
   const due = (name) => schedule.filter((e) => e.key.endsWith(`${mount.accessor}:${name}`));
@@ -401,6 +404,7 @@ export function secrets(container) {
   view = live(container, async () => {
     const reload = () => view.refresh(true);
     const [mounts, { entries }] = await Promise.all([v1('sys/mounts'), v1('sys/audit/schedule')]);
+    /** @type {Node[]} */
     const out = [
       table(
         'Mounts',

@@ -30,7 +30,7 @@ export function svgNode(text) {
   svg.setAttribute('focusable', 'false');
   // Graphviz names every graph, node and edge (`graph0`, `state-…`): kept as data, so several
   // diagrams on one page have no ids in common.
-  for (const el of svg.querySelectorAll('[id]')) {
+  for (const el of /** @type {NodeListOf<SVGElement>} */ (svg.querySelectorAll('[id]'))) {
     el.dataset.id = el.id;
     el.removeAttribute('id');
   }
@@ -181,7 +181,7 @@ export function streamView(container, stream) {
     }
     const leaves = new Set(s?.leaves ?? []);
     let first = null;
-    for (const g of figure.querySelectorAll('g.node')) {
+    for (const g of /** @type {NodeListOf<SVGElement>} */ (figure.querySelectorAll('g.node'))) {
       const name = (g.dataset.id ?? '').replace(/^state-/, '');
       const on = leaves.has(name);
       g.classList.toggle('current', on);

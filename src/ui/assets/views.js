@@ -141,7 +141,7 @@ function auditFilters(params, onApply) {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const q = new URLSearchParams();
-    for (const el of form.elements)
+    for (const el of /** @type {HTMLCollectionOf<HTMLInputElement>} */ (form.elements))
       if (el.name && el.value.trim() !== '') q.set(el.name, el.value.trim());
     onApply(q);
   });
