@@ -12,7 +12,9 @@ import type { Core, SecretsEngine } from '../context.js';
 import type { Capability, PathRule } from './sys/acl.js';
 import { BUILTIN_POLICIES, capabilitiesFor, pathMatches } from './sys/acl.js';
 import type { SysQueries } from './sys/projection.js';
-import { presentedToken } from './sys/tokens.js';
+import { allowedFrom } from './sys/approle.js';
+import { createSysCommands } from './sys/commands.js';
+import { presentedToken, tokenHierarchy } from './sys/tokens.js';
 import { canonicalPath, ensureRouted, routerPath, unsupportedPath } from './request-path.js';
 import { rememberMatches } from '../http/route-match.js';
 import { requestMetadata } from '../http/request-id.js';
@@ -73,6 +75,8 @@ const invalidToken = () =>
  */
 export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   const { core, queries } = deps;
+  const commands = createSysCommands(core);
+  const hierarchy = tokenHierarchy(core.handler, commands, queries);
   const errors = vaultErrors(core.logger);
   const anonymous = new RateLimiter(core.clock, core.config.rateLimit.perSecond, 1000);
   const sysDispatch = rememberMatches(deps.sys).routes() as Middleware;
@@ -183,47 +187,80 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
           false);
       ctx.state.token = open || login ? authenticateIfValid(ctx) : authenticate(ctx);
       if ((open || login) && ctx.state.token === undefined) limitAnonymous(ctx, path);
-
-      if (isSys) {
-        const routed = routerPath(path);
-        ensureRouted(deps.sys, routed, ctx.method);
-        ctx.newRouterPath = routed;
-        ctx.state.sudo = login
-          ? false
-          : authorize(
-              ctx.state.token,
-              aclPath,
-              operation,
-              SYS_SUDO.some((re) => re.test(path)),
-            );
-        await sysDispatch(ctx, async () => undefined);
-        return;
+      // A token with limited uses spends one on every request it authorizes, answered or refused;
+      // the last revokes it once the request is over (the reference's deferred revocation).
+      const token = ctx.state.token;
+      const usesLeft = open || login || token === undefined ? 0 : await spendUse(ctx, token);
+      try {
+        await route(ctx, { path, aclPath, operation, isSys, login, open, mount, engine });
+      } finally {
+        if (usesLeft < 0) await hierarchy.revoke(token!.accessor, secretsMetadata(ctx), 'used up');
       }
-
-      if (mount === undefined) {
-        throw new KeelError('not_found', `no handler for route "${path}". route entry not found.`);
-      }
-      if (engine === undefined) throw unsupportedPath();
-      ctx.state.mount = {
-        path: mount.path,
-        type: mount.type,
-        accessor: mount.accessor,
-        description: mount.description,
-      };
-      const relative = path.slice(mount.path.length);
-      const { router, dispatch } = routerFor(ctx.state.mount, engine);
-      const routed = routerPath(relative);
-      ensureRouted(router, routed, ctx.method);
-      ctx.newRouterPath = routed;
-      const sudo = engine.sudo?.some((re) => re.test(relative)) ?? false;
-      ctx.state.sudo = open ? false : authorize(ctx.state.token, aclPath, operation, sudo);
-      await dispatch(ctx, async () => undefined);
       void next;
     });
 
+  /** A use of the request's token, when its uses are limited: the uses left after it. */
+  async function spendUse(ctx: Context, token: SecretsToken): Promise<number> {
+    const row = queries.tokenByAccessor(token.accessor);
+    if (row === undefined || row.numUses === 0) return 0;
+    return commands.useToken(token.accessor, secretsMetadata(ctx));
+  }
+
+  /** The request, authenticated: `sys/`, `auth/`, or the engine mounted at its path. */
+  async function route(
+    ctx: Context,
+    r: {
+      path: string;
+      aclPath: string;
+      operation: Capability;
+      isSys: boolean;
+      login: boolean;
+      open: boolean;
+      mount: ReturnType<SysQueries['mountFor']>;
+      engine: SecretsEngine | undefined;
+    },
+  ): Promise<void> {
+    const { path, aclPath, operation, isSys, login, open, mount, engine } = r;
+    if (isSys) {
+      const routed = routerPath(path);
+      ensureRouted(deps.sys, routed, ctx.method);
+      ctx.newRouterPath = routed;
+      ctx.state.sudo = login
+        ? false
+        : authorize(
+            ctx.state.token,
+            aclPath,
+            operation,
+            SYS_SUDO.some((re) => re.test(path)),
+          );
+      await sysDispatch(ctx, async () => undefined);
+      return;
+    }
+
+    if (mount === undefined) {
+      throw new KeelError('not_found', `no handler for route "${path}". route entry not found.`);
+    }
+    if (engine === undefined) throw unsupportedPath();
+    ctx.state.mount = {
+      path: mount.path,
+      type: mount.type,
+      accessor: mount.accessor,
+      description: mount.description,
+    };
+    const relative = path.slice(mount.path.length);
+    const { router, dispatch } = routerFor(ctx.state.mount, engine);
+    const routed = routerPath(relative);
+    ensureRouted(router, routed, ctx.method);
+    ctx.newRouterPath = routed;
+    const sudo = engine.sudo?.some((re) => re.test(relative)) ?? false;
+    ctx.state.sudo = open ? false : authorize(ctx.state.token, aclPath, operation, sudo);
+    await dispatch(ctx, async () => undefined);
+  }
+
   /** `auth/<path>/login` of an enabled auth method (AppRole, JWT). */
   function isLoginPath(path: string): boolean {
-    const m = /^auth\/([^/]+)\/login$/.exec(path);
+    // userpass names the user in the path: `auth/<path>/login/<username>`.
+    const m = /^auth\/([^/]+)\/login(?:\/[^/]+)?$/.exec(path);
     return m !== null && queries.authMount(`${m[1]}/`) !== undefined;
   }
 
@@ -256,21 +293,23 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
   function authenticate(ctx: Context): SecretsToken {
     const token = presentedToken(ctx);
     if (token === undefined || token === '') throw denied();
-    const found = validToken(token);
+    const found = validToken(token, ctx.request.ip);
     if (found === undefined) throw invalidToken();
     return found;
   }
 
   function authenticateIfValid(ctx: Context): SecretsToken | undefined {
     const token = presentedToken(ctx);
-    return token === undefined || token === '' ? undefined : validToken(token);
+    return token === undefined || token === '' ? undefined : validToken(token, ctx.request.ip);
   }
 
-  function validToken(token: string): SecretsToken | undefined {
+  /** The token, if it is live, has uses left, and may be used from `ip` (its bound CIDRs). */
+  function validToken(token: string, ip: string): SecretsToken | undefined {
     const row = queries.tokenByHmac(core.sealer.hmac(token));
     if (row === undefined) return undefined;
     if (row.expiresAt !== null && Date.parse(row.expiresAt) <= core.clock.now().getTime())
       return undefined;
+    if (row.usesLeft < 0 || !allowedFrom(ip, row.boundCidrs)) return undefined;
     return {
       accessor: row.accessor,
       displayName: row.displayName,

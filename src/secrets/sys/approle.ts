@@ -25,6 +25,7 @@ import type { SysRouteDeps } from './routes.js';
 import { createTtl, smallestSet } from './token-roles.js';
 import { jwtHandlers } from './jwt.js';
 import { parseMeta } from './tokens.js';
+import { authTtls } from './auth-tune.js';
 
 const NEW_ROLE: AppRoleSettings = {
   bind_secret_id: true,
@@ -57,7 +58,7 @@ const secretIdDecider: Decider<SecretIdState, SysEvent> = {
 };
 
 /** CIDRs as the reference takes them: `a.b.c.d/n`, an IPv6 prefix, or one address. */
-function cidrList(field: string, values: readonly string[]): string[] {
+export function cidrList(field: string, values: readonly string[]): string[] {
   for (const v of values) {
     const [address = '', bits, extra] = v.split('/');
     const family = isIP(address);
@@ -70,7 +71,7 @@ function cidrList(field: string, values: readonly string[]): string[] {
 }
 
 /** Whether `ip` falls in one of `cidrs` (an empty list allows every address). */
-function allowedFrom(ip: string, cidrs: readonly string[]): boolean {
+export function allowedFrom(ip: string, cidrs: readonly string[]): boolean {
   if (cidrs.length === 0) return true;
   const bare = ip.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, '');
   const list = new BlockList();
@@ -478,7 +479,14 @@ export async function sendLogin(
   deps: SysRouteDeps,
   m: AuthMountRow,
   s: LoginTokenSettings,
-  who: { meta: Record<string, string>; displayName: string; before?: () => void },
+  who: {
+    meta: Record<string, string>;
+    displayName: string;
+    before?: () => void;
+    /** Requests the token may make (0: unlimited), and the addresses it may come from. */
+    numUses?: number;
+    boundCidrs?: string[];
+  },
 ): Promise<void> {
   const policies = s.token_no_default_policy
     ? s.token_policies
@@ -487,7 +495,12 @@ export async function sendLogin(
   const explicitMaxTtl = smallestSet(s.token_explicit_max_ttl, s.token_max_ttl);
   const ttl = createTtl(
     s.token_ttl,
-    { explicitMaxTtl, period: s.token_period, isRoot: policies.includes('root') },
+    {
+      explicitMaxTtl,
+      period: s.token_period,
+      isRoot: policies.includes('root'),
+      mount: authTtls(deps.queries, m.path),
+    },
     warnings,
   );
   const input = {
@@ -500,6 +513,8 @@ export async function sendLogin(
     period: s.token_period,
     path: `auth/${m.path}login`,
     authMount: m.accessor,
+    numUses: who.numUses ?? 0,
+    boundCidrs: who.boundCidrs ?? [],
   };
   const metadata = deps.metadata(ctx);
   const { before } = who;
@@ -524,7 +539,7 @@ export async function sendLogin(
       token_type: 'service',
       orphan: true,
       mfa_requirement: null,
-      num_uses: 0,
+      num_uses: who.numUses ?? 0,
     },
   });
 }

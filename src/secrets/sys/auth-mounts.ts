@@ -1,27 +1,27 @@
 import type Router from '@koa/router';
 import { createHash } from 'node:crypto';
-import { KeelError, ValidationError } from '../../core/errors.js';
+import { ValidationError } from '../../core/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
 import { parseFields } from '../fields.js';
 import { AUTH_MOUNT } from './paths.js';
-import { SYSTEM_LEASE_TTL } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
 import type { AuthMountRow } from './projection.js';
 import { checkMountPath } from '../names.js';
 import { authMountStream, type AuthMethodType } from './events.js';
 
-const isAuthMethodType = (t: string): t is AuthMethodType => t === 'approle' || t === 'jwt';
 import { authMountDecider } from './commands.js';
+import { TOKEN_DESCRIPTION, authTuneOf } from './auth-tune.js';
 
-const TOKEN_DESCRIPTION = 'token based credentials';
+const isAuthMethodType = (t: string): t is AuthMethodType =>
+  t === 'approle' || t === 'jwt' || t === 'userpass';
 
 const normalize = (p: string) => (p.endsWith('/') ? p : `${p}/`).replace(/^\/+/, '');
 
 /**
  * `sys/auth`: the auth methods. The token store at `token/` is always enabled (as in the
- * reference, which lists it even on a fresh server and refuses to disable it); AppRole can be
- * enabled at one path segment (`approle.ts`); any other method is refused, naming it. Their TTLs
- * are the system's (768h), not tunable.
+ * reference, which lists it even on a fresh server and refuses to disable it); AppRole, JWT and
+ * userpass can be enabled at one path segment (`approle.ts`, `jwt.ts`, `userpass.ts`); any other
+ * method is refused, naming it. Each is tuned at `sys/auth/:path/tune` (`auth-tune.ts`).
  */
 export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
   // A stable accessor per installation: derived from the keyring, never random per start.
@@ -44,43 +44,33 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
     seal_wrap: false,
     external_entropy_access: false,
   };
+  /** What `sys/auth` shows of a method's tune: TTLs as set (0: the system's), as the reference. */
+  const tuned = (path: string) => {
+    const { description, config } = authTuneOf(deps.queries, path);
+    return {
+      description,
+      config: {
+        ...tokenMount.config,
+        default_lease_ttl: config.default_lease_ttl,
+        max_lease_ttl: config.max_lease_ttl,
+        ...(config.listing_visibility === ''
+          ? {}
+          : { listing_visibility: config.listing_visibility }),
+      },
+    };
+  };
   const methodView = (m: AuthMountRow) => ({
     ...tokenMount,
     type: m.type,
-    description: m.description,
     accessor: m.accessor,
-    config: { ...tokenMount.config },
+    ...tuned(m.path),
   });
   r.get('/sys/auth', (ctx) =>
     sendVault(ctx, {
-      'token/': tokenMount,
+      'token/': { ...tokenMount, ...tuned('token/') },
       ...Object.fromEntries(deps.queries.authMounts().map((m) => [m.path, methodView(m)])),
     }),
   );
-  const tokenPath = (raw: string | undefined): string => {
-    const path = normalize(raw ?? '');
-    if (path !== 'token/' && deps.queries.authMount(path) === undefined)
-      throw new ValidationError(`cannot fetch sysview for path "${path}"`);
-    return path;
-  };
-  r.get('/sys/auth/*path/tune', (ctx) => {
-    const path = tokenPath(ctx.params.path);
-    sendVault(ctx, {
-      default_lease_ttl: SYSTEM_LEASE_TTL,
-      max_lease_ttl: SYSTEM_LEASE_TTL,
-      force_no_cache: false,
-      description: deps.queries.authMount(path)?.description ?? TOKEN_DESCRIPTION,
-      token_type: 'default-service',
-    });
-  });
-  r.post('/sys/auth/*path/tune', (ctx) => {
-    tokenPath(ctx.params.path);
-    throw new KeelError(
-      'unsupported',
-      'tuning an auth method is not supported by Keel: its tokens take the system TTLs (768h default and maximum)',
-      { status: 400 },
-    );
-  });
   r.post('/sys/auth/*path', async (ctx) => {
     const path = normalize(ctx.params.path ?? '');
     const d = parseFields(AUTH_MOUNT, requestData(ctx), { path });
@@ -90,7 +80,7 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
       throw new ValidationError('missing required field "type"');
     if (!isAuthMethodType(type))
       throw new ValidationError(
-        `plugin not found in the catalog: ${type} (Keel serves the token, approle and jwt auth methods)`,
+        `plugin not found in the catalog: ${type} (Keel serves the token, approle, jwt and userpass auth methods)`,
       );
     checkMountPath(path);
     if (path.split('/').length !== 2)

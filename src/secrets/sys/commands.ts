@@ -1,5 +1,5 @@
 import type { Decider } from '../../core/command-handler.js';
-import { ValidationError } from '../../core/errors.js';
+import { ForbiddenError, ValidationError } from '../../core/errors.js';
 import type { AuditMetadata, StoredEvent } from '../../core/events.js';
 import type { Core } from '../../context.js';
 import { checkMountPath, checkPolicyName } from '../names.js';
@@ -38,6 +38,21 @@ export const appRoleDecider = existence(['AppRoleWritten'], ['AppRoleDeleted']);
 export const jwtRoleDecider = existence(['JwtRoleWritten'], ['JwtRoleDeleted']);
 export const jwtConfigDecider = existence(['JwtConfigWritten'], []);
 
+/** A token's stream as its uses see it: whether it lives, and the uses left (0: unlimited). */
+interface TokenUses {
+  exists: boolean;
+  usesLeft: number;
+}
+export const tokenUsesDecider: Decider<TokenUses, SysEvent> = {
+  initialState: () => ({ exists: false, usesLeft: 0 }),
+  evolve: (s, e: StoredEvent<SysEvent>) => {
+    if (e.type === 'SecretsTokenCreated') return { exists: true, usesLeft: e.data.numUses ?? 0 };
+    if (e.type === 'SecretsTokenUsed') return { ...s, usesLeft: e.data.usesLeft };
+    if (e.type === 'SecretsTokenRevoked') return { ...s, exists: false };
+    return s;
+  },
+};
+
 export const RESERVED_MOUNT_PREFIXES = ['sys/', 'auth/', 'cubbyhole/', 'identity/'];
 
 export interface CreatedToken {
@@ -58,6 +73,10 @@ export interface NewToken {
   role?: string;
   path?: string;
   authMount?: string;
+  /** Requests the token may make (0 or absent: unlimited). */
+  numUses?: number;
+  /** The addresses it may be used from (empty or absent: any). */
+  boundCidrs?: string[];
 }
 
 /** The sys commands. Those named `…Sync` run only inside `core.handler.atomically`, or at bootstrap. */
@@ -85,6 +104,8 @@ export function createSysCommands(core: Core) {
       ...(input.role === undefined ? {} : { role: input.role }),
       ...(input.path === undefined ? {} : { path: input.path }),
       ...(input.authMount === undefined ? {} : { authMount: input.authMount }),
+      ...(input.numUses ? { numUses: input.numUses } : {}),
+      ...(input.boundCidrs?.length ? { boundCidrs: input.boundCidrs } : {}),
     };
     return { token, data };
   };
@@ -140,6 +161,26 @@ export function createSysCommands(core: Core) {
       const t = newToken(input);
       await handler.handle(tokenStream(t.data.accessor), tokenDecider, created(t.data), metadata);
       return t;
+    },
+
+    /**
+     * One use of a token with limited uses, decided against the uses left: answers those left
+     * after it (-1: this was the last, and the caller revokes the token once it has answered).
+     * A token used up, or revoked meanwhile, is refused as the reference refuses it.
+     */
+    async useToken(accessor: string, metadata: AuditMetadata): Promise<number> {
+      const { state } = await handler.handle(
+        tokenStream(accessor),
+        tokenUsesDecider,
+        (s) => {
+          if (!s.exists || s.usesLeft < 0) throw new ForbiddenError('permission denied');
+          if (s.usesLeft === 0) return [];
+          const usesLeft = s.usesLeft === 1 ? -1 : s.usesLeft - 1;
+          return [{ type: 'SecretsTokenUsed' as const, data: { accessor, usesLeft } }];
+        },
+        metadata,
+      );
+      return state.usesLeft;
     },
 
     /** Extends a live token's TTL; the caller (`tokens.ts`) has applied the caps. */

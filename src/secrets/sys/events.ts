@@ -26,7 +26,20 @@ export interface SecretsTokenCreated {
     path?: string;
     /** The accessor of the auth method that made it (disabling the method revokes it). */
     authMount?: string;
+    /** Requests it may make (0 or absent: unlimited); the last one revokes it. */
+    numUses?: number;
+    /** The addresses it may be used from (absent: any). */
+    boundCidrs?: string[];
   };
+}
+
+/**
+ * A request used a token with limited uses: `usesLeft` remain. -1: that was its last use, and
+ * the token is revoked once the request is answered (the reference's revocation pending).
+ */
+export interface SecretsTokenUsed {
+  type: 'SecretsTokenUsed';
+  data: { accessor: string; usesLeft: number };
 }
 
 /** A token's TTL was extended (`auth/token/renew*`): it now expires at `expiresAt`. */
@@ -36,7 +49,7 @@ export interface SecretsTokenRenewed {
 }
 
 /** Why a token stopped working. */
-export type TokenRevocationReason = 'revoked' | 'expired' | 'parent revoked';
+export type TokenRevocationReason = 'revoked' | 'expired' | 'parent revoked' | 'used up';
 
 /**
  * A token was revoked. Its descendants were revoked before it (each its own event), unless
@@ -87,7 +100,46 @@ export interface MountMoved {
 }
 
 /** The auth methods that can be enabled besides the token store. */
-export type AuthMethodType = 'approle' | 'jwt';
+export type AuthMethodType = 'approle' | 'jwt' | 'userpass';
+
+/** What `sys/auth/:path/tune` sets on an auth method (or the token store); TTLs 0: the system's. */
+export interface AuthTuneConfig {
+  default_lease_ttl: number;
+  max_lease_ttl: number;
+  listing_visibility: '' | 'unauth' | 'hidden';
+}
+
+/** `sys/auth/:path/tune`: the method's settings after the change, whole. */
+export interface AuthMethodTuned {
+  type: 'AuthMethodTuned';
+  data: { path: string; description: string; config: AuthTuneConfig };
+}
+
+/** What a userpass user's logins get (the reference's token fields); TTLs in seconds. */
+export interface UserpassSettings {
+  token_policies: string[];
+  token_ttl: number;
+  token_max_ttl: number;
+  token_explicit_max_ttl: number;
+  token_period: number;
+  token_no_default_policy: boolean;
+  token_num_uses: number;
+  token_bound_cidrs: string[];
+}
+
+/**
+ * A userpass user was written, whole. The password is kept only as a salted scrypt hash
+ * (`scrypt$<N>$<r>$<p>$<salt>$<hash>`, base64), never in clear.
+ */
+export interface UserpassUserWritten {
+  type: 'UserpassUserWritten';
+  data: { mount: string; username: string; passwordHash: string; settings: UserpassSettings };
+}
+
+export interface UserpassUserDeleted {
+  type: 'UserpassUserDeleted';
+  data: { mount: string; username: string };
+}
 
 /** A JWT method's `config`, whole: the keys its tokens are checked with. */
 export interface JwtConfig {
@@ -231,6 +283,10 @@ export interface MountDisabled {
 
 export type SysEvent =
   | SecretsTokenCreated
+  | SecretsTokenUsed
+  | AuthMethodTuned
+  | UserpassUserWritten
+  | UserpassUserDeleted
   | SecretsTokenRenewed
   | SecretsTokenRevoked
   | TokenRoleWritten
@@ -254,6 +310,10 @@ export type SysEvent =
 
 export const SYS_EVENT_TYPES: readonly SysEvent['type'][] = [
   'SecretsTokenCreated',
+  'SecretsTokenUsed',
+  'AuthMethodTuned',
+  'UserpassUserWritten',
+  'UserpassUserDeleted',
   'SecretsTokenRenewed',
   'SecretsTokenRevoked',
   'TokenRoleWritten',
@@ -289,3 +349,5 @@ export const appRoleStream = streamName`approle-role-${'mount'}/${'name'}`;
 export const secretIdStream = streamName`approle-secret-id-${'accessor'}`;
 export const jwtConfigStream = streamName`jwt-config-${'mount'}`;
 export const jwtRoleStream = streamName`jwt-role-${'mount'}/${'name'}`;
+export const authTuneStream = streamName`auth-tune-${'path'}`;
+export const userpassUserStream = streamName`userpass-user-${'mount'}/${'username'}`;

@@ -70,6 +70,34 @@ export const AUTH_MOUNT = declarePath({
   },
 });
 
+export const AUTH_TUNE = declarePath({
+  pattern: 'sys/auth/*path/tune',
+  summary: "Read or tune an auth method's settings (token/ included)",
+  operations: ['read', 'update'],
+  fields: {
+    path: field.string('The auth mount path', { required: true }),
+    default_lease_ttl: field.string("Default TTL of the method's tokens (a duration, or system)"),
+    max_lease_ttl: field.string("Maximum TTL of the method's tokens (a duration, or system)"),
+    description: field.string('What the auth method is for'),
+    listing_visibility: field.string('unauth, hidden, or empty'),
+    token_type: field.string('The type of the tokens (Keel serves service tokens)'),
+  },
+});
+
+/** What the reference tunes on an auth method and Keel does not, with the reason. */
+export const AUTH_TUNE_REFUSED: Readonly<Record<string, string>> = {
+  audit_non_hmac_request_keys: 'Keel audits every request the same way',
+  audit_non_hmac_response_keys: 'Keel audits every response the same way',
+  passthrough_request_headers: 'auth methods see no request headers',
+  allowed_response_headers: 'auth methods set no response headers',
+  user_lockout_config: 'Keel locks no users out',
+  plugin_version: 'Keel has no plugins',
+  options: 'its auth methods take no options',
+  allowed_managed_keys: 'Keel has no managed keys',
+  identity_token_key: 'Keel has no identity tokens',
+  token_bound_cidrs: 'set token_bound_cidrs on the role or user',
+};
+
 const LEASE_ID = { lease_id: field.string('The lease') };
 export const LEASE_LOOKUP = declarePath({
   pattern: 'sys/leases/lookup',
@@ -113,7 +141,7 @@ export const TOKEN_CREATE = declarePath({
     renewable: field.bool('Whether the token can be renewed', { default: true }),
     explicit_max_ttl: field.duration('A hard cap on the life of the token, renewals included'),
     period: field.duration('Make a periodic token: each renewal sets its TTL to this'),
-    num_uses: field.int('Uses before the token is revoked (0: unlimited; Keel serves only 0)'),
+    num_uses: field.int('Requests the token may make before it is revoked (0: unlimited)'),
     role_name: field.string('The token role to create the token against'),
     type: field.string('The token type (Keel serves service tokens)'),
   },
@@ -329,6 +357,55 @@ export const APPROLE_LOGIN = declarePath({
   },
 });
 
+const USERNAME = { username: field.string('The user', { required: true }) };
+export const USERPASS_USER = declarePath({
+  pattern: 'auth/:mount/users/:username',
+  summary: 'Read, write or delete a userpass user',
+  operations: ['read', 'update', 'delete'],
+  fields: {
+    ...MOUNT_FIELD,
+    ...USERNAME,
+    password: field.string('The password (kept only as a salted hash)'),
+    password_hash: field.string('A bcrypt hash of the password (not served)'),
+    token_policies: field.commaSlice('Policies of the tokens logins get'),
+    policies: field.commaSlice('Deprecated name of token_policies'),
+    token_ttl: field.duration('TTL of the tokens logins get'),
+    ttl: field.duration('Deprecated name of token_ttl'),
+    token_max_ttl: field.duration('Maximum life of the tokens logins get'),
+    max_ttl: field.duration('Deprecated name of token_max_ttl'),
+    token_explicit_max_ttl: field.duration('A hard cap on the life of the tokens'),
+    token_period: field.duration('The tokens are periodic, with this period'),
+    token_no_default_policy: field.bool('Leave the default policy out'),
+    token_num_uses: field.int('Requests each token may make (0: unlimited)'),
+    token_bound_cidrs: field.commaSlice('CIDRs logins (and their tokens) may come from'),
+    bound_cidrs: field.commaSlice('Deprecated name of token_bound_cidrs'),
+    token_type: field.string('The type of the tokens (Keel serves service tokens)'),
+  },
+});
+export const USERPASS_PASSWORD = declarePath({
+  pattern: 'auth/:mount/users/:username/password',
+  summary: "Change a userpass user's password",
+  operations: ['update'],
+  fields: { ...MOUNT_FIELD, ...USERNAME, password: field.string('The new password') },
+});
+export const USERPASS_POLICIES = declarePath({
+  pattern: 'auth/:mount/users/:username/policies',
+  summary: "Change a userpass user's token policies",
+  operations: ['update'],
+  fields: {
+    ...MOUNT_FIELD,
+    ...USERNAME,
+    token_policies: field.commaSlice('Policies of the tokens logins get'),
+    policies: field.commaSlice('Deprecated name of token_policies'),
+  },
+});
+export const USERPASS_LOGIN = declarePath({
+  pattern: 'auth/:mount/login/:username',
+  summary: 'Log in with a username and password (no token needed)',
+  operations: ['update'],
+  fields: { ...MOUNT_FIELD, ...USERNAME, password: field.string('The password') },
+});
+
 export const SYS_PATHS: readonly PathSchema[] = [
   segmentsOnly('sys/health', 'Health of the server', ['read']),
   segmentsOnly('sys/seal-status', 'Seal status of the server', ['read']),
@@ -343,10 +420,8 @@ export const SYS_PATHS: readonly PathSchema[] = [
   REMOUNT,
   segmentsOnly('sys/auth', 'The enabled auth methods', ['read']),
   AUTH_MOUNT,
-  segmentsOnly('sys/auth/*path/tune', "Read an auth method's settings (token/ only)", [
-    'read',
-    'update',
-  ]),
+  AUTH_TUNE,
+  declarePath({ ...AUTH_TUNE, pattern: 'sys/mounts/auth/*path/tune' }),
   LEASE_LOOKUP,
   segmentsOnly('sys/leases/lookup/*prefix', 'List leases under a prefix', ['list']),
   LEASE_RENEW,
@@ -391,4 +466,9 @@ export const SYS_PATHS: readonly PathSchema[] = [
   APPROLE_ACCESSOR_DESTROY,
   APPROLE_LOGIN,
   JWT_CONFIG,
+  segmentsOnly('auth/:mount/users', 'List userpass users', ['list']),
+  USERPASS_USER,
+  USERPASS_PASSWORD,
+  USERPASS_POLICIES,
+  USERPASS_LOGIN,
 ];

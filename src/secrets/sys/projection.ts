@@ -11,6 +11,8 @@ import type { PathRule } from './acl.js';
 import type {
   AppRoleSettings,
   AuthMethodType,
+  AuthTuneConfig,
+  UserpassSettings,
   JwtConfig,
   JwtRoleSettings,
   MountConfig,
@@ -40,6 +42,8 @@ const SYS_TABLES = [
   'approle_secret_ids',
   'jwt_configs',
   'jwt_roles',
+  'auth_tunes',
+  'userpass_users',
 ] as const;
 
 /**
@@ -52,7 +56,8 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
   // 3: renewal, explicit max TTL, period and role of tokens; token roles; moved mounts.
   // 4: auth methods (AppRole roles and secret IDs), and the path and method that made a token.
   // 5: JWT configs and roles.
-  version: 5,
+  // 6: tokens' limited uses; auth method tunes; userpass users.
+  version: 6,
   tables: [...SYS_TABLES],
   guarded: [...SYS_TABLES],
   setup(db) {
@@ -62,7 +67,13 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
         display_name TEXT NOT NULL, expires_at TEXT, ttl_seconds INTEGER NOT NULL,
         parent_accessor TEXT, meta TEXT NOT NULL, created_at TEXT NOT NULL,
         renewable INTEGER NOT NULL, explicit_max_ttl INTEGER NOT NULL, period INTEGER NOT NULL,
-        role TEXT, last_renewal TEXT, path TEXT, auth_mount TEXT);
+        role TEXT, last_renewal TEXT, path TEXT, auth_mount TEXT, num_uses INTEGER NOT NULL,
+        uses_left INTEGER NOT NULL, bound_cidrs TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS auth_tunes (
+        path TEXT PRIMARY KEY, description TEXT NOT NULL, config TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS userpass_users (
+        mount TEXT NOT NULL, username TEXT NOT NULL, password_hash TEXT NOT NULL,
+        settings TEXT NOT NULL, PRIMARY KEY (mount, username));
       CREATE TABLE IF NOT EXISTS auth_mounts (
         path TEXT PRIMARY KEY, type TEXT NOT NULL, accessor TEXT NOT NULL UNIQUE,
         description TEXT NOT NULL, created_at TEXT NOT NULL);
@@ -89,7 +100,7 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
         'UPDATE secrets_tokens SET parent_accessor = NULL WHERE parent_accessor = ?',
       ),
       token: db.prepare(
-        `INSERT INTO secrets_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)`,
+        `INSERT INTO secrets_tokens VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)`,
       ),
       renew: db.prepare(
         'UPDATE secrets_tokens SET expires_at = ?, last_renewal = ? WHERE accessor = ?',
@@ -101,6 +112,16 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
       move: db.prepare('UPDATE mounts SET path = ? WHERE path = ?'),
       authMount: db.prepare('INSERT INTO auth_mounts VALUES (?, ?, ?, ?, ?)'),
       dropAuthMount: db.prepare('DELETE FROM auth_mounts WHERE accessor = ?'),
+      useToken: db.prepare('UPDATE secrets_tokens SET uses_left = ? WHERE accessor = ?'),
+      authTune: db.prepare(
+        'INSERT INTO auth_tunes VALUES (?, ?, ?) ON CONFLICT (path) DO UPDATE SET description = excluded.description, config = excluded.config',
+      ),
+      dropAuthTune: db.prepare('DELETE FROM auth_tunes WHERE path = ?'),
+      userpassUser: db.prepare(
+        'INSERT INTO userpass_users VALUES (?, ?, ?, ?) ON CONFLICT (mount, username) DO UPDATE SET password_hash = excluded.password_hash, settings = excluded.settings',
+      ),
+      dropUserpassUser: db.prepare('DELETE FROM userpass_users WHERE mount = ? AND username = ?'),
+      dropUserpassUsers: db.prepare('DELETE FROM userpass_users WHERE mount = ?'),
       dropAppRoles: db.prepare('DELETE FROM approle_roles WHERE mount = ?'),
       dropMountSecretIds: db.prepare('DELETE FROM approle_secret_ids WHERE mount = ?'),
       appRole: db.prepare(
@@ -150,6 +171,9 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
             d.role ?? null,
             d.path ?? null,
             d.authMount ?? null,
+            d.numUses ?? 0,
+            d.numUses ?? 0,
+            JSON.stringify(d.boundCidrs ?? []),
           );
           if (d.expiresAt !== null)
             schedule.put({
@@ -183,7 +207,23 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
           s.authMount.run(d.path, d.type, d.accessor, d.description, e.time);
           break;
         }
+        case 'SecretsTokenUsed':
+          s.useToken.run(e.data.usesLeft, e.data.accessor);
+          break;
+        case 'AuthMethodTuned':
+          s.authTune.run(e.data.path, e.data.description, canonicalJson(e.data.config));
+          break;
+        case 'UserpassUserWritten': {
+          const d = e.data;
+          s.userpassUser.run(d.mount, d.username, d.passwordHash, canonicalJson(d.settings));
+          break;
+        }
+        case 'UserpassUserDeleted':
+          s.dropUserpassUser.run(e.data.mount, e.data.username);
+          break;
         case 'AuthMethodDisabled':
+          s.dropAuthTune.run(e.data.path);
+          s.dropUserpassUsers.run(e.data.accessor);
           s.dropAuthMount.run(e.data.accessor);
           s.dropAppRoles.run(e.data.accessor);
           s.dropMountSecretIds.run(e.data.accessor);
@@ -277,6 +317,18 @@ export interface TokenRow {
   lastRenewal: string | null;
   path: string | null;
   authMount: string | null;
+  /** Uses it was made with (0: unlimited), and those left (-1: the last is being made). */
+  numUses: number;
+  usesLeft: number;
+  /** The addresses it may be used from (empty: any). */
+  boundCidrs: string[];
+}
+
+export interface UserpassUserRow {
+  mount: string;
+  username: string;
+  passwordHash: string;
+  settings: UserpassSettings;
 }
 
 export interface AuthMountRow {
@@ -343,6 +395,9 @@ interface RawToken {
   last_renewal: string | null;
   path: string | null;
   auth_mount: string | null;
+  num_uses: number;
+  uses_left: number;
+  bound_cidrs: string;
 }
 
 const toToken = (r: RawToken): TokenRow => ({
@@ -362,6 +417,9 @@ const toToken = (r: RawToken): TokenRow => ({
   lastRenewal: r.last_renewal,
   path: r.path,
   authMount: r.auth_mount,
+  numUses: r.num_uses,
+  usesLeft: r.uses_left,
+  boundCidrs: JSON.parse(r.bound_cidrs) as string[],
 });
 
 interface RawMount {
@@ -495,6 +553,35 @@ export function sysQueries(db: Db) {
       ).get(path);
       return r === undefined ? undefined : toAuthMount(r);
     },
+    /** An auth method's tune (or the token store's, at `token/`), if it was ever tuned. */
+    authTune: (path: string): { description: string; config: AuthTuneConfig } | undefined => {
+      const r = sql<[string], { description: string; config: string }>(
+        'SELECT description, config FROM auth_tunes WHERE path = ?',
+      ).get(path);
+      return r === undefined
+        ? undefined
+        : { description: r.description, config: JSON.parse(r.config) as AuthTuneConfig };
+    },
+    userpassUser: (mount: string, username: string): UserpassUserRow | undefined => {
+      const r = sql<
+        [string, string],
+        { mount: string; username: string; password_hash: string; settings: string }
+      >('SELECT * FROM userpass_users WHERE mount = ? AND username = ?').get(mount, username);
+      return r === undefined
+        ? undefined
+        : {
+            mount: r.mount,
+            username: r.username,
+            passwordHash: r.password_hash,
+            settings: JSON.parse(r.settings) as UserpassSettings,
+          };
+    },
+    userpassUsernames: (mount: string): string[] =>
+      sql<[string], { username: string }>(
+        'SELECT username FROM userpass_users WHERE mount = ? ORDER BY username',
+      )
+        .all(mount)
+        .map((r) => r.username),
     /** Tokens an auth method made (by its accessor). */
     tokensOfAuthMount: (accessor: string): string[] =>
       sql<[string], { accessor: string }>(

@@ -35,7 +35,9 @@ import {
   REMOUNT,
 } from './paths.js';
 import { authMountRoutes } from './auth-mounts.js';
+import { authTuneRoutes } from './auth-tune.js';
 import { appRoleRoutes } from './approle.js';
+import { userpassRoutes } from './userpass.js';
 
 export interface SysRouteDeps {
   core: Core;
@@ -88,6 +90,8 @@ export function sysRoutes(deps: SysRouteDeps): Router {
     external_entropy_access: false,
   });
 
+  // Before `sys/mounts/*path/tune`, which would take `auth/<path>` for a mount path.
+  authTuneRoutes(r, deps);
   // Registered before `sys/mounts/*path`, which would take `pki/tune` for a mount path.
   r.get('/sys/mounts/*path/tune', (ctx) => {
     const m = mountAt(ctx.params.path ?? '');
@@ -232,6 +236,7 @@ export function sysRoutes(deps: SysRouteDeps): Router {
 
   authMountRoutes(r, deps);
   appRoleRoutes(r, deps);
+  userpassRoutes(r, deps);
 
   tokenRoutes(r, deps);
 

@@ -7,7 +7,7 @@ import { parseFields } from '../fields.js';
 import { checkPolicyName } from '../names.js';
 import type { TokenRoleSettings } from './events.js';
 import { TOKEN_ROLE } from './paths.js';
-import { SYSTEM_LEASE_TTL, type TokenRow } from './projection.js';
+import { SYSTEM_LEASE_TTL, type MountTtls, type TokenRow } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
 
 /** The smaller of two caps where each is set (> 0); 0 when neither is. */
@@ -16,20 +16,24 @@ export const smallestSet = (a: number | undefined, b: number | undefined): numbe
   return set.length === 0 ? 0 : Math.min(...set);
 };
 
+const SYSTEM_TTLS: MountTtls = { defaultTtl: SYSTEM_LEASE_TTL, maxTtl: SYSTEM_LEASE_TTL };
+
 /**
  * A new token's TTL as the reference sets it: a periodic token gets its period; any other the
- * TTL asked for, else the token store's default (768h) unless it is a root token (which then
- * never expires); then the explicit max TTL and the system maximum cap it (a period only by the
- * explicit max), with a warning.
+ * TTL asked for, else the default of the method that makes it (the token store's or the auth
+ * method's tune, else the system's 768h) unless it is a root token (which then never expires);
+ * then the explicit max TTL and the method's maximum cap it (a period only by the explicit max),
+ * with a warning.
  */
 export function createTtl(
   asked: number,
-  t: { explicitMaxTtl: number; period: number; isRoot: boolean },
+  t: { explicitMaxTtl: number; period: number; isRoot: boolean; mount?: MountTtls },
   warnings: string[],
 ): number {
-  const max = t.period > 0 ? t.explicitMaxTtl : smallestSet(SYSTEM_LEASE_TTL, t.explicitMaxTtl);
+  const ttls = t.mount ?? SYSTEM_TTLS;
+  const max = t.period > 0 ? t.explicitMaxTtl : smallestSet(ttls.maxTtl, t.explicitMaxTtl);
   let ttl = t.period > 0 ? t.period : asked;
-  if (ttl === 0 && !t.isRoot) ttl = SYSTEM_LEASE_TTL;
+  if (ttl === 0 && !t.isRoot) ttl = ttls.defaultTtl;
   if (max > 0 && ttl > max) {
     warnings.push(
       `TTL of "${formatGoDuration(ttl)}" exceeded the effective max_ttl of "${formatGoDuration(max)}"; TTL value is capped accordingly`,
@@ -39,10 +43,19 @@ export function createTtl(
   return ttl;
 }
 
-/** A renewal's TTL (see `renew` in tokens.ts); refuses a token already at its maximum. */
-export function renewTtl(row: TokenRow, increment: number, now: Date, warnings: string[]): number {
+/**
+ * A renewal's TTL (see `renew` in tokens.ts), capped by the maximum of the method that made the
+ * token; refuses a token already at its maximum.
+ */
+export function renewTtl(
+  row: TokenRow,
+  increment: number,
+  now: Date,
+  warnings: string[],
+  mount: MountTtls = SYSTEM_TTLS,
+): number {
   const periodic = row.period > 0;
-  const max = periodic ? row.explicitMaxTtl : smallestSet(SYSTEM_LEASE_TTL, row.explicitMaxTtl);
+  const max = periodic ? row.explicitMaxTtl : smallestSet(mount.maxTtl, row.explicitMaxTtl);
   const ttl = periodic ? row.period : increment > 0 ? increment : row.ttlSeconds;
   if (max === 0) return ttl;
   const left = Math.floor((Date.parse(row.createdAt) + max * 1000 - now.getTime()) / 1000);

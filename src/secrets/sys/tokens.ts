@@ -18,6 +18,7 @@ import type { SysQueries, TokenRow } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
 import { parseFields } from '../fields.js';
 import { createTtl, renewTtl, rolePolicies, smallestSet, tokenRoleRoutes } from './token-roles.js';
+import { authTtls, tokenTtls } from './auth-tune.js';
 import {
   TOKEN_CREATE,
   TOKEN_CREATE_ROLE,
@@ -125,6 +126,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     const ttl = t.expiresAt === null ? 0 : Math.max(0, secondsLeft(t.expiresAt));
     return {
       accessor: t.accessor,
+      ...(t.boundCidrs.length > 0 ? { bound_cidrs: t.boundCidrs } : {}),
       creation_time: Math.floor(Date.parse(t.createdAt) / 1000),
       creation_ttl: t.ttlSeconds,
       display_name: t.displayName,
@@ -140,7 +142,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
             last_renewal_time: Math.floor(Date.parse(t.lastRenewal) / 1000),
           }),
       meta: Object.keys(t.meta).length === 0 ? null : t.meta,
-      num_uses: 0,
+      num_uses: t.usesLeft,
       orphan: t.parentAccessor === null,
       path: t.path ?? (t.role === null ? 'auth/token/create' : `auth/token/create/${t.role}`),
       ...(t.period > 0 ? { period: t.period } : {}),
@@ -165,7 +167,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     token_type: 'service',
     orphan: t.parentAccessor === null,
     mfa_requirement: null,
-    num_uses: 0,
+    num_uses: t.numUses,
   });
 
   /** The TTL a child gets: what it asked for, never past its parent's expiry. */
@@ -183,6 +185,9 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
 
   const create = (orphanPath: boolean) => async (ctx: RouterContext) => {
     const parent = ctx.state.token!;
+    // A token with limited uses would escape its count through children, as the reference says.
+    if ((queries.tokenByAccessor(parent.accessor)?.numUses ?? 0) !== 0)
+      throw new ValidationError('restricted use token cannot generate child tokens');
     const inPath = ctx.params.role_name;
     const fields =
       inPath === undefined
@@ -193,10 +198,8 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     const role = roleName === undefined ? undefined : queries.tokenRole(roleName);
     if (roleName !== undefined && role === undefined)
       throw new ValidationError(`unknown role ${roleName}`);
-    if ((fields.get('num_uses') ?? 0) !== 0)
-      throw new ValidationError(
-        'num_uses is not supported by Keel: its tokens have unlimited uses (leave num_uses at 0)',
-      );
+    const numUses = fields.get('num_uses') ?? 0;
+    if (numUses < 0) throw new ValidationError('number of uses cannot be negative');
     const type = fields.get('type') ?? '';
     if (!['', 'service', 'default-service', 'default'].includes(type))
       throw new ValidationError(`token type ${JSON.stringify(type)} is not supported by Keel`);
@@ -223,7 +226,11 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     const explicitMaxTtl = smallestSet(fields.get('explicit_max_ttl'), role?.explicit_max_ttl);
     const period = role && role.period > 0 ? role.period : (fields.get('period') ?? 0);
     const isRoot = policies.includes('root');
-    const ttl = createTtl(fields.get('ttl') ?? 0, { explicitMaxTtl, period, isRoot }, warnings);
+    const ttl = createTtl(
+      fields.get('ttl') ?? 0,
+      { explicitMaxTtl, period, isRoot, mount: authTtls(queries, 'token/') },
+      warnings,
+    );
     const ttlSeconds = orphan || ttl === 0 ? ttl : childTtl(parent, ttl, warnings);
     const displayName = fields.get('display_name');
     const meta = parseMeta(fields.get('meta'));
@@ -238,6 +245,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
         renewable: fields.get('renewable') !== false && (role?.renewable ?? true),
         explicitMaxTtl,
         period,
+        numUses,
         ...(roleName === undefined
           ? {}
           : {
@@ -311,7 +319,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     if (row.expiresAt === null) return sendVault(ctx, null, { auth: authBlock(row, token, 0) });
     if (!row.renewable) throw new ValidationError('lease is not renewable');
     const warnings: string[] = [];
-    const ttl = renewTtl(row, increment ?? 0, core.clock.now(), warnings);
+    const ttl = renewTtl(row, increment ?? 0, core.clock.now(), warnings, tokenTtls(queries, row));
     await commands.renewToken(row.accessor, ttl, deps.metadata(ctx));
     const renewed = queries.tokenByAccessor(row.accessor) ?? row;
     sendVault(ctx, null, { warnings, auth: authBlock(renewed, token, ttl) });

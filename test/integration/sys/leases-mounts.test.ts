@@ -107,7 +107,7 @@ describe('sys/auth', () => {
     });
     expect((await json('POST', 'sys/auth/gh', { type: 'github' })).json).toEqual({
       errors: [
-        'plugin not found in the catalog: github (Keel serves the token, approle and jwt auth methods)',
+        'plugin not found in the catalog: github (Keel serves the token, approle, jwt and userpass auth methods)',
       ],
     });
     expect((await json('DELETE', 'sys/auth/approle')).status).toBe(204);
