@@ -649,4 +649,98 @@ def _(c):
     assert "token/" in c.sys.list_auth_methods()["data"]
 
 
+
+# ---- hvac's system backend auth cases (api/system_backend/test_auth.py); github is not served,
+# so the enable/disable case uses userpass
+
+
+@case("auth", "auth_backend_manipulation")
+def _(c):
+    assert "test-userpass/" not in c.sys.list_auth_methods()["data"]
+    c.sys.enable_auth_method(method_type="userpass", path="test-userpass")
+    assert "test-userpass/" in c.sys.list_auth_methods()["data"]
+    c.sys.disable_auth_method(path="test-userpass")
+    assert "test-userpass/" not in c.sys.list_auth_methods()["data"]
+
+
+@case("auth", "tune_auth_backend")
+def _(c):
+    c.sys.enable_auth_method(method_type="approle", path="test-tune")
+    try:
+        response = c.sys.tune_auth_method(
+            path="test-tune", description="this is a test auth backend", max_lease_ttl=12345678
+        )
+        assert response.status_code == 204
+        tuning = c.sys.read_auth_method_tuning(path="test-tune")["data"]
+        assert tuning["max_lease_ttl"] == 12345678
+        assert tuning["description"] == "this is a test auth backend"
+    finally:
+        c.sys.disable_auth_method(path="test-tune")
+
+
+# ---- hvac's userpass cases (v1/test_integration.py: test_userpass_auth, test_create_userpass)
+
+
+@case("userpass", "userpass_auth")
+def _(c):
+    if "userpass/" in c.sys.list_auth_methods()["data"]:
+        c.sys.disable_auth_method("userpass")
+    c.sys.enable_auth_method("userpass")
+    c.write("auth/userpass/users/testuser", password="testpass", policies="not_root")
+    result = c.auth.userpass.login("testuser", "testpass")
+    assert c.token == result["auth"]["client_token"]
+    assert c.is_authenticated()
+    c.token = root_token
+    c.sys.disable_auth_method("userpass")
+
+
+@case("userpass", "create_userpass")
+def _(c):
+    if "userpass/" not in c.sys.list_auth_methods()["data"]:
+        c.sys.enable_auth_method("userpass")
+    c.auth.userpass.create_or_update_user("testcreateuser", "testcreateuserpass", policies="not_root")
+    result = c.auth.userpass.login("testcreateuser", "testcreateuserpass")
+    assert c.token == result["auth"]["client_token"]
+    assert c.is_authenticated()
+    c.token = root_token
+    c.auth.userpass.create_or_update_user(
+        "testcreateuser", "testcreateuserpass", policies="not_root", ttl="10s"
+    )
+    c.token = result["auth"]["client_token"]
+    result = c.auth.userpass.login("testcreateuser", "testcreateuserpass")
+    assert result["auth"]["lease_duration"] == 10
+    c.token = root_token
+    c.sys.disable_auth_method("userpass")
+
+
+@case("userpass", "list_read_update_password_and_delete_user")
+def _(c):
+    c.sys.enable_auth_method("userpass", path="up-crud")
+    try:
+        c.auth.userpass.create_or_update_user("u1", "p1", policies="default", mount_point="up-crud")
+        c.auth.userpass.create_or_update_user("u2", "p2", mount_point="up-crud")
+        assert c.auth.userpass.list_user(mount_point="up-crud")["data"]["keys"] == ["u1", "u2"]
+        assert c.auth.userpass.read_user("u1", mount_point="up-crud")["data"]["token_policies"] == ["default"]
+        c.auth.userpass.update_password_on_user("u1", "p1-new", mount_point="up-crud")
+        raises(exceptions.InvalidRequest, lambda: c.auth.userpass.login("u1", "p1", use_token=False, mount_point="up-crud"))
+        assert c.auth.userpass.login("u1", "p1-new", use_token=False, mount_point="up-crud")["auth"]["client_token"]
+        c.auth.userpass.delete_user("u2", mount_point="up-crud")
+        assert c.auth.userpass.list_user(mount_point="up-crud")["data"]["keys"] == ["u1"]
+    finally:
+        c.sys.disable_auth_method("up-crud")
+
+
+# ---- Keel's own: a token's limited uses through hvac
+
+
+@case("keel", "token_num_uses_count_down_and_the_last_use_revokes_it")
+def _(c):
+    token = c.auth.token.create(num_uses=2, policies=["default"])["auth"]["client_token"]
+    assert c.auth.token.lookup(token)["data"]["num_uses"] == 2
+    limited = hvac.Client(url=url, token=token, verify=ca)
+    assert limited.auth.token.lookup_self()["data"]["num_uses"] == 1
+    assert limited.auth.token.lookup_self()["data"]["num_uses"] == -1
+    raises(exceptions.Forbidden, lambda: limited.auth.token.lookup_self())
+
+
 print(json.dumps(results))

@@ -77,7 +77,18 @@ afterAll(async () => {
 });
 
 describe("hvac's own integration cases against the real daemon over --tls auto", () => {
-  for (const suite of ['token', 'policy', 'lease', 'mount', 'aws', 'approle', 'jwt', 'keel']) {
+  for (const suite of [
+    'token',
+    'policy',
+    'lease',
+    'mount',
+    'aws',
+    'approle',
+    'jwt',
+    'auth',
+    'userpass',
+    'keel',
+  ]) {
     it(`${suite}: every case passes, or fails as a listed deviation`, () => {
       const cases = results[suite] ?? {};
       expect(Object.keys(cases).length).toBeGreaterThan(0);
