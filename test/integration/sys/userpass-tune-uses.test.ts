@@ -48,6 +48,16 @@ describe('token num_uses', () => {
     expect((await v1('POST', 'auth/token/lookup', { token })).status).toBe(403);
   });
 
+  it('two requests at once cannot both take the last use', async () => {
+    const token = (await v1('POST', 'auth/token/create', { num_uses: 1 })).auth!.client_token;
+    const both = await Promise.all([
+      v1('GET', 'auth/token/lookup-self', undefined, token),
+      v1('GET', 'auth/token/lookup-self', undefined, token),
+    ]);
+    expect(both.map((r) => r.status).sort()).toEqual([200, 403]);
+    expect((await v1('POST', 'auth/token/lookup', { token })).status).toBe(403);
+  });
+
   it('refuses a negative count and children of a limited token', async () => {
     expect((await v1('POST', 'auth/token/create', { num_uses: -2 })).errors).toEqual([
       'number of uses cannot be negative',
