@@ -268,6 +268,7 @@ const union = (a: WorkspaceAccess, b: WorkspaceAccess): WorkspaceAccess => ({
 });
 
 type Grant = { access: TeamAccessLevel; custom: string | null };
+type ProjectGrant = { access: ProjectAccessLevel; custom: string | null };
 
 /** Queries over organizations and teams, and the access rule. */
 export class OrganizationQueries {
@@ -444,10 +445,23 @@ export class OrganizationQueries {
   /** A team's access to a project (`/team-projects/:id`). */
   teamProject(id: string): TeamProjectRow | null {
     const r = this.sql(`SELECT * FROM ${TEAM_PROJECTS_TABLE} WHERE id = ?`).get(id) as
-      { id: string; team_id: string; project_id: string; access: ProjectAccessLevel } | undefined;
+      | {
+          id: string;
+          team_id: string;
+          project_id: string;
+          access: ProjectAccessLevel;
+          custom: string | null;
+        }
+      | undefined;
     return r === undefined
       ? null
-      : { id: r.id, teamId: r.team_id, projectId: r.project_id, access: r.access };
+      : {
+          id: r.id,
+          teamId: r.team_id,
+          projectId: r.project_id,
+          access: r.access,
+          custom: r.custom === null ? null : (JSON.parse(r.custom) as CustomPermissions),
+        };
   }
 
   /** Every team's access to one project. */
@@ -498,14 +512,14 @@ export class OrganizationQueries {
     const viaProject =
       principal.kind === 'team'
         ? (this.sql(
-            `SELECT p.access FROM ${TEAM_PROJECTS_TABLE} p JOIN ${WORKSPACES_TABLE} w ON w.project_id = p.project_id
+            `SELECT p.access, p.custom FROM ${TEAM_PROJECTS_TABLE} p JOIN ${WORKSPACES_TABLE} w ON w.project_id = p.project_id
              WHERE w.id = ? AND p.team_id = ?`,
-          ).all(workspace.id, principal.id) as { access: ProjectAccessLevel }[])
+          ).all(workspace.id, principal.id) as ProjectGrant[])
         : principal.kind === 'user'
           ? (this.sql(
-              `SELECT p.access FROM ${TEAM_PROJECTS_TABLE} p JOIN ${T.members} m ON m.team_id = p.team_id
+              `SELECT p.access, p.custom FROM ${TEAM_PROJECTS_TABLE} p JOIN ${T.members} m ON m.team_id = p.team_id
                JOIN ${WORKSPACES_TABLE} w ON w.project_id = p.project_id WHERE w.id = ? AND m.user_id = ?`,
-            ).all(workspace.id, principal.id) as { access: ProjectAccessLevel }[])
+            ).all(workspace.id, principal.id) as ProjectGrant[])
           : [];
     return [
       ...levels.map((l) =>
@@ -514,7 +528,12 @@ export class OrganizationQueries {
           l.custom === null ? null : (JSON.parse(l.custom) as CustomPermissions),
         ),
       ),
-      ...viaProject.map((l) => accessOfLevel(workspaceLevelOf(l.access))),
+      ...viaProject.map((l) =>
+        accessOfLevel(
+          workspaceLevelOf(l.access),
+          l.custom === null ? null : (JSON.parse(l.custom) as CustomPermissions),
+        ),
+      ),
     ].reduce(union, NO_ACCESS);
   }
 }

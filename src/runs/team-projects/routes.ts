@@ -6,11 +6,19 @@ import { ConflictError, NotFoundError, ValidationError } from '../../core/errors
 import { API, queryValue, send, toOne, type Resource } from '../jsonapi.js';
 import type { RunsModel } from '../model.js';
 import { validate } from '../run/schema.js';
-import { PROJECT_LEVELS, type TeamProjectEvent, type TeamProjectRow } from './projection.js';
+import type { CustomPermissions } from '../events.js';
+import { CUSTOM_DEFAULTS } from '../organizations/projection.js';
+import {
+  PROJECT_LEVELS,
+  type ProjectAccessLevel,
+  type TeamProjectEvent,
+  type TeamProjectRow,
+} from './projection.js';
 
 /**
  * `/team-projects`: a team's access to every workspace of a project. Organization owners manage
- * the grants. The `custom` level is refused by name.
+ * the grants. A `custom` grant sets the workspace permissions of team access `custom` on every
+ * workspace of the project; its project permissions stay the reference's defaults.
  */
 
 const existence: Decider<{ exists: boolean }, TeamProjectEvent> = {
@@ -23,22 +31,79 @@ const existence: Decider<{ exists: boolean }, TeamProjectEvent> = {
         : s,
 };
 
-const access = z.string().transform((level, ctx) => {
-  if ((PROJECT_LEVELS as readonly string[]).includes(level))
-    return level as (typeof PROJECT_LEVELS)[number];
-  ctx.addIssue({
-    code: 'custom',
-    message:
-      level === 'custom'
-        ? 'custom project access is not available in Keel; one of read, write, maintain, admin'
-        : `one of ${PROJECT_LEVELS.join(', ')}`,
+const access = z.enum(PROJECT_LEVELS);
+/**
+ * A `custom` grant's project permissions: Keel lets only organization owners change, delete or
+ * manage a project, its teams and its variable sets, so only the reference's defaults (read the
+ * project, nothing else) are accepted; anything more is refused by name.
+ */
+const ownersOnly = <T extends string>(allowed: T, values: readonly [T, ...T[]]) =>
+  z.enum(values).refine((v) => v === allowed, {
+    message: `only ${allowed} is available in Keel: organization owners manage projects`,
   });
-  return z.NEVER;
+const projectAccess = z
+  .object({
+    settings: ownersOnly('read', ['read', 'update', 'delete']).optional(),
+    teams: ownersOnly('none', ['none', 'read', 'manage']).optional(),
+    'variable-sets': ownersOnly('none', ['none', 'read', 'write']).optional(),
+  })
+  .strict();
+const ownersAction = z.boolean().refine((v) => !v, {
+  message: 'only organization owners create, move and delete workspaces in Keel',
 });
+const workspaceAccess = z
+  .object({
+    create: ownersAction.optional(),
+    move: ownersAction.optional(),
+    delete: ownersAction.optional(),
+    locking: z.boolean().optional(),
+    runs: z.enum(['read', 'plan', 'apply']).optional(),
+    variables: z.enum(['none', 'read', 'write']).optional(),
+    'state-versions': z.enum(['none', 'read-outputs', 'read', 'write']).optional(),
+    'sentinel-mocks': z.enum(['none', 'read']).optional(),
+    'run-tasks': z.boolean().optional(),
+  })
+  .strict();
+const accessAttributes = z
+  .object({
+    access,
+    'project-access': projectAccess.optional(),
+    'workspace-access': workspaceAccess.optional(),
+  })
+  .strict();
+
+/** The level and, with `custom`, the workspace permissions a body asks for. */
+function accessOf(
+  a: z.infer<typeof accessAttributes>,
+  before: CustomPermissions | null,
+): { access: ProjectAccessLevel; custom?: CustomPermissions } {
+  if (a.access !== 'custom') {
+    if (a['project-access'] !== undefined || a['workspace-access'] !== undefined)
+      throw new ValidationError(
+        `/data/attributes/${a['project-access'] !== undefined ? 'project-access' : 'workspace-access'}: permissions are set only with access custom`,
+        { title: 'invalid attribute' },
+      );
+    return { access: a.access };
+  }
+  const w = a['workspace-access'] ?? {};
+  const base = before ?? CUSTOM_DEFAULTS;
+  return {
+    access: 'custom',
+    custom: {
+      runs: w.runs ?? base.runs,
+      variables: w.variables ?? base.variables,
+      stateVersions: w['state-versions'] ?? base.stateVersions,
+      sentinelMocks: w['sentinel-mocks'] ?? base.sentinelMocks,
+      workspaceLocking: w.locking ?? base.workspaceLocking,
+      runTasks: w['run-tasks'] ?? base.runTasks,
+    },
+  };
+}
+
 const grantBody = z.object({
   data: z.object({
     type: z.literal('team-projects').optional(),
-    attributes: z.object({ access }).strict(),
+    attributes: accessAttributes,
     relationships: z.object({
       team: z.object({ data: z.object({ id: z.string() }) }),
       project: z.object({ data: z.object({ id: z.string() }) }),
@@ -46,7 +111,7 @@ const grantBody = z.object({
   }),
 });
 const changeBody = z.object({
-  data: z.object({ attributes: z.object({ access }).strict() }),
+  data: z.object({ attributes: accessAttributes }),
 });
 
 export function teamProjectRoutes(router: Router, model: RunsModel): void {
@@ -54,7 +119,25 @@ export function teamProjectRoutes(router: Router, model: RunsModel): void {
   const present = (g: TeamProjectRow): Resource => ({
     id: g.id,
     type: 'team-projects',
-    attributes: { access: g.access },
+    attributes: {
+      access: g.access,
+      ...(g.access === 'custom'
+        ? {
+            'project-access': { settings: 'read', teams: 'none', 'variable-sets': 'none' },
+            'workspace-access': {
+              create: false,
+              move: false,
+              delete: false,
+              locking: (g.custom ?? CUSTOM_DEFAULTS).workspaceLocking,
+              runs: (g.custom ?? CUSTOM_DEFAULTS).runs,
+              variables: (g.custom ?? CUSTOM_DEFAULTS).variables,
+              'state-versions': (g.custom ?? CUSTOM_DEFAULTS).stateVersions,
+              'sentinel-mocks': (g.custom ?? CUSTOM_DEFAULTS).sentinelMocks,
+              'run-tasks': (g.custom ?? CUSTOM_DEFAULTS).runTasks,
+            },
+          }
+        : {}),
+    },
     relationships: { team: toOne('teams', g.teamId), project: toOne('projects', g.projectId) },
     links: { self: `${API}/team-projects/${g.id}` },
   });
@@ -74,6 +157,7 @@ export function teamProjectRoutes(router: Router, model: RunsModel): void {
 
   router.post('/team-projects', async (ctx) => {
     const d = validate(grantBody, ctx.request.body).data;
+    const level = accessOf(d.attributes, null);
     const p = ownedProject(ctx, d.relationships.project.data.id);
     const team = model.orgs.team(d.relationships.team.data.id);
     if (team === null || team.organization !== p.organization)
@@ -95,7 +179,7 @@ export function teamProjectRoutes(router: Router, model: RunsModel): void {
         return [
           {
             type: 'TeamProjectAccessGranted',
-            data: { id, teamId: team.id, projectId: p.id, access: d.attributes.access },
+            data: { id, teamId: team.id, projectId: p.id, ...level },
           },
         ];
       },
@@ -116,14 +200,16 @@ export function teamProjectRoutes(router: Router, model: RunsModel): void {
 
   router.patch('/team-projects/:id', async (ctx) => {
     const g = grant(ctx);
-    const level = validate(changeBody, ctx.request.body).data.attributes.access;
+    const a = validate(changeBody, ctx.request.body).data.attributes;
+    const level = accessOf(a, g.access === 'custom' ? g.custom : null);
+    const same =
+      level.access === g.access &&
+      JSON.stringify(level.custom ?? null) === JSON.stringify(g.custom ?? null);
     await handler.handle(
       g.id,
       existence,
       (): TeamProjectEvent[] =>
-        level === g.access
-          ? []
-          : [{ type: 'TeamProjectAccessChanged', data: { id: g.id, access: level } }],
+        same ? [] : [{ type: 'TeamProjectAccessChanged', data: { id: g.id, ...level } }],
       model.metadata(ctx),
     );
     send(ctx, 200, { data: present(model.orgs.teamProject(g.id)!) });

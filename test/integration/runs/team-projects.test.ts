@@ -97,11 +97,83 @@ describe('team access to projects', () => {
     expect((await h.api('GET', `/workspaces/${ws}`, { token: dev.token })).status).toBe(404);
   });
 
-  it('refuses custom access by name, and grants only from owners', async () => {
+  it('custom sets the workspace permissions on every workspace of the project', async () => {
+    const { ws, dev, team, prj } = await setup();
+    const post = (attributes: Record<string, unknown>) =>
+      h.api('POST', '/team-projects', {
+        body: {
+          data: {
+            type: 'team-projects',
+            attributes,
+            relationships: {
+              team: { data: { type: 'teams', id: team } },
+              project: { data: { type: 'projects', id: prj } },
+            },
+          },
+        },
+      });
+    // what Keel leaves to organization owners, and permissions with a fixed level, are refused
+    const settings = await post({ access: 'custom', 'project-access': { settings: 'update' } });
+    expect(settings.status).toBe(422);
+    expect(settings.text).toContain('organization owners manage projects');
+    const create = await post({ access: 'custom', 'workspace-access': { create: true } });
+    expect(create.status).toBe(422);
+    expect(create.text).toContain('only organization owners create, move and delete workspaces');
+    const fixed = await post({ access: 'read', 'workspace-access': { runs: 'apply' } });
+    expect(fixed.status).toBe(422);
+    expect(fixed.text).toContain('workspace-access: permissions are set only with access custom');
+
+    const made = await post({
+      access: 'custom',
+      'project-access': { settings: 'read', teams: 'none' },
+      'workspace-access': { runs: 'plan', locking: true, variables: 'read' },
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.json.data.attributes).toMatchObject({
+      access: 'custom',
+      'project-access': { settings: 'read', teams: 'none', 'variable-sets': 'none' },
+      'workspace-access': {
+        runs: 'plan',
+        locking: true,
+        variables: 'read',
+        'state-versions': 'none',
+        'run-tasks': false,
+        create: false,
+      },
+    });
+    const seen = await h.api('GET', `/workspaces/${ws}`, { token: dev.token });
+    expect(seen.json.data.attributes.permissions).toMatchObject({
+      'can-queue-run': true,
+      'can-queue-apply': false,
+      'can-lock': true,
+      'can-read-variable': true,
+      'can-update-variable': false,
+      'can-read-state-versions': false,
+    });
+    const locked = await h.api('POST', `/workspaces/${ws}/actions/lock`, {
+      token: dev.token,
+      body: {},
+    });
+    expect(locked.status, locked.text).toBe(200);
+    const state = await h.api('GET', `/workspaces/${ws}/current-state-version`, {
+      token: dev.token,
+    });
+    expect(state.status).toBe(404);
+    expect(state.text).toContain('not found or not authorized');
+
+    // a PATCH changes one permission and keeps the others
+    const changed = await h.api('PATCH', `/team-projects/${made.json.data.id}`, {
+      body: { data: { attributes: { access: 'custom', 'workspace-access': { runs: 'apply' } } } },
+    });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.json.data.attributes['workspace-access']).toMatchObject({
+      runs: 'apply',
+      locking: true,
+    });
+  });
+
+  it('grants only from owners', async () => {
     const { dev, grant } = await setup();
-    const custom = await grant('custom');
-    expect(custom.status).toBe(422);
-    expect(custom.json.errors[0]!.detail).toMatch(/custom project access is not available/);
     expect((await grant('read', dev.token)).status).toBe(404);
   });
 
