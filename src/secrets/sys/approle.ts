@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import { BlockList, isIP } from 'node:net';
 import type { Decider } from '../../core/command-handler.js';
-import { KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
+import { ForbiddenError, KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
 import type { StoredEvent } from '../../core/events.js';
 import { multierror } from '../../http/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
@@ -85,7 +85,7 @@ export function allowedFrom(ip: string, cidrs: readonly string[]): boolean {
 
 const refused = (what: string, why: string) =>
   new ValidationError(`${what} is not supported by Keel's AppRole: ${why}`);
-const TOKENS = 'its tokens are service tokens with unlimited uses, not bound to source addresses';
+const PER_SECRET_ID = 'set token_bound_cidrs on the role';
 
 /**
  * AppRole (`auth/<mount>/…`), the reference's machine-login method: roles with a role ID,
@@ -144,11 +144,11 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
       secret_id_bound_cidrs: s.secret_id_bound_cidrs,
       secret_id_num_uses: s.secret_id_num_uses,
       secret_id_ttl: s.secret_id_ttl,
-      token_bound_cidrs: [],
+      token_bound_cidrs: s.token_bound_cidrs ?? [],
       token_explicit_max_ttl: s.token_explicit_max_ttl,
       token_max_ttl: s.token_max_ttl,
       token_no_default_policy: s.token_no_default_policy,
-      token_num_uses: 0,
+      token_num_uses: s.token_num_uses ?? 0,
       token_period: s.token_period,
       period: s.token_period,
       token_policies: s.token_policies,
@@ -172,8 +172,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     const s: AppRoleSettings = { ...(existing?.settings ?? NEW_ROLE) };
     if (d.get('bind_secret_id') === false)
       throw refused('bind_secret_id false', 'every login presents a secret ID');
-    if ((d.get('token_num_uses') ?? 0) !== 0) throw refused('token_num_uses', TOKENS);
-    if ((d.get('token_bound_cidrs') ?? []).length > 0) throw refused('token_bound_cidrs', TOKENS);
+    readTokenLimits({ uses: d.get('token_num_uses'), cidrs: d.get('token_bound_cidrs') }, s);
     if (d.get('local_secret_ids') === true)
       throw refused('local_secret_ids', 'its secret IDs live in the one log every node shares');
     const type = d.get('token_type') ?? '';
@@ -276,7 +275,8 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     const hmac = core.sealer.hmac(secretId);
     if (queries.secretIdByHmac(m.accessor, hmac) !== undefined)
       throw new ValidationError('SecretID is already registered');
-    if ((d.get('token_bound_cidrs') ?? []).length > 0) throw refused('token_bound_cidrs', TOKENS);
+    if ((d.get('token_bound_cidrs') ?? []).length > 0)
+      throw refused('token_bound_cidrs on a secret ID', PER_SECRET_ID);
     const rawMeta = d.get('metadata');
     let metadata: Record<string, string> = {};
     if (rawMeta !== undefined && rawMeta !== '') {
@@ -458,7 +458,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
   });
 }
 
-/** What an auth method's role says of the tokens its logins get (AppRole and JWT alike). */
+/** What an auth method's role says of the tokens its logins get (AppRole, JWT and userpass). */
 export interface LoginTokenSettings {
   token_policies: string[];
   token_ttl: number;
@@ -466,6 +466,21 @@ export interface LoginTokenSettings {
   token_explicit_max_ttl: number;
   token_period: number;
   token_no_default_policy: boolean;
+  /** Requests each token may make (absent or 0: unlimited), and where from (absent: any). */
+  token_num_uses?: number;
+  token_bound_cidrs?: string[];
+}
+
+/** A role write's `token_num_uses` and `token_bound_cidrs` (AppRole and JWT), checked. */
+export function readTokenLimits(
+  sent: { uses: number | undefined; cidrs: string[] | undefined },
+  s: LoginTokenSettings,
+): void {
+  const { uses, cidrs } = sent;
+  if (uses !== undefined && uses < 0)
+    throw new ValidationError('token_num_uses cannot be negative');
+  if (uses !== undefined) s.token_num_uses = uses;
+  if (cidrs !== undefined) s.token_bound_cidrs = cidrList('token_bound_cidrs', cidrs);
 }
 
 /**
@@ -483,11 +498,11 @@ export async function sendLogin(
     meta: Record<string, string>;
     displayName: string;
     before?: () => void;
-    /** Requests the token may make (0: unlimited), and the addresses it may come from. */
-    numUses?: number;
-    boundCidrs?: string[];
   },
 ): Promise<void> {
+  // Bound CIDRs refuse a login from elsewhere, and bind the token it gets (surface.ts).
+  const boundCidrs = s.token_bound_cidrs ?? [];
+  if (!allowedFrom(ctx.request.ip, boundCidrs)) throw new ForbiddenError('permission denied');
   const policies = s.token_no_default_policy
     ? s.token_policies
     : [...new Set(['default', ...s.token_policies])];
@@ -513,8 +528,8 @@ export async function sendLogin(
     period: s.token_period,
     path: `auth/${m.path}login`,
     authMount: m.accessor,
-    numUses: who.numUses ?? 0,
-    boundCidrs: who.boundCidrs ?? [],
+    numUses: s.token_num_uses ?? 0,
+    boundCidrs,
   };
   const metadata = deps.metadata(ctx);
   const { before } = who;
@@ -539,7 +554,7 @@ export async function sendLogin(
       token_type: 'service',
       orphan: true,
       mfa_requirement: null,
-      num_uses: who.numUses ?? 0,
+      num_uses: s.token_num_uses ?? 0,
     },
   });
 }

@@ -165,6 +165,9 @@ export interface JwtRoleSettings {
   token_explicit_max_ttl: number;
   token_period: number;
   token_no_default_policy: boolean;
+  /** Requests each token may make, and where from (absent on roles written before: 0, any). */
+  token_num_uses?: number;
+  token_bound_cidrs?: string[];
 }
 
 export interface JwtConfigWritten {
@@ -206,6 +209,9 @@ export interface AppRoleSettings {
   token_explicit_max_ttl: number;
   token_period: number;
   token_no_default_policy: boolean;
+  /** Requests each token may make, and where from (absent on roles written before: 0, any). */
+  token_num_uses?: number;
+  token_bound_cidrs?: string[];
 }
 
 export interface AppRoleWritten {

@@ -7,7 +7,7 @@ import { requestData, sendVault } from '../../http/vault.js';
 import { parseFields } from '../fields.js';
 import { checkPolicyName } from '../names.js';
 import type { LoginTokenSettings } from './approle.js';
-import { sendLogin } from './approle.js';
+import { readTokenLimits, sendLogin } from './approle.js';
 import { jwtConfigDecider, jwtRoleDecider } from './commands.js';
 import type { JwtConfig, JwtRoleSettings } from './events.js';
 import { jwtConfigStream, jwtRoleStream } from './events.js';
@@ -199,8 +199,8 @@ export function jwtHandlers(deps: SysRouteDeps) {
         bound_claims_type: 'string',
         claim_mappings: Object.keys(role.claim_mappings).length === 0 ? null : role.claim_mappings,
         groups_claim: '',
-        token_bound_cidrs: [],
-        token_num_uses: 0,
+        token_bound_cidrs: role.token_bound_cidrs ?? [],
+        token_num_uses: role.token_num_uses ?? 0,
         token_type: 'default',
         policies: role.token_policies,
         period: role.token_period,
@@ -224,10 +224,7 @@ export function jwtHandlers(deps: SysRouteDeps) {
       if (d.get('groups_claim')) throw notServed('groups_claim', 'Keel keeps no identity groups');
       if ((d.get('bound_claims_type') ?? 'string') !== 'string')
         throw notServed('bound_claims_type other than string', 'claims are matched exactly');
-      if ((d.get('token_num_uses') ?? 0) !== 0)
-        throw notServed('token_num_uses', 'its tokens have unlimited uses');
-      if ((d.get('token_bound_cidrs') ?? []).length > 0)
-        throw notServed('token_bound_cidrs', 'its tokens are not bound to source addresses');
+      readTokenLimits({ uses: d.get('token_num_uses'), cidrs: d.get('token_bound_cidrs') }, s);
       const tokenType = d.get('token_type') ?? '';
       if (!['', 'default', 'service', 'default-service'].includes(tokenType))
         throw new ValidationError(

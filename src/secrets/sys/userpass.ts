@@ -1,12 +1,12 @@
 import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
-import { ForbiddenError, KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
+import { KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { multierror } from '../../http/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
 import { parseFields } from '../fields.js';
 import { checkPolicyName } from '../names.js';
-import { allowedFrom, cidrList, sendLogin } from './approle.js';
+import { cidrList, sendLogin } from './approle.js';
 import { authMountDecider } from './commands.js';
 import type { UserpassSettings } from './events.js';
 import { userpassUserStream } from './events.js';
@@ -212,14 +212,9 @@ export function userpassRoutes(r: Router, deps: SysRouteDeps): void {
     const matches = await passwordMatches(password, user?.passwordHash ?? (await dummy));
     if (user === undefined || !matches) throw new ValidationError('invalid username or password');
     const s = user.settings;
-    // Bound CIDRs refuse a login from elsewhere, and bind the token it gets (surface.ts).
-    if (!allowedFrom(ctx.request.ip, s.token_bound_cidrs))
-      throw new ForbiddenError('permission denied');
     await sendLogin(ctx, deps, m, s, {
       meta: { username },
       displayName: `${m.path.replace(/\/$/, '')}-${username}`,
-      numUses: s.token_num_uses,
-      boundCidrs: s.token_bound_cidrs,
       // The user may have been deleted or changed while the password was checked.
       before: () => {
         const now = queries.userpassUser(m.accessor, username);

@@ -78,12 +78,40 @@ describe('AppRole', () => {
     expect(bad.errors).toEqual(['invalid CIDR in cidr_list: "10.0.0.0/33"']);
   });
 
+  it("gives its tokens the role's token_num_uses and token_bound_cidrs", async () => {
+    await v1('POST', 'auth/approle/role/limited', { token_num_uses: 2, token_policies: 'default' });
+    expect((await v1('GET', 'auth/approle/role/limited')).data).toMatchObject({
+      token_num_uses: 2,
+      token_bound_cidrs: [],
+    });
+    const roleId = (await v1('GET', 'auth/approle/role/limited/role-id')).data.role_id as string;
+    const secret = async () =>
+      (await v1('POST', 'auth/approle/role/limited/secret-id', {})).data.secret_id as string;
+    const limited = await login(await secret(), roleId);
+    expect((limited.json as { auth: { num_uses: number } }).auth.num_uses).toBe(2);
+    const token = limited.auth!.client_token;
+    expect((await v1('GET', 'auth/token/lookup-self', undefined, token)).data.num_uses).toBe(1);
+    expect((await v1('GET', 'auth/token/lookup-self', undefined, token)).data.num_uses).toBe(-1);
+    expect((await v1('GET', 'auth/token/lookup-self', undefined, token)).status).toBe(403);
+
+    await v1('POST', 'auth/approle/role/limited', {
+      token_num_uses: 0,
+      token_bound_cidrs: '10.9.0.0/16',
+    });
+    expect((await login(await secret(), roleId)).status).toBe(403);
+    await v1('POST', 'auth/approle/role/limited', { token_bound_cidrs: '127.0.0.0/8,::1/128' });
+    const near = await login(await secret(), roleId);
+    expect(near.status, near.text).toBe(200);
+    expect((await v1('POST', 'auth/approle/role/limited', { token_num_uses: -1 })).errors).toEqual([
+      'token_num_uses cannot be negative',
+    ]);
+    expect(
+      (await v1('POST', 'auth/approle/role/limited', { token_bound_cidrs: '10.0.0.0/33' })).errors,
+    ).toEqual(['invalid CIDR in token_bound_cidrs: "10.0.0.0/33"']);
+  });
+
   it('refuses what Keel does not serve, by name', async () => {
-    for (const [body, what] of [
-      [{ bind_secret_id: false }, 'bind_secret_id false'],
-      [{ token_num_uses: 1 }, 'token_num_uses'],
-      [{ token_bound_cidrs: '10.0.0.0/8' }, 'token_bound_cidrs'],
-    ] as const) {
+    for (const [body, what] of [[{ bind_secret_id: false }, 'bind_secret_id false']] as const) {
       const r = await v1('POST', 'auth/approle/role/app', body);
       expect(r.status).toBe(400);
       expect(r.errors?.[0]).toContain(`${what} is not supported by Keel's AppRole`);
