@@ -273,7 +273,10 @@ export interface TokenRoleSettings {
   /** Seconds; 0: none. */
   explicit_max_ttl: number;
   period: number;
+  /** The addresses its tokens may be used from (empty: any). */
   token_bound_cidrs: string[];
+  /** Requests each of its tokens may make at most (absent or 0: as asked). */
+  token_num_uses?: number;
 }
 
 /** `sys/mounts/:path/tune`: the mount's settings after the change, whole. */

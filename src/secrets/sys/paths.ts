@@ -158,6 +158,7 @@ const ROLE_FIELDS = {
   period: field.duration('Deprecated name of token_period'),
   token_period: field.duration('Tokens of the role are periodic, with this period'),
   token_bound_cidrs: field.commaSlice('CIDRs tokens of the role may be used from'),
+  token_num_uses: field.int('Requests each token of the role may make at most (0: as asked)'),
   token_type: field.string('The type of tokens of the role'),
 };
 export const TOKEN_ROLE = declarePath({

@@ -8,6 +8,7 @@ import { checkPolicyName } from '../names.js';
 import type { TokenRoleSettings } from './events.js';
 import { TOKEN_ROLE } from './paths.js';
 import { SYSTEM_LEASE_TTL, type MountTtls, type TokenRow } from './projection.js';
+import { cidrList } from './approle.js';
 import type { SysRouteDeps } from './routes.js';
 
 /** The smaller of two caps where each is set (> 0); 0 when neither is. */
@@ -109,6 +110,7 @@ const roleView = (name: string, r: TokenRoleSettings) => ({
   period: r.period,
   token_period: r.period,
   token_bound_cidrs: r.token_bound_cidrs,
+  token_num_uses: r.token_num_uses ?? 0,
   token_type: 'default-service',
 });
 
@@ -160,11 +162,12 @@ export function tokenRoleRoutes(r: Router, deps: SysRouteDeps): void {
     s.explicit_max_ttl =
       d.get('token_explicit_max_ttl') ?? d.get('explicit_max_ttl') ?? s.explicit_max_ttl;
     s.period = d.get('token_period') ?? d.get('period') ?? s.period;
-    const cidrs = d.get('token_bound_cidrs') ?? s.token_bound_cidrs;
-    if (cidrs.length > 0)
-      throw new ValidationError(
-        'token_bound_cidrs is not supported by Keel: its tokens are not bound to source addresses',
-      );
+    const cidrs = d.get('token_bound_cidrs');
+    if (cidrs !== undefined) s.token_bound_cidrs = cidrList('token_bound_cidrs', cidrs);
+    const uses = d.get('token_num_uses');
+    if (uses !== undefined && uses < 0)
+      throw new ValidationError('token_num_uses cannot be negative');
+    if (uses !== undefined) s.token_num_uses = uses;
     const type = d.get('token_type') ?? '';
     if (!['', 'service', 'default-service', 'default'].includes(type))
       throw new ValidationError(`token_type ${JSON.stringify(type)} is not supported by Keel`);

@@ -198,8 +198,10 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
     const role = roleName === undefined ? undefined : queries.tokenRole(roleName);
     if (roleName !== undefined && role === undefined)
       throw new ValidationError(`unknown role ${roleName}`);
-    const numUses = fields.get('num_uses') ?? 0;
-    if (numUses < 0) throw new ValidationError('number of uses cannot be negative');
+    const asked = fields.get('num_uses') ?? 0;
+    if (asked < 0) throw new ValidationError('number of uses cannot be negative');
+    // A role's count is a ceiling on what is asked, as the reference sets it.
+    const numUses = smallestSet(asked, role?.token_num_uses);
     const type = fields.get('type') ?? '';
     if (!['', 'service', 'default-service', 'default'].includes(type))
       throw new ValidationError(`token type ${JSON.stringify(type)} is not supported by Keel`);
@@ -246,6 +248,7 @@ export function tokenRoutes(r: Router, deps: SysRouteDeps): void {
         explicitMaxTtl,
         period,
         numUses,
+        boundCidrs: role?.token_bound_cidrs ?? [],
         ...(roleName === undefined
           ? {}
           : {

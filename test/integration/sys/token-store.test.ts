@@ -114,13 +114,42 @@ describe('token TTLs as the reference sets them', () => {
     expect(looked.data).toMatchObject({ id: '', accessor });
   });
 
-  it('negative num_uses, batch tokens and bound CIDRs on token roles are refused, naming them', async () => {
+  it('negative num_uses and batch tokens are refused, naming them', async () => {
     const uses = await v1('POST', 'auth/token/create', { num_uses: -1 });
     expect(uses.json).toEqual({ errors: ['number of uses cannot be negative'] });
     const batch = await v1('POST', 'auth/token/create', { type: 'batch' });
     expect(batch.json).toEqual({ errors: ['token type "batch" is not supported by Keel'] });
-    const cidrs = await v1('POST', 'auth/token/roles/bound', { token_bound_cidrs: '10.0.0.0/8' });
-    expect(cidrs.text).toContain('token_bound_cidrs is not supported by Keel');
+  });
+
+  it("a token role's token_num_uses caps its tokens' uses and its token_bound_cidrs bind them", async () => {
+    const w = await v1('POST', 'auth/token/roles/bound', {
+      token_bound_cidrs: '10.0.0.0/8',
+      token_num_uses: 3,
+    });
+    expect(w.status, w.text).toBe(204);
+    expect((await v1('GET', 'auth/token/roles/bound')).data).toMatchObject({
+      token_bound_cidrs: ['10.0.0.0/8'],
+      token_num_uses: 3,
+    });
+    const far = await create({ num_uses: 5 }, 'auth/token/create/bound');
+    expect((await lookup(far.auth.client_token)).num_uses).toBe(3);
+    // Bound elsewhere than the test client: the token is refused as invalid.
+    expect(
+      (await v1('GET', 'auth/token/lookup-self', undefined, far.auth.client_token)).status,
+    ).toBe(403);
+    await v1('POST', 'auth/token/roles/near', {
+      token_bound_cidrs: '127.0.0.0/8,::1/128',
+      token_num_uses: 3,
+    });
+    const fewer = await create({ num_uses: 2 }, 'auth/token/create/near');
+    expect((await lookup(fewer.auth.client_token)).num_uses).toBe(2);
+    const near = await v1('GET', 'auth/token/lookup-self', undefined, fewer.auth.client_token);
+    expect(near.status).toBe(200);
+    expect(near.data.bound_cidrs).toEqual(['127.0.0.0/8', '::1/128']);
+    expect((await v1('POST', 'auth/token/roles/near', { token_num_uses: -1 })).json).toEqual({
+      errors: ['token_num_uses cannot be negative'],
+    });
+    for (const role of ['bound', 'near']) await v1('DELETE', `auth/token/roles/${role}`);
   });
 });
 
