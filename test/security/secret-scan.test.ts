@@ -153,6 +153,14 @@ describe('a data directory after real use', () => {
       auth: { client_token: string };
     };
     secrets.push(token.auth.client_token);
+    // A userpass password is kept only as a salted hash; the token its login gets as an HMAC.
+    const password = 'userpass-Pa55-kept-nowhere';
+    await v1('POST', 'sys/auth/userpass', { type: 'userpass' });
+    await v1('POST', 'auth/userpass/users/scan', { password, token_policies: 'default' });
+    const login = (await v1('POST', 'auth/userpass/login/scan', { password })) as {
+      auth: { client_token: string };
+    };
+    secrets.push(password, login.auth.client_token);
 
     // While running, the WAL holds the freshest pages; after the stop, the checkpointed files.
     expect(findSecrets(daemon.dataDir, secrets)).toEqual([]);
