@@ -1,5 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve as resolvePath } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import type { Core } from '../../context.js';
 import type { RunsModel } from '../model.js';
@@ -17,8 +19,10 @@ import type { WorkspaceVariable } from './types.js';
  * at `TFC_VAULT_AUTH_PATH` with the role `TFC_VAULT_RUN_ROLE`; the token that login gives reads
  * credentials of the AWS role `TFC_VAULT_BACKED_AWS_RUN_VAULT_ROLE` from the engine at
  * `TFC_VAULT_BACKED_AWS_MOUNT_PATH` (`creds/` for `iam_user`, `sts/` for `assumed_role` and
- * `federation_token`). When the phase ends, that token is revoked, and with it the lease (its
- * IAM user deleted). Every step is a request to the Vault API, so each is in the audit log.
+ * `federation_token`). The same keys are in a shared credentials file the reference's Terraform
+ * variable `tfc_vault_backed_aws_dynamic_credentials` names. When the phase ends, the file is
+ * removed and that token revoked, and with it the lease (its IAM user deleted). Every step is a
+ * request to the Vault API, so each is in the audit log.
  *
  * Anything missing or not served fails the phase before terraform starts, naming it.
  */
@@ -181,6 +185,42 @@ interface Held {
   ca: readonly string[] | null;
   token: string;
   leaseId: string;
+  /** The directory of the phase's shared credentials file, removed when the phase ends. */
+  dir: string | null;
+}
+
+/**
+ * The reference's Terraform variable for provider configurations: the shared credentials file of
+ * the default credentials (`aliases` stays empty: Keel serves no tagged aliases). A configuration
+ * that declares it can point a provider's `shared_credentials_files` at it.
+ */
+export const DYNAMIC_CREDENTIALS_VARIABLE = 'tfc_vault_backed_aws_dynamic_credentials';
+
+/**
+ * A private directory of the run under Keel's data directory, holding an AWS shared credentials
+ * file with the keys. The path is the same for the run's plan and apply: terraform applies a plan
+ * with the variable values the plan was made with.
+ */
+function credentialsFile(
+  dataDir: string,
+  runId: string,
+  keys: { id: string; secret: string; session: string | null },
+): { dir: string; file: string } {
+  const dir = resolvePath(dataDir, 'phase-credentials', runId);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const file = join(dir, 'credentials');
+  writeFileSync(
+    file,
+    [
+      '[default]',
+      `aws_access_key_id = ${keys.id}`,
+      `aws_secret_access_key = ${keys.secret}`,
+      ...(keys.session === null ? [] : [`aws_session_token = ${keys.session}`]),
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  return { dir, file };
 }
 
 export interface VaultBackedAws {
@@ -291,8 +331,14 @@ export function vaultBackedAws(
           throw new VaultAwsError(
             `reading ${settings.authType} credentials of role ${settings.awsRole} at ${settings.mount} failed: ${errorsOf(read)}`,
           );
-        const session = data.security_token ?? data.session_token;
-        phases.set(key(phase.runId, phase.phase), { settings, ca, token, leaseId });
+        const raw = data.security_token ?? data.session_token;
+        const session = typeof raw === 'string' && raw !== '' ? raw : null;
+        const { dir, file } = credentialsFile(core.config.dataDir, phase.runId, {
+          id: data.access_key,
+          secret: data.secret_key,
+          session,
+        });
+        phases.set(key(phase.runId, phase.phase), { settings, ca, token, leaseId, dir });
         const env = (k: string, value: string): WorkspaceVariable => ({
           key: k,
           value,
@@ -303,13 +349,18 @@ export function vaultBackedAws(
         return [
           env('AWS_ACCESS_KEY_ID', data.access_key),
           env('AWS_SECRET_ACCESS_KEY', data.secret_key),
-          ...(typeof session === 'string' && session !== ''
-            ? [env('AWS_SESSION_TOKEN', session)]
-            : []),
+          ...(session === null ? [] : [env('AWS_SESSION_TOKEN', session)]),
+          {
+            key: `TF_VAR_${DYNAMIC_CREDENTIALS_VARIABLE}`,
+            value: `{default={shared_credentials_file=${JSON.stringify(file)}},aliases={}}`,
+            category: 'env',
+            hcl: false,
+            sensitive: false,
+          },
         ];
       } catch (err) {
         // Nothing is handed out: the login's token (and anything it got) goes now.
-        await revoke({ settings, ca, token, leaseId: '' });
+        await revoke({ settings, ca, token, leaseId: '', dir: null });
         throw err;
       }
     },
@@ -317,6 +368,7 @@ export function vaultBackedAws(
       const held = phases.get(key(runId, phase));
       if (held === undefined) return;
       phases.delete(key(runId, phase));
+      if (held.dir !== null) rmSync(held.dir, { recursive: true, force: true });
       await revoke(held);
     },
     held: () => [...phases.values()].map((h) => h.leaseId),

@@ -171,10 +171,30 @@ describe('Vault-backed AWS credentials from Keel itself', () => {
       `--output json > ${out}/identity.json`,
       `&& printf '%s\\n%s\\n%s' "$AWS_ACCESS_KEY_ID" "$AWS_SECRET_ACCESS_KEY" "$\${AWS_SESSION_TOKEN:-none}" > ${out}/keys`,
     ].join(' ');
-    const config = `resource "terraform_data" "a" {
+    // the reference's variable: the same keys in a shared credentials file, as a provider's
+    // shared_credentials_files would read them (the environment's keys taken away)
+    const fromFile = [
+      'env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_SESSION_TOKEN',
+      `AWS_CONFIG_FILE=/dev/null AWS_CA_BUNDLE=${host.caFile}`,
+      'AWS_SHARED_CREDENTIALS_FILE=${var.tfc_vault_backed_aws_dynamic_credentials.default.shared_credentials_file}',
+      `${AWS} sts get-caller-identity --endpoint-url ${host.url}/cloud/sts --region us-east-1`,
+      `--output json > ${out}/from-file.json`,
+      '&& printf %s ${var.tfc_vault_backed_aws_dynamic_credentials.default.shared_credentials_file}',
+      `> ${out}/credentials-path`,
+    ].join(' ');
+    const config = `variable "tfc_vault_backed_aws_dynamic_credentials" {
+  type = object({
+    default = object({ shared_credentials_file = string })
+    aliases = map(object({ shared_credentials_file = string }))
+  })
+}
+resource "terraform_data" "a" {
   input = "x"
   provisioner "local-exec" {
     command = ${JSON.stringify(command)}
+  }
+  provisioner "local-exec" {
+    command = ${JSON.stringify(fromFile)}
   }
 }
 `;
@@ -199,6 +219,14 @@ describe('Vault-backed AWS credentials from Keel itself', () => {
     ];
     expect(id).toMatch(/^AKIA/);
     expect(session).toBe('none');
+    const fromFileIdentity = JSON.parse(readFileSync(join(out, 'from-file.json'), 'utf8')) as {
+      Arn: string;
+    };
+    expect(fromFileIdentity.Arn).toBe(identity.Arn);
+    // the file is Keel's own (under its data directory) and goes with the phase
+    const credentialsPath = readFileSync(join(out, 'credentials-path'), 'utf8');
+    expect(credentialsPath).toContain('/phase-credentials/run-');
+    await expect.poll(() => existsSync(credentialsPath), { timeout: 20_000 }).toBe(false);
     // the keys never show in the log the CLI printed
     expect(apply.stdout).not.toContain(secret);
     expect(apply.stdout).not.toContain(id);
