@@ -114,6 +114,17 @@ describe('keel replay on the real daemon', () => {
         policy: 'path "pki/cert/*" { capabilities = ["read"] }',
       });
       await v1('POST', 'auth/token/create', { policies: ['reader'], ttl: '1h' });
+      // sys: a tuned auth method, a userpass user and its login, a limited token used once.
+      await v1('POST', 'sys/auth/userpass', { type: 'userpass' });
+      await v1('POST', 'sys/auth/userpass/tune', {
+        default_lease_ttl: '2h',
+        description: 'people',
+      });
+      await v1('POST', 'auth/userpass/users/ann', { password: 'pw', token_policies: 'reader' });
+      await v1('POST', 'auth/userpass/login/ann', { password: 'pw' });
+      const limited = await v1('POST', 'auth/token/create', { num_uses: 3 });
+      const used = (limited.json as { auth: { client_token: string } }).auth.client_token;
+      await httpRequest(d.url, 'GET', '/v1/auth/token/lookup-self', { token: used });
       // pki: a root, a role, a certificate issued and revoked (the CRL rebuilt).
       await v1('POST', 'pki/root/generate/internal', {
         common_name: 'Root',
