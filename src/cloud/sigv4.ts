@@ -96,7 +96,7 @@ function safeDecode(s: string): string {
   try {
     return decodeURIComponent(s);
   } catch {
-    return s;
+    return s; // not a valid escape: the text as sent, as the AWS signer takes it
   }
 }
 

@@ -305,7 +305,7 @@ export function verifyWith(
       );
     }
   } catch {
-    return false;
+    return false; // a key or signature the verifier cannot even read verifies nothing
   }
   return false;
 }

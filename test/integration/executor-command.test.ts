@@ -58,6 +58,17 @@ describe('the command driver through the API', () => {
     expect(sv.doc.data.attributes).toMatchObject({ serial: 1 });
   });
 
+  it('an apply that leaves a state file that is not JSON errors and says so in its log', async () => {
+    const { ws } = await flow.workspace();
+    await envVar(ws, 'FAKE_TF_BROKEN_STATE', '1');
+    const cv = await flow.upload(ws, CONFIG);
+    const run = await flow.run(ws, { 'auto-apply': true }, cv);
+    await t.settle();
+    expect(await flow.status(run)).toBe('errored');
+    const apply = await flow.phase(run, 'apply');
+    expect(apply.log).toMatch(/Error: terraform\.tfstate is not valid JSON: /);
+  });
+
   it('cancel during a long plan delivers SIGINT and the run ends canceled', async () => {
     const { ws } = await flow.workspace();
     const cv = await flow.upload(ws, CONFIG);

@@ -48,7 +48,7 @@ export function loopbackRedirect(value: string): URL | null {
   try {
     url = new URL(value);
   } catch {
-    return null;
+    return null; // not an address, so not a loopback one: the caller refuses it
   }
   const port = Number(url.port);
   const loopback = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
@@ -74,7 +74,7 @@ export function appRedirect(
       try {
         return decodeURIComponent(p);
       } catch {
-        return p;
+        return p; // not a valid escape: the segment as sent, which then matches nothing
       }
     });
   const enc = encodeURIComponent;

@@ -54,7 +54,7 @@ export function readRunToken(core: Core, token: string): RunTokenClaims | null {
       return null;
     return claims;
   } catch {
-    return null;
+    return null; // not a run token (bad signature, shape or encoding): the caller answers 401
   }
 }
 

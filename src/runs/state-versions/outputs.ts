@@ -15,7 +15,7 @@ export function outputsOf(state: string): StateOutput[] {
   try {
     doc = JSON.parse(state);
   } catch {
-    return [];
+    return []; // an unreadable document has no outputs; its upload refused non-JSON already
   }
   const outputs = (doc as { outputs?: unknown } | null)?.outputs;
   if (typeof outputs !== 'object' || outputs === null) return [];

@@ -44,7 +44,7 @@ export function requestHandlerFor(
   try {
     origin = new URL(endpoint).origin;
   } catch {
-    return {};
+    return {}; // not a URL: not the listener's, so no trust of it (the SDK refuses the endpoint)
   }
   if (origin !== listener.origin) return {};
   return {
@@ -72,7 +72,7 @@ const readTextFile: ReadText = (path) => {
   try {
     return readFileSync(path, 'utf8');
   } catch {
-    return null;
+    return null; // absent or unreadable counts as absent, as in the AWS SDK's own shared-file loader
   }
 };
 

@@ -5,6 +5,7 @@ import type { Db } from '../../core/database.js';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Ids } from '../../core/ids.js';
+import type { Logger } from '../../core/logger.js';
 import type { NewEvent, StoredEvent } from '../../core/events.js';
 import { Lru } from '../../core/lru.js';
 import { whenAnotherProcessCommits } from '../../core/read-memo.js';
@@ -25,6 +26,8 @@ export interface PkiCore {
   sealer: Sealer;
   clock: Clock;
   ids: Ids;
+  /** Where a failure no request answers for (an OCSP signer that failed) is told. */
+  logger: Logger;
 }
 
 /** How many CA keys (and parsed issuer certificates, chains) are kept in memory at most. */

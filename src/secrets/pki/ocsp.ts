@@ -66,11 +66,18 @@ export function answerOcsp(
   } else {
     certStatus = { status: 'good' };
   }
-  if (responder === undefined) return unauthorized();
+  // An issuer without its key here, or without the ocsp-signing usage, cannot answer for its
+  // certificates (the reference's `unauthorized`); any other failure to sign is logged as well.
+  if (responder === undefined || !authority.canSign(mount, responder, 'ocsp-signing'))
+    return unauthorized();
   let signer: Signer;
   try {
     signer = authority.signer(mount, responder, 'ocsp-signing');
-  } catch {
+  } catch (err) {
+    authority.core.logger.error(
+      { err, mount, issuer: responder.issuer_id },
+      'the OCSP responder could not sign; the request was answered unauthorized',
+    );
     return unauthorized();
   }
   const now = authority.core.clock.now();

@@ -164,8 +164,10 @@ export class PkiService {
       let row: IssuerRow;
       try {
         row = this.authority.resolveIssuer(mount, ref);
-      } catch {
-        return [];
+      } catch (err) {
+        // No such issuer: deleting it is nothing, as the reference answers. Anything else is thrown.
+        if (err instanceof ValidationError) return [];
+        throw err;
       }
       const warnings: string[] = [];
       this.authority.atomically(() => {

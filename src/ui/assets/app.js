@@ -98,6 +98,7 @@ async function startLive() {
     try {
       lastPosition = (await v1('sys/audit/watch?after=0&timeout=0')).position;
     } catch {
+      // Not reached now: the watch loop below shows "Reconnecting…" and tries again.
       lastPosition = 0;
     }
   }

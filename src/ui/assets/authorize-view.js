@@ -9,7 +9,7 @@ function loopback(value) {
     const local = ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
     return url.protocol === 'http:' && local ? url : null;
   } catch {
-    return null;
+    return null; // not an address, so not a loopback one: the view refuses it
   }
 }
 

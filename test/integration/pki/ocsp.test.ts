@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Authority } from '../../../src/secrets/pki/authority.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 import { openssl, scratch } from '../../support/pki-openssl.js';
 
@@ -136,6 +137,23 @@ describe('OCSP responder', () => {
     await t.pki('POST', 'issuer/default', {
       usage: 'read-only,issuing-certificates,crl-signing,ocsp-signing',
     });
+    expect((await send('ocsp', request(leaf))).status).toBe(200);
+  });
+
+  it('a responder that cannot sign for another reason answers unauthorized and logs why', async () => {
+    const failing = vi.spyOn(Authority.prototype, 'signer').mockImplementation(() => {
+      throw new Error('the key cannot be unsealed');
+    });
+    const logged = vi.spyOn(t.app.core.logger, 'error');
+    try {
+      expect((await send('ocsp', request(leaf))).status).toBe(401);
+      const calls = logged.mock.calls as unknown as [{ err?: Error }, string][];
+      const told = calls.find(([, msg]) => msg.startsWith('the OCSP responder could not sign'));
+      expect(told?.[0].err?.message).toBe('the key cannot be unsealed');
+    } finally {
+      failing.mockRestore();
+      logged.mockRestore();
+    }
     expect((await send('ocsp', request(leaf))).status).toBe(200);
   });
 

@@ -99,7 +99,7 @@ function cliValue(literal: string): string {
     try {
       return JSON.parse(trimmed) as string;
     } catch {
-      return trimmed;
+      return trimmed; // not a JSON string after all: the literal as written
     }
   }
   return trimmed;
@@ -234,10 +234,18 @@ function phase<R>(
   return { result, interrupt: () => stop('interrupt'), kill: () => stop('kill') };
 }
 
-async function readState(dir: string): Promise<StateV4 | undefined> {
+/** The state terraform left, if any; one it left unreadable is told in the run's log. */
+async function readState(dir: string, log: LogSink): Promise<StateV4 | undefined> {
+  let text: string;
   try {
-    return JSON.parse(await readFile(join(dir, 'terraform.tfstate'), 'utf8')) as StateV4;
+    text = await readFile(join(dir, 'terraform.tfstate'), 'utf8');
   } catch {
+    return undefined; // no state written (nothing applied yet): the caller reports what it needs
+  }
+  try {
+    return JSON.parse(text) as StateV4;
+  } catch (err) {
+    log(`Error: terraform.tfstate is not valid JSON: ${(err as Error).message}`);
     return undefined;
   }
 }
@@ -302,7 +310,7 @@ export function commandDriver(options: CommandDriverOptions): Driver {
           const init = await p.run(['init', '-input=false', '-no-color']);
           if (init.code !== 0) return { status: 'errored', message: failed('init', init) };
           const apply = await p.run(['apply', '-input=false', '-no-color', PLAN_FILE]);
-          const state = await readState(dir);
+          const state = await readState(dir, request.log);
           const changed =
             state && JSON.stringify(state) !== JSON.stringify(request.state) ? state : undefined;
           if (apply.code !== 0)
@@ -315,7 +323,7 @@ export function commandDriver(options: CommandDriverOptions): Driver {
           return { status: 'finished', state, counts: applyCountsFrom(lines) };
         },
         async (_p, dir) => {
-          const state = await readState(dir);
+          const state = await readState(dir, request.log);
           const changed =
             state && JSON.stringify(state) !== JSON.stringify(request.state) ? state : undefined;
           return { status: 'canceled', ...(changed ? { state: changed } : {}) };
