@@ -14,7 +14,8 @@ import { EventStore } from '../src/core/event-store.js';
 import { systemMetadata } from '../src/core/events.js';
 import { randomIds } from '../src/core/ids.js';
 import { silentLogger } from '../src/core/logger.js';
-import { ledgerCommands, ledgerContext } from '../test/support/ledger/context.js';
+import { accountDecider, ledgerContext } from '../test/support/ledger/context.js';
+import { accountStream, type LedgerEvent } from '../test/support/ledger/events.js';
 import type { BenchResult } from './support.js';
 import { round } from './support.js';
 
@@ -92,7 +93,6 @@ function keelCommands(
     backgroundCheckpoints: true,
     extraContexts: (core) => (projection ? [ledgerContext(core)] : []),
   });
-  const commands = ledgerCommands(app.core);
   const meta = systemMetadata('bench');
   if (kind === 'plain') {
     // The same command through a decider that is a plain fold: what the machine check costs.
@@ -110,10 +110,30 @@ function keelCommands(
       close: () => app.close(),
     };
   }
-  for (let a = 0; a < 100; a++) commands.open(`b${a}`, 'bench', '0000', meta);
+  for (let a = 0; a < 100; a++)
+    app.core.handler.handleSync(
+      accountStream(`b${a}`),
+      accountDecider,
+      (): LedgerEvent[] => [
+        {
+          type: 'AccountOpened',
+          data: { id: `b${a}`, owner: 'bench', pin: app.core.sealer.seal('0000') },
+        },
+      ],
+      meta,
+    );
+  // One command at a time, synchronously: the command path's own cost, without group commit
+  // (bench/command-path.ts measures the daemon's asynchronous path under concurrency).
   return {
     loop: (from, n) =>
-      timed(n, from, (i) => void commands.deposit(`b${i % 100}`, 1 + (i % 50), meta)),
+      timed(n, from, (i) => {
+        app.core.handler.handleSync(
+          accountStream(`b${i % 100}`),
+          accountDecider,
+          (): LedgerEvent[] => [{ type: 'FundsDeposited', data: { amount: 1 + (i % 50) } }],
+          meta,
+        );
+      }),
     close: () => app.close(),
   };
 }

@@ -8,7 +8,8 @@ import { systemMetadata } from '../src/core/events.js';
 import { randomIds } from '../src/core/ids.js';
 import { silentLogger } from '../src/core/logger.js';
 import { PostgresDatabase } from '../src/core/store/postgres.js';
-import { ledgerCommands } from '../test/support/ledger/context.js';
+import { accountDecider } from '../test/support/ledger/context.js';
+import { accountStream, type LedgerEvent } from '../test/support/ledger/events.js';
 import { clusterUrl, startCluster } from '../test/support/postgres.js';
 import type { BenchResult } from './support.js';
 import { median, round } from './support.js';
@@ -67,11 +68,20 @@ export async function benchStore(): Promise<BenchResult[]> {
       logger: silentLogger(),
       sealKey: Buffer.alloc(32, 9),
     });
-    const commands = ledgerCommands(app.core);
     const meta = systemMetadata('bench');
-    for (let a = 0; a < 100; a++) commands.open(`b${a}`, 'bench', '0000', meta);
+    const command = (id: string, event: LedgerEvent) =>
+      app.core.handler.handleSync(accountStream(id), accountDecider, () => [event], meta);
+    for (let a = 0; a < 100; a++)
+      command(`b${a}`, {
+        type: 'AccountOpened',
+        data: { id: `b${a}`, owner: 'bench', pin: app.core.sealer.seal('0000') },
+      });
+    // One command at a time, synchronously: a command's own round trips, without group commit
+    // (bench/command-path.ts measures nodes under concurrency against pgbench).
     const keelLoop = (from: number, n: number) =>
-      timed(n, from, (i) => void commands.deposit(`b${i % 100}`, 1 + (i % 50), meta));
+      timed(n, from, (i) => {
+        command(`b${i % 100}`, { type: 'FundsDeposited', data: { amount: 1 + (i % 50) } });
+      });
 
     /** Interleaved rounds of both loops; medians of the rates and of the rounds' ratios. */
     let offset = 0;

@@ -47,8 +47,12 @@ export class CommandHandler {
   constructor(store: EventStore, clock: Clock, durability: Durability = COMMIT_IS_DURABLE) {
     this.#store = store;
     this.#clock = clock;
-    // What the batch being committed kept: announced, and its folds trusted, once it is durable.
-    let ended: { events: StoredEvent[]; folds: [Fold, string][] } = { events: [], folds: [] };
+    // What a batch kept: announced, and its folds trusted, once it is durable.
+    interface Written {
+      events: StoredEvent[];
+      streams: string[];
+      folds: [Fold, string][];
+    }
     const forget = (folds: [Fold, string][]) => {
       for (const [fold, stream] of folds) fold.delete(stream);
     };
@@ -68,24 +72,24 @@ export class CommandHandler {
         this.#itemFolds = [];
         store.batch.itemKept();
       },
-      ended: () => {
-        ended = { events: store.batch.end(), folds: this.#batchFolds };
+      ended: (): Written => {
+        const written = { ...store.batch.end(), folds: this.#batchFolds };
         this.#batchFolds = [];
+        return written;
       },
       aborted: () => {
-        forget(ended.folds);
         forget(this.#batchFolds);
         forget(this.#itemFolds);
-        ended = { events: [], folds: [] };
         this.#batchFolds = [];
         this.#itemFolds = [];
         store.batch.aborted();
       },
-      durable: () => {
-        const { events } = ended;
-        ended = { events: [], folds: [] };
-        store.batch.committed(events);
+      failed: (batch) => {
+        const written = batch as Written;
+        forget(written.folds);
+        store.batch.failed(written.streams);
       },
+      durable: (batch) => store.batch.committed((batch as Written).events),
     });
   }
 

@@ -130,7 +130,31 @@ export function batchDurability(db: Db): Durability {
     wal.catch(() => (wal = undefined));
     return wal;
   };
+  // One fdatasync at a time; a commit waits for the first that starts after it returned, so
+  // one sync covers every batch committed while the one before it was running.
+  let running: Promise<void> | null = null;
+  let next: Promise<void> | null = null;
+  const syncAfterNow = (): Promise<void> => {
+    if (running === null) {
+      running = walFile()
+        .then((handle) => handle.datasync())
+        .finally(() => (running = null));
+      return running;
+    }
+    next ??= running.then(
+      () => {
+        next = null;
+        return syncAfterNow();
+      },
+      (err: unknown) => {
+        next = null;
+        throw err;
+      },
+    );
+    return next;
+  };
   return {
+    overlaps: true,
     around(batch) {
       // SQLite takes this pragma only outside a transaction.
       db.exec('PRAGMA synchronous = NORMAL');
@@ -143,7 +167,7 @@ export function batchDurability(db: Db): Durability {
     async commit(commitNow) {
       commitNow();
       try {
-        await (await walFile()).datasync();
+        await syncAfterNow();
       } catch (err) {
         throw new SyncFailed((err as Error).message);
       }

@@ -187,7 +187,13 @@ export class EventStore {
       throw err;
     }
     const end = stored[stored.length - 1]!;
-    if (enclosed) {
+    if (this.#held !== null) {
+      // Inside a group-commit batch: remembered for the batch's later commands, forgotten again
+      // if the command or the batch is undone.
+      this.#last = { position: end.position, hash: end.hash };
+      this.#versions.set(stream, end.version);
+      this.#held.streams.push(stream);
+    } else if (enclosed) {
       this.#last = null;
       this.#versions.delete(stream);
     } else {
@@ -206,40 +212,61 @@ export class EventStore {
    */
   readonly batch = {
     begin: (): void => {
-      this.#held = { item: [], kept: [] };
+      this.#held = { item: [], kept: [], streams: [], itemStreams: 0, itemLast: this.#last };
     },
     itemStart: (): void => {
-      if (this.#held !== null) this.#held.item = [];
+      if (this.#held === null) return;
+      this.#held.item = [];
+      this.#held.itemStreams = this.#held.streams.length;
+      this.#held.itemLast = this.#last;
     },
     itemUndone: (): void => {
-      if (this.#held !== null) this.#held.item = [];
+      const held = this.#held;
+      if (held === null) return;
+      held.item = [];
+      for (const stream of held.streams.splice(held.itemStreams)) this.#versions.delete(stream);
+      this.#last = held.itemLast;
     },
     itemKept: (): void => {
       if (this.#held === null) return;
       for (const e of this.#held.item) this.#held.kept.push(e);
       this.#held.item = [];
     },
-    /** Every item has run: what the batch kept, held until it is committed and durable. */
-    end: (): StoredEvent[] => {
-      const kept = this.#held?.kept ?? [];
+    /**
+     * Every item has run: what the batch kept, held until it is durable, and the streams whose
+     * versions it remembered (forgotten if its COMMIT fails).
+     */
+    end: (): { events: StoredEvent[]; streams: string[] } => {
+      const held = this.#held;
       this.#held = null;
-      return kept;
+      return { events: held?.kept ?? [], streams: held?.streams ?? [] };
     },
-    /** The batch was rolled back, or its COMMIT failed: nothing of it happened. */
+    /** The batch was rolled back while being written: nothing of it happened. */
     aborted: (): void => {
+      for (const stream of this.#held?.streams ?? []) this.#versions.delete(stream);
       this.#held = null;
       this.#last = null;
     },
-    /** The batch is committed and durable: its end is the log's, and its events are announced. */
+    /** The batch's COMMIT failed after it was written: forget what it made remembered. */
+    failed: (streams: readonly string[]): void => {
+      for (const stream of streams) this.#versions.delete(stream);
+      this.#last = null;
+    },
+    /** The batch is committed and durable: its events are announced. */
     committed: (kept: readonly StoredEvent[]): void => {
-      const end = kept.at(-1);
-      if (end !== undefined && (this.#last === null || this.#last.position < end.position))
-        this.#last = { position: end.position, hash: end.hash };
       if (kept.length > 0) this.#announce(kept);
     },
   };
 
-  #held: { item: StoredEvent[]; kept: StoredEvent[] } | null = null;
+  #held: {
+    item: StoredEvent[];
+    kept: StoredEvent[];
+    /** Streams whose versions the batch remembered, in order; `itemStreams` where the item began. */
+    streams: string[];
+    itemStreams: number;
+    /** The end of the log when the item began. */
+    itemLast: { position: number; hash: string } | null;
+  } | null = null;
 
   #announce(events: readonly StoredEvent[]): void {
     for (const listener of this.#listeners) listener(events);

@@ -11,6 +11,12 @@ import type { Db } from './database.js';
  * rejection says the batch was not committed.
  */
 export interface Durability {
+  /**
+   * Whether the next batch may be written while this one's durability is awaited (SQLite: its
+   * COMMIT has returned and only the disk sync is pending, which a later sync covers too). A
+   * PostgreSQL COMMIT in flight holds the writer's session, so the next batch waits.
+   */
+  readonly overlaps?: boolean;
   /** Wraps the whole batch (what must be set before BEGIN and restored after the COMMIT). */
   around?(batch: () => void): void;
   commit(commitNow: () => void): Promise<void>;
@@ -48,12 +54,17 @@ export interface BatchHooks {
   undone(): void;
   /** The item's savepoint was released: keep what it wrote for the batch. */
   kept(): void;
-  /** Every item has run; the COMMIT is next (synchronous, before anything else runs). */
-  ended(): void;
-  /** The whole batch was rolled back, or its COMMIT failed. */
+  /**
+   * Every item has run; the COMMIT is next (synchronous, before anything else runs). Answers what
+   * `durable` or `failed` is given for this batch.
+   */
+  ended(): unknown;
+  /** The whole batch was rolled back while it was being written. */
   aborted(): void;
+  /** The batch's COMMIT, or its sync, failed after it was written. */
+  failed(batch: unknown): void;
   /** The batch is committed and durable: what it kept may now be announced. */
-  durable(): void;
+  durable(batch: unknown): void;
 }
 
 const NO_HOOKS: BatchHooks = {
@@ -63,6 +74,7 @@ const NO_HOOKS: BatchHooks = {
   kept: () => undefined,
   ended: () => undefined,
   aborted: () => undefined,
+  failed: () => undefined,
   durable: () => undefined,
 };
 
@@ -85,6 +97,8 @@ export class GroupCommit {
   #queue: Pending[] = [];
   #writing = false;
   #scheduled = false;
+  /** The last batch written, settling (its promises settle once it is durable). */
+  #settling: Promise<void> = Promise.resolve();
   /** Set when a disk sync failed: what was committed is not known to be durable, so nothing more is taken. */
   #broken: Error | null = null;
   /** The item running now, if a batch is being written (work may ask whether it is inside one). */
@@ -137,6 +151,7 @@ export class GroupCommit {
     while (this.#writing || this.#queue.length > 0) {
       await this.submit(() => undefined).catch(() => undefined);
     }
+    await this.#settling;
   }
 
   #schedule(): void {
@@ -154,51 +169,61 @@ export class GroupCommit {
     this.#writing = true;
     const batch = this.#queue;
     this.#queue = [];
+    let written: { committed: Promise<void>; token: unknown } | undefined;
     try {
-      let committed: Promise<void> | undefined;
-      try {
-        const run = () => {
-          committed = this.#run(batch);
-        };
-        if (this.#durability.around === undefined) run();
-        else this.#durability.around(run);
-      } catch (err) {
-        // The transaction itself failed (BEGIN, or a failure that ended it): nothing was written.
-        for (const item of batch) item.outcome = { ok: false, error: err };
-      }
-      if (committed !== undefined) {
-        try {
-          await committed;
-          this.#hooks.durable();
-        } catch (err) {
-          this.#hooks.aborted();
-          let error = err;
-          if (err instanceof SyncFailed) {
-            this.#broken = new Error(
-              `the log's disk sync failed, so what was committed is not known to be durable; restart the daemon: ${err.message}`,
-            );
-            error = this.#broken;
-            for (const item of this.#queue.splice(0)) item.reject(this.#broken);
-          }
-          for (const item of batch) item.outcome = { ok: false, error };
-        }
-      }
-    } finally {
-      this.#writing = false;
+      const run = () => {
+        written = this.#run(batch);
+      };
+      if (this.#durability.around === undefined) run();
+      else this.#durability.around(run);
+    } catch (err) {
+      // The transaction itself failed (BEGIN, or a failure that ended it): nothing was written.
+      for (const item of batch) item.outcome = { ok: false, error: err };
     }
-    for (const item of batch) {
-      const outcome = item.outcome ?? { ok: false, error: new Error('batch item did not run') };
-      if (outcome.ok) item.resolve(outcome.value);
-      else item.reject(outcome.error);
-    }
+    // Batches settle in the order they were written, each once it is durable.
+    const previous = this.#settling;
+    const settled = (async () => {
+      await previous;
+      if (written !== undefined) await this.#durable(batch, written);
+      for (const item of batch) {
+        const outcome = item.outcome ?? { ok: false, error: new Error('batch item did not run') };
+        if (outcome.ok) item.resolve(outcome.value);
+        else item.reject(outcome.error);
+      }
+    })();
+    this.#settling = settled;
+    if (this.#durability.overlaps !== true) await settled;
+    this.#writing = false;
     if (this.#queue.length > 0) this.#schedule();
+    await settled;
+  }
+
+  async #durable(
+    batch: Pending[],
+    written: { committed: Promise<void>; token: unknown },
+  ): Promise<void> {
+    try {
+      await written.committed;
+      this.#hooks.durable(written.token);
+    } catch (err) {
+      this.#hooks.failed(written.token);
+      let error = err;
+      if (err instanceof SyncFailed) {
+        this.#broken ??= new Error(
+          `the log's disk sync failed, so what was committed is not known to be durable; restart the daemon: ${err.message}`,
+        );
+        error = this.#broken;
+        for (const item of this.#queue.splice(0)) item.reject(this.#broken);
+      }
+      for (const item of batch) item.outcome = { ok: false, error };
+    }
   }
 
   /**
    * The batch's transaction: a savepoint per item (unless it undoes itself), then the commit.
    * Synchronous from BEGIN until the COMMIT is sent; answers the promise of its durability.
    */
-  #run(batch: Pending[]): Promise<void> {
+  #run(batch: Pending[]): { committed: Promise<void>; token: unknown } {
     const s = this.#stmts;
     s.begin.run();
     this.#inBatch = true;
@@ -228,8 +253,8 @@ export class GroupCommit {
         }
       }
       this.#inBatch = false;
-      this.#hooks.ended();
-      return this.#durability.commit(() => s.commit.run());
+      const token = this.#hooks.ended();
+      return { committed: this.#durability.commit(() => s.commit.run()), token };
     } catch (err) {
       this.#inBatch = false;
       if (this.#db.inTransaction) s.rollback.run();

@@ -107,7 +107,7 @@ function submit(handler: CommandHandler, c: Command): Promise<unknown> {
       return handler.handle(
         stream(c.account),
         accountDecider,
-        () => [
+        (): LedgerEvent[] => [
           { type: 'AccountOpened', data: { id: stream(c.account), owner: `o${c.owner}`, pin } },
         ],
         meta,
