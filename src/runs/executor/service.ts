@@ -162,6 +162,12 @@ export class Executor {
   readonly #pool: ExecutionPool;
   /** Phases from start to recorded outcome (the pool only knows the driver part). */
   readonly #inFlight = new Set<Promise<void>>();
+  /**
+   * `runId:phase` from start until the outcome is durable: a second delivery of the event that
+   * starts a phase (delivery is at least once) is ignored, also while the first one's outcome is
+   * still being recorded.
+   */
+  readonly #active = new Set<string>();
   #abandoned = false;
 
   constructor(options: ExecutorOptions) {
@@ -169,9 +175,13 @@ export class Executor {
     this.#pool = new ExecutionPool(options.concurrency);
   }
 
-  /** Whether a phase of this run is running or waiting here. */
+  /** Whether a phase of this run is running, waiting or recording its outcome here. */
   has(runId: string): boolean {
-    return this.#pool.has(runId);
+    return (
+      this.#pool.has(runId) ||
+      this.#active.has(`${runId}:plan`) ||
+      this.#active.has(`${runId}:apply`)
+    );
   }
 
   /** Starts the plan of a run in `planning`; resolves when the outcome is recorded. */
@@ -238,6 +248,17 @@ export class Executor {
 
   async #execute(run: PhaseRun, phase: Phase, preface: readonly string[]): Promise<void> {
     if (this.#abandoned) return;
+    const key = `${run.id}:${phase}`;
+    if (this.#active.has(key)) return;
+    this.#active.add(key);
+    try {
+      await this.#executeOnce(run, phase, preface);
+    } finally {
+      this.#active.delete(key);
+    }
+  }
+
+  async #executeOnce(run: PhaseRun, phase: Phase, preface: readonly string[]): Promise<void> {
     const { port, logs } = this.#options;
     const id = port.phaseId(run.id, phase);
     for (const line of preface) logs.append(id, line);
