@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ValidationError } from '../../../src/core/errors.js';
+import { ForbiddenError, ValidationError } from '../../../src/core/errors.js';
 import { systemMetadata } from '../../../src/core/events.js';
 import type { Core } from '../../../src/context.js';
 import { createSysCommands } from '../../../src/secrets/sys/commands.js';
@@ -92,5 +92,37 @@ describe('sys commands', () => {
     await spec()
       .whenAsync((core) => sys(core).enableMount({ ...aws, path: 'a/' }, () => ['a/b/'], meta))
       .refused(ValidationError, 'path is already in use at a/b/');
+  });
+
+  it('spends a limited token one use at a time; the last is -1; a token used up or unlimited', async () => {
+    const s = spec();
+    let accessor = '';
+    let left = 0;
+    const use = (core: Core) =>
+      sys(core)
+        .useToken(accessor, meta)
+        .then((n) => {
+          left = n;
+        });
+    await s
+      .whenAsync(async (core) => {
+        accessor = (await sys(core).createToken({ ...token, numUses: 2 }, meta)).data.accessor;
+      })
+      .then([{ type: 'SecretsTokenCreated', data: { numUses: 2 } }]);
+    await s.whenAsync(use).then([{ type: 'SecretsTokenUsed', data: { accessor, usesLeft: 1 } }]);
+    expect(left).toBe(1);
+    await s.whenAsync(use).then([{ type: 'SecretsTokenUsed', data: { accessor, usesLeft: -1 } }]);
+    expect(left).toBe(-1);
+    await s.whenAsync(use).refused(ForbiddenError, 'permission denied');
+    // A token without a limit appends nothing when used; one never made is refused.
+    await s
+      .whenAsync(async (core) => {
+        accessor = (await sys(core).createToken(token, meta)).data.accessor;
+      })
+      .then([{ type: 'SecretsTokenCreated' }]);
+    await s.whenAsync(use).then([]);
+    expect(left).toBe(0);
+    accessor = 'nobody';
+    await s.whenAsync(use).refused(ForbiddenError, 'permission denied');
   });
 });
