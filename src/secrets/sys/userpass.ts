@@ -109,6 +109,8 @@ export function userpassRoutes(r: Router, deps: SysRouteDeps): void {
     const m = mountOf(ctx);
     if (ctx.state.list !== true)
       throw new KeelError('unsupported', multierror('unsupported operation'));
+    for (const page of ['after', 'limit'])
+      if (ctx.query[page] !== undefined) throw refused(page, 'it lists every user at once');
     const keys = queries.userpassUsernames(m.accessor);
     if (keys.length === 0) throw new NotFoundError('');
     sendVault(ctx, { keys });

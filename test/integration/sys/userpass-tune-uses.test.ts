@@ -196,6 +196,9 @@ describe('userpass', () => {
     expect((await v1('GET', 'auth/userpass/users?list=true')).data).toEqual({
       keys: ['alice', 'bob'],
     });
+    expect((await v1('GET', 'auth/userpass/users?list=true&limit=1')).errors).toEqual([
+      "limit is not supported by Keel's userpass: it lists every user at once",
+    ]);
     const bob = await v1('POST', 'auth/userpass/login/bob', { password: 'b' }, null);
     expect(bob.auth!.lease_duration).toBe(10);
     expect((await v1('DELETE', 'auth/userpass/users/bob')).status).toBe(204);
