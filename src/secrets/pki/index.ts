@@ -11,56 +11,31 @@ import { acmeStreams } from './acme/events.js';
 import { streams } from './events.js';
 import { CRL_REBUILD, PKI_AUTO_TIDY, PKI_TIDY, pkiProjection } from './projection.js';
 import { runTidy, startAutoTidy } from './tidy.js';
-import { tidyRoutes } from './routes/tidy.js';
-import { configRoutes } from './routes/config.js';
-import { fetchRoutes } from './routes/fetch.js';
-import { ocspRoutes } from './routes/ocsp.js';
-import { issueRoutes } from './routes/issue.js';
-import { issuerRoutes } from './routes/issuers.js';
-import { keyRoutes } from './routes/keys.js';
-import { revokeRoutes } from './routes/revoke.js';
-import { roleRoutes } from './routes/roles.js';
+import { routerOf, sudoOf, unauthenticatedOf } from '../route.js';
 import { rebuildCrl } from './crls.js';
 import { fireValidation } from './acme/challenges.js';
 import { ACME_UNAUTHENTICATED } from './acme/directory.js';
 import { ACME_EXPIRE, ACME_VALIDATE, acmeProjection } from './acme/projection.js';
 import { expireOrder } from './acme/authorizations.js';
-import { acmeRoutes } from './acme/routes.js';
 import { AcmeService } from './acme/service.js';
-import { acmeSettingsRoutes } from './acme/settings.js';
 import type { MountTtls } from '../sys/projection.js';
 
 /**
  * What relying parties fetch without a token: CA certificates, chains, CRLs, issued certificates
- * and OCSP, exactly the reference's `PathsSpecial.Unauthenticated` (LIST `issuers/` included).
+ * and OCSP, the reference's `PathsSpecial.Unauthenticated` (LIST `issuers/` included). The paths
+ * Keel serves say so in their declarations; these are the reference's patterns beyond them, kept
+ * so that a request there without a token is answered as the reference answers it: `cert/*` is
+ * wider than the declared `cert/:serial…` paths, and the unified CRL and OCSP paths (an Enterprise
+ * feature Keel does not serve) are a 404 rather than a 403.
  */
-const UNAUTHENTICATED: readonly string[] = [
+const UNAUTHENTICATED_BEYOND_DECLARED: readonly string[] = [
   'cert/*',
-  'ca/pem',
-  'ca_chain',
-  'ca',
-  'crl/delta',
-  'crl/delta/pem',
-  'crl/pem',
-  'crl',
-  'issuer/+/crl/der',
-  'issuer/+/crl/pem',
-  'issuer/+/crl',
-  'issuer/+/crl/delta/der',
-  'issuer/+/crl/delta/pem',
-  'issuer/+/crl/delta',
   'issuer/+/unified-crl/der',
   'issuer/+/unified-crl/pem',
   'issuer/+/unified-crl',
   'issuer/+/unified-crl/delta/der',
   'issuer/+/unified-crl/delta/pem',
   'issuer/+/unified-crl/delta',
-  'issuer/+/pem',
-  'issuer/+/der',
-  'issuer/+/json',
-  'issuers/',
-  'ocsp',
-  'ocsp/*',
   'unified-crl/delta',
   'unified-crl/delta/pem',
   'unified-crl/pem',
@@ -143,25 +118,13 @@ export function createPkiContext(
       type: 'pki',
       description: 'certificate authority: issuers, roles, issue, sign, revoke, CRLs',
       routes(mount: Mount): Router {
-        const router = secretsRouter();
-        const scope = { mount, id: mount.accessor };
-        roleRoutes(router, service, scope);
-        issueRoutes(router, authority, scope);
-        issuerRoutes(router, service, scope);
-        keyRoutes(router, service, scope);
-        configRoutes(router, settings, scope);
-        revokeRoutes(router, authority, scope);
-        tidyRoutes(router, authority, scope);
-        fetchRoutes(router, authority, scope);
-        acmeSettingsRoutes(router, acme, scope);
-        acmeRoutes(router, acme, scope);
-        ocspRoutes(router, authority, scope);
-        return router;
+        const scope = { mount, id: mount.accessor, pki: service, authority, settings, acme };
+        return routerOf(secretsRouter(), PKI_PATHS, scope);
       },
-      // Relative paths that need the sudo capability besides their own (as in the reference).
-      sudo: [/^root\/sign-self-issued$/, /^root$/],
+      // All three made from the declarations (src/secrets/route.ts).
+      sudo: sudoOf(PKI_PATHS),
       selfAuthenticated: ACME_UNAUTHENTICATED,
-      unauthenticated: UNAUTHENTICATED,
+      unauthenticated: [...unauthenticatedOf(PKI_PATHS), ...UNAUTHENTICATED_BEYOND_DECLARED],
       paths: PKI_PATHS,
     },
   };

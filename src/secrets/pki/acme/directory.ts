@@ -11,6 +11,10 @@ export const DIRECTORY_PREFIXES = [
   '/issuer/:issuer_ref/roles/:role',
 ] as const;
 
+/** An ACME path under a directory prefix, relative to the mount: `roles/:role/acme/new-order`. */
+export const acmeAt = (prefix: (typeof DIRECTORY_PREFIXES)[number], path: string): string =>
+  `${prefix.slice(1)}${prefix ? '/' : ''}acme/${path}`;
+
 /**
  * The ACME protocol paths, relative to the mount: served without a token (a JWS signed by the
  * account key authenticates them). `acme/new-eab` is an operator path and needs a token.

@@ -1,11 +1,21 @@
-import type Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import { NotFoundError, ValidationError } from '../../../core/errors.js';
+import { ValidationError } from '../../../core/errors.js';
 import { CONFIG_ACME, CONFIG_CLUSTER } from '../paths.js';
-import { fields, meta, param, reply, send, sendKeys, type RouteScope } from '../routes/common.js';
+import { segmentsOnly } from '../../fields.js';
+import {
+  meta,
+  param,
+  pkiRoute,
+  reply,
+  send,
+  sendKeys,
+  type PkiRoute,
+  type PkiScope,
+} from '../routes/common.js';
 import type { AcmeConfig, AcmeSettingsEvent, ClusterConfig, EabPolicy } from './events.js';
-import { DIRECTORY_PREFIXES, directoryOf, directoryName } from './directory.js';
+import { acmeAt, directoryOf, directoryName, type DIRECTORY_PREFIXES } from './directory.js';
 import type { AcmeService } from './service.js';
 
 const EAB_POLICIES: readonly EabPolicy[] = [
@@ -73,31 +83,35 @@ function checkResolver(v: string): string {
  * every directory, `LIST eab/`, `DELETE eab/:id`). These need a token, like the engine's other
  * paths; only the ACME protocol paths do not.
  */
-export function acmeSettingsRoutes(r: Router, service: AcmeService, { id }: RouteScope): void {
-  // Inside a command (`authority.run`): each route's read, check and record are one.
-  const record = (ctx: Parameters<typeof meta>[0], event: AcmeSettingsEvent) =>
-    service.record.settings(id, event, meta(ctx));
-  const command = <T>(fn: () => T): Promise<T> => service.authority.run(fn);
 
-  r.get('/config/cluster', (ctx) => send(ctx, service.cluster(id)));
-  r.post('/config/cluster', async (ctx) => {
-    const b = fields(ctx, CONFIG_CLUSTER);
-    const config = await command(() => {
-      const old = service.cluster(id);
+// Inside a command (`authority.run`): each route's read, check and record are one.
+const record = (ctx: RouterContext, { acme, id }: PkiScope, event: AcmeSettingsEvent) =>
+  acme.record.settings(id, event, meta(ctx));
+const command = <T>({ acme }: PkiScope, fn: () => T): Promise<T> => acme.authority.run(fn);
+
+export const CONFIG_CLUSTER_ROUTE = pkiRoute(CONFIG_CLUSTER, {
+  read: (ctx, { acme, id }) => send(ctx, acme.cluster(id)),
+  update: async (ctx, s, parse) => {
+    const b = parse();
+    const config = await command(s, () => {
+      const old = s.acme.cluster(s.id);
       const config: ClusterConfig = {
         path: checkUrl('path', b.get('path') ?? old.path),
         aia_path: checkUrl('aia_path', b.get('aia_path') ?? old.aia_path),
       };
-      record(ctx, { type: 'PkiClusterConfigured', data: { mount: id, config } });
+      record(ctx, s, { type: 'PkiClusterConfigured', data: { mount: s.id, config } });
       return config;
     });
     reply(ctx, b, config);
-  });
+  },
+});
 
-  r.get('/config/acme', (ctx) => send(ctx, service.config(id)));
-  r.post('/config/acme', async (ctx) => {
-    const b = fields(ctx, CONFIG_ACME);
-    const config = await command(() => {
+export const CONFIG_ACME_ROUTE = pkiRoute(CONFIG_ACME, {
+  read: (ctx, { acme, id }) => send(ctx, acme.config(id)),
+  update: async (ctx, s, parse) => {
+    const { acme: service, id } = s;
+    const b = parse();
+    const config = await command(s, () => {
       const old = service.config(id);
       const config: AcmeConfig = {
         enabled: b.get('enabled') ?? old.enabled,
@@ -118,66 +132,81 @@ export function acmeSettingsRoutes(r: Router, service: AcmeService, { id }: Rout
         throw new ValidationError(
           "ACME feature requires local cluster 'path' field configuration to be set",
         );
-      record(ctx, { type: 'PkiAcmeConfigured', data: { mount: id, config } });
+      record(ctx, s, { type: 'PkiAcmeConfigured', data: { mount: id, config } });
       return config;
     });
     reply(ctx, b, config);
-  });
+  },
+});
 
-  for (const prefix of DIRECTORY_PREFIXES) {
-    r.post(`${prefix}/acme/new-eab`, async (ctx) => {
-      const dir = directoryOf(ctx);
-      const eabId = service.authority.core.ids.uuid();
-      const key = randomBytes(32).toString('base64url');
-      const createdOn = rfc3339(service.now());
-      await command(() =>
-        record(ctx, {
-          type: 'AcmeEabKeyCreated',
-          data: {
-            mount: id,
-            eabId,
-            key: service.authority.core.sealer.seal(key),
-            directory: directoryName(dir),
-            createdOn,
-          },
-        }),
+/** `acme/new-eab` under a directory (needs a token). */
+export const newEabRoute = (prefix: (typeof DIRECTORY_PREFIXES)[number]): PkiRoute =>
+  pkiRoute(
+    segmentsOnly(acmeAt(prefix, 'new-eab'), 'Create an external account binding key', ['update']),
+    {
+      update: async (ctx, s) => {
+        const { acme: service, id } = s;
+        const dir = directoryOf(ctx);
+        const eabId = service.authority.core.ids.uuid();
+        const key = randomBytes(32).toString('base64url');
+        const createdOn = rfc3339(service.now());
+        await command(s, () =>
+          record(ctx, s, {
+            type: 'AcmeEabKeyCreated',
+            data: {
+              mount: id,
+              eabId,
+              key: service.authority.core.sealer.seal(key),
+              directory: directoryName(dir),
+              createdOn,
+            },
+          }),
+        );
+        send(ctx, {
+          id: eabId,
+          key_type: 'hs',
+          key,
+          acme_directory: `${directoryName(dir)}acme/directory`,
+          created_on: createdOn,
+        });
+      },
+    },
+  );
+
+export const EAB_ROUTE = pkiRoute(
+  segmentsOnly('eab', 'List external account binding keys', ['list']),
+  {
+    list: (ctx, { acme, id }) => {
+      const rows = acme.q.eabs(id);
+      sendKeys(
+        ctx,
+        rows.map((e) => e.eab_id),
+        Object.fromEntries(
+          rows.map((e) => [
+            e.eab_id,
+            {
+              key_type: 'hs',
+              acme_directory: `${e.directory}acme/directory`,
+              created_on: e.created_on,
+              ...(e.account_id ? { account_binding: e.account_id } : {}),
+            },
+          ]),
+        ),
       );
-      send(ctx, {
-        id: eabId,
-        key_type: 'hs',
-        key,
-        acme_directory: `${directoryName(dir)}acme/directory`,
-        created_on: createdOn,
+    },
+  },
+);
+export const EAB_KEY_ROUTE = pkiRoute(
+  segmentsOnly('eab/:key_id', 'Delete an external account binding key', ['delete']),
+  {
+    delete: async (ctx, s) => {
+      const eabId = param(ctx, 'key_id');
+      await command(s, () => {
+        if (s.acme.q.eab(s.id, eabId))
+          record(ctx, s, { type: 'AcmeEabKeyDeleted', data: { mount: s.id, eabId } });
       });
-    });
-  }
-
-  r.get('/eab', (ctx) => {
-    if (!ctx.state.list) throw new NotFoundError('');
-    const rows = service.q.eabs(id);
-    sendKeys(
-      ctx,
-      rows.map((e) => e.eab_id),
-      Object.fromEntries(
-        rows.map((e) => [
-          e.eab_id,
-          {
-            key_type: 'hs',
-            acme_directory: `${e.directory}acme/directory`,
-            created_on: e.created_on,
-            ...(e.account_id ? { account_binding: e.account_id } : {}),
-          },
-        ]),
-      ),
-    );
-  });
-  r.delete('/eab/:key_id', async (ctx) => {
-    const eabId = param(ctx, 'key_id');
-    await command(() => {
-      if (service.q.eab(id, eabId))
-        record(ctx, { type: 'AcmeEabKeyDeleted', data: { mount: id, eabId } });
-    });
-    ctx.status = 204;
-    ctx.body = null;
-  });
-}
+      ctx.status = 204;
+      ctx.body = null;
+    },
+  },
+);

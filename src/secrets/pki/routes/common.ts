@@ -4,7 +4,22 @@ import type { AuditMetadata } from '../../../core/events.js';
 import { requestData, sendVault } from '../../../http/vault.js';
 import type { Mount } from '../../../http/types.js';
 import { secretsMetadata } from '../../surface.js';
-import { body, parseFields, type FieldData, type Fields, type PathSchema } from '../../fields.js';
+import { body, type FieldData, type Fields, type PathSchema } from '../../fields.js';
+import {
+  param,
+  requestFields,
+  route,
+  type Handler,
+  type PathRoute,
+  type RouteFlags,
+  type Verb,
+} from '../../route.js';
+import type { Authority } from '../authority.js';
+import type { PkiService } from '../service.js';
+import type { PkiSettings } from '../settings.js';
+import type { AcmeService } from '../acme/service.js';
+
+export { param };
 
 /** What every route file receives: the mount it serves. */
 export interface RouteScope {
@@ -12,6 +27,24 @@ export interface RouteScope {
   /** the key of this mount's rows and streams */
   id: string;
 }
+
+/** What every handler of the engine receives: the mount and the engine's services. */
+export interface PkiScope extends RouteScope {
+  pki: PkiService;
+  authority: Authority;
+  settings: PkiSettings;
+  acme: AcmeService;
+}
+
+/** A declared path of the engine with its handlers (src/secrets/route.ts). */
+export type PkiRoute = PathRoute<PkiScope>;
+
+/** Declares the handlers of a path of the engine. */
+export const pkiRoute = <F extends Fields>(
+  schema: PathSchema<F>,
+  handlers: Readonly<Partial<Record<Verb, Handler<PkiScope, F>>>>,
+  flags?: RouteFlags,
+): PkiRoute => route(schema, handlers, flags);
 
 /** The request's data (JSON body over query) as a plain object. */
 export const input = (ctx: Context): Record<string, unknown> => body(requestData(ctx));
@@ -21,10 +54,7 @@ export function fields<F extends Fields>(
   ctx: Context & { params?: Record<string, string | undefined> },
   schema: PathSchema<F>,
 ): FieldData<F> {
-  const captures = Object.fromEntries(
-    Object.keys(ctx.params ?? {}).map((name) => [name, param(ctx, name)]),
-  );
-  return parseFields(schema, input(ctx), captures);
+  return requestFields(ctx, schema);
 }
 
 /** Sends a result with its warnings, then the reference's warnings about the request's fields. */
@@ -69,17 +99,4 @@ export function sendRaw(
   ctx.status = 200;
   ctx.body = bytes;
   ctx.set('Content-Type', contentType);
-}
-
-/** A route parameter, percent-decoded (hvac quotes serial colons as %3A). */
-export function param(
-  ctx: Context & { params?: Record<string, string | undefined> },
-  name: string,
-): string {
-  const v = ctx.params?.[name] ?? '';
-  try {
-    return decodeURIComponent(v);
-  } catch {
-    return v;
-  }
 }

@@ -1,13 +1,13 @@
-import type Router from '@koa/router';
-import type { Context } from 'koa';
 import type { CrlConfig } from '../events.js';
 import type { UrlConfig } from '../issuance.js';
 import { durationText } from '../role.js';
 import { CONFIG_CRL, CONFIG_URLS } from '../paths.js';
+import { segmentsOnly } from '../../fields.js';
 import { CONFIG_EXTERNAL_POLICY, externalPolicyView } from '../external-policy/config.js';
 import { externalPolicyOf } from '../external-policy/issue.js';
-import { fields, meta, reply, send, type RouteScope } from './common.js';
-import type { PkiSettings } from '../settings.js';
+import { meta, pkiRoute, reply, send, type PkiScope } from './common.js';
+
+/** `config/urls`, `config/crl`, `config/external-policy`, `crl/rotate` and `crl/rotate-delta`. */
 
 const crlView = (c: CrlConfig) => ({
   ...c,
@@ -21,50 +21,62 @@ const crlView = (c: CrlConfig) => ({
   delta_rebuild_interval: durationText(c.delta_rebuild_interval),
 });
 
-/** `config/urls`, `config/crl`, `config/external-policy`, `crl/rotate` and `crl/rotate-delta`. */
-export function configRoutes(r: Router, settings: PkiSettings, { id }: RouteScope): void {
-  const { authority } = settings;
-  const urlsView = (urls: UrlConfig) => ({
-    ...urls,
-    delta_crl_distribution_points: urls.delta_crl_distribution_points ?? [],
-    enable_templating: false,
-  });
-  r.get('/config/urls', (ctx) => send(ctx, urlsView(authority.urls(id))));
-  const setUrls = async (ctx: Context) => {
-    const b = fields(ctx, CONFIG_URLS);
+const urlsView = (urls: UrlConfig) => ({
+  ...urls,
+  delta_crl_distribution_points: urls.delta_crl_distribution_points ?? [],
+  enable_templating: false,
+});
+
+export const CONFIG_URLS_ROUTE = pkiRoute(CONFIG_URLS, {
+  read: (ctx, { authority, id }) => send(ctx, urlsView(authority.urls(id))),
+  update: async (ctx, { settings, id }, parse) => {
+    const b = parse();
     reply(ctx, b, urlsView(await settings.setUrls(id, b, meta(ctx))));
-  };
-  r.post('/config/urls', setUrls);
+  },
+});
 
-  r.get('/config/crl', (ctx) => send(ctx, crlView(authority.crlConfig(id))));
-  const setCrl = async (ctx: Context) => {
-    const b = fields(ctx, CONFIG_CRL);
+export const CONFIG_CRL_ROUTE = pkiRoute(CONFIG_CRL, {
+  read: (ctx, { authority, id }) => send(ctx, crlView(authority.crlConfig(id))),
+  update: async (ctx, { settings, id }, parse) => {
+    const b = parse();
     reply(ctx, b, crlView(await settings.setCrl(id, b, meta(ctx))));
-  };
-  r.post('/config/crl', setCrl);
+  },
+});
 
-  const externalView = () =>
-    externalPolicyView(
-      externalPolicyOf(authority, id),
-      authority.q.config<{ at: string }>(id, 'external-policy-success')?.at,
-    );
-  r.get('/config/external-policy', (ctx) => send(ctx, externalView()));
-  r.post('/config/external-policy', async (ctx) => {
-    const b = fields(ctx, CONFIG_EXTERNAL_POLICY);
-    await settings.setExternalPolicy(id, b, meta(ctx));
-    reply(ctx, b, externalView());
-  });
+const externalView = ({ authority, id }: PkiScope) =>
+  externalPolicyView(
+    externalPolicyOf(authority, id),
+    authority.q.config<{ at: string }>(id, 'external-policy-success')?.at,
+  );
+export const CONFIG_EXTERNAL_POLICY_ROUTE = pkiRoute(CONFIG_EXTERNAL_POLICY, {
+  read: (ctx, s) => send(ctx, externalView(s)),
+  update: async (ctx, s, parse) => {
+    const b = parse();
+    await s.settings.setExternalPolicy(s.id, b, meta(ctx));
+    reply(ctx, b, externalView(s));
+  },
+});
 
-  r.get('/crl/rotate-delta', async (ctx) => {
-    const on = await settings.rotateDeltaCrls(id, meta(ctx));
-    send(
-      ctx,
-      { success: true },
-      on ? [] : ['requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op'],
-    );
-  });
-  r.get('/crl/rotate', async (ctx) => {
-    await settings.rotateCrls(id, meta(ctx));
-    send(ctx, { success: true });
-  });
-}
+export const CRL_ROTATE_ROUTE = pkiRoute(
+  segmentsOnly('crl/rotate', 'Rebuild every CRL', ['read']),
+  {
+    read: async (ctx, { settings, id }) => {
+      await settings.rotateCrls(id, meta(ctx));
+      send(ctx, { success: true });
+    },
+  },
+);
+
+export const CRL_ROTATE_DELTA_ROUTE = pkiRoute(
+  segmentsOnly('crl/rotate-delta', 'Rebuild every delta CRL', ['read']),
+  {
+    read: async (ctx, { settings, id }) => {
+      const on = await settings.rotateDeltaCrls(id, meta(ctx));
+      send(
+        ctx,
+        { success: true },
+        on ? [] : ['requested rebuild of delta CRL when delta CRL is not enabled; this is a no-op'],
+      );
+    },
+  },
+);

@@ -1,5 +1,4 @@
-import type Router from '@koa/router';
-import type { Authority } from '../authority.js';
+import type { RouterContext } from '@koa/router';
 import {
   EXTERNAL_ICA,
   EXTERNAL_ISSUE,
@@ -25,87 +24,119 @@ import { signIntermediate, signSelfIssued } from '../sign-ca.js';
 import { issue, sign } from '../issue.js';
 import { signVerbatim } from '../sign-verbatim.js';
 import { externalIssue, type Mode } from '../external-policy/issue.js';
-import type { PathSchema } from '../../fields.js';
-import { fields, input, meta, param, reply, type RouteScope } from './common.js';
+import { declarePath, type PathSchema } from '../../fields.js';
+import { input, meta, param, pkiRoute, reply, type PkiRoute } from './common.js';
 
 /**
  * Issuing paths: issue, sign and sign-verbatim (through the role's issuer or a named one),
  * sign-intermediate and sign-self-issued; and the external-policy paths, decided by the policy
  * service `config/external-policy` names.
  */
-export function issueRoutes(r: Router, authority: Authority, { id, mount }: RouteScope): void {
-  for (const [prefix, paths] of [
-    ['', { issue: ISSUE, sign: SIGN, verbatim: SIGN_VERBATIM, verbatimRole: SIGN_VERBATIM_ROLE }],
-    [
-      '/issuer/:issuer_ref',
-      {
-        issue: ISSUER_ISSUE,
-        sign: ISSUER_SIGN,
-        verbatim: ISSUER_SIGN_VERBATIM,
-        verbatimRole: ISSUER_SIGN_VERBATIM_ROLE,
-      },
-    ],
-  ] as const) {
-    // The issuer named in the path (a declared, required field of the prefixed paths).
-    const ref = (ctx: Parameters<typeof param>[0]) =>
-      prefix ? param(ctx, 'issuer_ref') : undefined;
-    r.post(`${prefix}/issue/:role`, async (ctx) => {
-      const d = fields(ctx, paths.issue);
-      const out = await issue(authority, id, meta(ctx), d.get('role'), ref(ctx), d);
+
+/** The issuer named in the path (a declared, required field of the `issuer/:issuer_ref/` paths). */
+const refOf = (issuerPath: boolean) => (ctx: RouterContext) =>
+  issuerPath ? param(ctx, 'issuer_ref') : undefined;
+
+const issueRoute = (path: typeof ISSUE, issuerPath: boolean) =>
+  pkiRoute(path, {
+    update: async (ctx, { authority, id }, parse) => {
+      const d = parse();
+      const out = await issue(authority, id, meta(ctx), d.get('role'), refOf(issuerPath)(ctx), d);
       reply(ctx, d, out.data, out.warnings);
-    });
-    r.post(`${prefix}/sign/:role`, async (ctx) => {
-      const d = fields(ctx, paths.sign);
-      const out = await sign(authority, id, meta(ctx), d.get('role'), ref(ctx), d);
+    },
+  });
+export const ISSUE_ROUTE = issueRoute(ISSUE, false);
+export const ISSUER_ISSUE_ROUTE = issueRoute(ISSUER_ISSUE, true);
+
+const signRoute = (path: typeof SIGN, issuerPath: boolean) =>
+  pkiRoute(path, {
+    update: async (ctx, { authority, id }, parse) => {
+      const d = parse();
+      const out = await sign(authority, id, meta(ctx), d.get('role'), refOf(issuerPath)(ctx), d);
       reply(ctx, d, out.data, out.warnings);
-    });
-    for (const path of [paths.verbatim, paths.verbatimRole]) {
-      r.post(`/${path.pattern}`, async (ctx) => {
-        const d = fields(ctx, path);
-        const out = await signVerbatim(authority, id, meta(ctx), d.get('role'), ref(ctx), d);
-        reply(ctx, d, out.data, out.warnings);
-      });
-    }
-    const external: readonly (readonly [Mode, PathSchema<ExternalFields>])[] = [
-      ['issue', prefix ? ISSUER_EXTERNAL_ISSUE : EXTERNAL_ISSUE],
-      ['sign', prefix ? ISSUER_EXTERNAL_SIGN : EXTERNAL_SIGN],
-      ['ica', prefix ? ISSUER_EXTERNAL_ICA : EXTERNAL_ICA],
-    ];
-    for (const [mode, path] of external) {
-      r.post([`/${path.pattern}`, `/${path.pattern}/:policy`], async (ctx) => {
-        const d = fields(ctx, path);
+    },
+  });
+export const SIGN_ROUTE = signRoute(SIGN, false);
+export const ISSUER_SIGN_ROUTE = signRoute(ISSUER_SIGN, true);
+
+const verbatimRoute = (path: typeof SIGN_VERBATIM, issuerPath: boolean) =>
+  pkiRoute(path, {
+    update: async (ctx, { authority, id }, parse) => {
+      const d = parse();
+      const ref = refOf(issuerPath)(ctx);
+      const out = await signVerbatim(authority, id, meta(ctx), d.get('role'), ref, d);
+      reply(ctx, d, out.data, out.warnings);
+    },
+  });
+export const SIGN_VERBATIM_ROUTE = verbatimRoute(SIGN_VERBATIM, false);
+export const SIGN_VERBATIM_ROLE_ROUTE = verbatimRoute(SIGN_VERBATIM_ROLE, false);
+export const ISSUER_SIGN_VERBATIM_ROUTE = verbatimRoute(ISSUER_SIGN_VERBATIM, true);
+export const ISSUER_SIGN_VERBATIM_ROLE_ROUTE = verbatimRoute(ISSUER_SIGN_VERBATIM_ROLE, true);
+
+/** An external-policy path and its `/:policy` form, both decided by the policy service. */
+const externalRoutes = (
+  mode: Mode,
+  path: PathSchema<ExternalFields>,
+  issuerPath: boolean,
+): PkiRoute[] =>
+  [path, declarePath({ ...path, pattern: `${path.pattern}/:policy` })].map((p) =>
+    pkiRoute(p, {
+      update: async (ctx, { authority, id, mount }, parse) => {
+        const d = parse();
         const out = await externalIssue(authority, {
           mount: id,
           mountPath: mount.path,
           mode,
           policy: d.get('policy'),
-          issuerRef: ref(ctx),
+          issuerRef: refOf(issuerPath)(ctx),
           raw: input(ctx),
           token: ctx.state.token,
           meta: meta(ctx),
         });
         reply(ctx, d, out.data, out.warnings);
-      });
-    }
-  }
-  r.post('/root/sign-intermediate', async (ctx) => {
-    const d = fields(ctx, SIGN_INTERMEDIATE);
+      },
+    }),
+  );
+/** In the order the OpenAPI document lists them. */
+export const EXTERNAL_ROUTES: readonly PkiRoute[] = [
+  ...externalRoutes('issue', EXTERNAL_ISSUE, false),
+  ...externalRoutes('issue', ISSUER_EXTERNAL_ISSUE, true),
+  ...externalRoutes('sign', EXTERNAL_SIGN, false),
+  ...externalRoutes('sign', ISSUER_EXTERNAL_SIGN, true),
+  ...externalRoutes('ica', EXTERNAL_ICA, false),
+  ...externalRoutes('ica', ISSUER_EXTERNAL_ICA, true),
+];
+
+export const SIGN_INTERMEDIATE_ROUTE = pkiRoute(SIGN_INTERMEDIATE, {
+  update: async (ctx, { authority, id }, parse) => {
+    const d = parse();
     const out = await signIntermediate(authority, id, meta(ctx), 'default', d);
     reply(ctx, d, out.data, out.warnings);
-  });
-  r.post('/issuer/:issuer_ref/sign-intermediate', async (ctx) => {
-    const d = fields(ctx, ISSUER_SIGN_INTERMEDIATE);
+  },
+});
+export const ISSUER_SIGN_INTERMEDIATE_ROUTE = pkiRoute(ISSUER_SIGN_INTERMEDIATE, {
+  update: async (ctx, { authority, id }, parse) => {
+    const d = parse();
     const out = await signIntermediate(authority, id, meta(ctx), d.get('issuer_ref'), d);
     reply(ctx, d, out.data, out.warnings);
-  });
-  r.post('/root/sign-self-issued', (ctx) => {
-    const d = fields(ctx, SIGN_SELF_ISSUED);
-    const out = signSelfIssued(authority, id, 'default', d);
-    reply(ctx, d, out.data, out.warnings);
-  });
-  r.post('/issuer/:issuer_ref/sign-self-issued', (ctx) => {
-    const d = fields(ctx, ISSUER_SIGN_SELF_ISSUED);
+  },
+});
+/** `root/sign-self-issued`: needs sudo, as in the reference. */
+export const SIGN_SELF_ISSUED_ROUTE = pkiRoute(
+  SIGN_SELF_ISSUED,
+  {
+    update: (ctx, { authority, id }, parse) => {
+      const d = parse();
+      const out = signSelfIssued(authority, id, 'default', d);
+      reply(ctx, d, out.data, out.warnings);
+    },
+  },
+  { sudo: true },
+);
+export const ISSUER_SIGN_SELF_ISSUED_ROUTE = pkiRoute(ISSUER_SIGN_SELF_ISSUED, {
+  update: (ctx, { authority, id }, parse) => {
+    const d = parse();
     const out = signSelfIssued(authority, id, d.get('issuer_ref'), d);
     reply(ctx, d, out.data, out.warnings);
-  });
-}
+  },
+});

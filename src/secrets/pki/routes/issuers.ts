@@ -1,8 +1,6 @@
-import type Router from '@koa/router';
-import type { Context } from 'koa';
-import { NotFoundError } from '../../../core/errors.js';
 import type { Authority } from '../authority.js';
-import type { PkiService } from '../service.js';
+import { declarePath, segmentsOnly, type PathSchema } from '../../fields.js';
+import type { Handler } from '../../route.js';
 import { generateIntermediate, generateRoot, importBundle } from '../ca.js';
 import {
   CONFIG_CA,
@@ -12,12 +10,13 @@ import {
   IMPORT_CERT,
   INTERMEDIATE_GENERATE,
   ISSUER,
+  ISSUER_REVOKE,
   ROOT_GENERATE,
   ROOT_REPLACE,
   SET_SIGNED,
 } from '../paths.js';
 import type { IssuerRow } from '../projection.js';
-import { fields, meta, param, reply, send, sendKeys, type RouteScope } from './common.js';
+import { meta, param, pkiRoute, reply, send, sendKeys, type PkiScope } from './common.js';
 
 /** The issuer read shape (`GET issuer/:ref`). */
 export function issuerView(
@@ -53,42 +52,55 @@ export function issuerView(
 }
 
 /** Root and intermediate generation, imports, issuer management and `config/issuers`. */
-export function issuerRoutes(r: Router, pki: PkiService, { id }: RouteScope): void {
-  const { authority } = pki;
-  // root/rotate is root generation whose issuer_name defaults to "next" (the default issuer
-  // moves only through root/replace or default_follows_latest_issuer), as the reference.
-  for (const [pattern, issuerName] of [
-    ['/root/generate/:type', ''],
-    ['/issuers/generate/root/:type', ''],
-    ['/root/rotate/:type', 'next'],
-  ] as const) {
-    r.post(pattern, async (ctx) => {
-      const d = fields(ctx, ROOT_GENERATE);
-      const out = await generateRoot(authority, id, meta(ctx), d.get('type'), d, issuerName);
-      reply(ctx, d, out.data, out.warnings);
-    });
-  }
-  for (const pattern of ['/intermediate/generate/:type', '/issuers/generate/intermediate/:type']) {
-    r.post(pattern, async (ctx) => {
-      const d = fields(ctx, INTERMEDIATE_GENERATE);
+
+// root/rotate is root generation whose issuer_name defaults to "next" (the default issuer moves
+// only through root/replace or default_follows_latest_issuer), as the reference.
+const generateRootWith =
+  (issuerName: string): Handler<PkiScope, typeof ROOT_GENERATE.fields> =>
+  async (ctx, { authority, id }, parse) => {
+    const d = parse();
+    const out = await generateRoot(authority, id, meta(ctx), d.get('type'), d, issuerName);
+    reply(ctx, d, out.data, out.warnings);
+  };
+export const ROOT_GENERATE_ROUTES = [
+  ROOT_GENERATE,
+  declarePath({ ...ROOT_GENERATE, pattern: 'issuers/generate/root/:type' }),
+].map((p) => pkiRoute(p, { update: generateRootWith('') }));
+export const ROOT_ROTATE_ROUTE = pkiRoute(
+  declarePath({
+    ...ROOT_GENERATE,
+    pattern: 'root/rotate/:type',
+    summary: 'Generate a new root whose issuer is named next unless named',
+  }),
+  { update: generateRootWith('next') },
+);
+
+export const INTERMEDIATE_GENERATE_ROUTES = [
+  INTERMEDIATE_GENERATE,
+  declarePath({ ...INTERMEDIATE_GENERATE, pattern: 'issuers/generate/intermediate/:type' }),
+].map((p) =>
+  pkiRoute(p, {
+    update: async (ctx, { authority, id }, parse) => {
+      const d = parse();
       const out = await generateIntermediate(authority, id, meta(ctx), d.get('type'), d);
       reply(ctx, d, out.data, out.warnings);
-    });
-  }
-  // A CSR for an existing key, for another CA to cross-sign: intermediate/generate/existing.
-  r.post('/intermediate/cross-sign', async (ctx) => {
-    const d = fields(ctx, CROSS_SIGN);
+    },
+  }),
+);
+
+/** A CSR for an existing key, for another CA to cross-sign: intermediate/generate/existing. */
+export const CROSS_SIGN_ROUTE = pkiRoute(CROSS_SIGN, {
+  update: async (ctx, { authority, id }, parse) => {
+    const d = parse();
     const out = await generateIntermediate(authority, id, meta(ctx), 'existing', d);
     reply(ctx, d, out.data, out.warnings);
-  });
+  },
+});
 
-  for (const [path, allowKeys] of [
-    [CONFIG_CA, true],
-    [IMPORT_BUNDLE, true],
-    [IMPORT_CERT, false],
-  ] as const) {
-    r.post(`/${path.pattern}`, async (ctx) => {
-      const d = fields(ctx, path);
+const importWith = (path: PathSchema<typeof IMPORT_BUNDLE.fields>, allowKeys: boolean) =>
+  pkiRoute(path, {
+    update: async (ctx, { authority, id }, parse) => {
+      const d = parse();
       const out = await importBundle(
         authority,
         id,
@@ -97,78 +109,104 @@ export function issuerRoutes(r: Router, pki: PkiService, { id }: RouteScope): vo
         allowKeys,
       );
       reply(ctx, d, out.data, out.warnings);
-    });
-  }
-  r.post('/intermediate/set-signed', async (ctx) => {
-    const d = fields(ctx, SET_SIGNED);
+    },
+  });
+export const CONFIG_CA_ROUTE = importWith(CONFIG_CA, true);
+export const IMPORT_BUNDLE_ROUTE = importWith(IMPORT_BUNDLE, true);
+export const IMPORT_CERT_ROUTE = importWith(IMPORT_CERT, false);
+
+export const SET_SIGNED_ROUTE = pkiRoute(SET_SIGNED, {
+  update: async (ctx, { authority, id }, parse) => {
+    const d = parse();
     const out = await importBundle(authority, id, meta(ctx), d.get('certificate') ?? '', false);
     reply(ctx, d, out.data, out.warnings);
-  });
+  },
+});
 
-  r.get('/issuers', (ctx) => {
-    if (!ctx.state.list) throw new NotFoundError('');
-    const rows = authority.q.issuers(id);
-    sendKeys(
-      ctx,
-      rows.map((i) => i.issuer_id),
-      Object.fromEntries(
-        rows.map((i) => [
-          i.issuer_id,
-          {
-            issuer_name: i.settings.name,
-            key_id: i.key_id,
-            serial_number: i.serial,
-            is_default: authority.defaults(id).defaultIssuer === i.issuer_id,
-          },
-        ]),
-      ),
-    );
-  });
+/** `LIST issuers/`: served without a token, as the reference serves it. */
+export const ISSUERS_ROUTE = pkiRoute(
+  segmentsOnly('issuers', 'List issuers', ['list']),
+  {
+    list: (ctx, { authority, id }) => {
+      const rows = authority.q.issuers(id);
+      sendKeys(
+        ctx,
+        rows.map((i) => i.issuer_id),
+        Object.fromEntries(
+          rows.map((i) => [
+            i.issuer_id,
+            {
+              issuer_name: i.settings.name,
+              key_id: i.key_id,
+              serial_number: i.serial,
+              is_default: authority.defaults(id).defaultIssuer === i.issuer_id,
+            },
+          ]),
+        ),
+      );
+    },
+  },
+  { unauthenticated: true },
+);
 
-  r.get('/issuer/:ref', (ctx) =>
-    send(ctx, issuerView(authority, id, authority.resolveIssuer(id, param(ctx, 'ref')))),
-  );
-
-  const update = (patch: boolean) => async (ctx: Context) => {
-    const d = fields(ctx, ISSUER);
+const updateIssuer =
+  (patch: boolean): Handler<PkiScope, typeof ISSUER.fields> =>
+  async (ctx, { pki, authority, id }, parse) => {
+    const d = parse();
     const updated = await pki.updateIssuer(id, d, patch, meta(ctx));
     reply(ctx, d, updated ? issuerView(authority, id, updated) : null);
   };
-  r.post('/issuer/:ref', update(false));
-  r.patch('/issuer/:ref', update(true));
-  r.post('/issuer/:ref/revoke', async (ctx) => {
-    const updated = await pki.revokeIssuer(id, param(ctx, 'ref'), meta(ctx));
-    send(ctx, updated ? issuerView(authority, id, updated) : null);
-  });
-  r.delete('/issuer/:ref', async (ctx) => {
+export const ISSUER_ROUTE = pkiRoute(ISSUER, {
+  read: (ctx, { authority, id }) =>
+    send(ctx, issuerView(authority, id, authority.resolveIssuer(id, param(ctx, 'ref')))),
+  update: updateIssuer(false),
+  patch: updateIssuer(true),
+  delete: async (ctx, { pki, id }) => {
     const warnings = await pki.deleteIssuer(id, param(ctx, 'ref'), meta(ctx));
     if (warnings.length) send(ctx, null, warnings);
     else {
       ctx.status = 204;
       ctx.body = null;
     }
-  });
+  },
+});
+export const ISSUER_REVOKE_ROUTE = pkiRoute(ISSUER_REVOKE, {
+  update: async (ctx, { pki, authority, id }) => {
+    const updated = await pki.revokeIssuer(id, param(ctx, 'ref'), meta(ctx));
+    send(ctx, updated ? issuerView(authority, id, updated) : null);
+  },
+});
 
-  r.get('/config/issuers', (ctx) => {
+const setDefault =
+  (fallback: string): Handler<PkiScope, typeof CONFIG_ISSUERS.fields> =>
+  async (ctx, { pki, id }, parse) => {
+    const d = parse();
+    const set = await pki.setDefaultIssuer(id, d, fallback, meta(ctx));
+    reply(ctx, d, { default: set.defaultIssuer, default_follows_latest_issuer: set.follows });
+  };
+export const CONFIG_ISSUERS_ROUTE = pkiRoute(CONFIG_ISSUERS, {
+  read: (ctx, { authority, id }) => {
     const d = authority.defaults(id);
     send(ctx, {
       default: d.defaultIssuer,
       default_follows_latest_issuer: d.defaultFollowsLatestIssuer,
     });
-  });
-  const setDefault = (fallback: string) => async (ctx: Context) => {
-    const d = fields(ctx, fallback ? ROOT_REPLACE : CONFIG_ISSUERS);
-    const set = await pki.setDefaultIssuer(id, d, fallback, meta(ctx));
-    reply(ctx, d, { default: set.defaultIssuer, default_follows_latest_issuer: set.follows });
-  };
-  r.post('/config/issuers', setDefault(''));
-  // root/replace makes an issuer (by default the one named "next") the default.
-  r.post('/root/replace', setDefault('next'));
+  },
+  update: setDefault(''),
+});
+/** root/replace makes an issuer (by default the one named "next") the default. */
+export const ROOT_REPLACE_ROUTE = pkiRoute(ROOT_REPLACE, { update: setDefault('next') });
 
-  r.delete('/root', async (ctx) => {
-    await pki.deleteRoot(id, meta(ctx));
-    send(ctx, null, [
-      'DELETE /root deletes all keys and issuers; prefer the new multi-issuer directives (DELETE /issuer/:ref and DELETE /key/:ref) for finer control',
-    ]);
-  });
-}
+/** `DELETE root`: needs sudo, as in the reference. */
+export const ROOT_ROUTE = pkiRoute(
+  segmentsOnly('root', 'Delete every issuer and key', ['delete']),
+  {
+    delete: async (ctx, { pki, id }) => {
+      await pki.deleteRoot(id, meta(ctx));
+      send(ctx, null, [
+        'DELETE /root deletes all keys and issuers; prefer the new multi-issuer directives (DELETE /issuer/:ref and DELETE /key/:ref) for finer control',
+      ]);
+    },
+  },
+  { sudo: true },
+);

@@ -1,7 +1,6 @@
-import type Router from '@koa/router';
-import type { Context } from 'koa';
-import { NotFoundError, ValidationError } from '../../../core/errors.js';
-import { checkKeyName, type PkiService } from '../service.js';
+import { ValidationError } from '../../../core/errors.js';
+import { segmentsOnly } from '../../fields.js';
+import { checkKeyName } from '../service.js';
 import { keyPathType } from '../ca.js';
 import { CONFIG_KEYS, KEY, KEYS_GENERATE, KEYS_IMPORT } from '../paths.js';
 import type { KeyRow } from '../projection.js';
@@ -13,7 +12,13 @@ import {
   privateKeyPem,
   spkiDer,
 } from '../../../x509/keys.js';
-import { fields, reply, meta, param, send, sendKeys, type RouteScope } from './common.js';
+import type { Handler } from '../../route.js';
+import { reply, meta, param, pkiRoute, send, sendKeys, type PkiScope } from './common.js';
+
+/**
+ * CA keys: generate, import, list, read, rename, delete, and `config/keys`. The private key is
+ * never readable.
+ */
 
 const keyView = (k: KeyRow) => ({
   key_id: k.key_id,
@@ -22,12 +27,9 @@ const keyView = (k: KeyRow) => ({
   key_bits: k.key_bits,
 });
 
-/** CA keys: generate, import, list, read, rename, delete, and `config/keys`. The private key is never readable. */
-export function keyRoutes(r: Router, pki: PkiService, { id }: RouteScope): void {
-  const { authority } = pki;
-
-  r.post('/keys/generate/:type', async (ctx) => {
-    const b = fields(ctx, KEYS_GENERATE);
+export const KEYS_GENERATE_ROUTE = pkiRoute(KEYS_GENERATE, {
+  update: async (ctx, { pki, id }, parse) => {
+    const b = parse();
     const kind = keyPathType(b.get('type'), false);
     // The name is checked before the (slow) key generation.
     const name = checkKeyName(b.get('key_name') ?? '');
@@ -40,10 +42,12 @@ export function keyRoutes(r: Router, pki: PkiService, { id }: RouteScope): void 
       key_type: spec.type,
       ...(kind === 'exported' ? { private_key: privateKeyPem(privateKey) } : {}),
     });
-  });
+  },
+});
 
-  r.post('/keys/import', async (ctx) => {
-    const b = fields(ctx, KEYS_IMPORT);
+export const KEYS_IMPORT_ROUTE = pkiRoute(KEYS_IMPORT, {
+  update: async (ctx, { authority, id }, parse) => {
+    const b = parse();
     const bundle = b.get('pem_bundle') ?? '';
     const block = pemBlocks(bundle).find((x) => /PRIVATE KEY$/.test(x.label));
     if (!block) throw new ValidationError('no private key found in pem_bundle');
@@ -63,37 +67,41 @@ export function keyRoutes(r: Router, pki: PkiService, { id }: RouteScope): void 
     }
     const row = authority.q.key(id, out.keyId);
     reply(ctx, b, row ? keyView(row) : null);
-  });
+  },
+});
 
-  r.get('/keys', (ctx) => {
-    if (!ctx.state.list) throw new NotFoundError('');
+export const KEYS_ROUTE = pkiRoute(segmentsOnly('keys', 'List keys', ['list']), {
+  list: (ctx, { authority, id }) => {
     const rows = authority.q.keys(id);
     sendKeys(
       ctx,
       rows.map((k) => k.key_id),
       Object.fromEntries(rows.map((k) => [k.key_id, { key_name: k.name }])),
     );
-  });
+  },
+});
 
-  r.get('/key/:ref', (ctx) => send(ctx, keyView(authority.resolveKey(id, param(ctx, 'ref')))));
+const rename: Handler<PkiScope, typeof KEY.fields> = async (ctx, { pki, id }, parse) => {
+  const b = parse();
+  const row = await pki.renameKey(id, b.get('ref'), b.get('key_name') ?? '', meta(ctx));
+  reply(ctx, b, keyView(row));
+};
 
-  const rename = async (ctx: Context) => {
-    const b = fields(ctx, KEY);
-    const row = await pki.renameKey(id, b.get('ref'), b.get('key_name') ?? '', meta(ctx));
-    reply(ctx, b, keyView(row));
-  };
-  r.post('/key/:ref', rename);
-  r.patch('/key/:ref', rename);
-
-  r.delete('/key/:ref', async (ctx) => {
+export const KEY_ROUTE = pkiRoute(KEY, {
+  read: (ctx, { authority, id }) => send(ctx, keyView(authority.resolveKey(id, param(ctx, 'ref')))),
+  update: rename,
+  patch: rename,
+  delete: async (ctx, { pki, id }) => {
     await pki.deleteKey(id, param(ctx, 'ref'), meta(ctx));
     ctx.status = 204;
     ctx.body = null;
-  });
+  },
+});
 
-  r.get('/config/keys', (ctx) => send(ctx, { default: authority.defaultKey(id) }));
-  r.post('/config/keys', async (ctx) => {
-    const b = fields(ctx, CONFIG_KEYS);
+export const CONFIG_KEYS_ROUTE = pkiRoute(CONFIG_KEYS, {
+  read: (ctx, { authority, id }) => send(ctx, { default: authority.defaultKey(id) }),
+  update: async (ctx, { pki, id }, parse) => {
+    const b = parse();
     reply(ctx, b, { default: await pki.setDefaultKey(id, b.get('default') ?? '', meta(ctx)) });
-  });
-}
+  },
+});

@@ -1,9 +1,15 @@
-import type Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
 import type { Context } from 'koa';
-import type { Authority } from '../authority.js';
+import { segmentsOnly } from '../../fields.js';
 import { answerOcsp } from '../ocsp.js';
 import type { IssuerRow } from '../projection.js';
-import { param, type RouteScope } from './common.js';
+import { param, pkiRoute, type PkiScope } from './common.js';
+
+/**
+ * The OCSP responder (RFC 6960): `GET ocsp/<request>` and `POST ocsp`
+ * (`application/ocsp-request`), both without a token as the reference serves them, and per issuer
+ * `issuer/:ref/ocsp` (Keel's; it needs a token, the reference having no such path).
+ */
 
 /** The request of `GET …/ocsp/<base64 DER, url-encoded>`: everything after `/ocsp/`. */
 function getRequest(ctx: Context): Buffer {
@@ -18,24 +24,33 @@ function getRequest(ctx: Context): Buffer {
   return Buffer.from(text, 'base64');
 }
 
-/**
- * The OCSP responder (RFC 6960): `GET ocsp/<request>` and `POST ocsp`
- * (`application/ocsp-request`), both without a token as the reference serves them, and per issuer
- * `issuer/:ref/ocsp` (Keel's; it needs a token, the reference having no such path).
- */
-export function ocspRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
-  const send = (ctx: Context, request: Buffer, only?: IssuerRow) => {
-    const answer = answerOcsp(authority, id, request, only);
-    ctx.status = answer.status;
-    ctx.body = answer.body;
-    ctx.set('Content-Type', 'application/ocsp-response');
-  };
-  const issuer = (ctx: Context & { params: Record<string, string> }) =>
-    authority.resolveIssuer(id, param(ctx, 'ref'));
-  r.get('/ocsp/*req', (ctx) => send(ctx, getRequest(ctx)));
-  r.post('/ocsp', (ctx) => send(ctx, ctx.request.rawBody ?? Buffer.alloc(0)));
-  r.get('/issuer/:ref/ocsp/*req', (ctx) => send(ctx, getRequest(ctx), issuer(ctx)));
-  r.post('/issuer/:ref/ocsp', (ctx) =>
-    send(ctx, ctx.request.rawBody ?? Buffer.alloc(0), issuer(ctx)),
-  );
+const postRequest = (ctx: Context) => ctx.request.rawBody ?? Buffer.alloc(0);
+
+function answer(ctx: Context, { authority, id }: PkiScope, request: Buffer, only?: IssuerRow) {
+  const out = answerOcsp(authority, id, request, only);
+  ctx.status = out.status;
+  ctx.body = out.body;
+  ctx.set('Content-Type', 'application/ocsp-response');
 }
+
+const issuer = (ctx: RouterContext, { authority, id }: PkiScope) =>
+  authority.resolveIssuer(id, param(ctx, 'ref'));
+
+export const OCSP_ROUTE = pkiRoute(
+  segmentsOnly('ocsp', 'OCSP (POST, DER request)', ['update']),
+  { update: (ctx, s) => answer(ctx, s, postRequest(ctx)) },
+  { unauthenticated: true },
+);
+export const OCSP_GET_ROUTE = pkiRoute(
+  segmentsOnly('ocsp/*req', 'OCSP (GET, base64 request)', ['read']),
+  { read: (ctx, s) => answer(ctx, s, getRequest(ctx)) },
+  { unauthenticated: true },
+);
+export const ISSUER_OCSP_ROUTE = pkiRoute(
+  segmentsOnly('issuer/:ref/ocsp', 'OCSP of one issuer (POST)', ['update']),
+  { update: (ctx, s) => answer(ctx, s, postRequest(ctx), issuer(ctx, s)) },
+);
+export const ISSUER_OCSP_GET_ROUTE = pkiRoute(
+  segmentsOnly('issuer/:ref/ocsp/*req', 'OCSP of one issuer (GET)', ['read']),
+  { read: (ctx, s) => answer(ctx, s, getRequest(ctx), issuer(ctx, s)) },
+);

@@ -1,9 +1,7 @@
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { ValidationError } from '../../../core/errors.js';
-import type { Authority } from '../authority.js';
 import type { AutoTidyConfig, TidyParams } from '../events.js';
-import type { FieldData } from '../../fields.js';
+import { segmentsOnly, type FieldData } from '../../fields.js';
 import { NOT_RUN_TIDY, type TIDY } from '../paths-fields.js';
 import { AUTO_TIDY, TIDY_PATH } from '../paths.js';
 import {
@@ -13,7 +11,7 @@ import {
   startTidy,
   tidyStatusView,
 } from '../tidy.js';
-import { fields, meta, reply, send, type RouteScope } from './common.js';
+import { meta, pkiRoute, reply, send } from './common.js';
 
 type TidyFields = FieldData<typeof TIDY>;
 
@@ -33,24 +31,24 @@ function safetyBuffer(b: TidyFields, fallback: number): number {
  * `tidy` (202, the work runs off the request when the schedule fires), `tidy-status`,
  * `tidy-cancel` and `config/auto-tidy`.
  */
-export function tidyRoutes(r: Router, authority: Authority, { id }: RouteScope): void {
-  const accepted = (ctx: Context, warnings: readonly string[]) => {
-    ctx.status = 202;
-    ctx.body = JSON.stringify({
-      request_id: ctx.state.requestId,
-      lease_id: '',
-      renewable: false,
-      lease_duration: 0,
-      data: null,
-      wrap_info: null,
-      warnings,
-      auth: null,
-    });
-    ctx.set('Content-Type', 'application/json');
-  };
+const accepted = (ctx: Context, warnings: readonly string[]) => {
+  ctx.status = 202;
+  ctx.body = JSON.stringify({
+    request_id: ctx.state.requestId,
+    lease_id: '',
+    renewable: false,
+    lease_duration: 0,
+    data: null,
+    wrap_info: null,
+    warnings,
+    auth: null,
+  });
+  ctx.set('Content-Type', 'application/json');
+};
 
-  r.post('/tidy', async (ctx) => {
-    const b = fields(ctx, TIDY_PATH);
+export const TIDY_ROUTE = pkiRoute(TIDY_PATH, {
+  update: async (ctx, { authority, id }, parse) => {
+    const b = parse();
     const params: TidyParams = {
       safetyBuffer: safetyBuffer(b, 72 * 3600),
       tidyCertStore: b.get('tidy_cert_store') ?? false,
@@ -70,19 +68,31 @@ export function tidyRoutes(r: Router, authority: Authority, { id }: RouteScope):
       ...notRun(b),
       ...b.warnings,
     ]);
-  });
+  },
+});
 
-  r.get('/tidy-status', (ctx) => send(ctx, tidyStatusView(authority, id)));
+export const TIDY_STATUS_ROUTE = pkiRoute(
+  segmentsOnly('tidy-status', 'Status of the last tidy', ['read']),
+  { read: (ctx, { authority, id }) => send(ctx, tidyStatusView(authority, id)) },
+);
 
-  r.post('/tidy-cancel', async (ctx) => {
-    if (!(await cancelTidy(authority, id, meta(ctx))))
-      return send(ctx, null, ['Tidy operation cannot be cancelled as none is currently running.']);
-    send(ctx, tidyStatusView(authority, id));
-  });
+export const TIDY_CANCEL_ROUTE = pkiRoute(
+  segmentsOnly('tidy-cancel', 'Cancel a running tidy', ['update']),
+  {
+    update: async (ctx, { authority, id }) => {
+      if (!(await cancelTidy(authority, id, meta(ctx))))
+        return send(ctx, null, [
+          'Tidy operation cannot be cancelled as none is currently running.',
+        ]);
+      send(ctx, tidyStatusView(authority, id));
+    },
+  },
+);
 
-  r.get('/config/auto-tidy', (ctx) => send(ctx, autoTidyConfig(authority, id)));
-  r.post('/config/auto-tidy', async (ctx) => {
-    const b = fields(ctx, AUTO_TIDY);
+export const AUTO_TIDY_ROUTE = pkiRoute(AUTO_TIDY, {
+  read: (ctx, { authority, id }) => send(ctx, autoTidyConfig(authority, id)),
+  update: async (ctx, { authority, id }, parse) => {
+    const b = parse();
     const next = await configureAutoTidy(authority, id, meta(ctx), (c) => {
       const next: AutoTidyConfig = {
         enabled: b.get('enabled') ?? c.enabled,
@@ -100,5 +110,5 @@ export function tidyRoutes(r: Router, authority: Authority, { id }: RouteScope):
       return next;
     });
     reply(ctx, b, next, notRun(b));
-  });
-}
+  },
+});
