@@ -7,7 +7,6 @@ import { secretsMetadata } from '../../surface.js';
 import { body, type FieldData, type Fields, type PathSchema } from '../../fields.js';
 import {
   param,
-  requestFields,
   route,
   type Handler,
   type PathRoute,
@@ -48,14 +47,6 @@ export const pkiRoute = <F extends Fields>(
 
 /** The request's data (JSON body over query) as a plain object. */
 export const input = (ctx: Context): Record<string, unknown> => body(requestData(ctx));
-
-/** The request's fields parsed against its path's declared schema (path segments included). */
-export function fields<F extends Fields>(
-  ctx: Context & { params?: Record<string, string | undefined> },
-  schema: PathSchema<F>,
-): FieldData<F> {
-  return requestFields(ctx, schema);
-}
 
 /** Sends a result with its warnings, then the reference's warnings about the request's fields. */
 export function reply(
