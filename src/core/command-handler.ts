@@ -44,7 +44,13 @@ export class CommandHandler {
   #itemFolds: [Fold, string][] = [];
   #batchFolds: [Fold, string][] = [];
 
-  constructor(store: EventStore, clock: Clock, durability: Durability = COMMIT_IS_DURABLE) {
+  /** `batchBudgetMs`: how long a batch may hold the event loop (tests set 0: one command each). */
+  constructor(
+    store: EventStore,
+    clock: Clock,
+    durability: Durability = COMMIT_IS_DURABLE,
+    options: { batchBudgetMs?: number } = {},
+  ) {
     this.#store = store;
     this.#clock = clock;
     // What a batch kept: announced, and its folds trusted, once it is durable.
@@ -56,41 +62,46 @@ export class CommandHandler {
     const forget = (folds: [Fold, string][]) => {
       for (const [fold, stream] of folds) fold.delete(stream);
     };
-    this.#batches = new GroupCommit(store.db, durability, {
-      start: () => store.batch.begin(),
-      begin: () => {
-        this.#itemFolds = [];
-        store.batch.itemStart();
+    this.#batches = new GroupCommit(
+      store.db,
+      durability,
+      {
+        start: () => store.batch.begin(),
+        begin: () => {
+          this.#itemFolds = [];
+          store.batch.itemStart();
+        },
+        undone: () => {
+          forget(this.#itemFolds);
+          this.#itemFolds = [];
+          store.batch.itemUndone();
+        },
+        kept: () => {
+          this.#batchFolds.push(...this.#itemFolds);
+          this.#itemFolds = [];
+          store.batch.itemKept();
+        },
+        ended: (): Written => {
+          const written = { ...store.batch.end(), folds: this.#batchFolds };
+          this.#batchFolds = [];
+          return written;
+        },
+        aborted: () => {
+          forget(this.#batchFolds);
+          forget(this.#itemFolds);
+          this.#batchFolds = [];
+          this.#itemFolds = [];
+          store.batch.aborted();
+        },
+        failed: (batch) => {
+          const written = batch as Written;
+          forget(written.folds);
+          store.batch.failed(written.streams);
+        },
+        durable: (batch) => store.batch.committed((batch as Written).events),
       },
-      undone: () => {
-        forget(this.#itemFolds);
-        this.#itemFolds = [];
-        store.batch.itemUndone();
-      },
-      kept: () => {
-        this.#batchFolds.push(...this.#itemFolds);
-        this.#itemFolds = [];
-        store.batch.itemKept();
-      },
-      ended: (): Written => {
-        const written = { ...store.batch.end(), folds: this.#batchFolds };
-        this.#batchFolds = [];
-        return written;
-      },
-      aborted: () => {
-        forget(this.#batchFolds);
-        forget(this.#itemFolds);
-        this.#batchFolds = [];
-        this.#itemFolds = [];
-        store.batch.aborted();
-      },
-      failed: (batch) => {
-        const written = batch as Written;
-        forget(written.folds);
-        store.batch.failed(written.streams);
-      },
-      durable: (batch) => store.batch.committed((batch as Written).events),
-    });
+      options.batchBudgetMs,
+    );
   }
 
   /**

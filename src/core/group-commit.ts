@@ -35,6 +35,9 @@ export const COMMIT_IS_DURABLE: Durability = {
   },
 };
 
+/** How long a batch may hold the event loop before the rest of its commands wait for the next. */
+const BATCH_BUDGET_MS = 2;
+
 interface Pending {
   work: () => unknown;
   /** Whether the work undoes its own writes when it throws (then it needs no savepoint of its own). */
@@ -104,7 +107,15 @@ export class GroupCommit {
   /** The item running now, if a batch is being written (work may ask whether it is inside one). */
   #inBatch = false;
 
-  constructor(db: Db, durability: Durability = COMMIT_IS_DURABLE, hooks: BatchHooks = NO_HOOKS) {
+  readonly #budgetMs: number;
+
+  constructor(
+    db: Db,
+    durability: Durability = COMMIT_IS_DURABLE,
+    hooks: BatchHooks = NO_HOOKS,
+    budgetMs = BATCH_BUDGET_MS,
+  ) {
+    this.#budgetMs = budgetMs;
     this.#db = db;
     this.#durability = durability;
     this.#hooks = hooks;
@@ -229,7 +240,16 @@ export class GroupCommit {
     this.#inBatch = true;
     this.#hooks.start();
     try {
-      for (const item of batch) {
+      const started = performance.now();
+      for (let i = 0; i < batch.length; i++) {
+        // A batch holds the event loop while it is written: past its budget, what is left goes
+        // to the next batch, so a read waits for at most about this long (on SQLite the next
+        // batch is written while this one's sync runs; the order stays the same).
+        if (i > 0 && performance.now() - started >= this.#budgetMs) {
+          this.#queue.unshift(...batch.splice(i));
+          break;
+        }
+        const item = batch[i]!;
         this.#hooks.begin();
         // Work that undoes its own writes when it throws (one command's append, which has a
         // savepoint of its own) saves the two statements, two round trips on PostgreSQL.
