@@ -17,6 +17,12 @@ export interface Durability {
    * PostgreSQL COMMIT in flight holds the writer's session, so the next batch waits.
    */
   readonly overlaps?: boolean;
+  /**
+   * Opens the batch's transaction without blocking the event loop (PostgreSQL: BEGIN and the
+   * log's lock, whose wait for another node's batch is answered asynchronously). Without it, the
+   * batch's own `BEGIN IMMEDIATE` opens it.
+   */
+  begin?(): Promise<void>;
   /** Wraps the whole batch (what must be set before BEGIN and restored after the COMMIT). */
   around?(batch: () => void): void;
   commit(commitNow: () => void): Promise<void>;
@@ -178,12 +184,25 @@ export class GroupCommit {
   async #write(): Promise<void> {
     if (this.#writing || this.#queue.length === 0) return;
     this.#writing = true;
+    let begun = false;
+    if (this.#durability.begin !== undefined) {
+      try {
+        // The lock is waited for without blocking; commands that arrive meanwhile join the batch.
+        await this.#durability.begin();
+        begun = true;
+      } catch (err) {
+        for (const item of this.#queue.splice(0)) item.reject(err);
+        this.#writing = false;
+        if (this.#queue.length > 0) this.#schedule();
+        return;
+      }
+    }
     const batch = this.#queue;
     this.#queue = [];
     let written: { committed: Promise<void>; token: unknown } | undefined;
     try {
       const run = () => {
-        written = this.#run(batch);
+        written = this.#run(batch, begun);
       };
       if (this.#durability.around === undefined) run();
       else this.#durability.around(run);
@@ -234,9 +253,9 @@ export class GroupCommit {
    * The batch's transaction: a savepoint per item (unless it undoes itself), then the commit.
    * Synchronous from BEGIN until the COMMIT is sent; answers the promise of its durability.
    */
-  #run(batch: Pending[]): { committed: Promise<void>; token: unknown } {
+  #run(batch: Pending[], begun: boolean): { committed: Promise<void>; token: unknown } {
     const s = this.#stmts;
-    s.begin.run();
+    if (!begun) s.begin.run();
     this.#inBatch = true;
     this.#hooks.start();
     try {

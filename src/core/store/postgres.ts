@@ -383,12 +383,20 @@ export class PostgresDatabase implements Db {
    * it was before the batch. Anything that needs the writer first waits for the answer.
    */
   get durability(): Durability {
-    return { commit: () => this.#commitInFlight() };
+    return {
+      begin: () =>
+        this.#inFlightQuery(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lock})`, 'begin'),
+      commit: () => this.#inFlightQuery(this.#commitText(), 'commit'),
+    };
   }
 
-  #commitInFlight(): Promise<void> {
+  /**
+   * Sends `text` on the writer's session and settles with its answer, the event loop free
+   * meanwhile (a batch's BEGIN and lock, its COMMIT).
+   */
+  #inFlightQuery(text: string, what: 'begin' | 'commit'): Promise<void> {
     const pq = this.#live();
-    if (!pq.sendQuery(this.#commitText())) {
+    if (!pq.sendQuery(text)) {
       return Promise.reject(
         new PostgresError(
           `cannot send COMMIT: ${pq.errorMessage().trim()}`,
@@ -404,7 +412,7 @@ export class PostgresDatabase implements Db {
         let error: Error | null = null;
         while (pq.getResult()) {
           try {
-            this.#check('COMMIT', pq);
+            this.#check(text, pq);
           } catch (err) {
             error ??= err as Error;
           }
@@ -415,11 +423,16 @@ export class PostgresDatabase implements Db {
         pq.stopReader();
         pq.removeListener('readable', onReadable);
         this.#inFlight = null;
-        if (error === null) resolve();
+        if (error === null) return resolve();
+        if (what === 'begin') {
+          // A BEGIN whose lock was not had leaves no transaction behind for the next batch.
+          if (this.inTransaction) this.#simple('ROLLBACK');
+          return reject(error);
+        }
         // A COMMIT whose answer never came may or may not have happened: not known durable.
-        else if ((error as PostgresError).code === STORE_UNAVAILABLE)
-          reject(new SyncFailed(error.message));
-        else reject(error);
+        if ((error as PostgresError).code === STORE_UNAVAILABLE)
+          return reject(new SyncFailed(error.message));
+        reject(error);
       };
       const onReadable = () => {
         if (!pq.consumeInput()) {
@@ -570,16 +583,19 @@ export class PostgresDatabase implements Db {
 
   /** A table's primary key from the catalog, for tables created by an earlier process. */
   #primaryKey(table: string): string[] | undefined {
-    this.#live().prepare(
+    // Outside a transaction on the reader's session, like any read: the writer's may have a
+    // batch's BEGIN or COMMIT in flight.
+    const pq = this.inTransaction ? this.#live() : this.#liveReader();
+    pq.prepare(
       '',
       `SELECT a.attname FROM pg_index i JOIN pg_attribute a
          ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
        WHERE i.indrelid = to_regclass($1) AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)`,
       1,
     );
-    this.#check('primary key lookup');
-    this.#pq.execPrepared('', [table]);
-    this.#check('primary key lookup');
+    this.#check('primary key lookup', pq);
+    pq.execPrepared('', [table]);
+    this.#check('primary key lookup', pq);
     const key = this.rows('pluck') as string[];
     if (key.length === 0) return undefined;
     this.#keys.set(table, key);
