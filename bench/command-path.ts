@@ -154,7 +154,7 @@ async function roleWrites(nodes: readonly KeelServe[], token: string, tag: strin
   return { perSecond, reads };
 }
 
-async function postgresRows(): Promise<BenchResult[]> {
+export async function postgresRows(): Promise<BenchResult[]> {
   const cluster = startCluster({ durable: true });
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-command-path-'));
   const started: KeelServe[] = [];

@@ -67,9 +67,9 @@ export class CommandHandler {
       durability,
       {
         start: () => store.batch.begin(),
-        begin: () => {
+        begin: (unprotected) => {
           this.#itemFolds = [];
-          store.batch.itemStart();
+          store.batch.itemStart(unprotected);
         },
         undone: () => {
           forget(this.#itemFolds);

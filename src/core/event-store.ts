@@ -3,6 +3,7 @@ import type { Clock } from './clock.js';
 import { canonicalJson } from './canonical.js';
 import type { Db } from './database.js';
 import { ConcurrencyError } from './errors.js';
+import { UnprotectedWriteFailed } from './group-commit.js';
 import type { AuditMetadata, NewEvent, StoredEvent } from './events.js';
 import { Lru } from './lru.js';
 
@@ -170,6 +171,18 @@ export class EventStore {
     const enclosed = this.#db.inTransaction;
     const write = () => this.#appendInTransaction(stream, events, options);
     let stored: StoredEvent<E>[];
+    if (enclosed && this.#held?.unprotected === true) {
+      // Once only: a second append in the same command would not be undone with the first.
+      this.#held.unprotected = false;
+      try {
+        stored = write();
+      } catch (err) {
+        // A version check that refused before writing anything is answered as it is.
+        if (err instanceof ConcurrencyError) throw err;
+        throw new UnprotectedWriteFailed(err);
+      }
+      return this.#appended(stream, stored, enclosed);
+    }
     try {
       try {
         stored = this.#atomically(enclosed, write);
@@ -186,6 +199,15 @@ export class EventStore {
       }
       throw err;
     }
+    return this.#appended(stream, stored, enclosed);
+  }
+
+  /** What the store remembers and announces of an append that succeeded. */
+  #appended<E extends NewEvent>(
+    stream: string,
+    stored: StoredEvent<E>[],
+    enclosed: boolean,
+  ): StoredEvent<E>[] {
     const end = stored[stored.length - 1]!;
     if (this.#held !== null) {
       // Inside a group-commit batch: remembered for the batch's later commands, forgotten again
@@ -212,10 +234,18 @@ export class EventStore {
    */
   readonly batch = {
     begin: (): void => {
-      this.#held = { item: [], kept: [], streams: [], itemStreams: 0, itemLast: this.#last };
+      this.#held = {
+        item: [],
+        kept: [],
+        streams: [],
+        itemStreams: 0,
+        itemLast: this.#last,
+        unprotected: false,
+      };
     },
-    itemStart: (): void => {
+    itemStart: (unprotected = false): void => {
       if (this.#held === null) return;
+      this.#held.unprotected = unprotected;
       this.#held.item = [];
       this.#held.itemStreams = this.#held.streams.length;
       this.#held.itemLast = this.#last;
@@ -266,6 +296,8 @@ export class EventStore {
     itemStreams: number;
     /** The end of the log when the item began. */
     itemLast: { position: number; hash: string } | null;
+    /** The item's append goes without a savepoint; a failure fails the batch's attempt. */
+    unprotected: boolean;
   } | null = null;
 
   #announce(events: readonly StoredEvent[]): void {

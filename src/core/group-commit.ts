@@ -30,6 +30,16 @@ export interface Durability {
   close?(): Promise<void>;
 }
 
+/**
+ * A write failed where nothing could undo it alone (a one-stream command's append, written without
+ * a savepoint of its own inside a batch): the batch is rolled back and written again with one.
+ */
+export class UnprotectedWriteFailed extends Error {
+  constructor(readonly failure: unknown) {
+    super(`a write failed inside a batch: ${(failure as Error).message}`);
+  }
+}
+
 /** The commit happened, but the disk did not confirm it: nothing more may be taken. */
 export class SyncFailed extends Error {}
 
@@ -57,8 +67,11 @@ interface Pending {
 export interface BatchHooks {
   /** The batch's transaction has begun. */
   start(): void;
-  /** Before an item runs: the start of what `undone` may have to forget. */
-  begin(): void;
+  /**
+   * Before an item runs: the start of what `undone` may have to forget. `unprotected`: the item's
+   * one append may skip its own savepoint (a failure of it fails the batch's first attempt).
+   */
+  begin(unprotected: boolean): void;
   /** The item's savepoint was rolled back (it threw): forget what it wrote. */
   undone(): void;
   /** The item's savepoint was released: keep what it wrote for the batch. */
@@ -78,7 +91,7 @@ export interface BatchHooks {
 
 const NO_HOOKS: BatchHooks = {
   start: () => undefined,
-  begin: () => undefined,
+  begin: (_unprotected: boolean) => undefined,
   undone: () => undefined,
   kept: () => undefined,
   ended: () => undefined,
@@ -202,7 +215,14 @@ export class GroupCommit {
     let written: { committed: Promise<void>; token: unknown } | undefined;
     try {
       const run = () => {
-        written = this.#run(batch, begun);
+        try {
+          written = this.#run(batch, begun, false);
+        } catch (err) {
+          if (!(err instanceof UnprotectedWriteFailed)) throw err;
+          // Rolled back: written again, every command with a savepoint of its own.
+          for (const item of batch) delete item.outcome;
+          written = this.#run(batch, false, true);
+        }
       };
       if (this.#durability.around === undefined) run();
       else this.#durability.around(run);
@@ -253,7 +273,11 @@ export class GroupCommit {
    * The batch's transaction: a savepoint per item (unless it undoes itself), then the commit.
    * Synchronous from BEGIN until the COMMIT is sent; answers the promise of its durability.
    */
-  #run(batch: Pending[], begun: boolean): { committed: Promise<void>; token: unknown } {
+  #run(
+    batch: Pending[],
+    begun: boolean,
+    careful: boolean,
+  ): { committed: Promise<void>; token: unknown } {
     const s = this.#stmts;
     if (!begun) s.begin.run();
     this.#inBatch = true;
@@ -269,9 +293,11 @@ export class GroupCommit {
           break;
         }
         const item = batch[i]!;
-        this.#hooks.begin();
-        // Work that undoes its own writes when it throws (one command's append, which has a
-        // savepoint of its own) saves the two statements, two round trips on PostgreSQL.
+        // A one-stream command writes only in its append, after its decision: a refusal writes
+        // nothing, so it needs no savepoint, and its append goes without one too (two statements
+        // fewer each, two round trips on PostgreSQL). Should that append fail, the batch is
+        // written again with savepoints (`careful`).
+        this.#hooks.begin(item.undoesItself && !careful);
         const savepoint = !item.undoesItself;
         if (savepoint) s.savepoint.run();
         try {
@@ -282,7 +308,7 @@ export class GroupCommit {
         } catch (error) {
           // A failure SQLite answers by rolling back the whole transaction (a full disk, say)
           // takes the items before this one with it: the batch fails as a whole.
-          if (!this.#db.inTransaction) throw error;
+          if (!this.#db.inTransaction || error instanceof UnprotectedWriteFailed) throw error;
           if (savepoint) {
             s.rollbackTo.run();
             s.release.run();
