@@ -60,24 +60,11 @@ export interface CreatedToken {
   data: SecretsTokenCreated['data'];
 }
 
-/** What a new token is made of; its secret is made here and kept only as an HMAC. */
-export interface NewToken {
-  policies: string[];
-  displayName: string;
-  ttlSeconds: number;
-  parentAccessor: string | null;
-  meta: Record<string, string>;
-  renewable?: boolean;
-  explicitMaxTtl?: number;
-  period?: number;
-  role?: string;
-  path?: string;
-  authMount?: string;
-  /** Requests the token may make (0 or absent: unlimited). */
-  numUses?: number;
-  /** The addresses it may be used from (empty or absent: any). */
-  boundCidrs?: string[];
-}
+/**
+ * What a new token is made of: its event's data but for what is made here (the secret, kept
+ * only as an HMAC, its accessor, and its expiry, from `ttlSeconds`).
+ */
+export type NewToken = Omit<SecretsTokenCreated['data'], 'accessor' | 'tokenHmac' | 'expiresAt'>;
 
 /** The sys commands. Those named `…Sync` run only inside `core.handler.atomically`, or at bootstrap. */
 export function createSysCommands(core: Core) {
