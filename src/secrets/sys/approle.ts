@@ -8,8 +8,8 @@ import { multierror } from '../../http/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
 import { parseFields } from '../fields.js';
 import { checkPolicyName } from '../names.js';
-import type { AppRoleSettings, SysEvent } from './events.js';
-import { appRoleStream, secretIdStream } from './events.js';
+import type { AppRoleSettings, LoginTokenSettings, SysEvent } from './events.js';
+import { NO_TOKEN_SETTINGS, appRoleStream, secretIdStream } from './events.js';
 import { appRoleDecider } from './commands.js';
 import {
   APPROLE_ACCESSOR_LOOKUP,
@@ -32,12 +32,7 @@ const NEW_ROLE: AppRoleSettings = {
   secret_id_bound_cidrs: [],
   secret_id_num_uses: 0,
   secret_id_ttl: 0,
-  token_policies: [],
-  token_ttl: 0,
-  token_max_ttl: 0,
-  token_explicit_max_ttl: 0,
-  token_period: 0,
-  token_no_default_policy: false,
+  ...NO_TOKEN_SETTINGS,
 };
 
 /** A secret ID's stream: whether it can still log in, and how many logins are left. */
@@ -456,19 +451,6 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
         ),
     });
   });
-}
-
-/** What an auth method's role says of the tokens its logins get (AppRole, JWT and userpass). */
-export interface LoginTokenSettings {
-  token_policies: string[];
-  token_ttl: number;
-  token_max_ttl: number;
-  token_explicit_max_ttl: number;
-  token_period: number;
-  token_no_default_policy: boolean;
-  /** Requests each token may make (absent or 0: unlimited), and where from (absent: any). */
-  token_num_uses?: number;
-  token_bound_cidrs?: string[];
 }
 
 /** A role write's `token_num_uses` and `token_bound_cidrs` (AppRole and JWT), checked. */

@@ -115,14 +115,34 @@ export interface AuthMethodTuned {
   data: { path: string; description: string; config: AuthTuneConfig };
 }
 
-/** What a userpass user's logins get (the reference's token fields); TTLs in seconds. */
-export interface UserpassSettings {
+/**
+ * What an auth method's role (or user) says of the tokens its logins get: the reference's token
+ * fields, as AppRole, JWT and userpass keep them; TTLs in seconds.
+ */
+export interface LoginTokenSettings {
   token_policies: string[];
   token_ttl: number;
   token_max_ttl: number;
   token_explicit_max_ttl: number;
   token_period: number;
   token_no_default_policy: boolean;
+  /** Requests each token may make, and where from (absent on roles written before: 0, any). */
+  token_num_uses?: number;
+  token_bound_cidrs?: string[];
+}
+
+/** The token fields of a role or user written without any: the reference's defaults. */
+export const NO_TOKEN_SETTINGS: Readonly<LoginTokenSettings> = {
+  token_policies: [],
+  token_ttl: 0,
+  token_max_ttl: 0,
+  token_explicit_max_ttl: 0,
+  token_period: 0,
+  token_no_default_policy: false,
+};
+
+/** What a userpass user's logins get (the reference's token fields, each always there). */
+export interface UserpassSettings extends LoginTokenSettings {
   token_num_uses: number;
   token_bound_cidrs: string[];
 }
@@ -150,7 +170,7 @@ export interface JwtConfig {
 }
 
 /** A JWT role: which tokens may log in, and what token they get; TTLs in seconds. */
-export interface JwtRoleSettings {
+export interface JwtRoleSettings extends LoginTokenSettings {
   bound_audiences: string[];
   user_claim: string;
   bound_subject: string;
@@ -159,15 +179,6 @@ export interface JwtRoleSettings {
   clock_skew_leeway: number;
   expiration_leeway: number;
   not_before_leeway: number;
-  token_policies: string[];
-  token_ttl: number;
-  token_max_ttl: number;
-  token_explicit_max_ttl: number;
-  token_period: number;
-  token_no_default_policy: boolean;
-  /** Requests each token may make, and where from (absent on roles written before: 0, any). */
-  token_num_uses?: number;
-  token_bound_cidrs?: string[];
 }
 
 export interface JwtConfigWritten {
@@ -198,20 +209,11 @@ export interface AuthMethodDisabled {
 }
 
 /** What an AppRole role decides (`auth/<mount>/role/:name`), whole; TTLs in seconds. */
-export interface AppRoleSettings {
+export interface AppRoleSettings extends LoginTokenSettings {
   bind_secret_id: boolean;
   secret_id_bound_cidrs: string[];
   secret_id_num_uses: number;
   secret_id_ttl: number;
-  token_policies: string[];
-  token_ttl: number;
-  token_max_ttl: number;
-  token_explicit_max_ttl: number;
-  token_period: number;
-  token_no_default_policy: boolean;
-  /** Requests each token may make, and where from (absent on roles written before: 0, any). */
-  token_num_uses?: number;
-  token_bound_cidrs?: string[];
 }
 
 export interface AppRoleWritten {

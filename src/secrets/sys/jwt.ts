@@ -6,11 +6,10 @@ import { multierror } from '../../http/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
 import { parseFields } from '../fields.js';
 import { checkPolicyName } from '../names.js';
-import type { LoginTokenSettings } from './approle.js';
 import { readTokenLimits, sendLogin } from './approle.js';
 import { jwtConfigDecider, jwtRoleDecider } from './commands.js';
-import type { JwtConfig, JwtRoleSettings } from './events.js';
-import { jwtConfigStream, jwtRoleStream } from './events.js';
+import type { JwtConfig, JwtRoleSettings, LoginTokenSettings } from './events.js';
+import { NO_TOKEN_SETTINGS, jwtConfigStream, jwtRoleStream } from './events.js';
 import { APPROLE_LOGIN, APPROLE_ROLE, JWT_CONFIG } from './paths.js';
 import type { AuthMountRow } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
@@ -39,12 +38,7 @@ const NEW_ROLE: JwtRoleSettings = {
   clock_skew_leeway: 60,
   expiration_leeway: 150,
   not_before_leeway: 150,
-  token_policies: [],
-  token_ttl: 0,
-  token_max_ttl: 0,
-  token_explicit_max_ttl: 0,
-  token_period: 0,
-  token_no_default_policy: false,
+  ...NO_TOKEN_SETTINGS,
 };
 
 const notServed = (what: string, why: string) =>

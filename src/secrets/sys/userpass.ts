@@ -9,18 +9,13 @@ import { checkPolicyName } from '../names.js';
 import { cidrList, sendLogin } from './approle.js';
 import { authMountDecider } from './commands.js';
 import type { UserpassSettings } from './events.js';
-import { userpassUserStream } from './events.js';
+import { NO_TOKEN_SETTINGS, userpassUserStream } from './events.js';
 import { USERPASS_LOGIN, USERPASS_PASSWORD, USERPASS_POLICIES, USERPASS_USER } from './paths.js';
 import type { AuthMountRow, UserpassUserRow } from './projection.js';
 import type { SysRouteDeps } from './routes.js';
 
 const NEW_USER: UserpassSettings = {
-  token_policies: [],
-  token_ttl: 0,
-  token_max_ttl: 0,
-  token_explicit_max_ttl: 0,
-  token_period: 0,
-  token_no_default_policy: false,
+  ...NO_TOKEN_SETTINGS,
   token_num_uses: 0,
   token_bound_cidrs: [],
 };
