@@ -8,7 +8,7 @@ import { multierror } from '../../http/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
 import { parseFields } from '../fields.js';
 import { checkPolicyName } from '../names.js';
-import type { AppRoleSettings, LoginTokenSettings, SysEvent } from './events.js';
+import type { AppRoleSettings, AuthMethodType, LoginTokenSettings, SysEvent } from './events.js';
 import { NO_TOKEN_SETTINGS, appRoleStream, secretIdStream } from './events.js';
 import { appRoleDecider } from './commands.js';
 import {
@@ -82,6 +82,27 @@ const refused = (what: string, why: string) =>
   new ValidationError(`${what} is not supported by Keel's AppRole: ${why}`);
 const PER_SECRET_ID = 'set token_bound_cidrs on the role';
 
+/** The auth method of `type` enabled at the request's `:mount`, if one is. */
+export function authMountAt(
+  queries: SysRouteDeps['queries'],
+  ctx: RouterContext,
+  type: AuthMethodType,
+): AuthMountRow | undefined {
+  const m = queries.authMount(`${ctx.params.mount ?? ''}/`);
+  return m?.type === type ? m : undefined;
+}
+
+/** The auth method of `type` enabled at the request's `:mount`; else the path is unsupported. */
+export function authMountOf(
+  queries: SysRouteDeps['queries'],
+  ctx: RouterContext,
+  type: AuthMethodType,
+): AuthMountRow {
+  const m = authMountAt(queries, ctx, type);
+  if (m === undefined) throw new KeelError('not_found', multierror('unsupported path'));
+  return m;
+}
+
 /**
  * AppRole (`auth/<mount>/…`), the reference's machine-login method: roles with a role ID,
  * secret IDs (kept as HMACs; TTL, uses and CIDR binding), and `login`, which needs no token and
@@ -91,18 +112,10 @@ const PER_SECRET_ID = 'set token_bound_cidrs on the role';
 export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
   const { core, queries } = deps;
 
-  const mountOf = (ctx: RouterContext): AuthMountRow => {
-    const m = queries.authMount(`${ctx.params.mount ?? ''}/`);
-    if (m === undefined || m.type !== 'approle')
-      throw new KeelError('not_found', multierror('unsupported path'));
-    return m;
-  };
+  const mountOf = (ctx: RouterContext) => authMountOf(queries, ctx, 'approle');
   const jwt = jwtHandlers(deps);
   /** The JWT method's handler for a path both methods serve, when one is enabled there. */
-  const jwtAt = (ctx: RouterContext): AuthMountRow | undefined => {
-    const m = queries.authMount(`${ctx.params.mount ?? ''}/`);
-    return m?.type === 'jwt' ? m : undefined;
-  };
+  const jwtAt = (ctx: RouterContext) => authMountAt(queries, ctx, 'jwt');
   const roleOf = (ctx: RouterContext, mount: AuthMountRow) => {
     const role = queries.appRole(mount.accessor, ctx.params.role_name ?? '');
     if (role === undefined)
@@ -396,11 +409,7 @@ export function appRoleRoutes(r: Router, deps: SysRouteDeps): void {
     sendVault(ctx, undefined);
   });
 
-  const jwtMount = (ctx: RouterContext): AuthMountRow => {
-    const j = jwtAt(ctx);
-    if (j === undefined) throw new KeelError('not_found', multierror('unsupported path'));
-    return j;
-  };
+  const jwtMount = (ctx: RouterContext) => authMountOf(queries, ctx, 'jwt');
   r.get('/auth/:mount/config', (ctx) => jwt.readConfig(ctx, jwtMount(ctx)));
   r.post('/auth/:mount/config', (ctx) => jwt.writeConfig(ctx, jwtMount(ctx)));
 

@@ -6,7 +6,7 @@ import { multierror } from '../../http/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
 import { parseFields } from '../fields.js';
 import { checkPolicyName } from '../names.js';
-import { cidrList, sendLogin } from './approle.js';
+import { authMountOf, cidrList, sendLogin } from './approle.js';
 import { authMountDecider } from './commands.js';
 import type { UserpassSettings } from './events.js';
 import { NO_TOKEN_SETTINGS, userpassUserStream } from './events.js';
@@ -72,12 +72,7 @@ const refused = (what: string, why: string) =>
 export function userpassRoutes(r: Router, deps: SysRouteDeps): void {
   const { core, queries } = deps;
 
-  const mountOf = (ctx: RouterContext): AuthMountRow => {
-    const m = queries.authMount(`${ctx.params.mount ?? ''}/`);
-    if (m === undefined || m.type !== 'userpass')
-      throw new KeelError('not_found', multierror('unsupported path'));
-    return m;
-  };
+  const mountOf = (ctx: RouterContext) => authMountOf(queries, ctx, 'userpass');
   const usernameOf = (ctx: RouterContext): string => {
     const name = (ctx.params.username ?? '').toLowerCase();
     if (!USERNAME.test(name)) throw new ValidationError(`invalid username ${JSON.stringify(name)}`);
