@@ -230,6 +230,32 @@ export const CUSTOM_DEFAULTS: CustomPermissions = {
   runTasks: false,
 };
 
+/** The workspace permissions a request sends, by their names in the API. */
+export interface SentPermissions {
+  runs?: CustomPermissions['runs'] | undefined;
+  variables?: CustomPermissions['variables'] | undefined;
+  'state-versions'?: CustomPermissions['stateVersions'] | undefined;
+  'sentinel-mocks'?: CustomPermissions['sentinelMocks'] | undefined;
+  'workspace-locking'?: boolean | undefined;
+  'run-tasks'?: boolean | undefined;
+}
+
+/** A `custom` grant's permissions: those sent, the others as they were (new: the defaults). */
+export function customPermissions(
+  sent: SentPermissions,
+  before: CustomPermissions | null,
+): CustomPermissions {
+  const base = before ?? CUSTOM_DEFAULTS;
+  return {
+    runs: sent.runs ?? base.runs,
+    variables: sent.variables ?? base.variables,
+    stateVersions: sent['state-versions'] ?? base.stateVersions,
+    sentinelMocks: sent['sentinel-mocks'] ?? base.sentinelMocks,
+    workspaceLocking: sent['workspace-locking'] ?? base.workspaceLocking,
+    runTasks: sent['run-tasks'] ?? base.runTasks,
+  };
+}
+
 /** What each team access level (and a `custom` grant's permissions) allows on a workspace. */
 export function accessOfLevel(
   level: TeamAccessLevel,

@@ -11,7 +11,7 @@ import {
   type OrganizationEvent,
   type TeamAccessLevel,
 } from '../events.js';
-import { CUSTOM_DEFAULTS } from './projection.js';
+import { customPermissions } from './projection.js';
 import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
 import { validate } from '../run/schema.js';
@@ -75,18 +75,7 @@ function accessOf(
       );
     return { access: a.access };
   }
-  const base = before ?? CUSTOM_DEFAULTS;
-  return {
-    access: 'custom',
-    custom: {
-      runs: a.runs ?? base.runs,
-      variables: a.variables ?? base.variables,
-      stateVersions: a['state-versions'] ?? base.stateVersions,
-      sentinelMocks: a['sentinel-mocks'] ?? base.sentinelMocks,
-      workspaceLocking: a['workspace-locking'] ?? base.workspaceLocking,
-      runTasks: a['run-tasks'] ?? base.runTasks,
-    },
-  };
+  return { access: 'custom', custom: customPermissions(a, before) };
 }
 
 const orgBody = z.object({

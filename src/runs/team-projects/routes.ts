@@ -7,7 +7,7 @@ import { API, queryValue, send, toOne, type Resource } from '../jsonapi.js';
 import type { RunsModel } from '../model.js';
 import { validate } from '../run/schema.js';
 import type { CustomPermissions } from '../events.js';
-import { CUSTOM_DEFAULTS } from '../organizations/projection.js';
+import { CUSTOM_DEFAULTS, customPermissions } from '../organizations/projection.js';
 import {
   PROJECT_LEVELS,
   type ProjectAccessLevel,
@@ -86,17 +86,10 @@ function accessOf(
     return { access: a.access };
   }
   const w = a['workspace-access'] ?? {};
-  const base = before ?? CUSTOM_DEFAULTS;
+  // The same permissions as team access custom's; workspace-locking is called locking here.
   return {
     access: 'custom',
-    custom: {
-      runs: w.runs ?? base.runs,
-      variables: w.variables ?? base.variables,
-      stateVersions: w['state-versions'] ?? base.stateVersions,
-      sentinelMocks: w['sentinel-mocks'] ?? base.sentinelMocks,
-      workspaceLocking: w.locking ?? base.workspaceLocking,
-      runTasks: w['run-tasks'] ?? base.runTasks,
-    },
+    custom: customPermissions({ ...w, 'workspace-locking': w.locking }, before),
   };
 }
 
