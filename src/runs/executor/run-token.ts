@@ -4,6 +4,7 @@ import type { Core } from '../../context.js';
 import { ForbiddenError, KeelError, NotFoundError } from '../../core/errors.js';
 import { send } from '../jsonapi.js';
 import { NO_ACCESS, type WorkspaceAccess } from '../lifecycle.js';
+import { presentEntitlements } from '../organizations/presenters.js';
 import type { RunsModel } from '../model.js';
 import { outputId, outputsOf, parseOutputId, presentOutput } from '../state-versions/outputs.js';
 import { presentStateVersion, stateDocument } from '../state-versions/record.js';
@@ -159,23 +160,7 @@ export function runTokenRoutes(router: Router, core: Core, model: RunsModel): vo
     const org = ctx.params.org ?? '';
     if (org !== scope.workspace.organization)
       throw new NotFoundError(`organization ${org} not found`);
-    // The entitlements the organization route answers with (organizations/routes.ts).
-    send(ctx, 200, {
-      data: {
-        id: org,
-        type: 'entitlement-sets',
-        attributes: {
-          operations: true,
-          'private-module-registry': false,
-          'state-storage': true,
-          teams: true,
-          'vcs-integrations': false,
-          sentinel: false,
-          'cost-estimation': true,
-          'run-tasks': false,
-        },
-      },
-    });
+    send(ctx, 200, { data: presentEntitlements(org) });
   });
   router.get('/organizations/:org/workspaces/:name', (ctx) => {
     const scope = scopeOf(ctx);

@@ -109,3 +109,24 @@ export function presentToken(
     },
   };
 }
+
+/**
+ * An organization's entitlement set: what Keel serves of the reference's features, the same for
+ * every organization (answered to users and to a run's own token alike).
+ */
+export function presentEntitlements(organization: string): Resource {
+  return {
+    id: organization,
+    type: 'entitlement-sets',
+    attributes: {
+      operations: true,
+      'private-module-registry': false,
+      'state-storage': true,
+      teams: true,
+      'vcs-integrations': false,
+      sentinel: false,
+      'cost-estimation': true,
+      'run-tasks': false,
+    },
+  };
+}

@@ -15,7 +15,13 @@ import { customPermissions } from './projection.js';
 import { pageOf, paginate, queryValue, send } from '../jsonapi.js';
 import { need, type RunsModel } from '../model.js';
 import { validate } from '../run/schema.js';
-import { presentOrganization, presentTeam, presentTeamAccess, presentToken } from './presenters.js';
+import {
+  presentEntitlements,
+  presentOrganization,
+  presentTeam,
+  presentTeamAccess,
+  presentToken,
+} from './presenters.js';
 
 /** Organizations, teams, team and organization tokens, and team access on workspaces. */
 
@@ -224,17 +230,7 @@ export function organizationRoutes(router: Router, model: RunsModel): void {
 
   router.get('/organizations/:org/entitlement-set', (ctx) => {
     const org = model.organization(ctx, ctx.params.org!);
-    const on = {
-      operations: true,
-      'private-module-registry': false,
-      'state-storage': true,
-      teams: true,
-      'vcs-integrations': false,
-      sentinel: false,
-      'cost-estimation': true,
-      'run-tasks': false,
-    };
-    send(ctx, 200, { data: { id: org.name, type: 'entitlement-sets', attributes: on } });
+    send(ctx, 200, { data: presentEntitlements(org.name) });
   });
 
   /** Team and organization tokens: the same body and answer, another owner. */
