@@ -309,19 +309,9 @@ export async function sign(
  * Signs a CSR under the role's policy (a stored role by name, or one built for the request, as
  * ACME's sign-verbatim directories do), inside the command running now (`Authority.run`).
  */
-export function signInCommand(
-  authority: Authority,
-  mount: string,
-  meta: AuditMetadata,
-  roleOrName: string | Role,
-  issuerRef: string | undefined,
-  body: FieldData<SignFields>,
-  /** the request's CSR, when already parsed and verified */
-  verified?: ParsedCsr,
-  /** ACME's changes: the role narrowed for the request; a leaf outliving its issuer truncated */
-  acme?: { adjust: (role: Role) => Role },
-): Issued {
-  const job = signJob(authority, mount, meta, roleOrName, issuerRef, body, verified, acme);
+export function signInCommand(...request: Parameters<typeof signJob>): Issued {
+  const [authority] = request;
+  const job = signJob(...request);
   return leafAnswer(job, signLeaf(authority, job), undefined);
 }
 
@@ -333,7 +323,9 @@ function signJob(
   roleOrName: string | Role,
   issuerRef: string | undefined,
   body: FieldData<SignFields>,
+  /** the request's CSR, when already parsed and verified */
   verified?: ParsedCsr,
+  /** ACME's changes: the role narrowed for the request; a leaf outliving its issuer truncated */
   acme?: { adjust: (role: Role) => Role },
 ): LeafJob {
   const adjust = acme?.adjust ?? ((role: Role) => role);
