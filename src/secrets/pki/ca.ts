@@ -7,7 +7,7 @@ import { isSelfSigned, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
 import { encodeIssued, issuedIdentity, formatOf, privateKeyFormatOf } from './present.js';
 import { defaultRole, type Role } from './role.js';
-import { resolveNotAfter } from './ttl.js';
+import { resolveNotAfter, type LeafNotAfterBehavior, type NotAfterResult } from './ttl.js';
 import {
   encodeName,
   pem,
@@ -39,6 +39,7 @@ import type {
   NEW_CA_KEY,
   REQUESTED_NAMES,
   SUBJECT,
+  VALIDITY,
 } from './paths-fields.js';
 import type { IntermediateFields, RootFields } from './paths.js';
 
@@ -144,6 +145,30 @@ export function caNameRequest(b: FieldData<typeof REQUESTED_NAMES>, commonName: 
   };
 }
 
+/**
+ * A CA certificate's notAfter, which no role caps: the request's `ttl` or `not_after` under the
+ * mount's TTLs; a signed one's also against its signer's, as `signer.behavior` says (a root's
+ * is as asked).
+ */
+export function caNotAfter(
+  authority: Authority,
+  mount: string,
+  now: Date,
+  b: FieldData<typeof VALIDITY>,
+  signer?: { notAfter: Date; behavior: LeafNotAfterBehavior },
+): NotAfterResult {
+  return resolveNotAfter({
+    now,
+    mountTtls: authority.mountTtls(mount),
+    requestTtl: b.get('ttl'),
+    notAfter: (b.get('not_after') ?? '') || undefined,
+    roleTtl: 0,
+    roleMaxTtl: 0,
+    issuerNotAfter: signer?.notAfter,
+    behavior: signer?.behavior ?? 'permit',
+  });
+}
+
 /** `root/generate/:type` (and `issuers/generate/root/:type`): a new self-signed issuer. */
 export async function generateRoot(
   authority: Authority,
@@ -160,16 +185,7 @@ export async function generateRoot(
   const commonName = (b.get('common_name') ?? '').trim();
   const names = resolveNames(CA_ROLE, caNameRequest(b, commonName));
   const now = authority.core.clock.now();
-  const { notAfter, warnings } = resolveNotAfter({
-    now,
-    mountTtls: authority.mountTtls(mount),
-    requestTtl: b.get('ttl'),
-    notAfter: (b.get('not_after') ?? '') || undefined,
-    roleTtl: 0,
-    roleMaxTtl: 0,
-    issuerNotAfter: undefined,
-    behavior: 'permit',
-  });
+  const { notAfter, warnings } = caNotAfter(authority, mount, now, b);
   const nc = constraintsOf(b);
   const { key, existingId } = await keyForGeneration(authority, mount, kind, b);
   const scheme = signatureScheme(

@@ -1,12 +1,11 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { CA_ROLE, caKeyUsage, caNameRequest, constraintsOf, subjectOf } from './ca.js';
+import { CA_ROLE, caKeyUsage, caNameRequest, caNotAfter, constraintsOf, subjectOf } from './ca.js';
 import { buildCa, effectivePathLength, urlExtensions, type Signer } from './issuance.js';
 import { isSelfSigned, verifiedCsr, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
 import { encodeIssued, issuedIdentity, formatOf } from './present.js';
-import { resolveNotAfter } from './ttl.js';
 import {
   buildCertificate,
   encodeName,
@@ -59,14 +58,8 @@ export function signIntermediate(
     );
     const now = authority.core.clock.now();
     const enforce = b.get('enforce_leaf_not_after_behavior') ?? false;
-    const { notAfter, warnings } = resolveNotAfter({
-      now,
-      mountTtls: authority.mountTtls(mount),
-      requestTtl: b.get('ttl'),
-      notAfter: (b.get('not_after') ?? '') || undefined,
-      roleTtl: 0,
-      roleMaxTtl: 0,
-      issuerNotAfter: signer.cert.notAfter,
+    const { notAfter, warnings } = caNotAfter(authority, mount, now, b, {
+      notAfter: signer.cert.notAfter,
       behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
     });
     const keyUsage = caKeyUsage(b);
