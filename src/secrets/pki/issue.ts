@@ -3,7 +3,14 @@ import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { buildLeaf } from './issuance.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
-import { encodeIssued, issuedIdentity, formatOf, privateKeyFormatOf } from './present.js';
+import {
+  encodeIssued,
+  issuedIdentity,
+  formatOf,
+  privateKeyFormatOf,
+  type Format,
+} from './present.js';
+import type { IssuerRow } from './projection.js';
 import { deepFreeze } from '../../core/read-memo.js';
 import { defaultRole, type Role } from './role.js';
 import { resolveNotAfter } from './ttl.js';
@@ -346,6 +353,33 @@ function signJob(
     spki: csr.spki,
     errTruncates: acme !== undefined,
   };
+}
+
+/**
+ * The answer's data for a certificate `issuer` signed, without a private key: encoded as the
+ * reference answers a signed certificate, with the issuer's chain (its roots left out when
+ * `removeRoots`), the serial and the expiry.
+ */
+export function signedData(
+  authority: Authority,
+  mount: string,
+  issuer: IssuerRow,
+  signed: { der: Buffer; serial: string; notAfter: Date },
+  format: Format,
+  removeRoots: boolean,
+): Record<string, unknown> {
+  const data = encodeIssued(
+    {
+      certificate: signed.der,
+      chain: authority.chain(mount, issuer),
+      bundleChain: true,
+      removeRoots,
+      isRoot: isSelfSigned,
+    },
+    format,
+    'der',
+  );
+  return { ...data, ...issuedIdentity(signed.serial, signed.notAfter) };
 }
 
 /** True for a self-signed certificate PEM. */

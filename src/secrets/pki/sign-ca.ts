@@ -3,9 +3,9 @@ import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { CA_ROLE, caKeyUsage, caNameRequest, caNotAfter, constraintsOf, subjectOf } from './ca.js';
 import { buildCa, effectivePathLength, urlExtensions, type Signer } from './issuance.js';
-import { isSelfSigned, verifiedCsr, type Issued } from './issue.js';
+import { signedData, verifiedCsr, type Issued } from './issue.js';
 import { resolveNames } from './names.js';
-import { encodeIssued, issuedIdentity, formatOf } from './present.js';
+import { formatOf } from './present.js';
 import {
   buildCertificate,
   encodeName,
@@ -93,22 +93,9 @@ export function signIntermediate(
       isCa: true,
       stored: true,
     });
-    const data = encodeIssued(
-      {
-        certificate: derBytes,
-        chain: authority.chain(mount, issuer),
-        bundleChain: true,
-        removeRoots: false,
-        isRoot: isSelfSigned,
-      },
-      format,
-      'der',
-    );
+    const signed = { der: derBytes, serial: serialText(serial), notAfter };
     return {
-      data: {
-        ...data,
-        ...issuedIdentity(serialText(serial), notAfter),
-      },
+      data: signedData(authority, mount, issuer, signed, format, false),
       warnings: [
         ...names.warnings,
         ...warnings,

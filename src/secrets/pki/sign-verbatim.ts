@@ -3,9 +3,9 @@ import type { AuditMetadata } from '../../core/events.js';
 import { deepFreeze } from '../../core/read-memo.js';
 import type { Authority } from './authority.js';
 import { defaultRole, type Role } from './role.js';
-import { checkMetadata, isSelfSigned, loadRole, verifiedCsr, type Issued } from './issue.js';
+import { checkMetadata, loadRole, signedData, verifiedCsr, type Issued } from './issue.js';
 import { urlExtensions } from './issuance.js';
-import { encodeIssued, issuedIdentity, formatOf } from './present.js';
+import { formatOf } from './present.js';
 import { resolveNotAfter } from './ttl.js';
 import {
   buildCertificate,
@@ -91,24 +91,9 @@ export function signVerbatim(
       isCa: false,
       stored: !(role?.no_store ?? false),
     });
-    const data = encodeIssued(
-      {
-        certificate: der,
-        chain: authority.chain(mount, issuer),
-        bundleChain: true,
-        removeRoots: body.get('remove_roots_from_chain') ?? false,
-        isRoot: isSelfSigned,
-      },
-      format,
-      'der',
-    );
-    return {
-      data: {
-        ...data,
-        ...issuedIdentity(serialHex, notAfter),
-      },
-      warnings,
-    };
+    const signed = { der, serial: serialHex, notAfter };
+    const removeRoots = body.get('remove_roots_from_chain') ?? false;
+    return { data: signedData(authority, mount, issuer, signed, format, removeRoots), warnings };
   });
 }
 
