@@ -74,71 +74,71 @@ async function perform(
     case 'RunPlanQueued':
       // The queue admits a pending run; later stages hand over to the planner themselves.
       if (state.value === 'pending') await h.settle();
-      else x.planQueued(id());
+      else await x.planQueued(id());
       return event;
     case 'RunApplyQueued':
       await h.settle();
       return event;
     case 'RunFetchStarted':
-      x.fetchStarted(id());
+      await x.fetchStarted(id());
       return event;
     case 'RunFetchCompleted':
-      x.fetchCompleted(id());
+      await x.fetchCompleted(id());
       return event;
     case 'RunPrePlanStarted':
-      x.prePlanStarted(id());
+      await x.prePlanStarted(id());
       return event;
     case 'RunPrePlanCompleted':
-      x.prePlanCompleted(id());
+      await x.prePlanCompleted(id());
       return event;
     case 'RunQueuingStarted':
-      x.queuingStarted(id());
+      await x.queuingStarted(id());
       return event;
     case 'RunPlanStarted':
-      x.planStarted(id());
+      await x.planStarted(id());
       return event;
     case 'RunPlanFinished':
-      x.planFinished(id(), {
+      await x.planFinished(id(), {
         hasChanges: event.data.hasChanges,
         log: 'plan log\n',
         moreStages: true,
       });
       return event;
     case 'RunCostEstimateStarted':
-      x.costEstimateStarted(id());
+      await x.costEstimateStarted(id());
       return event;
     case 'RunCostEstimated':
-      x.costEstimated(id());
+      await x.costEstimated(id());
       return event;
     case 'RunPolicyCheckStarted':
-      x.policyCheckStarted(id());
+      await x.policyCheckStarted(id());
       return event;
     case 'RunPolicyChecked':
-      x.policyChecked(id(), event.data.outcome);
+      await x.policyChecked(id(), event.data.outcome);
       return event;
     case 'RunPolicyOverridden':
-      x.policyOverridden(id(), null);
+      await x.policyOverridden(id(), null);
       return event;
     case 'RunPostPlanStarted':
-      x.postPlanStarted(id());
+      await x.postPlanStarted(id());
       return event;
     case 'RunPostPlanCompleted':
-      x.postPlanCompleted(id());
+      await x.postPlanCompleted(id());
       return event;
     case 'RunPlanStageCompleted':
-      x.planStageCompleted(id());
+      await x.planStageCompleted(id());
       return event;
     case 'RunApplyStarted':
-      x.applyStarted(id());
+      await x.applyStarted(id());
       return event;
     case 'RunApplyFinished':
-      x.applyFinished(id(), { log: 'apply log\n' });
+      await x.applyFinished(id(), { log: 'apply log\n' });
       return event;
     case 'RunCanceled':
-      x.canceled(id());
+      await x.canceled(id());
       return event;
     case 'RunErrored':
-      x.errored(id(), { phase: null, message: 'the executor failed' });
+      await x.errored(id(), { phase: null, message: 'the executor failed' });
       return event;
     case 'RunConfirmed':
       await action('apply');
