@@ -48,6 +48,45 @@ async function policy(org: string, ws: string, enforcement: string, query = ONLY
   );
 }
 
+/**
+ * The event types of each command decided inside `atomically` while `fn` runs, so a test can tell
+ * events committed together from events of separate commands (which another request may see apart).
+ */
+async function commandsDuring(fn: () => Promise<void>): Promise<string[][]> {
+  const handler = t.app.core.handler;
+  const atomically = handler.atomically.bind(handler);
+  const handleSync = handler.handleSync.bind(handler);
+  const commands: string[][] = [];
+  let current: string[] | null = null;
+  handler.atomically = <T>(f: () => T): Promise<T> =>
+    atomically(() => {
+      const own: string[] = [];
+      commands.push(own);
+      current = own;
+      try {
+        return f();
+      } finally {
+        current = null;
+      }
+    });
+  handler.handleSync = (stream, decider, decide, metadata, options) => {
+    const handled = handleSync(stream, decider, decide, metadata, options);
+    current?.push(...handled.events.map((e) => e.type));
+    return handled;
+  };
+  try {
+    await fn();
+  } finally {
+    handler.atomically = atomically;
+    handler.handleSync = handleSync;
+  }
+  return commands;
+}
+
+/** Whether one command of `commands` holds every type of `types`. */
+const together = (commands: string[][], ...types: string[]) =>
+  commands.some((c) => types.every((type) => c.includes(type)));
+
 async function planned(
   attributes: Record<string, unknown> = {},
   setup?: (org: string, ws: string) => Promise<void>,
@@ -90,6 +129,31 @@ describe('cost estimation', () => {
     expect(await flow.status(run)).toBe('applied');
   });
 
+  it('completes the plan stage in the same command as the estimate when no check or task follows it', async () => {
+    const enable = async (org: string) => {
+      await flow.call(
+        'PATCH',
+        `/organizations/${org}/execution-settings`,
+        { data: { attributes: { 'cost-estimation-enabled': true } } },
+        200,
+      );
+    };
+    // The CLI reads the run once the estimate is finished and asks to apply only if confirmable.
+    const alone = await commandsDuring(async () => {
+      await planned({}, enable);
+    });
+    expect(together(alone, 'RunCostEstimated', 'RunPlanStageCompleted')).toBe(true);
+    // A policy check follows: the check's command completes the stage instead.
+    const checked = await commandsDuring(async () => {
+      await planned({}, async (org, ws) => {
+        await enable(org);
+        await policy(org, ws, 'advisory');
+      });
+    });
+    expect(together(checked, 'RunCostEstimated', 'RunPlanStageCompleted')).toBe(false);
+    expect(together(checked, 'RunPolicyChecked', 'RunPlanStageCompleted')).toBe(true);
+  });
+
   it('answers 404 for an unknown estimate and 422 for bad settings', async () => {
     await flow.call('GET', '/cost-estimates/ce-nothing', undefined, 404);
     const { org } = await flow.workspace();
@@ -124,13 +188,20 @@ describe('policy checks', () => {
       actions: { 'is-overridable': true },
     });
     await flow.action(run, 'apply', 409);
-    const overridden = await flow.call(
-      'POST',
-      `/policy-checks/${check?.id ?? ''}/actions/override`,
-      { comment: 'approved' },
-      200,
-    );
+    let overridden = { doc: { data: { attributes: {} as Record<string, unknown> } } };
+    const commands = await commandsDuring(async () => {
+      overridden = await flow.call(
+        'POST',
+        `/policy-checks/${check?.id ?? ''}/actions/override`,
+        { comment: 'approved' },
+        200,
+      );
+    });
+    expect(together(commands, 'RunPolicyOverridden', 'RunPlanStageCompleted')).toBe(true);
     expect(overridden.doc.data.attributes.status).toBe('overridden');
+    // Confirmable as soon as the override answers, before any reactor runs: the CLI reads the run
+    // right after overriding and, finding it not confirmable, ends without asking to apply.
+    expect((await flow.get(run)).attributes.actions).toMatchObject({ 'is-confirmable': true });
     // The run names its check, and the check's output is the text the CLI prints.
     const listed: unknown = (await flow.get(run)).relationships['policy-checks'];
     expect(listed).toMatchObject({ data: [{ type: 'policy-checks', id: check?.id }] });
@@ -164,8 +235,14 @@ describe('policy checks', () => {
   });
 
   it('an advisory failure is reported and the run continues to policy_checked', async () => {
-    const { run } = await planned({}, (org, ws) => policy(org, ws, 'advisory'));
+    let run = '';
+    const commands = await commandsDuring(async () => {
+      ({ run } = await planned({}, (org, ws) => policy(org, ws, 'advisory')));
+    });
     expect(await flow.status(run)).toBe('policy_checked');
+    // Confirmable in the check's own command: the CLI reads the run once the check has passed.
+    expect(together(commands, 'RunPolicyChecked', 'RunPlanStageCompleted')).toBe(true);
+    expect((await flow.get(run)).attributes.actions).toMatchObject({ 'is-confirmable': true });
     const checks = await flow.call<ListDoc>('GET', `/runs/${run}/policy-checks`, undefined, 200);
     expect(checks.doc.data[0]?.attributes).toMatchObject({
       status: 'passed',

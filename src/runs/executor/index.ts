@@ -290,7 +290,7 @@ export function createExecutorContext(
 
   const routes = new Router();
   variableRoutes(routes, core, runs.model, queries);
-  checkRoutes(routes, core, runs, checks);
+  checkRoutes(routes, core, runs, checks, taskStages);
   runTaskRoutes(routes, core, runs, taskQueries);
   const publicRoutes = new Router();
   taskCallbackRoutes(publicRoutes, core, taskQueries, taskStages);

@@ -18,7 +18,8 @@ import type {
   PolicyRow,
   PolicySetRow,
 } from './projection.js';
-import { costEstimateIdOf } from './stages.js';
+import { costEstimateIdOf, endsPlanStage } from './stages.js';
+import type { TaskStages } from '../run-tasks/stage.js';
 
 /**
  * Organization execution settings, policy sets and policies, and the cost estimates and policy
@@ -182,6 +183,7 @@ export function checkRoutes(
   core: Core,
   runs: RunsContext,
   checks: CheckQueries,
+  tasks: TaskStages,
 ): void {
   const { model } = runs;
   const record = (ctx: Context, stream: string, event: CheckEvent) =>
@@ -376,6 +378,8 @@ export function checkRoutes(
     await core.handler.atomically(() => {
       recordSync(ctx, check.id, { type: 'PolicyCheckOverridden', data: { id: check.id, comment } });
       runs.executorSync.policyOverridden(run.id, comment);
+      // Confirmable (or applying) once the override answers: the CLI reads the run right after.
+      if (endsPlanStage(checks, tasks, run, 'check')) runs.executorSync.planStageCompleted(run.id);
     });
     // As the reference: 200 with the check (go-tfe's Override, and so the CLI, reads it back).
     const overridden = checks.policyCheck(check.id) ?? check;

@@ -36,6 +36,25 @@ export function hasChecks(
   );
 }
 
+/**
+ * Whether a run whose plan-stage step (cost estimate, policy check, override) has just ended goes
+ * on to no other stage, so the same command completes the plan stage. The CLI reads the run as soon
+ * as the step's resource is final and stops, without asking to apply, when it is not confirmable:
+ * the run must never be seen between the step and the plan stage's completion.
+ */
+export function endsPlanStage(
+  checks: CheckQueries,
+  tasks: TaskStages,
+  run: RunRow,
+  after: 'estimate' | 'check',
+): boolean {
+  const checkFollows =
+    after === 'estimate' &&
+    checks.setsFor(run.organization, run.workspaceId).length > 0 &&
+    checks.policyChecksOfRun(run.id).length === 0;
+  return !checkFollows && !tasks.pending(run, 'post_plan');
+}
+
 const STAGE_EVENTS = [
   'RunPlanFinished',
   'RunCostEstimated',
@@ -73,6 +92,8 @@ export function stagesReactor(
         data: { id, runId: run.id, estimate: estimateCost(table, planOf(run)) },
       });
       runs.executorSync.costEstimated(run.id);
+      if (endsPlanStage(checks, tasks, run, 'estimate'))
+        runs.executorSync.planStageCompleted(run.id);
     });
   };
 
@@ -98,6 +119,8 @@ export function stagesReactor(
         });
       } else {
         runs.executorSync.policyChecked(run.id, status);
+        if (status === 'passed' && endsPlanStage(checks, tasks, run, 'check'))
+          runs.executorSync.planStageCompleted(run.id);
       }
     });
   };
