@@ -184,6 +184,11 @@ export function createExecutorContext(
       run.id,
     );
   };
+  /**
+   * Runs whose phase this process is starting: the command that moves them into it is committed
+   * (a read sees `planning` or `applying`) but the phase is not running yet. Not interrupted.
+   */
+  const starting = new Set<string>();
   /** The command that moves the run into its phase, under the phase's claim when shared. */
   const claimed = async (
     run: RunRow,
@@ -191,10 +196,12 @@ export function createExecutorContext(
     started: () => Promise<void>,
   ): Promise<boolean> => {
     if (claims !== null && !claims.take(run.id, phase)) return false;
+    starting.add(run.id);
     try {
       await started();
       return true;
     } catch (err) {
+      starting.delete(run.id);
       claims?.release(run.id, phase);
       throw err;
     }
@@ -211,11 +218,13 @@ export function createExecutorContext(
           if (run.status !== 'plan_queued') return;
           if (!(await claimed(run, 'plan', () => runs.executor.planStarted(run.id)))) return;
           runPhase(run, 'plan', () => executor.plan(phaseRunOf(run, runs.model)));
+          starting.delete(run.id);
           return;
         case 'RunApplyQueued':
           if (run.status !== 'apply_queued') return;
           if (!(await claimed(run, 'apply', () => runs.executor.applyStarted(run.id)))) return;
           runPhase(run, 'apply', () => executor.apply(phaseRunOf(run, runs.model)));
+          starting.delete(run.id);
           return;
         case 'RunCancelRequested':
           // A phase no longer here (it ended, or the daemon restarted) cannot be interrupted.
@@ -247,7 +256,7 @@ export function createExecutorContext(
       .all()
       .flatMap(({ id }) => {
         const run = runs.model.runs.get(id);
-        return run !== null && !executor.has(id)
+        return run !== null && !executor.has(id) && !starting.has(id)
           ? [{ run, phase: run.status === 'planning' ? ('plan' as const) : ('apply' as const) }]
           : [];
       });
