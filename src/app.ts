@@ -16,6 +16,7 @@ import { sharesLog, type Config } from './config.js';
 import type { ContextModule, Core } from './context.js';
 import type { RunsContext } from './runs/index.js';
 import type { ExecutorContext } from './runs/executor/index.js';
+import type { Durability } from './core/group-commit.js';
 import type { createPkiContext } from './secrets/pki/index.js';
 import type { AwsContextOptions } from './secrets/aws/index.js';
 import { machines } from '../machines/index.js';
@@ -64,6 +65,8 @@ export interface AppDeps {
    * rebuilds every read model anyway, turns it off.
    */
   checkReadModels?: boolean;
+  /** How a batch of commands reaches the disk (tests only; see `LogDeps`). */
+  durability?: Durability;
 }
 
 export interface App {

@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.js';
 import { CommandHandler } from '../core/command-handler.js';
 import { Checkpointer } from '../core/checkpointer.js';
 import { batchDurability, type SqliteDb } from '../core/database.js';
+import type { Durability } from '../core/group-commit.js';
 import { openStore } from '../core/store/open.js';
 import { EventStore } from '../core/event-store.js';
 import type { StoredEvent } from '../core/events.js';
@@ -22,6 +23,11 @@ export interface LogDeps {
   sealKey?: Buffer;
   databasePath?: string;
   backgroundCheckpoints?: boolean;
+  /**
+   * How a batch of commands reaches the disk; by default the store's own (ADR 0100). Tests give
+   * one that holds a batch between its commit and its acknowledgement.
+   */
+  durability?: Durability;
 }
 
 /** The opened kernel: the core every context is built from, and what the app keeps to close it. */
@@ -73,7 +79,7 @@ export function openLog(config: Config, deps: LogDeps): OpenedLog {
   // The store calls the projections inline; they are registered once the contexts exist.
   let inline: (e: StoredEvent) => void = () => undefined;
   const store = new EventStore(db, clock, chain, (e) => inline(e));
-  const handler = new CommandHandler(store, clock, batchDurability(db));
+  const handler = new CommandHandler(store, clock, deps.durability ?? batchDurability(db));
   return {
     core: { db, store, handler, sealer, clock, ids, logger, config },
     chain,

@@ -1,11 +1,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { App } from '../../src/app.js';
 import { createApp } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/core/clock.js';
+import type { Durability } from '../../src/core/group-commit.js';
 import { sequentialIds } from '../../src/core/ids.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { listen } from '../../src/http/server.js';
@@ -35,7 +36,7 @@ async function daemon(
   engineBin: string | null,
   token: string | null,
   engines: Record<string, string> = {},
-  shared?: { clock: ManualClock; databasePath?: string },
+  shared?: { clock: ManualClock; databasePath?: string; durability?: Durability },
 ): Promise<Daemon> {
   const clock = shared?.clock ?? new ManualClock('2026-01-01T00:00:00.000Z');
   // `shared`: one of several processes on the log (as under --workers), on one clock.
@@ -49,6 +50,7 @@ async function daemon(
     logger: silentLogger(),
     sealKey: TEST_SEAL_KEY,
     ...(shared?.databasePath === undefined ? {} : { databasePath: shared.databasePath }),
+    ...(shared?.durability === undefined ? {} : { durability: shared.durability }),
   });
   const tokens = token === null ? app.bootstrap() : null;
   const server = await listen(app.callback, '127.0.0.1', 0);
@@ -214,6 +216,52 @@ describe('several processes on one log', () => {
     expect(types.filter((t) => /^RunPlan(Finished|Errored|Canceled)$/.test(t))).toHaveLength(1);
     expect((await flow.phase(run, 'plan')).log).toContain(RECOVERY_LINES.plan);
     await b.testApp.close();
+    await a.testApp.close();
+  });
+});
+
+describe('a phase being started', () => {
+  it('is not taken for one a restart interrupted while the command that started it is not yet durable', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'keel-starting-'));
+    dirs.push(dataDir);
+    const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+    // Holds the batch that records RunPlanStarted between its COMMIT and its acknowledgement:
+    // a read sees the run planning, and the executor has not started the phase yet.
+    let holding = false;
+    let release = () => undefined as void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const started: { app?: App } = {};
+    const durability: Durability = {
+      commit(commitNow) {
+        commitNow();
+        const store = started.app?.core.store;
+        const last = store?.readAll(store.lastPosition() - 1, 1)[0];
+        if (last?.type !== 'RunPlanStarted') return Promise.resolve();
+        holding = true;
+        return held;
+      },
+    };
+    const a = await daemon(dataDir, FAKE, null, {}, { clock, durability });
+    started.app = a.app;
+    const flow = new Flow(a.testApp);
+    const { ws } = await flow.workspace();
+    const cv = await flow.upload(ws, CONFIG);
+    const run = await flow.run(ws, {}, cv);
+    await vi.waitFor(() => {
+      if (!holding) throw new Error('the plan has not been started yet');
+    });
+    expect(await flow.status(run)).toBe('planning');
+    expect(a.app.executor.executor.has(run)).toBe(false);
+    // The leader's poll meanwhile: a run planning with no phase here looks interrupted.
+    const executor = a.app.contexts.find((c) => c.name === 'executor');
+    executor?.lead?.();
+    release();
+    await a.app.settle();
+    await a.app.executor.executor.idle();
+    await a.app.settle();
+
+    expect(await flow.status(run)).toBe('planned');
+    expect((await flow.phase(run, 'plan')).log).not.toContain(RECOVERY_LINES.plan);
     await a.testApp.close();
   });
 });
