@@ -256,7 +256,22 @@ function replaceKeepingInput(body, nodes) {
       if (el === document.activeElement) focus = key;
     }
   }
+  // What an action just said under its form (its result, or why it was refused) stays too: a
+  // refresh that the action itself caused must not take its answer away before it is read.
+  /** @type {Map<string, Node[]>} */
+  const said = new Map();
+  for (const form of body.querySelectorAll('form[aria-label]')) {
+    const status = form.querySelector(':scope > .status');
+    if (status !== null && status.childNodes.length > 0)
+      said.set(form.getAttribute('aria-label') ?? '', [...status.childNodes]);
+  }
   body.replaceChildren(...kept);
+  for (const form of body.querySelectorAll('form[aria-label]')) {
+    const status = form.querySelector(':scope > .status');
+    const before = said.get(form.getAttribute('aria-label') ?? '');
+    if (status !== null && before !== undefined && status.childNodes.length === 0)
+      status.replaceChildren(...before);
+  }
   for (const form of body.querySelectorAll('form[aria-label]')) {
     for (const el of fieldsOf(/** @type {HTMLFormElement} */ (form))) {
       const key = `${form.getAttribute('aria-label')}\u0000${el.name}`;
