@@ -357,3 +357,11 @@ export type RunsContextEvent =
   | WorkspaceEvent
   | ConfigurationVersionEvent
   | RunEvent;
+
+/** A grant's custom permissions as the read models store them (JSON), or null for a fixed level. */
+export const customText = (custom: CustomPermissions | undefined): string | null =>
+  custom === undefined ? null : JSON.stringify(custom);
+
+/** A grant's custom permissions as stored (JSON), or null for a fixed level. */
+export const customOf = (text: string | null): CustomPermissions | null =>
+  text === null ? null : (JSON.parse(text) as CustomPermissions);

@@ -4,7 +4,13 @@ import { statements } from '../../core/sql.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { RunsPrincipal } from '../../http/types.js';
-import type { CustomPermissions, OrganizationEvent, TeamAccessLevel } from '../events.js';
+import {
+  customOf,
+  customText,
+  type CustomPermissions,
+  type OrganizationEvent,
+  type TeamAccessLevel,
+} from '../events.js';
 import { FULL_ACCESS, NO_ACCESS, type WorkspaceAccess } from '../lifecycle.js';
 import {
   TEAM_PROJECTS_TABLE,
@@ -165,15 +171,11 @@ export const organizationProjection: Projection = {
             e.data.teamId,
             e.data.workspaceId,
             e.data.access,
-            e.data.custom === undefined ? null : JSON.stringify(e.data.custom),
+            customText(e.data.custom),
           );
           return;
         case 'TeamAccessChanged':
-          s.change.run(
-            e.data.access,
-            e.data.custom === undefined ? null : JSON.stringify(e.data.custom),
-            e.data.id,
-          );
+          s.change.run(e.data.access, customText(e.data.custom), e.data.id);
           return;
         case 'TeamAccessRevoked':
           s.revoke.run(e.data.id);
@@ -409,32 +411,16 @@ export class OrganizationQueries {
   }
 
   teamAccess(id: string): TeamAccessRow | null {
-    const r = this.sql(`SELECT * FROM ${T.access} WHERE id = ?`).get(id) as
-      | {
-          id: string;
-          team_id: string;
-          workspace_id: string;
-          access: TeamAccessLevel;
-          custom: string | null;
-        }
-      | undefined;
-    return r === undefined
-      ? null
-      : {
-          id: r.id,
-          teamId: r.team_id,
-          workspaceId: r.workspace_id,
-          access: r.access,
-          custom: r.custom === null ? null : (JSON.parse(r.custom) as CustomPermissions),
-        };
+    const r = this.sql(`SELECT * FROM ${T.access} WHERE id = ?`).get(id) as AccessRow | undefined;
+    return r === undefined ? null : accessRow(r);
   }
 
   teamAccessOn(workspaceId: string): TeamAccessRow[] {
     return (
-      this.sql(`SELECT id FROM ${T.access} WHERE workspace_id = ? ORDER BY id`).all(
+      this.sql(`SELECT * FROM ${T.access} WHERE workspace_id = ? ORDER BY id`).all(
         workspaceId,
-      ) as { id: string }[]
-    ).map((r) => this.teamAccess(r.id)!);
+      ) as AccessRow[]
+    ).map(accessRow);
   }
 
   /** Is the principal a member of the organization (a membership, or its own token)? */
@@ -471,32 +457,17 @@ export class OrganizationQueries {
   /** A team's access to a project (`/team-projects/:id`). */
   teamProject(id: string): TeamProjectRow | null {
     const r = this.sql(`SELECT * FROM ${TEAM_PROJECTS_TABLE} WHERE id = ?`).get(id) as
-      | {
-          id: string;
-          team_id: string;
-          project_id: string;
-          access: ProjectAccessLevel;
-          custom: string | null;
-        }
-      | undefined;
-    return r === undefined
-      ? null
-      : {
-          id: r.id,
-          teamId: r.team_id,
-          projectId: r.project_id,
-          access: r.access,
-          custom: r.custom === null ? null : (JSON.parse(r.custom) as CustomPermissions),
-        };
+      ProjectAccessRow | undefined;
+    return r === undefined ? null : projectAccessRow(r);
   }
 
   /** Every team's access to one project. */
   teamProjectsOn(projectId: string): TeamProjectRow[] {
     return (
-      this.sql(`SELECT id FROM ${TEAM_PROJECTS_TABLE} WHERE project_id = ? ORDER BY id`).all(
+      this.sql(`SELECT * FROM ${TEAM_PROJECTS_TABLE} WHERE project_id = ? ORDER BY id`).all(
         projectId,
-      ) as { id: string }[]
-    ).map((r) => this.teamProject(r.id)!);
+      ) as ProjectAccessRow[]
+    ).map(projectAccessRow);
   }
 
   /** Whether one of the principal's teams has access to the project. */
@@ -563,3 +534,35 @@ export class OrganizationQueries {
     ].reduce(union, NO_ACCESS);
   }
 }
+
+interface AccessRow {
+  id: string;
+  team_id: string;
+  workspace_id: string;
+  access: TeamAccessLevel;
+  custom: string | null;
+}
+
+const accessRow = (r: AccessRow): TeamAccessRow => ({
+  id: r.id,
+  teamId: r.team_id,
+  workspaceId: r.workspace_id,
+  access: r.access,
+  custom: customOf(r.custom),
+});
+
+interface ProjectAccessRow {
+  id: string;
+  team_id: string;
+  project_id: string;
+  access: ProjectAccessLevel;
+  custom: string | null;
+}
+
+const projectAccessRow = (r: ProjectAccessRow): TeamProjectRow => ({
+  id: r.id,
+  teamId: r.team_id,
+  projectId: r.project_id,
+  access: r.access,
+  custom: customOf(r.custom),
+});

@@ -1,7 +1,12 @@
 import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
-import type { CustomPermissions, ProjectDeleted, TeamAccessLevel } from '../events.js';
+import {
+  customText,
+  type CustomPermissions,
+  type ProjectDeleted,
+  type TeamAccessLevel,
+} from '../events.js';
 
 /**
  * Team access to projects (`/team-projects`): a grant gives a team access to every workspace of
@@ -82,15 +87,11 @@ export const teamProjectProjection: Projection = {
             e.data.teamId,
             e.data.projectId,
             e.data.access,
-            e.data.custom === undefined ? null : JSON.stringify(e.data.custom),
+            customText(e.data.custom),
           );
           return;
         case 'TeamProjectAccessChanged':
-          s.change.run(
-            e.data.access,
-            e.data.custom === undefined ? null : JSON.stringify(e.data.custom),
-            e.data.id,
-          );
+          s.change.run(e.data.access, customText(e.data.custom), e.data.id);
           return;
         case 'TeamProjectAccessRevoked':
           s.revoke.run(e.data.id);
