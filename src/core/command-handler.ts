@@ -27,6 +27,13 @@ const CACHE_LIMIT = 10_000;
 
 type Fold = Lru<string, { version: number; state: unknown }>;
 
+/** What a batch kept: announced, and its folds trusted, once it is durable. */
+interface Written {
+  events: StoredEvent[];
+  streams: string[];
+  folds: [Fold, string][];
+}
+
 /**
  * Load → decide → check → append. The fold of each stream is cached by (decider, stream,
  * version); the log stays the truth, so a stale cache entry is simply refolded.
@@ -39,7 +46,7 @@ export class CommandHandler {
   readonly #store: EventStore;
   readonly #clock: Clock;
   readonly #cache = new WeakMap<object, Fold>();
-  readonly #batches: GroupCommit;
+  readonly #batches: GroupCommit<Written>;
   /** Folds written by the batch item running now, and by the batch: forgotten if undone. */
   #itemFolds: [Fold, string][] = [];
   #batchFolds: [Fold, string][] = [];
@@ -53,12 +60,6 @@ export class CommandHandler {
   ) {
     this.#store = store;
     this.#clock = clock;
-    // What a batch kept: announced, and its folds trusted, once it is durable.
-    interface Written {
-      events: StoredEvent[];
-      streams: string[];
-      folds: [Fold, string][];
-    }
     const forget = (folds: [Fold, string][]) => {
       for (const [fold, stream] of folds) fold.delete(stream);
     };
@@ -93,12 +94,11 @@ export class CommandHandler {
           this.#itemFolds = [];
           store.batch.aborted();
         },
-        failed: (batch) => {
-          const written = batch as Written;
+        failed: (written) => {
           forget(written.folds);
           store.batch.failed(written.streams);
         },
-        durable: (batch) => store.batch.committed((batch as Written).events),
+        durable: (written) => store.batch.committed(written.events),
       },
       options.batchBudgetMs,
     );

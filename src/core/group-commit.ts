@@ -63,8 +63,11 @@ interface Pending {
   outcome?: { ok: true; value: unknown } | { ok: false; error: unknown };
 }
 
-/** What the batch tells the code around it, so caches and listeners follow what was committed. */
-export interface BatchHooks {
+/**
+ * What the batch tells the code around it, so caches and listeners follow what was committed.
+ * `Written` is what `ended` keeps of a batch for `durable` or `failed`.
+ */
+export interface BatchHooks<Written> {
   /** The batch's transaction has begun. */
   start(): void;
   /**
@@ -80,25 +83,14 @@ export interface BatchHooks {
    * Every item has run; the COMMIT is next (synchronous, before anything else runs). Answers what
    * `durable` or `failed` is given for this batch.
    */
-  ended(): unknown;
+  ended(): Written;
   /** The whole batch was rolled back while it was being written. */
   aborted(): void;
   /** The batch's COMMIT, or its sync, failed after it was written. */
-  failed(batch: unknown): void;
+  failed(batch: Written): void;
   /** The batch is committed and durable: what it kept may now be announced. */
-  durable(batch: unknown): void;
+  durable(batch: Written): void;
 }
-
-const NO_HOOKS: BatchHooks = {
-  start: () => undefined,
-  begin: (_unprotected: boolean) => undefined,
-  undone: () => undefined,
-  kept: () => undefined,
-  ended: () => undefined,
-  aborted: () => undefined,
-  failed: () => undefined,
-  durable: () => undefined,
-};
 
 /**
  * Group commit (DESIGN §10). Work submitted while a batch is being written waits for the next
@@ -111,10 +103,10 @@ const NO_HOOKS: BatchHooks = {
  * Everything up to the COMMIT runs synchronously, so nothing else on the event loop sees a batch
  * half written; only the commit's durability is awaited, and new work queues meanwhile.
  */
-export class GroupCommit {
+export class GroupCommit<Written> {
   readonly #db: Db;
   readonly #durability: Durability;
-  readonly #hooks: BatchHooks;
+  readonly #hooks: BatchHooks<Written>;
   readonly #stmts;
   #queue: Pending[] = [];
   #writing = false;
@@ -123,15 +115,15 @@ export class GroupCommit {
   #settling: Promise<void> = Promise.resolve();
   /** Set when a disk sync failed: what was committed is not known to be durable, so nothing more is taken. */
   #broken: Error | null = null;
-  /** The item running now, if a batch is being written (work may ask whether it is inside one). */
+  /** Whether a batch's items are being run now (work may ask whether it is inside one). */
   #inBatch = false;
 
   readonly #budgetMs: number;
 
   constructor(
     db: Db,
-    durability: Durability = COMMIT_IS_DURABLE,
-    hooks: BatchHooks = NO_HOOKS,
+    durability: Durability,
+    hooks: BatchHooks<Written>,
     budgetMs = BATCH_BUDGET_MS,
   ) {
     this.#budgetMs = budgetMs;
@@ -154,8 +146,9 @@ export class GroupCommit {
   }
 
   /**
-   * Runs `work` in the next batch, inside its own savepoint, and settles with its result (or its
-   * error) once the batch is durable. `work` is synchronous: it runs inside the transaction.
+   * Runs `work` in the next batch, inside a savepoint of its own unless it `undoesItself`, and
+   * settles with its result (or its error) once the batch is durable. `work` is synchronous: it
+   * runs inside the transaction.
    */
   submit<T>(work: () => T, options: { undoesItself?: boolean } = {}): Promise<T> {
     if (this.#broken !== null) return Promise.reject(this.#broken);
@@ -212,7 +205,7 @@ export class GroupCommit {
     }
     const batch = this.#queue;
     this.#queue = [];
-    let written: { committed: Promise<void>; token: unknown } | undefined;
+    let written: { committed: Promise<void>; token: Written } | undefined;
     try {
       const run = () => {
         try {
@@ -250,7 +243,7 @@ export class GroupCommit {
 
   async #durable(
     batch: Pending[],
-    written: { committed: Promise<void>; token: unknown },
+    written: { committed: Promise<void>; token: Written },
   ): Promise<void> {
     try {
       await written.committed;
@@ -277,7 +270,7 @@ export class GroupCommit {
     batch: Pending[],
     begun: boolean,
     careful: boolean,
-  ): { committed: Promise<void>; token: unknown } {
+  ): { committed: Promise<void>; token: Written } {
     const s = this.#stmts;
     if (!begun) s.begin.run();
     this.#inBatch = true;
