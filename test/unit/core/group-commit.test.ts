@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { CommandHandler } from '../../../src/core/command-handler.js';
+import { openDatabase, type Db } from '../../../src/core/database.js';
+import { EventStore } from '../../../src/core/event-store.js';
+import { systemMetadata, type StoredEvent } from '../../../src/core/events.js';
+import { SyncFailed, type Durability } from '../../../src/core/group-commit.js';
+import { testChain } from '../../support/chain.js';
+import { accountDecider } from '../../support/ledger/context.js';
+import type { LedgerEvent } from '../../support/ledger/events.js';
+import { Sealer } from '../../../src/core/seal.js';
+
+const meta = systemMetadata('test');
+const pin = new Sealer(Buffer.alloc(32, 3)).seal('0000');
+
+/** A handler over an in-memory log whose batches begin and end as `durability` says. */
+function setup(durability: (db: Db) => Durability) {
+  const db = openDatabase(':memory:');
+  const store = new EventStore(db, new ManualClock(), testChain(db));
+  const heard: string[] = [];
+  store.onAppended((events: readonly StoredEvent[]) => heard.push(...events.map((e) => e.stream)));
+  return { store, heard, handler: new CommandHandler(store, new ManualClock(), durability(db)) };
+}
+
+const open = (handler: CommandHandler, id: string) =>
+  handler.handle(
+    `account-${id}`,
+    accountDecider,
+    (): LedgerEvent[] => [{ type: 'AccountOpened', data: { id, owner: id, pin } }],
+    meta,
+  );
+
+describe('group commit when the store fails', () => {
+  it('refuses every command once a sync failed: what was committed is not known to be on disk', async () => {
+    let fail = false;
+    const { handler, heard } = setup(() => ({
+      commit: async (commitNow) => {
+        commitNow();
+        if (fail) throw new SyncFailed('EIO');
+      },
+    }));
+    await open(handler, 'a');
+    fail = true;
+    await expect(open(handler, 'b')).rejects.toThrow(
+      /the log's disk sync failed, so what was committed is not known to be durable; restart the daemon: EIO/,
+    );
+    fail = false;
+    await expect(open(handler, 'c')).rejects.toThrow(/restart the daemon/);
+    // Listeners never heard of the batch whose sync failed.
+    expect(heard).toEqual(['account-a']);
+  });
+
+  it('refuses the commands of a batch whose COMMIT failed, forgets what it wrote, and takes the next', async () => {
+    let fail = true;
+    const { handler, store, heard } = setup((db) => ({
+      commit: async (commitNow) => {
+        if (fail) {
+          fail = false;
+          // As PostgreSQL answers a COMMIT it refuses: the transaction is gone.
+          db.prepare('ROLLBACK').run();
+          throw new Error('could not serialize access');
+        }
+        commitNow();
+      },
+    }));
+    await expect(open(handler, 'a')).rejects.toThrow('could not serialize access');
+    // The fold the batch left in the cache is forgotten: the stream is decided afresh.
+    await open(handler, 'a');
+    expect(store.readStream('account-a').map((e) => e.version)).toEqual([1]);
+    expect(heard).toEqual(['account-a']);
+  });
+
+  it('refuses the commands waiting for a BEGIN that failed, and takes the next', async () => {
+    let fail = true;
+    const { handler } = setup((db) => ({
+      begin: async () => {
+        if (fail) {
+          fail = false;
+          throw new Error('the store is out of reach');
+        }
+        db.prepare('BEGIN IMMEDIATE').run();
+      },
+      commit: async (commitNow) => commitNow(),
+    }));
+    await expect(open(handler, 'a')).rejects.toThrow('the store is out of reach');
+    await expect(open(handler, 'a')).resolves.toMatchObject({ version: 1 });
+  });
+});
