@@ -114,9 +114,13 @@ function showOccupied(figure) {
   const top = Math.min(...boxes.map((b) => b.top));
   const right = Math.max(...boxes.map((b) => b.right));
   const bottom = Math.max(...boxes.map((b) => b.bottom));
-  // Centre them; when they do not all fit, start from the first (top left) of them.
-  const dx = right - left <= f.width ? (left + right - f.width) / 2 - f.left : left - f.left - 16;
-  const dy = bottom - top <= f.height ? (top + bottom - f.height) / 2 - f.top : top - f.top - 16;
+  // Centre them; when they do not all fit, start from the first of them (in the drawing's order),
+  // which is then wholly in view, rather than from a corner no one state may be near.
+  const first = boxes[0];
+  const dx =
+    right - left <= f.width ? (left + right - f.width) / 2 - f.left : first.left - f.left - 16;
+  const dy =
+    bottom - top <= f.height ? (top + bottom - f.height) / 2 - f.top : first.top - f.top - 16;
   figure.scrollLeft += dx;
   figure.scrollTop += dy;
 }
