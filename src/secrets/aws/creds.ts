@@ -29,6 +29,23 @@ export interface IssuedCredentials {
   renewable: boolean;
 }
 
+/** What `recordLease` writes as a `LeaseIssued` event: the credentials just made and their window. */
+interface LeaseRecord {
+  mount: MountRef;
+  /** The role's name. */
+  role: string;
+  kind: LeaseKind;
+  leaseId: string;
+  /** The IAM user, role session or federated user name; empty for session tokens. */
+  username: string;
+  accessKeyId: string;
+  issuedAt: Date;
+  expiresAt: Date;
+  maxExpiresAt: Date;
+  renewable: boolean;
+  metadata: AuditMetadata;
+}
+
 /** Whether the provider answered the call (with an error): nothing was made. */
 const answered = (e: unknown): boolean =>
   typeof (e as { $metadata?: { httpStatusCode?: unknown } }).$metadata?.httpStatusCode === 'number';
@@ -137,19 +154,19 @@ export class CredsService {
     const now = this.d.core.clock.now();
     const window = this.root.leaseWindow(mount, now);
     try {
-      await this.recordLease(
+      await this.recordLease({
         mount,
-        name,
-        'iam_user',
+        role: name,
+        kind: 'iam_user',
         leaseId,
         username,
-        key.accessKeyId,
-        now,
-        window.expiresAt,
-        window.maxExpiresAt,
-        true,
+        accessKeyId: key.accessKeyId,
+        issuedAt: now,
+        expiresAt: window.expiresAt,
+        maxExpiresAt: window.maxExpiresAt,
+        renewable: true,
         metadata,
-      );
+      });
     } catch (e) {
       await this.intents.undo(intent, metadata);
       throw e;
@@ -241,19 +258,19 @@ export class CredsService {
     }
     const now = this.d.core.clock.now();
     const ttl = Math.max(0, Math.round((creds.expiration.getTime() - now.getTime()) / 1000));
-    await this.recordLease(
+    await this.recordLease({
       mount,
-      name,
-      type,
+      role: name,
+      kind: type,
       leaseId,
       username,
-      creds.accessKeyId,
-      now,
-      creds.expiration,
-      creds.expiration,
-      false,
+      accessKeyId: creds.accessKeyId,
+      issuedAt: now,
+      expiresAt: creds.expiration,
+      maxExpiresAt: creds.expiration,
+      renewable: false,
       metadata,
-    );
+    });
     const data: Record<string, unknown> = {
       access_key: creds.accessKeyId,
       secret_key: creds.secretAccessKey,
@@ -306,19 +323,8 @@ export class CredsService {
     }
   }
 
-  private async recordLease(
-    mount: MountRef,
-    role: string,
-    kind: LeaseKind,
-    leaseId: string,
-    username: string,
-    accessKeyId: string,
-    now: Date,
-    expiresAt: Date,
-    maxExpiresAt: Date,
-    renewable: boolean,
-    metadata: AuditMetadata,
-  ): Promise<void> {
+  private async recordLease(lease: LeaseRecord): Promise<void> {
+    const { leaseId, metadata } = lease;
     await this.d.core.handler.handle(
       leaseStream(leaseId),
       leaseDecider,
@@ -327,15 +333,15 @@ export class CredsService {
           type: 'LeaseIssued',
           data: {
             leaseId,
-            mount,
-            role,
-            kind,
-            username,
-            accessKeyId,
-            issuedAt: now.toISOString(),
-            expiresAt: expiresAt.toISOString(),
-            maxExpiresAt: maxExpiresAt.toISOString(),
-            renewable,
+            mount: lease.mount,
+            role: lease.role,
+            kind: lease.kind,
+            username: lease.username,
+            accessKeyId: lease.accessKeyId,
+            issuedAt: lease.issuedAt.toISOString(),
+            expiresAt: lease.expiresAt.toISOString(),
+            maxExpiresAt: lease.maxExpiresAt.toISOString(),
+            renewable: lease.renewable,
             ...(metadata.actor === null ? {} : { tokenAccessor: metadata.actor.accessor }),
           },
         },
