@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
-import { NotFoundError } from '../../core/errors.js';
 import { presentConfigurationVersion } from '../configuration-versions/presenters.js';
 import { includesOf, pageOf, paginate, send, type Resource } from '../jsonapi.js';
 import type { WorkspaceAccess } from '../lifecycle.js';
@@ -220,8 +219,6 @@ export function runRoutes(
   );
   action('force-execute', async (ctx, r, access) => {
     need(access.applyRuns, `force-executing run ${r.id}`);
-    const ws = model.workspaces.get(r.workspaceId);
-    if (ws === null) throw new NotFoundError(`run ${r.id} not found`);
-    await forceExecute(model, r, ws, model.metadata(ctx));
+    await forceExecute(model, r, model.metadata(ctx));
   });
 }

@@ -1,13 +1,14 @@
 import { ConflictError, KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { RunsPrincipal } from '../../http/types.js';
+import { NO_RUN } from '../../../machines/run.machine.js';
 import type { RunCreated, Requester } from '../events.js';
-import { isFinalStatus, type WorkspaceAccess } from '../lifecycle.js';
+import { isFinalStatus, statusOf, type RunSnapshot, type WorkspaceAccess } from '../lifecycle.js';
 import type { RunsModel } from '../model.js';
 import { workspaceDecider, unlockForRun } from '../workspaces/decider.js';
 import type { WorkspaceRow } from '../workspaces/projection.js';
 import { createRun, discardRun, requestForceExecute, runDecider } from './commands.js';
-import { snapshotOf, type RunRow } from './projection.js';
+import type { RunRow } from './projection.js';
 import type { CreateRunBody } from './schema.js';
 
 /** The default run message, as the reference words it. */
@@ -117,36 +118,48 @@ const forbidden = (detail: string) =>
 
 /**
  * `actions/force-execute`: discard the run holding the lock and every earlier pending run, unlock
- * the workspace, and leave the target at the head of the queue. All in one command.
+ * the workspace, and leave the target at the head of the queue. All in one command, decided from
+ * the streams' folds inside it: the target's and the holder's runs, and the workspace's lock.
  */
 export async function forceExecute(
   model: RunsModel,
-  target: RunRow,
-  ws: WorkspaceRow,
+  target: Pick<RunRow, 'id' | 'seq' | 'workspaceId'>,
   metadata: AuditMetadata,
 ): Promise<void> {
-  if (target.status !== 'pending')
-    throw forbidden(`run ${target.id} is not pending (status ${target.status})`);
-  if (ws.lock?.kind !== 'run' || ws.lock.id === target.id)
-    throw forbidden(`workspace ${ws.id} is not locked by another run`);
-  const holder = model.runs.get(ws.lock.id);
-  if (holder === null) throw forbidden(`workspace ${ws.id} is locked by a run that does not exist`);
-  if (!snapshotOf(holder).can({ type: 'RunDiscarded', data: {} })) {
-    throw new ConflictError(
-      `run ${holder.id} holding workspace ${ws.id} is not in a discardable state (status ${holder.status})`,
-      {
-        title: 'transition not allowed',
-      },
-    );
-  }
   const { handler } = model.core;
   await handler.atomically(() => {
-    handler.handleSync(target.id, runDecider, requestForceExecute(target.id), metadata);
-    const earlier = model.runs.queued(ws.id).filter((r) => r.seq < target.seq);
-    for (const r of [holder, ...earlier]) {
-      if (!isFinalStatus(r.status))
-        handler.handleSync(r.id, runDecider, discardRun(r.id, null, 'force_execute'), metadata);
+    const run = (id: string) => handler.load(id, runDecider).state;
+    const status = (s: RunSnapshot) => (s.value === NO_RUN ? null : statusOf(s));
+    const targetStatus = status(run(target.id));
+    if (targetStatus === null) throw new NotFoundError(`run ${target.id} not found`);
+    if (targetStatus !== 'pending')
+      throw forbidden(`run ${target.id} is not pending (status ${targetStatus})`);
+    const ws = handler.load(target.workspaceId, workspaceDecider).state;
+    if (!ws.exists || ws.deleted) throw new NotFoundError(`run ${target.id} not found`);
+    if (ws.lock?.kind !== 'run' || ws.lock.id === target.id)
+      throw forbidden(`workspace ${target.workspaceId} is not locked by another run`);
+    const holderId = ws.lock.id;
+    const holder = run(holderId);
+    const holderStatus = status(holder);
+    if (holderStatus === null)
+      throw forbidden(`workspace ${target.workspaceId} is locked by a run that does not exist`);
+    if (!holder.can({ type: 'RunDiscarded', data: {} })) {
+      throw new ConflictError(
+        `run ${holderId} holding workspace ${target.workspaceId} is not in a discardable state (status ${holderStatus})`,
+        { title: 'transition not allowed' },
+      );
     }
-    handler.handleSync(ws.id, workspaceDecider, unlockForRun(holder.id), metadata);
+    handler.handleSync(target.id, runDecider, requestForceExecute(target.id), metadata);
+    // Which runs wait ahead of the target is the queue's order; whether each is discarded, its fold.
+    const earlier = model.runs
+      .queued(target.workspaceId)
+      .filter((r) => r.seq < target.seq)
+      .map((r) => r.id);
+    for (const id of [holderId, ...earlier]) {
+      const s = status(run(id));
+      if (s !== null && !isFinalStatus(s))
+        handler.handleSync(id, runDecider, discardRun(id, null, 'force_execute'), metadata);
+    }
+    handler.handleSync(target.workspaceId, workspaceDecider, unlockForRun(holderId), metadata);
   });
 }
