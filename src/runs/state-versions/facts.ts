@@ -1,23 +1,43 @@
+import { z } from 'zod';
 import { ValidationError } from '../../core/errors.js';
+import { parseJson } from '../../core/json.js';
 
-/** A state document's own serial, lineage and terraform version; a 422 when it is not one. */
+/**
+ * What Keel reads of a terraform state document a client or terraform wrote: each field is
+ * optional (a state may omit it), but one that is there must have its type. Anything else in the
+ * document is kept as it is.
+ */
+export const stateDocumentSchema = z.looseObject({
+  version: z.number().int().optional(),
+  serial: z.number().int().min(0).optional(),
+  lineage: z.string().optional(),
+  terraform_version: z.string().optional(),
+  outputs: z
+    .record(
+      z.string(),
+      z.looseObject({ value: z.unknown(), type: z.unknown(), sensitive: z.boolean().optional() }),
+    )
+    .optional(),
+  resources: z.array(z.looseObject({})).optional(),
+});
+
+/**
+ * A state document's own serial, lineage, terraform version and number of resources; a 422
+ * naming the bad field when it is not JSON or not a state document.
+ */
 export function stateFacts(state: string): {
   serial: number | null;
   lineage: string | null;
   engineVersion: string | null;
+  resources: number;
 } {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(state);
-  } catch {
-    throw new ValidationError('the state is not JSON');
-  }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc))
-    throw new ValidationError('the state is not a JSON object');
-  const d = doc as Record<string, unknown>;
+  const doc = parseJson(stateDocumentSchema, state);
+  if (!doc.ok)
+    throw new ValidationError(`the state is not a terraform state document: ${doc.error}`);
   return {
-    serial: typeof d.serial === 'number' ? d.serial : null,
-    lineage: typeof d.lineage === 'string' ? d.lineage : null,
-    engineVersion: typeof d.terraform_version === 'string' ? d.terraform_version : null,
+    serial: doc.value.serial ?? null,
+    lineage: doc.value.lineage ?? null,
+    engineVersion: doc.value.terraform_version ?? null,
+    resources: doc.value.resources?.length ?? 0,
   };
 }

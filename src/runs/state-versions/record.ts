@@ -106,7 +106,6 @@ export function recordStateVersionSync(
   metadata: AuditMetadata = systemMetadata('executor'),
 ): StateVersionCreated['data'] {
   const facts = stateFacts(input.state);
-  const parsed = JSON.parse(input.state) as { resources?: unknown[] };
   const current = model.states.current(input.workspaceId);
   const next = (current?.serial ?? 0) + 1;
   const data: StateVersionCreated['data'] = {
@@ -119,7 +118,7 @@ export function recordStateVersionSync(
     // Sealed like every other secret: a state document holds sensitive values in clear.
     state: model.core.sealer.seal(input.state),
     size: Buffer.byteLength(input.state),
-    resources: Array.isArray(parsed.resources) ? parsed.resources.length : 0,
+    resources: facts.resources,
     engineVersion: input.engineVersion ?? facts.engineVersion,
   };
   model.core.handler.handleSync(data.id, stateVersionDecider, createStateVersion(data), metadata);
