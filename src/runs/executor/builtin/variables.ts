@@ -1,5 +1,7 @@
 import { parse } from '@cdktf/hcl2json';
 import { parseHcl } from '../../../core/hcl.js';
+import { parseJson } from '../../../core/json.js';
+import { tfvarsJsonSchema } from '../schemas.js';
 import type { ConfigFiles, Json, RunVariable, WorkspaceVariable } from '../types.js';
 import { ConfigurationError, isLiteral } from './config.js';
 import type { VariableBlock } from './config.js';
@@ -81,15 +83,20 @@ export async function fileVariables(files: ConfigFiles): Promise<Map<string, Jso
   for (const path of order) {
     const text = files.get(path) ?? '';
     let parsed: Record<string, Json>;
-    try {
-      parsed = path.endsWith('.json')
-        ? (JSON.parse(text) as Record<string, Json>)
-        : ((await parseHcl(path, text)) as Record<string, Json>);
-    } catch (error) {
-      throw new ConfigurationError(
-        'Invalid variable definitions file',
-        `${path}: ${(error instanceof Error ? error.message : String(error)).replace(/^parse config: \[|\]$/g, '')}`,
-      );
+    if (path.endsWith('.json')) {
+      const doc = parseJson(tfvarsJsonSchema, text);
+      if (!doc.ok)
+        throw new ConfigurationError('Invalid variable definitions file', `${path}: ${doc.error}`);
+      parsed = doc.value;
+    } else {
+      try {
+        parsed = (await parseHcl(path, text)) as Record<string, Json>;
+      } catch (error) {
+        throw new ConfigurationError(
+          'Invalid variable definitions file',
+          `${path}: ${(error instanceof Error ? error.message : String(error)).replace(/^parse config: \[|\]$/g, '')}`,
+        );
+      }
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new ConfigurationError('Invalid variable definitions file', `${path}: not an object`);

@@ -1,5 +1,6 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { readConfiguration, writeConfiguration } from '../archive.js';
 import type {
   ApplyRequest,
@@ -19,6 +20,8 @@ import type {
   StateV4,
   WorkspaceVariable,
 } from '../types.js';
+import { checkJsonAsIs, parseJson } from '../../../core/json.js';
+import { stateV4Schema } from '../schemas.js';
 import { runProcess } from './process.js';
 import type { ProcessExit, RunningProcess } from './process.js';
 
@@ -96,11 +99,9 @@ export function planArguments(flags: RunFlags, runVariables: readonly RunVariabl
 function cliValue(literal: string): string {
   const trimmed = literal.trim();
   if (/^"(?:[^"\\$]|\\.)*"$/.test(trimmed)) {
-    try {
-      return JSON.parse(trimmed) as string;
-    } catch {
-      return trimmed; // not a JSON string after all: the literal as written
-    }
+    const text = parseJson(z.string(), trimmed);
+    // Not a JSON string after all: the literal as written.
+    return text.ok ? text.value : trimmed;
   }
   return trimmed;
 }
@@ -242,12 +243,17 @@ async function readState(dir: string, log: LogSink): Promise<StateV4 | undefined
   } catch {
     return undefined; // no state written (nothing applied yet): the caller reports what it needs
   }
+  let raw: unknown;
   try {
-    return JSON.parse(text) as StateV4;
+    raw = JSON.parse(text);
   } catch (err) {
     log(`Error: terraform.tfstate is not valid JSON: ${(err as Error).message}`);
     return undefined;
   }
+  const state = checkJsonAsIs(stateV4Schema, raw);
+  if (state.ok) return state.value;
+  log(`Error: terraform.tfstate is not a terraform state (format 4): ${state.error}`);
+  return undefined;
 }
 
 /**
