@@ -1,5 +1,7 @@
 import type { Context, Middleware, Next } from 'koa';
+import { z } from 'zod';
 import { isKeelError } from '../../core/errors.js';
+import { parseJson } from '../../core/json.js';
 import type { Logger } from '../../core/logger.js';
 import { readRawBody } from '../../http/body.js';
 import type { RunsPrincipal } from '../../http/types.js';
@@ -93,7 +95,17 @@ export function appRedirect(
   return id === undefined ? '/ui/#/workspaces' : `/ui/#/workspaces/${enc(id)}`;
 }
 
-const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+const text = (v: string | undefined): string => v ?? '';
+
+/** What the authorize page posts when the user approves a login: strings, each optional here. */
+const approveBody = z.looseObject({
+  response_type: z.string().optional(),
+  client_id: z.string().optional(),
+  redirect_uri: z.string().optional(),
+  code_challenge: z.string().optional(),
+  code_challenge_method: z.string().optional(),
+  state: z.string().optional(),
+});
 
 /**
  * What the terraform CLI needs outside `/api/v2`: service discovery, the `/app/…` addresses it
@@ -116,12 +128,10 @@ export function terraformCli(options: TerraformCliOptions): Middleware {
     }
     ctx.state.principal = principal;
     const raw = await readRawBody(ctx, options.bodyLimitBytes);
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(raw.toString('utf8') || '{}') as Record<string, unknown>;
-    } catch {
-      throw new OAuthError('invalid_request', 'the body must be a JSON object');
-    }
+    const parsed = parseJson(approveBody, raw.toString('utf8') || '{}');
+    if (!parsed.ok)
+      throw new OAuthError('invalid_request', `the body must be a JSON object: ${parsed.error}`);
+    const body = parsed.value;
     if (text(body.response_type) !== 'code')
       throw new OAuthError('invalid_request', 'response_type must be code');
     if (text(body.client_id) !== LOGIN_CLIENT)
