@@ -3,7 +3,9 @@ import { request as httpsRequest } from 'node:https';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve as resolvePath } from 'node:path';
 import { rootCertificates } from 'node:tls';
+import { z } from 'zod';
 import type { Core } from '../../context.js';
+import { checkJson, type JsonResult } from '../../core/json.js';
 import type { RunsModel } from '../model.js';
 import { identityTokens } from '../oidc/claims.js';
 import type { OidcIssuer } from '../oidc/keys.js';
@@ -132,8 +134,26 @@ export function vaultAwsSettings(
 
 interface VaultAnswer {
   status: number;
-  body: Record<string, unknown>;
+  /** The answer's JSON, unchecked: each caller reads it with the schema of what it asked for. */
+  body: unknown;
 }
+
+/** What a Vault answers a refused request with. */
+const vaultErrors = z.looseObject({ errors: z.array(z.unknown()).min(1) });
+
+/** What a JWT login answers: the token the phase reads its credentials with. */
+const loginAnswer = z.looseObject({ auth: z.looseObject({ client_token: z.string() }) });
+
+/** What `creds/` and `sts/` answer: the keys, under a lease. */
+const credsAnswer = z.looseObject({
+  lease_id: z.string(),
+  data: z.looseObject({
+    access_key: z.string(),
+    secret_key: z.string(),
+    security_token: z.string().nullable().optional(),
+    session_token: z.string().nullable().optional(),
+  }),
+});
 
 /** One Vault API call; never follows redirects. */
 function vaultCall(
@@ -155,9 +175,9 @@ function vaultCall(
       let text = '';
       res.on('data', (d: Buffer) => (text += d.toString()));
       res.on('end', () => {
-        let parsed: Record<string, unknown> = {};
+        let parsed: unknown;
         try {
-          parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+          parsed = text === '' ? {} : JSON.parse(text);
         } catch {
           parsed = { errors: [text.slice(0, 200)] };
         }
@@ -175,9 +195,13 @@ function vaultCall(
 }
 
 const errorsOf = (a: VaultAnswer): string => {
-  const errors = a.body.errors;
-  return Array.isArray(errors) && errors.length > 0 ? errors.join('; ') : `HTTP ${a.status}`;
+  const refused = vaultErrors.safeParse(a.body);
+  return refused.success ? refused.data.errors.map(String).join('; ') : `HTTP ${a.status}`;
 };
+
+/** Why a call failed: Vault's errors when it refused, otherwise what in its answer does not fit. */
+const whyNot = (a: VaultAnswer, fit: JsonResult<unknown>): string =>
+  a.status >= 300 || fit.ok ? errorsOf(a) : `the answer does not fit: ${fit.error}`;
 
 /** What one phase holds: the Vault token its credentials were read with. */
 interface Held {
@@ -307,12 +331,12 @@ export function vaultBackedAws(
         role: settings.runRole,
         jwt: identity.value,
       });
-      const auth = login.body.auth as { client_token?: string } | null | undefined;
-      if (login.status >= 300 || typeof auth?.client_token !== 'string')
+      const loggedIn = checkJson(loginAnswer, login.body);
+      if (login.status >= 300 || !loggedIn.ok)
         throw new VaultAwsError(
-          `login at auth/${settings.authPath} with role ${settings.runRole} failed: ${errorsOf(login)}`,
+          `login at auth/${settings.authPath} with role ${settings.runRole} failed: ${whyNot(login, loggedIn)}`,
         );
-      const token = auth.client_token;
+      const token = loggedIn.value.auth.client_token;
       try {
         const read =
           settings.authType === 'iam_user'
@@ -320,17 +344,12 @@ export function vaultBackedAws(
             : await call('POST', `${settings.mount}/sts/${settings.awsRole}`, token, {
                 ...(settings.roleArn === null ? {} : { role_arn: settings.roleArn }),
               });
-        const data = read.body.data as Record<string, unknown> | null | undefined;
-        const leaseId = read.body.lease_id;
-        if (
-          read.status >= 300 ||
-          typeof data?.access_key !== 'string' ||
-          typeof data.secret_key !== 'string' ||
-          typeof leaseId !== 'string'
-        )
+        const creds = checkJson(credsAnswer, read.body);
+        if (read.status >= 300 || !creds.ok)
           throw new VaultAwsError(
-            `reading ${settings.authType} credentials of role ${settings.awsRole} at ${settings.mount} failed: ${errorsOf(read)}`,
+            `reading ${settings.authType} credentials of role ${settings.awsRole} at ${settings.mount} failed: ${whyNot(read, creds)}`,
           );
+        const { data, lease_id: leaseId } = creds.value;
         const raw = data.security_token ?? data.session_token;
         const session = typeof raw === 'string' && raw !== '' ? raw : null;
         const { dir, file } = credentialsFile(core.config.dataDir, phase.runId, {
