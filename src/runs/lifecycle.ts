@@ -4,12 +4,13 @@ import {
   NO_RUN,
   RUN_STATUSES,
   type RunMachine,
+  type RunMachineEvent,
   type RunStatus,
 } from '../../machines/run.machine.js';
 
 /**
- * Pure derivations from a run's machine snapshot: its wire status, `actions.*` and `permissions.*`.
- * Nothing here is stored: read models call these when a run changes, the presenter when it renders.
+ * Pure derivations of a run's state: its wire status from the machine's snapshot (the command
+ * side), the named state its read model keeps, and `actions.*` and `permissions.*` from that.
  */
 
 export type RunSnapshot = SnapshotFrom<RunMachine>;
@@ -85,43 +86,168 @@ export function statusOf(snapshot: RunSnapshot): RunStatus {
 
 export const isFinalStatus = (status: RunStatus): boolean => FINAL_STATUSES.includes(status);
 
-/** `actions.*`: what the run's state allows at `now`, whoever asks. */
-export function actionsOf(snapshot: RunSnapshot, now: Date): RunActions {
-  return {
-    'is-cancelable': snapshot.can({
-      type: 'RunCancelRequested',
-      data: { at: now.toISOString(), forceCancelAvailableAt: now.toISOString() },
-    }),
-    'is-confirmable': snapshot.can({ type: 'RunConfirmed', data: {} }),
-    'is-discardable': snapshot.can({ type: 'RunDiscarded', data: {} }),
-    'is-force-cancelable': snapshot.can({
-      type: 'RunForceCanceled',
-      data: { at: now.toISOString() },
-    }),
-  };
+/**
+ * A run's state as its read model holds it, in named columns: the status and the facts that
+ * `actions.*`, `permissions.*` and the run's attributes read. Folded from the run's events by
+ * {@link runStateAfter}; the command side folds the same events through the machine instead, and
+ * the tests hold the two to the same status and the same answers (`test/unit/runs/run-state.test.ts`).
+ */
+export interface RunState {
+  status: RunStatus;
+  planOnly: boolean;
+  savePlan: boolean;
+  autoApply: boolean;
+  allowEmptyApply: boolean;
+  /** What the last finished plan reported (false before a plan finished). */
+  hasChanges: boolean;
+  /** The plan stage ended with the run waiting for a user to apply or discard it. */
+  pausedForConfirmation: boolean;
+  /** The first, non-forceful cancel of the running phase (cleared when a plan finishes anyway). */
+  cancelRequestedAt: string | null;
+  /** When that cancel's cool-off ends and force-cancel opens. */
+  forceCancelAvailableAt: string | null;
+}
+
+/** The statuses the spec calls "needs confirmation": a paused run there may be applied. */
+const AWAITING_CONFIRMATION: readonly RunStatus[] = [
+  'planned',
+  'cost_estimated',
+  'policy_checked',
+  'post_plan_completed',
+];
+
+/** A run's state after one of its events (`null` before `RunCreated`). The event is one the machine accepted. */
+export function runStateAfter(before: RunState | null, event: RunMachineEvent): RunState {
+  if (event.type === 'RunCreated') {
+    const d = event.data;
+    return {
+      status: 'pending',
+      planOnly: d.planOnly,
+      savePlan: d.savePlan,
+      autoApply: d.autoApply,
+      allowEmptyApply: d.allowEmptyApply,
+      hasChanges: false,
+      pausedForConfirmation: false,
+      cancelRequestedAt: null,
+      forceCancelAvailableAt: null,
+    };
+  }
+  if (before === null) throw new Error(`${event.type} before RunCreated`);
+  const to = (status: RunStatus): RunState => ({ ...before, status });
+  switch (event.type) {
+    case 'RunFetchStarted':
+      return to('fetching');
+    case 'RunFetchCompleted':
+      return to('fetching_completed');
+    case 'RunPrePlanStarted':
+      return to('pre_plan_running');
+    case 'RunPrePlanCompleted':
+      return to('pre_plan_completed');
+    case 'RunQueuingStarted':
+      return to('queuing');
+    case 'RunPlanQueued':
+      return to('plan_queued');
+    case 'RunPlanStarted':
+      return to('planning');
+    case 'RunPlanFinished':
+      // A plan that finished despite an interrupt ends that interrupt: the next phase starts clean.
+      return {
+        ...to('planned'),
+        hasChanges: event.data.hasChanges,
+        cancelRequestedAt: null,
+        forceCancelAvailableAt: null,
+      };
+    case 'RunCostEstimateStarted':
+      return to('cost_estimating');
+    case 'RunCostEstimated':
+      return to('cost_estimated');
+    case 'RunPolicyCheckStarted':
+      return to('policy_checking');
+    case 'RunPolicyChecked':
+      if (event.data.outcome === 'passed') return to('policy_checked');
+      return to(before.planOnly ? 'policy_soft_failed' : 'policy_override');
+    case 'RunPolicyOverridden':
+      return to('policy_checked');
+    case 'RunPostPlanStarted':
+      return to('post_plan_running');
+    case 'RunPostPlanCompleted':
+      return to('post_plan_completed');
+    case 'RunPlanStageCompleted':
+      if (before.planOnly || (!before.hasChanges && !before.allowEmptyApply))
+        return to('planned_and_finished');
+      if (before.savePlan) return to('planned_and_saved');
+      if (before.autoApply) return to('confirmed');
+      return { ...before, pausedForConfirmation: true };
+    case 'RunConfirmed':
+      return to('confirmed');
+    case 'RunApplyQueued':
+      return to('apply_queued');
+    case 'RunApplyStarted':
+      return to('applying');
+    case 'RunApplyFinished':
+      return to('applied');
+    case 'RunDiscarded':
+      return to('discarded');
+    case 'RunCancelRequested':
+      return {
+        ...before,
+        cancelRequestedAt: event.data.at,
+        forceCancelAvailableAt: event.data.forceCancelAvailableAt,
+      };
+    case 'RunCanceled':
+      return to('canceled');
+    case 'RunForceCanceled':
+      return to('force_canceled');
+    case 'RunErrored':
+      return to('errored');
+    // Neither changes the status: a force-execute moves the queue, a comment nothing.
+    case 'RunForceExecuteRequested':
+    case 'RunCommented':
+      return before;
+    default: {
+      const _never: never = event;
+      return _never;
+    }
+  }
 }
 
 /**
- * `permissions.*`: the caller's access to the workspace and the run's state together, so a flag is
- * true exactly when the matching action would be accepted now. Commenting needs read access only.
+ * `actions.*` and `permissions.*` of a run: what its state allows at `now`, and of that what the
+ * caller's access to the workspace lets it do, so a permission is true exactly when the matching
+ * action would be accepted now. Commenting needs read access only. The one place either is made.
  */
-export function permissionsOf(
-  snapshot: RunSnapshot,
+export function abilitiesOf(
+  run: RunState,
   access: WorkspaceAccess,
   now: Date,
-): RunPermissions {
-  const actions = actionsOf(snapshot, now);
-  return {
+): { actions: RunActions; permissions: RunPermissions } {
+  const { status } = run;
+  const running = status === 'planning' || status === 'applying';
+  const awaiting = AWAITING_CONFIRMATION.includes(status);
+  const actions: RunActions = {
+    'is-cancelable': running && run.cancelRequestedAt === null,
+    'is-confirmable': status === 'planned_and_saved' || (awaiting && run.pausedForConfirmation),
+    'is-discardable':
+      status === 'pending' ||
+      status === 'policy_override' ||
+      status === 'post_plan_running' ||
+      status === 'planned_and_saved' ||
+      (awaiting && !run.planOnly),
+    'is-force-cancelable':
+      running &&
+      run.forceCancelAvailableAt !== null &&
+      now.getTime() >= Date.parse(run.forceCancelAvailableAt),
+  };
+  const permissions: RunPermissions = {
     'can-apply': access.applyRuns && actions['is-confirmable'],
     'can-cancel': access.applyRuns && actions['is-cancelable'],
     'can-comment': access.read,
     'can-discard': access.applyRuns && actions['is-discardable'],
-    'can-force-execute':
-      access.applyRuns && snapshot.can({ type: 'RunForceExecuteRequested', data: {} }),
+    'can-force-execute': access.applyRuns && status === 'pending',
     'can-force-cancel': access.admin && actions['is-force-cancelable'],
-    'can-override-policy-check':
-      access.admin && snapshot.can({ type: 'RunPolicyOverridden', data: {} }),
+    'can-override-policy-check': access.admin && status === 'policy_override',
   };
+  return { actions, permissions };
 }
 
 /** Statuses of `filter[status_group]=discardable`, as the spec lists them. */

@@ -1,7 +1,6 @@
-import { actionsOf, permissionsOf, type WorkspaceAccess } from '../lifecycle.js';
+import { abilitiesOf, type WorkspaceAccess } from '../lifecycle.js';
 import { API, linkOnly, toOne, type Resource } from '../jsonapi.js';
 import type { Phase, RunRow } from './projection.js';
-import { snapshotOf } from './projection.js';
 
 /** The wire shape of runs, plans and applies. */
 
@@ -35,12 +34,12 @@ export function presentRun(
   now: Date,
   options: { details?: boolean; costEstimateId?: string | null } = {},
 ): Resource {
-  const snapshot = snapshotOf(run);
+  const { actions, permissions } = abilitiesOf(run, access, now);
   const a = run.attrs;
   const self = `${API}/runs/${run.id}`;
-  const forceCancelAt = run.context.forceCancelAvailableAt;
+  const forceCancelAt = run.forceCancelAvailableAt;
   const canceledAt =
-    run.context.cancelRequestedAt ??
+    run.cancelRequestedAt ??
     run.statusTimestamps['canceled-at'] ??
     run.statusTimestamps['force-canceled-at'] ??
     null;
@@ -49,7 +48,7 @@ export function presentRun(
     id: run.id,
     type: 'runs',
     attributes: {
-      actions: actionsOf(snapshot, now),
+      actions,
       'allow-config-generation': a.allowConfigGeneration,
       'allow-empty-apply': a.allowEmptyApply,
       'auto-apply': a.autoApply,
@@ -61,7 +60,7 @@ export function presentRun(
       'has-changes': run.plan.hasChanges ?? false,
       'is-destroy': a.isDestroy,
       message: a.message,
-      permissions: permissionsOf(snapshot, access, now),
+      permissions,
       'plan-only': a.planOnly,
       refresh: a.refresh,
       'refresh-only': a.refreshOnly,

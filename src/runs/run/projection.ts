@@ -1,23 +1,18 @@
-import { initialTransition } from 'xstate';
 import { canonicalJson } from '../../core/canonical.js';
 import type { Db } from '../../core/database.js';
-import { Lru } from '../../core/lru.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import type { Sealed } from '../../core/seal.js';
-import {
-  runMachine,
-  type RunMachineContext,
-  type RunStatus,
-} from '../../../machines/run.machine.js';
+import { RUN_EVENT_TYPES, type RunStatus } from '../../../machines/run.machine.js';
 import type { ResourceCounts } from '../../../machines/run.machine.js';
 import type { RunCreated, RunEvent } from '../events.js';
-import { runDecider } from './decider.js';
-import { operationOf, statusOf, timestampKey, type RunSnapshot } from '../lifecycle.js';
+import { operationOf, runStateAfter, timestampKey, type RunState } from '../lifecycle.js';
 
 /**
- * The runs read model. One row per run, holding the machine's state (status + context) so that
- * `actions.*` can be derived at read time, the creation attributes, and the plan and apply phases.
+ * The runs read model. One row per run, holding the run's state in named columns (`RunState`:
+ * status, flags, the cancel's times), from which `actions.*` and `permissions.*` are derived at
+ * read time, the creation attributes, and the plan and apply phases. It holds no machine snapshot:
+ * decisions fold the run's stream through the machine inside the command handler.
  * `seq` (the log position of `RunCreated`) orders runs; `listed_seq` numbers a workspace's
  * non-plan-only runs 1, 2, 3… so its default list is a range scan that costs the page only.
  * JSON columns are canonical (sorted keys) wherever event data flows in, so a replay, which reads
@@ -38,13 +33,11 @@ export interface Phase {
   hasChanges: boolean | null;
 }
 
-export interface RunRow {
+export interface RunRow extends RunState {
   id: string;
   seq: number;
   workspaceId: string;
   organization: string;
-  status: RunStatus;
-  context: RunMachineContext;
   attrs: RunCreated['data'];
   createdAt: string;
   createdByName: string | null;
@@ -59,7 +52,14 @@ interface DbRow {
   workspace_id: string;
   organization: string;
   status: string;
-  context: string;
+  plan_only: number;
+  save_plan: number;
+  auto_apply: number;
+  allow_empty_apply: number;
+  has_changes: number;
+  paused_for_confirmation: number;
+  cancel_requested_at: string | null;
+  force_cancel_available_at: string | null;
   attrs: string;
   created_at: string;
   created_by_name: string | null;
@@ -74,7 +74,14 @@ export const toRunRow = (r: DbRow): RunRow => ({
   workspaceId: r.workspace_id,
   organization: r.organization,
   status: r.status as RunStatus,
-  context: JSON.parse(r.context) as RunMachineContext,
+  planOnly: r.plan_only === 1,
+  savePlan: r.save_plan === 1,
+  autoApply: r.auto_apply === 1,
+  allowEmptyApply: r.allow_empty_apply === 1,
+  hasChanges: r.has_changes === 1,
+  pausedForConfirmation: r.paused_for_confirmation === 1,
+  cancelRequestedAt: r.cancel_requested_at,
+  forceCancelAvailableAt: r.force_cancel_available_at,
   attrs: JSON.parse(r.attrs) as RunCreated['data'],
   createdAt: r.created_at,
   createdByName: r.created_by_name,
@@ -83,20 +90,23 @@ export const toRunRow = (r: DbRow): RunRow => ({
   apply: JSON.parse(r.apply) as Phase,
 });
 
-/** The machine snapshot a row stands for. */
-export function snapshotOf(row: Pick<RunRow, 'status' | 'context'>): RunSnapshot {
-  // Resolving a snapshot costs far more than reading it, and most runs share a few states.
-  const key = `${row.status} ${canonicalJson(row.context)}`;
-  return SNAPSHOTS.getOrSet(key, () =>
-    runMachine.resolveState({ value: row.status, context: row.context }),
-  );
-}
+/** The state columns an event may change, as the statements bind them. */
+const changingColumns = (s: RunState) => ({
+  status: s.status,
+  has_changes: s.hasChanges ? 1 : 0,
+  paused_for_confirmation: s.pausedForConfirmation ? 1 : 0,
+  cancel_requested_at: s.cancelRequestedAt,
+  force_cancel_available_at: s.forceCancelAvailableAt,
+});
 
-/** Snapshots are immutable values, so equal (status, context) pairs can share one. */
-const SNAPSHOTS = new Lru<string, RunSnapshot>(1000);
-
-/** The state before `RunCreated`, computed once. */
-const INITIAL: RunSnapshot = initialTransition(runMachine)[0];
+/** Every state column: the creation flags, which never change, too. */
+const stateColumns = (s: RunState) => ({
+  plan_only: s.planOnly ? 1 : 0,
+  save_plan: s.savePlan ? 1 : 0,
+  auto_apply: s.autoApply ? 1 : 0,
+  allow_empty_apply: s.allowEmptyApply ? 1 : 0,
+  ...changingColumns(s),
+});
 
 const newPhase = (): Phase => ({
   status: 'pending',
@@ -105,7 +115,7 @@ const newPhase = (): Phase => ({
   hasChanges: null,
 });
 
-const RUN_EVENT_TYPES = new Set<string>(runMachine.events as readonly string[]);
+const RUN_EVENTS = new Set<string>(RUN_EVENT_TYPES);
 
 /** How a run event moves its plan and apply phases (the run's status before the event decides which). */
 function movePhases(
@@ -158,18 +168,21 @@ function movePhases(
   }
 }
 
-/** The projection. It folds each run event through the machine, exactly as the command side does. */
+/** The projection. It folds each run event into the row's named state with `runStateAfter`. */
 export const runProjection: Projection = {
   name: 'runs-runs',
-  version: 3,
+  // 4: named state columns in place of the machine's context (rebuilt from the log on start).
+  version: 4,
   tables: [RUNS_TABLE, RUN_LOGS_TABLE],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${RUNS_TABLE} (
         id TEXT PRIMARY KEY, seq INTEGER NOT NULL UNIQUE, workspace_id TEXT NOT NULL, organization TEXT NOT NULL,
         listed_seq INTEGER, status TEXT NOT NULL, operation TEXT NOT NULL, source TEXT NOT NULL,
-        plan_only INTEGER NOT NULL, save_plan INTEGER NOT NULL, message TEXT NOT NULL, created_at TEXT NOT NULL,
-        created_by_name TEXT, context TEXT NOT NULL, attrs TEXT NOT NULL, status_timestamps TEXT NOT NULL,
+        plan_only INTEGER NOT NULL, save_plan INTEGER NOT NULL, auto_apply INTEGER NOT NULL,
+        allow_empty_apply INTEGER NOT NULL, has_changes INTEGER NOT NULL, paused_for_confirmation INTEGER NOT NULL,
+        cancel_requested_at TEXT, force_cancel_available_at TEXT, message TEXT NOT NULL, created_at TEXT NOT NULL,
+        created_by_name TEXT, attrs TEXT NOT NULL, status_timestamps TEXT NOT NULL,
         plan TEXT NOT NULL, apply TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS runs_runs_ws ON ${RUNS_TABLE} (workspace_id, seq);
       CREATE UNIQUE INDEX IF NOT EXISTS runs_runs_ws_listed ON ${RUNS_TABLE} (workspace_id, listed_seq);
@@ -187,11 +200,17 @@ export const runProjection: Projection = {
       ),
       insert:
         db.prepare(`INSERT INTO ${RUNS_TABLE} (id, seq, workspace_id, organization, listed_seq, status, operation,
-        source, plan_only, save_plan, message, created_at, created_by_name, context, attrs, status_timestamps, plan, apply)
+        source, plan_only, save_plan, auto_apply, allow_empty_apply, has_changes, paused_for_confirmation,
+        cancel_requested_at, force_cancel_available_at, message, created_at, created_by_name, attrs,
+        status_timestamps, plan, apply)
         VALUES (@id, @seq, @workspace_id, @organization, @listed_seq, @status, @operation, @source, @plan_only,
-        @save_plan, @message, @created_at, @created_by_name, @context, @attrs, @status_timestamps, @plan, @apply)`),
-      update: db.prepare(`UPDATE ${RUNS_TABLE} SET status = @status, context = @context,
-        status_timestamps = @status_timestamps, plan = @plan, apply = @apply WHERE id = @id`),
+        @save_plan, @auto_apply, @allow_empty_apply, @has_changes, @paused_for_confirmation, @cancel_requested_at,
+        @force_cancel_available_at, @message, @created_at, @created_by_name, @attrs, @status_timestamps, @plan, @apply)`),
+      // The creation flags never change; the rest of the state does.
+      update: db.prepare(`UPDATE ${RUNS_TABLE} SET status = @status, has_changes = @has_changes,
+        paused_for_confirmation = @paused_for_confirmation, cancel_requested_at = @cancel_requested_at,
+        force_cancel_available_at = @force_cancel_available_at, status_timestamps = @status_timestamps,
+        plan = @plan, apply = @apply WHERE id = @id`),
       log: db.prepare(`INSERT INTO ${RUN_LOGS_TABLE} (run_id, phase, log, json_output, json_output_redacted)
         VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, phase) DO UPDATE SET log = excluded.log,
         json_output = COALESCE(excluded.json_output, ${RUN_LOGS_TABLE}.json_output),
@@ -204,26 +223,22 @@ export const runProjection: Projection = {
         s.dropWorkspace.run((event.data as { id: string }).id);
         return;
       }
-      if (!RUN_EVENT_TYPES.has(event.type)) return;
+      if (!RUN_EVENTS.has(event.type)) return;
       const e = event as StoredEvent<RunEvent>;
       if (e.type === 'RunCreated') {
         const d = e.data;
-        const snapshot = runDecider.evolve(INITIAL, e);
         s.insert.run({
           id: d.id,
           seq: e.position,
           workspace_id: d.workspaceId,
           organization: d.organization,
           listed_seq: d.planOnly ? null : s.nextListed.get(d.workspaceId)!.n,
-          status: statusOf(snapshot),
+          ...stateColumns(runStateAfter(null, e)),
           operation: operationOf(d),
           source: d.source,
-          plan_only: d.planOnly ? 1 : 0,
-          save_plan: d.savePlan ? 1 : 0,
           message: d.message,
           created_at: e.time,
           created_by_name: e.metadata.actor?.name ?? null,
-          context: canonicalJson(snapshot.context),
           attrs: canonicalJson(d),
           status_timestamps: JSON.stringify({ 'plan-queueable-at': e.time }),
           plan: canonicalJson(newPhase()),
@@ -234,14 +249,13 @@ export const runProjection: Projection = {
       const found = s.get.get(e.stream);
       if (found === undefined) return;
       const row = toRunRow(found);
-      const next = runDecider.evolve(snapshotOf(row), e);
-      const after = statusOf(next);
+      const next = runStateAfter(row, e);
+      const after = next.status;
       if (after !== row.status) row.statusTimestamps[timestampKey(after)] = e.time;
       movePhases(row, e, row.status, after);
       s.update.run({
         id: row.id,
-        status: after,
-        context: canonicalJson(next.context),
+        ...changingColumns(next),
         status_timestamps: JSON.stringify(row.statusTimestamps),
         plan: canonicalJson(row.plan),
         apply: canonicalJson(row.apply),

@@ -130,7 +130,7 @@ export function stagesReactor(
     types: STAGE_EVENTS,
     async react(event: StoredEvent) {
       const run = runs.model.runs.get(event.stream);
-      if (run === null || run.context.pausedForConfirmation) return;
+      if (run === null || run.pausedForConfirmation) return;
       const wantsEstimate =
         checks.costEstimationEnabled(run.organization) && checks.costEstimateOfRun(run.id) === null;
       const wantsCheck =
