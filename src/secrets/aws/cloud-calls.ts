@@ -19,6 +19,8 @@ import {
   TagUserCommand,
 } from '@aws-sdk/client-iam';
 import type { IAMClient } from '@aws-sdk/client-iam';
+import { z } from 'zod';
+import { parseJson } from '../../core/json.js';
 
 /**
  * The IAM calls of iam_user credentials, and the error text every provider call shares
@@ -186,10 +188,26 @@ export async function deleteIamUser(iam: IAMClient, username: string): Promise<v
   }
 }
 
-function statementsOf(document: string): unknown[] {
-  const doc = JSON.parse(document) as { Statement?: unknown };
-  if (Array.isArray(doc.Statement)) return doc.Statement as unknown[];
-  return doc.Statement === undefined ? [] : [doc.Statement];
+/** What of an IAM policy document is merged: its statements, one or a list of them. */
+const policyDocument = z.looseObject({
+  Statement: z
+    .union([z.array(z.record(z.string(), z.unknown())), z.record(z.string(), z.unknown())])
+    .optional(),
+});
+
+/**
+ * The statements of a policy document (the role's own, or a group's as IAM answers it); one that
+ * is not a policy is refused with IAM's error code, naming the bad field.
+ */
+function statementsOf(document: string, whose: string): unknown[] {
+  const doc = parseJson(policyDocument, document);
+  if (!doc.ok)
+    throw Object.assign(new Error(`${whose} is not a policy document: ${doc.error}`), {
+      name: 'MalformedPolicyDocument',
+    });
+  const statement = doc.value.Statement;
+  if (statement === undefined) return [];
+  return Array.isArray(statement) ? statement : [statement];
 }
 
 /** The policies of the given groups, merged for assumed_role and federation_token (research §6.1). */
@@ -202,7 +220,7 @@ export async function groupPolicies(
   const arns = [...ownArns];
   const statements: unknown[] = [];
   if (ownDocument) {
-    statements.push(...statementsOf(ownDocument));
+    statements.push(...statementsOf(ownDocument, "the role's policy_document"));
   }
   for (const group of groups) {
     const attached = await iam.send(new ListAttachedGroupPoliciesCommand({ GroupName: group }));
@@ -210,7 +228,12 @@ export async function groupPolicies(
     const names = await iam.send(new ListGroupPoliciesCommand({ GroupName: group }));
     for (const name of names.PolicyNames ?? []) {
       const got = await iam.send(new GetGroupPolicyCommand({ GroupName: group, PolicyName: name }));
-      statements.push(...statementsOf(decodeURIComponent(got.PolicyDocument ?? '{}')));
+      statements.push(
+        ...statementsOf(
+          decodeURIComponent(got.PolicyDocument ?? '{}'),
+          `the policy ${name} of group ${group}`,
+        ),
+      );
     }
   }
   const document = statements.length
