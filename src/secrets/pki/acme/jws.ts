@@ -1,5 +1,7 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { errors, flattenedVerify, type FlattenedJWSInput } from 'jose';
+import { z } from 'zod';
+import { checkJson, parseJson } from '../../../core/json.js';
 import { AcmeProblem, malformed } from './problem.js';
 
 /** A flattened JWS as ACME sends it (RFC 8555 §6.2). */
@@ -11,13 +13,16 @@ export interface Jws {
   raw: FlattenedJWSInput;
 }
 
-export interface ProtectedHeader {
-  alg: string;
-  nonce?: string;
-  url?: string;
-  jwk?: Record<string, unknown>;
-  kid?: string;
-}
+/** The protected header's members ACME reads; others (`typ`, …) pass through. */
+const protectedHeader = z.looseObject({
+  alg: z.string(),
+  nonce: z.string().optional(),
+  url: z.string().optional(),
+  jwk: z.record(z.string(), z.unknown()).optional(),
+  kid: z.string().optional(),
+});
+
+export type ProtectedHeader = z.infer<typeof protectedHeader>;
 
 /** The key type each accepted account-key algorithm needs. */
 const SIGNING: Readonly<Record<string, 'RSA' | 'EC'>> = {
@@ -39,14 +44,11 @@ function decode(part: unknown, what: string): Buffer {
   return Buffer.from(part, 'base64url');
 }
 
+const jsonObject = z.record(z.string(), z.unknown());
+
 function json(bytes: Buffer, what: string): Record<string, unknown> {
-  try {
-    const v = JSON.parse(bytes.toString('utf8')) as unknown;
-    if (v !== null && typeof v === 'object' && !Array.isArray(v))
-      return v as Record<string, unknown>;
-  } catch {
-    // answered below
-  }
+  const v = parseJson(jsonObject, bytes.toString('utf8'));
+  if (v.ok) return v.value;
   throw malformed(`${what} is not a JSON object`);
 }
 
@@ -55,8 +57,11 @@ export function parseJws(raw: Buffer | undefined): Jws {
   if (raw === undefined || raw.length === 0) throw malformed('the request has no JWS body');
   const body = json(raw, 'the request body');
   if ('signatures' in body) throw malformed('only the flattened JWS serialization is accepted');
-  const header = json(decode(body.protected, 'protected'), 'the protected header');
-  if (typeof header.alg !== 'string') throw malformed('the protected header has no alg');
+  const fields = json(decode(body.protected, 'protected'), 'the protected header');
+  if (typeof fields.alg !== 'string') throw malformed('the protected header has no alg');
+  const checked = checkJson(protectedHeader, fields);
+  if (!checked.ok) throw malformed(`the protected header does not fit: ${checked.error}`);
+  const header = checked.value;
   if (body.header !== undefined) throw malformed('an unprotected header is not allowed');
   // An unencoded payload (RFC 7797) would sign other bytes than ACME reads: neither is accepted.
   if ('crit' in header || 'b64' in header)
@@ -64,7 +69,7 @@ export function parseJws(raw: Buffer | undefined): Jws {
   const payloadBytes = decode(body.payload, 'payload');
   decode(body.signature, 'signature');
   return {
-    protected: header as unknown as ProtectedHeader,
+    protected: header,
     payload: payloadBytes.length === 0 ? undefined : json(payloadBytes, 'the payload'),
     raw: {
       protected: String(body.protected),
