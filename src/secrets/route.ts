@@ -38,6 +38,12 @@ export interface RouteFlags {
   readonly unauthenticated?: boolean;
   /** needs the sudo capability besides its own (the reference's `PathsSpecial.Root`) */
   readonly sudo?: boolean;
+  /**
+   * on a path declared only as a LIST, a plain GET goes to the list handler too, which answers
+   * it (`sys/policies/acl` lists either way) or refuses it itself, instead of the 404 `routerOf`
+   * answers for an engine's list (the system backend and the credentials engine answer 405)
+   */
+  readonly getAsList?: boolean;
 }
 
 /** A declared path with its handlers: what an engine lists, once per path. */
@@ -92,20 +98,57 @@ export function route<S, F extends Fields>(
   return { ...schema, ...flags, handlers: bound };
 }
 
+/** A declared pattern as a regular expression: `:x` one segment, `*x` any rest. */
+function patternRegExp(pattern: string): RegExp {
+  const body = pattern
+    .split('/')
+    .map((s) =>
+      s.startsWith(':')
+        ? '[^/]+'
+        : s.startsWith('*')
+          ? '.+'
+          : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('\\/');
+  return new RegExp(`^${body}$`);
+}
+
+/** Whether a path with a `*x` segment takes another's too (`sys/mounts/*path`: `…/*path/tune`). */
+const takes = <S>(wide: PathRoute<S>, other: PathRoute<S>): boolean =>
+  wide !== other &&
+  /(^|\/)\*/.test(wide.pattern) &&
+  patternRegExp(wide.pattern).test(other.pattern.replace(/[:*](\w+)/g, '$1'));
+
 /**
- * Registers every declared path on a router, in declaration order. A GET serves a LIST (with
- * `ctx.state.list`) when the path declares one, else its read; a path that declares only a LIST
- * answers a plain GET 404 `{"errors":[]}`, as the reference does.
+ * The paths in the order they are registered: declaration order, but a path with a `*x` segment
+ * after every path it would also take, so that the narrower path answers (a router runs the first
+ * route that matches). Paths that take each other keep their declaration order.
+ */
+export function registrationOrder<S>(paths: readonly PathRoute<S>[]): PathRoute<S>[] {
+  const left = [...paths];
+  const out: PathRoute<S>[] = [];
+  while (left.length > 0) {
+    const i = left.findIndex((p) => !left.some((q) => takes(p, q) && !takes(q, p)));
+    out.push(...left.splice(Math.max(i, 0), 1));
+  }
+  return out;
+}
+
+/**
+ * Registers every declared path on a router, in declaration order (see `registrationOrder`). A
+ * GET serves a LIST (with `ctx.state.list`) when the path declares one, else its read; a path that
+ * declares only a LIST answers a plain GET 404 `{"errors":[]}`, as the reference does, unless it
+ * hands the GET to its list handler (`getAsList`).
  */
 export function routerOf<S>(router: Router, paths: readonly PathRoute<S>[], scope: S): Router {
-  for (const p of paths) {
+  for (const p of registrationOrder(paths)) {
     const at = `/${p.pattern}`;
     const { head, read, list, update, patch, delete: remove } = p.handlers;
     if (head !== undefined) router.head(at, (ctx) => head(ctx, scope));
     if (read !== undefined || list !== undefined)
       router.get(at, (ctx) => {
         if (list !== undefined && (ctx.state.list === true || read === undefined)) {
-          if (ctx.state.list !== true) throw new NotFoundError('');
+          if (ctx.state.list !== true && p.getAsList !== true) throw new NotFoundError('');
           return list(ctx, scope);
         }
         return read!(ctx, scope);
@@ -133,21 +176,5 @@ export function unauthenticatedOf<S>(paths: readonly PathRoute<S>[]): string[] {
 
 /** The relative paths (as the surface tests them) of the paths declared to need sudo. */
 export function sudoOf<S>(paths: readonly PathRoute<S>[]): RegExp[] {
-  return paths
-    .filter((p) => p.sudo === true)
-    .map(
-      (p) =>
-        new RegExp(
-          `^${p.pattern
-            .split('/')
-            .map((s) =>
-              s.startsWith(':')
-                ? '[^/]+'
-                : s.startsWith('*')
-                  ? '.+'
-                  : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
-            )
-            .join('\\/')}$`,
-        ),
-    );
+  return paths.filter((p) => p.sudo === true).map((p) => patternRegExp(p.pattern));
 }

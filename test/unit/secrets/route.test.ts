@@ -5,6 +5,7 @@ import { KeelError } from '../../../src/core/errors.js';
 import { declarePath, field, segmentsOnly, type Fields } from '../../../src/secrets/fields.js';
 import { secretsRouter } from '../../../src/secrets/request-path.js';
 import {
+  registrationOrder,
   route,
   routerOf,
   sudoOf,
@@ -42,6 +43,26 @@ const PATHS: readonly PathRoute<Scope>[] = [
       ctx.body = 'listed';
     },
   }),
+  // Declared before the narrower paths it would also take: registered after them.
+  route<Scope, Fields>(segmentsOnly('files/*path', 'A file', ['read']), {
+    read: (ctx) => {
+      ctx.body = `file ${ctx.params.path}`;
+    },
+  }),
+  route<Scope, Fields>(segmentsOnly('files/*path/meta', "A file's metadata", ['read']), {
+    read: (ctx) => {
+      ctx.body = `meta ${ctx.params.path}`;
+    },
+  }),
+  route<Scope, Fields>(
+    segmentsOnly('folders', 'List folders', ['list']),
+    {
+      list: (ctx) => {
+        ctx.body = ctx.state.list === true ? 'folders listed' : 'folders read';
+      },
+    },
+    { getAsList: true },
+  ),
   route<Scope, Fields>(
     segmentsOnly('ping', 'Ping', ['read']),
     {
@@ -105,6 +126,24 @@ describe('routerOf', () => {
     expect(head.status).toBe(200);
     expect(head.headers.get('x-head')).toBe('yes');
     expect((await fetch(`${url}/ping`)).status).toBe(204);
+  });
+
+  it('a path with a `*x` segment answers only what no narrower path declares', async () => {
+    expect(await (await fetch(`${url}/files/a/b`)).text()).toBe('file a/b');
+    expect(await (await fetch(`${url}/files/a/b/meta`)).text()).toBe('meta a/b');
+    expect(registrationOrder(PATHS).map((p) => p.pattern)).toEqual([
+      'things/:name',
+      'things',
+      'files/*path/meta',
+      'files/*path',
+      'folders',
+      'ping',
+    ]);
+  });
+
+  it('getAsList: a plain GET goes to the list handler, which answers it', async () => {
+    expect(await (await fetch(`${url}/folders`)).text()).toBe('folders read');
+    expect(await (await fetch(`${url}/folders?list=true`)).text()).toBe('folders listed');
   });
 
   it('registers nothing that is not declared', () => {
