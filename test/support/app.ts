@@ -89,7 +89,10 @@ export async function httpRequest(
   path: string,
   opts: RequestOptions = {},
 ): Promise<TestResponse> {
-  const headers: Record<string, string> = { ...opts.headers };
+  // A fresh connection per request: a test that runs a CLI synchronously between two requests
+  // blocks its event loop past the server's keep-alive timeout, and the next request would go out
+  // on a socket the server has already closed ("other side closed").
+  const headers: Record<string, string> = { connection: 'close', ...opts.headers };
   if (opts.token !== undefined && opts.token !== null) {
     const how = opts.tokenHeader ?? 'bearer';
     if (how === 'bearer') headers.authorization = `Bearer ${opts.token}`;
