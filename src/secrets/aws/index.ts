@@ -23,8 +23,8 @@ import { awsProjection } from './projection.js';
 import { AwsReads } from './queries.js';
 import { RoleService } from './roles.js';
 import { RootService } from './root.js';
-import { awsRoutes } from './routes.js';
-import { AWS_PATHS } from './paths.js';
+import { AWS_PATHS, awsRoutes } from './routes.js';
+import { sudoOf, unauthenticatedOf } from '../route.js';
 import { StaticRoleService } from './static-roles.js';
 
 export type { AwsClientFactory, ProviderDefaults } from './clients.js';
@@ -121,6 +121,9 @@ export function createAwsContext(
       description:
         'cloud credentials (IAM users, assumed roles, federation and session tokens, static roles)',
       routes: () => awsRoutes(services),
+      // Made from the declarations (src/secrets/route.ts): none is open or needs sudo today.
+      sudo: sudoOf(AWS_PATHS),
+      unauthenticated: unauthenticatedOf(AWS_PATHS),
       paths: AWS_PATHS,
     },
   };

@@ -1,8 +1,8 @@
-import { declarePath, field, segmentsOnly, type PathSchema } from '../fields.js';
+import { declarePath, field } from '../fields.js';
 
 /**
- * Every path of the credentials engine, relative to its mount, with its fields. Routes parse their
- * requests with these (src/secrets/fields.ts); the OpenAPI document is made from them.
+ * The credentials engine's paths, relative to its mount, with their fields; routes.ts gives each
+ * its handlers and lists them (AWS_PATHS), and parses requests with these (src/secrets/fields.ts).
  */
 
 const NAME = { name: field.string('Name of the role', { required: true }) };
@@ -105,16 +105,3 @@ export const STATIC_ROLE = declarePath({
     external_id: field.string('External ID used with assume_role_arn'),
   },
 });
-
-export const AWS_PATHS: readonly PathSchema[] = [
-  CONFIG_ROOT,
-  ROTATE_ROOT,
-  CONFIG_LEASE,
-  segmentsOnly('roles', 'List roles', ['list']),
-  ROLE,
-  CREDS,
-  STS,
-  segmentsOnly('static-roles', 'List static roles', ['list']),
-  STATIC_ROLE,
-  segmentsOnly('static-creds/:name', "A static role's current key", ['read']),
-];

@@ -7,11 +7,26 @@ import { requestData, sendVault } from '../../http/vault.js';
 import { secretsMetadata } from '../surface.js';
 import type { CredsService } from './creds.js';
 import type { MountRef } from './events.js';
-import { parseFields, type FieldData, type Fields, type PathSchema, type Raw } from '../fields.js';
+import {
+  parseFields,
+  segmentsOnly,
+  type FieldData,
+  type Fields,
+  type PathSchema,
+  type Raw,
+} from '../fields.js';
+import {
+  route,
+  routerOf,
+  type Handler,
+  type PathRoute,
+  type RouteFlags,
+  type Verb,
+} from '../route.js';
 import { presentLease, presentRole, presentRoot, presentStaticRole } from './presenters.js';
 import type { RoleService } from './roles.js';
 import type { RootService } from './root.js';
-import { CONFIG_LEASE, CONFIG_ROOT, CREDS, ROLE, STATIC_ROLE, STS } from './paths.js';
+import { CONFIG_LEASE, CONFIG_ROOT, CREDS, ROLE, ROTATE_ROOT, STATIC_ROLE, STS } from './paths.js';
 import { checkName } from './schema.js';
 import type { StaticRoleService } from './static-roles.js';
 
@@ -69,121 +84,147 @@ async function referenceErrors(_ctx: Context, next: Next): Promise<void> {
   }
 }
 
+/** A declared path of the engine with its handlers (src/secrets/route.ts). */
+export type AwsRoute = PathRoute<AwsServices>;
+
+const awsRoute = <F extends Fields>(
+  schema: PathSchema<F>,
+  handlers: Readonly<Partial<Record<Verb, Handler<AwsServices, F>>>>,
+  flags?: RouteFlags,
+): AwsRoute => route(schema, handlers, flags);
+
+/** A LIST of names; a plain GET is refused (405), an empty list is 404 `{"errors":[]}`. */
+const listOf = (
+  pattern: string,
+  summary: string,
+  keys: (s: AwsServices, mount: MountRef) => string[],
+): AwsRoute =>
+  awsRoute(
+    segmentsOnly(pattern, summary, ['list']),
+    {
+      list: (ctx, s) => {
+        if (!ctx.state.list) unsupported();
+        const found = keys(s, mountOf(ctx));
+        if (found.length === 0) notFound();
+        sendVault(ctx, { keys: found });
+      },
+    },
+    { getAsList: true },
+  );
+
+/** `creds/:name` and `sts/:name`: credentials under a role, asked for by a read or a write. */
+const credsRoute = (path: 'creds' | 'sts', declared: typeof CREDS) => {
+  const issue = async (ctx: Context, s: AwsServices) => {
+    if (ctx.state.list) unsupported();
+    const name = nameParam(ctx);
+    const d = parsed(ctx, declared, name);
+    const out = await s.creds.issue(
+      mountOf(ctx),
+      name,
+      path,
+      d,
+      ctx.state.token?.displayName ?? '',
+      metadataOf(ctx),
+    );
+    const { warnings } = d;
+    sendVault(ctx, out.data, {
+      leaseId: out.leaseId,
+      leaseDuration: out.leaseDuration,
+      renewable: out.renewable,
+      ...(warnings.length ? { warnings } : {}),
+    });
+  };
+  return awsRoute(declared, { read: issue, update: issue });
+};
+
+/**
+ * Every path of the engine with its handlers, in the order the OpenAPI document lists them: the
+ * router and the OpenAPI document are made from this list (src/secrets/route.ts). The fields are
+ * declared in paths.ts. No path is served without a token or needs sudo.
+ */
+export const AWS_PATHS: readonly AwsRoute[] = [
+  awsRoute(CONFIG_ROOT, {
+    read: (ctx, s) => {
+      const settings = s.root.read(mountOf(ctx));
+      if (!settings) notFound();
+      sendVault(ctx, presentRoot(settings));
+    },
+    update: async (ctx, s) => {
+      await s.root.write(mountOf(ctx), parsed(ctx, CONFIG_ROOT), metadataOf(ctx));
+      noContent(ctx);
+    },
+  }),
+  awsRoute(ROTATE_ROOT, {
+    update: async (ctx, s) => {
+      const accessKey = await s.root.rotate(mountOf(ctx), metadataOf(ctx));
+      sendVault(ctx, { access_key: accessKey });
+    },
+  }),
+  awsRoute(CONFIG_LEASE, {
+    read: (ctx, s) => {
+      const { lease, leaseMax } = s.root.lease(mountOf(ctx));
+      sendVault(ctx, presentLease(lease, leaseMax));
+    },
+    update: async (ctx, s) => {
+      await s.root.writeLease(mountOf(ctx), parsed(ctx, CONFIG_LEASE), metadataOf(ctx));
+      noContent(ctx);
+    },
+  }),
+  listOf('roles', 'List roles', (s, mount) => s.roles.list(mount)),
+  awsRoute(ROLE, {
+    read: (ctx, s) => {
+      if (ctx.state.list) unsupported();
+      const role = s.roles.read(mountOf(ctx), nameParam(ctx));
+      if (!role) notFound();
+      sendVault(ctx, presentRole(role));
+    },
+    update: async (ctx, s) => {
+      const name = nameParam(ctx);
+      const d = parsed(ctx, ROLE, name);
+      const warnings = await s.roles.write(mountOf(ctx), name, d, metadataOf(ctx));
+      // The reference adds its field warnings to a response, and a 204 has none.
+      if (warnings.length === 0) return noContent(ctx);
+      sendVault(ctx, null, { warnings: [...warnings, ...d.warnings] });
+    },
+    delete: async (ctx, s) => {
+      await s.roles.delete(mountOf(ctx), nameParam(ctx), metadataOf(ctx));
+      noContent(ctx);
+    },
+  }),
+  credsRoute('creds', CREDS),
+  credsRoute('sts', STS),
+  listOf('static-roles', 'List static roles', (s, mount) => s.staticRoles.list(mount)),
+  awsRoute(STATIC_ROLE, {
+    read: (ctx, s) => {
+      if (ctx.state.list) unsupported();
+      const row = s.staticRoles.read(mountOf(ctx), nameParam(ctx));
+      if (!row) notFound();
+      sendVault(ctx, presentStaticRole(row));
+    },
+    update: async (ctx, s) => {
+      const name = nameParam(ctx);
+      const d = parsed(ctx, STATIC_ROLE, name);
+      const view = await s.staticRoles.write(mountOf(ctx), name, d, metadataOf(ctx));
+      const { warnings } = d;
+      sendVault(ctx, presentStaticRole(view), warnings.length ? { warnings } : {});
+    },
+    delete: async (ctx, s) => {
+      await s.staticRoles.delete(mountOf(ctx), nameParam(ctx), metadataOf(ctx));
+      noContent(ctx);
+    },
+  }),
+  awsRoute(segmentsOnly('static-creds/:name', "A static role's current key", ['read']), {
+    read: (ctx, s) => {
+      if (ctx.state.list) unsupported();
+      const name = nameParam(ctx);
+      sendVault(ctx, s.staticRoles.creds(mountOf(ctx), name));
+    },
+  }),
+];
+
 /** Routes of one mount, relative to it (`/config/root`, `/roles/:name`, ...). */
 export function awsRoutes(s: AwsServices): Router {
   const r = secretsRouter();
   r.use(referenceErrors);
-
-  r.get('/config/root', (ctx) => {
-    const settings = s.root.read(mountOf(ctx));
-    if (!settings) notFound();
-    sendVault(ctx, presentRoot(settings));
-  });
-  r.post('/config/root', async (ctx) => {
-    await s.root.write(mountOf(ctx), parsed(ctx, CONFIG_ROOT), metadataOf(ctx));
-    noContent(ctx);
-  });
-
-  const rotateRoot = async (ctx: Context) => {
-    const accessKey = await s.root.rotate(mountOf(ctx), metadataOf(ctx));
-    sendVault(ctx, { access_key: accessKey });
-  };
-  r.post('/config/rotate-root', rotateRoot);
-
-  r.get('/config/lease', (ctx) => {
-    const { lease, leaseMax } = s.root.lease(mountOf(ctx));
-    sendVault(ctx, presentLease(lease, leaseMax));
-  });
-  const writeLease = async (ctx: Context) => {
-    await s.root.writeLease(mountOf(ctx), parsed(ctx, CONFIG_LEASE), metadataOf(ctx));
-    noContent(ctx);
-  };
-  r.post('/config/lease', writeLease);
-
-  r.get(['/roles', '/roles/'], (ctx) => {
-    if (!ctx.state.list) unsupported();
-    const keys = s.roles.list(mountOf(ctx));
-    if (keys.length === 0) notFound();
-    sendVault(ctx, { keys });
-  });
-  r.get('/roles/:name', (ctx) => {
-    if (ctx.state.list) unsupported();
-    const role = s.roles.read(mountOf(ctx), nameParam(ctx));
-    if (!role) notFound();
-    sendVault(ctx, presentRole(role));
-  });
-  const writeRole = async (ctx: Context) => {
-    const name = nameParam(ctx);
-    const d = parsed(ctx, ROLE, name);
-    const warnings = await s.roles.write(mountOf(ctx), name, d, metadataOf(ctx));
-    // The reference adds its field warnings to a response, and a 204 has none.
-    if (warnings.length === 0) return noContent(ctx);
-    sendVault(ctx, null, { warnings: [...warnings, ...d.warnings] });
-  };
-  r.post('/roles/:name', writeRole);
-  r.delete('/roles/:name', async (ctx) => {
-    await s.roles.delete(mountOf(ctx), nameParam(ctx), metadataOf(ctx));
-    noContent(ctx);
-  });
-
-  for (const [path, declared] of [
-    ['creds', CREDS],
-    ['sts', STS],
-  ] as const) {
-    const issue = async (ctx: Context) => {
-      if (ctx.state.list) unsupported();
-      const name = nameParam(ctx);
-      const d = parsed(ctx, declared, name);
-      const out = await s.creds.issue(
-        mountOf(ctx),
-        name,
-        path,
-        d,
-        ctx.state.token?.displayName ?? '',
-        metadataOf(ctx),
-      );
-      const { warnings } = d;
-      sendVault(ctx, out.data, {
-        leaseId: out.leaseId,
-        leaseDuration: out.leaseDuration,
-        renewable: out.renewable,
-        ...(warnings.length ? { warnings } : {}),
-      });
-    };
-    r.get(`/${path}/:name`, issue);
-    r.post(`/${path}/:name`, issue);
-  }
-
-  r.get(['/static-roles', '/static-roles/'], (ctx) => {
-    if (!ctx.state.list) unsupported();
-    const keys = s.staticRoles.list(mountOf(ctx));
-    if (keys.length === 0) notFound();
-    sendVault(ctx, { keys });
-  });
-  r.get('/static-roles/:name', (ctx) => {
-    if (ctx.state.list) unsupported();
-    const row = s.staticRoles.read(mountOf(ctx), nameParam(ctx));
-    if (!row) notFound();
-    sendVault(ctx, presentStaticRole(row));
-  });
-  const writeStatic = async (ctx: Context) => {
-    const name = nameParam(ctx);
-    const d = parsed(ctx, STATIC_ROLE, name);
-    const view = await s.staticRoles.write(mountOf(ctx), name, d, metadataOf(ctx));
-    const { warnings } = d;
-    sendVault(ctx, presentStaticRole(view), warnings.length ? { warnings } : {});
-  };
-  r.post('/static-roles/:name', writeStatic);
-  r.delete('/static-roles/:name', async (ctx) => {
-    await s.staticRoles.delete(mountOf(ctx), nameParam(ctx), metadataOf(ctx));
-    noContent(ctx);
-  });
-
-  r.get('/static-creds/:name', (ctx) => {
-    if (ctx.state.list) unsupported();
-    const name = nameParam(ctx);
-    sendVault(ctx, s.staticRoles.creds(mountOf(ctx), name));
-  });
-
-  return r;
+  return routerOf(r, AWS_PATHS, s);
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Operation, PathSchema } from '../../../src/secrets/fields.js';
-import { AWS_PATHS } from '../../../src/secrets/aws/paths.js';
+import { AWS_PATHS } from '../../../src/secrets/aws/routes.js';
 import { PKI_PATHS } from '../../../src/secrets/pki/paths-all.js';
 import { ROLE_FIELDS } from '../../../src/secrets/pki/paths-role.js';
 import { createSysContext } from '../../../src/secrets/sys/index.js';
