@@ -41,6 +41,8 @@ declare module 'koa' {
     token?: SecretsToken;
     /** On `/v1`: the token holds sudo on the routed path (root always does). */
     sudo?: boolean;
+    /** On `/v1`'s open system paths: this process stands by (another leads; ADR 0080). */
+    standby?: boolean;
     mount?: Mount;
     principal?: RunsPrincipal;
   }

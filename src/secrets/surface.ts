@@ -18,7 +18,7 @@ import { presentedToken, tokenHierarchy } from './sys/tokens.js';
 import { canonicalPath, ensureRouted, routerPath, unsupportedPath } from './request-path.js';
 import { rememberMatches } from '../http/route-match.js';
 import { requestMetadata } from '../http/request-id.js';
-import { STORE_UNAVAILABLE } from '../core/store/port.js';
+import { SYS_SUDO, SYS_UNAUTHENTICATED } from './sys/paths-all.js';
 
 export interface SecretsSurfaceDeps {
   core: Core;
@@ -28,42 +28,6 @@ export interface SecretsSurfaceDeps {
   /** Whether the answering process stands by (another leads; `--workers`, ADR 0080). */
   standby: () => boolean;
 }
-
-/** Paths served without a token, as the reference does. */
-export const UNAUTHENTICATED = new Set(['sys/health', 'sys/seal-status']);
-
-/**
- * The reference's status for `sys/health`: `activecode` (200) on the leading process,
- * `standbycode` (429) on one standing by unless `standbyok` asks for the active code.
- */
-function healthStatus(ctx: Context, standby: boolean): number {
-  const code = (name: string, fallback: number): number => {
-    const raw = ctx.query[name];
-    if (typeof raw !== 'string' || raw === '') return fallback;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 100 || n > 599) {
-      throw new KeelError('validation', multierror(`${name}: not a valid status code: ${raw}`));
-    }
-    return n;
-  };
-  const active = code('activecode', 200);
-  if (!standby) return active;
-  const standbyOk =
-    typeof ctx.query.standbyok === 'string' && parseGoBool(ctx.query.standbyok, 'standbyok');
-  return standbyOk ? active : code('standbycode', 429);
-}
-
-/** System paths that need sudo besides their capability. */
-export const SYS_SUDO: readonly RegExp[] = [
-  /^sys\/leases\/revoke-prefix\//,
-  /^sys\/leases\/revoke-force\//,
-  /^sys\/remount$/,
-  /^sys\/auth\/./,
-  /^auth\/token\/create-orphan$/,
-  /^auth\/token\/revoke-orphan$/,
-  /^auth\/token\/accessors\/?$/,
-  /^sys\/leases\/lookup\/./,
-];
 
 const denied = () => new ForbiddenError('permission denied');
 const invalidToken = () =>
@@ -93,30 +57,10 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
     return entry;
   };
 
-  // The store answers (a PostgreSQL store may be out of reach, ADR 0081): health says so.
-  const probe = core.db.prepare('SELECT 1');
-  const storeAnswers = (): boolean => {
-    try {
-      probe.get();
-      return true;
-    } catch (err) {
-      if ((err as { code?: unknown }).code !== STORE_UNAVAILABLE) throw err;
-      return false;
-    }
-  };
-  const healthView = () => ({
-    initialized: true,
-    sealed: false,
-    standby: deps.standby(),
-    performance_standby: false,
-    replication_performance_mode: 'disabled',
-    replication_dr_mode: 'disabled',
-    server_time_utc: Math.floor(core.clock.now().getTime() / 1000),
-    version: 'keel',
-    enterprise: false,
-    cluster_name: 'keel',
-    cluster_id: 'keel',
-  });
+  // The system backend's paths declared unauthenticated: its own (health, seal status) and the
+  // auth methods' logins (sys/paths-all.ts).
+  const sysOpen = SYS_UNAUTHENTICATED.filter((p) => p.startsWith('sys/'));
+  const logins = SYS_UNAUTHENTICATED.filter((p) => p.startsWith('auth/'));
 
   return async (ctx: Context, next: Next) =>
     errors(ctx, async () => {
@@ -142,30 +86,14 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
         return;
       }
 
-      if (UNAUTHENTICATED.has(path)) {
-        if (ctx.method !== 'GET' && ctx.method !== 'HEAD')
-          throw new KeelError('unsupported', multierror('unsupported operation'));
-        const health = path === 'sys/health' ? healthView() : undefined;
-        ctx.status =
-          health === undefined ? 200 : storeAnswers() ? healthStatus(ctx, health.standby) : 503;
-        ctx.body = JSON.stringify(
-          health !== undefined
-            ? health
-            : {
-                type: 'shamir',
-                initialized: true,
-                sealed: false,
-                t: 1,
-                n: 1,
-                progress: 0,
-                nonce: '',
-                version: 'keel',
-                migration: false,
-                recovery_seal: false,
-                storage_type: 'keel',
-              },
-        );
-        ctx.set('Content-Type', 'application/json');
+      // The system backend's own open paths are answered before any token is read or any rate
+      // limit taken, so that a load balancer's probe is never refused for want of one.
+      if (sysOpen.some((p) => pathMatches(p, path))) {
+        ctx.state.standby = deps.standby();
+        const routed = routerPath(path);
+        ensureRouted(deps.sys, routed, ctx.method);
+        ctx.newRouterPath = routed;
+        await sysDispatch(ctx, async () => undefined);
         return;
       }
 
@@ -257,11 +185,13 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
     await dispatch(ctx, async () => undefined);
   }
 
-  /** `auth/<path>/login` of an enabled auth method (AppRole, JWT). */
+  /**
+   * A login path an auth method declares unauthenticated (`auth/<path>/login`, userpass's
+   * `auth/<path>/login/<username>`), where a method is enabled at `<path>`.
+   */
   function isLoginPath(path: string): boolean {
-    // userpass names the user in the path: `auth/<path>/login/<username>`.
-    const m = /^auth\/([^/]+)\/login(?:\/[^/]+)?$/.exec(path);
-    return m !== null && queries.authMount(`${m[1]}/`) !== undefined;
+    if (!logins.some((p) => pathMatches(p, path))) return false;
+    return queries.authMount(`${path.split('/')[1]}/`) !== undefined;
   }
 
   /** An engine path its engine declares unauthenticated (ACME), with its mount. */

@@ -1,10 +1,10 @@
-import type Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
 import { createHash } from 'node:crypto';
 import { ValidationError } from '../../core/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
-import { parseFields } from '../fields.js';
+import { parseFields, segmentsOnly } from '../fields.js';
 import { AUTH_MOUNT } from './paths.js';
-import type { SysRouteDeps } from './routes.js';
+import { sysRoute, type SysRoute, type SysRouteDeps } from './routes.js';
 import type { AuthMountRow } from './projection.js';
 import { checkMountPath } from '../names.js';
 import { authMountStream, type AuthMethodType } from './events.js';
@@ -17,13 +17,8 @@ const isAuthMethodType = (t: string): t is AuthMethodType =>
 
 const normalize = (p: string) => (p.endsWith('/') ? p : `${p}/`).replace(/^\/+/, '');
 
-/**
- * `sys/auth`: the auth methods. The token store at `token/` is always enabled (as in the
- * reference, which lists it even on a fresh server and refuses to disable it); AppRole, JWT and
- * userpass can be enabled at one path segment (`approle.ts`, `jwt.ts`, `userpass.ts`); any other
- * method is refused, naming it. Each is tuned at `sys/auth/:path/tune` (`auth-tune.ts`).
- */
-export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
+/** What `sys/auth` lists: the token store and every enabled method, with its tune. */
+function authMethodViews(deps: SysRouteDeps) {
   // A stable accessor per installation: derived from the keyring, never random per start.
   const accessor = `auth_token_${createHash('sha256')
     .update(deps.core.sealer.hmac('auth/token/'))
@@ -65,73 +60,87 @@ export function authMountRoutes(r: Router, deps: SysRouteDeps): void {
     accessor: m.accessor,
     ...tuned(m.path),
   });
-  r.get('/sys/auth', (ctx) =>
-    sendVault(ctx, {
-      'token/': { ...tokenMount, ...tuned('token/') },
-      ...Object.fromEntries(deps.queries.authMounts().map((m) => [m.path, methodView(m)])),
-    }),
+  return {
+    'token/': { ...tokenMount, ...tuned('token/') },
+    ...Object.fromEntries(deps.queries.authMounts().map((m) => [m.path, methodView(m)])),
+  };
+}
+
+/**
+ * `sys/auth`: the auth methods. The token store at `token/` is always enabled (as in the
+ * reference, which lists it even on a fresh server and refuses to disable it); AppRole, JWT and
+ * userpass can be enabled at one path segment (`approle.ts`, `jwt.ts`, `userpass.ts`); any other
+ * method is refused, naming it. Each is tuned at `sys/auth/:path/tune` (`auth-tune.ts`).
+ */
+export const AUTH_MOUNT_ROUTES: readonly SysRoute[] = [
+  sysRoute(segmentsOnly('sys/auth', 'The enabled auth methods', ['read']), {
+    read: (ctx, deps) => sendVault(ctx, authMethodViews(deps)),
+  }),
+  sysRoute(AUTH_MOUNT, { update: enable, delete: disable }, { sudo: true }),
+];
+
+/** Enables an auth method at a path. */
+async function enable(ctx: RouterContext, deps: SysRouteDeps): Promise<void> {
+  const path = normalize(ctx.params.path ?? '');
+  const d = parseFields(AUTH_MOUNT, requestData(ctx), { path });
+  if (path === 'token/') throw new ValidationError('path is already in use at token/');
+  const type = d.get('type');
+  if (type === undefined || type === '') throw new ValidationError('missing required field "type"');
+  if (!isAuthMethodType(type))
+    throw new ValidationError(
+      `plugin not found in the catalog: ${type} (Keel serves the token, approle, jwt and userpass auth methods)`,
+    );
+  checkMountPath(path);
+  if (path.split('/').length !== 2)
+    throw new ValidationError(
+      `invalid auth path "${path}": Keel enables auth methods at one path segment`,
+    );
+  const taken = path === 'token/' || deps.queries.authMount(path) !== undefined;
+  if (taken) throw new ValidationError(`path is already in use at ${path}`);
+  await deps.core.handler.handle(
+    authMountStream(path),
+    authMountDecider,
+    (s) => {
+      if (s.exists) throw new ValidationError(`path is already in use at ${path}`);
+      return [
+        {
+          type: 'AuthMethodEnabled' as const,
+          data: {
+            path,
+            type,
+            accessor: `auth_${type}_${deps.core.ids.secret(8).toLowerCase()}`,
+            description: d.get('description') ?? '',
+          },
+        },
+      ];
+    },
+    deps.metadata(ctx),
   );
-  r.post('/sys/auth/*path', async (ctx) => {
-    const path = normalize(ctx.params.path ?? '');
-    const d = parseFields(AUTH_MOUNT, requestData(ctx), { path });
-    if (path === 'token/') throw new ValidationError('path is already in use at token/');
-    const type = d.get('type');
-    if (type === undefined || type === '')
-      throw new ValidationError('missing required field "type"');
-    if (!isAuthMethodType(type))
-      throw new ValidationError(
-        `plugin not found in the catalog: ${type} (Keel serves the token, approle, jwt and userpass auth methods)`,
-      );
-    checkMountPath(path);
-    if (path.split('/').length !== 2)
-      throw new ValidationError(
-        `invalid auth path "${path}": Keel enables auth methods at one path segment`,
-      );
-    const taken = path === 'token/' || deps.queries.authMount(path) !== undefined;
-    if (taken) throw new ValidationError(`path is already in use at ${path}`);
-    await deps.core.handler.handle(
+  sendVault(ctx, undefined);
+}
+
+/** Disables the auth method at a path, revoking the tokens it made. */
+async function disable(ctx: RouterContext, deps: SysRouteDeps): Promise<void> {
+  const path = normalize(ctx.params.path ?? '');
+  if (path === 'token/') throw new ValidationError('token credential backend cannot be disabled');
+  const m = deps.queries.authMount(path);
+  // Nothing enabled there: nothing to disable, as the reference answers for an unused path.
+  if (m === undefined) return sendVault(ctx, undefined);
+  // The tokens the method made go first, with their children and leases, as the reference;
+  // all in one command, so a login the method answered meanwhile cannot outlive it.
+  const metadata = deps.metadata(ctx);
+  await deps.core.handler.atomically(() => {
+    for (const accessor of deps.queries.tokensOfAuthMount(m.accessor))
+      deps.hierarchy.revokeSync(accessor, metadata, 'revoked');
+    deps.core.handler.handleSync(
       authMountStream(path),
       authMountDecider,
-      (s) => {
-        if (s.exists) throw new ValidationError(`path is already in use at ${path}`);
-        return [
-          {
-            type: 'AuthMethodEnabled' as const,
-            data: {
-              path,
-              type,
-              accessor: `auth_${type}_${deps.core.ids.secret(8).toLowerCase()}`,
-              description: d.get('description') ?? '',
-            },
-          },
-        ];
-      },
-      deps.metadata(ctx),
+      (s) =>
+        s.exists
+          ? [{ type: 'AuthMethodDisabled' as const, data: { path, accessor: m.accessor } }]
+          : [],
+      metadata,
     );
-    sendVault(ctx, undefined);
   });
-  r.delete('/sys/auth/*path', async (ctx) => {
-    const path = normalize(ctx.params.path ?? '');
-    if (path === 'token/') throw new ValidationError('token credential backend cannot be disabled');
-    const m = deps.queries.authMount(path);
-    // Nothing enabled there: nothing to disable, as the reference answers for an unused path.
-    if (m === undefined) return sendVault(ctx, undefined);
-    // The tokens the method made go first, with their children and leases, as the reference;
-    // all in one command, so a login the method answered meanwhile cannot outlive it.
-    const metadata = deps.metadata(ctx);
-    await deps.core.handler.atomically(() => {
-      for (const accessor of deps.queries.tokensOfAuthMount(m.accessor))
-        deps.hierarchy.revokeSync(accessor, metadata, 'revoked');
-      deps.core.handler.handleSync(
-        authMountStream(path),
-        authMountDecider,
-        (s) =>
-          s.exists
-            ? [{ type: 'AuthMethodDisabled' as const, data: { path, accessor: m.accessor } }]
-            : [],
-        metadata,
-      );
-    });
-    sendVault(ctx, undefined);
-  });
+  sendVault(ctx, undefined);
 }

@@ -4,7 +4,7 @@ import { secretsMetadata } from '../surface.js';
 import { createSysCommands } from './commands.js';
 import type { LeaseProvider } from './leases.js';
 import { sysProjection, sysQueries } from './projection.js';
-import { sysRoutes } from './routes.js';
+import { sysRoutes } from './paths-all.js';
 import { tokenExpiryTimer, tokenHierarchy } from './tokens.js';
 
 export type { LeaseProvider, LeaseInfo } from './leases.js';

@@ -331,3 +331,6 @@ export function jwtHandlers(deps: SysRouteDeps) {
     },
   };
 }
+
+/** The JWT method's handlers, made once per router (the system backend's scope holds them). */
+export type JwtHandlers = ReturnType<typeof jwtHandlers>;

@@ -1,12 +1,9 @@
-import type Router from '@koa/router';
-import type { Context } from 'koa';
-import type { Operation, PathSchema } from '../fields.js';
+import { segmentsOnly, type Operation, type PathSchema } from '../fields.js';
 import { openApiDocument, type OpenApiMount } from '../openapi.js';
 import type { Capability, PathRule } from './acl.js';
 import { BUILTIN_POLICIES, capabilitiesFor, pathMatches } from './acl.js';
-import { SYS_SUDO, UNAUTHENTICATED } from '../surface.js';
-import { SYS_PATHS } from './paths.js';
-import type { SysRouteDeps } from './routes.js';
+import { SYS_PATHS, SYS_SUDO, SYS_UNAUTHENTICATED } from './paths-all.js';
+import { sysRoute } from './routes.js';
 
 /** A declared pattern with each segment replaced by one sample value, for the ACL and sudo checks. */
 const sampled = (pattern: string): string => pattern.replace(/[:*]\w+/g, 'x');
@@ -25,56 +22,62 @@ const NEEDS: Readonly<Record<Operation, readonly Capability[]>> = {
  * mount, made from the declared paths, holding only what the calling token may do (a root token
  * sees everything). The document is the body itself, not an envelope, as the reference serves it.
  */
-export function openApiRoute(r: Router, deps: SysRouteDeps): void {
-  r.get('/sys/internal/specs/openapi', (ctx: Context) => {
-    const token = ctx.state.token;
-    const policies: (readonly PathRule[])[] = (token?.policies ?? []).map(
-      (name) => deps.queries.policy(name)?.rules ?? BUILTIN_POLICIES[name] ?? [],
-    );
-    const root = token?.policies.includes('root') === true;
-    // A path segment stands for any value: the ACL is asked about a sample one.
-    const allowed = (mountPath: string, path: PathSchema): PathSchema | undefined => {
-      if (root) return path;
-      const sample = `${mountPath}${sampled(path.pattern)}`;
-      const caps = capabilitiesFor(policies, sample);
-      const operations = path.operations.filter((op) =>
-        NEEDS[op].some(
-          (c) => caps.has(c) || (op === 'list' && capabilitiesFor(policies, `${sample}/`).has(c)),
-        ),
+export const OPENAPI_ROUTE = sysRoute(
+  segmentsOnly('sys/internal/specs/openapi', 'This OpenAPI document', ['read']),
+  {
+    read: (ctx, deps) => {
+      const token = ctx.state.token;
+      const policies: (readonly PathRule[])[] = (token?.policies ?? []).map(
+        (name) => deps.queries.policy(name)?.rules ?? BUILTIN_POLICIES[name] ?? [],
       );
-      return operations.length ? { ...path, operations } : undefined;
-    };
-    const visible = (mountPath: string, paths: readonly PathSchema[]) =>
-      paths.flatMap((p) => allowed(mountPath, p) ?? []);
-    const engines = deps.engines();
-    const mounts: OpenApiMount[] = [
-      {
-        path: '',
-        type: 'system',
-        paths: visible('', SYS_PATHS),
-        sudo: (pattern: string) => SYS_SUDO.some((re) => re.test(sampled(pattern))),
-        unauthenticated: (pattern: string) => UNAUTHENTICATED.has(pattern),
-      },
-      ...deps.queries.mounts().flatMap((m) => {
-        const engine = engines.get(m.type);
-        return engine === undefined
-          ? []
-          : [
-              {
-                path: m.path,
-                type: m.type,
-                paths: visible(m.path, engine.paths),
-                // A segment stands for any one value here too.
-                sudo: (pattern: string) =>
-                  engine.sudo?.some((re) => re.test(sampled(pattern))) ?? false,
-                unauthenticated: (pattern: string) =>
-                  engine.unauthenticated?.some((p) => pathMatches(p, sampled(pattern))) ?? false,
-              },
-            ];
-      }),
-    ];
-    ctx.status = 200;
-    ctx.body = JSON.stringify(openApiDocument(mounts));
-    ctx.set('Content-Type', 'application/json');
-  });
-}
+      const root = token?.policies.includes('root') === true;
+      // A path segment stands for any value: the ACL is asked about a sample one.
+      const allowed = (mountPath: string, path: PathSchema): PathSchema | undefined => {
+        if (root) return path;
+        const sample = `${mountPath}${sampled(path.pattern)}`;
+        const caps = capabilitiesFor(policies, sample);
+        const operations = path.operations.filter((op) =>
+          NEEDS[op].some(
+            (c) => caps.has(c) || (op === 'list' && capabilitiesFor(policies, `${sample}/`).has(c)),
+          ),
+        );
+        return operations.length ? { ...path, operations } : undefined;
+      };
+      const visible = (mountPath: string, paths: readonly PathSchema[]) =>
+        paths.flatMap((p) => allowed(mountPath, p) ?? []);
+      const engines = deps.engines();
+      const mounts: OpenApiMount[] = [
+        {
+          path: '',
+          type: 'system',
+          paths: visible('', SYS_PATHS),
+          sudo: (pattern: string) => SYS_SUDO.some((re) => re.test(sampled(pattern))),
+          // The auth methods' login paths are not marked (yet): only the system backend's own.
+          unauthenticated: (pattern: string) =>
+            pattern.startsWith('sys/') &&
+            SYS_UNAUTHENTICATED.some((p) => pathMatches(p, sampled(pattern))),
+        },
+        ...deps.queries.mounts().flatMap((m) => {
+          const engine = engines.get(m.type);
+          return engine === undefined
+            ? []
+            : [
+                {
+                  path: m.path,
+                  type: m.type,
+                  paths: visible(m.path, engine.paths),
+                  // A segment stands for any one value here too.
+                  sudo: (pattern: string) =>
+                    engine.sudo?.some((re) => re.test(sampled(pattern))) ?? false,
+                  unauthenticated: (pattern: string) =>
+                    engine.unauthenticated?.some((p) => pathMatches(p, sampled(pattern))) ?? false,
+                },
+              ];
+        }),
+      ];
+      ctx.status = 200;
+      ctx.body = JSON.stringify(openApiDocument(mounts));
+      ctx.set('Content-Type', 'application/json');
+    },
+  },
+);

@@ -1,8 +1,9 @@
-import { declarePath, field, segmentsOnly, type PathSchema } from '../fields.js';
+import { declarePath, field } from '../fields.js';
 
 /**
- * The system backend's paths (`sys/…`) and token authentication's (`auth/token/…`), with their
- * fields: routes parse their requests with these, and the OpenAPI document lists them.
+ * The system backend's paths (`sys/…`), token authentication's (`auth/token/…`) and the auth
+ * methods' (`auth/:mount/…`), with their fields: the route files give each its handlers (and
+ * parse requests with these), and paths-all.ts lists them.
  */
 
 export const MOUNT = declarePath({
@@ -175,6 +176,11 @@ export const TOKEN_CREATE_ROLE = declarePath({
     ...TOKEN_CREATE.fields,
     role_name: field.string('The token role', { required: true }),
   },
+});
+export const TOKEN_CREATE_ORPHAN = declarePath({
+  ...TOKEN_CREATE,
+  pattern: 'auth/token/create-orphan',
+  summary: 'Create an orphan token',
 });
 const RENEW = { increment: field.duration('The requested TTL of the token from now') };
 export const TOKEN_RENEW = declarePath({
@@ -406,70 +412,3 @@ export const USERPASS_LOGIN = declarePath({
   operations: ['update'],
   fields: { ...MOUNT_FIELD, ...USERNAME, password: field.string('The password') },
 });
-
-export const SYS_PATHS: readonly PathSchema[] = [
-  segmentsOnly('sys/health', 'Health of the server', ['read']),
-  segmentsOnly('sys/seal-status', 'Seal status of the server', ['read']),
-  segmentsOnly('sys/internal/specs/openapi', 'This OpenAPI document', ['read']),
-  segmentsOnly('sys/mounts', 'The mounted engines', ['read']),
-  MOUNT,
-  MOUNT_TUNE,
-  segmentsOnly('sys/policies/acl', 'List ACL policies', ['list']),
-  segmentsOnly('sys/policy', 'List ACL policies (the older path)', ['read']),
-  POLICY,
-  POLICY_LEGACY,
-  REMOUNT,
-  segmentsOnly('sys/auth', 'The enabled auth methods', ['read']),
-  AUTH_MOUNT,
-  AUTH_TUNE,
-  declarePath({ ...AUTH_TUNE, pattern: 'sys/mounts/auth/*path/tune' }),
-  LEASE_LOOKUP,
-  segmentsOnly('sys/leases/lookup/*prefix', 'List leases under a prefix', ['list']),
-  LEASE_RENEW,
-  LEASE_RENEW_ID,
-  LEASE_REVOKE,
-  LEASE_REVOKE_ID,
-  segmentsOnly('sys/leases/revoke-prefix/*prefix', 'Revoke every lease under a prefix', ['update']),
-  segmentsOnly(
-    'sys/leases/revoke-force/*prefix',
-    'Revoke every lease under a prefix, even where the engine cannot clean up',
-    ['update'],
-  ),
-  TOKEN_CREATE,
-  declarePath({
-    ...TOKEN_CREATE,
-    pattern: 'auth/token/create-orphan',
-    summary: 'Create an orphan token',
-  }),
-  segmentsOnly('auth/token/accessors', 'List token accessors', ['list']),
-  segmentsOnly('auth/token/lookup-self', 'Look up the calling token', ['read', 'update']),
-  TOKEN_LOOKUP,
-  TOKEN_LOOKUP_ACCESSOR,
-  segmentsOnly('auth/token/revoke-self', 'Revoke the calling token', ['update']),
-  TOKEN_REVOKE,
-  TOKEN_REVOKE_ACCESSOR,
-  TOKEN_REVOKE_ORPHAN,
-  TOKEN_CREATE_ROLE,
-  TOKEN_RENEW,
-  TOKEN_RENEW_SELF,
-  TOKEN_RENEW_ACCESSOR,
-  segmentsOnly('auth/token/roles', 'List token roles', ['list']),
-  TOKEN_ROLE,
-  segmentsOnly('auth/token/tidy', 'Tidy the token store', ['update']),
-  segmentsOnly('auth/:mount/role', 'List AppRole roles', ['list']),
-  APPROLE_ROLE,
-  APPROLE_ROLE_ID,
-  APPROLE_SECRET_ID,
-  APPROLE_CUSTOM_SECRET_ID,
-  APPROLE_SECRET_LOOKUP,
-  APPROLE_SECRET_DESTROY,
-  APPROLE_ACCESSOR_LOOKUP,
-  APPROLE_ACCESSOR_DESTROY,
-  APPROLE_LOGIN,
-  JWT_CONFIG,
-  segmentsOnly('auth/:mount/users', 'List userpass users', ['list']),
-  USERPASS_USER,
-  USERPASS_PASSWORD,
-  USERPASS_POLICIES,
-  USERPASS_LOGIN,
-];

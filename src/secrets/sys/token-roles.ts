@@ -1,15 +1,15 @@
-import type Router from '@koa/router';
+import type { RouterContext } from '@koa/router';
 import { multierror } from '../../http/errors.js';
 import { KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
 import { formatGoDuration } from '../duration.js';
-import { parseFields } from '../fields.js';
+import { parseFields, segmentsOnly } from '../fields.js';
 import { checkPolicyName } from '../names.js';
 import type { TokenRoleSettings } from './events.js';
 import { TOKEN_ROLE } from './paths.js';
 import { SYSTEM_LEASE_TTL, type MountTtls, type TokenRow } from './projection.js';
 import { cidrList } from './approle.js';
-import type { SysRouteDeps } from './routes.js';
+import { sysRoute, type SysRoute, type SysScope } from './routes.js';
 
 /** The smaller of two caps where each is set (> 0); 0 when neither is. */
 export const smallestSet = (a: number | undefined, b: number | undefined): number => {
@@ -125,57 +125,67 @@ const NEW_ROLE: TokenRoleSettings = {
   token_bound_cidrs: [],
 };
 
+const listTokenRoles = (ctx: RouterContext, deps: SysScope) => {
+  if (ctx.state.list !== true)
+    throw new KeelError('unsupported', multierror('unsupported operation'));
+  const keys = deps.queries.tokenRoleNames();
+  if (keys.length === 0) throw new NotFoundError('');
+  sendVault(ctx, { keys });
+};
+const readTokenRole = (ctx: RouterContext, deps: SysScope) => {
+  const name = ctx.params.role_name!.toLowerCase();
+  const role = deps.queries.tokenRole(name);
+  if (role === undefined) throw new NotFoundError('');
+  sendVault(ctx, roleView(name, role));
+};
+const writeTokenRole = async (ctx: RouterContext, deps: SysScope) => {
+  const name = ctx.params.role_name!.toLowerCase();
+  const d = parseFields(TOKEN_ROLE, requestData(ctx), { role_name: name });
+  // A write changes what it names and keeps the rest, as the reference updates a role.
+  const s: TokenRoleSettings = { ...(deps.queries.tokenRole(name) ?? NEW_ROLE) };
+  const list = (k: 'allowed_policies' | 'disallowed_policies') => {
+    const v = d.get(k);
+    if (v === undefined) return;
+    v.forEach(checkPolicyName);
+    s[k] = [...new Set(v.map((p) => p.toLowerCase()))].sort();
+  };
+  list('allowed_policies');
+  list('disallowed_policies');
+  s.orphan = d.get('orphan') ?? s.orphan;
+  s.renewable = d.get('renewable') ?? s.renewable;
+  s.path_suffix = d.get('path_suffix') ?? s.path_suffix;
+  if (s.path_suffix.includes('..'))
+    throw new ValidationError('error: invalid path suffix: must not contain ".."');
+  s.explicit_max_ttl =
+    d.get('token_explicit_max_ttl') ?? d.get('explicit_max_ttl') ?? s.explicit_max_ttl;
+  s.period = d.get('token_period') ?? d.get('period') ?? s.period;
+  const cidrs = d.get('token_bound_cidrs');
+  if (cidrs !== undefined) s.token_bound_cidrs = cidrList('token_bound_cidrs', cidrs);
+  const uses = d.get('token_num_uses');
+  if (uses !== undefined && uses < 0)
+    throw new ValidationError('token_num_uses cannot be negative');
+  if (uses !== undefined) s.token_num_uses = uses;
+  const type = d.get('token_type') ?? '';
+  if (!['', 'service', 'default-service', 'default'].includes(type))
+    throw new ValidationError(`token_type ${JSON.stringify(type)} is not supported by Keel`);
+  await deps.commands.writeTokenRole(name, s, deps.metadata(ctx));
+  sendVault(ctx, undefined, d.warnings.length > 0 ? { warnings: d.warnings } : {});
+};
+const deleteTokenRole = async (ctx: RouterContext, deps: SysScope) => {
+  await deps.commands.deleteTokenRole(ctx.params.role_name!, deps.metadata(ctx));
+  sendVault(ctx, undefined);
+};
+
 /** `auth/token/roles/*`: what tokens created against a role may be. */
-export function tokenRoleRoutes(r: Router, deps: SysRouteDeps): void {
-  const { commands, queries } = deps;
-  r.get('/auth/token/roles', (ctx) => {
-    if (ctx.state.list !== true)
-      throw new KeelError('unsupported', multierror('unsupported operation'));
-    const keys = queries.tokenRoleNames();
-    if (keys.length === 0) throw new NotFoundError('');
-    sendVault(ctx, { keys });
-  });
-  r.get('/auth/token/roles/:role_name', (ctx) => {
-    const name = ctx.params.role_name!.toLowerCase();
-    const role = queries.tokenRole(name);
-    if (role === undefined) throw new NotFoundError('');
-    sendVault(ctx, roleView(name, role));
-  });
-  r.post('/auth/token/roles/:role_name', async (ctx) => {
-    const name = ctx.params.role_name!.toLowerCase();
-    const d = parseFields(TOKEN_ROLE, requestData(ctx), { role_name: name });
-    // A write changes what it names and keeps the rest, as the reference updates a role.
-    const s: TokenRoleSettings = { ...(queries.tokenRole(name) ?? NEW_ROLE) };
-    const list = (k: 'allowed_policies' | 'disallowed_policies') => {
-      const v = d.get(k);
-      if (v === undefined) return;
-      v.forEach(checkPolicyName);
-      s[k] = [...new Set(v.map((p) => p.toLowerCase()))].sort();
-    };
-    list('allowed_policies');
-    list('disallowed_policies');
-    s.orphan = d.get('orphan') ?? s.orphan;
-    s.renewable = d.get('renewable') ?? s.renewable;
-    s.path_suffix = d.get('path_suffix') ?? s.path_suffix;
-    if (s.path_suffix.includes('..'))
-      throw new ValidationError('error: invalid path suffix: must not contain ".."');
-    s.explicit_max_ttl =
-      d.get('token_explicit_max_ttl') ?? d.get('explicit_max_ttl') ?? s.explicit_max_ttl;
-    s.period = d.get('token_period') ?? d.get('period') ?? s.period;
-    const cidrs = d.get('token_bound_cidrs');
-    if (cidrs !== undefined) s.token_bound_cidrs = cidrList('token_bound_cidrs', cidrs);
-    const uses = d.get('token_num_uses');
-    if (uses !== undefined && uses < 0)
-      throw new ValidationError('token_num_uses cannot be negative');
-    if (uses !== undefined) s.token_num_uses = uses;
-    const type = d.get('token_type') ?? '';
-    if (!['', 'service', 'default-service', 'default'].includes(type))
-      throw new ValidationError(`token_type ${JSON.stringify(type)} is not supported by Keel`);
-    await commands.writeTokenRole(name, s, deps.metadata(ctx));
-    sendVault(ctx, undefined, d.warnings.length > 0 ? { warnings: d.warnings } : {});
-  });
-  r.delete('/auth/token/roles/:role_name', async (ctx) => {
-    await commands.deleteTokenRole(ctx.params.role_name!, deps.metadata(ctx));
-    sendVault(ctx, undefined);
-  });
-}
+export const TOKEN_ROLE_ROUTES: readonly SysRoute[] = [
+  sysRoute(
+    segmentsOnly('auth/token/roles', 'List token roles', ['list']),
+    { list: listTokenRoles },
+    { getAsList: true },
+  ),
+  sysRoute(TOKEN_ROLE, {
+    read: readTokenRole,
+    update: writeTokenRole,
+    delete: deleteTokenRole,
+  }),
+];

@@ -1,10 +1,9 @@
-import type Router from '@koa/router';
 import type { RouterContext } from '@koa/router';
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { KeelError, NotFoundError, ValidationError } from '../../core/errors.js';
 import { multierror } from '../../http/errors.js';
 import { requestData, sendVault } from '../../http/vault.js';
-import { parseFields } from '../fields.js';
+import { parseFields, segmentsOnly } from '../fields.js';
 import { checkPolicyName } from '../names.js';
 import { authMountOf, cidrList, sendLogin } from './approle.js';
 import { authMountDecider } from './commands.js';
@@ -12,7 +11,7 @@ import type { UserpassSettings } from './events.js';
 import { NO_TOKEN_SETTINGS, userpassUserStream } from './events.js';
 import { USERPASS_LOGIN, USERPASS_PASSWORD, USERPASS_POLICIES, USERPASS_USER } from './paths.js';
 import type { AuthMountRow, UserpassUserRow } from './projection.js';
-import type { SysRouteDeps } from './routes.js';
+import { sysRoute, type SysRoute, type SysRouteDeps, type SysScope } from './routes.js';
 
 const NEW_USER: UserpassSettings = {
   ...NO_TOKEN_SETTINGS,
@@ -64,155 +63,170 @@ const USERNAME = /^\w(?:[\w\-.@]*\w)?$/;
 const refused = (what: string, why: string) =>
   new ValidationError(`${what} is not supported by Keel's userpass: ${why}`);
 
+const mountOf = (ctx: RouterContext, { queries }: SysRouteDeps) =>
+  authMountOf(queries, ctx, 'userpass');
+const usernameOf = (ctx: RouterContext): string => {
+  const name = (ctx.params.username ?? '').toLowerCase();
+  if (!USERNAME.test(name)) throw new ValidationError(`invalid username ${JSON.stringify(name)}`);
+  return name;
+};
+const captures = (ctx: RouterContext, username: string) => ({
+  mount: ctx.params.mount!,
+  username,
+});
+const write = (
+  deps: SysRouteDeps,
+  m: AuthMountRow,
+  username: string,
+  row: UserpassUserRow,
+  ctx: RouterContext,
+) =>
+  deps.core.handler.handle(
+    userpassUserStream(m.accessor, username),
+    authMountDecider,
+    () => [{ type: 'UserpassUserWritten' as const, data: { ...row, mount: m.accessor } }],
+    deps.metadata(ctx),
+  );
+const existing = (deps: SysRouteDeps, m: AuthMountRow, username: string): UserpassUserRow => {
+  const row = deps.queries.userpassUser(m.accessor, username);
+  if (row === undefined) throw new ValidationError('username does not exist');
+  return row;
+};
+
+const listUsers = (ctx: RouterContext, deps: SysScope) => {
+  const m = mountOf(ctx, deps);
+  if (ctx.state.list !== true)
+    throw new KeelError('unsupported', multierror('unsupported operation'));
+  for (const page of ['after', 'limit'])
+    if (ctx.query[page] !== undefined) throw refused(page, 'it lists every user at once');
+  const keys = deps.queries.userpassUsernames(m.accessor);
+  if (keys.length === 0) throw new NotFoundError('');
+  sendVault(ctx, { keys });
+};
+
+const readUser = (ctx: RouterContext, deps: SysScope) => {
+  const m = mountOf(ctx, deps);
+  const row = deps.queries.userpassUser(m.accessor, usernameOf(ctx));
+  if (row === undefined) throw new NotFoundError('');
+  sendVault(ctx, { ...row.settings, token_type: 'default' });
+};
+
+const writeUser = async (ctx: RouterContext, deps: SysScope) => {
+  const m = mountOf(ctx, deps);
+  const username = usernameOf(ctx);
+  const d = parseFields(USERPASS_USER, requestData(ctx), captures(ctx, username));
+  const before = deps.queries.userpassUser(m.accessor, username);
+  if (d.get('password_hash') !== undefined)
+    throw refused('password_hash', 'give the password; Keel hashes it with scrypt, not bcrypt');
+  const password = d.get('password') ?? '';
+  if (before === undefined && password === '')
+    throw new ValidationError('must provide either password or password_hash');
+  const s: UserpassSettings = { ...(before?.settings ?? NEW_USER) };
+  const policies = d.get('token_policies') ?? d.get('policies');
+  if (policies !== undefined) {
+    policies.forEach(checkPolicyName);
+    s.token_policies = [...new Set(policies.map((p) => p.toLowerCase()))].sort();
+  }
+  s.token_ttl = d.get('token_ttl') ?? d.get('ttl') ?? s.token_ttl;
+  s.token_max_ttl = d.get('token_max_ttl') ?? d.get('max_ttl') ?? s.token_max_ttl;
+  s.token_explicit_max_ttl = d.get('token_explicit_max_ttl') ?? s.token_explicit_max_ttl;
+  s.token_period = d.get('token_period') ?? s.token_period;
+  s.token_no_default_policy = d.get('token_no_default_policy') ?? s.token_no_default_policy;
+  const uses = d.get('token_num_uses');
+  if (uses !== undefined && uses < 0)
+    throw new ValidationError('token_num_uses cannot be negative');
+  s.token_num_uses = uses ?? s.token_num_uses;
+  const cidrs = d.get('token_bound_cidrs') ?? d.get('bound_cidrs');
+  if (cidrs !== undefined) s.token_bound_cidrs = cidrList('token_bound_cidrs', cidrs);
+  const type = d.get('token_type') ?? '';
+  if (!['', 'default', 'service', 'default-service'].includes(type))
+    throw refused(`token_type ${JSON.stringify(type)}`, 'it makes service tokens');
+  if (s.token_max_ttl > 0 && s.token_ttl > s.token_max_ttl)
+    throw new ValidationError('token_ttl should not be greater than token_max_ttl');
+  const passwordHash =
+    password === '' ? (before?.passwordHash ?? '') : await hashPassword(password);
+  await write(deps, m, username, { mount: m.accessor, username, passwordHash, settings: s }, ctx);
+  sendVault(ctx, undefined);
+};
+
+const deleteUser = async (ctx: RouterContext, deps: SysScope) => {
+  const m = mountOf(ctx, deps);
+  const username = usernameOf(ctx);
+  await deps.core.handler.handle(
+    userpassUserStream(m.accessor, username),
+    authMountDecider,
+    () =>
+      deps.queries.userpassUser(m.accessor, username) === undefined
+        ? []
+        : [{ type: 'UserpassUserDeleted' as const, data: { mount: m.accessor, username } }],
+    deps.metadata(ctx),
+  );
+  sendVault(ctx, undefined);
+};
+
+const setPassword = async (ctx: RouterContext, deps: SysScope) => {
+  const m = mountOf(ctx, deps);
+  const username = usernameOf(ctx);
+  const d = parseFields(USERPASS_PASSWORD, requestData(ctx), captures(ctx, username));
+  const row = existing(deps, m, username);
+  const password = d.get('password') ?? '';
+  if (password === '') throw new ValidationError('must provide either password or password_hash');
+  await write(deps, m, username, { ...row, passwordHash: await hashPassword(password) }, ctx);
+  sendVault(ctx, undefined);
+};
+
+const setPolicies = async (ctx: RouterContext, deps: SysScope) => {
+  const m = mountOf(ctx, deps);
+  const username = usernameOf(ctx);
+  const d = parseFields(USERPASS_POLICIES, requestData(ctx), captures(ctx, username));
+  const row = existing(deps, m, username);
+  const policies = d.get('token_policies') ?? d.get('policies') ?? [];
+  policies.forEach(checkPolicyName);
+  const settings = {
+    ...row.settings,
+    token_policies: [...new Set(policies.map((p) => p.toLowerCase()))].sort(),
+  };
+  await write(deps, m, username, { ...row, settings }, ctx);
+  sendVault(ctx, undefined);
+};
+
+// Needs no token (declared unauthenticated): the password is the credential.
+const login = async (ctx: RouterContext, deps: SysScope) => {
+  const m = mountOf(ctx, deps);
+  const username = usernameOf(ctx);
+  const d = parseFields(USERPASS_LOGIN, requestData(ctx), captures(ctx, username));
+  const password = d.get('password') ?? '';
+  if (password === '') throw new ValidationError('missing password');
+  const user = deps.queries.userpassUser(m.accessor, username);
+  dummy ??= hashPassword(randomBytes(16).toString('hex'));
+  const matches = await passwordMatches(password, user?.passwordHash ?? (await dummy));
+  if (user === undefined || !matches) throw new ValidationError('invalid username or password');
+  const s = user.settings;
+  await sendLogin(ctx, deps, m, s, {
+    meta: { username },
+    displayName: `${m.path.replace(/\/$/, '')}-${username}`,
+    // The user may have been deleted or changed while the password was checked.
+    before: () => {
+      const now = deps.queries.userpassUser(m.accessor, username);
+      if (now === undefined || now.passwordHash !== user.passwordHash)
+        throw new ValidationError('invalid username or password');
+    },
+  });
+};
+
 /**
  * The userpass auth method (`auth/<mount>/…`): users with a password (kept as a salted scrypt
  * hash) and the token fields the reference gives them; `login/:username` needs no token and
  * answers an orphan service token with the user's policies, TTLs, uses and CIDR binding.
  */
-export function userpassRoutes(r: Router, deps: SysRouteDeps): void {
-  const { core, queries } = deps;
-
-  const mountOf = (ctx: RouterContext) => authMountOf(queries, ctx, 'userpass');
-  const usernameOf = (ctx: RouterContext): string => {
-    const name = (ctx.params.username ?? '').toLowerCase();
-    if (!USERNAME.test(name)) throw new ValidationError(`invalid username ${JSON.stringify(name)}`);
-    return name;
-  };
-  const captures = (ctx: RouterContext, username: string) => ({
-    mount: ctx.params.mount!,
-    username,
-  });
-  const write = (m: AuthMountRow, username: string, row: UserpassUserRow, ctx: RouterContext) =>
-    core.handler.handle(
-      userpassUserStream(m.accessor, username),
-      authMountDecider,
-      () => [{ type: 'UserpassUserWritten' as const, data: { ...row, mount: m.accessor } }],
-      deps.metadata(ctx),
-    );
-  const existing = (m: AuthMountRow, username: string): UserpassUserRow => {
-    const row = queries.userpassUser(m.accessor, username);
-    if (row === undefined) throw new ValidationError('username does not exist');
-    return row;
-  };
-
-  r.get('/auth/:mount/users', (ctx) => {
-    const m = mountOf(ctx);
-    if (ctx.state.list !== true)
-      throw new KeelError('unsupported', multierror('unsupported operation'));
-    for (const page of ['after', 'limit'])
-      if (ctx.query[page] !== undefined) throw refused(page, 'it lists every user at once');
-    const keys = queries.userpassUsernames(m.accessor);
-    if (keys.length === 0) throw new NotFoundError('');
-    sendVault(ctx, { keys });
-  });
-
-  r.get('/auth/:mount/users/:username', (ctx) => {
-    const m = mountOf(ctx);
-    const row = queries.userpassUser(m.accessor, usernameOf(ctx));
-    if (row === undefined) throw new NotFoundError('');
-    sendVault(ctx, { ...row.settings, token_type: 'default' });
-  });
-
-  r.post('/auth/:mount/users/:username', async (ctx) => {
-    const m = mountOf(ctx);
-    const username = usernameOf(ctx);
-    const d = parseFields(USERPASS_USER, requestData(ctx), captures(ctx, username));
-    const before = queries.userpassUser(m.accessor, username);
-    if (d.get('password_hash') !== undefined)
-      throw refused('password_hash', 'give the password; Keel hashes it with scrypt, not bcrypt');
-    const password = d.get('password') ?? '';
-    if (before === undefined && password === '')
-      throw new ValidationError('must provide either password or password_hash');
-    const s: UserpassSettings = { ...(before?.settings ?? NEW_USER) };
-    const policies = d.get('token_policies') ?? d.get('policies');
-    if (policies !== undefined) {
-      policies.forEach(checkPolicyName);
-      s.token_policies = [...new Set(policies.map((p) => p.toLowerCase()))].sort();
-    }
-    s.token_ttl = d.get('token_ttl') ?? d.get('ttl') ?? s.token_ttl;
-    s.token_max_ttl = d.get('token_max_ttl') ?? d.get('max_ttl') ?? s.token_max_ttl;
-    s.token_explicit_max_ttl = d.get('token_explicit_max_ttl') ?? s.token_explicit_max_ttl;
-    s.token_period = d.get('token_period') ?? s.token_period;
-    s.token_no_default_policy = d.get('token_no_default_policy') ?? s.token_no_default_policy;
-    const uses = d.get('token_num_uses');
-    if (uses !== undefined && uses < 0)
-      throw new ValidationError('token_num_uses cannot be negative');
-    s.token_num_uses = uses ?? s.token_num_uses;
-    const cidrs = d.get('token_bound_cidrs') ?? d.get('bound_cidrs');
-    if (cidrs !== undefined) s.token_bound_cidrs = cidrList('token_bound_cidrs', cidrs);
-    const type = d.get('token_type') ?? '';
-    if (!['', 'default', 'service', 'default-service'].includes(type))
-      throw refused(`token_type ${JSON.stringify(type)}`, 'it makes service tokens');
-    if (s.token_max_ttl > 0 && s.token_ttl > s.token_max_ttl)
-      throw new ValidationError('token_ttl should not be greater than token_max_ttl');
-    const passwordHash =
-      password === '' ? (before?.passwordHash ?? '') : await hashPassword(password);
-    await write(m, username, { mount: m.accessor, username, passwordHash, settings: s }, ctx);
-    sendVault(ctx, undefined);
-  });
-
-  r.delete('/auth/:mount/users/:username', async (ctx) => {
-    const m = mountOf(ctx);
-    const username = usernameOf(ctx);
-    await core.handler.handle(
-      userpassUserStream(m.accessor, username),
-      authMountDecider,
-      () =>
-        queries.userpassUser(m.accessor, username) === undefined
-          ? []
-          : [{ type: 'UserpassUserDeleted' as const, data: { mount: m.accessor, username } }],
-      deps.metadata(ctx),
-    );
-    sendVault(ctx, undefined);
-  });
-
-  r.post('/auth/:mount/users/:username/password', async (ctx) => {
-    const m = mountOf(ctx);
-    const username = usernameOf(ctx);
-    const d = parseFields(USERPASS_PASSWORD, requestData(ctx), captures(ctx, username));
-    const row = existing(m, username);
-    const password = d.get('password') ?? '';
-    if (password === '') throw new ValidationError('must provide either password or password_hash');
-    await write(m, username, { ...row, passwordHash: await hashPassword(password) }, ctx);
-    sendVault(ctx, undefined);
-  });
-
-  r.post('/auth/:mount/users/:username/policies', async (ctx) => {
-    const m = mountOf(ctx);
-    const username = usernameOf(ctx);
-    const d = parseFields(USERPASS_POLICIES, requestData(ctx), captures(ctx, username));
-    const row = existing(m, username);
-    const policies = d.get('token_policies') ?? d.get('policies') ?? [];
-    policies.forEach(checkPolicyName);
-    const settings = {
-      ...row.settings,
-      token_policies: [...new Set(policies.map((p) => p.toLowerCase()))].sort(),
-    };
-    await write(m, username, { ...row, settings }, ctx);
-    sendVault(ctx, undefined);
-  });
-
-  // Needs no token (surface.ts): the password is the credential.
-  r.post('/auth/:mount/login/:username', async (ctx) => {
-    const m = mountOf(ctx);
-    const username = usernameOf(ctx);
-    const d = parseFields(USERPASS_LOGIN, requestData(ctx), captures(ctx, username));
-    const password = d.get('password') ?? '';
-    if (password === '') throw new ValidationError('missing password');
-    const user = queries.userpassUser(m.accessor, username);
-    dummy ??= hashPassword(randomBytes(16).toString('hex'));
-    const matches = await passwordMatches(password, user?.passwordHash ?? (await dummy));
-    if (user === undefined || !matches) throw new ValidationError('invalid username or password');
-    const s = user.settings;
-    await sendLogin(ctx, deps, m, s, {
-      meta: { username },
-      displayName: `${m.path.replace(/\/$/, '')}-${username}`,
-      // The user may have been deleted or changed while the password was checked.
-      before: () => {
-        const now = queries.userpassUser(m.accessor, username);
-        if (now === undefined || now.passwordHash !== user.passwordHash)
-          throw new ValidationError('invalid username or password');
-      },
-    });
-  });
-}
+export const USERPASS_ROUTES: readonly SysRoute[] = [
+  sysRoute(
+    segmentsOnly('auth/:mount/users', 'List userpass users', ['list']),
+    { list: listUsers },
+    { getAsList: true },
+  ),
+  sysRoute(USERPASS_USER, { read: readUser, update: writeUser, delete: deleteUser }),
+  sysRoute(USERPASS_PASSWORD, { update: setPassword }),
+  sysRoute(USERPASS_POLICIES, { update: setPolicies }),
+  sysRoute(USERPASS_LOGIN, { update: login }, { unauthenticated: true }),
+];

@@ -14,6 +14,8 @@ import {
 } from '../../../src/secrets/route.js';
 import { pathMatches } from '../../../src/secrets/sys/acl.js';
 import { PKI_PATHS } from '../../../src/secrets/pki/paths-all.js';
+import { SYS_PATHS, SYS_SUDO, SYS_UNAUTHENTICATED } from '../../../src/secrets/sys/paths-all.js';
+import { AWS_PATHS } from '../../../src/secrets/aws/routes.js';
 
 /** The declaration is the route: router, unauthenticated and sudo lists made from one value. */
 
@@ -251,5 +253,53 @@ describe('the lists made from the declarations', () => {
         .map((r) => r.source)
         .sort(),
     ).toEqual(['^root$', '^root\\/sign-self-issued$']);
+  });
+});
+
+describe('the system backend and the credentials engine: the lists made from their declarations', () => {
+  it("open: sys/health and sys/seal-status, and the auth methods' logins", () => {
+    expect([...SYS_UNAUTHENTICATED].sort()).toEqual([
+      'auth/+/login',
+      'auth/+/login/+',
+      'sys/health',
+      'sys/seal-status',
+    ]);
+    expect(unauthenticatedOf(AWS_PATHS)).toEqual([]);
+  });
+
+  it('sudo: the root paths of the system backend and the token store', () => {
+    const sudo = (path: string) => SYS_SUDO.some((re) => re.test(path));
+    for (const path of [
+      'sys/remount',
+      'sys/auth/approle',
+      'sys/auth/approle/tune',
+      'sys/auth/token/tune',
+      'sys/leases/lookup/aws/creds',
+      'sys/leases/revoke-prefix/aws/creds',
+      'sys/leases/revoke-force/aws',
+      'auth/token/create-orphan',
+      'auth/token/revoke-orphan',
+      'auth/token/accessors',
+    ])
+      expect(sudo(path), path).toBe(true);
+    for (const path of [
+      'sys/auth',
+      'sys/mounts/auth/approle/tune',
+      'sys/mounts/aws',
+      'sys/mounts/aws/tune',
+      'sys/leases/lookup',
+      'sys/leases/revoke',
+      'sys/policies/acl/x',
+      'auth/token/create',
+      'auth/token/revoke',
+      'auth/approle/login',
+    ])
+      expect(sudo(path), path).toBe(false);
+    expect(sudoOf(AWS_PATHS)).toEqual([]);
+  });
+
+  it('every system path is declared once', () => {
+    const patterns = SYS_PATHS.map((p) => p.pattern);
+    expect(new Set(patterns).size).toBe(patterns.length);
   });
 });
