@@ -52,9 +52,7 @@ export const OPENAPI_ROUTE = sysRoute(
           type: 'system',
           paths: visible('', SYS_PATHS),
           sudo: (pattern: string) => SYS_SUDO.some((re) => re.test(sampled(pattern))),
-          // The auth methods' login paths are not marked (yet): only the system backend's own.
           unauthenticated: (pattern: string) =>
-            pattern.startsWith('sys/') &&
             SYS_UNAUTHENTICATED.some((p) => pathMatches(p, sampled(pattern))),
         },
         ...deps.queries.mounts().flatMap((m) => {

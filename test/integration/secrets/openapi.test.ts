@@ -117,6 +117,14 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/pki/ca/pem']).toMatchObject({ 'x-vault-unauthenticated': true });
     expect(doc.paths['/pki/cert/{serial}']).toMatchObject({ 'x-vault-unauthenticated': true });
     expect(doc.paths['/sys/health']).toMatchObject({ 'x-vault-unauthenticated': true });
+    // An auth method's login, as the reference marks it.
+    expect(doc.paths['/auth/{mount}/login']).toMatchObject({ 'x-vault-unauthenticated': true });
+    expect(doc.paths['/auth/{mount}/login/{username}']).toMatchObject({
+      'x-vault-unauthenticated': true,
+    });
+    expect(doc.paths['/auth/{mount}/role/{role_name}']).not.toHaveProperty(
+      'x-vault-unauthenticated',
+    );
     expect(doc.paths['/pki/roles/{name}']).not.toHaveProperty('x-vault-sudo');
     expect(doc.paths['/pki/roles/{name}']).not.toHaveProperty('x-vault-unauthenticated');
   });
