@@ -107,14 +107,14 @@ const money = (n: number): string => (Math.round(n * 100) / 100).toFixed(2);
  */
 export function estimateCost(table: PriceTable, plan: PlanJson): CostEstimate {
   // Terraform leaves out empty lists: a plan that ends with no resources has no `resources`.
-  const sum = (resources: readonly { type: string; values: Json }[] = []) =>
-    resources.reduce((total, r) => total + (monthlyPrice(table, r.type, r.values) ?? 0), 0);
+  const sum = (resources: readonly { type: string; values?: Json }[] = []) =>
+    resources.reduce((total, r) => total + (monthlyPrice(table, r.type, r.values ?? null) ?? 0), 0);
   const prior = sum(plan.prior_state?.values.root_module.resources);
   const proposed = sum(plan.planned_values.root_module.resources);
   let matched = 0;
   let unmatched = 0;
   for (const change of plan.resource_changes ?? []) {
-    const values = change.change.after ?? change.change.before;
+    const values = change.change.after ?? change.change.before ?? null;
     if (monthlyPrice(table, change.type, values) === null) unmatched += 1;
     else matched += 1;
   }

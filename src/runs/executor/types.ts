@@ -79,7 +79,8 @@ export type ConfigFiles = ReadonlyMap<string, string>;
 /** What names one resource instance in `terraform show -json`. */
 export interface ResourceInstance {
   address: string;
-  mode: 'managed';
+  /** `data` for data sources terraform reads during the plan; the builtin driver plans none. */
+  mode: 'managed' | 'data';
   type: string;
   name: string;
   index?: number | string;
@@ -88,19 +89,21 @@ export interface ResourceInstance {
 
 /** The change record of one resource instance, as in `terraform show -json`. */
 export interface ResourceChange extends ResourceInstance {
+  /** Terraform leaves out a value it has none for (`after` of a change still unknown). */
   change: {
     actions: Action[];
-    before: Json;
-    after: Json;
-    after_unknown: Json;
-    before_sensitive: Json;
-    after_sensitive: Json;
-    importing?: { id: string };
+    before?: Json;
+    after?: Json;
+    after_unknown?: Json;
+    before_sensitive?: Json;
+    after_sensitive?: Json;
+    importing?: { id?: string };
   };
-  action_reason?: ActionReason;
+  /** One of {@link ActionReason} from the builtin driver; terraform has more of them. */
+  action_reason?: string;
 }
 
-export type Action = 'no-op' | 'create' | 'read' | 'update' | 'delete';
+export type Action = 'no-op' | 'create' | 'read' | 'update' | 'delete' | 'forget';
 
 /** Why terraform plans a replacement or a deletion (`action_reason`), as far as Keel plans them. */
 export type ActionReason =
@@ -113,10 +116,11 @@ export type ActionReason =
 
 export interface OutputChange {
   actions: Action[];
-  before: Json;
-  after: Json;
+  /** Terraform leaves out a value it has none for (`after` while the value is unknown). */
+  before?: Json;
+  after?: Json;
   /** `true`, `false`, or for a partly known collection the mask of its unknown parts. */
-  after_unknown: Json;
+  after_unknown?: Json;
   before_sensitive: boolean;
   after_sensitive: boolean;
 }
@@ -146,7 +150,7 @@ export interface PlanJson {
   };
   /** Only the root module's variables and their sensitivity (the builtin driver). */
   configuration?: {
-    root_module: { variables: Record<string, { sensitive?: boolean; default?: Json }> };
+    root_module: { variables?: Record<string, { sensitive?: boolean; default?: Json }> };
   };
   applyable: boolean;
   complete: boolean;
@@ -155,8 +159,9 @@ export interface PlanJson {
 
 export interface PlannedResource extends ResourceInstance {
   schema_version: number;
-  values: Record<string, Json>;
-  sensitive_values: Record<string, Json>;
+  /** Left out by terraform when no value is known yet (`omitempty`). */
+  values?: Record<string, Json>;
+  sensitive_values?: Record<string, Json>;
 }
 
 /** The counts a plan resource reports. */

@@ -5,8 +5,9 @@ import { startTestApp } from '../../support/app.js';
 import { Flow } from '../../support/executor-flow.js';
 
 /**
- * What a terraform-compatible binary writes is JSON from outside Keel: a state file that parses
- * but is not a state errors the run, names the bad field in the log, and records no state.
+ * What a terraform-compatible binary writes is JSON from outside Keel: a state file or plan JSON
+ * that parses but does not fit errors the run, names the bad field in the log, and records no
+ * state.
  */
 
 const FAKE = resolve('test/fixtures/fake-terraform');
@@ -22,20 +23,32 @@ afterAll(async () => {
   await t.close();
 });
 
+async function envVar(ws: string, key: string, value: string) {
+  await flow.call(
+    'POST',
+    `/workspaces/${ws}/vars`,
+    { data: { type: 'vars', attributes: { key, value, category: 'env' } } },
+    201,
+  );
+}
+
 describe('the command driver reading what the binary wrote', () => {
+  it('plan JSON that is JSON but not a plan errors the plan, naming the field', async () => {
+    const { ws } = await flow.workspace();
+    await envVar(ws, 'FAKE_TF_BROKEN_PLAN', 'shape');
+    const cv = await flow.upload(ws, CONFIG);
+    const run = await flow.run(ws, {}, cv);
+    await t.settle();
+    expect(await flow.status(run)).toBe('errored');
+    const plan = await flow.phase(run, 'plan');
+    expect(plan.log).toContain('Error: the plan JSON printed by "show -json" is not a plan: ');
+    expect(plan.log).toContain('/resource_changes/0/change/actions:');
+    expect((await flow.call('GET', `/workspaces/${ws}/current-state-version`)).status).toBe(404);
+  });
+
   it('a state file that is JSON but not a state errors the apply, names the field, records nothing', async () => {
     const { ws } = await flow.workspace();
-    await flow.call(
-      'POST',
-      `/workspaces/${ws}/vars`,
-      {
-        data: {
-          type: 'vars',
-          attributes: { key: 'FAKE_TF_BROKEN_STATE', value: 'shape', category: 'env' },
-        },
-      },
-      201,
-    );
+    await envVar(ws, 'FAKE_TF_BROKEN_STATE', 'shape');
     const cv = await flow.upload(ws, CONFIG);
     const run = await flow.run(ws, { 'auto-apply': true }, cv);
     await t.settle();

@@ -89,7 +89,7 @@ function comparablePlan(plan: PlanJson): Comparable {
           {
             actions: c.actions,
             after: named(c.after ?? null),
-            after_unknown: c.after_unknown,
+            after_unknown: c.after_unknown ?? null,
             after_sensitive: c.after_sensitive,
           },
         ]),

@@ -21,7 +21,7 @@ import type {
   WorkspaceVariable,
 } from '../types.js';
 import { checkJsonAsIs, parseJson } from '../../../core/json.js';
-import { stateV4Schema } from '../schemas.js';
+import { planJsonSchema, stateV4Schema } from '../schemas.js';
 import { runProcess } from './process.js';
 import type { ProcessExit, RunningProcess } from './process.js';
 
@@ -275,13 +275,21 @@ export function commandDriver(options: CommandDriverOptions): Driver {
           if (plan.code !== 0) return { status: 'errored', message: failed('plan', plan) };
           const show = await p.run(['show', '-json', PLAN_FILE], true);
           if (show.code !== 0) return { status: 'errored', message: failed('show', show) };
-          let json: PlanJson;
+          let raw: unknown;
           try {
-            json = JSON.parse(show.stdout) as PlanJson;
+            raw = JSON.parse(show.stdout);
           } catch {
             request.log('Error: the plan JSON printed by "show -json" is not valid JSON');
             return { status: 'errored', message: 'unreadable plan JSON' };
           }
+          const checked = checkJsonAsIs(planJsonSchema, raw);
+          if (!checked.ok) {
+            request.log(
+              `Error: the plan JSON printed by "show -json" is not a plan: ${checked.error}`,
+            );
+            return { status: 'errored', message: 'unreadable plan JSON' };
+          }
+          const json = checked.value;
           const artifact: CommandArtifact = {
             kind: 'keel-command-plan',
             version: 1,
