@@ -1,6 +1,8 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import { z } from 'zod';
 import type { Core } from '../../context.js';
+import { parseJson } from '../../core/json.js';
 import { ForbiddenError, KeelError, NotFoundError } from '../../core/errors.js';
 import { send } from '../jsonapi.js';
 import { NO_ACCESS, type WorkspaceAccess } from '../lifecycle.js';
@@ -26,6 +28,12 @@ export interface RunTokenClaims {
   exp: number;
 }
 
+const runTokenClaims: z.ZodType<RunTokenClaims> = z.object({
+  run: z.string(),
+  phase: z.enum(['plan', 'apply']),
+  exp: z.number(),
+});
+
 const PREFIX = 'keel-run.';
 
 /** The MAC input: a fixed label, so no other HMAC Keel computes can be passed off as a token. */
@@ -45,18 +53,9 @@ export function readRunToken(core: Core, token: string): RunTokenClaims | null {
   const [payload, mac, ...rest] = token.slice(PREFIX.length).split('.');
   if (payload === undefined || mac === undefined || rest.length > 0) return null;
   if (!core.sealer.matches(signed(payload), mac)) return null;
-  try {
-    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as RunTokenClaims;
-    if (
-      typeof claims.run !== 'string' ||
-      (claims.phase !== 'plan' && claims.phase !== 'apply') ||
-      typeof claims.exp !== 'number'
-    )
-      return null;
-    return claims;
-  } catch {
-    return null; // not a run token (bad signature, shape or encoding): the caller answers 401
-  }
+  const claims = parseJson(runTokenClaims, Buffer.from(payload, 'base64url').toString('utf8'));
+  // Not a run token (bad shape or encoding): the caller answers 401.
+  return claims.ok ? claims.value : null;
 }
 
 /** What a valid run token stands for: the run, and the workspace and organization it runs in. */
