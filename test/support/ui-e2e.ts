@@ -66,8 +66,18 @@ export class UiSession {
       await new Promise((r) => setTimeout(r, wait * 1000));
       res = await send();
     }
-    const text = await res.text();
+    let text = await res.text();
     const json = text !== '' && text.startsWith('{') ? (JSON.parse(text) as never) : {};
+    // An internal error names its request; what the daemon logged of it goes with the answer, so
+    // a failed assertion on it says why.
+    const request = res.status >= 500 ? /request ([0-9a-f-]{36})/.exec(text)?.[1] : undefined;
+    if (request !== undefined) {
+      const logged = this.d
+        .output()
+        .split('\n')
+        .filter((line) => line.includes(request));
+      text = `${text}\ndaemon log of request ${request}:\n${logged.join('\n')}`;
+    }
     return { status: res.status, json, text };
   }
 
