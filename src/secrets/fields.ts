@@ -233,6 +233,11 @@ export interface FieldSpec<T extends FieldType = FieldType> {
   readonly required?: boolean;
   /** the values a string field may take (listed in the OpenAPI document) */
   readonly allowed?: readonly string[];
+  /**
+   * sent in the query string of a read (the reference's `Query`): the OpenAPI document lists it
+   * as a query parameter of the read
+   */
+  readonly query?: boolean;
 }
 
 export type Fields = Readonly<Record<string, FieldSpec>>;

@@ -100,7 +100,11 @@ export function openApiDocument(mounts: readonly OpenApiMount[]): OpenApiDocumen
     for (const declared of mount.paths) {
       const segments = segmentNames(declared.pattern);
       const base = `/${mount.path}${openApiPath(declared.pattern)}`;
-      const body = Object.entries(declared.fields).filter(([name]) => !segments.includes(name));
+      const unsegmented = Object.entries(declared.fields).filter(
+        ([name]) => !segments.includes(name),
+      );
+      const body = unsegmented.filter(([, s]) => s.query !== true);
+      const queried = unsegmented.filter(([, s]) => s.query === true);
       const parameters = segments.map((name) => ({
         name,
         description: declared.fields[name]?.description ?? `The ${name} in the path`,
@@ -129,6 +133,15 @@ export function openApiDocument(mounts: readonly OpenApiMount[]): OpenApiDocumen
           tags: [mount.type === 'system' ? 'system' : 'secrets'],
           responses: { '200': { description: 'OK' } },
         };
+        // A read's query fields (the reference lists them so too).
+        if (operation === 'read' && queried.length > 0)
+          op.parameters = queried.map(([name, s]) => ({
+            name,
+            description: s.description,
+            in: 'query',
+            ...(s.required === true ? { required: true } : {}),
+            schema: fieldSchema(s),
+          }));
         if (operation === 'list')
           op.parameters = [
             {
