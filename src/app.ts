@@ -111,7 +111,9 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const opened = openLog(config, { ...deps, clock, ids: deps.ids ?? randomIds, logger });
   const { core, chain, checkpointer, sqlite } = opened;
   const { db, store } = core;
-  const contexts = buildContexts(core, config, deps);
+  // The audit page (`ui`, below) is made from the contexts' streams; the system backend serves
+  // its `sys/audit/…` paths, which are asked for only once the HTTP handler exists.
+  const contexts = buildContexts(core, config, deps, { audit: () => ui.audit });
   const { runs, executor, cloud, pki, modules } = contexts;
 
   const projections = new Projections(db, [
@@ -183,7 +185,6 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         Object.fromEntries(modules.flatMap((c) => Object.entries(c.streams ?? {}))),
       ),
   );
-  ui.registerRoutes(contexts.sys.routes);
   const handle = httpHandler(core, config, contexts, { ui, shared, leading });
 
   const timers: NodeJS.Timeout[] = [];

@@ -98,6 +98,26 @@ export function route<S, F extends Fields>(
   return { ...schema, ...flags, handlers: bound };
 }
 
+/**
+ * Paths declared with a scope of their own, served on a router whose scope holds it (the audit
+ * page's `sys/audit/…` paths, declared in src/ui/, on the system backend's router): the same
+ * declarations, each handler given `scopeOf(scope)`.
+ */
+export function rescoped<S, T>(
+  paths: readonly PathRoute<T>[],
+  scopeOf: (scope: S) => T,
+): PathRoute<S>[] {
+  return paths.map((p) => ({
+    ...p,
+    handlers: Object.fromEntries(
+      Object.entries(p.handlers).map(([verb, h]) => [
+        verb,
+        (ctx: RouterContext, scope: S) => h(ctx, scopeOf(scope)),
+      ]),
+    ),
+  }));
+}
+
 /** A declared pattern as a regular expression: `:x` one segment, `*x` any rest. */
 function patternRegExp(pattern: string): RegExp {
   const body = pattern

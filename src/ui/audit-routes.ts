@@ -1,4 +1,3 @@
-import type Router from '@koa/router';
 import type { Context } from 'koa';
 import { NotFoundError, ValidationError } from '../core/errors.js';
 import { verifyChain } from '../core/anchors.js';
@@ -8,6 +7,14 @@ import { whenAnotherProcessCommits } from '../core/read-memo.js';
 import { SCHEDULE_TABLE } from '../core/schedule.js';
 import { redactSealed } from '../core/seal.js';
 import { sendVault } from '../http/vault.js';
+import {
+  declarePath,
+  field,
+  segmentsOnly,
+  type Fields,
+  type PathSchema,
+} from '../secrets/fields.js';
+import { route, type Handler, type PathRoute } from '../secrets/route.js';
 import { parseAuditFilter, queryAuditEvents } from './audit-queries.js';
 import { neighbourhood, toDot, toMermaid, toSvg } from './diagram.js';
 import type { StreamRegistry } from './streams.js';
@@ -83,23 +90,61 @@ const bool = (ctx: Context, key: string): boolean => {
   throw new ValidationError(`${key} must be true or false, got "${v}"`);
 };
 
+/** What the audit paths' handlers share: the log, the machines, the watch, drawn diagrams. */
+export interface AuditScope extends AuditRouteDeps {
+  /** Diagrams drawn as SVG, by their DOT source. */
+  readonly svgCache: Lru<string, string>;
+}
+
+export const auditScope = (deps: AuditRouteDeps): AuditScope => ({
+  ...deps,
+  svgCache: new Lru<string, string>(200),
+});
+
+const machineOr404 = (registry: StreamRegistry, name: string) => {
+  const kind = registry.kind(name);
+  const graph = registry.graph(name);
+  if (kind === undefined || graph === undefined)
+    throw new NotFoundError(`no machine named "${name}"`);
+  return { kind, graph };
+};
+
 /**
- * The read-only endpoints behind the `/ui` page, under `/v1/sys/audit/`: they pass through the
- * `/v1` token and ACL checks like every `sys/` path (`read` on `sys/audit/*`).
+ * A read-only path behind the `/ui` page, under `/v1/sys/audit/`. The system backend serves these
+ * with its own paths (sys/paths-all.ts), so they pass through the `/v1` token and ACL checks like
+ * every `sys/` path (`read` on `sys/audit/*`, no sudo). The handlers read their query parameters
+ * themselves, with the messages docs/api/audit.md gives; the declared fields say what they are.
  */
-export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
-  const { store, registry, watch } = deps;
-  const svgCache = new Lru<string, string>(200);
+const auditRoute = <F extends Fields>(
+  schema: PathSchema<F>,
+  read: Handler<AuditScope, F>,
+): PathRoute<AuditScope> => route(schema, { read });
 
-  const machineOr404 = (name: string) => {
-    const kind = registry.kind(name);
-    const graph = registry.graph(name);
-    if (kind === undefined || graph === undefined)
-      throw new NotFoundError(`no machine named "${name}"`);
-    return { kind, graph };
-  };
+/** A query parameter of a read (sent as `?name=value`). */
+const query = {
+  string: (description: string) => field.string(description, { query: true }),
+  int: (description: string, value?: number) =>
+    field.int(description, { query: true, ...(value === undefined ? {} : { default: value }) }),
+  bool: (description: string) => field.bool(description, { query: true, default: false }),
+} as const;
 
-  r.get('/sys/audit/events', (ctx) => {
+const EVENTS = auditRoute(
+  declarePath({
+    pattern: 'sys/audit/events',
+    summary: 'The event log, newest first, filtered',
+    operations: ['read'],
+    fields: {
+      stream: query.string('Exactly this stream'),
+      stream_prefix: query.string('Streams whose name starts with this'),
+      type: query.string('Exactly this event type'),
+      actor: query.string("The actor's display name or token accessor, exactly"),
+      since: query.string('Events at or after this ISO 8601 time'),
+      until: query.string('Events at or before this ISO 8601 time'),
+      before: query.int('Only events before this position (the next page)'),
+      limit: query.int('How many events, 1 to 500', 100),
+    },
+  }),
+  (ctx, { store }) => {
     const filter = parseAuditFilter(ctx.query);
     const events = queryAuditEvents(store.db, filter);
     const last = events.at(-1);
@@ -108,9 +153,12 @@ export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
       last_position: store.lastPosition(),
       next_before: events.length === filter.limit && last !== undefined ? last.position : null,
     });
-  });
+  },
+);
 
-  r.get('/sys/audit/verify', (ctx) => {
+const VERIFY = auditRoute(
+  segmentsOnly('sys/audit/verify', 'Walk the hash chain and check its anchors', ['read']),
+  (ctx, { store }) => {
     const verdict = verifyChain(store.db, store.chain);
     sendVault(
       ctx,
@@ -118,9 +166,12 @@ export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
         ? { ok: true, events: verdict.events, anchors: verdict.anchors }
         : { ok: false, position: verdict.position, reason: verdict.reason },
     );
-  });
+  },
+);
 
-  r.get('/sys/audit/machines', (ctx) => {
+const MACHINES = auditRoute(
+  segmentsOnly('sys/audit/machines', 'Every machine with its states and live counts', ['read']),
+  (ctx, { registry }) => {
     sendVault(ctx, {
       machines: registry.kinds.map((k) => {
         const graph = registry.graph(k.name)!;
@@ -136,15 +187,42 @@ export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
         };
       }),
     });
-  });
+  },
+);
 
-  r.get('/sys/audit/machines/:name/streams', (ctx) => {
-    const { kind } = machineOr404(ctx.params.name!);
+const MACHINE_STREAMS = auditRoute(
+  declarePath({
+    pattern: 'sys/audit/machines/:name/streams',
+    summary: "A machine's streams with their current state",
+    operations: ['read'],
+    fields: { name: field.string('The machine', { required: true }) },
+  }),
+  (ctx, { registry }) => {
+    const { kind } = machineOr404(registry, ctx.params.name!);
     sendVault(ctx, { machine: kind.name, streams: registry.streams(kind.name) });
-  });
+  },
+);
 
-  r.get('/sys/audit/machines/:name/diagram', async (ctx) => {
-    const whole = machineOr404(ctx.params.name!).graph;
+const MACHINE_DIAGRAM = auditRoute(
+  declarePath({
+    pattern: 'sys/audit/machines/:name/diagram',
+    summary: "A machine's diagram (SVG, DOT or Mermaid)",
+    operations: ['read'],
+    fields: {
+      name: field.string('The machine', { required: true }),
+      format: field.string('The drawing', {
+        query: true,
+        default: 'svg',
+        allowed: ['svg', 'dot', 'mermaid'],
+      }),
+      counts: query.bool('Write the live count of streams under each state'),
+      highlight: query.string('A state to fill'),
+      focus: query.string('Only the states near this one'),
+      depth: query.int('How near to focus, 1 to 9 transitions', 1),
+    },
+  }),
+  async (ctx, { registry, svgCache }) => {
+    const whole = machineOr404(registry, ctx.params.name!).graph;
     // `focus=<state>`: only the states within `depth` (default 1) transitions of it.
     const focus = one(ctx, 'focus');
     const depthText = one(ctx, 'depth') ?? '1';
@@ -178,20 +256,31 @@ export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
       default:
         throw new ValidationError(`format must be svg, dot or mermaid, got "${format}"`);
     }
-  });
+  },
+);
 
-  // A stream name may hold slashes (`mount-aws/`, lease ids). /v1 paths are decoded once and
-  // lose one trailing slash (docs/security.md), so a name that is not a stream is also tried
-  // with the slash it may have lost.
-  r.get('/sys/audit/streams/*stream', (ctx) => {
+// A stream name may hold slashes (`mount-aws/`, lease ids). /v1 paths are decoded once and
+// lose one trailing slash (docs/security.md), so a name that is not a stream is also tried
+// with the slash it may have lost.
+const STREAM = auditRoute(
+  declarePath({
+    pattern: 'sys/audit/streams/*stream',
+    summary: "A stream's history, each event with the state as of it",
+    operations: ['read'],
+    fields: { stream: field.string('The stream (URL-encoded)', { required: true }) },
+  }),
+  (ctx, { registry }) => {
     const stream = ctx.params.stream!;
     let history = registry.history(stream);
     if (history.history.length === 0) history = registry.history(`${stream}/`);
     if (history.history.length === 0) throw new NotFoundError(`stream "${stream}" has no events`);
     sendVault(ctx, history);
-  });
+  },
+);
 
-  r.get('/sys/audit/schedule', (ctx) => {
+const SCHEDULE = auditRoute(
+  segmentsOnly('sys/audit/schedule', 'Every due time of the schedule', ['read']),
+  (ctx, { store }) => {
     const rows = store.db
       .prepare<[], { key: string; kind: string; due_at: string; data: string }>(
         `SELECT key, kind, due_at, data FROM ${SCHEDULE_TABLE} ORDER BY due_at, key`,
@@ -205,9 +294,20 @@ export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
         data: redactSealed(JSON.parse(r.data) as unknown),
       })),
     });
-  });
+  },
+);
 
-  r.get('/sys/audit/watch', async (ctx) => {
+const WATCH = auditRoute(
+  declarePath({
+    pattern: 'sys/audit/watch',
+    summary: 'Wait until the log holds an event after a position (long polling)',
+    operations: ['read'],
+    fields: {
+      after: query.int('The position to wait past', 0),
+      timeout: query.int(`The longest wait, 0 to ${MAX_WATCH_SECONDS} seconds`, 25),
+    },
+  }),
+  async (ctx, { watch }) => {
     const afterText = one(ctx, 'after') ?? '0';
     if (!/^\d+$/.test(afterText))
       throw new ValidationError(`after must be a position (0 or more), got "${afterText}"`);
@@ -219,5 +319,17 @@ export function registerAuditRoutes(r: Router, deps: AuditRouteDeps): void {
     ctx.res.once('close', () => gone.abort());
     const position = await watch.wait(Number(afterText), timeout * 1000, gone.signal);
     sendVault(ctx, { position });
-  });
-}
+  },
+);
+
+/** The audit page's paths, in the order the OpenAPI document lists them. */
+export const AUDIT_PATHS: readonly PathRoute<AuditScope>[] = [
+  EVENTS,
+  VERIFY,
+  MACHINES,
+  MACHINE_STREAMS,
+  MACHINE_DIAGRAM,
+  STREAM,
+  SCHEDULE,
+  WATCH,
+];

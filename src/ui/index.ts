@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
-import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Core } from '../context.js';
-import { AppendWatch, registerAuditRoutes } from './audit-routes.js';
+import { AppendWatch, auditScope, type AuditScope } from './audit-routes.js';
 import type { StreamKind } from './streams.js';
 import { StreamRegistry } from './streams.js';
 
 export type { StreamKind } from './streams.js';
+export type { AuditScope } from './audit-routes.js';
 export { StreamRegistry, streamKinds } from './streams.js';
 
 /** The page's files, served from memory: the page needs nothing from outside the daemon. */
@@ -81,8 +81,11 @@ function pageMiddleware(files: ReadonlyMap<string, Buffer>): Middleware {
 
 export interface Ui {
   readonly registry: StreamRegistry;
-  /** Add the read-only `/v1/sys/audit/*` endpoints to the `sys/` router. */
-  registerRoutes(sysRouter: Router): void;
+  /**
+   * What the system backend serves the read-only `/v1/sys/audit/…` paths with (they are declared
+   * in audit-routes.ts and listed with the backend's own, sys/paths-all.ts).
+   */
+  readonly audit: AuditScope;
   /** The page, mounted at `/ui`. */
   readonly page: Middleware;
   /** Answer every held watch request (shutdown). */
@@ -95,8 +98,7 @@ export function createUi(core: Core, kinds: readonly StreamKind[]): Ui {
   const watch = new AppendWatch(core.store);
   return {
     registry,
-    registerRoutes: (sysRouter) =>
-      registerAuditRoutes(sysRouter, { store: core.store, registry, watch }),
+    audit: auditScope({ store: core.store, registry, watch }),
     page: pageMiddleware(loadAssets()),
     close: () => watch.close(),
   };

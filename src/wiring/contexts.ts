@@ -11,6 +11,7 @@ import { createSysContext, type LeaseProvider } from '../secrets/sys/index.js';
 import { createAwsContext, type AwsContextOptions } from '../secrets/aws/index.js';
 import { createPkiContext } from '../secrets/pki/index.js';
 import { createCloud, type CloudService } from '../cloud/index.js';
+import type { AuditScope } from '../ui/index.js';
 
 /** What the contexts are built with besides the core (a subset of `AppDeps`). */
 export interface ContextDeps {
@@ -38,9 +39,15 @@ export interface Contexts {
 /**
  * Builds the contexts. Some need each other both ways (the runs context and the executor that
  * drives it; the credentials engine and the sys context's mount settings): those links are bound
- * lazily, after both exist.
+ * lazily, after both exist. So is `audit`, the scope the system backend serves the audit page's
+ * `sys/audit/…` paths with: the page is made after the contexts, from their streams.
  */
-export function buildContexts(core: Core, config: Config, deps: ContextDeps): Contexts {
+export function buildContexts(
+  core: Core,
+  config: Config,
+  deps: ContextDeps,
+  links: { audit: () => AuditScope },
+): Contexts {
   const { sealer, clock, ids, logger } = core;
   const limits = createRunsRateLimits(clock, config.rateLimit);
   const identity = createIdentityContext(core);
@@ -99,6 +106,7 @@ export function buildContexts(core: Core, config: Config, deps: ContextDeps): Co
   const sys = createSysContext(core, {
     engines: () => engines,
     leaseProviders,
+    audit: links.audit,
   });
   const executor = createExecutorContext(core, { runs, liveLogs });
   if (deps.executor !== false) {

@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import type { AuditScope } from '../../ui/audit-routes.js';
 import type { ContextModule, Core, SecretsEngine } from '../../context.js';
 import { secretsMetadata } from '../surface.js';
 import { createSysCommands } from './commands.js';
@@ -17,6 +18,8 @@ export function createSysContext(
   options: {
     engines: () => ReadonlyMap<string, SecretsEngine>;
     leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
+    /** The audit page's scope, for its `sys/audit/…` paths (the page is made after the contexts). */
+    audit: () => AuditScope;
   },
 ) {
   const queries = sysQueries(core.db);
@@ -29,6 +32,7 @@ export function createSysContext(
     queries,
     engines: options.engines,
     leaseProviders: options.leaseProviders,
+    audit: options.audit,
     metadata: (ctx: Context) => secretsMetadata(ctx),
   });
   const module: ContextModule = {

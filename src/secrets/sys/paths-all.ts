@@ -1,6 +1,7 @@
 import type Router from '@koa/router';
+import { AUDIT_PATHS } from '../../ui/audit-routes.js';
 import { secretsRouter } from '../request-path.js';
-import { routerOf, sudoOf, unauthenticatedOf } from '../route.js';
+import { rescoped, routerOf, sudoOf, unauthenticatedOf } from '../route.js';
 import { APPROLE_ROUTES } from './approle.js';
 import { AUTH_MOUNT_ROUTES } from './auth-mounts.js';
 import { AUTH_TUNE_ROUTES } from './auth-tune.js';
@@ -19,6 +20,7 @@ import {
   REMOUNT_ROUTE,
   type SysRoute,
   type SysRouteDeps,
+  type SysScope,
 } from './routes.js';
 import { TOKEN_ROLE_ROUTES } from './token-roles.js';
 import { TOKEN_ROUTES, TOKEN_TIDY_ROUTE } from './tokens.js';
@@ -29,7 +31,8 @@ import { USERPASS_ROUTES } from './userpass.js';
  * auth methods (`auth/:mount/…`) with its handlers, in the order the OpenAPI document lists them:
  * the router, the sudo list, the unauthenticated list and the OpenAPI document are all made from
  * this list (src/secrets/route.ts). The fields of the larger paths are declared in paths.ts, the
- * handlers beside their helpers in the route files.
+ * handlers beside their helpers in the route files; the audit page's read-only `sys/audit/…`
+ * paths are declared with theirs in src/ui/audit-routes.ts and served with the page's scope.
  */
 export const SYS_PATHS: readonly SysRoute[] = [
   HEALTH_ROUTE,
@@ -51,6 +54,7 @@ export const SYS_PATHS: readonly SysRoute[] = [
   TOKEN_TIDY_ROUTE,
   ...APPROLE_ROUTES,
   ...USERPASS_ROUTES,
+  ...rescoped(AUDIT_PATHS, (scope: SysScope) => scope.audit()),
 ];
 
 /** The paths that need sudo besides their capability (the surface tests the request's path). */

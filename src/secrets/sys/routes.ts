@@ -13,6 +13,7 @@ import type { MountConfig } from './events.js';
 import type { TokenHierarchy } from './tokens.js';
 import type { LeaseProvider } from './leases.js';
 import type { JwtHandlers } from './jwt.js';
+import type { AuditScope } from '../../ui/audit-routes.js';
 import {
   convertField,
   parseFields,
@@ -44,6 +45,8 @@ export interface SysRouteDeps {
   leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
   metadata: (ctx: Context) => AuditMetadata;
   hierarchy: TokenHierarchy;
+  /** What the audit page's `sys/audit/…` paths are served with (made after the contexts). */
+  audit: () => AuditScope;
 }
 
 /** What every handler of the system backend receives: its dependencies, and what is made once. */

@@ -126,6 +126,16 @@ describe('the OpenAPI document', () => {
       'x-vault-unauthenticated',
     );
     expect(doc.paths['/pki/roles/{name}']).not.toHaveProperty('x-vault-sudo');
+    // The audit page's reads: a token, no sudo; their query fields as query parameters.
+    expect(doc.paths['/sys/audit/streams/{stream}']).not.toHaveProperty('x-vault-sudo');
+    expect(doc.paths['/sys/audit/watch']).not.toHaveProperty('x-vault-unauthenticated');
+    const watch = doc.paths['/sys/audit/watch']!.get as {
+      parameters: { name: string; in: string; schema: { type: string; default?: unknown } }[];
+    };
+    expect(watch.parameters.map((q) => [q.name, q.in, q.schema.type, q.schema.default])).toEqual([
+      ['after', 'query', 'integer', 0],
+      ['timeout', 'query', 'integer', 25],
+    ]);
     expect(doc.paths['/pki/roles/{name}']).not.toHaveProperty('x-vault-unauthenticated');
   });
 
@@ -227,10 +237,15 @@ describe('the routers serve exactly the declared paths', () => {
     const sys = createSysContext(t.app.core, {
       engines: () => new Map(),
       leaseProviders: () => new Map(),
+      audit: () => {
+        throw new Error('no request is served here');
+      },
     }).routes;
     const routes = [...served(sys)];
     const paths = declared(SYS_PATHS);
-    // sys/health and sys/seal-status included: the surface dispatches them to this router.
+    // sys/health and sys/seal-status included: the surface dispatches them to this router; and
+    // the audit page's sys/audit/… paths, declared in src/ui/ and listed with the rest.
+    expect(paths.has('GET sys/audit/streams/*stream')).toBe(true);
     expect(routes.filter((r) => !paths.has(r))).toEqual([]);
     expect([...paths].filter((p) => !routes.includes(p))).toEqual([]);
   });

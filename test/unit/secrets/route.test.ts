@@ -1,3 +1,4 @@
+import type { RouterContext } from '@koa/router';
 import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { declarePath, field, segmentsOnly, type Fields } from '../../../src/secr
 import { secretsRouter } from '../../../src/secrets/request-path.js';
 import {
   registrationOrder,
+  rescoped,
   route,
   routerOf,
   sudoOf,
@@ -158,6 +160,23 @@ describe('routerOf', () => {
   });
 });
 
+describe('rescoped', () => {
+  it("serves paths declared with a scope of their own with the part of the router's scope that is theirs", async () => {
+    const inner = route<Scope, Fields>(segmentsOnly('inner', 'Inner', ['read']), {
+      read: (ctx, s) => {
+        ctx.body = s.greeting;
+      },
+    });
+    const paths = rescoped([inner], (outer: { inner: Scope }) => outer.inner);
+    expect(paths.map(({ handlers: _, ...schema }) => schema)).toEqual([
+      { pattern: 'inner', summary: 'Inner', operations: ['read'], fields: {} },
+    ]);
+    const ctx = { params: {}, body: undefined as unknown } as unknown as RouterContext;
+    await paths[0]!.handlers.read!(ctx, { inner: { greeting: 'inside' } });
+    expect(ctx.body).toBe('inside');
+  });
+});
+
 describe('route', () => {
   it('refuses a handler for an operation the path does not declare', () => {
     expect(() =>
@@ -296,6 +315,31 @@ describe('the system backend and the credentials engine: the lists made from the
     ])
       expect(sudo(path), path).toBe(false);
     expect(sudoOf(AWS_PATHS)).toEqual([]);
+  });
+
+  it("the audit page's sys/audit/… paths are listed with the system backend's: reads, no sudo, a token", () => {
+    const audit = SYS_PATHS.filter((p) => p.pattern.startsWith('sys/audit/'));
+    expect(audit.map((p) => p.pattern)).toEqual([
+      'sys/audit/events',
+      'sys/audit/verify',
+      'sys/audit/machines',
+      'sys/audit/machines/:name/streams',
+      'sys/audit/machines/:name/diagram',
+      'sys/audit/streams/*stream',
+      'sys/audit/schedule',
+      'sys/audit/watch',
+    ]);
+    for (const p of audit) {
+      expect(p.operations, p.pattern).toEqual(['read']);
+      expect(
+        SYS_SUDO.some((re) => re.test(p.pattern.replace(/[:*]\w+/g, 'x'))),
+        p.pattern,
+      ).toBe(false);
+      expect(
+        SYS_UNAUTHENTICATED.some((u) => pathMatches(u, p.pattern.replace(/[:*]\w+/g, 'x'))),
+        p.pattern,
+      ).toBe(false);
+    }
   });
 
   it('every system path is declared once', () => {
