@@ -9,7 +9,7 @@ import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
 import { writeAnchor } from './core/anchors.js';
 import { checkAtStartUp, type StartUpCheck } from './core/read-model-check.js';
-import { logVersion } from './core/log-watch.js';
+import { logHeard, logVersion } from './core/log-watch.js';
 import { SharedLog } from './core/shared-log.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { sharesLog, type Config } from './config.js';
@@ -154,7 +154,15 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   );
   // Other processes may append: workers on one file, or any node on a PostgreSQL store.
   const shared = sharesLog(config)
-    ? new SharedLog(db, logVersion(db, sqlite), clock, logger, reactors, config.pollIntervalMs)
+    ? new SharedLog(
+        db,
+        logVersion(db, sqlite),
+        clock,
+        logger,
+        reactors,
+        config.pollIntervalMs,
+        logHeard(db),
+      )
     : undefined;
   // Until `start`, the caller drives the reactors (`settle`: tests, tools), as with one process.
   let started = false;

@@ -18,6 +18,15 @@ export function logVersion(db: Db, sqlite: SqliteDb | null): () => number {
   return () => statement.get() ?? 0;
 }
 
+/**
+ * What to wait for before asking `logVersion` when the answer must include every commit another
+ * process acknowledged before now: nothing on SQLite (`PRAGMA data_version` is exact when asked);
+ * on PostgreSQL a round trip on the listening session (`PostgresDatabase.heardUpTo`).
+ */
+export function logHeard(db: Db): (() => Promise<void>) | undefined {
+  return db instanceof PostgresDatabase ? () => db.heardUpTo() : undefined;
+}
+
 /** Notices commits made by other processes sharing the log (`--workers`, several nodes). */
 export class LogWatch {
   readonly #version: () => number;

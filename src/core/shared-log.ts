@@ -32,6 +32,7 @@ export class SharedLog {
   readonly #reactors: Reactors;
   readonly #watch: LogWatch;
   readonly #leadership: Leadership;
+  readonly #heard: (() => Promise<void>) | undefined;
 
   constructor(
     db: Db,
@@ -40,8 +41,11 @@ export class SharedLog {
     logger: Logger,
     reactors: Reactors,
     pollIntervalMs: number,
+    /** What to wait for before `version` counts every commit acknowledged elsewhere (`logHeard`). */
+    heard?: () => Promise<void>,
   ) {
     this.#db = db;
+    this.#heard = heard;
     this.#logger = logger;
     this.#reactors = reactors;
     this.#leadership = new Leadership(db, clock, {
@@ -64,11 +68,22 @@ export class SharedLog {
   }
 
   /**
-   * Before serving a request: forget what another process's commit may have changed. With the
-   * store out of reach everything remembered is forgotten, so the request reads the store and
-   * fails like any other that needs it (503), instead of answering from memory.
+   * Before serving a request: forget what another process's commit may have changed, so a write
+   * another process acknowledged before the request came is read back. On PostgreSQL that first
+   * waits for a round trip (the returned promise): the other node's notification travels on its
+   * own and may come after the request. With the store out of reach everything remembered is
+   * forgotten, so the request reads the store and fails like any other that needs it (503),
+   * instead of answering from memory.
    */
-  check(): void {
+  check(): Promise<void> | undefined {
+    if (this.#heard === undefined) {
+      this.#checkNow();
+      return undefined;
+    }
+    return this.#heard().then(() => this.#checkNow());
+  }
+
+  #checkNow(): void {
     try {
       this.#watch.check();
     } catch (err) {

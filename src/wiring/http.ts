@@ -31,8 +31,8 @@ export function httpHandler(
   if (shared !== undefined) {
     // Before anything is read: rows remembered before another process's commit are forgotten.
     koa.use((_ctx, next) => {
-      shared.check();
-      return next();
+      const heard = shared.check();
+      return heard === undefined ? next() : heard.then(next);
     });
   }
   koa.use(requestId());

@@ -239,6 +239,12 @@ export class PostgresDatabase implements Db {
   /** The session that listens for other sessions' commits (`LISTEN keel_log`), once asked. */
   #listener: PQ | undefined;
   #notified = 0;
+  /**
+   * The round trip on the listening session in flight (`heardUpTo`), and the one queued behind it
+   * for the callers that came after it was sent.
+   */
+  #probe: { settle: () => void; done: Promise<void> } | null = null;
+  #nextProbe: Promise<void> | null = null;
   /** Sessions to make again before their next use: the other one met a lost server. */
   readonly #stale = { writer: false, reader: false };
   /** A COMMIT sent without waiting for it (a batch's): settled before the writer is used again. */
@@ -357,24 +363,93 @@ export class PostgresDatabase implements Db {
     return this.#notified;
   }
 
+  /**
+   * Settles once every commit another session finished before the call is counted by
+   * `foreignCommits`. A notification travels on its own, so a request that follows another node's
+   * acknowledged write may arrive before it: this sends a statement on the listening session, and
+   * the server delivers the notifications it holds for that session before it says the statement
+   * is done (PostgreSQL 14 and later). Callers that come while one is in flight share the next.
+   */
+  heardUpTo(): Promise<void> {
+    if (this.#probe === null) return this.#sendProbe();
+    this.#nextProbe ??= this.#probe.done.then(() => {
+      this.#nextProbe = null;
+      return this.#sendProbe();
+    });
+    return this.#nextProbe;
+  }
+
+  #sendProbe(): Promise<void> {
+    if (!this.#open) return Promise.resolve();
+    if (this.#listener === undefined) {
+      try {
+        this.#listen();
+      } catch (err) {
+        // The server out of reach: nothing to wait for. `foreignCommits` meets the same error,
+        // and the caller forgets what it remembered.
+        if ((err as PostgresError).sqlState !== UNAVAILABLE) throw err;
+        return Promise.resolve();
+      }
+    }
+    const pq = this.#listener;
+    let settle = () => {};
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    const probe = {
+      settle: () => {
+        if (this.#probe === probe) this.#probe = null;
+        settle();
+      },
+      done,
+    };
+    this.#probe = probe;
+    // Not sent (the session is lost): the count has moved on already (see `#listen`), which
+    // makes the caller forget what it remembered, the answer to a commit it may not have heard.
+    if (pq === undefined || !pq.sendQuery('SELECT 1')) {
+      if (pq !== undefined) this.#lose(pq);
+      probe.settle();
+    }
+    return done;
+  }
+
   #listen(): void {
     const pq = this.#connect();
     pq.exec('LISTEN keel_log');
     this.#check('LISTEN keel_log', pq);
     pq.on('readable', () => {
       if (!pq.consumeInput()) {
-        pq.stopReader();
-        finish(pq);
-        if (this.#listener === pq) this.#listener = undefined;
-        this.#notified++;
+        this.#lose(pq);
         return;
       }
-      for (let n = pq.notifies(); n !== undefined; n = pq.notifies()) {
-        if (n.extra !== this.#tag) this.#notified++;
+      this.#countNotifications(pq);
+      // The probe's answer: its results, then the server's ready-for-query, after which every
+      // notification sent before it has been read.
+      if (this.#probe !== null && this.#listener === pq) {
+        while (!pq.isBusy()) {
+          if (!pq.getResult()) {
+            this.#countNotifications(pq);
+            this.#probe.settle();
+            break;
+          }
+        }
       }
     });
     pq.startReader();
     this.#listener = pq;
+  }
+
+  #countNotifications(pq: PQ): void {
+    for (let n = pq.notifies(); n !== undefined; n = pq.notifies()) {
+      if (n.extra !== this.#tag) this.#notified++;
+    }
+  }
+
+  /** The listening session is lost: a commit may have gone unheard, so the count moves on. */
+  #lose(pq: PQ): void {
+    pq.stopReader();
+    finish(pq);
+    if (this.#listener === pq) this.#listener = undefined;
+    this.#notified++;
+    this.#probe?.settle();
   }
 
   /**
@@ -520,6 +595,7 @@ export class PostgresDatabase implements Db {
         finish(this.#listener);
         this.#listener = undefined;
       }
+      this.#probe?.settle();
     }
     return this;
   }

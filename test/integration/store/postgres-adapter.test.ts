@@ -202,4 +202,32 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     expect(positions).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     expect(verifyChain(db, testChain(db, key)).ok).toBe(true);
   });
+
+  it('hears every commit another session finished before heardUpTo was called, and shares the round trip', async () => {
+    const { url, db: a } = database();
+    const b = new PostgresDatabase(url);
+    cleanups.push(() => b.close());
+    a.exec('CREATE TABLE t (id INTEGER PRIMARY KEY)');
+    const before = b.foreignCommits(); // starts listening
+    await b.heardUpTo();
+    a.transaction(() => a.prepare('INSERT INTO t (id) VALUES (?)').run(1))();
+    // The notification travels on its own: nothing has read it yet (no turn of the event loop),
+    // which is what a request arriving on another node right after the acknowledgement meets.
+    expect(b.foreignCommits()).toBe(before);
+    await b.heardUpTo();
+    expect(b.foreignCommits()).toBe(before + 1);
+    // Callers while a round trip is in flight share the next one, which starts after it.
+    a.transaction(() => a.prepare('INSERT INTO t (id) VALUES (?)').run(2))();
+    const first = b.heardUpTo();
+    a.transaction(() => a.prepare('INSERT INTO t (id) VALUES (?)').run(3))();
+    const second = b.heardUpTo();
+    const third = b.heardUpTo();
+    expect(third).toBe(second);
+    await Promise.all([first, second]);
+    expect(b.foreignCommits()).toBe(before + 3);
+    // Its own commits are not counted.
+    b.transaction(() => b.prepare('INSERT INTO t (id) VALUES (?)').run(4))();
+    await b.heardUpTo();
+    expect(b.foreignCommits()).toBe(before + 3);
+  });
 });
