@@ -61,6 +61,10 @@ export default defineConfig({
     // `expect.poll` waits on a browser or a daemon catching up: on two busy cores that can take
     // longer than vitest's one-second default; a poll that passes returns at once.
     expect: { poll: { timeout: 15_000 } },
+    // Every projection is offered the event types it does not declare too, and a write for one
+    // fails the command (src/core/projections.ts): the suite checks every `events` list. Daemons
+    // the tests spawn inherit it.
+    env: { KEEL_CHECK_PROJECTION_EVENTS: '1' },
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
     projects: [

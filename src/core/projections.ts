@@ -1,3 +1,4 @@
+import Database from 'better-sqlite3';
 import type { Db } from './database.js';
 import type { StoredEvent } from './events.js';
 import { clearScheduleRows, scheduleProjection } from './schedule.js';
@@ -20,7 +21,71 @@ export interface Projection {
    * verify` rebuild this projection from the verified log and compare them row by row (ADR 0094).
    */
   readonly guarded?: readonly string[];
+  /**
+   * The event types the apply function reads: it is offered those alone, inline and in a rebuild.
+   * Where a context exports the list of its own types, use it; add the types of other contexts
+   * the read model reacts to (a workspace's rows go with `WorkspaceDeleted`). With
+   * `KEEL_CHECK_PROJECTION_EVENTS=1` (every test project) each projection is offered the other
+   * types too, and one whose apply writes for any of them fails the command, naming both.
+   */
+  readonly events: readonly string[];
   setup(db: Db): (event: StoredEvent) => void;
+}
+
+/** Where the tests turn the check of the `events` declarations on; never set in production. */
+export const CHECK_PROJECTION_EVENTS = 'KEEL_CHECK_PROJECTION_EVENTS';
+
+/** Whether this process checks the projections' `events` declarations. */
+export const checkingProjectionEvents = (): boolean => process.env[CHECK_PROJECTION_EVENTS] === '1';
+
+/** A projection's apply function wrote to the database for an event type it does not declare. */
+export class UndeclaredEventWritten extends Error {
+  constructor(projection: string, type: string) {
+    super(
+      `projection ${projection} changed the database for ${type}, an event type missing from its events`,
+    );
+    this.name = 'UndeclaredEventWritten';
+  }
+}
+
+/**
+ * What offers an event to the appliers (`appliers[i]` is `projections[i]`'s) whose projection
+ * declares its type, in registration order. With `check`, on SQLite, every other applier is then
+ * offered it too, and one that changes the database for it (SQLite's `total_changes()` moves)
+ * throws {@link UndeclaredEventWritten}, which undoes the caller's transaction.
+ */
+export function eventRouter(
+  db: Db,
+  projections: readonly Projection[],
+  appliers: readonly ((event: StoredEvent) => void)[],
+  check = checkingProjectionEvents(),
+): (event: StoredEvent) => void {
+  const byType = new Map<string, ((event: StoredEvent) => void)[]>();
+  projections.forEach((p, i) => {
+    const apply = appliers[i];
+    if (apply === undefined) throw new Error(`projection ${p.name} has no applier`);
+    for (const type of new Set(p.events)) {
+      const list = byType.get(type);
+      if (list === undefined) byType.set(type, [apply]);
+      else list.push(apply);
+    }
+  });
+  const none: readonly ((event: StoredEvent) => void)[] = [];
+  const routed = (event: StoredEvent): void => {
+    for (const apply of byType.get(event.type) ?? none) apply(event);
+  };
+  if (!check || !(db instanceof Database)) return routed;
+  const totalChanges = db.prepare<[], number>('SELECT total_changes()').pluck();
+  const declared = projections.map((p) => new Set(p.events));
+  return (event) => {
+    routed(event);
+    projections.forEach((p, i) => {
+      if (declared[i]?.has(event.type) !== false) return;
+      const before = totalChanges.get();
+      appliers[i]?.(event);
+      if (totalChanges.get() !== before) throw new UndeclaredEventWritten(p.name, event.type);
+    });
+  };
 }
 
 /** Rows per transaction while rebuilding; big enough to amortise commits, small enough for memory. */
@@ -29,9 +94,11 @@ const REBUILD_BATCH = 20_000;
 export class Projections {
   readonly #db: Db;
   readonly #projections: readonly Projection[];
-  #appliers: ((event: StoredEvent) => void)[] = [];
+  readonly #check: boolean;
+  #route: (event: StoredEvent) => void = () => undefined;
 
-  constructor(db: Db, projections: readonly Projection[]) {
+  /** `checkEvents` defaults to whether `KEEL_CHECK_PROJECTION_EVENTS` is `1`. */
+  constructor(db: Db, projections: readonly Projection[], options: { checkEvents?: boolean } = {}) {
     const names = new Set<string>();
     const tables = new Set<string>();
     for (const p of projections) {
@@ -44,6 +111,18 @@ export class Projections {
     }
     this.#db = db;
     this.#projections = projections;
+    this.#check = options.checkEvents ?? checkingProjectionEvents();
+  }
+
+  /** Sets up every projection and routes events to their appliers by type. */
+  #setUp(): void {
+    this.#route = this.#router(this.#projections);
+  }
+
+  /** Sets up `projections` and returns what offers each event to those that declare its type. */
+  #router(projections: readonly Projection[]): (event: StoredEvent) => void {
+    const appliers = projections.map((p) => p.setup(this.#db));
+    return eventRouter(this.#db, projections, appliers, this.#check);
   }
 
   get list(): readonly Projection[] {
@@ -75,7 +154,7 @@ export class Projections {
       ? this.#projections
       : changed;
     if (stale.length > 0) this.#rebuild(stale, events);
-    this.#appliers = this.#projections.map((p) => p.setup(this.#db));
+    this.#setUp();
     return { rebuilt: stale.map((p) => p.name) };
   }
 
@@ -90,18 +169,21 @@ export class Projections {
     // The schedule table holds every projection's rows: rebuilding it is rebuilding them all.
     const whole = chosen.some((p) => p.name === scheduleProjection.name);
     this.#rebuild(whole ? this.#projections : chosen, events);
-    this.#appliers = this.#projections.map((p) => p.setup(this.#db));
+    this.#setUp();
   }
 
-  /** Inline apply: every projection sees every event, inside the caller's transaction. */
+  /**
+   * Inline apply, inside the caller's transaction: each projection that declares the event's type
+   * sees it, in registration order.
+   */
   apply = (event: StoredEvent): void => {
-    for (const apply of this.#appliers) apply(event);
+    this.#route(event);
   };
 
   /** Drop every read model and rebuild all of them from the log. */
   rebuildAll(events: EventPages): void {
     this.#rebuild(this.#projections, events);
-    this.#appliers = this.#projections.map((p) => p.setup(this.#db));
+    this.#setUp();
   }
 
   #rebuild(projections: readonly Projection[], events: EventPages): void {
@@ -111,9 +193,9 @@ export class Projections {
       for (const p of projections) for (const t of p.tables) db.exec(`DROP TABLE IF EXISTS "${t}"`);
       if (!whole) for (const p of projections) clearScheduleRows(db, p.name);
     })();
-    const appliers = projections.map((p) => p.setup(db));
+    const route = this.#router(projections);
     const applyPage = db.transaction((items: StoredEvent[]) => {
-      for (const e of items) for (const apply of appliers) apply(e);
+      for (const e of items) route(e);
     });
     for (let after = 0; ;) {
       const page = events(after, REBUILD_BATCH);

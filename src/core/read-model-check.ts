@@ -7,7 +7,7 @@ import { eventRows } from './anchors.js';
 import { AuditError, GENESIS_HASH, logEnd, type Chain, type EventRow } from './chain.js';
 import type { Db, SqliteDb } from './database.js';
 import type { AuditMetadata, StoredEvent } from './events.js';
-import type { Projection } from './projections.js';
+import { eventRouter, type Projection } from './projections.js';
 
 /**
  * The read models authorization and issuance trust (policies, tokens, mounts, roles, issuers,
@@ -79,13 +79,14 @@ export function checkReadModels(
     // A throwaway file: nothing in it needs to survive a crash.
     scratch.pragma('journal_mode = OFF');
     scratch.pragma('synchronous = OFF');
-    const appliers = chosen.map((p) => p.setup(scratch));
+    const apply = eventRouter(
+      scratch,
+      chosen,
+      chosen.map((p) => p.setup(scratch)),
+    );
     const walk = new ChainWalk(chain);
     const applyAll = scratch.transaction((rows: readonly EventRow[]) => {
-      for (const row of rows) {
-        const event = walk.next(row);
-        for (const apply of appliers) apply(event);
-      }
+      for (const row of rows) apply(walk.next(row));
     });
     const replay = (from: Iterable<EventRow>) => {
       let batch: EventRow[] = [];

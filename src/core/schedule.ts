@@ -25,6 +25,8 @@ export const scheduleProjection: Projection = {
   name: 'schedule',
   version: 2,
   tables: [SCHEDULE_TABLE],
+  // It reads no event: the projections that own the rows write them.
+  events: [],
   setup(db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${SCHEDULE_TABLE} (
       key TEXT PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL, due_at TEXT NOT NULL,

@@ -78,6 +78,7 @@ export const configurationVersionProjection: Projection = {
   name: 'runs-configuration-versions',
   version: 2,
   tables: [CVS_TABLE, CV_ARCHIVES_TABLE],
+  events: [...TYPES],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${CVS_TABLE} (
       id TEXT PRIMARY KEY, seq INTEGER NOT NULL, workspace_id TEXT NOT NULL, organization TEXT NOT NULL,

@@ -18,6 +18,12 @@ export const executorProjection: Projection = {
   name: 'executor',
   version: 4,
   tables: [ARTIFACTS, VARIABLES],
+  events: [
+    'PlanArtifactRecorded',
+    'WorkspaceVariableCreated',
+    'WorkspaceVariableUpdated',
+    'WorkspaceVariableDeleted',
+  ] satisfies ExecutorEvent['type'][],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${ARTIFACTS} (run_id TEXT PRIMARY KEY, driver TEXT NOT NULL,

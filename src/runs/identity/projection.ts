@@ -14,6 +14,7 @@ export const identityProjection = (changed: () => void = () => undefined): Proje
   version: 1,
   tables: ['users', 'auth_tokens'],
   guarded: ['users', 'auth_tokens'],
+  events: ['UserCreated', 'AuthTokenCreated', 'AuthTokenDeleted'] satisfies IdentityEvent['type'][],
   setup(db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS users (

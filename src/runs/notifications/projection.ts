@@ -113,6 +113,13 @@ export const notificationProjection = (retryFirstMs: number): Projection => ({
   name: 'runs-notifications',
   version: 2,
   tables: [T.configs, T.deliveries],
+  events: [
+    'NotificationConfigurationCreated',
+    'NotificationConfigurationUpdated',
+    'NotificationConfigurationDeleted',
+    'NotificationDeliveryAttempted',
+    'WorkspaceDeleted',
+  ] satisfies (NotificationEvent | WorkspaceDeleted)['type'][],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${T.configs} (id TEXT PRIMARY KEY, organization TEXT NOT NULL,

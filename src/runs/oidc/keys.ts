@@ -36,6 +36,7 @@ export const oidcKeyProjection: Projection = {
   tables: [TABLE],
   // The keys workload identity tokens are signed with, and the JWKS that vouches for them.
   guarded: [TABLE],
+  events: ['OidcSigningKeyCreated'] satisfies OidcSigningKeyCreated['type'][],
   setup(db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (kid TEXT PRIMARY KEY, public_jwk TEXT NOT NULL,
       private_key TEXT NOT NULL, position INTEGER NOT NULL, created_at TEXT NOT NULL)`);

@@ -89,6 +89,7 @@ export const organizationProjection: Projection = {
   version: 3,
   tables: [T.orgs, T.teams, T.members, T.access, T.memberships],
   guarded: [T.orgs, T.teams, T.members, T.access, T.memberships],
+  events: [...TYPES],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${T.orgs} (name TEXT PRIMARY KEY, email TEXT NOT NULL, owners_team_id TEXT NOT NULL, created_at TEXT NOT NULL,

@@ -2,7 +2,7 @@ import type { Db } from '../../core/database.js';
 import type { StoredEvent } from '../../core/events.js';
 import type { Projection } from '../../core/projections.js';
 import { statements } from '../../core/sql.js';
-import type { OrganizationCreated, ProjectEvent } from '../events.js';
+import type { OrganizationCreated, ProjectEvent, RunsContextEvent } from '../events.js';
 import { WORKSPACES_TABLE } from '../workspaces/projection.js';
 import { DEFAULT_PROJECT_NAME, defaultProjectId } from './default.js';
 
@@ -42,6 +42,13 @@ export const projectProjection: Projection = {
   name: 'runs-projects',
   version: 1,
   tables: [PROJECTS_TABLE],
+  // Every organization has its default project from its creation on.
+  events: [
+    'OrganizationCreated',
+    'ProjectCreated',
+    'ProjectUpdated',
+    'ProjectDeleted',
+  ] satisfies RunsContextEvent['type'][],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${PROJECTS_TABLE} (id TEXT PRIMARY KEY,
       organization TEXT NOT NULL, name TEXT NOT NULL, description TEXT,

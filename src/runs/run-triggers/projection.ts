@@ -38,6 +38,9 @@ export const runTriggerProjection: Projection = {
   name: 'runs-run-triggers',
   version: 1,
   tables: [TABLE],
+  events: ['RunTriggerCreated', 'RunTriggerDeleted', 'WorkspaceDeleted'] satisfies (
+    RunTriggerEvent | WorkspaceDeleted
+  )['type'][],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${TABLE} (id TEXT PRIMARY KEY, organization TEXT NOT NULL,
       workspace_id TEXT NOT NULL, sourceable_id TEXT NOT NULL, created_at TEXT NOT NULL,

@@ -47,6 +47,7 @@ export const runHistoryProjection: Projection = {
   name: 'runs-run-history',
   version: 1,
   tables: [RUN_HISTORY_TABLE],
+  events: [...RUN_EVENT_TYPES, 'WorkspaceDeleted'],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${RUN_HISTORY_TABLE} (run_id TEXT NOT NULL, version INTEGER NOT NULL,
       workspace_id TEXT NOT NULL, type TEXT NOT NULL, created_at TEXT NOT NULL, description TEXT, comment TEXT,

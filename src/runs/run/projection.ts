@@ -174,6 +174,7 @@ export const runProjection: Projection = {
   // 4: named state columns in place of the machine's context (rebuilt from the log on start).
   version: 4,
   tables: [RUNS_TABLE, RUN_LOGS_TABLE],
+  events: [...RUN_EVENT_TYPES, 'WorkspaceDeleted'],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${RUNS_TABLE} (

@@ -7,6 +7,7 @@ import type { Projection } from '../../core/projections.js';
 import type { Sealed } from '../../core/seal.js';
 import { countedPage, statements } from '../../core/sql.js';
 import type {
+  RunsContextEvent,
   StateVersionCreated,
   StateVersionEvent,
   StateVersionUploadRequested,
@@ -43,6 +44,11 @@ export const stateVersionProjection: Projection = {
   name: 'runs-state-versions',
   version: 3,
   tables: [STATE_VERSIONS_TABLE, STATE_UPLOADS_TABLE, STATE_DOCUMENTS_TABLE],
+  events: [
+    'StateVersionUploadRequested',
+    'StateVersionCreated',
+    'WorkspaceDeleted',
+  ] satisfies RunsContextEvent['type'][],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${STATE_VERSIONS_TABLE} (id TEXT PRIMARY KEY, seq INTEGER NOT NULL,
       workspace_id TEXT NOT NULL, run_id TEXT, serial INTEGER NOT NULL, lineage TEXT NOT NULL, md5 TEXT NOT NULL,

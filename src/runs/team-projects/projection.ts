@@ -62,6 +62,12 @@ export const teamProjectProjection: Projection = {
   version: 2,
   tables: [TEAM_PROJECTS_TABLE],
   guarded: [TEAM_PROJECTS_TABLE],
+  events: [
+    'TeamProjectAccessGranted',
+    'TeamProjectAccessChanged',
+    'TeamProjectAccessRevoked',
+    'ProjectDeleted',
+  ] satisfies (TeamProjectEvent | ProjectDeleted)['type'][],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${TEAM_PROJECTS_TABLE} (id TEXT PRIMARY KEY, team_id TEXT NOT NULL,
       project_id TEXT NOT NULL, access TEXT NOT NULL, custom TEXT, UNIQUE (project_id, team_id))`);

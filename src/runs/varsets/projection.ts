@@ -56,6 +56,12 @@ export const varsetProjection: Projection = {
   name: 'runs-varsets',
   version: 1,
   tables: [T.sets, T.workspaces, T.projects, T.vars],
+  events: [
+    ...VARSET_EVENT_TYPES,
+    ...(['WorkspaceDeleted', 'ProjectDeleted'] satisfies (
+      WorkspaceDeleted | ProjectDeleted
+    )['type'][]),
+  ],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${T.sets} (id TEXT PRIMARY KEY, organization TEXT NOT NULL, name TEXT NOT NULL,

@@ -128,6 +128,19 @@ export const workspaceProjection: Projection = {
   name: 'runs-workspaces',
   version: 6,
   tables: [WORKSPACES_TABLE],
+  // The keys of `on` below: a workspace's latest and current run, configuration and state.
+  events: [
+    'WorkspaceCreated',
+    'WorkspaceUpdated',
+    'WorkspaceDeleted',
+    'WorkspaceLocked',
+    'WorkspaceUnlocked',
+    'ConfigurationVersionCreated',
+    'ConfigurationVersionUploaded',
+    'StateVersionCreated',
+    'RunCreated',
+    'RunApplyFinished',
+  ] satisfies RunsContextEvent['type'][],
   setup(db: Db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${WORKSPACES_TABLE} (
       id TEXT PRIMARY KEY, organization TEXT NOT NULL, name TEXT NOT NULL, auto_apply INTEGER NOT NULL,

@@ -61,6 +61,31 @@ export type AwsLeaseEvent = LeaseEvent;
 
 export type AwsEvent = ConfigEvent | RoleEvent | StaticRoleEvent | LeaseEvent;
 
+/** Each event type of the engine once: the compiler refuses a type left out or one unknown. */
+const AWS_EVENTS: { readonly [T in AwsEvent['type']]: true } = {
+  AwsRootConfigured: true,
+  AwsRootRotated: true,
+  AwsRootRotationFailed: true,
+  AwsRootRotationSkipped: true,
+  AwsLeaseConfigured: true,
+  AwsRoleWritten: true,
+  AwsRoleDeleted: true,
+  StaticRoleAdopted: true,
+  StaticRoleUpdated: true,
+  StaticRoleKeyIssued: true,
+  StaticRoleRotationStarted: true,
+  StaticRoleRotationFailed: true,
+  StaticRoleDeleted: true,
+  LeaseIssued: true,
+  LeaseRenewed: true,
+  LeaseRevocationRequested: true,
+  LeaseRevocationFailed: true,
+  LeaseRevoked: true,
+};
+
+/** The event types this engine owns (intents aside: `intents.ts`). */
+export const AWS_EVENT_TYPES = Object.keys(AWS_EVENTS) as readonly AwsEvent['type'][];
+
 export const configStream = streamName`aws-config:${'accessor'}`;
 export const roleStream = streamName`aws-role:${'accessor'}:${'name'}`;
 export const staticRoleStream = streamName`aws-static-role:${'accessor'}:${'name'}`;

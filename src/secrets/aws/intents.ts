@@ -94,6 +94,7 @@ export function intentProjection(): Projection {
     name: 'aws-intents',
     version: 1,
     tables: ['aws_cloud_intents'],
+    events: ['AwsCloudIntentRecorded', 'AwsCloudIntentSettled'] satisfies IntentEvent['type'][],
     setup(db: Db) {
       db.exec(`CREATE TABLE IF NOT EXISTS aws_cloud_intents (intent_id TEXT PRIMARY KEY,
         accessor TEXT NOT NULL, mount_path TEXT NOT NULL, action TEXT NOT NULL, recorded_at TEXT NOT NULL)`);

@@ -6,6 +6,7 @@ import { canonicalJson } from '../../core/canonical.js';
 import { rotationRetryDelaySeconds } from '../../../machines/static-role.machine.js';
 import type { AwsEvent, MountRef } from './events.js';
 import {
+  AWS_EVENT_TYPES,
   leaseStream,
   staticRoleStream,
   TIMER_LEASE_EXPIRY,
@@ -51,6 +52,7 @@ export function awsProjection(): Projection {
     tables: TABLES,
     // What issuing credentials reads: the engine's configuration and its roles.
     guarded: ['aws_config', 'aws_roles'],
+    events: AWS_EVENT_TYPES,
     setup(db: Db) {
       db.exec(`
         CREATE TABLE IF NOT EXISTS aws_config (accessor TEXT PRIMARY KEY, mount_path TEXT NOT NULL,

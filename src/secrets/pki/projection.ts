@@ -72,6 +72,7 @@ export const pkiProjection = (
   tables: TABLES,
   // What issuance reads; certificates and CRLs are what it wrote (and CRLs are signed).
   guarded: ['pki_roles', 'pki_keys', 'pki_issuers', 'pki_config'],
+  events: PKI_EVENT_TYPES,
   setup(db: Db) {
     db.exec(SCHEMA);
     const schedule = scheduleRows(db, 'pki');

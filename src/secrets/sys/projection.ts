@@ -19,7 +19,7 @@ import type {
   SysEvent,
   TokenRoleSettings,
 } from './events.js';
-import { TIMER_TOKEN_EXPIRY, tokenExpiryKey } from './events.js';
+import { SYS_EVENT_TYPES, TIMER_TOKEN_EXPIRY, tokenExpiryKey } from './events.js';
 
 /** A mount's settings in one key order, whether the event came from a request or the log. */
 const configJson = (c: MountConfig): string =>
@@ -60,6 +60,7 @@ export const sysProjection = (changed: () => void = () => undefined): Projection
   version: 6,
   tables: [...SYS_TABLES],
   guarded: [...SYS_TABLES],
+  events: SYS_EVENT_TYPES,
   setup(db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS secrets_tokens (

@@ -51,6 +51,12 @@ const accounts: Projection = {
   name: 'gc-accounts',
   version: 1,
   tables: ['gc_accounts'],
+  events: [
+    'AccountOpened',
+    'FundsDeposited',
+    'FundsWithdrawn',
+    'AccountClosed',
+  ] satisfies LedgerEvent['type'][],
   setup(db) {
     db.exec(
       'CREATE TABLE IF NOT EXISTS gc_accounts (id TEXT PRIMARY KEY, owner TEXT NOT NULL UNIQUE, balance INTEGER NOT NULL, status TEXT NOT NULL)',

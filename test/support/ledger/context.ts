@@ -23,6 +23,14 @@ const projection: Projection = {
   name: 'test-ledger',
   version: 1,
   tables: ['ledger_accounts', 'ledger_entries', 'ledger_flags'],
+  events: [
+    'AccountOpened',
+    'FundsDeposited',
+    'FundsWithdrawn',
+    'StatementIssued',
+    'AccountClosed',
+    'LargeDepositFlagged',
+  ] satisfies LedgerEvent['type'][],
   setup(db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ledger_accounts (id TEXT PRIMARY KEY, owner TEXT NOT NULL, status TEXT NOT NULL,

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../src/core/database.js';
 import type { StoredEvent } from '../../../src/core/events.js';
 import type { EventPages, Projection } from '../../../src/core/projections.js';
-import { Projections } from '../../../src/core/projections.js';
+import {
+  checkingProjectionEvents,
+  Projections,
+  UndeclaredEventWritten,
+} from '../../../src/core/projections.js';
 import { scheduleProjection, scheduleRows } from '../../../src/core/schedule.js';
 
 const log: StoredEvent[] = [1, 2, 3].map((n) => ({
@@ -22,6 +26,7 @@ const counter = (name: string, version: number): Projection => ({
   name,
   version,
   tables: [`${name}_rows`],
+  events: ['Counted'],
   setup(db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${name}_rows (n INTEGER PRIMARY KEY)`);
     const put = db.prepare(`INSERT INTO ${name}_rows (n) VALUES (?)`);
@@ -76,5 +81,119 @@ describe('projections', () => {
     const p = new Projections(db, [scheduleProjection, counter('a', 1)]);
     p.open(pages);
     expect(() => p.rebuildOnly(['nope'], pages)).toThrow('no projection named nope');
+  });
+});
+
+/** An event of `type` at `position`, as the log would hold it. */
+const eventOf = (type: string, position: number): StoredEvent => ({
+  ...log[0]!,
+  type,
+  position,
+  version: position,
+});
+
+/**
+ * A read model that declares `declared`, records every call of its apply function (in `seen`, and
+ * as `name:type` in `calls`), and writes a row for each event whose type is in `writes` (declared
+ * or not).
+ */
+const recorder = (
+  name: string,
+  declared: readonly string[],
+  writes: readonly string[] = [],
+  calls: string[] = [],
+) => {
+  const seen: string[] = [];
+  const projection: Projection = {
+    name,
+    version: 1,
+    tables: [`${name}_rows`],
+    events: declared,
+    setup(db) {
+      db.exec(`CREATE TABLE IF NOT EXISTS ${name}_rows (position INTEGER PRIMARY KEY)`);
+      const put = db.prepare(`INSERT INTO ${name}_rows (position) VALUES (?)`);
+      return (e) => {
+        seen.push(e.type);
+        calls.push(`${name}:${e.type}`);
+        if (writes.includes(e.type)) put.run(e.position);
+      };
+    },
+  };
+  return { projection, seen };
+};
+
+describe('projections offer each event to those that declare its type', () => {
+  it('are checked throughout the test suite (vitest.config.ts sets the variable)', () => {
+    expect(checkingProjectionEvents()).toBe(true);
+  });
+
+  it('call only the declared appliers, in registration order, when the check is off', () => {
+    const db = openDatabase(':memory:');
+    const calls: string[] = [];
+    const a = recorder('a', ['Opened', 'Closed'], [], calls);
+    const b = recorder('b', ['Closed'], [], calls);
+    const c = recorder('c', [], [], calls);
+    const p = new Projections(db, [a.projection, b.projection, c.projection], {
+      checkEvents: false,
+    });
+    p.open(() => []);
+    p.apply(eventOf('Opened', 1));
+    p.apply(eventOf('Closed', 2));
+    p.apply(eventOf('Other', 3));
+    expect(calls).toEqual(['a:Opened', 'a:Closed', 'b:Closed']);
+  });
+
+  it('rebuild from the log with the declared appliers alone', () => {
+    const db = openDatabase(':memory:');
+    const a = recorder('a', ['Counted'], ['Counted']);
+    const b = recorder('b', ['Other']);
+    new Projections(db, [a.projection, b.projection], { checkEvents: false }).open(pages);
+    expect(a.seen).toEqual(['Counted', 'Counted', 'Counted']);
+    expect(b.seen).toEqual([]);
+    expect(rows(db, 'SELECT position FROM a_rows ORDER BY position')).toHaveLength(3);
+  });
+
+  it('with the check on, pass a projection that writes for declared types and reads others', () => {
+    const db = openDatabase(':memory:');
+    const a = recorder('a', ['Opened'], ['Opened']);
+    const p = new Projections(db, [a.projection], { checkEvents: true });
+    p.open(() => []);
+    p.apply(eventOf('Opened', 1));
+    p.apply(eventOf('Other', 2));
+    // The undeclared type was offered (to be checked) and changed nothing.
+    expect(a.seen).toEqual(['Opened', 'Other']);
+    expect(rows(db, 'SELECT position FROM a_rows')).toEqual([{ position: 1 }]);
+  });
+
+  it('with the check on, fail the command when a projection writes for an undeclared type', () => {
+    const db = openDatabase(':memory:');
+    const a = recorder('a', ['Opened'], ['Opened']);
+    const forgetful = recorder('forgetful', ['Opened'], ['Opened', 'Closed']);
+    const p = new Projections(db, [a.projection, forgetful.projection], { checkEvents: true });
+    p.open(() => []);
+    const append = db.transaction((e: StoredEvent) => p.apply(e));
+    append(eventOf('Opened', 1));
+    expect(() => append(eventOf('Closed', 2))).toThrow(
+      'projection forgetful changed the database for Closed, an event type missing from its events',
+    );
+    // The append's transaction is undone with it.
+    expect(rows(db, 'SELECT position FROM forgetful_rows')).toEqual([{ position: 1 }]);
+  });
+
+  it('with the check on, fail a rebuild that writes for an undeclared type', () => {
+    const db = openDatabase(':memory:');
+    const forgetful = recorder('forgetful', [], ['Counted']);
+    const p = new Projections(db, [forgetful.projection], { checkEvents: true });
+    expect(() => p.open(pages)).toThrow(UndeclaredEventWritten);
+  });
+
+  it('with the check off, never offer an undeclared type, so nothing is written for it', () => {
+    const db = openDatabase(':memory:');
+    const forgetful = recorder('forgetful', ['Opened'], ['Opened', 'Closed']);
+    const p = new Projections(db, [forgetful.projection], { checkEvents: false });
+    p.open(() => []);
+    p.apply(eventOf('Closed', 1));
+    expect(forgetful.seen).toEqual([]);
+    expect(rows(db, 'SELECT position FROM forgetful_rows')).toEqual([]);
   });
 });

@@ -46,6 +46,15 @@ export const checksProjection: Projection = {
   name: 'executor-checks',
   version: 1,
   tables: [SETTINGS, POLICY_SETS.name, POLICIES.name, ESTIMATES.name, CHECKS.name],
+  events: [
+    'ExecutionSettingsUpdated',
+    'OrganizationUpdated',
+    'PolicySetCreated',
+    'PolicyCreated',
+    'CostEstimateRecorded',
+    'PolicyCheckRecorded',
+    'PolicyCheckOverridden',
+  ] satisfies (CheckEvent | OrganizationUpdated)['type'][],
   setup(db: Db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS ${SETTINGS} (organization TEXT PRIMARY KEY, cost_estimation INTEGER NOT NULL);

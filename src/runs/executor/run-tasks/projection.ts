@@ -44,6 +44,13 @@ export const runTasksProjection: Projection = {
   name: 'executor-run-tasks',
   version: 1,
   tables: [TASKS.name, ATTACHED.name, STAGES.name],
+  events: [
+    'RunTaskCreated',
+    'WorkspaceTaskAttached',
+    'TaskStageStarted',
+    'TaskResultUpdated',
+    'TaskStageFinished',
+  ] satisfies RunTaskEvent['type'][],
   setup(db: Db) {
     db.exec(`
       ${TASKS.ddl}

@@ -111,6 +111,7 @@ export const acmeProjection: Projection = {
   version: 1,
   tables: TABLES,
   guarded: TABLES,
+  events: ACME_EVENT_TYPES,
   setup(db: Db) {
     db.exec(SCHEMA);
     const schedule = scheduleRows(db, 'pki-acme');
