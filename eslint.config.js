@@ -50,6 +50,24 @@ export default tseslint.config(
       ],
     },
   },
+  // HCL is parsed in one place (ADR 0011).
+  {
+    files: ['src/**/*.ts'],
+    ignores: ['src/core/hcl.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@cdktf/hcl2json',
+              message: 'HCL is parsed in one place: parseHcl in core/hcl.ts (ADR 0011)',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // The layers, matched at any depth: core/ imports no context, no transport and no
   // configuration (they are passed in); x509/ is a library of its own on core/ alone.
   {

@@ -1,6 +1,6 @@
-import { parse as parseHcl } from '@cdktf/hcl2json';
 import { z } from 'zod';
 import { ValidationError } from '../../core/errors.js';
+import { parseHcl } from '../../core/hcl.js';
 import type { RunVariable } from '../events.js';
 
 /** Request bodies of the run endpoints. Field documentation lives here (docs/api/runs.md). */
@@ -89,10 +89,7 @@ export async function checkVariables(variables: RunVariable[]): Promise<void> {
     seen.add(v.key);
     let parsed: Record<string, unknown>;
     try {
-      parsed = (await parseHcl('variables.tfvars', `value = ${v.value}\n`)) as Record<
-        string,
-        unknown
-      >;
+      parsed = await parseHcl('variables.tfvars', `value = ${v.value}\n`);
     } catch {
       throw new ValidationError(
         `/data/attributes/variables/${i}/value: ${JSON.stringify(v.value)} is not a literal value (strings carry their own quotes)`,

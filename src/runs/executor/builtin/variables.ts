@@ -1,4 +1,3 @@
-import { parse } from '@cdktf/hcl2json';
 import { parseHcl } from '../../../core/hcl.js';
 import { parseJson } from '../../../core/json.js';
 import { tfvarsJsonSchema } from '../schemas.js';
@@ -10,7 +9,7 @@ import type { VariableBlock } from './config.js';
 export async function parseHclLiteral(key: string, literal: string): Promise<Json> {
   let parsed: Record<string, Json>;
   try {
-    parsed = (await parse(`<value for var.${key}>`, `value = ${literal}\n`)) as Record<
+    parsed = (await parseHcl(`<value for var.${key}>`, `value = ${literal}\n`)) as Record<
       string,
       Json
     >;
