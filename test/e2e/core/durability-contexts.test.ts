@@ -5,7 +5,8 @@ import { eventually, keel, startDaemon, type RunningDaemon } from '../../support
 /**
  * `kill -9` of the real daemon while every context takes writes: ACL policies, certificates,
  * workspaces and cloud credentials stream in from four writers; after the restart every write
- * that was acknowledged is there, with its secrets still usable, and the chain verifies.
+ * that was acknowledged is there, with its secrets still usable, and the chain verifies. A process
+ * crash, not a power cut: see `durability.test.ts` for what covers the sync.
  */
 describe('durability across the real contexts', () => {
   const started: RunningDaemon[] = [];

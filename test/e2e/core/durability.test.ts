@@ -5,6 +5,14 @@ import { LARGE_DEPOSIT } from '../../support/ledger/events.js';
 
 const json = <T>(v: unknown) => v as T;
 
+/**
+ * `kill -9` ends the process, not the machine: the operating system's page cache survives it, so
+ * these tests show that a crash of Keel loses no acknowledged command and leaves no batch half
+ * written, whatever the sync level. What survives a power cut besides is the sync before the
+ * answer (`--sync full`, the default): `test/unit/core/group-commit.test.ts` checks that no command
+ * settles before its batch's sync, and `test/unit/core/unsynced.test.ts` the level each write runs
+ * at.
+ */
 describe('durability, audit and sealing on the real daemon', () => {
   it('kill -9 while commands stream in: every acknowledged command survives, no batch is half written, the chain verifies, reactors resume', async () => {
     // Rate limits off: five writers on one token would spend their rounds on 429s, not writes.

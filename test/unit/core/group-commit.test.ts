@@ -30,6 +30,29 @@ const open = (handler: CommandHandler, id: string) =>
     meta,
   );
 
+describe('group commit and the disk', () => {
+  it('settles no command before its batch is synced: what a client is told survives a power cut', async () => {
+    let synced: () => void = () => undefined;
+    const { handler, heard } = setup(() => ({
+      commit: async (commitNow) => {
+        commitNow();
+        // The sync in flight (SQLite's fdatasync of the log, PostgreSQL's COMMIT): held here.
+        await new Promise<void>((resolve) => (synced = resolve));
+      },
+    }));
+    let settled = false;
+    const opened = open(handler, 'a').then(() => (settled = true));
+    // Many turns of the event loop: the batch is committed, its sync is not done.
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    expect(heard).toEqual([]);
+    synced();
+    await opened;
+    expect(settled).toBe(true);
+    expect(heard).toEqual(['account-a']);
+  });
+});
+
 describe('group commit when the store fails', () => {
   it('refuses every command once a sync failed: what was committed is not known to be on disk', async () => {
     let fail = false;
