@@ -207,6 +207,25 @@ export function createExecutorContext(
     }
   };
 
+  /**
+   * Starts the phase a run is queued for, under its claim when the log is shared; nothing if this
+   * process is already starting or running one for it.
+   */
+  const startQueued = async (run: RunRow, phase: Phase): Promise<void> => {
+    if (executor.has(run.id) || starting.has(run.id)) return;
+    const moved =
+      phase === 'plan'
+        ? () => runs.executor.planStarted(run.id)
+        : () => runs.executor.applyStarted(run.id);
+    if (!(await claimed(run, phase, moved))) return;
+    runPhase(run, phase, () =>
+      phase === 'plan'
+        ? executor.plan(phaseRunOf(run, runs.model))
+        : executor.apply(phaseRunOf(run, runs.model)),
+    );
+    starting.delete(run.id);
+  };
+
   const reactor: Reactor = {
     name: 'runs-executor',
     types: EXECUTOR_EVENTS,
@@ -216,15 +235,11 @@ export function createExecutorContext(
       switch (event.type) {
         case 'RunPlanQueued':
           if (run.status !== 'plan_queued') return;
-          if (!(await claimed(run, 'plan', () => runs.executor.planStarted(run.id)))) return;
-          runPhase(run, 'plan', () => executor.plan(phaseRunOf(run, runs.model)));
-          starting.delete(run.id);
+          await startQueued(run, 'plan');
           return;
         case 'RunApplyQueued':
           if (run.status !== 'apply_queued') return;
-          if (!(await claimed(run, 'apply', () => runs.executor.applyStarted(run.id)))) return;
-          runPhase(run, 'apply', () => executor.apply(phaseRunOf(run, runs.model)));
-          starting.delete(run.id);
+          await startQueued(run, 'apply');
           return;
         case 'RunCancelRequested':
           // A phase no longer here (it ended, or the daemon restarted) cannot be interrupted.
@@ -247,19 +262,27 @@ export function createExecutorContext(
     },
   };
 
-  /** Runs in `planning` or `applying` whose phase is not running here. */
-  const interrupted = () =>
+  /** Runs queued for a phase or in one, whose phase is neither starting nor running here. */
+  const notRunningHere = (statuses: readonly string[]) =>
     core.db
       .prepare<[], { id: string }>(
-        `SELECT id FROM ${RUNS_TABLE} WHERE status IN ('planning', 'applying') ORDER BY seq`,
+        `SELECT id FROM ${RUNS_TABLE} WHERE status IN (${statuses.map((st) => `'${st}'`).join(', ')}) ORDER BY seq`,
       )
       .all()
       .flatMap(({ id }) => {
         const run = runs.model.runs.get(id);
-        return run !== null && !executor.has(id) && !starting.has(id)
-          ? [{ run, phase: run.status === 'planning' ? ('plan' as const) : ('apply' as const) }]
+        return run !== null &&
+          statuses.includes(run.status) &&
+          !executor.has(id) &&
+          !starting.has(id)
+          ? [run]
           : [];
       });
+  const phaseOf = (status: string): Phase =>
+    status === 'planning' || status === 'plan_queued' ? 'plan' : 'apply';
+  /** Runs in `planning` or `applying` whose phase is not running here. */
+  const interrupted = () =>
+    notRunningHere(['planning', 'applying']).map((run) => ({ run, phase: phaseOf(run.status) }));
   /** Plans started again, applies errored (see `Executor.recover`): each under its claim. */
   const recover = (lost: readonly { run: RunRow; phase: Phase }[]) => {
     if (lost.length > 0)
@@ -285,6 +308,17 @@ export function createExecutorContext(
    */
   const lead = () => {
     if (claims === null) return;
+    // Runs queued for a phase that no process started: the reaction to their queuing passed them
+    // over (it read the run before another process's commit, or met the claim still held while
+    // leadership moved). Started here, each under its claim, so none waits in a queue forever.
+    for (const run of notRunningHere(['plan_queued', 'apply_queued'])) {
+      startQueued(run, phaseOf(run.status)).catch((err: unknown) =>
+        core.logger.warn(
+          { err, runId: run.id },
+          'starting a queued run failed; tried again next poll',
+        ),
+      );
+    }
     recover(
       interrupted().filter(({ run, phase }) => {
         if (!claims.take(run.id, phase)) return false;

@@ -6,6 +6,7 @@ import type { App } from '../../../src/app.js';
 import { createApp } from '../../../src/app.js';
 import { testConfig } from '../../../src/config.js';
 import { ManualClock } from '../../../src/core/clock.js';
+import { Leadership } from '../../../src/core/leadership.js';
 import type { Durability } from '../../../src/core/group-commit.js';
 import { sequentialIds } from '../../../src/core/ids.js';
 import { silentLogger } from '../../../src/core/logger.js';
@@ -216,6 +217,48 @@ describe('several processes on one log', () => {
     expect(types.filter((t) => /^RunPlan(Finished|Errored|Canceled)$/.test(t))).toHaveLength(1);
     expect((await flow.phase(run, 'plan')).log).toContain(RECOVERY_LINES.plan);
     await b.testApp.close();
+    await a.testApp.close();
+  });
+});
+
+describe('a run queued for a phase that no process started', () => {
+  it('is started by the leader once the claim that made its reaction pass it over runs out', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'keel-claims-'));
+    dirs.push(dataDir);
+    const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+    const a = await daemon(dataDir, FAKE, null, {}, { clock });
+    const flow = new Flow(a.testApp);
+    const { ws } = await flow.workspace();
+    const cv = await flow.upload(ws, CONFIG);
+    const run = await flow.run(ws, {}, cv);
+    // Another process holds the plan's claim (it froze, say): the reaction to the run's queuing
+    // meets it and passes the run over.
+    const elsewhere = new Leadership(a.app.core.db, clock, {
+      holder: 'another process',
+      ttlMs: 5000,
+      name: `run-plan:${run}`,
+    });
+    expect(elsewhere.tryLead()).toBe(true);
+    await a.app.reactors.settle();
+    expect(await flow.status(run)).toBe('plan_queued');
+    const executor = a.app.contexts.find((c) => c.name === 'executor');
+    if (executor?.lead === undefined) throw new Error('the executor takes part in leading');
+    executor.lead();
+    expect(a.app.executor.executor.has(run)).toBe(false);
+    // The claim runs out: the leader's next poll starts the plan, once however often it polls.
+    clock.advance(6000);
+    executor.lead();
+    executor.lead();
+    // The command that moves it into planning goes through group commit first.
+    while (!a.app.executor.executor.has(run)) await new Promise((r) => setImmediate(r));
+    await a.app.executor.executor.idle();
+    await a.app.reactors.settle();
+    expect(await flow.status(run)).toBe('planned');
+    const types = a.app.core.store
+      .readAll(0, 10_000)
+      .filter((e) => e.stream === run)
+      .map((e) => e.type);
+    expect(types.filter((t) => t === 'RunPlanStarted')).toHaveLength(1);
     await a.testApp.close();
   });
 });
