@@ -58,7 +58,7 @@ async function measure(
   const directory = `${daemon.url}/v1/pki/acme/directory`;
   const clients = await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      const c = new AcmeTestClient(daemon.url, directory);
+      const c = new AcmeTestClient(daemon.url, directory, undefined, { keepAlive: true });
       await c.register();
       return c;
     }),
