@@ -209,10 +209,11 @@ export function createExecutorContext(
 
   /**
    * Starts the phase a run is queued for, under its claim when the log is shared; nothing if this
-   * process is already starting or running one for it.
+   * process is already starting one for it. (The run's previous phase may still be finishing here:
+   * an apply is queued while the plan's credentials are being revoked.)
    */
   const startQueued = async (run: RunRow, phase: Phase): Promise<void> => {
-    if (executor.has(run.id) || starting.has(run.id)) return;
+    if (starting.has(run.id)) return;
     const moved =
       phase === 'plan'
         ? () => runs.executor.planStarted(run.id)
