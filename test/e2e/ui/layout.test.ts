@@ -54,6 +54,11 @@ beforeAll(async () => {
     const run = (await ui.call('runs', 'GET', `runs/${runId}`)).json.data as Resource;
     return run.attributes.status === 'applied' ? true : undefined;
   }, 30_000);
+  // The run lets go of the workspace's lock after its final status (the queue's next step).
+  await eventually(async () => {
+    const ws = (await ui.call('runs', 'GET', `workspaces/${wsId}`)).json.data as Resource;
+    return ws.attributes.locked === false ? true : undefined;
+  }, 30_000);
   // A user holds the lock now.
   const locked = await ui.call('runs', 'POST', `workspaces/${wsId}/actions/lock`, {
     reason: 'maintenance',
