@@ -50,6 +50,24 @@ export default tseslint.config(
       ],
     },
   },
+  // The contexts sit below the page and the wiring: what the page serves under an API is handed
+  // to that API when the contexts are wired (src/wiring/), never imported by it.
+  {
+    files: ['src/runs/**/*.ts', 'src/secrets/**/*.ts', 'src/cloud/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(ui|wiring)(/|$)',
+              message: 'a context imports neither the page (ui/) nor the wiring',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // HCL is parsed in one place (ADR 0011).
   {
     files: ['src/**/*.ts'],

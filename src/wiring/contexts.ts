@@ -12,6 +12,9 @@ import { createAwsContext, type AwsContextOptions } from '../secrets/aws/index.j
 import { createPkiContext } from '../secrets/pki/index.js';
 import { createCloud, type CloudService } from '../cloud/index.js';
 import type { AuditScope } from '../ui/index.js';
+import { AUDIT_PATHS } from '../ui/audit-routes.js';
+import { rescoped } from '../secrets/route.js';
+import type { SysScope } from '../secrets/sys/routes.js';
 
 /** What the contexts are built with besides the core (a subset of `AppDeps`). */
 export interface ContextDeps {
@@ -106,7 +109,8 @@ export function buildContexts(
   const sys = createSysContext(core, {
     engines: () => engines,
     leaseProviders,
-    audit: links.audit,
+    // The audit page's read-only paths, served by the system backend with the page's scope.
+    more: rescoped(AUDIT_PATHS, (_scope: SysScope) => links.audit()),
   });
   const executor = createExecutorContext(core, { runs, liveLogs });
   if (deps.executor !== false) {

@@ -1,11 +1,11 @@
 import type { Context } from 'koa';
-import type { AuditScope } from '../../ui/audit-routes.js';
 import type { ContextModule, Core, SecretsEngine } from '../../context.js';
 import { secretsMetadata } from '../surface.js';
 import { createSysCommands } from './commands.js';
 import type { LeaseProvider } from './leases.js';
 import { sysProjection, sysQueries } from './projection.js';
 import { sysRoutes } from './paths-all.js';
+import type { SysRoute } from './routes.js';
 import { tokenExpiryTimer, tokenHierarchy } from './tokens.js';
 
 export type { LeaseProvider, LeaseInfo } from './leases.js';
@@ -18,8 +18,8 @@ export function createSysContext(
   options: {
     engines: () => ReadonlyMap<string, SecretsEngine>;
     leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
-    /** The audit page's scope, for its `sys/audit/…` paths (the page is made after the contexts). */
-    audit: () => AuditScope;
+    /** Paths other parts of Keel serve under `sys/` (the audit page's), with their handlers. */
+    more: readonly SysRoute[];
   },
 ) {
   const queries = sysQueries(core.db);
@@ -32,7 +32,7 @@ export function createSysContext(
     queries,
     engines: options.engines,
     leaseProviders: options.leaseProviders,
-    audit: options.audit,
+    more: options.more,
     metadata: (ctx: Context) => secretsMetadata(ctx),
   });
   const module: ContextModule = {

@@ -2,7 +2,7 @@ import { segmentsOnly, type Operation, type PathSchema } from '../fields.js';
 import { openApiDocument, type OpenApiMount } from '../openapi.js';
 import type { Capability, PathRule } from './acl.js';
 import { BUILTIN_POLICIES, capabilitiesFor, pathMatches } from './acl.js';
-import { SYS_PATHS, SYS_SUDO, SYS_UNAUTHENTICATED } from './paths-all.js';
+import { SYS_SUDO, SYS_UNAUTHENTICATED } from './paths-all.js';
 import { sysRoute } from './routes.js';
 
 /** A declared pattern with each segment replaced by one sample value, for the ACL and sudo checks. */
@@ -50,7 +50,7 @@ export const OPENAPI_ROUTE = sysRoute(
         {
           path: '',
           type: 'system',
-          paths: visible('', SYS_PATHS),
+          paths: visible('', deps.paths),
           sudo: (pattern: string) => SYS_SUDO.some((re) => re.test(sampled(pattern))),
           unauthenticated: (pattern: string) =>
             SYS_UNAUTHENTICATED.some((p) => pathMatches(p, sampled(pattern))),

@@ -1,7 +1,6 @@
 import type Router from '@koa/router';
-import { AUDIT_PATHS } from '../../ui/audit-routes.js';
 import { secretsRouter } from '../request-path.js';
-import { rescoped, routerOf, sudoOf, unauthenticatedOf } from '../route.js';
+import { routerOf, sudoOf, unauthenticatedOf } from '../route.js';
 import { APPROLE_ROUTES } from './approle.js';
 import { AUTH_MOUNT_ROUTES } from './auth-mounts.js';
 import { AUTH_TUNE_ROUTES } from './auth-tune.js';
@@ -20,7 +19,6 @@ import {
   REMOUNT_ROUTE,
   type SysRoute,
   type SysRouteDeps,
-  type SysScope,
 } from './routes.js';
 import { TOKEN_ROLE_ROUTES } from './token-roles.js';
 import { TOKEN_ROUTES, TOKEN_TIDY_ROUTE } from './tokens.js';
@@ -31,8 +29,8 @@ import { USERPASS_ROUTES } from './userpass.js';
  * auth methods (`auth/:mount/…`) with its handlers, in the order the OpenAPI document lists them:
  * the router, the sudo list, the unauthenticated list and the OpenAPI document are all made from
  * this list (src/secrets/route.ts). The fields of the larger paths are declared in paths.ts, the
- * handlers beside their helpers in the route files; the audit page's read-only `sys/audit/…`
- * paths are declared with theirs in src/ui/audit-routes.ts and served with the page's scope.
+ * handlers beside their helpers in the route files. Paths other parts serve under `sys/` (the
+ * audit page's) are handed in when the router is made (`SysRouteDeps.more`).
  */
 export const SYS_PATHS: readonly SysRoute[] = [
   HEALTH_ROUTE,
@@ -54,7 +52,6 @@ export const SYS_PATHS: readonly SysRoute[] = [
   TOKEN_TIDY_ROUTE,
   ...APPROLE_ROUTES,
   ...USERPASS_ROUTES,
-  ...rescoped(AUDIT_PATHS, (scope: SysScope) => scope.audit()),
 ];
 
 /** The paths that need sudo besides their capability (the surface tests the request's path). */
@@ -69,6 +66,12 @@ export const SYS_UNAUTHENTICATED: readonly string[] = unauthenticatedOf(SYS_PATH
 
 /** The router of `sys/*` and `auth/*`, made from the declarations. */
 export function sysRoutes(deps: SysRouteDeps): Router {
-  const scope = { ...deps, jwt: jwtHandlers(deps), storeAnswers: storeProbe(deps.core.db) };
-  return routerOf(secretsRouter(), SYS_PATHS, scope);
+  if (sudoOf(deps.more).length > 0 || unauthenticatedOf(deps.more).length > 0) {
+    throw new Error(
+      'a path served under sys/ by another part of Keel may be neither open nor sudo',
+    );
+  }
+  const paths = [...SYS_PATHS, ...deps.more];
+  const scope = { ...deps, paths, jwt: jwtHandlers(deps), storeAnswers: storeProbe(deps.core.db) };
+  return routerOf(secretsRouter(), paths, scope);
 }

@@ -13,7 +13,6 @@ import type { MountConfig } from './events.js';
 import type { TokenHierarchy } from './tokens.js';
 import type { LeaseProvider } from './leases.js';
 import type { JwtHandlers } from './jwt.js';
-import type { AuditScope } from '../../ui/audit-routes.js';
 import {
   convertField,
   parseFields,
@@ -45,8 +44,12 @@ export interface SysRouteDeps {
   leaseProviders: () => ReadonlyMap<string, LeaseProvider>;
   metadata: (ctx: Context) => AuditMetadata;
   hierarchy: TokenHierarchy;
-  /** What the audit page's `sys/audit/…` paths are served with (made after the contexts). */
-  audit: () => AuditScope;
+  /**
+   * Paths other parts of Keel serve under `sys/` (the audit page's `sys/audit/…`), declared with
+   * their handlers and bound to their own scope by whoever wires them in; none may be open or need
+   * sudo (the surface's lists are this backend's own).
+   */
+  more: readonly SysRoute[];
 }
 
 /** What every handler of the system backend receives: its dependencies, and what is made once. */
@@ -55,6 +58,8 @@ export interface SysScope extends SysRouteDeps {
   readonly jwt: JwtHandlers;
   /** Whether the store answers (`sys/health`; a PostgreSQL store may be out of reach). */
   readonly storeAnswers: () => boolean;
+  /** Every path the router serves, its own and `more`: what the OpenAPI document lists. */
+  readonly paths: readonly SysRoute[];
 }
 
 /** A declared path of the system backend with its handlers (src/secrets/route.ts). */

@@ -5,6 +5,8 @@ import { PKI_PATHS } from '../../../src/secrets/pki/paths-all.js';
 import { ROLE_FIELDS } from '../../../src/secrets/pki/paths-role.js';
 import { createSysContext } from '../../../src/secrets/sys/index.js';
 import { SYS_PATHS } from '../../../src/secrets/sys/paths-all.js';
+import { rescoped } from '../../../src/secrets/route.js';
+import { AUDIT_PATHS } from '../../../src/ui/audit-routes.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 
 /**
@@ -86,7 +88,7 @@ describe('the OpenAPI document', () => {
   it('holds every declared path of the system backend and of each mount, with its operations', async () => {
     const doc = await documentFor(root);
     for (const [mount, paths] of [
-      ['', SYS_PATHS],
+      ['', [...SYS_PATHS, ...AUDIT_PATHS]],
       ['pki/', PKI_PATHS],
       ['cloud/', AWS_PATHS],
     ] as const) {
@@ -237,16 +239,28 @@ describe('the routers serve exactly the declared paths', () => {
     const sys = createSysContext(t.app.core, {
       engines: () => new Map(),
       leaseProviders: () => new Map(),
-      audit: () => {
+      more: rescoped(AUDIT_PATHS, () => {
         throw new Error('no request is served here');
-      },
+      }),
     }).routes;
     const routes = [...served(sys)];
-    const paths = declared(SYS_PATHS);
+    const paths = declared([...SYS_PATHS, ...AUDIT_PATHS]);
     // sys/health and sys/seal-status included: the surface dispatches them to this router; and
-    // the audit page's sys/audit/… paths, declared in src/ui/ and listed with the rest.
+    // the audit page's sys/audit/… paths, declared in src/ui/ and handed in at wiring.
     expect(paths.has('GET sys/audit/streams/*stream')).toBe(true);
     expect(routes.filter((r) => !paths.has(r))).toEqual([]);
     expect([...paths].filter((p) => !routes.includes(p))).toEqual([]);
+  });
+
+  it('refuses a path handed to the system backend that is open or needs sudo: its lists are its own', () => {
+    for (const pattern of ['sys/health', 'sys/remount']) {
+      expect(() =>
+        createSysContext(t.app.core, {
+          engines: () => new Map(),
+          leaseProviders: () => new Map(),
+          more: SYS_PATHS.filter((p) => p.pattern === pattern),
+        }),
+      ).toThrow('a path served under sys/ by another part of Keel may be neither open nor sudo');
+    }
   });
 });
