@@ -42,6 +42,23 @@ export function flowApp(options: Parameters<typeof startTestApp>[0] = {}): {
   return started;
 }
 
+/**
+ * A new workspace with these environment variables and `config` uploaded, one run queued and the
+ * app settled: the run's status and its plan's log.
+ */
+export async function planWith(
+  app: { readonly t: TestApp; readonly flow: Flow },
+  env: Record<string, string>,
+  config: Record<string, string>,
+): Promise<{ status: string; log: string }> {
+  const { flow, t } = app;
+  const { ws } = await flow.workspace();
+  for (const [key, value] of Object.entries(env)) await flow.envVar(ws, key, value);
+  const run = await flow.run(ws, {}, await flow.upload(ws, config));
+  await t.settle();
+  return { status: await flow.status(run), log: (await flow.phase(run, 'plan')).log };
+}
+
 /** Steps of the run flow over HTTP, with the admin user's token. */
 export class Flow {
   #n = 0;
@@ -63,6 +80,16 @@ export class Flow {
     });
     if (expected !== undefined) expect(res.status, res.text).toBe(expected);
     return { status: res.status, doc: res.json as T & { errors?: Doc['errors'] }, text: res.text };
+  }
+
+  /** An environment variable of a workspace (what the fake binary reads its switches from). */
+  async envVar(ws: string, key: string, value: string): Promise<void> {
+    await this.call(
+      'POST',
+      `/workspaces/${ws}/vars`,
+      { data: { type: 'vars', attributes: { key, value, category: 'env' } } },
+      201,
+    );
   }
 
   async workspace(

@@ -23,19 +23,10 @@ afterAll(async () => {
   await t.close();
 });
 
-async function envVar(ws: string, key: string, value: string) {
-  await flow.call(
-    'POST',
-    `/workspaces/${ws}/vars`,
-    { data: { type: 'vars', attributes: { key, value, category: 'env' } } },
-    201,
-  );
-}
-
 describe('the command driver reading what the binary wrote', () => {
   it('plan JSON that is JSON but not a plan errors the plan, naming the field', async () => {
     const { ws } = await flow.workspace();
-    await envVar(ws, 'FAKE_TF_BROKEN_PLAN', 'shape');
+    await flow.envVar(ws, 'FAKE_TF_BROKEN_PLAN', 'shape');
     const cv = await flow.upload(ws, CONFIG);
     const run = await flow.run(ws, {}, cv);
     await t.settle();
@@ -48,7 +39,7 @@ describe('the command driver reading what the binary wrote', () => {
 
   it('a state file that is JSON but not a state errors the apply, names the field, records nothing', async () => {
     const { ws } = await flow.workspace();
-    await envVar(ws, 'FAKE_TF_BROKEN_STATE', 'shape');
+    await flow.envVar(ws, 'FAKE_TF_BROKEN_STATE', 'shape');
     const cv = await flow.upload(ws, CONFIG);
     const run = await flow.run(ws, { 'auto-apply': true }, cv);
     await t.settle();

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flowApp } from '../../support/executor-flow.js';
+import { flowApp, planWith as planWithEnv } from '../../support/executor-flow.js';
 
 /**
  * A Vault's answers are JSON from outside Keel: a login or a credentials answer that parses but
@@ -34,20 +34,7 @@ afterAll(async () => {
   await new Promise((done) => vault.close(done));
 });
 
-async function planWith(env: Record<string, string>) {
-  const { flow, t } = app;
-  const { ws } = await flow.workspace();
-  for (const [key, value] of Object.entries(env))
-    await flow.call(
-      'POST',
-      `/workspaces/${ws}/vars`,
-      { data: { type: 'vars', attributes: { key, value, category: 'env' } } },
-      201,
-    );
-  const run = await flow.run(ws, {}, await flow.upload(ws, CONFIG));
-  await t.settle();
-  return { status: await flow.status(run), log: (await flow.phase(run, 'plan')).log };
-}
+const planWith = (env: Record<string, string>) => planWithEnv(app, env, CONFIG);
 
 const VAULT = () => ({
   TFC_VAULT_ADDR: addr,

@@ -32,15 +32,6 @@ function logged(pattern: RegExp): Promise<void> {
   });
 }
 
-async function envVar(ws: string, key: string, value: string) {
-  await flow.call(
-    'POST',
-    `/workspaces/${ws}/vars`,
-    { data: { type: 'vars', attributes: { key, value, category: 'env' } } },
-    201,
-  );
-}
-
 describe('the command driver through the API', () => {
   it('plans and applies with the binary and records the state it writes', async () => {
     const { ws } = await flow.workspace();
@@ -60,7 +51,7 @@ describe('the command driver through the API', () => {
 
   it('an apply that leaves a state file that is not JSON errors and says so in its log', async () => {
     const { ws } = await flow.workspace();
-    await envVar(ws, 'FAKE_TF_BROKEN_STATE', '1');
+    await flow.envVar(ws, 'FAKE_TF_BROKEN_STATE', '1');
     const cv = await flow.upload(ws, CONFIG);
     const run = await flow.run(ws, { 'auto-apply': true }, cv);
     await t.settle();
@@ -75,7 +66,7 @@ describe('the command driver through the API', () => {
     const first = await flow.run(ws, { 'auto-apply': true }, cv);
     await t.settle();
     expect(await flow.status(first)).toBe('applied');
-    await envVar(ws, 'FAKE_TF_PLAN_DELAY_MS', '600000');
+    await flow.envVar(ws, 'FAKE_TF_PLAN_DELAY_MS', '600000');
 
     const refreshing = logged(/Refreshing state/);
     const run = await flow.run(ws, {}, cv);
@@ -95,7 +86,7 @@ describe('the command driver through the API', () => {
 
   it('force-cancel after the cool-off kills an apply that ignores the interrupt and unlocks the workspace', async () => {
     const { ws } = await flow.workspace();
-    await envVar(ws, 'FAKE_TF_APPLY_DELAY_MS', '600000');
+    await flow.envVar(ws, 'FAKE_TF_APPLY_DELAY_MS', '600000');
     const cv = await flow.upload(ws, CONFIG);
     const run = await flow.run(ws, {}, cv);
     await t.settle();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { flowApp } from '../../support/executor-flow.js';
+import { flowApp, planWith as planWithEnv } from '../../support/executor-flow.js';
 
 /**
  * Vault-backed AWS credentials are refused, failing the plan before anything runs, where Keel
@@ -9,20 +9,7 @@ import { flowApp } from '../../support/executor-flow.js';
 const app = flowApp();
 const CONFIG = { 'main.tf': 'resource "terraform_data" "a" {\n  input = "one"\n}\n' };
 
-async function planWith(env: Record<string, string>) {
-  const { flow, t } = app;
-  const { ws } = await flow.workspace();
-  for (const [key, value] of Object.entries(env))
-    await flow.call(
-      'POST',
-      `/workspaces/${ws}/vars`,
-      { data: { type: 'vars', attributes: { key, value, category: 'env' } } },
-      201,
-    );
-  const run = await flow.run(ws, {}, await flow.upload(ws, CONFIG));
-  await t.settle();
-  return { status: await flow.status(run), log: (await flow.phase(run, 'plan')).log };
-}
+const planWith = (env: Record<string, string>) => planWithEnv(app, env, CONFIG);
 
 const VAULT = {
   TFC_VAULT_BACKED_AWS_AUTH: 'true',
