@@ -1,8 +1,6 @@
 import { resolve } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../../support/app.js';
-import { startTestApp } from '../../support/app.js';
-import { Flow } from '../../support/executor-flow.js';
+import { describe, expect, it } from 'vitest';
+import { flowApp } from '../../support/executor-flow.js';
 
 /**
  * What a terraform-compatible binary writes is JSON from outside Keel: a state file or plan JSON
@@ -13,41 +11,37 @@ import { Flow } from '../../support/executor-flow.js';
 const FAKE = resolve('test/fixtures/fake-terraform');
 const CONFIG = { 'main.tf': 'resource "aws_instance" "web" {\n  ami = "ami-123"\n}\n' };
 
-let t: TestApp;
-let flow: Flow;
-beforeAll(async () => {
-  t = await startTestApp({ config: { engineBin: FAKE } });
-  flow = new Flow(t);
-});
-afterAll(async () => {
-  await t.close();
-});
+const app = flowApp({ config: { engineBin: FAKE } });
 
 describe('the command driver reading what the binary wrote', () => {
   it('plan JSON that is JSON but not a plan errors the plan, naming the field', async () => {
-    const { ws } = await flow.workspace();
-    await flow.envVar(ws, 'FAKE_TF_BROKEN_PLAN', 'shape');
-    const cv = await flow.upload(ws, CONFIG);
-    const run = await flow.run(ws, {}, cv);
-    await t.settle();
-    expect(await flow.status(run)).toBe('errored');
-    const plan = await flow.phase(run, 'plan');
+    const { ws } = await app.flow.workspace();
+    await app.flow.envVar(ws, 'FAKE_TF_BROKEN_PLAN', 'shape');
+    const cv = await app.flow.upload(ws, CONFIG);
+    const run = await app.flow.run(ws, {}, cv);
+    await app.t.settle();
+    expect(await app.flow.status(run)).toBe('errored');
+    const plan = await app.flow.phase(run, 'plan');
     expect(plan.log).toContain('Error: the plan JSON printed by "show -json" is not a plan: ');
     expect(plan.log).toContain('/resource_changes/0/change/actions:');
-    expect((await flow.call('GET', `/workspaces/${ws}/current-state-version`)).status).toBe(404);
+    expect((await app.flow.call('GET', `/workspaces/${ws}/current-state-version`)).status).toBe(
+      404,
+    );
   });
 
   it('a state file that is JSON but not a state errors the apply, names the field, records nothing', async () => {
-    const { ws } = await flow.workspace();
-    await flow.envVar(ws, 'FAKE_TF_BROKEN_STATE', 'shape');
-    const cv = await flow.upload(ws, CONFIG);
-    const run = await flow.run(ws, { 'auto-apply': true }, cv);
-    await t.settle();
-    expect(await flow.status(run)).toBe('errored');
-    const apply = await flow.phase(run, 'apply');
+    const { ws } = await app.flow.workspace();
+    await app.flow.envVar(ws, 'FAKE_TF_BROKEN_STATE', 'shape');
+    const cv = await app.flow.upload(ws, CONFIG);
+    const run = await app.flow.run(ws, { 'auto-apply': true }, cv);
+    await app.t.settle();
+    expect(await app.flow.status(run)).toBe('errored');
+    const apply = await app.flow.phase(run, 'apply');
     expect(apply.log).toMatch(/Error: terraform\.tfstate is not a terraform state \(format 4\): /);
     expect(apply.log).toContain('/serial:');
     expect(apply.log).toContain('/resources:');
-    expect((await flow.call('GET', `/workspaces/${ws}/current-state-version`)).status).toBe(404);
+    expect((await app.flow.call('GET', `/workspaces/${ws}/current-state-version`)).status).toBe(
+      404,
+    );
   });
 });
