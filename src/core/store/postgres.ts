@@ -474,7 +474,7 @@ export class PostgresDatabase implements Db {
     if (!pq.sendQuery(text)) {
       return Promise.reject(
         new PostgresError(
-          `cannot send COMMIT: ${pq.errorMessage().trim()}`,
+          `cannot send ${what === 'begin' ? 'BEGIN' : 'COMMIT'}: ${pq.errorMessage().trim()}`,
           UNAVAILABLE,
           undefined,
         ),

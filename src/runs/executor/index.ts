@@ -304,15 +304,17 @@ export function createExecutorContext(
     if (claims === null) recover(interrupted());
   };
   /**
-   * Every poll while this process leads a shared log: take over the phases whose claim ran out
-   * (the process running them died or froze).
+   * Every poll while this process leads a shared log, from one read of the runs table: start the
+   * runs queued for a phase that no process started (the reaction to their queuing passed them
+   * over: it read the run before another process's commit, or met the claim still held while
+   * leadership moved), each under its claim, so none waits in a queue forever; and take over the
+   * phases whose claim ran out (the process running them died or froze).
    */
   const lead = () => {
     if (claims === null) return;
-    // Runs queued for a phase that no process started: the reaction to their queuing passed them
-    // over (it read the run before another process's commit, or met the claim still held while
-    // leadership moved). Started here, each under its claim, so none waits in a queue forever.
-    for (const run of notRunningHere(['plan_queued', 'apply_queued'])) {
+    const here = notRunningHere(['plan_queued', 'apply_queued', 'planning', 'applying']);
+    const queued = (run: RunRow) => run.status === 'plan_queued' || run.status === 'apply_queued';
+    for (const run of here.filter(queued)) {
       startQueued(run, phaseOf(run.status)).catch((err: unknown) =>
         core.logger.warn(
           { err, runId: run.id },
@@ -321,14 +323,17 @@ export function createExecutorContext(
       );
     }
     recover(
-      interrupted().filter(({ run, phase }) => {
-        if (!claims.take(run.id, phase)) return false;
-        // Recorded meanwhile by the process that held it: nothing to take over.
-        const now = runs.model.runs.get(run.id);
-        if (now?.status === run.status) return true;
-        claims.release(run.id, phase);
-        return false;
-      }),
+      here
+        .filter((run) => !queued(run))
+        .map((run) => ({ run, phase: phaseOf(run.status) }))
+        .filter(({ run, phase }) => {
+          if (!claims.take(run.id, phase)) return false;
+          // Recorded meanwhile by the process that held it: nothing to take over.
+          const now = runs.model.runs.get(run.id);
+          if (now?.status === run.status) return true;
+          claims.release(run.id, phase);
+          return false;
+        }),
     );
   };
 
