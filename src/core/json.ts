@@ -9,12 +9,15 @@ import type { z } from 'zod';
  */
 export type JsonResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
-/** Zod issues as one sentence, each bad field named by its JSON pointer under `root`. */
-export function describeIssues(error: z.ZodError, root = ''): string {
+/**
+ * Zod issues as one sentence, each bad field named by its JSON pointer under `root`; an issue with
+ * the value as a whole is named `whole`.
+ */
+export function describeIssues(error: z.ZodError, root = '', whole = 'the document'): string {
   return error.issues
     .map((i) => {
       const pointer = `${root}/${i.path.map(String).join('/')}`.replace(/\/$/, '');
-      return `${pointer === '' ? 'the document' : pointer}: ${i.message}`;
+      return `${pointer === '' ? whole : pointer}: ${i.message}`;
     })
     .join('; ');
 }

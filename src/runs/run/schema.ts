@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../../core/errors.js';
 import { parseHcl } from '../../core/hcl.js';
+import { describeIssues } from '../../core/json.js';
 import type { RunVariable } from '../events.js';
 
 /** Request bodies of the run endpoints. Field documentation lives here (docs/api/runs.md). */
@@ -58,18 +59,13 @@ export const actionBody = z
   .optional()
   .transform((b) => b?.comment ?? null);
 
-/** Render zod issues as one sentence naming each bad field by its JSON pointer. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((i) => `${i.path.length === 0 ? 'body' : '/' + i.path.join('/')}: ${i.message}`)
-    .join('; ');
-}
-
 /** Validate with a schema; a failure is a 422 that names every bad field. */
 export function validate<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const result = schema.safeParse(body);
   if (!result.success)
-    throw new ValidationError(describeIssues(result.error), { title: 'invalid attribute' });
+    throw new ValidationError(describeIssues(result.error, '', 'body'), {
+      title: 'invalid attribute',
+    });
   return result.data;
 }
 
