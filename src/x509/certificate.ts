@@ -1,6 +1,6 @@
 import { randomBytes, type KeyObject } from 'node:crypto';
 import * as der from './der.js';
-import { signatureAlgorithm, signWith, type SignatureScheme } from './keys.js';
+import { signatureAlgorithm, signOffLoop, signWith, type SignatureScheme } from './keys.js';
 
 /** Subject attributes in the order Go's `pkix.Name` writes them. */
 export interface SubjectSpec {
@@ -81,8 +81,18 @@ export interface CertificateSpec {
   signingKey: KeyObject;
 }
 
-/** Builds and signs a v3 certificate; returns its DER. */
-export function buildCertificate(spec: CertificateSpec): Buffer {
+/** A certificate decided but not yet signed: its TBSCertificate, and who signs it how. */
+export interface UnsignedCertificate {
+  /** the DER TBSCertificate: exactly the bytes the signature covers */
+  tbs: Buffer;
+  /** the AlgorithmIdentifier, inside the TBS and again beside the signature */
+  algorithm: Buffer;
+  scheme: SignatureScheme;
+  signingKey: KeyObject;
+}
+
+/** The TBSCertificate of a v3 certificate, unsigned. */
+export function unsignedCertificate(spec: CertificateSpec): UnsignedCertificate {
   const algorithm = signatureAlgorithm(spec.scheme);
   const tbs = der.seq(
     der.explicit(0, der.int(2)),
@@ -94,7 +104,22 @@ export function buildCertificate(spec: CertificateSpec): Buffer {
     spec.spki,
     ...(spec.extensions.length ? [der.explicit(3, der.seq(...spec.extensions))] : []),
   );
-  return der.seq(tbs, algorithm, der.bits(signWith(spec.scheme, spec.signingKey, tbs)));
+  return { tbs, algorithm, scheme: spec.scheme, signingKey: spec.signingKey };
+}
+
+/** The certificate's DER: the TBS, its algorithm and the signature over it. */
+const withSignature = (u: UnsignedCertificate, signature: Buffer): Buffer =>
+  der.seq(u.tbs, u.algorithm, der.bits(signature));
+
+/** Builds and signs a v3 certificate on the event loop; returns its DER. */
+export function buildCertificate(spec: CertificateSpec): Buffer {
+  const u = unsignedCertificate(spec);
+  return withSignature(u, signWith(u.scheme, u.signingKey, u.tbs));
+}
+
+/** Signs a decided certificate on the libuv pool (`signOffLoop`); returns its DER. */
+export async function signCertificate(u: UnsignedCertificate): Promise<Buffer> {
+  return withSignature(u, await signOffLoop(u.scheme, u.signingKey, u.tbs));
 }
 
 /** PEM text of DER bytes, without a trailing newline (as the reference returns it). */

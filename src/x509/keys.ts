@@ -245,17 +245,42 @@ export function signatureAlgorithm(s: SignatureScheme): Buffer {
   );
 }
 
-/** Signs `data` with the scheme; synchronous, since one signature is well under a millisecond for EC. */
+/** What `crypto.sign` takes for a scheme: the hash and the key with its padding. */
+function signArguments(
+  s: SignatureScheme,
+  key: KeyObject,
+): [string | null, KeyObject | { key: KeyObject; padding: number; saltLength: number }] {
+  if (s.hash === null) return [null, key];
+  if (s.pss)
+    return [
+      s.hash,
+      { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: HASH_LEN[s.hash] },
+    ];
+  return [s.hash, key];
+}
+
+/**
+ * Signs `data` with the scheme, on the event loop: for what is signed rarely (CA certificates,
+ * CRLs, the listener's own certificate). What is signed per request goes through `signOffLoop`.
+ */
 export function signWith(s: SignatureScheme, key: KeyObject, data: Buffer): Buffer {
-  if (s.hash === null) return cryptoSign(null, data, key);
-  if (s.pss) {
-    return cryptoSign(s.hash, data, {
-      key,
-      padding: constants.RSA_PKCS1_PSS_PADDING,
-      saltLength: HASH_LEN[s.hash],
+  const [hash, signingKey] = signArguments(s, key);
+  return cryptoSign(hash, data, signingKey);
+}
+
+/**
+ * Signs `data` with the scheme on the libuv pool (`crypto.sign` with a callback), so the event
+ * loop goes on serving while OpenSSL signs: an ECDSA signature costs tens of microseconds, an
+ * RSA one a millisecond or more (DESIGN §10).
+ */
+export function signOffLoop(s: SignatureScheme, key: KeyObject, data: Buffer): Promise<Buffer> {
+  const [hash, signingKey] = signArguments(s, key);
+  return new Promise((resolve, reject) => {
+    cryptoSign(hash, data, signingKey, (err, signature) => {
+      if (err) reject(err);
+      else resolve(signature);
     });
-  }
-  return cryptoSign(s.hash, data, key);
+  });
 }
 
 /**

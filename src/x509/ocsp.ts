@@ -1,7 +1,7 @@
 import { createHash, type KeyObject } from 'node:crypto';
 import * as der from './der.js';
 import { parseDer } from './der-read.js';
-import { signatureAlgorithm, signWith, type SignatureScheme } from './keys.js';
+import { signatureAlgorithm, signOffLoop, type SignatureScheme } from './keys.js';
 
 /**
  * OCSP (RFC 6960) on the DER reader and writer: the request a relying party sends, and the signed
@@ -134,8 +134,8 @@ function certStatus(s: OcspCertStatus): Buffer {
   }
 }
 
-/** A successful OCSPResponse holding a signed BasicOCSPResponse. */
-export function buildOcspResponse(spec: OcspResponseSpec): Buffer {
+/** A successful OCSPResponse holding a BasicOCSPResponse signed on the libuv pool. */
+export async function buildOcspResponse(spec: OcspResponseSpec): Promise<Buffer> {
   const single = der.seq(
     spec.request.certId,
     certStatus(spec.certStatus),
@@ -152,7 +152,7 @@ export function buildOcspResponse(spec: OcspResponseSpec): Buffer {
   const basic = der.seq(
     tbs,
     algorithm,
-    der.bits(signWith(spec.scheme, spec.signingKey, tbs)),
+    der.bits(await signOffLoop(spec.scheme, spec.signingKey, tbs)),
     der.explicit(0, der.seq(spec.responderCert)),
   );
   return der.seq(

@@ -17,6 +17,7 @@ import { PkiQueries, type IssuerRow, type KeyRow } from './projection.js';
 import { PkiReads } from './reads.js';
 import { keySpecOf, signatureScheme, spkiDer } from '../../x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from '../../x509/parse.js';
+import { randomSerial, signCertificate, type UnsignedCertificate } from '../../x509/certificate.js';
 import type { MountTtls } from '../sys/projection.js';
 
 /** What the certificate authority needs from Keel's core (a subset of the composition root's Core). */
@@ -48,6 +49,37 @@ export const DEFAULT_CRL_CONFIG: CrlConfig = {
   allow_expired_cert_revocation: false,
 };
 
+/** How many times a certificate is decided and signed again when its decision went stale. */
+const STALE_ATTEMPTS = 3;
+
+/**
+ * What the recording command says of a certificate whose decision no longer holds: the state it
+ * was decided on changed while it was signed. It is not recorded, and never returned.
+ */
+export class StaleDecision extends ValidationError {
+  constructor() {
+    super(
+      'the role, issuer, key or mount settings changed while the certificate was being signed, again and again; nothing was issued',
+    );
+    this.name = 'StaleDecision';
+  }
+}
+
+/** The instant and serial a certificate is decided with: fixed before it is signed. */
+export interface SigningInstant {
+  now: Date;
+  serial: Buffer;
+}
+
+/**
+ * A certificate decided and signed off the event loop, waiting to be recorded: `confirmed()`, in
+ * the command that records it, gives the decision as it holds on the state of that moment.
+ */
+export interface SignedPending<D> {
+  der: Buffer;
+  confirmed(): D;
+}
+
 /** Settings a new issuer starts with: `err` for leaves that would outlive it, every usage. */
 export const newIssuerSettings = (name: string): IssuerSettings => ({
   name,
@@ -77,6 +109,9 @@ export class Authority {
   readonly #chains = new Lru<string, string[]>(CACHED_KEYS);
   /** signature checks between two issuers, which never change for a pair of ids */
   readonly #signedBy = new Lru<string, boolean>(CACHED_KEYS * 4);
+
+  /** Counts the times what the caches hold went stale (`readModelsChanged`). */
+  #generation = 0;
 
   /** The lease TTLs in force on a mount (by accessor): tuned through `sys/mounts/:path/tune`. */
   readonly mountTtls: (mount: string) => MountTtls;
@@ -137,6 +172,62 @@ export class Authority {
       throw new Error(
         `${what} runs only inside a certificate authority command (Authority.run), as part of a group-commit batch`,
       );
+  }
+
+  /**
+   * Decides a certificate now and signs it on the libuv pool; the command that follows records it
+   * (DESIGN §10). `decide` reads the state (role, issuer, key, URLs, TTLs) and returns the unsigned
+   * certificate for a given instant and serial, both chosen here; it must be a function of the
+   * state and of them alone. `confirmed()`, called inside the recording command, returns the
+   * decision if nothing it read has changed since; otherwise it decides again with the same
+   * instant and serial on the state as it is then, and refuses unless that gives the very bytes
+   * that were signed with the same key. What is refused there is never recorded and never
+   * returned: the signature is dropped with it.
+   */
+  async signOffLoop<D extends { unsigned: UnsignedCertificate }>(
+    mount: string,
+    decide: (at: SigningInstant) => D,
+  ): Promise<SignedPending<D>> {
+    const at: SigningInstant = { now: this.#core.clock.now(), serial: randomSerial() };
+    const generation = this.#generation;
+    const ttls = this.mountTtls(mount);
+    const first = decide(at);
+    const der = await signCertificate(first.unsigned);
+    return {
+      der,
+      confirmed: () => {
+        this.#inCommand('recording a certificate signed off the event loop');
+        const nowTtls = this.mountTtls(mount);
+        if (
+          generation === this.#generation &&
+          nowTtls.defaultTtl === ttls.defaultTtl &&
+          nowTtls.maxTtl === ttls.maxTtl
+        )
+          return first;
+        const again = decide(at);
+        if (
+          !again.unsigned.tbs.equals(first.unsigned.tbs) ||
+          !again.unsigned.signingKey.equals(first.unsigned.signingKey)
+        )
+          throw new StaleDecision();
+        return again;
+      },
+    };
+  }
+
+  /**
+   * Runs `attempt` (decide, sign off the event loop, record) again while its record finds the
+   * decision stale, a few times at most: a certificate is decided on the state as it is when it
+   * is recorded. The last refusal is the caller's.
+   */
+  async whileStale<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!(err instanceof StaleDecision) || tries >= STALE_ATTEMPTS) throw err;
+      }
+    }
   }
 
   /** A stored role as written (without the defaults of fields added since), if any. */
@@ -259,6 +350,7 @@ export class Authority {
    * unsealed key or parsed certificate of a deleted key or issuer.
    */
   readModelsChanged(event?: StoredEvent): void {
+    this.#generation++;
     this.#reads.clear();
     this.#chains.clear();
     if (event?.type === 'PkiKeyDeleted') this.#keys.delete((event.data as { keyId: string }).keyId);

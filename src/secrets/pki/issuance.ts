@@ -1,7 +1,13 @@
 import type { KeyObject } from 'node:crypto';
 import type { Role } from './role.js';
 import type { ResolvedNames } from './names.js';
-import { buildCertificate, encodeName, type SubjectSpec } from '../../x509/certificate.js';
+import {
+  buildCertificate,
+  encodeName,
+  unsignedCertificate,
+  type SubjectSpec,
+  type UnsignedCertificate,
+} from '../../x509/certificate.js';
 import * as ext from '../../x509/extensions.js';
 import { keyIdentifier, type SignatureScheme } from '../../x509/keys.js';
 import type { ParsedCertificate } from '../../x509/parse.js';
@@ -144,10 +150,10 @@ function roleExtensions(role: Role): { head: Buffer[]; policies: Buffer[] } {
   return { head, policies };
 }
 
-/** Builds and signs a leaf; returns its DER. */
-export function buildLeaf(spec: LeafSpec): Buffer {
+/** A leaf decided: its TBSCertificate, to be signed off the event loop (`Authority.signOffLoop`). */
+export function unsignedLeaf(spec: LeafSpec): UnsignedCertificate {
   const subject = encodeName(subjectOf(spec.role, spec.names));
-  return buildCertificate({
+  return unsignedCertificate({
     serial: spec.serial,
     issuer: spec.signer.cert.subject,
     subject,

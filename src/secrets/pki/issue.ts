@@ -1,7 +1,8 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
-import { buildLeaf } from './issuance.js';
+import { unsignedLeaf } from './issuance.js';
+import type { SignedPending, SigningInstant } from './authority.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
 import {
   encodeIssued,
@@ -14,7 +15,7 @@ import type { IssuerRow } from './projection.js';
 import { deepFreeze } from '../../core/read-memo.js';
 import { defaultRole, type Role } from './role.js';
 import { resolveNotAfter } from './ttl.js';
-import { pem, randomSerial, serialText } from '../../x509/certificate.js';
+import { pem, serialText, type UnsignedCertificate } from '../../x509/certificate.js';
 import { generateEncodedKey, type EncodedKey } from '../../x509/encoded-key.js';
 import { normaliseKeySpec, type KeySpec } from '../../x509/keys.js';
 import { parseCertificate, parseCsr, type ParsedCsr } from '../../x509/parse.js';
@@ -114,10 +115,25 @@ interface LeafJob {
   spki: Buffer;
   /** ACME's rule: where the issuer would refuse a leaf that outlives it, truncate instead */
   errTruncates?: boolean;
+  /** what the role's reading of the request warned of (issue's ignored key parameters) */
+  planWarnings?: string[];
+}
+
+/** A leaf decided (issuer, validity, serial) and not yet signed. */
+interface LeafDecision {
+  job: LeafJob;
+  unsigned: UnsignedCertificate;
+  issuer: IssuerRow;
+  serialHex: string;
+  notAfter: Date;
+  warnings: string[];
+  format: ReturnType<typeof formatOf>;
+  keyFormat: ReturnType<typeof privateKeyFormatOf>;
 }
 
 /** A leaf signed and recorded: what its answer is encoded from, after the command. */
 interface SignedLeaf {
+  job: LeafJob;
   der: Buffer;
   certificatePem: string;
   chain: string[];
@@ -129,13 +145,13 @@ interface SignedLeaf {
 }
 
 /**
- * Decides (issuer, validity, serial), signs and records a leaf for a prepared request, inside the
- * command running now. The signature is made here, on the event loop: a P-256 signature is
- * ~30 µs, less than a round trip through the libuv pool costs in CPU (ADR 0041).
+ * Decides a leaf for a prepared request at the given instant and serial: the issuer, the validity
+ * and the TBSCertificate. A function of the state, the request and `at` alone, so that the
+ * recording command can decide it again and compare (`Authority.signOffLoop`).
  */
-function signLeaf(authority: Authority, job: LeafJob): SignedLeaf {
+function decideLeaf(authority: Authority, job: LeafJob, at: SigningInstant): LeafDecision {
   const { mount, role, body } = job;
-  // Read before anything is recorded: a bad value must leave no certificate behind.
+  // Read before anything is signed: a bad value must leave no certificate behind.
   const format = formatOf(body.get('format'));
   const keyFormat = privateKeyFormatOf(body.get('private_key_format'));
   const issuer = authority.resolveIssuer(mount, job.issuerRef);
@@ -146,11 +162,10 @@ function signLeaf(authority: Authority, job: LeafJob): SignedLeaf {
     role.signature_bits,
     role.use_pss,
   );
-  const now = authority.core.clock.now();
   const requestNotAfter = (body.get('not_after') ?? '') || undefined;
   const requestTtl = body.get('ttl');
   const { notAfter, warnings } = resolveNotAfter({
-    now,
+    now: at.now,
     mountTtls: authority.mountTtls(mount),
     requestTtl,
     notAfter:
@@ -163,33 +178,21 @@ function signLeaf(authority: Authority, job: LeafJob): SignedLeaf {
         ? 'truncate'
         : issuer.settings.leafNotAfterBehavior,
   });
-  const serial = randomSerial();
-  const der = buildLeaf({
+  const unsigned = unsignedLeaf({
     role,
     names: job.names,
     spki: job.spki,
     signer,
     urls: authority.urls(mount),
-    serial,
-    notBefore: new Date(now.getTime() - role.not_before_duration * 1000),
+    serial: at.serial,
+    notBefore: new Date(at.now.getTime() - role.not_before_duration * 1000),
     notAfter,
-  });
-  const serialHex = serialText(serial);
-  const certificatePem = pem('CERTIFICATE', der);
-  authority.recordIssued(mount, job.meta, {
-    serial: serialHex,
-    issuerId: issuer.issuer_id,
-    certificate: certificatePem,
-    notAfter,
-    commonName: job.names.commonName,
-    isCa: false,
-    stored: !role.no_store,
   });
   return {
-    der,
-    certificatePem,
-    chain: authority.chain(mount, issuer),
-    serialHex,
+    job,
+    unsigned,
+    issuer,
+    serialHex: serialText(at.serial),
     notAfter,
     warnings,
     format,
@@ -197,8 +200,58 @@ function signLeaf(authority: Authority, job: LeafJob): SignedLeaf {
   };
 }
 
+/** A leaf decided and signed off the event loop, to be recorded by the next command. */
+export type PendingLeaf = SignedPending<LeafDecision> & { authority: Authority };
+
+/**
+ * Decides the leaf of `job()` and signs it on the libuv pool (DESIGN §10): the event loop serves
+ * other requests meanwhile. `job` reads the role; it runs again, with the decision, if the state
+ * changed before the record.
+ */
+async function signOffLoop(
+  authority: Authority,
+  mount: string,
+  job: () => LeafJob,
+): Promise<PendingLeaf> {
+  const pending = await authority.signOffLoop(mount, (at) => decideLeaf(authority, job(), at));
+  return { ...pending, authority };
+}
+
+/**
+ * Records a pending leaf, inside the command running now: the decision is confirmed against the
+ * state of this moment (or the leaf refused), then the certificate is appended on its serial's
+ * stream. Only a recorded leaf is ever answered.
+ */
+function recordLeaf(pending: PendingLeaf): SignedLeaf {
+  const { authority, der } = pending;
+  const decision = pending.confirmed();
+  const { job } = decision;
+  const certificatePem = pem('CERTIFICATE', der);
+  authority.recordIssued(job.mount, job.meta, {
+    serial: decision.serialHex,
+    issuerId: decision.issuer.issuer_id,
+    certificate: certificatePem,
+    notAfter: decision.notAfter,
+    commonName: job.names.commonName,
+    isCa: false,
+    stored: !job.role.no_store,
+  });
+  return {
+    job,
+    der,
+    certificatePem,
+    chain: authority.chain(job.mount, decision.issuer),
+    serialHex: decision.serialHex,
+    notAfter: decision.notAfter,
+    warnings: decision.warnings,
+    format: decision.format,
+    keyFormat: decision.keyFormat,
+  };
+}
+
 /** The answer for a recorded leaf (encoded once the command is done: it reads no state). */
-function leafAnswer(job: LeafJob, leaf: SignedLeaf, privateKey: EncodedKey | undefined): Issued {
+function leafAnswer(leaf: SignedLeaf, privateKey: EncodedKey | undefined): Issued {
+  const { job } = leaf;
   const data = encodeIssued(
     {
       certificate: leaf.der,
@@ -212,7 +265,7 @@ function leafAnswer(job: LeafJob, leaf: SignedLeaf, privateKey: EncodedKey | und
     leaf.format,
     leaf.keyFormat,
   );
-  const warnings = [...job.names.warnings, ...leaf.warnings];
+  const warnings = [...(job.planWarnings ?? []), ...job.names.warnings, ...leaf.warnings];
   if (job.role.generate_lease)
     warnings.push(
       'generate_lease is not supported by Keel; no lease was created for this certificate',
@@ -242,27 +295,29 @@ export async function issue(
     'issuing-certificates',
   );
   const key = await generateEncodedKey(planned.spec);
-  // The key is made before the command; the role's policy, the decision (issuer, serial,
-  // validity) and the record are one command, on the state as it is then, answered once durable.
-  const { job, leaf, warnings } = await authority.run(() => {
-    const plan = issuePlan(authority, mount, roleName, body);
-    if (plan.spec.type !== planned.spec.type || plan.spec.bits !== planned.spec.bits)
-      throw new ValidationError(
-        `role ${roleName} changed while its key was generated: it now asks for ${plan.spec.type} keys of ${plan.spec.bits} bits; nothing was issued`,
-      );
-    const job: LeafJob = {
-      mount,
-      meta,
-      role: plan.role,
-      issuerRef: issuerRef ?? plan.role.issuer_ref,
-      body,
-      names: plan.names,
-      spki: key.spki,
-    };
-    return { job, leaf: signLeaf(authority, job), warnings: plan.warnings };
+  // The key is made before the decision; the role's policy and the decision (issuer, serial,
+  // validity) are made on the state as it is then, the leaf is signed off the event loop, and the
+  // next command records it, answered once durable.
+  return authority.whileStale(async () => {
+    const pending = await signOffLoop(authority, mount, () => {
+      const plan = issuePlan(authority, mount, roleName, body);
+      if (plan.spec.type !== planned.spec.type || plan.spec.bits !== planned.spec.bits)
+        throw new ValidationError(
+          `role ${roleName} changed while its key was generated: it now asks for ${plan.spec.type} keys of ${plan.spec.bits} bits; nothing was issued`,
+        );
+      return {
+        mount,
+        meta,
+        role: plan.role,
+        issuerRef: issuerRef ?? plan.role.issuer_ref,
+        body,
+        names: plan.names,
+        spki: key.spki,
+        planWarnings: plan.warnings,
+      };
+    });
+    return leafAnswer(await authority.run(() => recordLeaf(pending)), key);
   });
-  const out = leafAnswer(job, leaf, key);
-  return { data: out.data, warnings: [...warnings, ...out.warnings] };
 }
 
 /** What the role asks of an `issue` request: the key to generate and the names. */
@@ -305,24 +360,29 @@ export async function sign(
   body: FieldData<SignFields>,
 ): Promise<Issued> {
   const csr = verifiedCsr(body.get('csr') ?? '');
-  const { job, leaf } = await authority.run(() => {
-    const job = signJob(authority, mount, meta, roleName, issuerRef, body, csr);
-    return { job, leaf: signLeaf(authority, job) };
+  return authority.whileStale(async () => {
+    const pending = await signOffLoop(authority, mount, () =>
+      signJob(authority, mount, meta, roleName, issuerRef, body, csr),
+    );
+    return leafAnswer(await authority.run(() => recordLeaf(pending)), undefined);
   });
-  return leafAnswer(job, leaf, undefined);
 }
 
 /**
- * Signs a CSR under the role's policy (a stored role by name, or one built for the request, as
- * ACME's sign-verbatim directories do), inside the command running now (`Authority.run`).
+ * Decides and signs, off the event loop, a CSR under the role's policy (a stored role by name, or
+ * one built for the request, as ACME's sign-verbatim directories do). The command that follows
+ * records it with `recordSigned`.
  */
-export function signInCommand(...request: Parameters<typeof signJob>): Issued {
-  const [authority] = request;
-  const job = signJob(...request);
-  return leafAnswer(job, signLeaf(authority, job), undefined);
+export function signPending(...request: Parameters<typeof signJob>): Promise<PendingLeaf> {
+  const [authority, mount] = request;
+  return signOffLoop(authority, mount, () => signJob(...request));
 }
 
-/** The role's policy applied to a CSR: what `signLeaf` signs. */
+/** Records a pending leaf inside the command running now, and gives its answer. */
+export const recordSigned = (pending: PendingLeaf): Issued =>
+  leafAnswer(recordLeaf(pending), undefined);
+
+/** The role's policy applied to a CSR: what `decideLeaf` decides. */
 function signJob(
   authority: Authority,
   mount: string,

@@ -7,19 +7,13 @@ import { checkMetadata, loadRole, signedData, verifiedCsr, type Issued } from '.
 import { urlExtensions } from './issuance.js';
 import { formatOf } from './present.js';
 import { resolveNotAfter } from './ttl.js';
-import {
-  buildCertificate,
-  encodeName,
-  pem,
-  randomSerial,
-  serialText,
-} from '../../x509/certificate.js';
+import { encodeName, pem, serialText, unsignedCertificate } from '../../x509/certificate.js';
 import * as der from '../../x509/der.js';
 import * as ext from '../../x509/extensions.js';
 import { keyIdentifier } from '../../x509/keys.js';
 import { OID } from '../../x509/extension-values.js';
 import { keyUsageFor, rewriteExtensions, type RewriteRules } from './rewrite-extensions.js';
-import { parseCertificate, type ParsedCsr } from '../../x509/parse.js';
+import type { ParsedCsr } from '../../x509/parse.js';
 import type { FieldData } from '../fields.js';
 import type { VerbatimFields } from './paths.js';
 
@@ -28,7 +22,7 @@ import type { VerbatimFields } from './paths.js';
  * engine defaults apply (768h, no name policy); with one, its ttl, max_ttl, issuer, no_store and
  * not_before_duration do. Intermediate CA CSRs are refused.
  */
-export function signVerbatim(
+export async function signVerbatim(
   authority: Authority,
   mount: string,
   meta: AuditMetadata,
@@ -36,64 +30,69 @@ export function signVerbatim(
   issuerRef: string | undefined,
   body: FieldData<VerbatimFields>,
 ): Promise<Issued> {
-  // What depends on the request alone (the CSR and its signature) is checked before the command.
+  // What depends on the request alone (the CSR and its signature) is checked before the decision.
   const format = formatOf(body.get('format'));
   const csr = verifiedCsr(body.get('csr') ?? '');
-  return authority.run(() => {
-    const role = roleName ? loadRole(authority, mount, roleName) : undefined;
-    checkMetadata(body, role);
-    const extensions = verbatimExtensions(csr, body);
-    const issuer = authority.resolveIssuer(mount, issuerRef ?? role?.issuer_ref ?? 'default');
-    const signer = authority.signer(
-      mount,
-      issuer,
-      'issuing-certificates',
-      body.get('signature_bits'),
-      body.get('use_pss') ?? false,
-    );
-    const now = authority.core.clock.now();
-    const enforce = body.get('enforce_leaf_not_after_behavior') ?? false;
-    const { notAfter, warnings } = resolveNotAfter({
-      now,
-      mountTtls: authority.mountTtls(mount),
-      requestTtl: body.get('ttl'),
-      notAfter: (body.get('not_after') ?? '') || undefined,
-      roleTtl: role?.ttl ?? 0,
-      roleMaxTtl: role?.max_ttl ?? 0,
-      issuerNotAfter: signer.cert.notAfter,
-      behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
+  // Decided on the state as it is now, signed off the event loop, recorded by the next command.
+  return authority.whileStale(async () => {
+    const pending = await authority.signOffLoop(mount, (at) => {
+      const role = roleName ? loadRole(authority, mount, roleName) : undefined;
+      checkMetadata(body, role);
+      const extensions = verbatimExtensions(csr, body);
+      const issuer = authority.resolveIssuer(mount, issuerRef ?? role?.issuer_ref ?? 'default');
+      const signer = authority.signer(
+        mount,
+        issuer,
+        'issuing-certificates',
+        body.get('signature_bits'),
+        body.get('use_pss') ?? false,
+      );
+      const enforce = body.get('enforce_leaf_not_after_behavior') ?? false;
+      const { notAfter, warnings } = resolveNotAfter({
+        now: at.now,
+        mountTtls: authority.mountTtls(mount),
+        requestTtl: body.get('ttl'),
+        notAfter: (body.get('not_after') ?? '') || undefined,
+        roleTtl: role?.ttl ?? 0,
+        roleMaxTtl: role?.max_ttl ?? 0,
+        issuerNotAfter: signer.cert.notAfter,
+        behavior: enforce ? issuer.settings.leafNotAfterBehavior : 'truncate',
+      });
+      extensions.push(ext.subjectKeyId(keyIdentifier(csr.spki)));
+      if (signer.cert.subjectKeyId) extensions.push(ext.authorityKeyId(signer.cert.subjectKeyId));
+      extensions.push(...urlExtensions(authority.urls(mount)));
+      const userIds = body.get('user_ids') ?? [];
+      const subject = userIds.length ? appendUserIds(csr.subject, userIds) : csr.subject;
+      const unsigned = unsignedCertificate({
+        serial: at.serial,
+        issuer: signer.cert.subject,
+        subject,
+        notBefore: new Date(at.now.getTime() - (role?.not_before_duration ?? 30) * 1000),
+        notAfter,
+        spki: csr.spki,
+        extensions,
+        scheme: signer.scheme,
+        signingKey: signer.key,
+      });
+      return { unsigned, issuer, role, notAfter, warnings, serialHex: serialText(at.serial) };
     });
-    extensions.push(ext.subjectKeyId(keyIdentifier(csr.spki)));
-    if (signer.cert.subjectKeyId) extensions.push(ext.authorityKeyId(signer.cert.subjectKeyId));
-    extensions.push(...urlExtensions(authority.urls(mount)));
-    const userIds = body.get('user_ids') ?? [];
-    const subject = userIds.length ? appendUserIds(csr.subject, userIds) : csr.subject;
-    const serial = randomSerial();
-    const der = buildCertificate({
-      serial,
-      issuer: signer.cert.subject,
-      subject,
-      notBefore: new Date(now.getTime() - (role?.not_before_duration ?? 30) * 1000),
-      notAfter,
-      spki: csr.spki,
-      extensions,
-      scheme: signer.scheme,
-      signingKey: signer.key,
+    return authority.run(() => {
+      const { issuer, role, notAfter, warnings, serialHex } = pending.confirmed();
+      const { der } = pending;
+      authority.recordIssued(mount, meta, {
+        serial: serialHex,
+        issuerId: issuer.issuer_id,
+        certificate: pem('CERTIFICATE', der),
+        notAfter,
+        // the certificate's subject is the CSR's (user ids appended), so is its common name
+        commonName: csr.commonName,
+        isCa: false,
+        stored: !(role?.no_store ?? false),
+      });
+      const signed = { der, serial: serialHex, notAfter };
+      const removeRoots = body.get('remove_roots_from_chain') ?? false;
+      return { data: signedData(authority, mount, issuer, signed, format, removeRoots), warnings };
     });
-    const serialHex = serialText(serial);
-    const cert = parseCertificate(der);
-    authority.recordIssued(mount, meta, {
-      serial: serialHex,
-      issuerId: issuer.issuer_id,
-      certificate: pem('CERTIFICATE', der),
-      notAfter,
-      commonName: cert.commonName,
-      isCa: false,
-      stored: !(role?.no_store ?? false),
-    });
-    const signed = { der, serial: serialHex, notAfter };
-    const removeRoots = body.get('remove_roots_from_chain') ?? false;
-    return { data: signedData(authority, mount, issuer, signed, format, removeRoots), warnings };
   });
 }
 

@@ -5,6 +5,8 @@ import { systemMetadata } from '../../../src/core/events.js';
 import { rebuildCrl } from '../../../src/secrets/pki/crls.js';
 import { configDecider } from '../../../src/secrets/pki/deciders.js';
 import { streams } from '../../../src/secrets/pki/events.js';
+import { pem } from '../../../src/x509/certificate.js';
+import { acmeCsr } from '../../support/acme-app.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 
 // Every change the certificate authority makes is a command of a group-commit batch
@@ -153,18 +155,28 @@ describe('the API answers once the command is durable', () => {
   }
 });
 
-describe('issue decides on the role as it is when its command runs', () => {
-  /** Runs `change` just before the next command of the authority is queued. */
-  function beforeNextCommand(change: () => Promise<unknown>) {
-    const authority = t.app.pki.authority;
-    const original = authority.run.bind(authority);
-    authority.run = async <T>(fn: () => T): Promise<T> => {
-      delete (authority as { run?: unknown }).run;
+/** Runs `change` just before each of the next `times` commands of the authority is queued. */
+function beforeNextCommand(change: () => Promise<unknown>, times = 1) {
+  const authority = t.app.pki.authority;
+  const original = authority.run.bind(authority);
+  let left = times;
+  let changing = false;
+  authority.run = async <T>(fn: () => T): Promise<T> => {
+    // the change's own commands go straight through
+    if (changing) return original(fn);
+    if (--left <= 0) delete (authority as { run?: unknown }).run;
+    changing = true;
+    try {
       await change();
-      return original(fn);
-    };
-  }
+    } finally {
+      changing = false;
+    }
+    return original(fn);
+  };
+  return { runs: () => times - Math.max(left, 0) };
+}
 
+describe('issue decides on the role as it is when its command runs', () => {
   it('a role changed while the key was generated decides the certificate', async () => {
     await t.pki('POST', 'roles/flip', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
     beforeNextCommand(() => t.pki('PATCH', 'roles/flip', { ttl: '30m' }));
@@ -183,5 +195,104 @@ describe('issue decides on the role as it is when its command runs', () => {
       'role flip changed while its key was generated: it now asks for rsa keys of 2048 bits; nothing was issued',
     );
     expect(t.app.pki.authority.q.storedSerials(mountId()).length).toBe(before);
+  });
+});
+
+// A certificate is decided (issuer, serial, validity) on the state, signed on the libuv pool, and
+// recorded by the next command, which confirms the decision on the state of that moment
+// (DESIGN §10): what changed in between is decided again; what is not recorded is never returned.
+describe('a certificate signed off the event loop is recorded by the next command', () => {
+  const serials = () => t.app.pki.authority.q.storedSerials(mountId()).length;
+  const issuerIdOf = async (ref: string) =>
+    String((await t.pki('GET', `issuer/${ref}`)).data.issuer_id);
+
+  it('a default issuer changed while signing: the certificate is signed again by the new one', async () => {
+    const first = await issuerIdOf('default');
+    const second = await t.pki('POST', 'root/generate/internal', {
+      common_name: 'Second root',
+      key_type: 'ec',
+      issuer_name: 'second',
+    });
+    expect(second.status).toBe(200);
+    const secondId = String(second.data.issuer_id);
+    try {
+      beforeNextCommand(() => t.pki('POST', 'config/issuers', { default: 'second' }));
+      const res = await t.pki('POST', 'issue/web', { common_name: 'moved.example.com' });
+      expect(res.status).toBe(200);
+      const issued = await t.pki('GET', `cert/${String(res.data.serial_number)}`);
+      expect(issued.status).toBe(200);
+      // The answer and the record are the certificate of the issuer in force at the record.
+      expect(res.data.issuing_ca).toBe((await t.pki('GET', 'issuer/second')).data.certificate);
+      const row = t.app.pki.authority.q.cert(mountId(), String(res.data.serial_number));
+      expect(row?.issuer_id).toBe(secondId);
+    } finally {
+      await t.pki('POST', 'config/issuers', { default: first });
+    }
+  });
+
+  it('sign and sign-verbatim decide again too', async () => {
+    const csr = pem(
+      'CERTIFICATE REQUEST',
+      Buffer.from(await acmeCsr({ dns: ['signed.example.com'] }), 'base64url'),
+    );
+    for (const path of ['sign/web', 'sign-verbatim/web']) {
+      const probe = beforeNextCommand(() => t.pki('PATCH', 'roles/web', { ttl: '30m' }));
+      const res = await t.pki('POST', path, { csr, common_name: 'signed.example.com' });
+      expect(res.status, path).toBe(200);
+      expect(probe.runs()).toBe(1);
+      expect(Number(res.data.expiration) - Math.floor(t.clock.now().getTime() / 1000)).toBe(1800);
+      await t.pki('PATCH', 'roles/web', { ttl: '1h' });
+    }
+  });
+
+  it('a decision that goes stale at every record is refused, and nothing is recorded', async () => {
+    const before = serials();
+    let ttl = 20;
+    const probe = beforeNextCommand(() => t.pki('PATCH', 'roles/web', { ttl: `${ttl++}m` }), 5);
+    const res = await t.pki('POST', 'issue/web', { common_name: 'never.example.com' });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain(
+      'the role, issuer, key or mount settings changed while the certificate was being signed',
+    );
+    expect(probe.runs()).toBe(3);
+    expect(serials()).toBe(before);
+    delete (t.app.pki.authority as { run?: unknown }).run;
+    await t.pki('PATCH', 'roles/web', { ttl: '1h' });
+  });
+
+  it('an issuer that can no longer sign at the record refuses the certificate', async () => {
+    const before = serials();
+    await t.pki('POST', 'roles/narrow', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
+    const id = await issuerIdOf('default');
+    try {
+      beforeNextCommand(() =>
+        t.pki('PATCH', `issuer/${id}`, { usage: 'read-only,crl-signing,ocsp-signing' }),
+      );
+      const res = await t.pki('POST', 'issue/narrow', { common_name: 'gone.example.com' });
+      expect(res.status).toBe(400);
+      expect(res.text).toContain('does not have the issuing-certificates usage');
+      expect(serials()).toBe(before);
+    } finally {
+      await t.pki('PATCH', `issuer/${id}`, {
+        usage: 'read-only,issuing-certificates,crl-signing,ocsp-signing',
+      });
+    }
+  });
+
+  it('a record that fails leaves no certificate and returns none', async () => {
+    const before = serials();
+    const authority = t.app.pki.authority;
+    const recordIssued = authority.recordIssued.bind(authority);
+    authority.recordIssued = () => {
+      throw new Error('the disk is full');
+    };
+    try {
+      const res = await t.pki('POST', 'issue/web', { common_name: 'lost.example.com' });
+      expect(res.status).toBe(500);
+      expect(res.text).not.toContain('BEGIN CERTIFICATE');
+    } finally {
+      authority.recordIssued = recordIssued;
+    }
+    expect(serials()).toBe(before);
   });
 });

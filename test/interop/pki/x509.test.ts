@@ -2,13 +2,13 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   buildCa,
-  buildLeaf,
+  unsignedLeaf,
   type Signer,
   type UrlConfig,
 } from '../../../src/secrets/pki/issuance.js';
 import { defaultRole } from '../../../src/secrets/pki/role.js';
 import { buildCrl, CRL_REASONS } from '../../../src/x509/crl.js';
-import { encodeName, pem, randomSerial } from '../../../src/x509/certificate.js';
+import { encodeName, pem, randomSerial, signCertificate } from '../../../src/x509/certificate.js';
 import {
   generateKeyPair,
   keySpecOf,
@@ -138,28 +138,30 @@ describe('certificates built by Keel, checked by openssl', () => {
         ext_key_usage_oids: ['1.3.6.1.4.1.311.20.2.2'],
       };
       const serial = randomSerial();
-      const leafDer = buildLeaf({
-        role,
-        names: {
-          commonName: 'www.example.com',
-          serialNumber: '',
-          userIds: ['alice'],
-          altNames: [
-            { type: 'dns', value: 'www.example.com' },
-            { type: 'email', value: 'ops@example.com' },
-            { type: 'ip', value: '10.1.2.3' },
-            { type: 'uri', value: 'spiffe://example.com/run' },
-            { type: 'other', oid: '1.3.6.1.4.1.311.20.2.3', value: 'devops@example.com' },
-          ],
-          warnings: [],
-        },
-        spki: spkiDer(createPublicKey(leafKey)),
-        signer: inter,
-        urls,
-        serial,
-        notBefore: now,
-        notAfter: later,
-      });
+      const leafDer = await signCertificate(
+        unsignedLeaf({
+          role,
+          names: {
+            commonName: 'www.example.com',
+            serialNumber: '',
+            userIds: ['alice'],
+            altNames: [
+              { type: 'dns', value: 'www.example.com' },
+              { type: 'email', value: 'ops@example.com' },
+              { type: 'ip', value: '10.1.2.3' },
+              { type: 'uri', value: 'spiffe://example.com/run' },
+              { type: 'other', oid: '1.3.6.1.4.1.311.20.2.3', value: 'devops@example.com' },
+            ],
+            warnings: [],
+          },
+          spki: spkiDer(createPublicKey(leafKey)),
+          signer: inter,
+          urls,
+          serial,
+          notBefore: now,
+          notAfter: later,
+        }),
+      );
       const rootPem = dir.path(`${tag}-root.pem`, pem('CERTIFICATE', root.cert.der));
       const interPem = dir.path(`${tag}-inter.pem`, pem('CERTIFICATE', inter.cert.der));
       const leafPem = dir.path(`${tag}-leaf.pem`, pem('CERTIFICATE', leafDer));
@@ -230,22 +232,24 @@ describe('certificates built by Keel, checked by openssl', () => {
     );
     const inter = intermediate(root, (await generateKeyPair({ type: 'ec', bits: 256 })).privateKey);
     const leafKey = (await generateKeyPair({ type: 'ec', bits: 256 })).privateKey;
-    const leafDer = buildLeaf({
-      role: defaultRole(),
-      names: {
-        commonName: 'bad.example.com',
-        serialNumber: '',
-        userIds: [],
-        altNames: [{ type: 'dns', value: 'bad.example.com' }],
-        warnings: [],
-      },
-      spki: spkiDer(createPublicKey(leafKey)),
-      signer: inter,
-      urls,
-      serial: randomSerial(),
-      notBefore: now,
-      notAfter: later,
-    });
+    const leafDer = await signCertificate(
+      unsignedLeaf({
+        role: defaultRole(),
+        names: {
+          commonName: 'bad.example.com',
+          serialNumber: '',
+          userIds: [],
+          altNames: [{ type: 'dns', value: 'bad.example.com' }],
+          warnings: [],
+        },
+        spki: spkiDer(createPublicKey(leafKey)),
+        signer: inter,
+        urls,
+        serial: randomSerial(),
+        notBefore: now,
+        notAfter: later,
+      }),
+    );
     const out = openssl([
       'verify',
       '-CAfile',

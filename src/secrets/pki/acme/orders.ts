@@ -3,8 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { AcmeAuthorizationCreatedData } from '../../../../machines/acme-authorization.machine.js';
 import type { AcmeChallengeType } from '../../../../machines/acme-challenge.machine.js';
 import { isKeelError } from '../../../core/errors.js';
-import type { AuditMetadata } from '../../../core/events.js';
-import { loadRole, nameRequest, signInCommand } from '../issue.js';
+import { loadRole, nameRequest, recordSigned, signPending, type PendingLeaf } from '../issue.js';
 import { resolveNames } from '../names.js';
 import { isDnsName } from '../policy.js';
 import type { Role } from '../role.js';
@@ -12,10 +11,11 @@ import { VERBATIM_ROLE, VERBATIM_ROLE_NAME } from '../sign-verbatim.js';
 import { pem } from '../../../x509/certificate.js';
 import { OID, readBasicConstraints } from '../../../x509/extension-values.js';
 import { parseCsr, type ParsedCsr } from '../../../x509/parse.js';
+import { StaleDecision } from '../authority.js';
 import { directoryName } from './directory.js';
 import type { AcmeIdentifier } from './events.js';
 import { AcmeProblem, malformed, otherDirectory, unauthorized } from './problem.js';
-import { accountOf, asGet, type AcmeReply, type AcmeRequest } from './protocol.js';
+import { accountOf, acmeCommand, asGet, type AcmeReply, type AcmeRequest } from './protocol.js';
 import { orderUrl, orderView } from './present.js';
 import type { AcmeOrderRow } from './projection.js';
 import type { AcmeService } from './service.js';
@@ -259,17 +259,17 @@ function checkCsrAsks(csr: ParsedCsr): void {
 }
 
 /**
- * Signs the CSR through the engine's issuing code, under the directory's role or, on a
- * sign-verbatim directory, the reference's verbatim role: either way the certificate is built
- * from the validated identifiers, never from the CSR's extensions.
+ * Decides and signs (off the event loop) the CSR through the engine's issuing code, under the
+ * directory's role or, on a sign-verbatim directory, the reference's verbatim role: either way the
+ * certificate is built from the validated identifiers, never from the CSR's extensions. The
+ * finalize command records it.
  */
 function issue(
   service: AcmeService,
   req: AcmeRequest,
   order: AcmeOrderRow,
   csrPem: string,
-  meta: AuditMetadata,
-) {
+): Promise<PendingLeaf> {
   const names = checkCsrNames(csrPem, order);
   const { role, issuerRef, roleExtKeyUsage } = req.issuance;
   const body: Record<string, unknown> = {
@@ -280,62 +280,100 @@ function issue(
     format: 'pem',
     ...(order.not_after ? { not_after: order.not_after } : {}),
   };
-  try {
-    return signInCommand(
-      service.authority,
-      req.mount,
-      meta,
-      role ?? VERBATIM_ROLE,
-      issuerRef,
-      parseFields(SIGN, body, { role: role ?? VERBATIM_ROLE_NAME }),
-      undefined,
-      { adjust: acmeRole(roleExtKeyUsage) },
-    );
-  } catch (err) {
-    if (isKeelError(err) && err.code === 'validation') throw new AcmeProblem('badCSR', err.message);
-    throw err;
-  }
+  return signPending(
+    service.authority,
+    req.mount,
+    req.meta,
+    role ?? VERBATIM_ROLE,
+    issuerRef,
+    parseFields(SIGN, body, { role: role ?? VERBATIM_ROLE_NAME }),
+    undefined,
+    { adjust: acmeRole(roleExtKeyUsage) },
+  ).catch(asBadCsr);
 }
 
-/** `order/:id/finalize` (RFC 8555 §7.4): issue, and the order becomes valid. */
-export function finalize(service: AcmeService, req: AcmeRequest, id: string): AcmeReply {
+/**
+ * The engine's validation errors, as ACME's `badCSR`; a decision gone stale is left for
+ * `whileStale` to decide again.
+ */
+function asBadCsr(err: unknown): never {
+  if (err instanceof StaleDecision) throw err;
+  if (isKeelError(err) && err.code === 'validation') throw new AcmeProblem('badCSR', err.message);
+  throw err;
+}
+
+/** The order, which must be the account's and ready. */
+function readyOrder(service: AcmeService, req: AcmeRequest, id: string): AcmeOrderRow {
   const order = ownOrder(service, req, id);
   if (order.status !== 'ready')
     throw new AcmeProblem('orderNotReady', `the order is ${order.status}, not ready`);
+  return order;
+}
+
+/**
+ * `order/:id/finalize` (RFC 8555 §7.4): the certificate is decided and signed off the event loop,
+ * then one command checks the order is still ready, records the certificate, and the order
+ * becomes valid.
+ */
+export async function finalize(
+  service: AcmeService,
+  req: AcmeRequest,
+  id: string,
+): Promise<AcmeReply> {
+  const order = readyOrder(service, req, id);
   const csrText = req.payload?.csr;
   if (typeof csrText !== 'string' || !/^[A-Za-z0-9_-]+$/.test(csrText))
     throw new AcmeProblem('badCSR', 'csr must be base64url DER');
   const csrPem = pem('CERTIFICATE REQUEST', Buffer.from(csrText, 'base64url'));
   const mount = req.mount;
-  service.authority.atomically(() => {
-    const out = issue(service, req, order, csrPem, req.meta);
-    const d = out.data as {
-      certificate: string;
-      ca_chain?: string[];
-      serial_number: string;
-      expiration: number;
-    };
-    const chain = [d.certificate, ...(d.ca_chain ?? []).filter((c) => c !== d.certificate)];
-    service.record.order(
-      mount,
-      id,
-      {
-        type: 'AcmeOrderIssued',
-        data: {
-          mount,
-          orderId: id,
-          serial: d.serial_number,
-          certificate: chain.map((c) => `${c.trim()}\n`).join(''),
-          notAfter: new Date(d.expiration * 1000).toISOString(),
-        },
-      },
-      req.meta,
-    );
-  });
-  return {
-    body: orderView(req.base, service.q.order(mount, id)!),
-    location: orderUrl(req.base, id),
+  // A certificate decided again and again on a state that kept changing: nothing the client
+  // sent is wrong, and the order is still ready to be finalized.
+  const stale = (err: unknown): never => {
+    if (err instanceof StaleDecision) throw new AcmeProblem('serverInternal', err.message);
+    throw err;
   };
+  return service.authority
+    .whileStale(async () => {
+      const pending = await issue(service, req, order, csrPem);
+      return acmeCommand(service, req, (current) => {
+        readyOrder(service, current, id);
+        service.authority.atomically(() => {
+          let out;
+          try {
+            out = recordSigned(pending);
+          } catch (err) {
+            asBadCsr(err);
+          }
+          const d = out.data as {
+            certificate: string;
+            ca_chain?: string[];
+            serial_number: string;
+            expiration: number;
+          };
+          const chain = [d.certificate, ...(d.ca_chain ?? []).filter((c) => c !== d.certificate)];
+          service.record.order(
+            mount,
+            id,
+            {
+              type: 'AcmeOrderIssued',
+              data: {
+                mount,
+                orderId: id,
+                serial: d.serial_number,
+                certificate: chain.map((c) => `${c.trim()}\n`).join(''),
+                notAfter: new Date(d.expiration * 1000).toISOString(),
+              },
+            },
+            current.meta,
+          );
+        });
+        return {
+          body: orderView(req.base, service.q.order(mount, id)!),
+          location: orderUrl(req.base, id),
+        };
+      });
+    })
+    .catch(stale);
 }
 
 /** `order/:id/cert` (RFC 8555 §7.4.2): the PEM chain. */

@@ -40,7 +40,8 @@ const POSTS: readonly (readonly [string, 'jwk' | 'kid' | 'either', Post])[] = [
   [
     'order/:order/finalize',
     'kid',
-    command((service, req, ctx) => finalize(service, req, p(ctx, 'order'))),
+    // signs off the event loop first, then records in a command of its own (acmeCommand)
+    (service, req, ctx) => finalize(service, req, p(ctx, 'order')),
   ],
   ['order/:order/cert', 'kid', (service, req, ctx) => certificate(service, req, p(ctx, 'order'))],
   ['account/:kid/orders', 'kid', (service, req, ctx) => accountOrders(service, req, p(ctx, 'kid'))],

@@ -26,8 +26,13 @@ function getRequest(ctx: Context): Buffer {
 
 const postRequest = (ctx: Context) => ctx.request.rawBody ?? Buffer.alloc(0);
 
-function answer(ctx: Context, { authority, id }: PkiScope, request: Buffer, only?: IssuerRow) {
-  const out = answerOcsp(authority, id, request, only);
+async function answer(
+  ctx: Context,
+  { authority, id }: PkiScope,
+  request: Buffer,
+  only?: IssuerRow,
+): Promise<void> {
+  const out = await answerOcsp(authority, id, request, only);
   ctx.status = out.status;
   ctx.body = out.body;
   ctx.set('Content-Type', 'application/ocsp-response');
