@@ -62,14 +62,27 @@ const get = async (url: string, headers: Record<string, string>) => {
   if (res.status !== 200) throw new Error(`${url}: ${res.status}`);
 };
 
-/** EC issue at 16 clients on a daemon started with `args`, and the reads' latency meanwhile. */
-async function issueWithReads(name: string, args: readonly string[]) {
+/**
+ * EC issue at 16 clients on a daemon started with `args`, and the reads' latency meanwhile; the
+ * leaves are P-256, their issuer P-256 or (`rsaIssuer`) RSA 2048, whose signatures are made on the
+ * libuv pool (ADR 0105).
+ */
+async function issueWithReads(name: string, args: readonly string[], rsaIssuer = false) {
   const d = await daemon(name, args);
   try {
     const token = d.boot.secrets.root_token;
     const headers = { 'x-vault-token': token };
     const pki = pkiOf(d, token);
     await ecIssuer(pki);
+    if (rsaIssuer) {
+      await pki('root/generate/internal', {
+        common_name: 'Bench RSA Root',
+        key_type: 'rsa',
+        key_bits: 2048,
+        issuer_name: 'rsa',
+      });
+      await pki('config/issuers', { default: 'rsa' });
+    }
     const issue = async (i: number) =>
       void (await pki('issue/ec', { common_name: `${name}-${i}.example.com` }));
     const perSecond = await rate(ISSUES, CLIENTS, issue);
@@ -231,6 +244,7 @@ export async function benchCommandPath(): Promise<BenchResult[]> {
     const full = await issueWithReads('full', []);
     const peer = await rate(ISSUES, CLIENTS, newcert);
     const normal = await issueWithReads('normal', ['--sync', 'normal']);
+    const rsa = await issueWithReads('rsa', [], true);
     const ms = (xs: number[], p: number) => round(percentile(xs, p), 2);
     results.push(
       {
@@ -256,6 +270,12 @@ export async function benchCommandPath(): Promise<BenchResult[]> {
         value: ms(full.caPem, 99),
         unit: 'ms',
         note: `p50 ${ms(full.caPem, 50)} ms, ${full.caPem.length} reads (target p99 < 5 ms)`,
+      },
+      {
+        name: 'pki issue ec P-256 under an RSA 2048 issuer (signed on the libuv pool), 16 clients',
+        value: round(rsa.perSecond),
+        unit: 'certs/s',
+        note: `GET pki/ca/pem meanwhile: p50 ${ms(rsa.caPem, 50)} ms, p99 ${ms(rsa.caPem, 99)} ms`,
       },
       {
         name: 'auth/token/lookup-self while 16 clients issue (--sync full), p99',

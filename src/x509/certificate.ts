@@ -111,11 +111,13 @@ export function unsignedCertificate(spec: CertificateSpec): UnsignedCertificate 
 const withSignature = (u: UnsignedCertificate, signature: Buffer): Buffer =>
   der.seq(u.tbs, u.algorithm, der.bits(signature));
 
+/** Signs a decided certificate on the event loop; returns its DER. */
+export const signCertificateNow = (u: UnsignedCertificate): Buffer =>
+  withSignature(u, signWith(u.scheme, u.signingKey, u.tbs));
+
 /** Builds and signs a v3 certificate on the event loop; returns its DER. */
-export function buildCertificate(spec: CertificateSpec): Buffer {
-  const u = unsignedCertificate(spec);
-  return withSignature(u, signWith(u.scheme, u.signingKey, u.tbs));
-}
+export const buildCertificate = (spec: CertificateSpec): Buffer =>
+  signCertificateNow(unsignedCertificate(spec));
 
 /** Signs a decided certificate on the libuv pool (`signOffLoop`); returns its DER. */
 export async function signCertificate(u: UnsignedCertificate): Promise<Buffer> {

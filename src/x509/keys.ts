@@ -260,8 +260,8 @@ function signArguments(
 }
 
 /**
- * Signs `data` with the scheme, on the event loop: for what is signed rarely (CA certificates,
- * CRLs, the listener's own certificate). What is signed per request goes through `signOffLoop`.
+ * Signs `data` with the scheme, on the event loop: what is cheap to sign (`onThePool` false), and
+ * what is signed rarely (CA certificates, CRLs, the listener's own certificate).
  */
 export function signWith(s: SignatureScheme, key: KeyObject, data: Buffer): Buffer {
   const [hash, signingKey] = signArguments(s, key);
@@ -269,9 +269,15 @@ export function signWith(s: SignatureScheme, key: KeyObject, data: Buffer): Buff
 }
 
 /**
+ * Whether a signature with this scheme is worth the libuv pool: an RSA one is (about a millisecond
+ * for 2048 bits, eight for 4096); an EC or Ed25519 one (tens of microseconds) costs the event
+ * loop less than the trip there and back (ADR 0105).
+ */
+export const onThePool = (s: SignatureScheme): boolean => s.key.type === 'rsa';
+
+/**
  * Signs `data` with the scheme on the libuv pool (`crypto.sign` with a callback), so the event
- * loop goes on serving while OpenSSL signs: an ECDSA signature costs tens of microseconds, an
- * RSA one a millisecond or more (DESIGN §10).
+ * loop goes on serving while OpenSSL signs. Worth it for what `onThePool` says.
  */
 export function signOffLoop(s: SignatureScheme, key: KeyObject, data: Buffer): Promise<Buffer> {
   const [hash, signingKey] = signArguments(s, key);

@@ -1,7 +1,13 @@
 import { createHash, type KeyObject } from 'node:crypto';
 import * as der from './der.js';
 import { parseDer } from './der-read.js';
-import { signatureAlgorithm, signOffLoop, type SignatureScheme } from './keys.js';
+import {
+  onThePool,
+  signatureAlgorithm,
+  signOffLoop,
+  signWith,
+  type SignatureScheme,
+} from './keys.js';
 
 /**
  * OCSP (RFC 6960) on the DER reader and writer: the request a relying party sends, and the signed
@@ -134,7 +140,10 @@ function certStatus(s: OcspCertStatus): Buffer {
   }
 }
 
-/** A successful OCSPResponse holding a BasicOCSPResponse signed on the libuv pool. */
+/**
+ * A successful OCSPResponse holding a signed BasicOCSPResponse; an RSA responder signs on the
+ * libuv pool (`onThePool`).
+ */
 export async function buildOcspResponse(spec: OcspResponseSpec): Promise<Buffer> {
   const single = der.seq(
     spec.request.certId,
@@ -152,7 +161,11 @@ export async function buildOcspResponse(spec: OcspResponseSpec): Promise<Buffer>
   const basic = der.seq(
     tbs,
     algorithm,
-    der.bits(await signOffLoop(spec.scheme, spec.signingKey, tbs)),
+    der.bits(
+      onThePool(spec.scheme)
+        ? await signOffLoop(spec.scheme, spec.signingKey, tbs)
+        : signWith(spec.scheme, spec.signingKey, tbs),
+    ),
     der.explicit(0, der.seq(spec.responderCert)),
   );
   return der.seq(

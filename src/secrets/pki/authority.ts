@@ -15,9 +15,14 @@ import { streams, type CrlConfig, type IssuerSettings, type TidyResult } from '.
 import type { Signer, UrlConfig } from './issuance.js';
 import { PkiQueries, type IssuerRow, type KeyRow } from './projection.js';
 import { PkiReads } from './reads.js';
-import { keySpecOf, signatureScheme, spkiDer } from '../../x509/keys.js';
+import { keySpecOf, onThePool, signatureScheme, spkiDer } from '../../x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from '../../x509/parse.js';
-import { randomSerial, signCertificate, type UnsignedCertificate } from '../../x509/certificate.js';
+import {
+  randomSerial,
+  signCertificate,
+  signCertificateNow,
+  type UnsignedCertificate,
+} from '../../x509/certificate.js';
 import type { MountTtls } from '../sys/projection.js';
 
 /** What the certificate authority needs from Keel's core (a subset of the composition root's Core). */
@@ -69,15 +74,6 @@ export class StaleDecision extends ValidationError {
 export interface SigningInstant {
   now: Date;
   serial: Buffer;
-}
-
-/**
- * A certificate decided and signed off the event loop, waiting to be recorded: `confirmed()`, in
- * the command that records it, gives the decision as it holds on the state of that moment.
- */
-export interface SignedPending<D> {
-  der: Buffer;
-  confirmed(): D;
 }
 
 /** Settings a new issuer starts with: `err` for leaves that would outlive it, every usage. */
@@ -175,59 +171,74 @@ export class Authority {
   }
 
   /**
-   * Decides a certificate now and signs it on the libuv pool; the command that follows records it
-   * (DESIGN §10). `decide` reads the state (role, issuer, key, URLs, TTLs) and returns the unsigned
-   * certificate for a given instant and serial, both chosen here; it must be a function of the
-   * state and of them alone. `confirmed()`, called inside the recording command, returns the
-   * decision if nothing it read has changed since; otherwise it decides again with the same
-   * instant and serial on the state as it is then, and refuses unless that gives the very bytes
-   * that were signed with the same key. What is refused there is never recorded and never
-   * returned: the signature is dropped with it.
+   * Decides, signs and records a certificate (DESIGN §10, ADR 0105). `decide` reads the state
+   * (role, issuer, key, URLs, TTLs) and gives the unsigned certificate for an instant and a serial
+   * chosen here; it must be a function of the state and of them alone. `record` appends what was
+   * decided and signed, inside a command; `command` runs its function as one (`run` by default).
+   *
+   * - A signature that costs less than the trip to the libuv pool (EC, Ed25519) is made in the
+   *   command that decides and records: one command, as any other.
+   * - One that does not (RSA) is decided in a first command, which records nothing, then made on
+   *   the pool while the event loop serves, and recorded by the next command. That one checks the
+   *   decision on the state of its moment: if anything the decision read has changed since, it
+   *   decides again with the same instant and serial and records only if that gives the very
+   *   bytes that were signed, with the same key. Otherwise the certificate is dropped, never
+   *   recorded nor returned, and decided and signed again on the new state, a few times at most.
    */
-  async signOffLoop<D extends { unsigned: UnsignedCertificate }>(
+  async issueSigned<D extends { unsigned: UnsignedCertificate }, T>(
     mount: string,
     decide: (at: SigningInstant) => D,
-  ): Promise<SignedPending<D>> {
-    const at: SigningInstant = { now: this.#core.clock.now(), serial: randomSerial() };
-    const generation = this.#generation;
-    const ttls = this.mountTtls(mount);
-    const first = decide(at);
-    const der = await signCertificate(first.unsigned);
-    return {
-      der,
-      confirmed: () => {
-        this.#inCommand('recording a certificate signed off the event loop');
-        const nowTtls = this.mountTtls(mount);
-        if (
-          generation === this.#generation &&
-          nowTtls.defaultTtl === ttls.defaultTtl &&
-          nowTtls.maxTtl === ttls.maxTtl
-        )
-          return first;
-        const again = decide(at);
-        if (
-          !again.unsigned.tbs.equals(first.unsigned.tbs) ||
-          !again.unsigned.signingKey.equals(first.unsigned.signingKey)
-        )
-          throw new StaleDecision();
-        return again;
-      },
-    };
-  }
-
-  /**
-   * Runs `attempt` (decide, sign off the event loop, record) again while its record finds the
-   * decision stale, a few times at most: a certificate is decided on the state as it is when it
-   * is recorded. The last refusal is the caller's.
-   */
-  async whileStale<T>(attempt: () => Promise<T>): Promise<T> {
+    record: (decision: D, der: Buffer) => T,
+    command: <R>(fn: () => R) => Promise<R> = (fn) => this.run(fn),
+  ): Promise<T> {
     for (let tries = 1; ; tries++) {
+      const at: SigningInstant = { now: this.#core.clock.now(), serial: randomSerial() };
+      const first = await command(() => {
+        const decision = decide(at);
+        if (!onThePool(decision.unsigned.scheme))
+          return {
+            done: true as const,
+            recorded: record(decision, signCertificateNow(decision.unsigned)),
+          };
+        return {
+          done: false as const,
+          decision,
+          generation: this.#generation,
+          ttls: this.mountTtls(mount),
+        };
+      });
+      if (first.done) return first.recorded;
+      const der = await signCertificate(first.decision.unsigned);
       try {
-        return await attempt();
+        return await command(() => record(this.#confirmed(mount, first, decide, at), der));
       } catch (err) {
         if (!(err instanceof StaleDecision) || tries >= STALE_ATTEMPTS) throw err;
       }
     }
+  }
+
+  /** The decision as it holds now (see `issueSigned`), or a StaleDecision. */
+  #confirmed<D extends { unsigned: UnsignedCertificate }>(
+    mount: string,
+    first: { decision: D; generation: number; ttls: MountTtls },
+    decide: (at: SigningInstant) => D,
+    at: SigningInstant,
+  ): D {
+    const ttls = this.mountTtls(mount);
+    if (
+      first.generation === this.#generation &&
+      ttls.defaultTtl === first.ttls.defaultTtl &&
+      ttls.maxTtl === first.ttls.maxTtl
+    )
+      return first.decision;
+    const again = decide(at);
+    const signed = first.decision.unsigned;
+    if (
+      !again.unsigned.tbs.equals(signed.tbs) ||
+      !again.unsigned.signingKey.equals(signed.signingKey)
+    )
+      throw new StaleDecision();
+    return again;
   }
 
   /** A stored role as written (without the defaults of fields added since), if any. */

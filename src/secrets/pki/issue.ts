@@ -2,7 +2,7 @@ import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { unsignedLeaf } from './issuance.js';
-import type { SignedPending, SigningInstant } from './authority.js';
+import type { SigningInstant } from './authority.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
 import {
   encodeIssued,
@@ -147,7 +147,7 @@ interface SignedLeaf {
 /**
  * Decides a leaf for a prepared request at the given instant and serial: the issuer, the validity
  * and the TBSCertificate. A function of the state, the request and `at` alone, so that the
- * recording command can decide it again and compare (`Authority.signOffLoop`).
+ * recording command can decide it again and compare (`Authority.issueSigned`).
  */
 function decideLeaf(authority: Authority, job: LeafJob, at: SigningInstant): LeafDecision {
   const { mount, role, body } = job;
@@ -200,31 +200,24 @@ function decideLeaf(authority: Authority, job: LeafJob, at: SigningInstant): Lea
   };
 }
 
-/** A leaf decided and signed off the event loop, to be recorded by the next command. */
-export type PendingLeaf = SignedPending<LeafDecision> & { authority: Authority };
-
 /**
- * Decides the leaf of `job()` and signs it on the libuv pool (DESIGN §10): the event loop serves
- * other requests meanwhile. `job` reads the role; it runs again, with the decision, if the state
- * changed before the record.
+ * Decides, signs and records the leaf of `job()` (`Authority.issueSigned`): in one command, or,
+ * for an RSA issuer, decided, signed on the libuv pool and recorded by the next command. `job`
+ * reads the role; it runs again, with the decision, whenever the leaf is decided again.
  */
-async function signOffLoop(
-  authority: Authority,
-  mount: string,
-  job: () => LeafJob,
-): Promise<PendingLeaf> {
-  const pending = await authority.signOffLoop(mount, (at) => decideLeaf(authority, job(), at));
-  return { ...pending, authority };
+function issueLeaf(authority: Authority, mount: string, job: () => LeafJob): Promise<SignedLeaf> {
+  return authority.issueSigned(
+    mount,
+    (at) => decideLeaf(authority, job(), at),
+    (decision, der) => recordLeaf(authority, decision, der),
+  );
 }
 
 /**
- * Records a pending leaf, inside the command running now: the decision is confirmed against the
- * state of this moment (or the leaf refused), then the certificate is appended on its serial's
- * stream. Only a recorded leaf is ever answered.
+ * Records a decided and signed leaf inside the command running now: the certificate is appended on
+ * its serial's stream. Only a recorded leaf is ever answered.
  */
-function recordLeaf(pending: PendingLeaf): SignedLeaf {
-  const { authority, der } = pending;
-  const decision = pending.confirmed();
+function recordLeaf(authority: Authority, decision: LeafDecision, der: Buffer): SignedLeaf {
   const { job } = decision;
   const certificatePem = pem('CERTIFICATE', der);
   authority.recordIssued(job.mount, job.meta, {
@@ -295,29 +288,27 @@ export async function issue(
     'issuing-certificates',
   );
   const key = await generateEncodedKey(planned.spec);
-  // The key is made before the decision; the role's policy and the decision (issuer, serial,
-  // validity) are made on the state as it is then, the leaf is signed off the event loop, and the
-  // next command records it, answered once durable.
-  return authority.whileStale(async () => {
-    const pending = await signOffLoop(authority, mount, () => {
-      const plan = issuePlan(authority, mount, roleName, body);
-      if (plan.spec.type !== planned.spec.type || plan.spec.bits !== planned.spec.bits)
-        throw new ValidationError(
-          `role ${roleName} changed while its key was generated: it now asks for ${plan.spec.type} keys of ${plan.spec.bits} bits; nothing was issued`,
-        );
-      return {
-        mount,
-        meta,
-        role: plan.role,
-        issuerRef: issuerRef ?? plan.role.issuer_ref,
-        body,
-        names: plan.names,
-        spki: key.spki,
-        planWarnings: plan.warnings,
-      };
-    });
-    return leafAnswer(await authority.run(() => recordLeaf(pending)), key);
+  // The key is made before the command; the role's policy, the decision (issuer, serial,
+  // validity), the signature and the record follow on the state as it is then (for an RSA issuer,
+  // the signature is made on the libuv pool between two commands), answered once durable.
+  const leaf = await issueLeaf(authority, mount, () => {
+    const plan = issuePlan(authority, mount, roleName, body);
+    if (plan.spec.type !== planned.spec.type || plan.spec.bits !== planned.spec.bits)
+      throw new ValidationError(
+        `role ${roleName} changed while its key was generated: it now asks for ${plan.spec.type} keys of ${plan.spec.bits} bits; nothing was issued`,
+      );
+    return {
+      mount,
+      meta,
+      role: plan.role,
+      issuerRef: issuerRef ?? plan.role.issuer_ref,
+      body,
+      names: plan.names,
+      spki: key.spki,
+      planWarnings: plan.warnings,
+    };
   });
+  return leafAnswer(leaf, key);
 }
 
 /** What the role asks of an `issue` request: the key to generate and the names. */
@@ -360,27 +351,40 @@ export async function sign(
   body: FieldData<SignFields>,
 ): Promise<Issued> {
   const csr = verifiedCsr(body.get('csr') ?? '');
-  return authority.whileStale(async () => {
-    const pending = await signOffLoop(authority, mount, () =>
-      signJob(authority, mount, meta, roleName, issuerRef, body, csr),
-    );
-    return leafAnswer(await authority.run(() => recordLeaf(pending)), undefined);
-  });
+  const leaf = await issueLeaf(authority, mount, () =>
+    signJob(authority, mount, meta, roleName, issuerRef, body, csr),
+  );
+  return leafAnswer(leaf, undefined);
+}
+
+/** How a caller runs the leaf's commands and what it records with the leaf (ACME's finalize). */
+export interface SignThrough {
+  /** runs its function as a command of the caller's, with the caller's own checks around it */
+  command: <R>(fn: () => R) => Promise<R>;
+  /** what the caller records with the leaf, in the command that records it */
+  recorded: (issued: Issued) => void;
 }
 
 /**
- * Decides and signs, off the event loop, a CSR under the role's policy (a stored role by name, or
- * one built for the request, as ACME's sign-verbatim directories do). The command that follows
- * records it with `recordSigned`.
+ * Decides, signs and records a CSR under the role's policy (a stored role by name, or one built for
+ * the request, as ACME's sign-verbatim directories do), through the caller's commands.
  */
-export function signPending(...request: Parameters<typeof signJob>): Promise<PendingLeaf> {
+export function signThrough(
+  through: SignThrough,
+  ...request: Parameters<typeof signJob>
+): Promise<Issued> {
   const [authority, mount] = request;
-  return signOffLoop(authority, mount, () => signJob(...request));
+  return authority.issueSigned(
+    mount,
+    (at) => decideLeaf(authority, signJob(...request), at),
+    (decision, der) => {
+      const issued = leafAnswer(recordLeaf(authority, decision, der), undefined);
+      through.recorded(issued);
+      return issued;
+    },
+    through.command,
+  );
 }
-
-/** Records a pending leaf inside the command running now, and gives its answer. */
-export const recordSigned = (pending: PendingLeaf): Issued =>
-  leafAnswer(recordLeaf(pending), undefined);
 
 /** The role's policy applied to a CSR: what `decideLeaf` decides. */
 function signJob(

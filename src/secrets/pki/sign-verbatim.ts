@@ -33,9 +33,10 @@ export async function signVerbatim(
   // What depends on the request alone (the CSR and its signature) is checked before the decision.
   const format = formatOf(body.get('format'));
   const csr = verifiedCsr(body.get('csr') ?? '');
-  // Decided on the state as it is now, signed off the event loop, recorded by the next command.
-  return authority.whileStale(async () => {
-    const pending = await authority.signOffLoop(mount, (at) => {
+  // Decided, signed and recorded on the state as it is then (Authority.issueSigned).
+  return authority.issueSigned(
+    mount,
+    (at) => {
       const role = roleName ? loadRole(authority, mount, roleName) : undefined;
       checkMetadata(body, role);
       const extensions = verbatimExtensions(csr, body);
@@ -75,10 +76,8 @@ export async function signVerbatim(
         signingKey: signer.key,
       });
       return { unsigned, issuer, role, notAfter, warnings, serialHex: serialText(at.serial) };
-    });
-    return authority.run(() => {
-      const { issuer, role, notAfter, warnings, serialHex } = pending.confirmed();
-      const { der } = pending;
+    },
+    ({ issuer, role, notAfter, warnings, serialHex }, der) => {
       authority.recordIssued(mount, meta, {
         serial: serialHex,
         issuerId: issuer.issuer_id,
@@ -92,8 +91,8 @@ export async function signVerbatim(
       const signed = { der, serial: serialHex, notAfter };
       const removeRoots = body.get('remove_roots_from_chain') ?? false;
       return { data: signedData(authority, mount, issuer, signed, format, removeRoots), warnings };
-    });
-  });
+    },
+  );
 }
 
 /** The name of the role built for verbatim signing, as the audit log and errors show it. */

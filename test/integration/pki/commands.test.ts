@@ -198,35 +198,75 @@ describe('issue decides on the role as it is when its command runs', () => {
   });
 });
 
-// A certificate is decided (issuer, serial, validity) on the state, signed on the libuv pool, and
-// recorded by the next command, which confirms the decision on the state of that moment
-// (DESIGN §10): what changed in between is decided again; what is not recorded is never returned.
-describe('a certificate signed off the event loop is recorded by the next command', () => {
+// A leaf is decided (issuer, serial, validity), signed and recorded (DESIGN §10, ADR 0105): under
+// an EC issuer in one command; under an RSA issuer decided by one command, signed on the libuv
+// pool, and recorded by the next, which confirms the decision on the state of its moment: what
+// changed in between is decided again; what is not recorded is never returned.
+describe('a leaf signed on the libuv pool is recorded by the next command', () => {
   const serials = () => t.app.pki.authority.q.storedSerials(mountId()).length;
-  const issuerIdOf = async (ref: string) =>
-    String((await t.pki('GET', `issuer/${ref}`)).data.issuer_id);
+  let rsaId = '';
+  let ecId = '';
 
-  it('a default issuer changed while signing: the certificate is signed again by the new one', async () => {
-    const first = await issuerIdOf('default');
-    const second = await t.pki('POST', 'root/generate/internal', {
-      common_name: 'Second root',
-      key_type: 'ec',
-      issuer_name: 'second',
+  beforeAll(async () => {
+    ecId = String((await t.pki('GET', 'issuer/default')).data.issuer_id);
+    const rsa = await t.pki('POST', 'root/generate/internal', {
+      common_name: 'RSA root',
+      key_type: 'rsa',
+      key_bits: 2048,
+      issuer_name: 'rsa-root',
     });
-    expect(second.status).toBe(200);
-    const secondId = String(second.data.issuer_id);
+    expect(rsa.status).toBe(200);
+    rsaId = String(rsa.data.issuer_id);
+    await t.pki('POST', 'config/issuers', { default: ecId });
+    await t.pki('POST', 'roles/rsa', {
+      allow_any_name: true,
+      key_type: 'ec',
+      ttl: '1h',
+      issuer_ref: 'rsa-root',
+    });
+  });
+
+  it('under an EC issuer a leaf is one command; under an RSA issuer, two', async () => {
+    const ec = beforeNextCommand(async () => undefined, 10);
+    expect((await t.pki('POST', 'issue/web', { common_name: 'one.example.com' })).status).toBe(200);
+    expect(ec.runs()).toBe(1);
+    delete (t.app.pki.authority as { run?: unknown }).run;
+    const rsa = beforeNextCommand(async () => undefined, 10);
+    const res = await t.pki('POST', 'issue/rsa', { common_name: 'two.example.com' });
+    expect(res.status).toBe(200);
+    expect(rsa.runs()).toBe(2);
+    delete (t.app.pki.authority as { run?: unknown }).run;
+    const row = t.app.pki.authority.q.cert(mountId(), String(res.data.serial_number));
+    expect(row?.issuer_id).toBe(rsaId);
+  });
+
+  it('a role changed while its leaf was signed: the leaf is decided and signed again', async () => {
+    // before the first command nothing changes; before the record, the role's TTL does
+    let n = 0;
+    const probe = beforeNextCommand(
+      () => (n++ === 1 ? t.pki('PATCH', 'roles/rsa', { ttl: '30m' }) : Promise.resolve()),
+      4,
+    );
+    const res = await t.pki('POST', 'issue/rsa', { common_name: 'again.example.com' });
+    expect(res.status).toBe(200);
+    expect(probe.runs()).toBe(4);
+    expect(Number(res.data.expiration) - Math.floor(t.clock.now().getTime() / 1000)).toBe(1800);
+    await t.pki('PATCH', 'roles/rsa', { ttl: '1h' });
+  });
+
+  it('a role whose issuer changed while signing: the new issuer signs', async () => {
+    let n = 0;
+    beforeNextCommand(
+      () => (n++ === 1 ? t.pki('PATCH', 'roles/rsa', { issuer_ref: ecId }) : Promise.resolve()),
+      2,
+    );
     try {
-      beforeNextCommand(() => t.pki('POST', 'config/issuers', { default: 'second' }));
-      const res = await t.pki('POST', 'issue/web', { common_name: 'moved.example.com' });
+      const res = await t.pki('POST', 'issue/rsa', { common_name: 'moved.example.com' });
       expect(res.status).toBe(200);
-      const issued = await t.pki('GET', `cert/${String(res.data.serial_number)}`);
-      expect(issued.status).toBe(200);
-      // The answer and the record are the certificate of the issuer in force at the record.
-      expect(res.data.issuing_ca).toBe((await t.pki('GET', 'issuer/second')).data.certificate);
       const row = t.app.pki.authority.q.cert(mountId(), String(res.data.serial_number));
-      expect(row?.issuer_id).toBe(secondId);
+      expect(row?.issuer_id).toBe(ecId);
     } finally {
-      await t.pki('POST', 'config/issuers', { default: first });
+      await t.pki('PATCH', 'roles/rsa', { issuer_ref: 'rsa-root' });
     }
   });
 
@@ -235,64 +275,73 @@ describe('a certificate signed off the event loop is recorded by the next comman
       'CERTIFICATE REQUEST',
       Buffer.from(await acmeCsr({ dns: ['signed.example.com'] }), 'base64url'),
     );
-    for (const path of ['sign/web', 'sign-verbatim/web']) {
-      const probe = beforeNextCommand(() => t.pki('PATCH', 'roles/web', { ttl: '30m' }));
+    for (const path of ['sign/rsa', 'sign-verbatim/rsa']) {
+      let n = 0;
+      const probe = beforeNextCommand(
+        () => (n++ === 1 ? t.pki('PATCH', 'roles/rsa', { ttl: '30m' }) : Promise.resolve()),
+        4,
+      );
       const res = await t.pki('POST', path, { csr, common_name: 'signed.example.com' });
       expect(res.status, path).toBe(200);
-      expect(probe.runs()).toBe(1);
+      expect(probe.runs(), path).toBe(4);
       expect(Number(res.data.expiration) - Math.floor(t.clock.now().getTime() / 1000)).toBe(1800);
-      await t.pki('PATCH', 'roles/web', { ttl: '1h' });
+      await t.pki('PATCH', 'roles/rsa', { ttl: '1h' });
     }
   });
 
   it('a decision that goes stale at every record is refused, and nothing is recorded', async () => {
     const before = serials();
     let ttl = 20;
-    const probe = beforeNextCommand(() => t.pki('PATCH', 'roles/web', { ttl: `${ttl++}m` }), 5);
-    const res = await t.pki('POST', 'issue/web', { common_name: 'never.example.com' });
+    const probe = beforeNextCommand(() => t.pki('PATCH', 'roles/rsa', { ttl: `${ttl++}m` }), 10);
+    const res = await t.pki('POST', 'issue/rsa', { common_name: 'never.example.com' });
+    delete (t.app.pki.authority as { run?: unknown }).run;
     expect(res.status).toBe(400);
     expect(res.text).toContain(
       'the role, issuer, key or mount settings changed while the certificate was being signed',
     );
-    expect(probe.runs()).toBe(3);
+    expect(probe.runs()).toBe(6);
     expect(serials()).toBe(before);
-    delete (t.app.pki.authority as { run?: unknown }).run;
-    await t.pki('PATCH', 'roles/web', { ttl: '1h' });
+    await t.pki('PATCH', 'roles/rsa', { ttl: '1h' });
   });
 
-  it('an issuer that can no longer sign at the record refuses the certificate', async () => {
+  it('an issuer that can no longer sign at the record refuses the leaf', async () => {
     const before = serials();
-    await t.pki('POST', 'roles/narrow', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
-    const id = await issuerIdOf('default');
+    let n = 0;
+    beforeNextCommand(
+      () =>
+        n++ === 1
+          ? t.pki('PATCH', `issuer/${rsaId}`, { usage: 'read-only,crl-signing,ocsp-signing' })
+          : Promise.resolve(),
+      2,
+    );
     try {
-      beforeNextCommand(() =>
-        t.pki('PATCH', `issuer/${id}`, { usage: 'read-only,crl-signing,ocsp-signing' }),
-      );
-      const res = await t.pki('POST', 'issue/narrow', { common_name: 'gone.example.com' });
+      const res = await t.pki('POST', 'issue/rsa', { common_name: 'gone.example.com' });
       expect(res.status).toBe(400);
       expect(res.text).toContain('does not have the issuing-certificates usage');
       expect(serials()).toBe(before);
     } finally {
-      await t.pki('PATCH', `issuer/${id}`, {
+      await t.pki('PATCH', `issuer/${rsaId}`, {
         usage: 'read-only,issuing-certificates,crl-signing,ocsp-signing',
       });
     }
   });
 
   it('a record that fails leaves no certificate and returns none', async () => {
-    const before = serials();
     const authority = t.app.pki.authority;
     const recordIssued = authority.recordIssued.bind(authority);
     authority.recordIssued = () => {
       throw new Error('the disk is full');
     };
     try {
-      const res = await t.pki('POST', 'issue/web', { common_name: 'lost.example.com' });
-      expect(res.status).toBe(500);
-      expect(res.text).not.toContain('BEGIN CERTIFICATE');
+      for (const role of ['web', 'rsa']) {
+        const before = serials();
+        const res = await t.pki('POST', `issue/${role}`, { common_name: 'lost.example.com' });
+        expect(res.status, role).toBe(500);
+        expect(res.text).not.toContain('BEGIN CERTIFICATE');
+        expect(serials()).toBe(before);
+      }
     } finally {
       authority.recordIssued = recordIssued;
     }
-    expect(serials()).toBe(before);
   });
 });

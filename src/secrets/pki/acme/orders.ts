@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { AcmeAuthorizationCreatedData } from '../../../../machines/acme-authorization.machine.js';
 import type { AcmeChallengeType } from '../../../../machines/acme-challenge.machine.js';
 import { isKeelError } from '../../../core/errors.js';
-import { loadRole, nameRequest, recordSigned, signPending, type PendingLeaf } from '../issue.js';
+import { loadRole, nameRequest, signThrough, type Issued, type SignThrough } from '../issue.js';
 import { resolveNames } from '../names.js';
 import { isDnsName } from '../policy.js';
 import type { Role } from '../role.js';
@@ -259,17 +259,18 @@ function checkCsrAsks(csr: ParsedCsr): void {
 }
 
 /**
- * Decides and signs (off the event loop) the CSR through the engine's issuing code, under the
- * directory's role or, on a sign-verbatim directory, the reference's verbatim role: either way the
- * certificate is built from the validated identifiers, never from the CSR's extensions. The
- * finalize command records it.
+ * Signs the CSR through the engine's issuing code, under the directory's role or, on a
+ * sign-verbatim directory, the reference's verbatim role: either way the certificate is built
+ * from the validated identifiers, never from the CSR's extensions, through the finalize request's
+ * commands.
  */
 function issue(
   service: AcmeService,
   req: AcmeRequest,
   order: AcmeOrderRow,
   csrPem: string,
-): Promise<PendingLeaf> {
+  through: SignThrough,
+): Promise<Issued> {
   const names = checkCsrNames(csrPem, order);
   const { role, issuerRef, roleExtKeyUsage } = req.issuance;
   const body: Record<string, unknown> = {
@@ -280,7 +281,8 @@ function issue(
     format: 'pem',
     ...(order.not_after ? { not_after: order.not_after } : {}),
   };
-  return signPending(
+  return signThrough(
+    through,
     service.authority,
     req.mount,
     req.meta,
@@ -289,17 +291,7 @@ function issue(
     parseFields(SIGN, body, { role: role ?? VERBATIM_ROLE_NAME }),
     undefined,
     { adjust: acmeRole(roleExtKeyUsage) },
-  ).catch(asBadCsr);
-}
-
-/**
- * The engine's validation errors, as ACME's `badCSR`; a decision gone stale is left for
- * `whileStale` to decide again.
- */
-function asBadCsr(err: unknown): never {
-  if (err instanceof StaleDecision) throw err;
-  if (isKeelError(err) && err.code === 'validation') throw new AcmeProblem('badCSR', err.message);
-  throw err;
+  );
 }
 
 /** The order, which must be the account's and ready. */
@@ -311,9 +303,9 @@ function readyOrder(service: AcmeService, req: AcmeRequest, id: string): AcmeOrd
 }
 
 /**
- * `order/:id/finalize` (RFC 8555 §7.4): the certificate is decided and signed off the event loop,
- * then one command checks the order is still ready, records the certificate, and the order
- * becomes valid.
+ * `order/:id/finalize` (RFC 8555 §7.4): issue, and the order becomes valid, in one command that
+ * also checks the account and the order (for an RSA issuer, the certificate is decided in a first
+ * such command and signed on the libuv pool before it).
  */
 export async function finalize(
   service: AcmeService,
@@ -326,54 +318,51 @@ export async function finalize(
     throw new AcmeProblem('badCSR', 'csr must be base64url DER');
   const csrPem = pem('CERTIFICATE REQUEST', Buffer.from(csrText, 'base64url'));
   const mount = req.mount;
-  // A certificate decided again and again on a state that kept changing: nothing the client
-  // sent is wrong, and the order is still ready to be finalized.
-  const stale = (err: unknown): never => {
+  try {
+    await issue(service, req, order, csrPem, {
+      command: (fn) =>
+        acmeCommand(service, req, (current) => {
+          readyOrder(service, current, id);
+          // AcmeReply is what acmeCommand's handler answers; the leaf's step answers its own.
+          return service.authority.atomically(fn) as AcmeReply;
+        }) as Promise<never>,
+      recorded: (issued) => recordIssuedOrder(service, req, id, issued),
+    });
+  } catch (err) {
     if (err instanceof StaleDecision) throw new AcmeProblem('serverInternal', err.message);
+    if (isKeelError(err) && err.code === 'validation') throw new AcmeProblem('badCSR', err.message);
     throw err;
+  }
+  return {
+    body: orderView(req.base, service.q.order(mount, id)!),
+    location: orderUrl(req.base, id),
   };
-  return service.authority
-    .whileStale(async () => {
-      const pending = await issue(service, req, order, csrPem);
-      return acmeCommand(service, req, (current) => {
-        readyOrder(service, current, id);
-        service.authority.atomically(() => {
-          let out;
-          try {
-            out = recordSigned(pending);
-          } catch (err) {
-            asBadCsr(err);
-          }
-          const d = out.data as {
-            certificate: string;
-            ca_chain?: string[];
-            serial_number: string;
-            expiration: number;
-          };
-          const chain = [d.certificate, ...(d.ca_chain ?? []).filter((c) => c !== d.certificate)];
-          service.record.order(
-            mount,
-            id,
-            {
-              type: 'AcmeOrderIssued',
-              data: {
-                mount,
-                orderId: id,
-                serial: d.serial_number,
-                certificate: chain.map((c) => `${c.trim()}\n`).join(''),
-                notAfter: new Date(d.expiration * 1000).toISOString(),
-              },
-            },
-            current.meta,
-          );
-        });
-        return {
-          body: orderView(req.base, service.q.order(mount, id)!),
-          location: orderUrl(req.base, id),
-        };
-      });
-    })
-    .catch(stale);
+}
+
+/** The order is valid: its certificate's chain, serial and expiry recorded with the certificate. */
+function recordIssuedOrder(service: AcmeService, req: AcmeRequest, id: string, issued: Issued) {
+  const d = issued.data as {
+    certificate: string;
+    ca_chain?: string[];
+    serial_number: string;
+    expiration: number;
+  };
+  const chain = [d.certificate, ...(d.ca_chain ?? []).filter((c) => c !== d.certificate)];
+  service.record.order(
+    req.mount,
+    id,
+    {
+      type: 'AcmeOrderIssued',
+      data: {
+        mount: req.mount,
+        orderId: id,
+        serial: d.serial_number,
+        certificate: chain.map((c) => `${c.trim()}\n`).join(''),
+        notAfter: new Date(d.expiration * 1000).toISOString(),
+      },
+    },
+    req.meta,
+  );
 }
 
 /** `order/:id/cert` (RFC 8555 §7.4.2): the PEM chain. */
