@@ -301,8 +301,9 @@ function fieldsOf(form) {
 
 /**
  * Run `load` now and on every live update, showing its error in place of the content. A live
- * update waits while someone is typing in a field of the content, and any refresh waits while a
- * secret shown once is on screen (until its "Copied" button is pressed), so neither is lost.
+ * update waits while someone is typing in a field of the content or holds a button of it down, and
+ * any refresh waits while a secret shown once is on screen (until its "Copied" button is pressed),
+ * so neither is lost. While an update waits, the content carries `data-pending`.
  * `refresh(true)` is an action's own refresh: it does not wait for typing.
  * @param {HTMLElement} container
  * @param {() => Promise<Children>} load
@@ -312,25 +313,35 @@ export function live(container, load) {
   const body = h('div');
   container.append(body);
   let pending = false;
+  // A button pressed and not yet let go: replacing it now would make the press click nothing.
+  let pressing = false;
+  /** Whether a live update waits (`data-pending` says so on the content). */
+  /** @param {boolean} waiting */
+  const wait = (waiting) => {
+    pending = waiting;
+    body.toggleAttribute('data-pending', waiting);
+  };
   /** @param {boolean} forced */
   const held = (forced) =>
     body.querySelector('.once') !== null ||
     (!forced &&
       (acting > 0 ||
+        pressing ||
         (document.activeElement !== null &&
           body.contains(document.activeElement) &&
           document.activeElement.matches('input, textarea, select'))));
   const run = (forced = false) => {
     if (held(forced)) {
-      pending = true;
+      wait(true);
       return Promise.resolve();
     }
-    pending = false;
+    wait(false);
     return load().then(
       (nodes) => {
-        // What began while nothing was held may end after a secret was shown: keep the secret.
-        if (body.querySelector('.once') !== null || (!forced && acting > 0)) {
-          pending = true;
+        // What began while nothing was held may end after a secret was shown, an action began
+        // or a button was pressed: keep the secret, and the button.
+        if (body.querySelector('.once') !== null || (!forced && (acting > 0 || pressing))) {
+          wait(true);
           return;
         }
         replaceKeepingInput(body, [nodes].flat());
@@ -339,10 +350,25 @@ export function live(container, load) {
     );
   };
   const released = () => {
-    if (!body.isConnected) window.removeEventListener('keel:released', released);
-    else if (pending) void run();
+    if (!body.isConnected) {
+      window.removeEventListener('keel:released', released);
+      window.removeEventListener('pointerup', letGo);
+      window.removeEventListener('pointercancel', letGo);
+    } else if (pending) void run();
+  };
+  // The click that ends a press comes after `pointerup`: a held update resumes in a later task,
+  // once the click's action (if any) has begun and holds it in turn.
+  const letGo = () => {
+    if (!pressing) return;
+    pressing = false;
+    setTimeout(released, 0);
   };
   window.addEventListener('keel:released', released);
+  window.addEventListener('pointerup', letGo);
+  window.addEventListener('pointercancel', letGo);
+  body.addEventListener('pointerdown', () => {
+    pressing = true;
+  });
   body.addEventListener('focusout', () => {
     if (pending) setTimeout(() => void run(), 0);
   });

@@ -314,6 +314,34 @@ describe('the page acts through the APIs', () => {
     expect(self.data.ttl).toBeGreaterThan(3000);
   });
 
+  it('a live update that comes while a button is held down waits, so the press still clicks', async () => {
+    const { page } = b;
+    await page.getByRole('link', { name: 'Access' }).click();
+    const make = page.getByRole('form', { name: 'Create a token' });
+    await make.getByLabel('Policies (comma separated)').fill('default');
+    const box = (await make.getByRole('button', { name: 'Create token' }).boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    await page.mouse.down();
+    // A write the page hears of through its watch, while the button is down.
+    const write = await call('secrets', 'PUT', 'sys/policies/acl/pressed', {
+      policy: 'path "pki/*" { capabilities = ["read"] }',
+    });
+    expect(write.status).toBe(204);
+    // Either the update is held for the press, or it replaced the content (and the button).
+    await page
+      .locator('[data-pending]')
+      .or(page.getByRole('region', { name: 'ACL policies' }).getByText('pressed', { exact: true }))
+      .first()
+      .waitFor();
+    await page.mouse.up();
+    const once = page.getByRole('region', { name: 'New token' });
+    const token = ((await once.locator('dd').first().textContent()) ?? '').trim();
+    const res = await fetch(`${d.url}/v1/auth/token/lookup-self`, {
+      headers: { 'x-vault-token': token },
+    });
+    expect(res.status).toBe(200);
+  });
+
   it('shows an unknown address as not found, and a runs-only session only the runs pages', async () => {
     const { page } = b;
     await page.goto(`${d.url}/ui/#/nowhere`);
