@@ -317,6 +317,27 @@ describe('ACME orders over http-01', () => {
     await t.pki('POST', 'config/acme', { allowed_roles: ['*'] });
   });
 
+  it('issues under an RSA issuer (signed on the libuv pool between two commands, ADR 0105)', async () => {
+    const rsa = await t.pki('POST', 'root/generate/internal', {
+      common_name: 'ACME RSA root',
+      key_type: 'rsa',
+      key_bits: 2048,
+      issuer_name: 'acme-rsa',
+    });
+    expect(rsa.status).toBe(200);
+    const c = t.client(`${t.server.url}/v1/pki/issuer/acme-rsa/acme/directory`);
+    await c.register();
+    const { order } = await issueFor(c);
+    expect(order.status).toBe('valid');
+    const chain = (await c.post(String(order.certificate), undefined)).text;
+    const leaf = new X509Certificate(chain);
+    expect(leaf.verify(new X509Certificate(String(rsa.data.certificate)).publicKey)).toBe(true);
+    expect(leaf.subjectAltName).toContain('IP Address:127.0.0.1');
+    // its serial is recorded
+    const serial = leaf.serialNumber.match(/../g)!.join(':').toLowerCase();
+    expect((await t.pki('GET', `cert/${serial}`)).status).toBe(200);
+  });
+
   it('rejects identifiers the role does not allow', async () => {
     await t.pki('POST', 'roles/narrow', { allowed_domains: 'example.com', allow_subdomains: true });
     const c = t.client(`${t.server.url}/v1/pki/roles/narrow/acme/directory`);
