@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { PostgresDatabase } from '../src/core/store/postgres.js';
 import { clusterUrl, startCluster } from '../test/support/postgres.js';
-import { concurrently } from './cpu.js';
+import { concurrently, machineBusy } from './cpu.js';
 import { call } from './http.js';
 import { ecIssuer, post, rate, startCfssl } from './pki-support.js';
 import { percentile, round, type BenchResult } from './support.js';
@@ -85,7 +85,7 @@ async function issueWithReads(name: string, args: readonly string[], rsaIssuer =
     }
     const issue = async (i: number) =>
       void (await pki('issue/ec', { common_name: `${name}-${i}.example.com` }));
-    const perSecond = await rate(ISSUES, CLIENTS, issue);
+    const { value: perSecond, busy } = await machineBusy(() => rate(ISSUES, CLIENTS, issue));
     const run = concurrently(CLIENTS, issue);
     const caPem = await probeDuring(
       () => run(ISSUES / 2, ISSUES * 2),
@@ -95,7 +95,7 @@ async function issueWithReads(name: string, args: readonly string[], rsaIssuer =
       () => run(ISSUES / 2, ISSUES * 3),
       () => get(`${d.url}/v1/auth/token/lookup-self`, headers),
     );
-    return { perSecond, caPem, lookup };
+    return { perSecond, caPem, lookup, busy };
   } finally {
     await d.stop();
   }
@@ -156,16 +156,20 @@ async function roleWrites(nodes: readonly KeelServe[], token: string, tag: strin
   const run = concurrently(CLIENTS, write);
   await run(500, WRITES * 4);
   let perSecond = 0;
+  let busy = 0;
   const reads = await probeDuring(
     async () => {
       const start = performance.now();
-      await run(WRITES, 0);
+      busy = (await machineBusy(() => run(WRITES, 0))).busy;
       perSecond = WRITES / ((performance.now() - start) / 1000);
     },
     () => get(`${nodes[0]!.url}/v1/pki/roles/${tag}-1`, headers),
   );
-  return { perSecond, reads };
+  return { perSecond, reads, busy };
 }
+
+/** The machine's cores busy during a measure, in words. */
+const busyText = (busy: number) => `machine ${Math.round(busy * 100)} % busy`;
 
 export async function postgresRows(): Promise<BenchResult[]> {
   const cluster = startCluster({ durable: true });
@@ -187,7 +191,9 @@ export async function postgresRows(): Promise<BenchResult[]> {
     const oneUrl = createDatabase(cluster.socketDir, 'one');
     const one = await node(0, oneUrl);
     const token = one.boot.secrets.root_token;
-    const pgbench = pgbenchTps(cluster.socketDir, 'raw', dir, 8);
+    const { value: pgbench, busy: pgbenchBusy } = await machineBusy(async () =>
+      pgbenchTps(cluster.socketDir, 'raw', dir, 8),
+    );
     const single = await roleWrites([one], token, 'a');
     const pgbenchAgain = pgbenchTps(cluster.socketDir, 'raw', dir, 8);
     await one.stop();
@@ -202,13 +208,13 @@ export async function postgresRows(): Promise<BenchResult[]> {
         name: 'pgbench one-row INSERT commits, 16 clients (PostgreSQL defaults, durable)',
         value: round(peer),
         unit: 'commits/s',
-        note: `two runs around Keel's: ${round(pgbench)} and ${round(pgbenchAgain)}`,
+        note: `two runs around Keel's: ${round(pgbench)} and ${round(pgbenchAgain)}; the first with the ${busyText(pgbenchBusy)}`,
       },
       {
         name: 'Keel one-event writes (PKI role) on PostgreSQL, 1 node, 16 clients',
         value: round(single.perSecond),
         unit: 'writes/s',
-        note: `${round((100 * single.perSecond) / peer)} % of pgbench (target ≥ 25 %)`,
+        note: `${round((100 * single.perSecond) / peer)} % of pgbench (target ≥ 25 %); ${busyText(single.busy)}`,
       },
       {
         name: 'a read (GET pki/roles/:name) on that node during the writes, p50',
@@ -220,7 +226,7 @@ export async function postgresRows(): Promise<BenchResult[]> {
         name: 'Keel one-event writes on PostgreSQL, 3 nodes, 16 clients in all',
         value: round(triple.perSecond),
         unit: 'writes/s',
-        note: `3 nodes / 1 node = ${(triple.perSecond / single.perSecond).toFixed(2)} (target ≥ 2)`,
+        note: `3 nodes / 1 node = ${(triple.perSecond / single.perSecond).toFixed(2)} (target ≥ 2); ${busyText(triple.busy)}`,
       },
     ];
   } finally {
@@ -242,7 +248,7 @@ export async function benchCommandPath(): Promise<BenchResult[]> {
     };
     const newcert = async () => void (await post(`${cfssl.url}/api/v1/cfssl/newcert`, { request }));
     const full = await issueWithReads('full', []);
-    const peer = await rate(ISSUES, CLIENTS, newcert);
+    const { value: peer, busy: peerBusy } = await machineBusy(() => rate(ISSUES, CLIENTS, newcert));
     const normal = await issueWithReads('normal', ['--sync', 'normal']);
     const rsa = await issueWithReads('rsa', [], true);
     const ms = (xs: number[], p: number) => round(percentile(xs, p), 2);
@@ -251,13 +257,13 @@ export async function benchCommandPath(): Promise<BenchResult[]> {
         name: 'pki issue ec P-256, keel serve as shipped (--sync full), 16 clients',
         value: round(full.perSecond),
         unit: 'certs/s',
-        note: `Keel/cfssl = ${(full.perSecond / peer).toFixed(2)} (target ≥ 1.0)`,
+        note: `Keel/cfssl = ${(full.perSecond / peer).toFixed(2)} (target ≥ 1.0); ${busyText(full.busy)}`,
       },
       {
         name: 'cfssl newcert ec P-256, 16 clients (not stored)',
         value: round(peer),
         unit: 'certs/s',
-        note: 'the same lean keep-alive client',
+        note: `the same lean keep-alive client; ${busyText(peerBusy)}`,
       },
       {
         name: 'pki issue ec P-256, --sync normal, 16 clients',

@@ -70,6 +70,25 @@ export function processCpuMicros(pid: number, mainThread = false, tree = false):
   return sum;
 }
 
+/**
+ * How busy the whole machine was while `work` ran: the share of all cores' time not idle (from
+ * `/proc/stat`), 1 being every core busy throughout. Where it is near 1, a rate is what the cores
+ * allow, whatever shares them (the load generator, the peer, PostgreSQL).
+ */
+export async function machineBusy<T>(work: () => Promise<T>): Promise<{ value: T; busy: number }> {
+  const sample = () => {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1);
+    const ticks = fields.map(Number);
+    const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+    return { idle, total: ticks.reduce((a, b) => a + b, 0) };
+  };
+  const before = sample();
+  const value = await work();
+  const after = sample();
+  const total = after.total - before.total;
+  return { value, busy: total > 0 ? 1 - (after.idle - before.idle) / total : 0 };
+}
+
 export interface CpuRate {
   /** Operations per second (wall clock; moves with the machine's load). */
   perSecond: number;
