@@ -1,4 +1,5 @@
 import type { Db } from './database.js';
+import { Lru } from './lru.js';
 
 /** Freezes an object and everything in it (values shared between requests). */
 export function deepFreeze<T>(value: T): T {
@@ -39,13 +40,12 @@ export function anotherProcessCommitted(db: Db): void {
  */
 export class ReadMemo {
   readonly #db: Db;
-  readonly #limit: number;
-  readonly #memo = new Map<string, unknown>();
+  readonly #memo: Lru<string, unknown>;
 
-  /** Past `limit` entries the memo starts again (it only saves queries). */
+  /** Past `limit` entries the least recently used goes (the memo only saves queries). */
   constructor(db: Db, limit = 10_000) {
     this.#db = db;
-    this.#limit = limit;
+    this.#memo = new Lru(limit);
     whenAnotherProcessCommits(db, () => this.clear());
   }
 
@@ -57,10 +57,7 @@ export class ReadMemo {
   get<T>(key: string, read: () => T, keepAbsent = false): T {
     if (this.#memo.has(key)) return this.#memo.get(key) as T;
     const value = deepFreeze(read());
-    if ((value !== undefined || keepAbsent) && !this.#db.inTransaction) {
-      if (this.#memo.size >= this.#limit) this.#memo.clear();
-      this.#memo.set(key, value);
-    }
+    if ((value !== undefined || keepAbsent) && !this.#db.inTransaction) this.#memo.set(key, value);
     return value;
   }
 }

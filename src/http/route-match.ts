@@ -1,6 +1,7 @@
 import type { MatchResult, Router } from '@koa/router';
+import { Lru } from '../core/lru.js';
 
-/** (method, path) pairs remembered per router; past it the memo starts again. */
+/** (method, path) pairs remembered per router; past it the least recently used goes. */
 const LIMIT = 1000;
 /** Longer paths are matched afresh each time (a client chooses them; the memo stays small). */
 const MAX_PATH = 256;
@@ -15,7 +16,7 @@ const MAX_PATH = 256;
  */
 export function rememberMatches(router: Router): Router {
   const match = router.match.bind(router);
-  const memo = new Map<string, MatchResult>();
+  const memo = new Lru<string, MatchResult>(LIMIT);
   let layers = router.stack.length;
   router.match = (path: string, method: string): MatchResult => {
     if (path.length > MAX_PATH) return match(path, method);
@@ -24,12 +25,7 @@ export function rememberMatches(router: Router): Router {
       layers = router.stack.length;
     }
     const key = `${method} ${path}`;
-    let found = memo.get(key);
-    if (found === undefined) {
-      if (memo.size >= LIMIT) memo.clear();
-      found = match(path, method);
-      memo.set(key, found);
-    }
+    const found = memo.getOrSet(key, () => match(path, method));
     return { path: [...found.path], pathAndMethod: [...found.pathAndMethod], route: found.route };
   };
   return router;

@@ -90,6 +90,27 @@ describe('LogWatch', () => {
   });
 });
 
+describe('ReadMemo', () => {
+  it('keeps at most its limit, dropping the row read least recently', () => {
+    const [a] = twoConnections();
+    const memo = new ReadMemo(a, 2);
+    let reads = 0;
+    const read = (v: string) => () => {
+      reads += 1;
+      return v;
+    };
+    memo.get('x', read('x'));
+    memo.get('y', read('y'));
+    memo.get('x', read('x')); // remembered, and now the most recent
+    memo.get('z', read('z')); // y goes
+    expect(reads).toBe(3);
+    memo.get('x', read('x'));
+    expect(reads).toBe(3);
+    memo.get('y', read('y'));
+    expect(reads).toBe(4);
+  });
+});
+
 describe('Reactors.resume', () => {
   it('a process that leads again starts from the checkpoint the other leader saved', async () => {
     const [a, b] = twoConnections();

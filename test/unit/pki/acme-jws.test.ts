@@ -135,4 +135,12 @@ describe('replay nonces', () => {
     clock.advance(NONCE_TTL_MS);
     expect(nonces.consume(b)).toBe(false);
   });
+
+  it('are kept up to a bound: past it the oldest unspent one goes', () => {
+    const nonces = new Nonces(new ManualClock());
+    const issued = Array.from({ length: 50_001 }, () => nonces.issue());
+    expect(nonces.consume(issued[0]!)).toBe(false);
+    expect(nonces.consume(issued[1]!)).toBe(true);
+    expect(nonces.consume(issued[50_000]!)).toBe(true);
+  });
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../../core/clock.js';
+import { Lru } from '../../../core/lru.js';
 
 /** How long a nonce stays usable. */
 export const NONCE_TTL_MS = 5 * 60_000;
@@ -12,8 +13,8 @@ const MAX_NONCES = 50_000;
  */
 export class Nonces {
   readonly #clock: Clock;
-  /** nonce → expiry (ms); a Map keeps insertion order, so the oldest come first */
-  readonly #live = new Map<string, number>();
+  /** nonce → expiry (ms); past MAX_NONCES the oldest goes (a nonce is read once, when spent) */
+  readonly #live = new Lru<string, number>(MAX_NONCES);
 
   constructor(clock: Clock) {
     this.#clock = clock;
@@ -22,10 +23,6 @@ export class Nonces {
   issue(): string {
     const nonce = randomBytes(16).toString('base64url');
     this.#live.set(nonce, this.#clock.now().getTime() + NONCE_TTL_MS);
-    if (this.#live.size > MAX_NONCES) {
-      const oldest = this.#live.keys().next().value;
-      if (oldest !== undefined) this.#live.delete(oldest);
-    }
     return nonce;
   }
 
