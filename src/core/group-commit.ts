@@ -25,6 +25,13 @@ export interface Durability {
   begin?(): Promise<void>;
   /** Wraps the whole batch (what must be set before BEGIN and restored after the COMMIT). */
   around?(batch: () => void): void;
+  /**
+   * Sending a batch's writes without waiting for each answer (PostgreSQL's pipeline mode), from
+   * `start` to `end`. A write that failed is found at the next read or at `end`, which throw
+   * `UnprotectedWriteFailed`: the batch is then written again without it, each statement answered
+   * before the next. `abandon` leaves it whatever it still owes (the batch is being rolled back).
+   */
+  readonly pipeline?: { start(): void; end(): void; abandon(): void };
   commit(commitNow: () => void): Promise<void>;
   /** Lets go of what `commit` holds open (the store is being closed). */
   close?(): Promise<void>;
@@ -275,7 +282,9 @@ export class GroupCommit<Written> {
     if (!begun) s.begin.run();
     this.#inBatch = true;
     this.#hooks.start();
+    const pipeline = careful ? undefined : this.#durability.pipeline;
     try {
+      pipeline?.start();
       const started = performance.now();
       for (let i = 0; i < batch.length; i++) {
         // A batch holds the event loop while it is written: past its budget, what is left goes
@@ -311,10 +320,12 @@ export class GroupCommit<Written> {
         }
       }
       this.#inBatch = false;
+      pipeline?.end();
       const token = this.#hooks.ended();
       return { committed: this.#durability.commit(() => s.commit.run()), token };
     } catch (err) {
       this.#inBatch = false;
+      pipeline?.abandon();
       if (this.#db.inTransaction) s.rollback.run();
       this.#hooks.aborted();
       throw err;

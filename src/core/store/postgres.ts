@@ -11,7 +11,7 @@ import {
 } from './port.js';
 import { type Control, type Translated, splitStatements, translate } from './translate.js';
 import { redactUrl } from './url.js';
-import { SyncFailed, type Durability } from '../group-commit.js';
+import { SyncFailed, UnprotectedWriteFailed, type Durability } from '../group-commit.js';
 
 /** The part of the `libpq` package (libpq's synchronous calls) the adapter uses. */
 interface PQ {
@@ -33,6 +33,12 @@ interface PQ {
   getisnull(row: number, column: number): boolean;
   cmdTuples(): string;
   sendQuery(text: string): boolean;
+  sendQueryParams(text: string, values: (string | null)[]): boolean;
+  sendPrepare(name: string, text: string, nParams: number): boolean;
+  sendQueryPrepared(name: string, values: (string | null)[]): boolean;
+  enterPipelineMode(): boolean;
+  exitPipelineMode(): boolean;
+  pipelineSync(): boolean;
   getResult(): boolean;
   consumeInput(): boolean;
   isBusy(): boolean;
@@ -82,6 +88,21 @@ export const LOG_LOCK = 0x6b65656c;
 const UNAVAILABLE = '08000';
 
 const SCHEMA_CHANGE = /^\s*(CREATE|DROP|ALTER)\s+(TABLE|INDEX|UNIQUE\s+INDEX)\b/i;
+
+/** What a batch's pipeline sends without waiting: savepoints, and their release and rollback. */
+const PIPELINED_CONTROL = /^(SAVEPOINT|RELEASE SAVEPOINT|ROLLBACK TO SAVEPOINT) \w+$/;
+
+/** A statement sent into a batch's pipeline, and its answer once read. */
+interface Sent {
+  text: string;
+  /** for a Prepare: the session's prepared names, forgotten again if it fails */
+  prepares?: Map<string, string>;
+  /** for a read: the rows' shape, and how many are wanted */
+  shape?: 'object' | 'raw' | 'pluck';
+  limit?: number;
+  changes?: number;
+  rows?: unknown[];
+}
 
 /** SQLite's error codes for PostgreSQL's SQLSTATEs that Keel tells apart. */
 function sqliteCode(state: string | undefined, constraint: string | undefined): string {
@@ -172,18 +193,15 @@ class PgStatement implements Statement {
   }
 
   run(...params: unknown[]): RunResult {
-    this.#db.execute(this.#sql, this.#bind(params));
-    return { changes: this.#db.changes() };
+    return this.#db.run(this.#sql, this.#bind(params));
   }
 
   get(...params: unknown[]): unknown {
-    this.#db.execute(this.#sql, this.#bind(params));
-    return this.#db.rows(this.#shape(), 1)[0];
+    return this.#db.query(this.#sql, this.#bind(params), this.#shape(), 1)[0];
   }
 
   all(...params: unknown[]): unknown[] {
-    this.#db.execute(this.#sql, this.#bind(params));
-    return this.#db.rows(this.#shape());
+    return this.#db.query(this.#sql, this.#bind(params), this.#shape());
   }
 
   iterate(...params: unknown[]): IterableIterator<unknown> {
@@ -252,6 +270,11 @@ export class PostgresDatabase implements Db {
   readonly #keys = new Map<string, string[]>();
   readonly #translated = new Map<string, Translated>();
   readonly #prepared = new WeakMap<PQ, Map<string, string>>();
+  /**
+   * A batch's statements sent without waiting for their answers (libpq's pipeline mode), while a
+   * group-commit batch is written: null outside one (see `pipeline`).
+   */
+  #pipe: { sent: Sent[]; failed: Error | null } | null = null;
   /** How many transactions (the outermost and its savepoints) are open. */
   #depth = 0;
   #open = true;
@@ -462,7 +485,140 @@ export class PostgresDatabase implements Db {
       begin: () =>
         this.#inFlightQuery(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lock})`, 'begin'),
       commit: () => this.#inFlightQuery(this.#commitText(), 'commit'),
+      pipeline: {
+        start: () => this.#startPipeline(),
+        end: () => this.#leavePipeline(),
+        abandon: () => this.#abandonPipeline(),
+      },
     };
+  }
+
+  /**
+   * From here until `end`, the batch's writes (and savepoints) are sent without waiting for their
+   * answers; a read sends what it asks with a sync and reads every answer up to it (DESIGN §10).
+   * A write that failed is found at the next read or at the end: the batch is then written again
+   * without the pipeline (`UnprotectedWriteFailed`), every statement answered before the next.
+   */
+  #startPipeline(): void {
+    const pq = this.#live();
+    if (this.#pipe !== null || !this.inTransaction) return;
+    if (!pq.enterPipelineMode()) return;
+    this.#pipe = { sent: [], failed: null };
+  }
+
+  /** Reads every answer the pipeline owes; a failure among them fails the batch's attempt. */
+  #flushPipeline(): void {
+    const pipe = this.#pipe;
+    if (pipe === null || pipe.sent.length === 0) {
+      if (pipe?.failed) throw new UnprotectedWriteFailed(pipe.failed);
+      return;
+    }
+    const pq = this.#pq;
+    this.#current = pq;
+    if (!pq.pipelineSync()) pipe.failed ??= this.#lostError(pq);
+    const sent = pipe.sent.splice(0);
+    for (const one of sent) {
+      let answered = false;
+      while (pq.getResult()) {
+        answered = true;
+        const status = pq.resultStatus();
+        if (status === 'PGRES_PIPELINE_ABORTED') {
+          one.prepares?.delete(one.text);
+          continue;
+        }
+        try {
+          this.#check(one.text, pq);
+        } catch (err) {
+          one.prepares?.delete(one.text);
+          pipe.failed ??= err as Error;
+          continue;
+        }
+        one.changes = Number(pq.cmdTuples()) || 0;
+        if (one.shape !== undefined) one.rows = this.rows(one.shape, one.limit);
+      }
+      if (!answered) pipe.failed ??= this.#lostError(pq);
+    }
+    // The sync's own answer.
+    while (pq.getResult()) if (pq.resultStatus() === 'PGRES_PIPELINE_SYNC') break;
+    if (pipe.failed !== null) throw new UnprotectedWriteFailed(pipe.failed);
+  }
+
+  #lostError(pq: PQ): PostgresError {
+    return new PostgresError(
+      pq.errorMessage().trim() || 'the connection was lost',
+      UNAVAILABLE,
+      undefined,
+    );
+  }
+
+  /** Reads what the pipeline owes and leaves pipeline mode (before COMMIT, or a simple query). */
+  #leavePipeline(): void {
+    if (this.#pipe === null) return;
+    try {
+      this.#flushPipeline();
+    } finally {
+      this.#pipe = null;
+      this.#pq.exitPipelineMode();
+    }
+  }
+
+  /** Leaves pipeline mode after a failure, whatever the pipeline still owes (it is rolled back). */
+  #abandonPipeline(): void {
+    try {
+      this.#leavePipeline();
+    } catch {
+      // the batch is being rolled back: what failed in it is already known
+    }
+  }
+
+  /** Sends a statement into the pipeline; its answer is read at the next flush. */
+  #send(sql: Translated, values: (string | null)[], sent: Sent): Sent {
+    const pipe = this.#pipe!;
+    const pq = this.#pq;
+    const prepared = this.#prepared.get(pq)!;
+    let name = prepared.get(sql.text);
+    if (name === undefined) {
+      name = `keel_${prepared.size + 1}`;
+      prepared.set(sql.text, name);
+      if (!pq.sendPrepare(name, sql.text, values.length)) pipe.failed ??= this.#lostError(pq);
+      pipe.sent.push({ text: sql.text, prepares: prepared });
+    }
+    if (!pq.sendQueryPrepared(name, values)) pipe.failed ??= this.#lostError(pq);
+    pipe.sent.push(sent);
+    if (sql.creates !== null) this.#keys.set(sql.creates.table, sql.creates.key);
+    return sent;
+  }
+
+  /** A write: in a batch's pipeline, sent without waiting (its count is read when asked for). */
+  run(sql: Translated, values: (string | null)[]): RunResult {
+    if (this.#pipe === null || sql.control !== null) {
+      this.execute(sql, values);
+      return { changes: this.changes() };
+    }
+    const sent = this.#send(sql, values, { text: sql.text });
+    const flush = () => this.#flushPipeline();
+    return {
+      get changes(): number {
+        flush();
+        return sent.changes ?? 0;
+      },
+    };
+  }
+
+  /** A read: in a batch's pipeline, sent with everything before it, and answered at once. */
+  query(
+    sql: Translated,
+    values: (string | null)[],
+    shape: 'object' | 'raw' | 'pluck',
+    limit?: number,
+  ): unknown[] {
+    if (this.#pipe === null || sql.control !== null) {
+      this.execute(sql, values);
+      return this.rows(shape, limit);
+    }
+    const sent = this.#send(sql, values, { text: sql.text, shape, limit });
+    this.#flushPipeline();
+    return sent.rows ?? [];
   }
 
   /**
@@ -527,6 +683,8 @@ export class PostgresDatabase implements Db {
   }
 
   get inTransaction(): boolean {
+    // A batch's pipeline is inside its transaction, though the session is busy (PQTRANS_ACTIVE).
+    if (this.#pipe !== null) return true;
     // PQTRANS_INTRANS (2) or PQTRANS_INERROR (3): local state, no round trip. A COMMIT in
     // flight is PQTRANS_ACTIVE (1): the transaction is over for everything but its answer.
     const status = this.#pq.transactionStatus();
@@ -541,6 +699,7 @@ export class PostgresDatabase implements Db {
   }
 
   exec(source: string): this {
+    this.#leavePipeline();
     const texts: string[] = [];
     for (const one of splitStatements(source)) {
       const t = this.#translate(one);
@@ -603,6 +762,7 @@ export class PostgresDatabase implements Db {
   /** Runs a translated statement; its rows (or its count) are read from the connection next. */
   execute(sql: Translated, values: (string | null)[]): void {
     if (sql.control !== null) return this.#control(sql.control);
+    this.#leavePipeline();
     // Inside a transaction on the writer's session; outside one, on the reader's.
     const pq = this.inTransaction ? this.#live() : this.#liveReader();
     const prepared = this.#prepared.get(pq)!;
@@ -661,6 +821,7 @@ export class PostgresDatabase implements Db {
   #primaryKey(table: string): string[] | undefined {
     // Outside a transaction on the reader's session, like any read: the writer's may have a
     // batch's BEGIN or COMMIT in flight.
+    this.#leavePipeline();
     const pq = this.inTransaction ? this.#live() : this.#liveReader();
     pq.prepare(
       '',
@@ -697,6 +858,15 @@ export class PostgresDatabase implements Db {
   }
 
   #simple(text: string): void {
+    if (this.#pipe !== null) {
+      if (PIPELINED_CONTROL.test(text)) {
+        if (!this.#pq.sendQueryParams(text, [])) this.#pipe.failed ??= this.#lostError(this.#pq);
+        this.#pipe.sent.push({ text });
+        return;
+      }
+      if (text === 'ROLLBACK') this.#abandonPipeline();
+      else this.#leavePipeline();
+    }
     this.#live().exec(text);
     this.#check(text);
   }

@@ -1,0 +1,78 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { migrate } from '../../../src/core/database.js';
+import { PostgresDatabase } from '../../../src/core/store/postgres.js';
+import {
+  checkGrouping,
+  openLedger,
+  outcomeOf,
+  runs,
+  scriptOf,
+  snapshot,
+  submit,
+  type Ledger,
+} from '../../support/group-commit-ledger.js';
+import { freshDatabase } from '../../support/store.js';
+
+// Runs in the `integration-pg` project only: group commit against its definition on PostgreSQL,
+// where a batch's writes go through libpq's pipeline without waiting for their answers (ADR 0106):
+// a write refused by a read model's constraint is found at the next read or at the batch's end,
+// and the batch is then written again with every statement answered in turn.
+
+function ledgerOn(batchBudgetMs?: number): Ledger<PostgresDatabase> & { done(): Promise<void> } {
+  const fresh = freshDatabase();
+  const db = new PostgresDatabase(fresh.url);
+  migrate(db);
+  const ledger = openLedger(db, batchBudgetMs);
+  return {
+    ...ledger,
+    async done() {
+      await ledger.handler.close();
+      if (ledger.db.open) ledger.db.close();
+      fresh.drop();
+    },
+  };
+}
+
+describe('group commit on PostgreSQL', () => {
+  it('any grouping of concurrent commands into batches equals running them one by one', async () => {
+    await fc.assert(
+      fc.asyncProperty(runs, async ([generated, budget]) => {
+        const oneByOne = ledgerOn();
+        const grouped = ledgerOn(budget);
+        try {
+          await checkGrouping(scriptOf(generated), oneByOne, grouped);
+        } finally {
+          await oneByOne.done();
+          await grouped.done();
+        }
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it('a constraint a pipelined write breaks refuses that command alone', async () => {
+    const ledger = ledgerOn();
+    try {
+      const answers = [
+        submit(ledger.handler, { kind: 'open', account: 0, owner: 0 }),
+        submit(ledger.handler, { kind: 'deposit', account: 0, amount: 10 }),
+        // The same owner: the read model's UNIQUE constraint refuses it inside the batch.
+        submit(ledger.handler, { kind: 'open', account: 1, owner: 0 }),
+        submit(ledger.handler, { kind: 'deposit', account: 0, amount: 1 }),
+        // Account 1 is not open: the deposit is refused after the withdrawal was written.
+        submit(ledger.handler, { kind: 'transfer', from: 0, to: 1, amount: 4 }),
+      ].map(outcomeOf);
+      const outcomes = await Promise.all(answers);
+      expect(outcomes.filter((o) => o === 'ok')).toHaveLength(3);
+      expect(outcomes[2]).not.toBe('ok');
+      expect(outcomes[4]).toBe('IllegalTransitionError');
+      expect(ledger.db.prepare('SELECT id, balance FROM gc_accounts').all()).toEqual([
+        { id: 'account-0', balance: 11 },
+      ]);
+      expect(snapshot(ledger.db).events).toHaveLength(3);
+    } finally {
+      await ledger.done();
+    }
+  });
+});
