@@ -42,20 +42,23 @@ export class PkiService {
     meta: AuditMetadata,
   ): Promise<{ role: Role; warnings: string[] }> {
     return this.authority.run(() => {
-      const stored = this.authority.q.role(mount, name) as Role | undefined;
+      // POST replaces the role: the stored one is read only to be patched.
+      const stored = patch ? (this.authority.q.role(mount, name) as Role | undefined) : undefined;
       if (patch && !stored) throw new ValidationError('Unable to fetch role entry to patch');
-      const { role, warnings } = roleFromInput(d, patch ? stored : undefined);
+      const { role, warnings } = roleFromInput(d, stored);
+      // Read before the append, which a role's event does not change (and the remembered
+      // configuration is still there to answer it without a query).
+      if (role.issuer_ref === 'default' && !this.authority.defaults(mount).defaultIssuer) {
+        warnings.push(
+          'Issuing Certificate was set to default, but no default issuing certificate (configurable at /config/issuers) is currently set',
+        );
+      }
       this.record(
         streams.role(mount, name),
         roleDecider,
         { type: 'PkiRoleWritten', data: { mount, name, role } },
         meta,
       );
-      if (role.issuer_ref === 'default' && !this.authority.defaults(mount).defaultIssuer) {
-        warnings.push(
-          'Issuing Certificate was set to default, but no default issuing certificate (configurable at /config/issuers) is currently set',
-        );
-      }
       return { role, warnings };
     });
   }
