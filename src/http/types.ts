@@ -20,6 +20,8 @@ export interface SecretsToken {
   policies: readonly string[];
   /** ISO time it stops working, or null for no expiry. */
   expiresAt: string | null;
+  /** Whether it was made with a number of uses (fixed at creation), each request spending one. */
+  usesLimited: boolean;
 }
 
 /** A secrets engine mounted at a path. */

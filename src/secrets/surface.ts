@@ -129,6 +129,8 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
 
   /** A use of the request's token, when its uses are limited: the uses left after it. */
   async function spendUse(ctx: Context, token: SecretsToken): Promise<number> {
+    // A token made without a limit never gets one: no need to read its row again.
+    if (!token.usesLimited) return 0;
     const row = queries.tokenByAccessor(token.accessor);
     if (row === undefined || row.numUses === 0) return 0;
     return commands.useToken(token.accessor, secretsMetadata(ctx));
@@ -245,6 +247,7 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       displayName: row.displayName,
       policies: row.policies,
       expiresAt: row.expiresAt,
+      usesLimited: row.numUses !== 0,
     };
   }
 
