@@ -54,6 +54,11 @@ export class ReadMemo {
     this.#memo.clear();
   }
 
+  /** Forgets one row. */
+  forget(key: string): void {
+    this.#memo.delete(key);
+  }
+
   get<T>(key: string, read: () => T, keepAbsent = false): T {
     if (this.#memo.has(key)) return this.#memo.get(key) as T;
     const value = deepFreeze(read());

@@ -357,11 +357,17 @@ export class Authority {
   }
 
   /**
-   * Drops cached rows and chains (a role, key, issuer or configuration event was applied), and the
-   * unsealed key or parsed certificate of a deleted key or issuer.
+   * Drops cached rows and chains (a key, issuer or configuration event was applied; for a role's,
+   * that role alone), and the unsealed key or parsed certificate of a deleted key or issuer.
    */
   readModelsChanged(event?: StoredEvent): void {
     this.#generation++;
+    // A role's event changes that role alone: the rest stays remembered.
+    if (event?.type === 'PkiRoleWritten' || event?.type === 'PkiRoleDeleted') {
+      const { mount, name } = event.data as { mount: string; name: string };
+      this.#reads.forgetRole(mount, name);
+      return;
+    }
     this.#reads.clear();
     this.#chains.clear();
     if (event?.type === 'PkiKeyDeleted') this.#keys.delete((event.data as { keyId: string }).keyId);

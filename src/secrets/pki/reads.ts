@@ -10,6 +10,8 @@ import type { IssuerRow, KeyRow, PkiQueries } from './projection.js';
  * frozen, being shared; a value read inside a transaction may still roll back and is not kept;
  * absent rows are only remembered for configuration kinds, whose keys are Keel's own.
  */
+const roleKey = (mount: string, name: string) => `role\0${mount}\0${name}`;
+
 export class PkiReads {
   readonly #q: () => PkiQueries;
   readonly #memo: ReadMemo;
@@ -19,13 +21,18 @@ export class PkiReads {
     this.#memo = new ReadMemo(db);
   }
 
-  /** Forgets every row (a role, key, issuer or configuration event was applied). */
+  /** Forgets every row (a key, issuer or configuration event was applied). */
   clear(): void {
     this.#memo.clear();
   }
 
+  /** Forgets one role (it was written or deleted): nothing else derives from it. */
+  forgetRole(mount: string, name: string): void {
+    this.#memo.forget(roleKey(mount, name));
+  }
+
   role = (mount: string, name: string): unknown =>
-    this.#memo.get(`role\0${mount}\0${name}`, () => this.#q().role(mount, name));
+    this.#memo.get(roleKey(mount, name), () => this.#q().role(mount, name));
 
   issuer = (mount: string, id: string): IssuerRow | undefined =>
     this.#memo.get(`issuer\0${mount}\0${id}`, () => this.#q().issuer(mount, id));
