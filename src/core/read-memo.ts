@@ -31,9 +31,11 @@ export function anotherProcessCommitted(db: Db): void {
 
 /**
  * Read-model rows remembered between requests instead of queried and parsed each time. The owner
- * calls `clear` from its projection whenever an event changes any of them, inside the same
- * transaction, so a remembered row is never older than the table. Values are frozen, being
- * shared; a value read inside a transaction may still roll back and is not kept; absent rows are
+ * calls `clear` (or `forget`) from its projection whenever an event changes any of them, inside the
+ * same transaction, so a remembered row is never older than the table. Values are frozen, being
+ * shared. A value read inside a transaction is kept only while nothing was forgotten in it: the
+ * rows it reads are then the committed ones (every change to them is announced first), while
+ * after a change it may read what the transaction wrote and may yet roll back. Absent rows are
  * kept only when asked (for keys the caller controls, never for what a client sends). With several
  * processes on one file, every memo of the database is cleared when another one commits
  * (`anotherProcessCommitted`, driven by a `LogWatch`).
@@ -41,6 +43,11 @@ export function anotherProcessCommitted(db: Db): void {
 export class ReadMemo {
   readonly #db: Db;
   readonly #memo: Lru<string, unknown>;
+  /**
+   * Something was forgotten inside the transaction open then: until a read outside any
+   * transaction shows it ended, what is read inside one is not kept.
+   */
+  #changedInTransaction = false;
 
   /** Past `limit` entries the least recently used goes (the memo only saves queries). */
   constructor(db: Db, limit = 10_000) {
@@ -52,17 +59,25 @@ export class ReadMemo {
   /** Forgets every row. */
   clear(): void {
     this.#memo.clear();
+    this.#changed();
   }
 
   /** Forgets one row. */
   forget(key: string): void {
     this.#memo.delete(key);
+    this.#changed();
+  }
+
+  #changed(): void {
+    if (this.#db.inTransaction) this.#changedInTransaction = true;
   }
 
   get<T>(key: string, read: () => T, keepAbsent = false): T {
     if (this.#memo.has(key)) return this.#memo.get(key) as T;
     const value = deepFreeze(read());
-    if ((value !== undefined || keepAbsent) && !this.#db.inTransaction) this.#memo.set(key, value);
+    if (!this.#db.inTransaction) this.#changedInTransaction = false;
+    else if (this.#changedInTransaction) return value;
+    if (value !== undefined || keepAbsent) this.#memo.set(key, value);
     return value;
   }
 }

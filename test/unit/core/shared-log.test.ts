@@ -111,6 +111,39 @@ describe('ReadMemo', () => {
   });
 });
 
+describe('ReadMemo inside a transaction', () => {
+  it('keeps what it reads while nothing was forgotten, and nothing the transaction wrote', () => {
+    const [a] = twoConnections();
+    a.exec('CREATE TABLE t (k TEXT PRIMARY KEY, v TEXT)');
+    a.exec("INSERT INTO t VALUES ('x', 'committed'), ('y', 'committed')");
+    const memo = new ReadMemo(a);
+    let reads = 0;
+    const read = (k: string) => () => {
+      reads += 1;
+      return a.prepare<[string], { v: string }>('SELECT v FROM t WHERE k = ?').get(k)!.v;
+    };
+    expect(() =>
+      a.transaction(() => {
+        // Nothing changed yet: what is read is committed, and kept.
+        expect(memo.get('x', read('x'))).toBe('committed');
+        expect(memo.get('x', read('x'))).toBe('committed');
+        expect(reads).toBe(1);
+        // The transaction writes y and says so: from here nothing read is kept.
+        a.exec("UPDATE t SET v = 'uncommitted' WHERE k = 'y'");
+        memo.forget('y');
+        expect(memo.get('y', read('y'))).toBe('uncommitted');
+        expect(memo.get('y', read('y'))).toBe('uncommitted');
+        expect(reads).toBe(3);
+        throw new Error('roll back');
+      })(),
+    ).toThrow('roll back');
+    // Rolled back: y is read afresh, and kept again outside a transaction.
+    expect(memo.get('y', read('y'))).toBe('committed');
+    expect(memo.get('y', read('y'))).toBe('committed');
+    expect(reads).toBe(4);
+  });
+});
+
 describe('Reactors.resume', () => {
   it('a process that leads again starts from the checkpoint the other leader saved', async () => {
     const [a, b] = twoConnections();
