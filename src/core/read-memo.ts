@@ -73,10 +73,11 @@ export class ReadMemo {
   }
 
   get<T>(key: string, read: () => T, keepAbsent = false): T {
+    const inTransaction = this.#db.inTransaction;
+    if (!inTransaction) this.#changedInTransaction = false;
     if (this.#memo.has(key)) return this.#memo.get(key) as T;
     const value = deepFreeze(read());
-    if (!this.#db.inTransaction) this.#changedInTransaction = false;
-    else if (this.#changedInTransaction) return value;
+    if (inTransaction && this.#changedInTransaction) return value;
     if (value !== undefined || keepAbsent) this.#memo.set(key, value);
     return value;
   }
