@@ -13,7 +13,7 @@ import { type Control, type Translated, splitStatements, translate } from './tra
 import { redactUrl } from './url.js';
 import { SyncFailed, UnprotectedWriteFailed, type Durability } from '../group-commit.js';
 
-/** The part of the `libpq` package (libpq's synchronous calls) the adapter uses. */
+/** The part of the `libpq` package the adapter uses: libpq's synchronous calls, its asynchronous ones and its pipeline mode. */
 interface PQ {
   connectSync(conninfo: string): void;
   finish(): void;
@@ -235,8 +235,10 @@ class PgStatement implements Statement {
 
 /**
  * The PostgreSQL adapter of the store port over one libpq connection, synchronous: each call
- * waits for the server's answer. SQL is translated once per text and kept as a server-side
- * prepared statement. Every transaction takes the log's lock first (`LOG_LOCK`).
+ * answers before it returns, but for a write inside a group-commit batch, which goes through
+ * libpq's pipeline and is answered at the next read (ADR 0106). SQL is translated once per text
+ * and kept as a server-side prepared statement. Every transaction takes the log's lock first
+ * (`LOG_LOCK`).
  */
 export class PostgresDatabase implements Db {
   readonly name: string;
