@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, createSecretKey } from 'node:crypto';
 import type { Hash, Hmac } from 'node:crypto';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { safeEqual } from '../core/seal.js';
@@ -127,7 +127,9 @@ class Sha256 {
     const bytes = ArrayBuffer.isView(key)
       ? new Uint8Array(key.buffer, key.byteOffset, key.byteLength)
       : new Uint8Array(key);
-    return createHmac('sha256', bytes);
+    // As a KeyObject: Node 24 tries a byte key as a KeyObject and a CryptoKey first, each a thrown
+    // error (core/seal.ts, deriveSecretKey).
+    return createHmac('sha256', createSecretKey(bytes));
   }
   update(chunk: Uint8Array): void {
     this.hash.update(chunk);

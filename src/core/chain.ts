@@ -1,6 +1,6 @@
-import { createHmac, hash, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Db } from './database.js';
-import { deriveKey } from './seal.js';
+import { deriveSecretKey } from './seal.js';
 
 /**
  * The chain over the event log: each event's hash covers the one before it and everything stored
@@ -45,12 +45,12 @@ export function legacyLink(prevHash: string, row: Omit<EventRow, 'hash'>): strin
 
 /** The audit keys, derived from the keyring: one links the chain, the other signs anchors. */
 export class ChainKey {
-  readonly #link: Buffer;
-  readonly #sign: Buffer;
+  readonly #link: KeyObject;
+  readonly #sign: KeyObject;
 
   constructor(masterKey: Buffer) {
-    this.#link = deriveKey(masterKey, 'keel audit chain');
-    this.#sign = deriveKey(masterKey, 'keel audit anchor');
+    this.#link = deriveSecretKey(masterKey, 'keel audit chain');
+    this.#sign = deriveSecretKey(masterKey, 'keel audit anchor');
   }
 
   link(prevHash: string, row: Omit<EventRow, 'hash'>): string {

@@ -2,9 +2,11 @@ import {
   createCipheriv,
   createDecipheriv,
   createHmac,
+  createSecretKey,
   hkdfSync,
   randomBytes,
   timingSafeEqual,
+  type KeyObject,
 } from 'node:crypto';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -35,13 +37,21 @@ export function deriveKey(masterKey: Buffer, label: string): Buffer {
   return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), label, 32));
 }
 
+/**
+ * {@link deriveKey} as a `KeyObject`, for a key used on every request. Node 24 tells a key's kind
+ * by trying it as a `KeyObject`, then as a `CryptoKey`, each a thrown and caught error for a
+ * `Buffer`: about 6 µs an HMAC, several times the HMAC itself. A `KeyObject` passes the first try.
+ */
+export const deriveSecretKey = (masterKey: Buffer, label: string): KeyObject =>
+  createSecretKey(deriveKey(masterKey, label));
+
 export class Sealer {
-  readonly #encKey: Buffer;
-  readonly #macKey: Buffer;
+  readonly #encKey: KeyObject;
+  readonly #macKey: KeyObject;
 
   constructor(masterKey: Buffer) {
-    this.#encKey = deriveKey(masterKey, 'keel seal enc');
-    this.#macKey = deriveKey(masterKey, 'keel seal mac');
+    this.#encKey = deriveSecretKey(masterKey, 'keel seal enc');
+    this.#macKey = deriveSecretKey(masterKey, 'keel seal mac');
   }
 
   seal(plain: string): Sealed {
