@@ -321,6 +321,15 @@ export interface FieldData<F extends Fields> {
 }
 
 /**
+ * A field's default, as a value of the request's own: an array or object is copied, since the
+ * caller may change what it gets; anything else is given as it is.
+ */
+function defaultOf(field: { default?: unknown } | undefined): unknown {
+  const value = field?.default;
+  return typeof value === 'object' && value !== null ? structuredClone(value) : value;
+}
+
+/**
  * Converts every declared field present in `raw` (all of them, before any is used, so one bad value
  * fails the request whatever the handler reads), applies `captures` (the path's own segments, which
  * win over the body), checks required fields and notes undeclared ones.
@@ -368,9 +377,7 @@ export function parseFields<F extends Fields>(
   ];
   return {
     get: (name) =>
-      (values.has(name)
-        ? values.get(name)
-        : structuredClone(fields[name]?.default)) as Parsed<F>[typeof name],
+      (values.has(name) ? values.get(name) : defaultOf(fields[name])) as Parsed<F>[typeof name],
     sent: (name) => values.has(name),
     sentNull: (name) => merged[name] === null,
     ignored,

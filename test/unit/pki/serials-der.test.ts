@@ -24,6 +24,22 @@ describe('serials', () => {
     ).toBe(`01:${Array<string>(17).fill('02').join(':')}`);
   });
 
+  it('never repeat, nor share bytes, across the refills of their random pool', () => {
+    const seen = new Set<string>();
+    const made: Buffer[] = [];
+    // 20 bytes each from a 4 KiB pool: several refills.
+    for (let i = 0; i < 1000; i++) {
+      const s = randomSerial();
+      seen.add(s.toString('hex'));
+      made.push(s);
+    }
+    expect(seen.size).toBe(1000);
+    // Each is a copy: changing one changes no other.
+    const before = made[1]!.toString('hex');
+    made[0]!.fill(0);
+    expect(made[1]!.toString('hex')).toBe(before);
+  });
+
   it('normalise from colons or hyphens in any case, and refuse what is not hex', () => {
     expect(normaliseSerial('39-DD-2E')).toBe('39:dd:2e');
     expect(normaliseSerial('00:39:dd')).toBe('39:dd');
