@@ -1,9 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { pooledRandomBytes } from './random.js';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** Random base62 text of the given length (rejection sampling keeps it unbiased). */
-export function base62(length: number, random: (n: number) => Buffer = randomBytes): string {
+export function base62(length: number, random: (n: number) => Buffer = pooledRandomBytes): string {
   let out = '';
   while (out.length < length) {
     for (const byte of random(length * 2)) {

@@ -1,4 +1,5 @@
-import { randomBytes, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { pooledRandomBytes } from '../core/random.js';
 import * as der from './der.js';
 import { signatureAlgorithm, signOffLoop, signWith, type SignatureScheme } from './keys.js';
 
@@ -37,24 +38,8 @@ export function encodeName(s: SubjectSpec): Buffer {
   return der.seq(...parts);
 }
 
-/**
- * Random bytes from a pool that OpenSSL fills 4 KiB at a time, as Node's `randomUUID` does: one
- * call for about two hundred serials instead of one each (a call costs several microseconds).
- * Each byte is handed out once.
- */
-const pool = { bytes: Buffer.alloc(0), at: 0 };
-function pooledRandom(n: number): Buffer {
-  if (pool.at + n > pool.bytes.length) {
-    pool.bytes = randomBytes(4096);
-    pool.at = 0;
-  }
-  const out = pool.bytes.subarray(pool.at, pool.at + n);
-  pool.at += n;
-  return out;
-}
-
 /** A fresh serial: a random integer in [1, 2^159), as its minimal big-endian bytes. */
-export function randomSerial(random: (n: number) => Buffer = pooledRandom): Buffer {
+export function randomSerial(random: (n: number) => Buffer = pooledRandomBytes): Buffer {
   for (;;) {
     const b = random(20);
     b[0] = (b[0] ?? 0) & 0x7f;

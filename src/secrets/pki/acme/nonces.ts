@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from '../../../core/random.js';
 import type { Clock } from '../../../core/clock.js';
 import { Lru } from '../../../core/lru.js';
 
@@ -21,7 +21,7 @@ export class Nonces {
   }
 
   issue(): string {
-    const nonce = randomBytes(16).toString('base64url');
+    const nonce = pooledRandomBytes(16).toString('base64url');
     this.#live.set(nonce, this.#clock.now().getTime() + NONCE_TTL_MS);
     return nonce;
   }

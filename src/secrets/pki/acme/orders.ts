@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from '../../../core/random.js';
 import type { AcmeAuthorizationCreatedData } from '../../../../machines/acme-authorization.machine.js';
 import type { AcmeChallengeType } from '../../../../machines/acme-challenge.machine.js';
 import { isKeelError } from '../../../core/errors.js';
@@ -130,7 +130,7 @@ export function newOrder(service: AcmeService, req: AcmeRequest): AcmeReply {
     identifier,
     wildcard: identifier.value.startsWith('*.'),
     challenges: challengesFor(identifier),
-    token: randomBytes(32).toString('base64url'),
+    token: pooledRandomBytes(32).toString('base64url'),
     expires,
   }));
   service.authority.atomically(() => {
