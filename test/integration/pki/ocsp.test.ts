@@ -112,6 +112,20 @@ describe('OCSP responder', () => {
     expect(text).toContain(`${leaf}: unknown`);
   });
 
+  it("GET takes a request whose base64 has a doubled '/' (RFC 6960 A.1: base64, then URL-encoded)", async () => {
+    // A nonce makes each request differ: about one in thirty has "//" in its base64.
+    let der = request(leaf);
+    for (let tries = 0; !der.toString('base64').includes('//'); tries++) {
+      expect(tries).toBeLessThan(2000);
+      der = request(leaf);
+    }
+    const res = await raw(
+      fetch(`${t.server.url}/v1/pki/ocsp/${encodeURIComponent(der.toString('base64'))}`),
+    );
+    expect(res.status).toBe(200);
+    expect(readResponse(res.body)).toContain(`${leaf}: good`);
+  });
+
   it('malformed is 400 malformedRequest; ocsp_disable is 401 unauthorized; neither writes', async () => {
     const before = t.app.core.store.lastPosition();
     const bad = await send('ocsp', Buffer.from('not der'));

@@ -24,16 +24,28 @@ describe('canonicalPath', () => {
     ['/v1/PKI/Issue/web', 'PKI/Issue/web'],
     ['/v1', ''],
     ['/v1/', ''],
+    // A GET OCSP request's base64 after `ocsp/` is data: its `/`, doubled or last, stay.
+    ['/v1/pki/ocsp/AB%2F%2FCD%2F', 'pki/ocsp/AB//CD/'],
+    ['/v1/pki/issuer/x/ocsp/%2FAB%3D%3D', 'pki/issuer/x/ocsp//AB=='],
+    ['/v1/pki/ocsp/', 'pki/ocsp'],
   ])('%s is %s', (raw, path) => {
     expect(canonicalPath(raw)).toBe(path);
   });
 
-  it.each(['/v1/a//b', '/v1/a/./b', '/v1/a/../b', '/v1//a', '/v1/a/%00', '/v1/a/%2E%2E/b'])(
-    '%s is not a path Keel serves',
-    (raw) => {
-      expect(refused(() => canonicalPath(raw))).toMatch(/^not_found: [\s\S]*unsupported path/);
-    },
-  );
+  it.each([
+    '/v1/a//b',
+    '/v1/a/./b',
+    '/v1/a/../b',
+    '/v1//a',
+    '/v1/a/%00',
+    '/v1/a/%2E%2E/b',
+    // before an OCSP request the path is checked as any other, and a control character anywhere
+    '/v1/a/../ocsp/AB',
+    '/v1/pki//ocsp/AB',
+    '/v1/pki/ocsp/A%00B',
+  ])('%s is not a path Keel serves', (raw) => {
+    expect(refused(() => canonicalPath(raw))).toMatch(/^not_found: [\s\S]*unsupported path/);
+  });
 
   it('a malformed escape is a validation error naming it', () => {
     expect(refused(() => canonicalPath('/v1/a/%zz'))).toBe('validation: invalid URL escape "%zz"');
