@@ -1,8 +1,7 @@
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
-import type { Authority } from './authority.js';
+import type { Authority, SigningInstant } from './authority.js';
 import { unsignedLeaf } from './issuance.js';
-import type { SigningInstant } from './authority.js';
 import { resolveNames, type NameRequest, type ResolvedNames } from './names.js';
 import {
   encodeIssued,

@@ -20,8 +20,8 @@ afterAll(async () => t.close());
 const problemType = (res: { json: unknown }) => (res.json as { type?: string }).type;
 type Json = Record<string, unknown>;
 
-/** new-order → http-01 on 127.0.0.1 → finalize; returns the order and the client. */
-async function issueFor(c: AcmeTestClient, ip = '127.0.0.1', csr?: string) {
+/** new-order → http-01 on 127.0.0.1 → the order ready to finalize. */
+async function readyOrderFor(c: AcmeTestClient, ip = '127.0.0.1') {
   const d = await c.directory();
   const order = await c.post(d.newOrder, { identifiers: [{ type: 'ip', value: ip }] });
   expect(order.status, order.text).toBe(201);
@@ -36,6 +36,12 @@ async function issueFor(c: AcmeTestClient, ip = '127.0.0.1', csr?: string) {
   await t.settle();
   const ready = (await c.post(orderUrl, undefined)).json as Json;
   expect(ready.status).toBe('ready');
+  return { orderUrl, ready };
+}
+
+/** new-order → http-01 on 127.0.0.1 → finalize; returns the order and the client. */
+async function issueFor(c: AcmeTestClient, ip = '127.0.0.1', csr?: string) {
+  const { orderUrl, ready } = await readyOrderFor(c, ip);
   const fin = await c.post(String(ready.finalize), { csr: csr ?? (await acmeCsr({ ip: [ip] })) });
   expect(fin.status, fin.text).toBe(200);
   return { orderUrl, order: fin.json as Json };
@@ -149,6 +155,20 @@ describe('ACME accounts', () => {
     expect(conflict.headers.get('location')).toBe(c.kid);
   });
 });
+
+/** An RSA root named `acme-rsa` on the mount, made once. */
+let rsaRootMade: ReturnType<typeof makeRsaRoot> | undefined;
+async function makeRsaRoot() {
+  const rsa = await t.pki('POST', 'root/generate/internal', {
+    common_name: 'ACME RSA root',
+    key_type: 'rsa',
+    key_bits: 2048,
+    issuer_name: 'acme-rsa',
+  });
+  expect(rsa.status).toBe(200);
+  return rsa;
+}
+const rsaRoot = () => (rsaRootMade ??= makeRsaRoot());
 
 describe('ACME orders over http-01', () => {
   it('issues, serves the chain and revokes by account key', async () => {
@@ -318,13 +338,7 @@ describe('ACME orders over http-01', () => {
   });
 
   it('issues under an RSA issuer (signed on the libuv pool between two commands, ADR 0105)', async () => {
-    const rsa = await t.pki('POST', 'root/generate/internal', {
-      common_name: 'ACME RSA root',
-      key_type: 'rsa',
-      key_bits: 2048,
-      issuer_name: 'acme-rsa',
-    });
-    expect(rsa.status).toBe(200);
+    const rsa = await rsaRoot();
     const c = t.client(`${t.server.url}/v1/pki/issuer/acme-rsa/acme/directory`);
     await c.register();
     const { order } = await issueFor(c);
@@ -336,6 +350,41 @@ describe('ACME orders over http-01', () => {
     // its serial is recorded
     const serial = leaf.serialNumber.match(/../g)!.join(':').toLowerCase();
     expect((await t.pki('GET', `cert/${serial}`)).status).toBe(200);
+  });
+
+  it('refuses a finalize whose certificate goes stale at every record, and the order stays ready', async () => {
+    // Under an RSA issuer a leaf is decided, signed, then recorded.
+    await rsaRoot();
+    const c = t.client(`${t.server.url}/v1/pki/issuer/acme-rsa/acme/directory`);
+    await c.register();
+    const { orderUrl, ready } = await readyOrderFor(c);
+    const authority = t.app.pki.authority;
+    const run = authority.run.bind(authority);
+    let n = 0;
+    let changing = false;
+    // Before each of the finalize's commands the mount's URLs change, and with them every leaf.
+    authority.run = async <T>(fn: () => T): Promise<T> => {
+      if (!changing) {
+        changing = true;
+        try {
+          await t.pki('POST', 'config/urls', { ocsp_servers: `http://ocsp-${n++}.example/` });
+        } finally {
+          changing = false;
+        }
+      }
+      return run(fn);
+    };
+    let fin;
+    try {
+      fin = await c.post(String(ready.finalize), { csr: await acmeCsr({ ip: ['127.0.0.1'] }) });
+    } finally {
+      delete (authority as { run?: unknown }).run;
+      await t.pki('POST', 'config/urls', { ocsp_servers: '' });
+    }
+    expect(fin.status).toBe(500);
+    expect(problemType(fin)).toBe('urn:ietf:params:acme:error:serverInternal');
+    expect(fin.text).toContain('changed while the certificate was being signed, again and again');
+    expect(((await c.post(orderUrl, undefined)).json as Json).status).toBe('ready');
   });
 
   it('rejects identifiers the role does not allow', async () => {
