@@ -10,8 +10,9 @@ import { CONTROL_CHARACTER } from './names.js';
  * - percent-escapes are decoded exactly once (a malformed escape is a 400, as Go's URL parser
  *   answers the reference's clients);
  * - one trailing slash is dropped (a list adds it back for the ACL, as the reference does);
- * - an empty, `.` or `..` segment, or a control character, is not a path Keel serves, but after
- *   an `ocsp/` segment, where the rest is a GET OCSP request's base64, taken as it is;
+ * - an empty, `.` or `..` segment, or a control character, is not a path Keel serves; but after
+ *   an `ocsp/` segment, where the rest is a GET OCSP request's base64, an empty segment or a
+ *   trailing slash is kept as it is (a `.` or `..` segment is still refused);
  * - case is kept: routers match it exactly (`pki/ISSUE/web` is not `pki/issue/web`).
  *
  * The result is relative to `/v1/`, decoded, without a trailing slash.
@@ -35,13 +36,15 @@ export function canonicalPath(rawPath: string): string {
   }
   if (CONTROL_CHARACTER.test(decoded)) throw unsupportedPath();
   // An OCSP request sent by GET is base64 after `ocsp/` (RFC 6960 A.1), whose `/` may come
-  // doubled or last: that part is data, kept as it is, and only the path before it is checked.
+  // doubled or last: that part is data, kept as it is, and the path before it is checked.
   const ocsp = `/${decoded}`.indexOf('/ocsp/');
   const head = ocsp < 0 ? decoded : decoded.slice(0, ocsp + 'ocsp'.length);
   const data = ocsp < 0 ? '' : decoded.slice(ocsp + 'ocsp/'.length);
   const path = data === '' && head.endsWith('/') ? head.slice(0, -1) : head;
-  if (path !== '' && path.split('/').some((s) => s === '' || s === '.' || s === '..'))
-    throw unsupportedPath();
+  const dots = (s: string) => s === '.' || s === '..';
+  if (path !== '' && path.split('/').some((s) => s === '' || dots(s))) throw unsupportedPath();
+  // Base64 has no `.`: a dot segment after `ocsp/` is no request, and no path Keel serves either.
+  if (data.split('/').some(dots)) throw unsupportedPath();
   return data === '' ? path : `${path}/${data}`;
 }
 

@@ -43,6 +43,8 @@ describe('canonicalPath', () => {
     '/v1/a/../ocsp/AB',
     '/v1/pki//ocsp/AB',
     '/v1/pki/ocsp/A%00B',
+    '/v1/pki/ocsp/AB/../x',
+    '/v1/sys/mounts/ocsp/%2E%2E',
   ])('%s is not a path Keel serves', (raw) => {
     expect(refused(() => canonicalPath(raw))).toMatch(/^not_found: [\s\S]*unsupported path/);
   });
