@@ -43,6 +43,9 @@ export async function launchBrowser(
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      // A CLI's redirect listener (terraform login's) listens on 127.0.0.1 alone: `localhost` is
+      // that address, never ::1 first.
+      ...(allowed.has('localhost') ? ['--host-resolver-rules=MAP localhost 127.0.0.1'] : []),
     ],
   });
   const page = context.pages()[0] ?? (await context.newPage());

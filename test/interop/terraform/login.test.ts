@@ -41,8 +41,10 @@ describe('terraform login against Keel (real CLI, the authorize page in chromium
 
       await page.getByLabel('Your runs user token').fill(host.token);
       await page.getByRole('button', { name: 'Approve' }).click();
-      // The browser lands on the CLI's own loopback listener.
-      await page.waitForURL(/^http:\/\/localhost:100\d\d\/login\?code=/);
+      // The browser lands on the CLI's own loopback listener (what terraform said, if it does not).
+      await page.waitForURL(/^http:\/\/localhost:100\d\d\/login\?code=/).catch((err: unknown) => {
+        throw new Error(`${(err as Error).message}\nterraform login said:\n${login.output()}`);
+      });
       await expect(page.textContent('body')).resolves.toMatch(/returned an authentication code/);
 
       const result = await login.done;
