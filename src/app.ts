@@ -9,7 +9,7 @@ import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
 import { writeAnchor } from './core/anchors.js';
 import { checkAtStartUp, type StartUpCheck } from './core/read-model-check.js';
-import { logHeard, logVersion } from './core/log-watch.js';
+import { logChanges, logHeard, logVersion } from './core/log-watch.js';
 import { SharedLog } from './core/shared-log.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { sharesLog, type Config } from './config.js';
@@ -162,6 +162,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         reactors,
         config.pollIntervalMs,
         logHeard(db),
+        logChanges(db),
       )
     : undefined;
   // Until `start`, the caller drives the reactors (`settle`: tests, tools), as with one process.

@@ -46,6 +46,8 @@ export class CommandHandler {
   readonly #store: EventStore;
   readonly #clock: Clock;
   readonly #cache = new WeakMap<object, Fold>();
+  /** Every decider's folds (`#cache`'s values). */
+  readonly #folds = new Set<Fold>();
   readonly #batches: GroupCommit<Written>;
   /** Folds written by the batch item running now, and by the batch: forgotten if undone. */
   #itemFolds: [Fold, string][] = [];
@@ -67,7 +69,15 @@ export class CommandHandler {
       store.db,
       durability,
       {
-        start: () => store.batch.begin(),
+        opening: () => store.batch.opening(),
+        start: (opened) => {
+          // Folds of streams another process appended to since this one's last batch: stale.
+          const changed = store.batch.begin(opened);
+          for (const fold of this.#folds) {
+            if (changed === 'all') fold.clear();
+            else for (const stream of changed) fold.delete(stream);
+          }
+        },
         begin: (unprotected) => {
           this.#itemFolds = [];
           store.batch.itemStart(unprotected);
@@ -98,6 +108,10 @@ export class CommandHandler {
           forget(written.folds);
           store.batch.failed(written.streams);
         },
+        appended: (written) => ({
+          types: [...new Set(written.events.map((e) => e.type))],
+          streams: [...new Set(written.events.map((e) => e.stream))],
+        }),
         durable: (written) => store.batch.committed(written.events),
       },
       options.batchBudgetMs,
@@ -282,6 +296,7 @@ export class CommandHandler {
     if (cache === undefined) {
       cache = new Lru(CACHE_LIMIT);
       this.#cache.set(decider, cache);
+      this.#folds.add(cache);
     }
     return cache;
   }

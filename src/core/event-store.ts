@@ -20,6 +20,12 @@ export interface AppendOptions {
  */
 const metadataTexts = new WeakMap<AuditMetadata, string>();
 
+/**
+ * How many of other processes' appends a batch reads as it begins (`batch.opening`); past that,
+ * it forgets every remembered stream version.
+ */
+const CATCH_UP = 1000;
+
 function metadataText(metadata: AuditMetadata): string {
   let text = metadataTexts.get(metadata);
   if (text === undefined) {
@@ -233,7 +239,24 @@ export class EventStore {
    * a rolled-back savepoint, could take back.
    */
   readonly batch = {
-    begin: (): void => {
+    /**
+     * A query for what other processes appended since the end of the log this process knows
+     * (newest first, at most `CATCH_UP` rows), run as the batch begins under the log's lock
+     * (PostgreSQL: in the BEGIN's own round trip). `begin` takes its rows.
+     */
+    opening: (): string => {
+      this.#openedFrom = this.#last?.position ?? null;
+      return this.#openedFrom === null
+        ? 'SELECT position, stream, hash FROM events ORDER BY position DESC LIMIT 1'
+        : `SELECT position, stream, hash FROM events WHERE position > ${this.#openedFrom} ORDER BY position DESC LIMIT ${CATCH_UP}`;
+    },
+    /**
+     * The batch's transaction has begun. Given the rows `opening` asked for, the log's end is
+     * known again and the streams other processes appended to are forgotten: answers them, or
+     * `all` when they are not all known (then every remembered version is forgotten).
+     */
+    begin: (opened?: unknown[][]): readonly string[] | 'all' => {
+      const changed = opened === undefined ? [] : this.#caughtUp(opened);
       this.#held = {
         item: [],
         kept: [],
@@ -242,6 +265,7 @@ export class EventStore {
         itemLast: this.#last,
         unprotected: false,
       };
+      return changed;
     },
     itemStart: (unprotected = false): void => {
       if (this.#held === null) return;
@@ -299,6 +323,26 @@ export class EventStore {
     /** The item's append goes without a savepoint; a failure fails the batch's attempt. */
     unprotected: boolean;
   } | null = null;
+
+  /** Where the last `batch.opening` asked from: null when this process knew no end of the log. */
+  #openedFrom: number | null = null;
+
+  /** Takes what `batch.opening` read: the log's end, and the streams appended to since. */
+  #caughtUp(rows: unknown[][]): readonly string[] | 'all' {
+    const from = this.#openedFrom;
+    const tail = rows[0] as [number, string, string] | undefined;
+    if (tail === undefined) return from === null ? 'all' : [];
+    this.#last = { position: tail[0], hash: tail[2] };
+    // Positions are dense: every row since `from` was read when there are as many as it moved.
+    if (from === null || rows.length < tail[0] - from) {
+      this.#versions.clear();
+      return 'all';
+    }
+    const streams = new Set<string>();
+    for (const row of rows) streams.add(row[1] as string);
+    for (const stream of streams) this.#versions.delete(stream);
+    return [...streams];
+  }
 
   #announce(events: readonly StoredEvent[]): void {
     for (const listener of this.#listeners) listener(events);

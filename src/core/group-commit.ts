@@ -20,9 +20,11 @@ export interface Durability {
   /**
    * Opens the batch's transaction without blocking the event loop (PostgreSQL: BEGIN and the
    * log's lock, whose wait for another node's batch is answered asynchronously). Without it, the
-   * batch's own `BEGIN IMMEDIATE` opens it.
+   * batch's own `BEGIN IMMEDIATE` opens it. `read`, a query the batch's hooks ask for
+   * (`BatchHooks.opening`), runs in the same round trip once the lock is held; its rows are the
+   * answer.
    */
-  begin?(): Promise<void>;
+  begin?(read?: string): Promise<unknown[][] | undefined>;
   /** Wraps the whole batch (what must be set before BEGIN and restored after the COMMIT). */
   around?(batch: () => void): void;
   /**
@@ -32,9 +34,19 @@ export interface Durability {
    * before the next. `abandon` leaves it whatever it still owes (the batch is being rolled back).
    */
   readonly pipeline?: { start(): void; end(): void; abandon(): void };
-  commit(commitNow: () => void): Promise<void>;
+  /**
+   * `appended`: the event types and streams the batch appended, for stores that tell other
+   * processes what changed (PostgreSQL's notification).
+   */
+  commit(commitNow: () => void, appended?: Appended): Promise<void>;
   /** Lets go of what `commit` holds open (the store is being closed). */
   close?(): Promise<void>;
+}
+
+/** What a batch appended: its event types and its streams, each once. */
+export interface Appended {
+  readonly types: readonly string[];
+  readonly streams: readonly string[];
 }
 
 /**
@@ -75,8 +87,14 @@ interface Pending {
  * `Written` is what `ended` keeps of a batch for `durable` or `failed`.
  */
 export interface BatchHooks<Written> {
-  /** The batch's transaction has begun. */
-  start(): void;
+  /**
+   * A query to run as the batch's transaction begins, under the log's lock, where the store
+   * opens it asynchronously (`Durability.begin`): what another process wrote since this one last
+   * knew the log's end. Undefined: nothing to ask.
+   */
+  opening?(): string | undefined;
+  /** The batch's transaction has begun; `opened`: the rows `opening` asked for, if it ran. */
+  start(opened?: unknown[][]): void;
   /**
    * Before an item runs: the start of what `undone` may have to forget. `unprotected`: the item's
    * one append may skip its own savepoint (a failure of it fails the batch's first attempt).
@@ -91,6 +109,8 @@ export interface BatchHooks<Written> {
    * `durable` or `failed` is given for this batch.
    */
   ended(): Written;
+  /** What the batch `ended` with appended (told to other processes with its commit). */
+  appended?(batch: Written): Appended;
   /** The whole batch was rolled back while it was being written. */
   aborted(): void;
   /** The batch's COMMIT, or its sync, failed after it was written. */
@@ -198,10 +218,11 @@ export class GroupCommit<Written> {
     if (this.#writing || this.#queue.length === 0) return;
     this.#writing = true;
     let begun = false;
+    let opened: unknown[][] | undefined;
     if (this.#durability.begin !== undefined) {
       try {
         // The lock is waited for without blocking; commands that arrive meanwhile join the batch.
-        await this.#durability.begin();
+        opened = await this.#durability.begin(this.#hooks.opening?.());
         begun = true;
       } catch (err) {
         for (const item of this.#queue.splice(0)) item.reject(err);
@@ -216,7 +237,7 @@ export class GroupCommit<Written> {
     try {
       const run = () => {
         try {
-          written = this.#run(batch, begun, false);
+          written = this.#run(batch, begun, false, opened);
         } catch (err) {
           if (!(err instanceof UnprotectedWriteFailed)) throw err;
           // Rolled back: written again, every command with a savepoint of its own.
@@ -277,11 +298,12 @@ export class GroupCommit<Written> {
     batch: Pending[],
     begun: boolean,
     careful: boolean,
+    opened?: unknown[][],
   ): { committed: Promise<void>; token: Written } {
     const s = this.#stmts;
     if (!begun) s.begin.run();
     this.#inBatch = true;
-    this.#hooks.start();
+    this.#hooks.start(opened);
     const pipeline = careful ? undefined : this.#durability.pipeline;
     try {
       pipeline?.start();
@@ -322,7 +344,8 @@ export class GroupCommit<Written> {
       this.#inBatch = false;
       pipeline?.end();
       const token = this.#hooks.ended();
-      return { committed: this.#durability.commit(() => s.commit.run()), token };
+      const appended = this.#hooks.appended?.(token);
+      return { committed: this.#durability.commit(() => s.commit.run(), appended), token };
     } catch (err) {
       this.#inBatch = false;
       pipeline?.abandon();

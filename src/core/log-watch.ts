@@ -1,4 +1,5 @@
 import type { Db, SqliteDb } from './database.js';
+import type { ForeignChange } from './read-memo.js';
 import { PostgresDatabase } from './store/postgres.js';
 
 /**
@@ -27,14 +28,25 @@ export function logHeard(db: Db): (() => Promise<void>) | undefined {
   return db instanceof PostgresDatabase ? () => db.heardUpTo() : undefined;
 }
 
+/**
+ * What other processes' commits appended since the last call, as far as they said: on PostgreSQL
+ * what their notifications carried (`PostgresDatabase.foreignChanges`); elsewhere unknown.
+ */
+export function logChanges(db: Db): () => ForeignChange {
+  if (db instanceof PostgresDatabase) return () => db.foreignChanges();
+  return () => 'unknown';
+}
+
 /** Notices commits made by other processes sharing the log (`--workers`, several nodes). */
 export class LogWatch {
   readonly #version: () => number;
-  readonly #listeners = new Set<() => void>();
+  readonly #changes: () => ForeignChange;
+  readonly #listeners = new Set<(change: ForeignChange) => void>();
   #seen: number;
 
-  constructor(version: () => number) {
+  constructor(version: () => number, changes: () => ForeignChange = () => 'unknown') {
     this.#version = version;
+    this.#changes = changes;
     this.#seen = version();
   }
 
@@ -43,12 +55,13 @@ export class LogWatch {
     const version = this.#version();
     if (version === this.#seen) return false;
     this.#seen = version;
-    for (const listener of this.#listeners) listener();
+    const change = this.#changes();
+    for (const listener of this.#listeners) listener(change);
     return true;
   }
 
-  /** Called after a check that found another process's commit. */
-  onForeignCommit(listener: () => void): () => void {
+  /** Called after a check that found another process's commit, with what it appended. */
+  onForeignCommit(listener: (change: ForeignChange) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }

@@ -1,4 +1,5 @@
 import type { Db } from './database.js';
+import { typeMatches } from './event-store.js';
 import { Lru } from './lru.js';
 
 /** Freezes an object and everything in it (values shared between requests). */
@@ -10,23 +11,39 @@ export function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * What other processes' commits appended, as far as they said: the event types and the streams
+ * (PostgreSQL's notifications carry them), or `unknown` (SQLite's `data_version`, a commit that
+ * did not say, a notification that may have been missed).
+ */
+export type ForeignChange =
+  { readonly types: ReadonlySet<string>; readonly streams: ReadonlySet<string> } | 'unknown';
+
+/** Whether `change` may hold an event of one of `types` (names, or prefixes ending in `*`). */
+export function touches(change: ForeignChange, types: readonly string[]): boolean {
+  if (change === 'unknown') return true;
+  for (const type of change.types) if (types.some((t) => typeMatches(t, type))) return true;
+  return false;
+}
+
 /** Who is told, by database, when another process sharing its file has committed. */
-const listening = new WeakMap<Db, Set<() => void>>();
+const listening = new WeakMap<Db, Set<(change: ForeignChange) => void>>();
 
 /**
  * Register `listener` to be called when the rows of `db` may have changed under this process (a
- * commit by another process sharing the file, `--workers`): every `ReadMemo` forgets its rows,
- * other caches built from read models likewise, and long polls on the log wake up.
+ * commit by another process sharing the file, `--workers`, or the database, other nodes): every
+ * `ReadMemo` forgets the rows the change may touch, other caches built from read models likewise,
+ * and long polls on the log wake up.
  */
-export function whenAnotherProcessCommits(db: Db, listener: () => void): void {
+export function whenAnotherProcessCommits(db: Db, listener: (change: ForeignChange) => void): void {
   let set = listening.get(db);
   if (set === undefined) listening.set(db, (set = new Set()));
   set.add(listener);
 }
 
 /** Tell every listener of `db` that another process committed (a `LogWatch` noticed). */
-export function anotherProcessCommitted(db: Db): void {
-  for (const listener of listening.get(db) ?? []) listener();
+export function anotherProcessCommitted(db: Db, change: ForeignChange = 'unknown'): void {
+  for (const listener of listening.get(db) ?? []) listener(change);
 }
 
 /**
@@ -37,7 +54,7 @@ export function anotherProcessCommitted(db: Db): void {
  * rows it reads are then the committed ones (every change to them is announced first), while
  * after a change it may read what the transaction wrote and may yet roll back. Absent rows are
  * kept only when asked (for keys the caller controls, never for what a client sends). With several
- * processes on one file, every memo of the database is cleared when another one commits
+ * processes on one log, a memo is cleared when another one commits what its projection applies
  * (`anotherProcessCommitted`, driven by a `LogWatch`).
  */
 export class ReadMemo {
@@ -49,11 +66,20 @@ export class ReadMemo {
    */
   #changedInTransaction = false;
 
-  /** Past `limit` entries the least recently used goes (the memo only saves queries). */
-  constructor(db: Db, limit = 10_000) {
+  /**
+   * Past `limit` entries the least recently used goes (the memo only saves queries). `events`:
+   * the event types whose projection writes the rows the memo holds (the projection's own
+   * `events`); another process's commit clears the memo only if it may hold one of them (or
+   * what it appended is unknown). An owner that forgets precisely itself passes `[]` and listens
+   * to `whenAnotherProcessCommits`.
+   */
+  constructor(db: Db, options: { limit?: number; events?: readonly string[] } = {}) {
     this.#db = db;
-    this.#memo = new Lru(limit);
-    whenAnotherProcessCommits(db, () => this.clear());
+    this.#memo = new Lru(options.limit ?? 10_000);
+    const events = options.events;
+    whenAnotherProcessCommits(db, (change) => {
+      if (events === undefined || touches(change, events)) this.clear();
+    });
   }
 
   /** Forgets every row. */

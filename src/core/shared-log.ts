@@ -6,7 +6,7 @@ import { Leadership } from './leadership.js';
 import { LogWatch } from './log-watch.js';
 import type { Logger } from './logger.js';
 import type { Reactors } from './reactors.js';
-import { anotherProcessCommitted } from './read-memo.js';
+import { anotherProcessCommitted, type ForeignChange } from './read-memo.js';
 import { STORE_UNAVAILABLE } from './store/port.js';
 
 /** How long a leadership lease lasts unrenewed (at least five poll intervals). */
@@ -43,6 +43,8 @@ export class SharedLog {
     pollIntervalMs: number,
     /** What to wait for before `version` counts every commit acknowledged elsewhere (`logHeard`). */
     heard?: () => Promise<void>,
+    /** What those commits appended, as far as they said (`logChanges`). */
+    changes?: () => ForeignChange,
   ) {
     this.#db = db;
     this.#heard = heard;
@@ -52,9 +54,9 @@ export class SharedLog {
       holder: holderName(),
       ttlMs: leaseTtlMs(pollIntervalMs),
     });
-    this.#watch = new LogWatch(version);
-    this.#watch.onForeignCommit(() => {
-      anotherProcessCommitted(db);
+    this.#watch = new LogWatch(version, changes);
+    this.#watch.onForeignCommit((change) => {
+      anotherProcessCommitted(db, change);
       // Another process appended: the leader's reactors read what it wrote.
       if (this.leading) reactors.notify();
     });

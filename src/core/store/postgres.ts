@@ -11,7 +11,13 @@ import {
 } from './port.js';
 import { type Control, type Translated, splitStatements, translate } from './translate.js';
 import { redactUrl } from './url.js';
-import { SyncFailed, UnprotectedWriteFailed, type Durability } from '../group-commit.js';
+import {
+  SyncFailed,
+  UnprotectedWriteFailed,
+  type Appended,
+  type Durability,
+} from '../group-commit.js';
+import type { ForeignChange } from '../read-memo.js';
 
 /** The part of the `libpq` package the adapter uses: libpq's synchronous calls, its asynchronous ones and its pipeline mode. */
 interface PQ {
@@ -83,6 +89,26 @@ function finish(pq: PQ): void {
  * equivalent of SQLite's single writer (BEGIN IMMEDIATE). An arbitrary constant ("keel" in ASCII).
  */
 export const LOG_LOCK = 0x6b65656c;
+
+/** The most a notification's payload may carry (PostgreSQL's limit is 8,000 bytes). */
+const NOTIFY_PAYLOAD_LIMIT = 7900;
+
+/** Past this many streams heard between two checks, what changed is taken as unknown. */
+const HEARD_LIMIT = 10_000;
+
+/** What another store's notification says its batch appended, or undefined if it says nothing usable. */
+function parseAppended(said: string): Appended | undefined {
+  try {
+    const value = JSON.parse(said) as unknown;
+    if (typeof value !== 'object' || value === null) return undefined;
+    const { types, streams } = value as Record<string, unknown>;
+    const strings = (v: unknown): v is string[] =>
+      Array.isArray(v) && v.every((x) => typeof x === 'string');
+    return strings(types) && strings(streams) ? { types, streams } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 /** PostgreSQL's SQLSTATE class for connection exceptions, given to a lost connection. */
 const UNAVAILABLE = '08000';
@@ -259,6 +285,11 @@ export class PostgresDatabase implements Db {
   /** The session that listens for other sessions' commits (`LISTEN keel_log`), once asked. */
   #listener: PQ | undefined;
   #notified = 0;
+  /** What the commits counted since `foreignChanges` last answered appended, as they said. */
+  #heard: { types: Set<string>; streams: Set<string> } | 'unknown' = {
+    types: new Set(),
+    streams: new Set(),
+  };
   /**
    * The round trip on the listening session in flight (`heardUpTo`), and the one queued behind it
    * for the callers that came after it was sent.
@@ -371,10 +402,39 @@ export class PostgresDatabase implements Db {
 
   /**
    * A commit that tells the other nodes: the notification goes out with the commit, in the same
-   * message, or not at all if the transaction is undone.
+   * message, or not at all if the transaction is undone. It names this store (to tell its own
+   * commits from others'), then what the batch appended when that is given and fits.
    */
-  #commitText(): string {
-    return `NOTIFY keel_log, '${this.#tag}'; COMMIT`;
+  #commitText(appended?: Appended): string {
+    let payload: string = this.#tag;
+    if (appended !== undefined) {
+      const said = `${payload}\n${JSON.stringify({ types: appended.types, streams: appended.streams })}`;
+      if (Buffer.byteLength(said) <= NOTIFY_PAYLOAD_LIMIT) payload = said;
+    }
+    return `NOTIFY keel_log, '${payload.replaceAll("'", "''")}'; COMMIT`;
+  }
+
+  /**
+   * What the commits counted by `foreignCommits` appended since the last call, as their
+   * notifications said; `unknown` if one did not say or may have gone unheard.
+   */
+  foreignChanges(): ForeignChange {
+    const heard = this.#heard;
+    this.#heard = { types: new Set(), streams: new Set() };
+    return heard;
+  }
+
+  /** Adds what another store's notification said to what `foreignChanges` answers next. */
+  #hear(said: string | undefined): void {
+    const heard = this.#heard;
+    if (heard === 'unknown') return;
+    const appended = said === undefined ? undefined : parseAppended(said);
+    if (appended === undefined || heard.streams.size + appended.streams.length > HEARD_LIMIT) {
+      this.#heard = 'unknown';
+      return;
+    }
+    for (const type of appended.types) heard.types.add(type);
+    for (const stream of appended.streams) heard.streams.add(stream);
   }
 
   /**
@@ -464,7 +524,10 @@ export class PostgresDatabase implements Db {
 
   #countNotifications(pq: PQ): void {
     for (let n = pq.notifies(); n !== undefined; n = pq.notifies()) {
-      if (n.extra !== this.#tag) this.#notified++;
+      const end = n.extra.indexOf('\n');
+      if ((end < 0 ? n.extra : n.extra.slice(0, end)) === this.#tag) continue;
+      this.#notified++;
+      this.#hear(end < 0 ? undefined : n.extra.slice(end + 1));
     }
   }
 
@@ -474,6 +537,7 @@ export class PostgresDatabase implements Db {
     finish(pq);
     if (this.#listener === pq) this.#listener = undefined;
     this.#notified++;
+    this.#heard = 'unknown';
     this.#probe?.settle();
   }
 
@@ -484,9 +548,16 @@ export class PostgresDatabase implements Db {
    */
   get durability(): Durability {
     return {
-      begin: () =>
-        this.#inFlightQuery(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lock})`, 'begin'),
-      commit: () => this.#inFlightQuery(this.#commitText(), 'commit'),
+      begin: async (read) => {
+        const rows = await this.#inFlightQuery(
+          `BEGIN; SELECT pg_advisory_xact_lock(${this.#lock})${read === undefined ? '' : `; ${read}`}`,
+          'begin',
+        );
+        return read === undefined ? undefined : rows;
+      },
+      commit: async (_commitNow, appended) => {
+        await this.#inFlightQuery(this.#commitText(appended), 'commit');
+      },
       pipeline: {
         start: () => this.#startPipeline(),
         end: () => this.#leavePipeline(),
@@ -627,7 +698,7 @@ export class PostgresDatabase implements Db {
    * Sends `text` on the writer's session and settles with its answer, the event loop free
    * meanwhile (a batch's BEGIN and lock, its COMMIT).
    */
-  #inFlightQuery(text: string, what: 'begin' | 'commit'): Promise<void> {
+  #inFlightQuery(text: string, what: 'begin' | 'commit'): Promise<unknown[][]> {
     const pq = this.#live();
     if (!pq.sendQuery(text)) {
       return Promise.reject(
@@ -638,7 +709,9 @@ export class PostgresDatabase implements Db {
         ),
       );
     }
-    return new Promise<void>((resolve, reject) => {
+    // The rows of the last statement that returned any.
+    let rows: unknown[][] = [];
+    return new Promise<unknown[][]>((resolve, reject) => {
       // Every result of the COMMIT, read without blocking once it has all arrived (or, from
       // `drain`, waiting for it): the first error among them fails the batch.
       const collect = (): Error | null => {
@@ -646,6 +719,8 @@ export class PostgresDatabase implements Db {
         while (pq.getResult()) {
           try {
             this.#check(text, pq);
+            if (pq.resultStatus() === 'PGRES_TUPLES_OK')
+              rows = this.#rowsOf(pq, 'raw') as unknown[][];
           } catch (err) {
             error ??= err as Error;
           }
@@ -656,7 +731,7 @@ export class PostgresDatabase implements Db {
         pq.stopReader();
         pq.removeListener('readable', onReadable);
         this.#inFlight = null;
-        if (error === null) return resolve();
+        if (error === null) return resolve(rows);
         if (what === 'begin') {
           // A BEGIN whose lock was not had leaves no transaction behind for the next batch.
           if (this.inTransaction) this.#simple('ROLLBACK');
@@ -785,7 +860,10 @@ export class PostgresDatabase implements Db {
   }
 
   rows(shape: 'object' | 'raw' | 'pluck', limit = Number.POSITIVE_INFINITY): unknown[] {
-    const pq = this.#current;
+    return this.#rowsOf(this.#current, shape, limit);
+  }
+
+  #rowsOf(pq: PQ, shape: 'object' | 'raw' | 'pluck', limit = Number.POSITIVE_INFINITY): unknown[] {
     const n = Math.min(pq.ntuples(), limit);
     const columns = pq.nfields();
     const convert = Array.from({ length: columns }, (_, c) => converter(pq.ftype(c)));

@@ -6,7 +6,7 @@ import { ReadMemo } from '../../core/read-memo.js';
 import type { RunsPrincipal } from '../../http/types.js';
 import type { ContextModule, Core } from '../../context.js';
 import { createIdentityCommands } from './commands.js';
-import { identityProjection, identityQueries } from './projection.js';
+import { IDENTITY_PROJECTION_EVENTS, identityProjection, identityQueries } from './projection.js';
 import type { AuthTokenRow, UserRow } from './projection.js';
 import { OrganizationQueries } from '../organizations/projection.js';
 import { requestMetadata } from '../../http/request-id.js';
@@ -64,7 +64,7 @@ export function createIdentityContext(core: Core) {
   const commands = createIdentityCommands(core, queries);
 
   // Every request reads its token and user: remembered until an identity event (ReadMemo).
-  const memo = new ReadMemo(core.db);
+  const memo = new ReadMemo(core.db, { events: IDENTITY_PROJECTION_EVENTS });
 
   /** The principal behind a bearer token, or undefined when the token is unknown or expired. */
   const principal = (token: string): RunsPrincipal | undefined => {

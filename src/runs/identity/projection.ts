@@ -9,12 +9,19 @@ import type { AuthTokenCreated, IdentityEvent } from './events.js';
  * Users and tokens. `changed` runs after every event that changes them, inside the append's
  * transaction (the principal memo is cleared by it).
  */
+/** The event types the identity read model applies. */
+export const IDENTITY_PROJECTION_EVENTS = [
+  'UserCreated',
+  'AuthTokenCreated',
+  'AuthTokenDeleted',
+] as const satisfies IdentityEvent['type'][];
+
 export const identityProjection = (changed: () => void = () => undefined): Projection => ({
   name: 'runs-identity',
   version: 1,
   tables: ['users', 'auth_tokens'],
   guarded: ['users', 'auth_tokens'],
-  events: ['UserCreated', 'AuthTokenCreated', 'AuthTokenDeleted'] satisfies IdentityEvent['type'][],
+  events: IDENTITY_PROJECTION_EVENTS,
   setup(db) {
     db.exec(`
       CREATE TABLE IF NOT EXISTS users (

@@ -8,12 +8,19 @@ import type { Ids } from '../../core/ids.js';
 import type { Logger } from '../../core/logger.js';
 import type { NewEvent, StoredEvent } from '../../core/events.js';
 import { Lru } from '../../core/lru.js';
-import { whenAnotherProcessCommits } from '../../core/read-memo.js';
+import { whenAnotherProcessCommits, type ForeignChange } from '../../core/read-memo.js';
 import type { Sealer, Sealed } from '../../core/seal.js';
 import { configDecider, certificateDecider, issuerDecider, keyDecider } from './deciders.js';
-import { streams, type CrlConfig, type IssuerSettings, type TidyResult } from './events.js';
+import {
+  PKI_EVENT_TYPES,
+  streams,
+  type CrlConfig,
+  type IssuerSettings,
+  type PkiEvent,
+  type TidyResult,
+} from './events.js';
 import type { Signer, UrlConfig } from './issuance.js';
-import { PkiQueries, type IssuerRow, type KeyRow } from './projection.js';
+import { CERTIFICATE_ONLY, PkiQueries, type IssuerRow, type KeyRow } from './projection.js';
 import { PkiReads } from './reads.js';
 import { keySpecOf, onThePool, signatureScheme, spkiDer } from '../../x509/keys.js';
 import { isSignedBy, parseCertificate, type ParsedCertificate } from '../../x509/parse.js';
@@ -116,7 +123,7 @@ export class Authority {
     this.#core = core;
     this.mountTtls = mountTtls;
     this.#reads = new PkiReads(core.db, () => this.q);
-    whenAnotherProcessCommits(core.db, () => this.readModelsChanged());
+    whenAnotherProcessCommits(core.db, (change) => this.#foreignCommit(change));
   }
 
   /** Read-model queries, prepared on first use (after the projection has opened its tables). */
@@ -373,6 +380,26 @@ export class Authority {
     if (event?.type === 'PkiKeyDeleted') this.#keys.delete((event.data as { keyId: string }).keyId);
     if (event?.type === 'PkiIssuerDeleted')
       this.#certs.delete((event.data as { issuerId: string }).issuerId);
+  }
+
+  /**
+   * Another process committed: what its events may have made stale is dropped, as the projection
+   * drops it for this process's own (`readModelsChanged`). Certificates change nothing cached;
+   * roles change only themselves.
+   */
+  #foreignCommit(change: ForeignChange): void {
+    if (change !== 'unknown') {
+      const types = [...change.types].filter(
+        (t) => PKI_EVENT_TYPES.includes(t as PkiEvent['type']) && !CERTIFICATE_ONLY.has(t),
+      );
+      if (types.length === 0) return;
+      if (types.every((t) => t === 'PkiRoleWritten' || t === 'PkiRoleDeleted')) {
+        this.#generation++;
+        this.#reads.forgetRoleStreams(change.streams);
+        return;
+      }
+    }
+    this.readModelsChanged();
   }
 
   #isSignedBy(child: IssuerRow, parent: IssuerRow): boolean {

@@ -51,7 +51,7 @@ const SCHEMA = `
 `;
 
 /** Events that touch only certificates and CRLs, never a role, key, issuer or configuration. */
-const CERTIFICATE_ONLY = new Set<string>([
+export const CERTIFICATE_ONLY: ReadonlySet<string> = new Set<string>([
   'CertificateIssued',
   'CertificateRevoked',
   'CertificateDeleted',

@@ -1,5 +1,6 @@
 import type { Db } from '../../core/database.js';
 import { ReadMemo } from '../../core/read-memo.js';
+import { streams } from './events.js';
 import type { IssuerRow, KeyRow, PkiQueries } from './projection.js';
 
 /**
@@ -10,7 +11,8 @@ import type { IssuerRow, KeyRow, PkiQueries } from './projection.js';
  * frozen, being shared; a value read inside a transaction may still roll back and is not kept;
  * absent rows are only remembered for configuration kinds, whose keys are Keel's own.
  */
-const roleKey = (mount: string, name: string) => `role\0${mount}\0${name}`;
+/** A role's row is remembered under its stream's name: a role's event names what to forget. */
+const roleKey = (mount: string, name: string) => streams.role(mount, name);
 
 export class PkiReads {
   readonly #q: () => PkiQueries;
@@ -18,7 +20,8 @@ export class PkiReads {
 
   constructor(db: Db, q: () => PkiQueries) {
     this.#q = q;
-    this.#memo = new ReadMemo(db);
+    // Another process's commits are followed by `Authority`, which knows which events change what.
+    this.#memo = new ReadMemo(db, { events: [] });
   }
 
   /** Forgets every row (a key, issuer or configuration event was applied). */
@@ -29,6 +32,11 @@ export class PkiReads {
   /** Forgets one role (it was written or deleted): nothing else derives from it. */
   forgetRole(mount: string, name: string): void {
     this.#memo.forget(roleKey(mount, name));
+  }
+
+  /** Forgets the roles among `names`, streams that role events were appended to. */
+  forgetRoleStreams(names: Iterable<string>): void {
+    for (const name of names) this.#memo.forget(name);
   }
 
   role = (mount: string, name: string): unknown =>

@@ -492,7 +492,7 @@ export function sysQueries(db: Db) {
   const sql = statements(db);
   // Every request reads its token and its mount (and a token's policies): remembered until the
   // projection applies a sys event (ReadMemo). Unknown tokens are not remembered.
-  const memo = new ReadMemo(db);
+  const memo = new ReadMemo(db, { events: SYS_EVENT_TYPES });
   const mountsByLength = (): readonly MountRow[] =>
     memo.get('mounts', () =>
       sql<[], RawMount>('SELECT * FROM mounts ORDER BY length(path) DESC, path').all().map(toMount),

@@ -88,6 +88,53 @@ describe('three daemons on one PostgreSQL', () => {
     }
   });
 
+  it("each node forgets what another node's write changed: a role, a revoked token, a default issuer", async () => {
+    const [n0, n1, n2] = c.nodes as [Node, Node, Node];
+    const ok = (r: { status: number; text: string }) => expect(r.status, r.text).toBeLessThan(300);
+    const issue = (node: Node, name: string) =>
+      c.v1(node, 'POST', 'pki/issue/web', { common_name: name, ttl: '1h' });
+    const role = (node: Node, domain: string) =>
+      c.v1(node, 'POST', 'pki/roles/web', { allowed_domains: domain, allow_subdomains: true });
+    const generate = (name: string) =>
+      c.v1(n0, 'POST', 'pki/root/generate/internal', {
+        common_name: `cluster root ${name}`,
+        key_type: 'ec',
+        issuer_name: name,
+      });
+    const root = await generate('first');
+    ok(root);
+    ok(await role(n0, 'a.example'));
+    // Node 1 remembers the role (and the issuer) by using them.
+    ok(await issue(n1, 'x.a.example'));
+    expect((await issue(n1, 'x.b.example')).status).toBe(400);
+    // Node 2 changes the role: node 1 follows at once, in both directions.
+    ok(await role(n2, 'b.example'));
+    ok(await issue(n1, 'x.b.example'));
+    expect((await issue(n1, 'x.a.example')).status).toBe(400);
+    // A new default issuer made on node 0 signs node 1's next certificate.
+    const second = await generate('second');
+    ok(second);
+    ok(await c.v1(n0, 'POST', 'pki/config/issuers', { default: 'second' }));
+    const after = await issue(n1, 'y.b.example');
+    ok(after);
+    expect((after.json as { data: { issuing_ca: string } }).data.issuing_ca).toBe(
+      (second.json as { data: { certificate: string } }).data.certificate,
+    );
+    // A token used on node 1, revoked on node 2, is refused on node 1 at once.
+    const made = await c.v1(n0, 'POST', 'auth/token/create', { policies: ['default'] });
+    ok(made);
+    const token = (made.json as { auth: { client_token: string } }).auth.client_token;
+    const self = () =>
+      httpRequest(n1.daemon.url, 'GET', '/v1/auth/token/lookup-self', {
+        token,
+        tokenHeader: 'x-vault-token',
+        headers: { connection: 'close' },
+      });
+    expect((await self()).status).toBe(200);
+    ok(await c.v1(n2, 'POST', 'auth/token/revoke', { token }));
+    expect((await self()).status).toBe(403);
+  });
+
   it('loses no acknowledged command when a node is killed (-9) under load, and the chain verifies', async () => {
     const { all } = await active();
     const victim = all.find((h) => h.standby)!.node;

@@ -26,6 +26,19 @@ function database(): { url: string; db: PostgresDatabase } {
   return { url: fresh.url, db };
 }
 
+/** Two sessions on one migrated database, an event store on each, writing one chain. */
+function twoStores() {
+  const { url, db } = database();
+  migrate(db);
+  const other = new PostgresDatabase(url);
+  cleanups.push(() => other.close());
+  const clock = new ManualClock('2026-01-01T00:00:00.000Z');
+  const key = randomBytes(32);
+  const a = new EventStore(db, clock, testChain(db, key));
+  const b = new EventStore(other, clock, testChain(other, key));
+  return { db, other, key, a, b, meta: systemMetadata('test') };
+}
+
 describe('PostgresDatabase (the store port on PostgreSQL)', () => {
   it('answers as better-sqlite3 does: numbers, Buffers, 1/0, undefined for no row, changes', () => {
     const { db } = database();
@@ -175,15 +188,7 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
   });
 
   it('keeps one dense, verifiable chain when two connections append in turn with stale ends', () => {
-    const { url, db } = database();
-    migrate(db);
-    const other = new PostgresDatabase(url);
-    cleanups.push(() => other.close());
-    const clock = new ManualClock('2026-01-01T00:00:00.000Z');
-    const key = randomBytes(32);
-    const a = new EventStore(db, clock, testChain(db, key));
-    const b = new EventStore(other, clock, testChain(other, key));
-    const meta = systemMetadata('test');
+    const { db, key, a, b, meta } = twoStores();
     for (let i = 0; i < 20; i++) {
       const store = i % 3 === 0 ? b : a;
       store.append(`s-${i % 4}`, [{ type: 'Happened', data: { i } }], {
@@ -229,5 +234,89 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     b.transaction(() => b.prepare('INSERT INTO t (id) VALUES (?)').run(4))();
     await b.heardUpTo();
     expect(b.foreignCommits()).toBe(before + 3);
+  });
+
+  it('tells other stores what a batch appended: its types and streams; else it is unknown', async () => {
+    const { url, db: a } = database();
+    const b = new PostgresDatabase(url);
+    cleanups.push(() => b.close());
+    a.exec('CREATE TABLE t (id INTEGER PRIMARY KEY)');
+    b.foreignCommits(); // starts listening
+    await b.heardUpTo();
+    b.foreignChanges();
+    const batch = async (id: number, appended?: { types: string[]; streams: string[] }) => {
+      const durability = a.durability;
+      await durability.begin!();
+      a.prepare('INSERT INTO t (id) VALUES (?)').run(id);
+      await durability.commit(() => undefined, appended);
+    };
+    const heard = async () => {
+      await b.heardUpTo();
+      return b.foreignChanges();
+    };
+    // Two batches before the check: what both appended, each once. A quote survives the SQL.
+    await batch(1, { types: ['Happened'], streams: ["s-'1"] });
+    await batch(2, { types: ['Happened', 'Other'], streams: ['s-2', "s-'1"] });
+    expect(await heard()).toEqual({
+      types: new Set(['Happened', 'Other']),
+      streams: new Set(["s-'1", 's-2']),
+    });
+    // Asked again with nothing new: nothing.
+    expect(b.foreignChanges()).toEqual({ types: new Set(), streams: new Set() });
+    // A commit that does not say (a plain transaction), or says too much to carry: unknown.
+    a.transaction(() => a.prepare('INSERT INTO t (id) VALUES (?)').run(3))();
+    expect(await heard()).toBe('unknown');
+    const many = Array.from({ length: 400 }, (_, i) => `a-long-stream-name/${i}`);
+    await batch(4, { types: ['Happened'], streams: many });
+    expect(await heard()).toBe('unknown');
+    // Its own commits say nothing to itself.
+    await b.durability.begin!();
+    b.prepare('INSERT INTO t (id) VALUES (?)').run(5);
+    await b.durability.commit(() => undefined, { types: ['Mine'], streams: ['s-b'] });
+    expect(await heard()).toEqual({ types: new Set(), streams: new Set() });
+  });
+
+  it("begins a batch knowing the log's end and the streams another store appended to since its own", async () => {
+    const { db, other, key, a, b, meta } = twoStores();
+    const append = (store: EventStore, stream: string, n = 1) =>
+      store.append(
+        stream,
+        Array.from({ length: n }, (_, i) => ({ type: 'Happened', data: { i } })),
+        { expectedVersion: 'any', metadata: meta },
+      );
+    append(b, 'mine');
+    append(a, 'x');
+    append(a, 'y');
+    append(a, 'x');
+    // B still takes its own append for the end of the log.
+    expect(b.knownEnd()).toBe(1);
+    const begin = async () => {
+      const opened = await other.durability.begin!(b.batch.opening());
+      return b.batch.begin(opened);
+    };
+    const end = async () => {
+      b.batch.end();
+      await other.durability.commit(() => undefined);
+    };
+    expect(new Set(await begin())).toEqual(new Set(['x', 'y']));
+    expect(b.knownEnd()).toBe(4);
+    // Its append inside the batch goes where the log ends, and the chain holds.
+    append(b, 'x');
+    await end();
+    // Nothing since: nothing changed.
+    expect(await begin()).toEqual([]);
+    await end();
+    // More than it reads at the start of a batch: every remembered version is forgotten.
+    append(a, 'z', 1001);
+    expect(await begin()).toBe('all');
+    expect(b.knownEnd()).toBe(1006);
+    append(b, 'x');
+    await end();
+    const positions = db
+      .prepare<[], number>('SELECT position FROM events ORDER BY position')
+      .pluck()
+      .all();
+    expect(positions).toEqual(Array.from({ length: 1007 }, (_, i) => i + 1));
+    expect(verifyChain(db, testChain(db, key)).ok).toBe(true);
   });
 });

@@ -102,6 +102,7 @@ describe('group commit when the store fails', () => {
           throw new Error('the store is out of reach');
         }
         db.prepare('BEGIN IMMEDIATE').run();
+        return undefined;
       },
       commit: async (commitNow) => commitNow(),
     }));

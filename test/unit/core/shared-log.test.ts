@@ -93,7 +93,7 @@ describe('LogWatch', () => {
 describe('ReadMemo', () => {
   it('keeps at most its limit, dropping the row read least recently', () => {
     const [a] = twoConnections();
-    const memo = new ReadMemo(a, 2);
+    const memo = new ReadMemo(a, { limit: 2 });
     let reads = 0;
     const read = (v: string) => () => {
       reads += 1;
@@ -108,6 +108,65 @@ describe('ReadMemo', () => {
     expect(reads).toBe(3);
     memo.get('y', read('y'));
     expect(reads).toBe(4);
+  });
+});
+
+describe("ReadMemo and another process's commit", () => {
+  const counted = (memo: ReadMemo) => {
+    let reads = 0;
+    const get = () =>
+      memo.get('k', () => {
+        reads += 1;
+        return reads;
+      });
+    return { get, reads: () => reads };
+  };
+
+  it('forgets only for event types its projection applies, or when what changed is unknown', () => {
+    const [a] = twoConnections();
+    const memo = counted(new ReadMemo(a, { events: ['TokenRevoked', 'Pki*'] }));
+    memo.get();
+    const change = (...types: string[]) => ({
+      types: new Set(types),
+      streams: new Set(['some/stream']),
+    });
+    anotherProcessCommitted(a, change('RoleWritten', 'CertificateIssued'));
+    memo.get();
+    expect(memo.reads()).toBe(1);
+    anotherProcessCommitted(a, change('RoleWritten', 'TokenRevoked'));
+    memo.get();
+    expect(memo.reads()).toBe(2);
+    // A prefix pattern matches the types that begin with it.
+    anotherProcessCommitted(a, change('PkiRoleWritten'));
+    memo.get();
+    expect(memo.reads()).toBe(3);
+    anotherProcessCommitted(a, 'unknown');
+    memo.get();
+    expect(memo.reads()).toBe(4);
+    // A memo that names no types forgets on every commit; one that names none at all, only when
+    // what changed is unknown.
+    const any = counted(new ReadMemo(a));
+    const none = counted(new ReadMemo(a, { events: [] }));
+    any.get();
+    none.get();
+    anotherProcessCommitted(a, change('Anything'));
+    any.get();
+    none.get();
+    expect([any.reads(), none.reads()]).toEqual([2, 1]);
+    anotherProcessCommitted(a, 'unknown');
+    none.get();
+    expect(none.reads()).toBe(2);
+  });
+
+  it('is told what changed by the LogWatch, unknown where the store cannot say', () => {
+    const [a, b] = twoConnections();
+    a.exec('CREATE TABLE t (v TEXT)');
+    const heard: unknown[] = [];
+    const watch = new LogWatch(logVersion(a, a));
+    watch.onForeignCommit((change) => heard.push(change));
+    b.exec("INSERT INTO t VALUES ('x')");
+    expect(watch.check()).toBe(true);
+    expect(heard).toEqual(['unknown']);
   });
 });
 
