@@ -26,6 +26,11 @@ const metadataTexts = new WeakMap<AuditMetadata, string>();
  */
 const CATCH_UP = 1000;
 
+/** What other processes appended after a position, newest first (`batch.opening`). */
+const SINCE_SQL = `SELECT position, stream, hash FROM events WHERE position > ? ORDER BY position DESC LIMIT ${CATCH_UP}`;
+/** The log's end, for a process that knows none. */
+const TAIL_SQL = 'SELECT position, stream, hash FROM events ORDER BY position DESC LIMIT 1';
+
 function metadataText(metadata: AuditMetadata): string {
   let text = metadataTexts.get(metadata);
   if (text === undefined) {
@@ -126,6 +131,8 @@ export class EventStore {
           'SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE stream = ? ORDER BY version',
         )
         .raw(true),
+      since: db.prepare<[number], unknown[]>(SINCE_SQL).raw(true),
+      tail: db.prepare<[], unknown[]>(TAIL_SQL).raw(true),
       all: db
         .prepare<[number, number], RawRow>(
           'SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE position > ? ORDER BY position LIMIT ?',
@@ -247,16 +254,24 @@ export class EventStore {
     opening: (): string => {
       this.#openedFrom = this.#last?.position ?? null;
       return this.#openedFrom === null
-        ? 'SELECT position, stream, hash FROM events ORDER BY position DESC LIMIT 1'
-        : `SELECT position, stream, hash FROM events WHERE position > ${this.#openedFrom} ORDER BY position DESC LIMIT ${CATCH_UP}`;
+        ? TAIL_SQL
+        : SINCE_SQL.replace('?', String(this.#openedFrom));
     },
     /**
-     * The batch's transaction has begun. Given the rows `opening` asked for, the log's end is
-     * known again and the streams other processes appended to are forgotten: answers them, or
-     * `all` when they are not all known (then every remembered version is forgotten).
+     * The batch's transaction has begun. Given the rows `opening` asked for (or, without them,
+     * having read them now: SQLite, where the read costs microseconds), the log's end is known
+     * again and the streams other processes appended to are forgotten: answers them, or `all`
+     * when they are not all known (then every remembered version is forgotten).
      */
     begin: (opened?: unknown[][]): readonly string[] | 'all' => {
-      const changed = opened === undefined ? [] : this.#caughtUp(opened);
+      if (opened === undefined) {
+        this.#openedFrom = this.#last?.position ?? null;
+        opened =
+          this.#openedFrom === null
+            ? this.#stmts.tail.all()
+            : this.#stmts.since.all(this.#openedFrom);
+      }
+      const changed = this.#caughtUp(opened);
       this.#held = {
         item: [],
         kept: [],

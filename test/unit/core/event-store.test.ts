@@ -37,6 +37,7 @@ function twoWriters() {
   return {
     a,
     b,
+    key,
     chain,
     first: new EventStore(a, clock, chain),
     second: new EventStore(b, clock, testChain(b, key)),
@@ -200,6 +201,37 @@ describe('EventStore', () => {
     expect(start).toThrow('stream n is at version 1, expected 0');
     expect(first.readStream('n').map((e) => e.data)).toEqual([{ by: 'second' }]);
     expect(verifyChain(a, chain)).toMatchObject({ ok: true, events: 1 });
+    a.close();
+    b.close();
+  });
+
+  it('begins a batch at the end another writer left, forgetting the streams it appended to', () => {
+    const { a, b, key, chain, first, second } = twoWriters();
+    const add = (s: EventStore, stream: string, expectedVersion: number | 'any' = 'any') =>
+      s.append(stream, [{ type: 'X', data: {} }], { expectedVersion, metadata: meta });
+    add(second, 'mine');
+    add(first, 'x');
+    add(first, 'y');
+    add(first, 'x');
+    expect(second.knownEnd()).toBe(1);
+    b.exec('BEGIN IMMEDIATE');
+    expect(new Set(second.batch.begin())).toEqual(new Set(['x', 'y']));
+    expect(second.knownEnd()).toBe(4);
+    // A batch's one-stream append, written without a savepoint of its own, goes where the log
+    // ends: at the end remembered before, it would have failed the whole batch.
+    second.batch.itemStart(true);
+    add(second, 'x', 2);
+    second.batch.itemKept();
+    second.batch.end();
+    b.exec('COMMIT');
+    // A writer that knows no end (a fresh one) takes the log's, and forgets every stream.
+    const third = new EventStore(b, new ManualClock(), testChain(b, key));
+    b.exec('BEGIN IMMEDIATE');
+    expect(third.batch.begin()).toBe('all');
+    expect(third.knownEnd()).toBe(5);
+    third.batch.end();
+    b.exec('COMMIT');
+    expect(verifyChain(a, chain)).toMatchObject({ ok: true, events: 5 });
     a.close();
     b.close();
   });
