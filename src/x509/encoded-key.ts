@@ -1,5 +1,6 @@
 import { createECDH, type ECDH, type KeyObject } from 'node:crypto';
 import { curveOf, derFromJwk, ecPrivateDer, ecSpki } from './key-der.js';
+import { P256Reservoir, type P256Pair } from './p256-reservoir.js';
 import {
   generateKeyPair,
   keySpecOf,
@@ -34,19 +35,28 @@ export const encodedKeyOf = (key: KeyObject): EncodedKey => ({
  */
 let p256: ECDH | undefined;
 
+/** A P-256 pair made here, on the calling thread: when the reservoir has none ready. */
+function generateP256(): P256Pair {
+  p256 ??= createECDH('prime256v1');
+  const point = p256.generateKeys();
+  return { d: p256.getPrivateKey(), point };
+}
+
+/** The process's P-256 pairs made ahead on a thread of their own (ADR 0108). */
+const reservoir = new P256Reservoir();
+
 /**
  * Generates a key pair for a leaf certificate, already encoded. P-256 keys come from OpenSSL's
- * EC key generation directly (~15 µs, less than handing the job to the libuv pool and back);
- * larger curves, RSA and Ed25519 are generated on the pool, as `generateKeyPair` does, and
- * encoded from their JWK. P-224 has no JWK form and takes the `KeyObject` route.
+ * EC key generation directly, made ahead in batches on a thread of their own (`P256Reservoir`:
+ * handing each key to the libuv pool and back would cost more than the ~20 µs it takes), or here
+ * when none is ready. Larger curves, RSA and Ed25519 are generated on the pool, as
+ * `generateKeyPair` does, and encoded from their JWK. P-224 has no JWK form and takes the
+ * `KeyObject` route.
  */
 export async function generateEncodedKey(spec: KeySpec): Promise<EncodedKey> {
   const curve = spec.type === 'ec' ? curveOf(spec.bits) : undefined;
   if (curve?.bits === 256) {
-    p256 ??= createECDH('prime256v1');
-    const ecdh = p256;
-    const point = ecdh.generateKeys();
-    const d = ecdh.getPrivateKey();
+    const { d, point } = reservoir.take() ?? generateP256();
     return {
       spec,
       spki: ecSpki(curve, point),
