@@ -126,8 +126,8 @@ export class P256Reservoir {
   }
 
   #start(): Worker {
-    const worker = new Worker(WORKER_SOURCE, { eval: true });
-    worker.unref();
+    // Plain CommonJS: none of the process's own flags (a loader, `--input-type`, a profiler).
+    const worker = new Worker(WORKER_SOURCE, { eval: true, execArgv: [] });
     worker.on('message', (chunk: Uint8Array) => {
       this.#asked = false;
       if (this.#failed) {
@@ -145,6 +145,8 @@ export class P256Reservoir {
     };
     worker.on('error', fail);
     worker.on('exit', fail);
+    // After the listeners: adding a 'message' listener refs the worker's port again.
+    worker.unref();
     return worker;
   }
 }

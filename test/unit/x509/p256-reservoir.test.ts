@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { createECDH } from 'node:crypto';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { P256Reservoir } from '../../../src/x509/p256-reservoir.js';
 
@@ -48,5 +50,28 @@ describe('P256Reservoir', () => {
     expect(r.ready).toBe(0);
     expect(r.take()).toBeUndefined();
     expect(await r.whenReady()).toBe(false);
+  });
+
+  it('does not keep its process alive: a process that used it exits on its own', () => {
+    const root = join(import.meta.dirname, '../../..');
+    const script = [
+      "import { P256Reservoir } from './src/x509/p256-reservoir.ts';",
+      // The worker does not hold the process while it waits for the first chunk either: a
+      // timer does, until it has come.
+      'const alive = setTimeout(() => {}, 60_000);',
+      'const r = new P256Reservoir();',
+      'r.take();',
+      'console.log(await r.whenReady(), r.take() !== undefined);',
+      'clearTimeout(alive);',
+    ].join('\n');
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', '--input-type=module', '--eval', script],
+      { cwd: root, encoding: 'utf8', timeout: 30_000 },
+    );
+    // Killed at the timeout, it would have no status (a worker's port held its event loop open).
+    expect(run.signal, run.stderr).toBeNull();
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout.trim()).toBe('true true');
   });
 });
