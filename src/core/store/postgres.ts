@@ -357,7 +357,11 @@ export class PostgresDatabase implements Db {
     }
     this.#prepared.set(pq, new Map());
     const path = this.#schema === undefined ? '' : `; SET search_path = ${this.#schema}, public`;
-    pq.exec(`SET client_min_messages = warning; SET TIME ZONE 'UTC'${path}`);
+    // Standard strings, whatever the server's default: a backslash in a literal (a notification's
+    // payload, `#commitText`) is then only a backslash.
+    pq.exec(
+      `SET client_min_messages = warning; SET standard_conforming_strings = on; SET TIME ZONE 'UTC'${path}`,
+    );
     return pq;
   }
 

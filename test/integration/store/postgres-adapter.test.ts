@@ -276,6 +276,28 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     expect(await heard()).toEqual({ types: new Set(), streams: new Set() });
   });
 
+  it('carries any stream name in a notification, whatever the server says of backslashes', async () => {
+    const { url, db: admin } = database();
+    const name = admin.prepare<[], string>('SELECT current_database()').pluck().get()!;
+    // The old default: a backslash escapes the quote after it, unless the session says otherwise.
+    admin.exec(`ALTER DATABASE ${name} SET standard_conforming_strings = off`);
+    const a = new PostgresDatabase(url);
+    const b = new PostgresDatabase(url);
+    cleanups.push(() => a.close());
+    cleanups.push(() => b.close());
+    a.exec('CREATE TABLE t (id INTEGER PRIMARY KEY)');
+    b.foreignCommits();
+    await b.heardUpTo();
+    b.foreignChanges();
+    const streams = ["pki/m/role/a\\'; DROP TABLE t; --", 'x\\', "'", 'é\u0000'];
+    await a.durability.begin!();
+    a.prepare('INSERT INTO t (id) VALUES (?)').run(1);
+    await a.durability.commit(() => undefined, { types: ['Happened'], streams });
+    await b.heardUpTo();
+    expect(b.foreignChanges()).toEqual({ types: new Set(['Happened']), streams: new Set(streams) });
+    expect(b.prepare<[], number>('SELECT count(*) FROM t').pluck().get()).toBe(1);
+  });
+
   it("begins a batch knowing the log's end and the streams another store appended to since its own", async () => {
     const { db, other, key, a, b, meta } = twoStores();
     const append = (store: EventStore, stream: string, n = 1) =>
