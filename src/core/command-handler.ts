@@ -1,4 +1,4 @@
-import type { EventStore } from './event-store.js';
+import type { EventStore, ForeignAppends } from './event-store.js';
 import { ConcurrencyError, IllegalTransitionError } from './errors.js';
 import type { AuditMetadata, NewEvent, StoredEvent } from './events.js';
 import type { Clock } from './clock.js';
@@ -35,6 +35,28 @@ interface Written {
 }
 
 /**
+ * A remembered fold of `stream`, after another process appended `foreign`'s events to it: folded
+ * on when they follow its version, else forgotten (it is read again when next needed).
+ */
+function carryForward(
+  fold: Fold,
+  decider: Decider<unknown, NewEvent>,
+  stream: string,
+  foreign: ForeignAppends,
+): void {
+  const hit = fold.get(stream);
+  if (hit === undefined) return;
+  const events = foreign.events(stream);
+  if (events[0]?.version !== hit.version + 1) {
+    fold.delete(stream);
+    return;
+  }
+  let state = hit.state;
+  for (const e of events) state = decider.evolve(state, e);
+  fold.set(stream, { version: hit.version + events.length, state });
+}
+
+/**
  * Load → decide → check → append. The fold of each stream is cached by (decider, stream,
  * version); the log stays the truth, so a stale cache entry is simply refolded.
  *
@@ -46,8 +68,8 @@ export class CommandHandler {
   readonly #store: EventStore;
   readonly #clock: Clock;
   readonly #cache = new WeakMap<object, Fold>();
-  /** Every decider's folds (`#cache`'s values). */
-  readonly #folds = new Set<Fold>();
+  /** Every decider's folds (`#cache`'s values), with their decider. */
+  readonly #folds = new Map<Fold, Decider<unknown, NewEvent>>();
   readonly #batches: GroupCommit<Written>;
   /** Folds written by the batch item running now, and by the batch: forgotten if undone. */
   #itemFolds: [Fold, string][] = [];
@@ -71,11 +93,12 @@ export class CommandHandler {
       {
         opening: () => store.batch.opening(),
         start: (opened) => {
-          // Folds of streams another process appended to since this one's last batch: stale.
-          const changed = store.batch.begin(opened);
-          for (const fold of this.#folds) {
-            if (changed === 'all') fold.clear();
-            else for (const stream of changed) fold.delete(stream);
+          // Folds of streams another process appended to since this one's last batch are
+          // carried forward by what it appended, or forgotten when that is not all known.
+          const foreign = store.batch.begin(opened);
+          for (const [fold, decider] of this.#folds) {
+            if (foreign === 'all') fold.clear();
+            else for (const stream of foreign.streams) carryForward(fold, decider, stream, foreign);
           }
         },
         begin: (unprotected) => {
@@ -291,12 +314,14 @@ export class CommandHandler {
     };
   }
 
-  #cacheFor(decider: object): Lru<string, { version: number; state: unknown }> {
+  #cacheFor<S, E extends NewEvent>(
+    decider: Decider<S, E>,
+  ): Lru<string, { version: number; state: unknown }> {
     let cache = this.#cache.get(decider);
     if (cache === undefined) {
       cache = new Lru(CACHE_LIMIT);
       this.#cache.set(decider, cache);
-      this.#folds.add(cache);
+      this.#folds.set(cache, decider);
     }
     return cache;
   }

@@ -26,10 +26,20 @@ const metadataTexts = new WeakMap<AuditMetadata, string>();
  */
 const CATCH_UP = 1000;
 
-/** What other processes appended after a position, newest first (`batch.opening`). */
-const SINCE_SQL = `SELECT position, stream, hash FROM events WHERE position > ? ORDER BY position DESC LIMIT ${CATCH_UP}`;
+/** What other processes appended after a position, newest first, whole (`batch.opening`). */
+const SINCE_SQL = `SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE position > ? ORDER BY position DESC LIMIT ${CATCH_UP}`;
 /** The log's end, for a process that knows none. */
-const TAIL_SQL = 'SELECT position, stream, hash FROM events ORDER BY position DESC LIMIT 1';
+const TAIL_SQL =
+  'SELECT position, stream, version, type, time, data, metadata, hash FROM events ORDER BY position DESC LIMIT 1';
+
+/**
+ * What other processes appended since a batch's process last knew the log's end, as its batch
+ * begins: the streams, and each one's events in order (parsed when asked for).
+ */
+export interface ForeignAppends {
+  readonly streams: readonly string[];
+  events(stream: string): readonly StoredEvent[];
+}
 
 function metadataText(metadata: AuditMetadata): string {
   let text = metadataTexts.get(metadata);
@@ -71,6 +81,8 @@ function toEvents(rows: readonly RawRow[]): StoredEvent[] {
   }
   return out;
 }
+
+const NOTHING_FOREIGN: ForeignAppends = { streams: [], events: () => [] };
 
 /** Called inside the append transaction for every stored event (inline projections). */
 export type InlineApply = (event: StoredEvent) => void;
@@ -260,10 +272,11 @@ export class EventStore {
     /**
      * The batch's transaction has begun. Given the rows `opening` asked for (or, without them,
      * having read them now: SQLite, where the read costs microseconds), the log's end is known
-     * again and the streams other processes appended to are forgotten: answers them, or `all`
-     * when they are not all known (then every remembered version is forgotten).
+     * again, and so are the versions of the streams other processes appended to: answers what
+     * they appended, or `all` when it is not all known (then every remembered version is
+     * forgotten).
      */
-    begin: (opened?: unknown[][]): readonly string[] | 'all' => {
+    begin: (opened?: unknown[][]): ForeignAppends | 'all' => {
       if (opened === undefined) {
         this.#openedFrom = this.#last?.position ?? null;
         opened =
@@ -342,21 +355,31 @@ export class EventStore {
   /** Where the last `batch.opening` asked from: null when this process knew no end of the log. */
   #openedFrom: number | null = null;
 
-  /** Takes what `batch.opening` read: the log's end, and the streams appended to since. */
-  #caughtUp(rows: unknown[][]): readonly string[] | 'all' {
+  /** Takes what `batch.opening` read: the log's end, and what was appended since. */
+  #caughtUp(opened: unknown[][]): ForeignAppends | 'all' {
     const from = this.#openedFrom;
-    const tail = rows[0] as [number, string, string] | undefined;
-    if (tail === undefined) return from === null ? 'all' : [];
-    this.#last = { position: tail[0], hash: tail[2] };
+    const rows = opened as RawRow[];
+    const tail = rows[0];
+    if (tail === undefined) return from === null ? 'all' : NOTHING_FOREIGN;
+    this.#last = { position: tail[0], hash: tail[7] };
     // Positions are dense: every row since `from` was read when there are as many as it moved.
     if (from === null || rows.length < tail[0] - from) {
       this.#versions.clear();
       return 'all';
     }
-    const streams = new Set<string>();
-    for (const row of rows) streams.add(row[1] as string);
-    for (const stream of streams) this.#versions.delete(stream);
-    return [...streams];
+    // Newest first: a stream's first row is its version now; its rows, reversed, are in order.
+    const byStream = new Map<string, RawRow[]>();
+    for (const row of rows) {
+      const mine = byStream.get(row[1]);
+      if (mine === undefined) {
+        byStream.set(row[1], [row]);
+        this.#versions.set(row[1], row[2]);
+      } else mine.push(row);
+    }
+    return {
+      streams: [...byStream.keys()],
+      events: (stream) => toEvents((byStream.get(stream) ?? []).toReversed()),
+    };
   }
 
   #announce(events: readonly StoredEvent[]): void {

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { CommandHandler } from '../../../src/core/command-handler.js';
@@ -23,6 +26,13 @@ const opened = () => ({
   type: 'AccountOpened' as const,
   data: { id: 'a', owner: 'o', pin: sealer.seal('1234') },
 });
+
+/** A decision to withdraw `amount` that notes the balance it was decided on. */
+const withdrawSeeing =
+  (seen: number[], amount: number) => (state: { context: { balance: number } }) => {
+    seen.push(state.context.balance);
+    return [{ type: 'FundsWithdrawn' as const, data: { amount } }];
+  };
 
 describe('machine decider + command handler', () => {
   it('folds a stream through the machine', () => {
@@ -110,18 +120,40 @@ describe('machine decider + command handler', () => {
       metadata: meta,
     });
     const seen: number[] = [];
-    const r = handler.handleSync(
-      'account-a',
-      accountDecider,
-      (state) => {
-        seen.push(state.context.balance);
-        return [{ type: 'FundsWithdrawn' as const, data: { amount: 7 } }];
-      },
-      meta,
-    );
+    const r = handler.handleSync('account-a', accountDecider, withdrawSeeing(seen, 7), meta);
     expect(seen).toEqual([3, 7]);
     expect(r.state.context.balance).toBe(0);
     expect(r.version).toBe(4);
+  });
+
+  it("carries a remembered fold forward by another process's appends as its next batch begins, without reading the stream", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'keel-folds-')), 'k.sqlite');
+    const [a, b] = [openDatabase(file), openDatabase(file)];
+    const key = Buffer.alloc(32, 9);
+    const other = new EventStore(a, new ManualClock(), testChain(a, key));
+    const store = new EventStore(b, new ManualClock(), testChain(b, key));
+    const handler = new CommandHandler(store, new ManualClock());
+    try {
+      await handler.handle('account-a', accountDecider, () => [opened()], meta);
+      const deposit = (amount: number) => ({ type: 'FundsDeposited' as const, data: { amount } });
+      other.append('account-a', [deposit(3), deposit(4)], { expectedVersion: 1, metadata: meta });
+      let reads = 0;
+      const readStream = store.readStream.bind(store);
+      store.readStream = (stream) => {
+        reads++;
+        return readStream(stream);
+      };
+      const seen: number[] = [];
+      const r = await handler.handle('account-a', accountDecider, withdrawSeeing(seen, 7), meta);
+      expect(seen).toEqual([7]);
+      expect(reads).toBe(0);
+      expect(r.version).toBe(4);
+      expect(handler.load('account-a', accountDecider).state.context.balance).toBe(0);
+    } finally {
+      await handler.close();
+      a.close();
+      b.close();
+    }
   });
 
   it('takes a new stream to be empty without reading it', () => {

@@ -205,7 +205,7 @@ describe('EventStore', () => {
     b.close();
   });
 
-  it('begins a batch at the end another writer left, forgetting the streams it appended to', () => {
+  it('begins a batch at the end another writer left, with what it appended to each stream', () => {
     const { a, b, key, chain, first, second } = twoWriters();
     const add = (s: EventStore, stream: string, expectedVersion: number | 'any' = 'any') =>
       s.append(stream, [{ type: 'X', data: {} }], { expectedVersion, metadata: meta });
@@ -215,7 +215,14 @@ describe('EventStore', () => {
     add(first, 'x');
     expect(second.knownEnd()).toBe(1);
     b.exec('BEGIN IMMEDIATE');
-    expect(new Set(second.batch.begin())).toEqual(new Set(['x', 'y']));
+    const foreign = second.batch.begin();
+    if (foreign === 'all') throw new Error('every append since its end was read');
+    expect(new Set(foreign.streams)).toEqual(new Set(['x', 'y']));
+    expect(foreign.events('x').map((e) => [e.position, e.version])).toEqual([
+      [2, 1],
+      [4, 2],
+    ]);
+    expect(foreign.events('y').map((e) => e.version)).toEqual([1]);
     expect(second.knownEnd()).toBe(4);
     // A batch's one-stream append, written without a savepoint of its own, goes where the log
     // ends: at the end remembered before, it would have failed the whole batch.
