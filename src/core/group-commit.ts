@@ -29,11 +29,13 @@ export interface Durability {
   around?(batch: () => void): void;
   /**
    * Sending a batch's writes without waiting for each answer (PostgreSQL's pipeline mode), from
-   * `start` to `end`. A write that failed is found at the next read or at `end`, which throw
-   * `UnprotectedWriteFailed`: the batch is then written again without it, each statement answered
-   * before the next. `abandon` leaves it whatever it still owes (the batch is being rolled back).
+   * `start` to the batch's `commit`, whose answer comes with theirs. A write that failed is found
+   * at the next read, which throws `UnprotectedWriteFailed`, or at the commit, which rejects with
+   * it (nothing of the batch committed): the batch is then written again without the pipeline,
+   * each statement answered before the next. `abandon` leaves it whatever it still owes (the
+   * batch is being rolled back).
    */
-  readonly pipeline?: { start(): void; end(): void; abandon(): void };
+  readonly pipeline?: { start(): void; abandon(): void };
   /**
    * `appended`: the event types and streams the batch appended, for stores that tell other
    * processes what changed (PostgreSQL's notification).
@@ -278,6 +280,7 @@ export class GroupCommit<Written> {
       this.#hooks.durable(written.token);
     } catch (err) {
       this.#hooks.failed(written.token);
+      if (err instanceof UnprotectedWriteFailed) return this.#writeAgain(batch);
       let error = err;
       if (err instanceof SyncFailed) {
         this.#broken ??= new Error(
@@ -288,6 +291,29 @@ export class GroupCommit<Written> {
       }
       for (const item of batch) item.outcome = { ok: false, error };
     }
+  }
+
+  /**
+   * A batch whose pipelined writes failed at its commit, so that nothing of it was committed:
+   * written again in a transaction of its own, every item with a savepoint of its own and every
+   * statement answered in turn, so a refused write fails its own item alone.
+   */
+  async #writeAgain(batch: Pending[]): Promise<void> {
+    for (const item of batch) delete item.outcome;
+    let written: { committed: Promise<void>; token: Written } | undefined;
+    try {
+      const begun = this.#durability.begin !== undefined;
+      const opened = begun ? await this.#durability.begin?.(this.#hooks.opening?.()) : undefined;
+      const run = () => {
+        written = this.#run(batch, begun, true, opened);
+      };
+      if (this.#durability.around === undefined) run();
+      else this.#durability.around(run);
+    } catch (err) {
+      for (const item of batch) item.outcome = { ok: false, error: err };
+      return;
+    }
+    if (written !== undefined) await this.#durable(batch, written);
   }
 
   /**
@@ -342,7 +368,6 @@ export class GroupCommit<Written> {
         }
       }
       this.#inBatch = false;
-      pipeline?.end();
       const token = this.#hooks.ended();
       const appended = this.#hooks.appended?.(token);
       return { committed: this.#durability.commit(() => s.commit.run(), appended), token };

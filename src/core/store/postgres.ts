@@ -11,12 +11,7 @@ import {
 } from './port.js';
 import { type Control, type Translated, splitStatements, translate } from './translate.js';
 import { redactUrl } from './url.js';
-import {
-  SyncFailed,
-  UnprotectedWriteFailed,
-  type Appended,
-  type Durability,
-} from '../group-commit.js';
+import { UnprotectedWriteFailed, type Appended, type Durability } from '../group-commit.js';
 import type { ForeignChange } from '../read-memo.js';
 
 /** The part of the `libpq` package the adapter uses: libpq's synchronous calls, its asynchronous ones and its pipeline mode. */
@@ -128,6 +123,20 @@ interface Sent {
   limit?: number;
   changes?: number;
   rows?: unknown[];
+  /** the batch's NOTIFY or COMMIT, sent after its writes: its failure is not a write's */
+  ends?: boolean;
+}
+
+/**
+ * A pipeline's answers being read, in the order their statements were sent, up to its sync's:
+ * `next` is the statement whose answer comes next; `failed`, the first failure among them and
+ * whether it was one of the batch's writes.
+ */
+interface Answers {
+  readonly sent: Sent[];
+  next: number;
+  answered: boolean;
+  failed: { error: Error; write: boolean } | null;
 }
 
 /** SQLite's error codes for PostgreSQL's SQLSTATEs that Keel tells apart. */
@@ -298,6 +307,11 @@ export class PostgresDatabase implements Db {
   #nextProbe: Promise<void> | null = null;
   /** Sessions to make again before their next use: the other one met a lost server. */
   readonly #stale = { writer: false, reader: false };
+  /**
+   * The id of the writer's transaction, read with its BEGIN: when the session is lost before its
+   * COMMIT is answered, the server is asked whether that transaction committed.
+   */
+  #xid: string | undefined;
   /** A COMMIT sent without waiting for it (a batch's): settled before the writer is used again. */
   #inFlight: { drain(): void } | null = null;
   readonly #keys = new Map<string, string[]>();
@@ -409,13 +423,61 @@ export class PostgresDatabase implements Db {
    * message, or not at all if the transaction is undone. It names this store (to tell its own
    * commits from others'), then what the batch appended when that is given and fits.
    */
+  /**
+   * A write transaction's start: the log's lock (read committed, so each statement after it sees
+   * every commit made before it), and the transaction's id.
+   */
+  #beginText(): string {
+    return `BEGIN; SELECT pg_advisory_xact_lock(${this.#lock}); SELECT txid_current()::text`;
+  }
+
+  /**
+   * Whether transaction `xid` committed, asked after the writer's session was lost before its
+   * COMMIT was answered (on the reader's session, made again if need be). `unknown` when it cannot
+   * be asked or the answer is not final yet.
+   */
+  #outcomeOf(xid: string | undefined): 'committed' | 'aborted' | 'unknown' {
+    if (xid === undefined) return 'unknown';
+    // The reader's session may have been lost with the writer's: asked on a new one.
+    this.#stale.reader = true;
+    try {
+      const status = this.prepare<[string], string | null>('SELECT txid_status(?)')
+        .pluck()
+        .get(xid);
+      return status === 'committed' || status === 'aborted' ? status : 'unknown';
+    } catch {
+      return 'unknown';
+    }
+  }
+
+  /**
+   * A COMMIT whose outcome the server could not be asked (it is out of reach): the batch's
+   * callers are told that it may or may not have happened (the store is unavailable, ask again),
+   * and everything remembered is forgotten, as after another node's commit that went unheard. The
+   * next batch begins at the log's end as the server knows it.
+   */
+  #outcomeUnknown(error: Error): PostgresError {
+    this.#notified++;
+    this.#heard = 'unknown';
+    return new PostgresError(
+      `the connection to the database was lost before it answered a COMMIT, and whether that COMMIT happened could not be asked: ${error.message}`,
+      UNAVAILABLE,
+      undefined,
+    );
+  }
+
   #commitText(appended?: Appended): string {
+    return `${this.#notifyText(appended)}; COMMIT`;
+  }
+
+  /** The notification a commit sends: this store's tag, then what the batch appended if it fits. */
+  #notifyText(appended?: Appended): string {
     let payload: string = this.#tag;
     if (appended !== undefined) {
       const said = `${payload}\n${JSON.stringify({ types: appended.types, streams: appended.streams })}`;
       if (Buffer.byteLength(said) <= NOTIFY_PAYLOAD_LIMIT) payload = said;
     }
-    return `NOTIFY keel_log, '${payload.replaceAll("'", "''")}'; COMMIT`;
+    return `NOTIFY keel_log, '${payload.replaceAll("'", "''")}'`;
   }
 
   /**
@@ -553,28 +615,32 @@ export class PostgresDatabase implements Db {
   get durability(): Durability {
     return {
       begin: async (read) => {
-        const rows = await this.#inFlightQuery(
-          `BEGIN; SELECT pg_advisory_xact_lock(${this.#lock})${read === undefined ? '' : `; ${read}`}`,
+        // Rows come from the lock, the transaction's id and the read, in that order.
+        const [, xid, rows] = await this.#inFlightQuery(
+          `${this.#beginText()}${read === undefined ? '' : `; ${read}`}`,
           'begin',
         );
-        return read === undefined ? undefined : rows;
+        this.#xid = xid?.[0]?.[0] as string | undefined;
+        return read === undefined ? undefined : (rows ?? []);
       },
       commit: async (_commitNow, appended) => {
+        if (this.#pipe !== null) return this.#commitPipeline(appended);
         await this.#inFlightQuery(this.#commitText(appended), 'commit');
       },
       pipeline: {
         start: () => this.#startPipeline(),
-        end: () => this.#leavePipeline(),
         abandon: () => this.#abandonPipeline(),
       },
     };
   }
 
   /**
-   * From here until `end`, the batch's writes (and savepoints) are sent without waiting for their
-   * answers; a read sends what it asks with a sync and reads every answer up to it (DESIGN §10).
-   * A write that failed is found at the next read or at the end: the batch is then written again
-   * without the pipeline (`UnprotectedWriteFailed`), every statement answered before the next.
+   * From here until the COMMIT, the batch's writes (and savepoints) are sent without waiting for
+   * their answers; a read sends what it asks with a sync and reads every answer up to it (DESIGN
+   * §10). The COMMIT goes into the pipeline after the last write, and their answers are read
+   * together without blocking (`#commitPipeline`). A write that failed, found at a read or at the
+   * COMMIT, fails the batch's attempt (`UnprotectedWriteFailed`): it is then written again without
+   * the pipeline, every statement answered before the next.
    */
   #startPipeline(): void {
     const pq = this.#live();
@@ -593,31 +659,123 @@ export class PostgresDatabase implements Db {
     const pq = this.#pq;
     this.#current = pq;
     if (!pq.pipelineSync()) pipe.failed ??= this.#lostError(pq);
-    const sent = pipe.sent.splice(0);
-    for (const one of sent) {
-      let answered = false;
-      while (pq.getResult()) {
-        answered = true;
-        const status = pq.resultStatus();
-        if (status === 'PGRES_PIPELINE_ABORTED') {
-          one.prepares?.delete(one.text);
-          continue;
-        }
-        try {
-          this.#check(one.text, pq);
-        } catch (err) {
-          one.prepares?.delete(one.text);
-          pipe.failed ??= err as Error;
-          continue;
-        }
-        one.changes = Number(pq.cmdTuples()) || 0;
-        if (one.shape !== undefined) one.rows = this.rows(one.shape, one.limit);
-      }
-      if (!answered) pipe.failed ??= this.#lostError(pq);
-    }
-    // The sync's own answer.
-    while (pq.getResult()) if (pq.resultStatus() === 'PGRES_PIPELINE_SYNC') break;
+    const answers: Answers = { sent: pipe.sent.splice(0), next: 0, answered: false, failed: null };
+    this.#readAnswers(pq, answers, true);
+    pipe.failed ??= answers.failed?.error ?? null;
     if (pipe.failed !== null) throw new UnprotectedWriteFailed(pipe.failed);
+  }
+
+  /**
+   * Reads the pipeline's answers in order, up to its sync's; `wait`: each as libpq gives it,
+   * waiting for it, else only those that have arrived. Answers whether the sync's was read.
+   */
+  #readAnswers(pq: PQ, answers: Answers, wait: boolean): boolean {
+    for (;;) {
+      if (!wait && pq.isBusy()) return false;
+      const one = answers.sent[answers.next];
+      const got = pq.getResult();
+      if (one === undefined) {
+        // Every statement answered: then the sync's own answer.
+        if (!got || pq.resultStatus() === 'PGRES_PIPELINE_SYNC') return true;
+        continue;
+      }
+      if (!got) {
+        // The end of this statement's answer (none at all: the connection was lost).
+        if (!answers.answered) this.#answerFailed(answers, one, this.#lostError(pq));
+        answers.next++;
+        answers.answered = false;
+        continue;
+      }
+      answers.answered = true;
+      if (pq.resultStatus() === 'PGRES_PIPELINE_ABORTED') {
+        one.prepares?.delete(one.text);
+        continue;
+      }
+      try {
+        this.#check(one.text, pq);
+      } catch (err) {
+        one.prepares?.delete(one.text);
+        this.#answerFailed(answers, one, err as Error);
+        continue;
+      }
+      one.changes = Number(pq.cmdTuples()) || 0;
+      if (one.shape !== undefined) one.rows = this.#rowsOf(pq, one.shape, one.limit);
+    }
+  }
+
+  #answerFailed(answers: Answers, one: Sent, error: Error): void {
+    answers.failed ??= { error, write: one.ends !== true };
+  }
+
+  /**
+   * The batch's NOTIFY and COMMIT, sent into its pipeline after its writes, with one sync for all
+   * of them: the event loop goes on while the server runs the writes and flushes the commit. A
+   * write that failed leaves nothing of the batch committed, and rejects with
+   * `UnprotectedWriteFailed` (the batch is written again with savepoints); a COMMIT that failed,
+   * with its error. A COMMIT whose answer never came (the session lost) is what the server says
+   * of the transaction: committed, or not (written again), or unknown when it cannot be asked
+   * (`#outcomeUnknown`).
+   */
+  #commitPipeline(appended: Appended | undefined): Promise<void> {
+    const pipe = this.#pipe!;
+    const pq = this.#pq;
+    const xid = this.#xid;
+    this.#xid = undefined;
+    for (const text of [this.#notifyText(appended), 'COMMIT']) {
+      if (!pq.sendQueryParams(text, [])) pipe.failed ??= this.#lostError(pq);
+      pipe.sent.push({ text, ends: true });
+    }
+    if (!pq.pipelineSync()) pipe.failed ??= this.#lostError(pq);
+    // The batch is over for everything but its answers: reads go to the reader's session again.
+    this.#pipe = null;
+    const answers: Answers = { sent: pipe.sent, next: 0, answered: false, failed: null };
+    // A write's failure found at a read earlier in the batch, which a caller swallowed.
+    if (pipe.failed !== null) answers.failed = { error: pipe.failed, write: true };
+    return new Promise<void>((resolve, reject) => {
+      const settle = () => {
+        pq.stopReader();
+        pq.removeListener('readable', onReadable);
+        this.#inFlight = null;
+        pq.exitPipelineMode();
+        const failed = answers.failed;
+        if (failed === null) return resolve();
+        // A failed write aborted the transaction, which is still open: it ends here.
+        const status = pq.transactionStatus();
+        try {
+          if (status === 2 || status === 3) this.#simple('ROLLBACK');
+        } catch {
+          // The session is lost with its transaction; the next use of the writer connects again.
+        }
+        if ((failed.error as PostgresError).code === STORE_UNAVAILABLE) {
+          // The session was lost before the COMMIT was answered: the server says whether it
+          // happened. Not committed, the batch is written again on a new session.
+          switch (this.#outcomeOf(xid)) {
+            case 'committed':
+              return resolve();
+            case 'aborted':
+              return reject(new UnprotectedWriteFailed(failed.error));
+            case 'unknown':
+              return reject(this.#outcomeUnknown(failed.error));
+          }
+        }
+        reject(failed.write ? new UnprotectedWriteFailed(failed.error) : failed.error);
+      };
+      const onReadable = () => {
+        if (!pq.consumeInput()) {
+          answers.failed ??= { error: this.#lostError(pq), write: false };
+          return settle();
+        }
+        if (this.#readAnswers(pq, answers, false)) settle();
+      };
+      this.#inFlight = {
+        drain: () => {
+          this.#readAnswers(pq, answers, true);
+          settle();
+        },
+      };
+      pq.on('readable', onReadable);
+      pq.startReader();
+    });
   }
 
   #lostError(pq: PQ): PostgresError {
@@ -702,8 +860,10 @@ export class PostgresDatabase implements Db {
    * Sends `text` on the writer's session and settles with its answer, the event loop free
    * meanwhile (a batch's BEGIN and lock, its COMMIT).
    */
-  #inFlightQuery(text: string, what: 'begin' | 'commit'): Promise<unknown[][]> {
+  #inFlightQuery(text: string, what: 'begin' | 'commit'): Promise<unknown[][][]> {
     const pq = this.#live();
+    const xid = this.#xid;
+    if (what === 'commit') this.#xid = undefined;
     if (!pq.sendQuery(text)) {
       return Promise.reject(
         new PostgresError(
@@ -713,9 +873,9 @@ export class PostgresDatabase implements Db {
         ),
       );
     }
-    // The rows of the last statement that returned any.
-    let rows: unknown[][] = [];
-    return new Promise<unknown[][]>((resolve, reject) => {
+    // The rows of each statement that returned rows, in order.
+    const rows: unknown[][][] = [];
+    return new Promise<unknown[][][]>((resolve, reject) => {
       // Every result of the COMMIT, read without blocking once it has all arrived (or, from
       // `drain`, waiting for it): the first error among them fails the batch.
       const collect = (): Error | null => {
@@ -724,7 +884,7 @@ export class PostgresDatabase implements Db {
           try {
             this.#check(text, pq);
             if (pq.resultStatus() === 'PGRES_TUPLES_OK')
-              rows = this.#rowsOf(pq, 'raw') as unknown[][];
+              rows.push(this.#rowsOf(pq, 'raw') as unknown[][]);
           } catch (err) {
             error ??= err as Error;
           }
@@ -741,9 +901,17 @@ export class PostgresDatabase implements Db {
           if (this.inTransaction) this.#simple('ROLLBACK');
           return reject(error);
         }
-        // A COMMIT whose answer never came may or may not have happened: not known durable.
-        if ((error as PostgresError).code === STORE_UNAVAILABLE)
-          return reject(new SyncFailed(error.message));
+        // A COMMIT whose answer never came: the server says whether it happened.
+        if ((error as PostgresError).code === STORE_UNAVAILABLE) {
+          switch (this.#outcomeOf(xid)) {
+            case 'committed':
+              return resolve(rows);
+            case 'aborted':
+              return reject(error);
+            case 'unknown':
+              return reject(this.#outcomeUnknown(error));
+          }
+        }
         reject(error);
       };
       const onReadable = () => {
@@ -926,8 +1094,9 @@ export class PostgresDatabase implements Db {
   #control(c: Control): void {
     switch (c.kind) {
       case 'begin':
-        // Read committed: each statement after the lock sees every commit made before it.
-        return this.#simple(`BEGIN; SELECT pg_advisory_xact_lock(${this.#lock})`);
+        this.#simple(this.#beginText());
+        this.#xid = this.#pq.getvalue(0, 0);
+        return;
       case 'commit':
         return this.#simple(this.#commitText());
       case 'rollback':

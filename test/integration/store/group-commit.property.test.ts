@@ -16,8 +16,8 @@ import { freshDatabase } from '../../support/store.js';
 
 // Runs in the `integration-pg` project only: group commit against its definition on PostgreSQL,
 // where a batch's writes go through libpq's pipeline without waiting for their answers (ADR 0106):
-// a write refused by a read model's constraint is found at the next read or at the batch's end,
-// and the batch is then written again with every statement answered in turn.
+// a write refused by a read model's constraint is found at the next read or with the batch's
+// COMMIT, and the batch is then written again with every statement answered in turn.
 
 function ledgerOn(batchBudgetMs?: number): Ledger<PostgresDatabase> & { done(): Promise<void> } {
   const fresh = freshDatabase();
@@ -71,6 +71,32 @@ describe('group commit on PostgreSQL', () => {
         { id: 'account-0', balance: 11 },
       ]);
       expect(snapshot(ledger.db).events).toHaveLength(3);
+    } finally {
+      await ledger.done();
+    }
+  });
+
+  it("a write refused after the batch's last read is found with its COMMIT, and refuses its command alone", async () => {
+    const ledger = ledgerOn();
+    try {
+      // Nothing reads after the second open: its refused write is answered with the COMMIT,
+      // which then commits nothing; the batch is written again, one statement at a time.
+      const answers = [
+        submit(ledger.handler, { kind: 'open', account: 0, owner: 0 }),
+        submit(ledger.handler, { kind: 'open', account: 1, owner: 0 }),
+      ].map(outcomeOf);
+      const outcomes = await Promise.all(answers);
+      expect(outcomes[0]).toBe('ok');
+      expect(outcomes[1]).not.toBe('ok');
+      expect(ledger.db.prepare('SELECT id, balance FROM gc_accounts').all()).toEqual([
+        { id: 'account-0', balance: 0 },
+      ]);
+      expect(snapshot(ledger.db).events).toHaveLength(1);
+      // The next batch begins where the log ends.
+      expect(
+        await outcomeOf(submit(ledger.handler, { kind: 'deposit', account: 0, amount: 5 })),
+      ).toBe('ok');
+      expect(snapshot(ledger.db).events).toHaveLength(2);
     } finally {
       await ledger.done();
     }

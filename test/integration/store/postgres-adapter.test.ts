@@ -1,14 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import { verifyChain } from '../../../src/core/anchors.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import { migrate } from '../../../src/core/database.js';
 import { EventStore } from '../../../src/core/event-store.js';
 import { systemMetadata } from '../../../src/core/events.js';
 import { ConcurrencyError } from '../../../src/core/errors.js';
+import { UnprotectedWriteFailed } from '../../../src/core/group-commit.js';
 import { STORE_UNAVAILABLE } from '../../../src/core/store/port.js';
 import { PostgresDatabase } from '../../../src/core/store/postgres.js';
 import { testChain } from '../../support/chain.js';
+import { clusterUrl } from '../../support/postgres.js';
+import { pgProxy } from '../../support/pg-proxy.js';
 import { freshDatabase } from '../../support/store.js';
 
 // Runs in the `integration-pg` project only: it needs the run's PostgreSQL cluster.
@@ -346,5 +349,114 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
       .all();
     expect(positions).toEqual(Array.from({ length: 1007 }, (_, i) => i + 1));
     expect(verifyChain(db, testChain(db, key)).ok).toBe(true);
+  });
+
+  it("asks the server whether a batch's COMMIT happened when its session is lost before the answer, and says the store is out of reach when it cannot ask", async () => {
+    const fresh = freshDatabase();
+    cleanups.push(() => fresh.drop());
+    const proxy = await pgProxy(inject('keelPgSocket'));
+    cleanups.push(() => void proxy.close());
+    const db = new PostgresDatabase(
+      clusterUrl(proxy.socketDir, new URL(fresh.url).pathname.slice(1)),
+    );
+    cleanups.push(() => db.close());
+    migrate(db);
+    const admin = new PostgresDatabase(fresh.url);
+    cleanups.push(() => admin.close());
+    const key = randomBytes(32);
+    const store = new EventStore(db, new ManualClock(), testChain(db, key));
+    const meta = systemMetadata('test');
+    const events = () =>
+      admin.prepare<[], string>('SELECT stream FROM events ORDER BY position').pluck().all();
+    const durability = db.durability;
+    const until = async (done: () => boolean) => {
+      while (!done()) await new Promise((resolve) => setTimeout(resolve, 5));
+    };
+    /** A batch of one append; `before` and `after` its COMMIT is sent. */
+    const batch = async (
+      stream: string,
+      { before, after }: { before?: () => Promise<void>; after?: () => Promise<void> } = {},
+    ) => {
+      store.batch.begin(await durability.begin!(store.batch.opening()));
+      durability.pipeline!.start();
+      store.append(stream, [{ type: 'Happened', data: {} }], {
+        expectedVersion: 0,
+        metadata: meta,
+      });
+      const kept = store.batch.end();
+      await before?.();
+      const committed = durability
+        .commit(() => undefined, { types: ['Happened'], streams: [stream] })
+        .then(
+          () => store.batch.committed(kept.events),
+          (err: unknown) => {
+            store.batch.failed(kept.streams);
+            throw err;
+          },
+        );
+      // It may settle while `after` runs: its rejection is the caller's to see, once awaited.
+      committed.catch(() => undefined);
+      await after?.();
+      return committed;
+    };
+
+    // The server runs the writes and the COMMIT; the answer is lost on the way back.
+    await batch('answered-not', {
+      before: () => proxy.holdReplies(),
+      after: async () => {
+        await until(() => events().includes('answered-not'));
+        await proxy.cut();
+      },
+    });
+    expect(events()).toEqual(['answered-not']);
+
+    // The writer's server session ends before the COMMIT: nothing of the batch happened, and the
+    // batch is to be written again (`UnprotectedWriteFailed`), not taken as of unknown durability.
+    const sessions = (pid: number) =>
+      admin
+        .prepare<[number], number>('SELECT count(*) FROM pg_stat_activity WHERE pid = ?')
+        .pluck()
+        .get(pid);
+    let writer = 0;
+    await expect(
+      batch('never', {
+        before: async () => {
+          writer = admin
+            .prepare<[], number>(
+              'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()',
+            )
+            .pluck()
+            .get()!;
+          admin.prepare('SELECT pg_terminate_backend(?)').get(writer);
+          await until(() => sessions(writer) === 0);
+        },
+      }),
+    ).rejects.toBeInstanceOf(UnprotectedWriteFailed);
+    expect(writer).toBeGreaterThan(0);
+    expect(events()).toEqual(['answered-not']);
+
+    // The next batch begins on a new session, at the end of the log.
+    await batch('again');
+    expect(events()).toEqual(['answered-not', 'again']);
+
+    // The answer is lost and the server cannot be asked: the batch's callers are told the store
+    // is out of reach (they ask again), and the node forgets what it remembered.
+    const heard = db.foreignCommits();
+    await expect(
+      batch('unknown', {
+        before: () => proxy.holdReplies(),
+        after: async () => {
+          await until(() => events().includes('unknown'));
+          await proxy.down();
+        },
+      }),
+    ).rejects.toMatchObject({ code: STORE_UNAVAILABLE });
+    await proxy.up();
+    expect(db.foreignCommits()).toBeGreaterThan(heard);
+    expect(db.foreignChanges()).toBe('unknown');
+    // It did happen; the next batch begins after it.
+    await batch('after');
+    expect(events()).toEqual(['answered-not', 'again', 'unknown', 'after']);
+    expect(verifyChain(admin, testChain(admin, key)).ok).toBe(true);
   });
 });
