@@ -129,7 +129,7 @@ export class CommandHandler {
         },
         failed: (written) => {
           forget(written.folds);
-          store.batch.failed(written.streams);
+          store.batch.failed(written);
         },
         appended: (written) => ({
           types: [...new Set(written.events.map((e) => e.type))],

@@ -185,6 +185,16 @@ export class EventStore {
     return this.#last?.position ?? this.lastPosition();
   }
 
+  /**
+   * Where this process's batches that are written but not yet durable begin (on SQLite at
+   * `--sync full` a batch is written while the one before it syncs; on PostgreSQL its COMMIT is
+   * in flight), or undefined: their events are announced once durable, and not to be acted on
+   * before.
+   */
+  unannouncedFrom(): number | undefined {
+    return this.#unannounced[0];
+  }
+
   append<E extends NewEvent>(
     stream: string,
     events: readonly E[],
@@ -321,7 +331,9 @@ export class EventStore {
     end: (): { events: StoredEvent[]; streams: string[] } => {
       const held = this.#held;
       this.#held = null;
-      return { events: held?.kept ?? [], streams: held?.streams ?? [] };
+      const events = held?.kept ?? [];
+      if (events[0] !== undefined) this.#unannounced.push(events[0].position);
+      return { events, streams: held?.streams ?? [] };
     },
     /** The batch was rolled back while being written: nothing of it happened. */
     aborted: (): void => {
@@ -329,16 +341,34 @@ export class EventStore {
       this.#held = null;
       this.#last = null;
     },
-    /** The batch's COMMIT failed after it was written: forget what it made remembered. */
-    failed: (streams: readonly string[]): void => {
-      for (const stream of streams) this.#versions.delete(stream);
+    /**
+     * The batch's COMMIT failed after it was written (given what `end` answered for it): forget
+     * what it made remembered.
+     */
+    failed: (batch: { events: readonly StoredEvent[]; streams: readonly string[] }): void => {
+      this.#settle(batch.events);
+      for (const stream of batch.streams) this.#versions.delete(stream);
       this.#last = null;
     },
     /** The batch is committed and durable: its events are announced. */
     committed: (kept: readonly StoredEvent[]): void => {
+      this.#settle(kept);
       if (kept.length > 0) this.#announce(kept);
     },
   };
+
+  /**
+   * The first positions of batches this process wrote whose durability is still awaited, oldest
+   * first: their events are announced once it is known (`unannouncedFrom`).
+   */
+  readonly #unannounced: number[] = [];
+
+  #settle(events: readonly StoredEvent[]): void {
+    const first = events[0]?.position;
+    if (first === undefined) return;
+    const at = this.#unannounced.indexOf(first);
+    if (at >= 0) this.#unannounced.splice(at, 1);
+  }
 
   #held: {
     item: StoredEvent[];

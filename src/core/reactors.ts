@@ -194,6 +194,15 @@ export class Reactors {
     return run;
   }
 
+  /**
+   * The end of the log a filtered reactor may move to without reading: short of this process's
+   * batches that are not yet durable, which are told of (`notify`) once they are.
+   */
+  #settledEnd(): number {
+    const unannounced = this.#store.unannouncedFrom();
+    return unannounced === undefined ? this.#store.knownEnd() : unannounced - 1;
+  }
+
   #progressOf(reactor: Reactor): number {
     return this.#progress.get(reactor.name) ?? this.checkpoint(reactor.name);
   }
@@ -222,7 +231,7 @@ export class Reactors {
       saved = at;
       this.#saved.set(reactor.name, at);
     };
-    if (filtered && !this.#dirty.has(reactor.name) && this.#toldEnd === this.#store.knownEnd()) {
+    if (filtered && !this.#dirty.has(reactor.name) && this.#toldEnd === this.#settledEnd()) {
       // Every append up to the end was told of, and those since its last read held none of its
       // types.
       position = Math.max(position, this.#toldEnd);
@@ -234,8 +243,11 @@ export class Reactors {
     while (!this.#stopped) {
       // Read together with the page (no await between): what the filter skipped is behind `end`.
       // An end that is too low only leaves skipped positions to be filtered again next time.
-      const end = filtered ? this.#store.knownEnd() : 0;
-      const page = reader(position, PAGE);
+      const end = this.#settledEnd();
+      // This process's batches not yet durable are read once they are announced, not before.
+      const unannounced = this.#store.unannouncedFrom();
+      const read = reader(position, PAGE);
+      const page = unannounced === undefined ? read : read.filter((e) => e.position < unannounced);
       for (const event of page) {
         try {
           await reactor.react(event);

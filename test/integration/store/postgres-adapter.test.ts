@@ -390,7 +390,7 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
         .then(
           () => store.batch.committed(kept.events),
           (err: unknown) => {
-            store.batch.failed(kept.streams);
+            store.batch.failed(kept);
             throw err;
           },
         );

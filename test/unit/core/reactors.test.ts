@@ -203,6 +203,39 @@ describe('Reactors woken by appends', () => {
     expect(seen).toEqual(['RunCreated@2']);
   });
 
+  it('pass over their own batches written but not yet durable, without a read, and deliver them once announced', async () => {
+    const { db, store, append, seen, reactors, passes, reads } = wired();
+    await reactors.settle();
+    append('CertificateIssued');
+    await passes();
+    /** A batch of one event, committed, its durability still awaited (not announced). */
+    const written = (type: string, stream: string) => {
+      db.exec('BEGIN IMMEDIATE');
+      store.batch.begin();
+      store.batch.itemStart();
+      store.append(stream, [{ type, data: {} }], { expectedVersion: 0, metadata: meta });
+      store.batch.itemKept();
+      const kept = store.batch.end();
+      db.exec('COMMIT');
+      return kept;
+    };
+    const first = written('CertificateIssued', 'a');
+    const second = written('RunCreated', 'b');
+    const before = reads();
+    // The first is durable and holds none of their types; the second is still syncing.
+    store.batch.committed(first.events);
+    await passes();
+    expect(reads()).toBe(before);
+    // A poll tick reads the log, and does not act on what may still be lost.
+    reactors.notify();
+    await passes();
+    expect(reads()).toBe(before + 1);
+    expect(seen).toEqual([]);
+    store.batch.committed(second.events);
+    await passes();
+    expect(seen).toEqual(['RunCreated@3']);
+  });
+
   it('read the log in settle when their own appends were not told of', async () => {
     const { db, store, seen } = setup();
     const chained: Reactor = {
