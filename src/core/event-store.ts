@@ -287,6 +287,7 @@ export class EventStore {
      * forgotten).
      */
     begin: (opened?: unknown[][]): ForeignAppends | 'all' => {
+      this.#ended = null;
       if (opened === undefined) {
         this.#openedFrom = this.#last?.position ?? null;
         opened =
@@ -332,11 +333,17 @@ export class EventStore {
       const held = this.#held;
       this.#held = null;
       const events = held?.kept ?? [];
-      if (events[0] !== undefined) this.#unannounced.push(events[0].position);
+      this.#ended = events[0]?.position ?? null;
+      if (this.#ended !== null) this.#unannounced.push(this.#ended);
       return { events, streams: held?.streams ?? [] };
     },
-    /** The batch was rolled back while being written: nothing of it happened. */
+    /**
+     * The batch was rolled back while being written (its COMMIT, too, may have failed): nothing of
+     * it happened.
+     */
     aborted: (): void => {
+      this.#settle(this.#ended ?? undefined);
+      this.#ended = null;
       for (const stream of this.#held?.streams ?? []) this.#versions.delete(stream);
       this.#held = null;
       this.#last = null;
@@ -346,13 +353,13 @@ export class EventStore {
      * what it made remembered.
      */
     failed: (batch: { events: readonly StoredEvent[]; streams: readonly string[] }): void => {
-      this.#settle(batch.events);
+      this.#settle(batch.events[0]?.position);
       for (const stream of batch.streams) this.#versions.delete(stream);
       this.#last = null;
     },
     /** The batch is committed and durable: its events are announced. */
     committed: (kept: readonly StoredEvent[]): void => {
-      this.#settle(kept);
+      this.#settle(kept[0]?.position);
       if (kept.length > 0) this.#announce(kept);
     },
   };
@@ -362,9 +369,11 @@ export class EventStore {
    * first: their events are announced once it is known (`unannouncedFrom`).
    */
   readonly #unannounced: number[] = [];
+  /** Where the batch being written now begins, once it has ended (`#unannounced`'s last). */
+  #ended: number | null = null;
 
-  #settle(events: readonly StoredEvent[]): void {
-    const first = events[0]?.position;
+  /** The batch that begins at `first` is durable, or will never be: it is no longer awaited. */
+  #settle(first: number | undefined): void {
     if (first === undefined) return;
     const at = this.#unannounced.indexOf(first);
     if (at >= 0) this.#unannounced.splice(at, 1);

@@ -243,6 +243,39 @@ describe('EventStore', () => {
     b.close();
   });
 
+  it('knows where its batches not yet durable begin, until each is committed, failed or rolled back', () => {
+    const { store: s, db } = store();
+    const batch = (stream: string) => {
+      db.exec('BEGIN IMMEDIATE');
+      s.batch.begin();
+      s.batch.itemStart();
+      s.append(stream, [{ type: 'X', data: {} }], { expectedVersion: 0, metadata: meta });
+      s.batch.itemKept();
+      return s.batch.end();
+    };
+    expect(s.unannouncedFrom()).toBeUndefined();
+    const first = batch('a');
+    db.exec('COMMIT');
+    const second = batch('b');
+    db.exec('COMMIT');
+    expect(s.unannouncedFrom()).toBe(1);
+    s.batch.committed(first.events);
+    expect(s.unannouncedFrom()).toBe(2);
+    s.batch.failed(second);
+    expect(s.unannouncedFrom()).toBeUndefined();
+    // Ended, then rolled back (its COMMIT failed): nothing of it is awaited.
+    batch('c');
+    db.exec('ROLLBACK');
+    s.batch.aborted();
+    expect(s.unannouncedFrom()).toBeUndefined();
+    // An empty batch is awaited by nobody.
+    db.exec('BEGIN IMMEDIATE');
+    s.batch.begin();
+    s.batch.end();
+    db.exec('COMMIT');
+    expect(s.unannouncedFrom()).toBeUndefined();
+  });
+
   it('tells listeners after the commit, not before', () => {
     const { store: s } = store();
     const seen: number[] = [];
