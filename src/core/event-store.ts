@@ -26,11 +26,19 @@ const metadataTexts = new WeakMap<AuditMetadata, string>();
  */
 const CATCH_UP = 1000;
 
-/** What other processes appended after a position, newest first, whole (`batch.opening`). */
+/**
+ * What other processes appended after a position, newest first (`batch.opening`): whole, where the
+ * read shares a round trip with the batch's BEGIN (PostgreSQL); where it is local (SQLite), the
+ * columns that say where each stream ends, its events read only for the folds that want them.
+ */
 const SINCE_SQL = `SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE position > ? ORDER BY position DESC LIMIT ${CATCH_UP}`;
+const SINCE_ENDS_SQL = `SELECT position, stream, version, hash FROM events WHERE position > ? ORDER BY position DESC LIMIT ${CATCH_UP}`;
 /** The log's end, for a process that knows none. */
 const TAIL_SQL =
-  'SELECT position, stream, version, type, time, data, metadata, hash FROM events ORDER BY position DESC LIMIT 1';
+  'SELECT position, stream, version, hash FROM events ORDER BY position DESC LIMIT 1';
+
+/** A row of what another process appended: whole (`RawRow`), or where it ends a stream. */
+type EndRow = [position: number, stream: string, version: number, hash: string];
 
 /**
  * What other processes appended since a batch's process last knew the log's end, as its batch
@@ -143,7 +151,12 @@ export class EventStore {
           'SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE stream = ? ORDER BY version',
         )
         .raw(true),
-      since: db.prepare<[number], unknown[]>(SINCE_SQL).raw(true),
+      sinceEnds: db.prepare<[number], unknown[]>(SINCE_ENDS_SQL).raw(true),
+      streamSince: db
+        .prepare<[string, number], RawRow>(
+          'SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE stream = ? AND position > ? ORDER BY version',
+        )
+        .raw(true),
       tail: db.prepare<[], unknown[]>(TAIL_SQL).raw(true),
       all: db
         .prepare<[number, number], RawRow>(
@@ -288,14 +301,16 @@ export class EventStore {
      */
     begin: (opened?: unknown[][]): ForeignAppends | 'all' => {
       this.#ended = null;
+      let whole = true;
       if (opened === undefined) {
         this.#openedFrom = this.#last?.position ?? null;
+        whole = false;
         opened =
           this.#openedFrom === null
             ? this.#stmts.tail.all()
-            : this.#stmts.since.all(this.#openedFrom);
+            : this.#stmts.sinceEnds.all(this.#openedFrom);
       }
-      const changed = this.#caughtUp(opened);
+      const changed = this.#caughtUp(opened, whole);
       this.#held = {
         item: [],
         kept: [],
@@ -394,20 +409,23 @@ export class EventStore {
   /** Where the last `batch.opening` asked from: null when this process knew no end of the log. */
   #openedFrom: number | null = null;
 
-  /** Takes what `batch.opening` read: the log's end, and what was appended since. */
-  #caughtUp(opened: unknown[][]): ForeignAppends | 'all' {
+  /**
+   * Takes what `batch.opening` read (`whole` rows, or only where each ends a stream): the log's
+   * end, and what was appended since.
+   */
+  #caughtUp(opened: unknown[][], whole: boolean): ForeignAppends | 'all' {
     const from = this.#openedFrom;
-    const rows = opened as RawRow[];
+    const rows = opened as (RawRow | EndRow)[];
     const tail = rows[0];
     if (tail === undefined) return from === null ? 'all' : NOTHING_FOREIGN;
-    this.#last = { position: tail[0], hash: tail[7] };
+    this.#last = { position: tail[0], hash: (tail as unknown[]).at(-1) as string };
     // Positions are dense: every row since `from` was read when there are as many as it moved.
     if (from === null || rows.length < tail[0] - from) {
       this.#versions.clear();
       return 'all';
     }
     // Newest first: a stream's first row is its version now; its rows, reversed, are in order.
-    const byStream = new Map<string, RawRow[]>();
+    const byStream = new Map<string, (RawRow | EndRow)[]>();
     for (const row of rows) {
       const mine = byStream.get(row[1]);
       if (mine === undefined) {
@@ -417,7 +435,9 @@ export class EventStore {
     }
     return {
       streams: [...byStream.keys()],
-      events: (stream) => toEvents((byStream.get(stream) ?? []).toReversed()),
+      events: whole
+        ? (stream) => toEvents(((byStream.get(stream) ?? []) as RawRow[]).toReversed())
+        : (stream) => toEvents(this.#stmts.streamSince.all(stream, from)),
     };
   }
 
