@@ -120,8 +120,12 @@ describe('the runs flow on the real daemon', () => {
       const one = await api('GET', `/runs/${run.id}`);
       return one.status === 200 && one.json.data.attributes.status === 'applied' ? true : undefined;
     });
-    const workspace = await api('GET', `/workspaces/${ws.json.data.id}`);
-    expect(workspace.json.data.attributes.locked).toBe(false);
+    // The queue takes the workspace's lock back once it hears of the run's end, a command of its
+    // own: a read may see the run applied before that.
+    const workspace = await eventually(async () => {
+      const one = await api('GET', `/workspaces/${ws.json.data.id}`);
+      return one.status === 200 && one.json.data.attributes.locked === false ? one : undefined;
+    });
     expect(workspace.json.data.relationships['current-run']?.data?.id).toBe(run.id);
   });
 });
