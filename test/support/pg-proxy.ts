@@ -91,3 +91,40 @@ export async function pgProxy(serverSocketDir: string): Promise<PgProxy> {
     },
   };
 }
+
+/**
+ * A server on a unix socket that accepts connections and never answers (a PostgreSQL server
+ * hung, or a handshake lost): the `host` directory for a connection string, and its closing.
+ */
+export async function silentServer(): Promise<{ socketDir: string; close(): Promise<void> }> {
+  const socketDir = mkdtempSync(join(tmpdir(), 'keel-pg-silent-'));
+  const worker = new Worker(
+    `
+const { createServer } = require('node:net');
+const { parentPort, workerData } = require('node:worker_threads');
+const held = [];
+const server = createServer((socket) => { held.push(socket); socket.on('error', () => {}); });
+server.listen(workerData, () => parentPort.postMessage('ready'));
+parentPort.on('message', () => { for (const s of held) s.destroy(); server.close(() => parentPort.postMessage('closed')); });
+`,
+    { eval: true, workerData: join(socketDir, SOCKET) },
+  );
+  const said = (what: string) =>
+    new Promise<void>((resolve, reject) => {
+      worker.once('error', reject);
+      worker.on('message', (m) => {
+        if (m === what) resolve();
+      });
+    });
+  await said('ready');
+  return {
+    socketDir,
+    async close() {
+      const closed = said('closed');
+      worker.postMessage('close');
+      await closed;
+      await worker.terminate();
+      rmSync(socketDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -10,7 +10,7 @@ import {
   type Transaction,
 } from './port.js';
 import { type Control, type Translated, splitStatements, translate } from './translate.js';
-import { redactUrl } from './url.js';
+import { redactUrl, withConnectionBounds } from './url.js';
 import { UnprotectedWriteFailed, type Appended, type Durability } from '../group-commit.js';
 import type { ForeignChange } from '../read-memo.js';
 
@@ -334,7 +334,7 @@ export class PostgresDatabase implements Db {
   constructor(url: string, options: { schema?: string; lock?: number } = {}) {
     this.#PQ = loadLibpq();
     this.name = redactUrl(url);
-    this.#url = url;
+    this.#url = withConnectionBounds(url);
     this.#schema = options.schema;
     this.#lock = options.lock ?? LOG_LOCK;
     this.#pq = this.#connect();

@@ -11,7 +11,7 @@ import { STORE_UNAVAILABLE } from '../../../src/core/store/port.js';
 import { PostgresDatabase } from '../../../src/core/store/postgres.js';
 import { testChain } from '../../support/chain.js';
 import { clusterUrl } from '../../support/postgres.js';
-import { pgProxy } from '../../support/pg-proxy.js';
+import { pgProxy, silentServer } from '../../support/pg-proxy.js';
 import { freshDatabase } from '../../support/store.js';
 
 // Runs in the `integration-pg` project only: it needs the run's PostgreSQL cluster.
@@ -189,6 +189,18 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     expect(count.get()).toBe(1);
     expect(db.prepare<[], number>('SELECT pg_backend_pid()').pluck().get()).not.toBe(pid);
   });
+
+  it('gives up on a server that accepts a connection and never answers, instead of waiting without end', async () => {
+    const silent = await silentServer();
+    cleanups.push(() => void silent.close());
+    // libpq's own default is to wait forever, holding the event loop: Keel bounds it (5 s).
+    expect(() => new PostgresDatabase(clusterUrl(silent.socketDir))).toThrow(
+      expect.objectContaining({
+        code: STORE_UNAVAILABLE,
+        message: expect.stringMatching(/cannot connect to .*timeout expired/) as string,
+      }) as Error,
+    );
+  }, 60_000);
 
   it('keeps one dense, verifiable chain when two connections append in turn with stale ends', () => {
     const { db, key, a, b, meta } = twoStores();

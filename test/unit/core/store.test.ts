@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NOCASE_COLLATION, splitStatements, translate } from '../../../src/core/store/translate.js';
 import { loadLibpq } from '../../../src/core/store/postgres.js';
-import { redactUrl } from '../../../src/core/store/url.js';
+import { redactUrl, withConnectionBounds } from '../../../src/core/store/url.js';
 
 const keys = (table: string) =>
   ({ t: ['id'], pair: ['a', 'b'] })[table] as readonly string[] | undefined;
@@ -114,6 +114,26 @@ describe('redactUrl', () => {
       'postgresql:///keel?host=/run/pg&password=***&user=k',
     );
     expect(redactUrl('postgres://keel@db/keel')).toBe('postgres://keel@db/keel');
+  });
+});
+
+describe('withConnectionBounds', () => {
+  it('bounds the waits libpq would make without end, unless the URL sets its own', () => {
+    expect(withConnectionBounds('postgres://keel@db/keel')).toBe(
+      'postgres://keel@db/keel?connect_timeout=5&tcp_user_timeout=10000',
+    );
+    expect(withConnectionBounds('postgresql:///keel?host=/run/pg&user=k')).toBe(
+      'postgresql:///keel?host=/run/pg&user=k&connect_timeout=5&tcp_user_timeout=10000',
+    );
+    expect(withConnectionBounds('postgres://db/keel?CONNECT_TIMEOUT=30&sslmode=require')).toBe(
+      'postgres://db/keel?CONNECT_TIMEOUT=30&sslmode=require&tcp_user_timeout=10000',
+    );
+    expect(withConnectionBounds('postgres://db/keel?connect_timeout=1&tcp_user_timeout=0')).toBe(
+      'postgres://db/keel?connect_timeout=1&tcp_user_timeout=0',
+    );
+    expect(withConnectionBounds('postgres://db/keel?')).toBe(
+      'postgres://db/keel?connect_timeout=5&tcp_user_timeout=10000',
+    );
   });
 });
 
