@@ -78,7 +78,9 @@ function referenceAllows(role: RoleInput, name: string): boolean {
   if (role.allow_any_name) return true;
   if (role.allow_localhost) {
     const local = (d: string) => d === 'localhost' || d === 'localdomain';
-    if (local(name) || (isEmail && local(emailDomain))) return true;
+    // The reduced name: a wildcard under localhost (`*.localhost`) is allowed without
+    // allow_subdomains, as the reference's current check reads (it compared the whole name once).
+    if (local(reduced) || (isEmail && local(emailDomain))) return true;
     if (
       role.allow_subdomains &&
       (reduced.endsWith('.localhost') ||
@@ -185,6 +187,10 @@ describe('role policy, end to end, against the reference rules', () => {
     for (const n of ['example.com', '*.*.example.com', 'foo.*.example.com', 'badexample.com'])
       expect(allow(r1, n), n).toBe(false);
     expect(allow(r1, 'localhost')).toBe(true);
+    // The reference checks the reduced name: a wildcard under localhost needs no allow_subdomains.
+    const local = { ...OFF, allow_localhost: true, allow_wildcard_certificates: true };
+    expect(allow(local, '*.localhost')).toBe(true);
+    expect(allow(local, 'a.localhost')).toBe(false);
     expect(allow(r1, 'bob@foo.example.com')).toBe(true);
     expect(allow(r1, 'bob@example.com')).toBe(false);
     expect(allow(r1, 'foo_bar.example.com')).toBe(false);
