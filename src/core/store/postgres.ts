@@ -66,6 +66,16 @@ export function loadLibpq(
   }
 }
 
+/**
+ * Whether a session has ended: libpq's PQTRANS_UNKNOWN, a bad connection. It may say it is still
+ * busy, though nothing more will arrive to answer what it owes.
+ */
+const ended = (pq: PQ): boolean => pq.transactionStatus() === 4;
+
+/** An error that ends its session: the server shutting it down, or the connection lost. */
+const sessionEnding = (err: PostgresError): boolean =>
+  err.sqlState?.startsWith('57P') === true || err.sqlState?.startsWith('08') === true;
+
 /** Connections being closed, kept from the garbage collector until libuv has let go of them. */
 const closing = new Set<PQ>();
 
@@ -307,6 +317,8 @@ export class PostgresDatabase implements Db {
   #nextProbe: Promise<void> | null = null;
   /** Sessions to make again before their next use: the other one met a lost server. */
   readonly #stale = { writer: false, reader: false };
+  /** The writer's session ended while a batch's answers were read: made again at its next use. */
+  #writerLost = false;
   /**
    * The id of the writer's transaction, read with its BEGIN: when the session is lost before its
    * COMMIT is answered, the server is asked whether that transaction committed.
@@ -387,14 +399,17 @@ export class PostgresDatabase implements Db {
     if (!this.#open) throw new TypeError('The database connection is not open');
     this.#inFlight?.drain();
     // PQTRANS_UNKNOWN: the connection is bad. Or the other session met a lost server, so this
-    // one (idle meanwhile) is lost too: made again before it fails a statement to say so.
+    // one (idle meanwhile) is lost too: made again before it fails a statement to say so. Or a
+    // batch's answers ended with the session's end, which libpq may not have read yet.
     if (
+      this.#writerLost ||
       this.#pq.transactionStatus() === 4 ||
       (this.#stale.writer && this.#pq.transactionStatus() === 0)
     ) {
       const lost = this.#pq;
       this.#pq = this.#connect();
       this.#stale.writer = false;
+      this.#writerLost = false;
       finish(lost);
     }
     this.#current = this.#pq;
@@ -661,6 +676,8 @@ export class PostgresDatabase implements Db {
     if (!pq.pipelineSync()) pipe.failed ??= this.#lostError(pq);
     const answers: Answers = { sent: pipe.sent.splice(0), next: 0, answered: false, failed: null };
     this.#readAnswers(pq, answers, true);
+    if (answers.failed !== null && sessionEnding(answers.failed.error as PostgresError))
+      this.#writerLost = true;
     pipe.failed ??= answers.failed?.error ?? null;
     if (pipe.failed !== null) throw new UnprotectedWriteFailed(pipe.failed);
   }
@@ -671,7 +688,8 @@ export class PostgresDatabase implements Db {
    */
   #readAnswers(pq: PQ, answers: Answers, wait: boolean): boolean {
     for (;;) {
-      if (!wait && pq.isBusy()) return false;
+      // A session that ended answers what it still owes at once (an error, or nothing).
+      if (!wait && pq.isBusy() && !ended(pq)) return false;
       const one = answers.sent[answers.next];
       const got = pq.getResult();
       if (one === undefined) {
@@ -696,6 +714,9 @@ export class PostgresDatabase implements Db {
       } catch (err) {
         one.prepares?.delete(one.text);
         this.#answerFailed(answers, one, err as Error);
+        // The server ended the session (its FATAL, SQLSTATE class 57P or 08): nothing more will
+        // be answered, and libpq may not yet see the end of the socket that says so.
+        if (sessionEnding(err as PostgresError)) return true;
         continue;
       }
       one.changes = Number(pq.cmdTuples()) || 0;
@@ -739,16 +760,21 @@ export class PostgresDatabase implements Db {
         pq.exitPipelineMode();
         const failed = answers.failed;
         if (failed === null) return resolve();
-        // A failed write aborted the transaction, which is still open: it ends here.
-        const status = pq.transactionStatus();
-        try {
-          if (status === 2 || status === 3) this.#simple('ROLLBACK');
-        } catch {
-          // The session is lost with its transaction; the next use of the writer connects again.
+        const error = failed.error as PostgresError;
+        if (error.code === STORE_UNAVAILABLE || sessionEnding(error)) {
+          // The session ended (lost, or ended by the server): its transaction with it.
+          this.#writerLost = true;
+        } else if (pq.transactionStatus() === 2 || pq.transactionStatus() === 3) {
+          // A failed write aborted the transaction, which is still open: it ends here.
+          try {
+            this.#simple('ROLLBACK');
+          } catch {
+            this.#writerLost = true;
+          }
         }
-        if ((failed.error as PostgresError).code === STORE_UNAVAILABLE) {
-          // The session was lost before the COMMIT was answered: the server says whether it
-          // happened. Not committed, the batch is written again on a new session.
+        if (error.code === STORE_UNAVAILABLE || (sessionEnding(error) && !failed.write)) {
+          // The session was lost (or ended) before the COMMIT was answered: the server says
+          // whether it happened. Not committed, the batch is written again on a new session.
           switch (this.#outcomeOf(xid)) {
             case 'committed':
               return resolve();
@@ -896,6 +922,7 @@ export class PostgresDatabase implements Db {
         pq.removeListener('readable', onReadable);
         this.#inFlight = null;
         if (error === null) return resolve(rows);
+        if (sessionEnding(error as PostgresError)) this.#writerLost = true;
         if (what === 'begin') {
           // A BEGIN whose lock was not had leaves no transaction behind for the next batch.
           if (this.inTransaction) this.#simple('ROLLBACK');
@@ -919,7 +946,9 @@ export class PostgresDatabase implements Db {
           settle(new PostgresError(pq.errorMessage().trim(), UNAVAILABLE, undefined));
           return;
         }
-        if (!pq.isBusy()) settle(collect());
+        // A session that ended (the server's FATAL read, its socket closed) is read to the end
+        // now: no more input will come to say so.
+        if (!pq.isBusy() || ended(pq)) settle(collect());
       };
       this.#inFlight = { drain: () => settle(collect()) };
       pq.on('readable', onReadable);
