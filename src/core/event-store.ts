@@ -425,18 +425,20 @@ export class EventStore {
       return 'all';
     }
     // Newest first: a stream's first row is its version now; its rows, reversed, are in order.
-    const byStream = new Map<string, (RawRow | EndRow)[]>();
+    // Whole rows are kept for the folds that want them; ends are read from the file instead.
+    const byStream = new Map<string, RawRow[]>();
     for (const row of rows) {
-      const mine = byStream.get(row[1]);
+      let mine = byStream.get(row[1]);
       if (mine === undefined) {
-        byStream.set(row[1], [row]);
+        byStream.set(row[1], (mine = []));
         this.#versions.set(row[1], row[2]);
-      } else mine.push(row);
+      }
+      if (whole) mine.push(row as RawRow);
     }
     return {
       streams: [...byStream.keys()],
       events: whole
-        ? (stream) => toEvents(((byStream.get(stream) ?? []) as RawRow[]).toReversed())
+        ? (stream) => toEvents((byStream.get(stream) ?? []).toReversed())
         : (stream) => toEvents(this.#stmts.streamSince.all(stream, from)),
     };
   }

@@ -25,6 +25,7 @@ parentPort.on('message', (n) => {
     ecdh.generateKeys();
     const d = ecdh.getPrivateKey();
     out.set(d, i * ${PAIR} + ${D} - d.length);
+    d.fill(0);
     out.set(ecdh.getPublicKey(), i * ${PAIR} + ${D});
   }
   parentPort.postMessage(out, [out.buffer]);

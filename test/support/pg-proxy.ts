@@ -30,13 +30,13 @@ const open = new Set();
 let refusing = false;
 const server = createServer((client) => {
   if (refusing) return client.destroy();
-  const upstream = createConnection(workerData.server);
+  const upstream = workerData.server === null ? null : createConnection(workerData.server);
   const pair = { client, upstream, held: false };
   open.add(pair);
-  client.on('data', (data) => upstream.write(data));
-  upstream.on('data', (data) => { if (!pair.held) client.write(data); });
-  const end = () => { open.delete(pair); client.destroy(); upstream.destroy(); };
-  for (const socket of [client, upstream]) { socket.on('close', end); socket.on('error', end); }
+  client.on('data', (data) => upstream?.write(data));
+  upstream?.on('data', (data) => { if (!pair.held) client.write(data); });
+  const end = () => { open.delete(pair); client.destroy(); upstream?.destroy(); };
+  for (const socket of [client, upstream]) { socket?.on('close', end); socket?.on('error', end); }
 });
 server.listen(workerData.listen, () => parentPort.postMessage('ready'));
 parentPort.on('message', (what) => {
@@ -44,7 +44,7 @@ parentPort.on('message', (what) => {
   if (what === 'up') return parentPort.postMessage(what);
   for (const pair of [...open]) {
     if (what === 'hold') pair.held = true;
-    else { pair.client.destroy(); pair.upstream.destroy(); }
+    else { pair.client.destroy(); pair.upstream?.destroy(); }
   }
   if (what === 'close') server.close(() => parentPort.postMessage(what));
   else parentPort.postMessage(what);
@@ -53,13 +53,17 @@ parentPort.on('message', (what) => {
 
 /**
  * A unix-socket proxy in front of a test cluster's socket, for losing a connection at a chosen
- * moment: a request the server has run, whose answer never reaches the client.
+ * moment: a request the server has run, whose answer never reaches the client. In front of no
+ * server (`null`), it accepts connections and never answers: a server hung, or a handshake lost.
  */
-export async function pgProxy(serverSocketDir: string): Promise<PgProxy> {
+export async function pgProxy(serverSocketDir: string | null): Promise<PgProxy> {
   const socketDir = mkdtempSync(join(tmpdir(), 'keel-pg-proxy-'));
   const worker = new Worker(PROXY, {
     eval: true,
-    workerData: { server: join(serverSocketDir, SOCKET), listen: join(socketDir, SOCKET) },
+    workerData: {
+      server: serverSocketDir === null ? null : join(serverSocketDir, SOCKET),
+      listen: join(socketDir, SOCKET),
+    },
   });
   const answer = (what: string) =>
     new Promise<void>((resolve, reject) => {
@@ -86,43 +90,6 @@ export async function pgProxy(serverSocketDir: string): Promise<PgProxy> {
     up: () => ask('up'),
     async close() {
       await ask('close');
-      await worker.terminate();
-      rmSync(socketDir, { recursive: true, force: true });
-    },
-  };
-}
-
-/**
- * A server on a unix socket that accepts connections and never answers (a PostgreSQL server
- * hung, or a handshake lost): the `host` directory for a connection string, and its closing.
- */
-export async function silentServer(): Promise<{ socketDir: string; close(): Promise<void> }> {
-  const socketDir = mkdtempSync(join(tmpdir(), 'keel-pg-silent-'));
-  const worker = new Worker(
-    `
-const { createServer } = require('node:net');
-const { parentPort, workerData } = require('node:worker_threads');
-const held = [];
-const server = createServer((socket) => { held.push(socket); socket.on('error', () => {}); });
-server.listen(workerData, () => parentPort.postMessage('ready'));
-parentPort.on('message', () => { for (const s of held) s.destroy(); server.close(() => parentPort.postMessage('closed')); });
-`,
-    { eval: true, workerData: join(socketDir, SOCKET) },
-  );
-  const said = (what: string) =>
-    new Promise<void>((resolve, reject) => {
-      worker.once('error', reject);
-      worker.on('message', (m) => {
-        if (m === what) resolve();
-      });
-    });
-  await said('ready');
-  return {
-    socketDir,
-    async close() {
-      const closed = said('closed');
-      worker.postMessage('close');
-      await closed;
       await worker.terminate();
       rmSync(socketDir, { recursive: true, force: true });
     },

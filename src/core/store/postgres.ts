@@ -434,11 +434,6 @@ export class PostgresDatabase implements Db {
   }
 
   /**
-   * A commit that tells the other nodes: the notification goes out with the commit, in the same
-   * message, or not at all if the transaction is undone. It names this store (to tell its own
-   * commits from others'), then what the batch appended when that is given and fits.
-   */
-  /**
    * A write transaction's start: the log's lock (read committed, so each statement after it sees
    * every commit made before it), and the transaction's id.
    */
@@ -481,11 +476,16 @@ export class PostgresDatabase implements Db {
     );
   }
 
+  /** A COMMIT that tells the other nodes, sent as one message (`#notifyText`). */
   #commitText(appended?: Appended): string {
     return `${this.#notifyText(appended)}; COMMIT`;
   }
 
-  /** The notification a commit sends: this store's tag, then what the batch appended if it fits. */
+  /**
+   * The notification a commit sends, in its transaction: it goes out with the commit, or not at
+   * all if the transaction is undone. It names this store (to tell its own commits from
+   * others'), then what the batch appended when that is given and fits.
+   */
   #notifyText(appended?: Appended): string {
     let payload: string = this.#tag;
     if (appended !== undefined) {
@@ -761,7 +761,7 @@ export class PostgresDatabase implements Db {
         const failed = answers.failed;
         if (failed === null) return resolve();
         const error = failed.error as PostgresError;
-        if (error.code === STORE_UNAVAILABLE || sessionEnding(error)) {
+        if (sessionEnding(error)) {
           // The session ended (lost, or ended by the server): its transaction with it.
           this.#writerLost = true;
         } else if (pq.transactionStatus() === 2 || pq.transactionStatus() === 3) {

@@ -11,7 +11,7 @@ import { STORE_UNAVAILABLE } from '../../../src/core/store/port.js';
 import { PostgresDatabase } from '../../../src/core/store/postgres.js';
 import { testChain } from '../../support/chain.js';
 import { clusterUrl } from '../../support/postgres.js';
-import { pgProxy, silentServer } from '../../support/pg-proxy.js';
+import { pgProxy } from '../../support/pg-proxy.js';
 import { freshDatabase } from '../../support/store.js';
 
 // Runs in the `integration-pg` project only: it needs the run's PostgreSQL cluster.
@@ -191,7 +191,7 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
   });
 
   it('gives up on a server that accepts a connection and never answers, instead of waiting without end', async () => {
-    const silent = await silentServer();
+    const silent = await pgProxy(null);
     cleanups.push(() => void silent.close());
     // libpq's own default is to wait forever, holding the event loop: Keel bounds it (5 s).
     expect(() => new PostgresDatabase(clusterUrl(silent.socketDir))).toThrow(
