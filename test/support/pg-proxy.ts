@@ -11,6 +11,8 @@ export interface PgProxy {
   readonly socketDir: string;
   /** From now on, what the server sends on the connections open now is dropped. */
   holdReplies(): Promise<void>;
+  /** From now on, what the clients send on the connections open now is dropped. */
+  holdRequests(): Promise<void>;
   /** Ends every connection open now, on both sides, as a network failure would. */
   cut(): Promise<void>;
   /** Ends every connection, and refuses new ones until `up`: the server out of reach. */
@@ -31,9 +33,9 @@ let refusing = false;
 const server = createServer((client) => {
   if (refusing) return client.destroy();
   const upstream = workerData.server === null ? null : createConnection(workerData.server);
-  const pair = { client, upstream, held: false };
+  const pair = { client, upstream, held: false, heldRequests: false };
   open.add(pair);
-  client.on('data', (data) => upstream?.write(data));
+  client.on('data', (data) => { if (!pair.heldRequests) upstream?.write(data); });
   upstream?.on('data', (data) => { if (!pair.held) client.write(data); });
   const end = () => { open.delete(pair); client.destroy(); upstream?.destroy(); };
   for (const socket of [client, upstream]) { socket?.on('close', end); socket?.on('error', end); }
@@ -44,6 +46,7 @@ parentPort.on('message', (what) => {
   if (what === 'up') return parentPort.postMessage(what);
   for (const pair of [...open]) {
     if (what === 'hold') pair.held = true;
+    else if (what === 'hold-requests') pair.heldRequests = true;
     else { pair.client.destroy(); pair.upstream?.destroy(); }
   }
   if (what === 'close') server.close(() => parentPort.postMessage(what));
@@ -77,7 +80,7 @@ export async function pgProxy(serverSocketDir: string | null): Promise<PgProxy> 
       worker.once('error', reject);
     });
   await answer('ready');
-  const ask = async (what: 'hold' | 'cut' | 'down' | 'up' | 'close') => {
+  const ask = async (what: 'hold' | 'hold-requests' | 'cut' | 'down' | 'up' | 'close') => {
     const answered = answer(what);
     worker.postMessage(what);
     await answered;
@@ -85,6 +88,7 @@ export async function pgProxy(serverSocketDir: string | null): Promise<PgProxy> 
   return {
     socketDir,
     holdReplies: () => ask('hold'),
+    holdRequests: () => ask('hold-requests'),
     cut: () => ask('cut'),
     down: () => ask('down'),
     up: () => ask('up'),

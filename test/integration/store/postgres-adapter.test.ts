@@ -387,10 +387,15 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     /** A batch of one append; `before` and `after` its COMMIT is sent. */
     const batch = async (
       stream: string,
-      { before, after }: { before?: () => Promise<void>; after?: () => Promise<void> } = {},
+      {
+        before,
+        after,
+        pipelined = true,
+      }: { before?: () => Promise<void>; after?: () => Promise<void>; pipelined?: boolean } = {},
     ) => {
       store.batch.begin(await durability.begin!(store.batch.opening()));
-      durability.pipeline!.start();
+      // Not pipelined: as a batch is written again, each statement answered in turn.
+      if (pipelined) durability.pipeline!.start();
       store.append(stream, [{ type: 'Happened', data: {} }], {
         expectedVersion: 0,
         metadata: meta,
@@ -429,18 +434,22 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
         .prepare<[number], number>('SELECT count(*) FROM pg_stat_activity WHERE pid = ?')
         .pluck()
         .get(pid);
+    const endWriter = async (): Promise<number> => {
+      const writer = admin
+        .prepare<[], number>(
+          'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()',
+        )
+        .pluck()
+        .get()!;
+      admin.prepare('SELECT pg_terminate_backend(?)').get(writer);
+      await until(() => sessions(writer) === 0);
+      return writer;
+    };
     let writer = 0;
     await expect(
       batch('never', {
         before: async () => {
-          writer = admin
-            .prepare<[], number>(
-              'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL AND pid <> pg_backend_pid()',
-            )
-            .pluck()
-            .get()!;
-          admin.prepare('SELECT pg_terminate_backend(?)').get(writer);
-          await until(() => sessions(writer) === 0);
+          writer = await endWriter();
         },
       }),
     ).rejects.toBeInstanceOf(UnprotectedWriteFailed);
@@ -469,6 +478,27 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     // It did happen; the next batch begins after it.
     await batch('after');
     expect(events()).toEqual(['answered-not', 'again', 'unknown', 'after']);
+
+    // A batch written again (no pipeline) loses its session before its COMMIT reached the server,
+    // which ended the transaction: asked, the server says it was aborted. The callers are told
+    // the store is unavailable (they ask again), not that the outcome is unknown.
+    let lost = 0;
+    const lostCommit = batch('lost', {
+      pipelined: false,
+      before: async () => {
+        // Neither the COMMIT nor the server's word that it ended the session gets through.
+        await proxy.holdRequests();
+        await proxy.holdReplies();
+        lost = await endWriter();
+      },
+      after: () => proxy.cut(),
+    });
+    await expect(lostCommit).rejects.toMatchObject({ code: STORE_UNAVAILABLE });
+    await expect(lostCommit).rejects.not.toThrow(/could not be asked/);
+    expect(lost).toBeGreaterThan(0);
+    expect(events()).toEqual(['answered-not', 'again', 'unknown', 'after']);
+    await batch('after-lost');
+    expect(events()).toEqual(['answered-not', 'again', 'unknown', 'after', 'after-lost']);
     expect(verifyChain(admin, testChain(admin, key)).ok).toBe(true);
   });
 });

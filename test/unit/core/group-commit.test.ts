@@ -4,7 +4,11 @@ import { CommandHandler } from '../../../src/core/command-handler.js';
 import { openDatabase, type Db } from '../../../src/core/database.js';
 import { EventStore } from '../../../src/core/event-store.js';
 import { systemMetadata, type StoredEvent } from '../../../src/core/events.js';
-import { SyncFailed, type Durability } from '../../../src/core/group-commit.js';
+import {
+  SyncFailed,
+  UnprotectedWriteFailed,
+  type Durability,
+} from '../../../src/core/group-commit.js';
 import { testChain } from '../../support/chain.js';
 import { accountDecider } from '../../support/ledger/context.js';
 import type { LedgerEvent } from '../../support/ledger/events.js';
@@ -108,5 +112,37 @@ describe('group commit when the store fails', () => {
     }));
     await expect(open(handler, 'a')).rejects.toThrow('the store is out of reach');
     await expect(open(handler, 'a')).resolves.toMatchObject({ version: 1 });
+  });
+
+  it('refuses the commands of a batch written again whose BEGIN failed, and takes the next', async () => {
+    // The pipelined batch's commit finds a write that failed (nothing of it committed), so the
+    // batch is to be written again in a transaction of its own, whose BEGIN cannot be had.
+    const begins: string[] = [];
+    let commits = 0;
+    const { handler, store, heard } = setup((db) => ({
+      begin: async () => {
+        begins.push(`begin ${begins.length + 1}`);
+        if (begins.length === 2) throw new Error('the store is out of reach');
+        db.prepare('BEGIN IMMEDIATE').run();
+        return undefined;
+      },
+      pipeline: { start: () => undefined, abandon: () => undefined },
+      commit: async (commitNow) => {
+        commits++;
+        if (commits === 1) {
+          db.prepare('ROLLBACK').run();
+          throw new UnprotectedWriteFailed(new Error('duplicate key value'));
+        }
+        commitNow();
+      },
+    }));
+    await expect(open(handler, 'a')).rejects.toThrow('the store is out of reach');
+    expect(begins).toEqual(['begin 1', 'begin 2']);
+    expect(store.readStream('account-a')).toEqual([]);
+    expect(heard).toEqual([]);
+    // Nothing was left half done: the next command opens the account afresh.
+    await expect(open(handler, 'a')).resolves.toMatchObject({ version: 1 });
+    expect(begins).toHaveLength(3);
+    expect(heard).toEqual(['account-a']);
   });
 });
