@@ -13,8 +13,9 @@ import type { Db } from './database.js';
 export interface Durability {
   /**
    * Whether the next batch may be written while this one's durability is awaited (SQLite: its
-   * COMMIT has returned and only the disk sync is pending, which a later sync covers too). A
-   * PostgreSQL COMMIT in flight holds the writer's session, so the next batch waits.
+   * COMMIT has returned and only the disk sync is pending, which a later sync covers too), once as
+   * many commands wait as this one held. A PostgreSQL COMMIT in flight holds the writer's session,
+   * so the next batch waits.
    */
   readonly overlaps?: boolean;
   /**
@@ -142,6 +143,11 @@ export class GroupCommit<Written> {
   #scheduled = false;
   /** The last batch written, settling (its promises settle once it is durable). */
   #settling: Promise<void> = Promise.resolve();
+  /**
+   * While a batch's durability is awaited on a store whose batches overlap: how many items must
+   * be waiting for the next batch to start before it is durable, and what starts it.
+   */
+  #overlapAt: { items: number; start: () => void } | null = null;
   /** Set when a disk sync failed: what was committed is not known to be durable, so nothing more is taken. */
   #broken: Error | null = null;
   /** Whether a batch's items are being run now (work may ask whether it is inside one). */
@@ -188,6 +194,9 @@ export class GroupCommit<Written> {
         resolve: resolve as (value: unknown) => void,
         reject,
       });
+      if (this.#overlapAt !== null && this.#queue.length >= this.#overlapAt.items) {
+        this.#overlapAt.start();
+      }
       this.#schedule();
     });
   }
@@ -266,6 +275,16 @@ export class GroupCommit<Written> {
     })();
     this.#settling = settled;
     if (this.#durability.overlaps !== true) await settled;
+    else if (this.#queue.length < batch.length) {
+      // The next batch is written while this one's sync runs only once as many items wait as
+      // this one held: a fast sync is over first, and the next batch takes everything that came
+      // meanwhile (fewer, larger batches cost less per item); a slow one does not hold them.
+      await new Promise<void>((start) => {
+        this.#overlapAt = { items: batch.length, start };
+        void settled.then(start);
+      });
+      this.#overlapAt = null;
+    }
     this.#writing = false;
     if (this.#queue.length > 0) this.#schedule();
     await settled;

@@ -57,6 +57,51 @@ describe('group commit and the disk', () => {
   });
 });
 
+describe('group commit while a sync runs', () => {
+  it('writes the next batch before the last is durable only once as many commands wait as it held', async () => {
+    const syncs: (() => void)[] = [];
+    const { handler, store } = setup(() => ({
+      overlaps: true,
+      commit: async (commitNow) => {
+        commitNow();
+        await new Promise<void>((resolve) => syncs.push(resolve));
+      },
+    }));
+    const turns = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    const written = () => store.readAll().map((e) => e.stream);
+    // One batch of three, its sync running.
+    const first = ['a', 'b', 'c'].map((id) => open(handler, id));
+    await turns();
+    expect(written()).toEqual(['account-a', 'account-b', 'account-c']);
+    expect(syncs).toHaveLength(1);
+    // Two commands wait: fewer than the batch held, so they wait for its sync.
+    const second = ['d', 'e'].map((id) => open(handler, id));
+    await turns();
+    expect(written()).toHaveLength(3);
+    // A third: as many as the batch held, so the next batch is written while the sync runs.
+    second.push(open(handler, 'f'));
+    await turns();
+    expect(written()).toEqual(['a', 'b', 'c', 'd', 'e', 'f'].map((id) => `account-${id}`));
+    expect(syncs).toHaveLength(2);
+    // One more waits for that batch's sync (it held three), and is written once it is done.
+    const third = open(handler, 'g');
+    await turns();
+    expect(written()).toHaveLength(6);
+    syncs[0]!();
+    await Promise.all(first);
+    await turns();
+    expect(written()).toHaveLength(6);
+    syncs[1]!();
+    await Promise.all(second);
+    await turns();
+    expect(written()).toHaveLength(7);
+    syncs[2]!();
+    await expect(third).resolves.toMatchObject({ version: 1 });
+  });
+});
+
 describe('group commit when the store fails', () => {
   it('refuses every command once a sync failed: what was committed is not known to be on disk', async () => {
     let fail = false;
