@@ -145,7 +145,8 @@ export class GroupCommit<Written> {
   #settling: Promise<void> = Promise.resolve();
   /**
    * While a batch's durability is awaited on a store whose batches overlap: how many items must
-   * be waiting for the next batch to start before it is durable, and what starts it.
+   * be waiting for the next batch to start before it is durable, and what starts it. No batch
+   * starts meanwhile.
    */
   #overlapAt: { items: number; start: () => void } | null = null;
   /** Set when a disk sync failed: what was committed is not known to be durable, so nothing more is taken. */
@@ -216,7 +217,7 @@ export class GroupCommit<Written> {
   }
 
   #schedule(): void {
-    if (this.#writing || this.#scheduled) return;
+    if (this.#writing || this.#scheduled || this.#overlapAt !== null) return;
     this.#scheduled = true;
     // One turn of the event loop: requests read in the same turn join the batch.
     setImmediate(() => {
@@ -226,7 +227,7 @@ export class GroupCommit<Written> {
   }
 
   async #write(): Promise<void> {
-    if (this.#writing || this.#queue.length === 0) return;
+    if (this.#writing || this.#overlapAt !== null || this.#queue.length === 0) return;
     this.#writing = true;
     let begun = false;
     let opened: unknown[][] | undefined;
@@ -275,17 +276,18 @@ export class GroupCommit<Written> {
     })();
     this.#settling = settled;
     if (this.#durability.overlaps !== true) await settled;
-    else if (this.#queue.length < batch.length) {
+    this.#writing = false;
+    if (this.#durability.overlaps === true && this.#queue.length < batch.length) {
       // The next batch is written while this one's sync runs only once as many items wait as
       // this one held: a fast sync is over first, and the next batch takes everything that came
       // meanwhile (fewer, larger batches cost less per item); a slow one does not hold them.
+      // This batch is written (`drained` does not wait for it to be durable by writing more).
       await new Promise<void>((start) => {
         this.#overlapAt = { items: batch.length, start };
         void settled.then(start);
       });
       this.#overlapAt = null;
     }
-    this.#writing = false;
     if (this.#queue.length > 0) this.#schedule();
     await settled;
   }

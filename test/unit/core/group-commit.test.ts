@@ -100,6 +100,34 @@ describe('group commit while a sync runs', () => {
     syncs[2]!();
     await expect(third).resolves.toMatchObject({ version: 1 });
   });
+
+  it('drains while a batch waits for its sync: what was submitted is durable, and nothing more is written', async () => {
+    let release: () => void = () => undefined;
+    let commits = 0;
+    const { handler, store } = setup(() => ({
+      overlaps: true,
+      commit: async (commitNow) => {
+        commitNow();
+        commits++;
+        // The first batch's sync is held; every later one is over at once.
+        if (commits === 1) await new Promise<void>((resolve) => (release = resolve));
+      },
+    }));
+    const opened = ['a', 'b'].map((id) => open(handler, id));
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(commits).toBe(1);
+    // Draining (the daemon stopping) while that batch waits for its sync.
+    let drained = false;
+    const draining = handler.drained().then(() => (drained = true));
+    release();
+    await Promise.all(opened);
+    for (let i = 0; i < 200 && !drained; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(drained).toBe(true);
+    await draining;
+    // One batch of the two accounts, and at most one more (drain's own empty work).
+    expect(commits).toBeLessThanOrEqual(2);
+    expect(store.readAll().map((e) => e.stream)).toEqual(['account-a', 'account-b']);
+  });
 });
 
 describe('group commit when the store fails', () => {
