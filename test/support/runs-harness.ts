@@ -109,7 +109,10 @@ export async function startRunsHarness(
     projections: app.projections,
     adminToken: t.tokens.runs.user_token,
     async api(method, path, o = {}) {
-      const headers: Record<string, string> = {};
+      // A fresh connection per request, as `httpRequest` makes: a rebuild of the read models
+      // blocks the event loop, on a busy machine past the server's keep-alive timeout, and the
+      // next request would go out on a socket the server is closing (ECONNRESET).
+      const headers: Record<string, string> = { connection: 'close' };
       const token = o.token === undefined ? t.tokens.runs.user_token : o.token;
       if (token !== null) headers.authorization = `Bearer ${token}`;
       let body: string | Uint8Array | undefined;
