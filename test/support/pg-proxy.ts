@@ -9,7 +9,10 @@ const SOCKET = '.s.PGSQL.5432';
 export interface PgProxy {
   /** The directory of the proxy's socket: the `host` of a connection string through it. */
   readonly socketDir: string;
-  /** From now on, what the server sends on the connections open now is dropped. */
+  /**
+   * From now on, what the server sends on the connections open now is dropped, and the server
+   * closing one of them is not passed on until `cut`.
+   */
   holdReplies(): Promise<void>;
   /** From now on, what the clients send on the connections open now is dropped. */
   holdRequests(): Promise<void>;
@@ -38,7 +41,13 @@ const server = createServer((client) => {
   client.on('data', (data) => { if (!pair.heldRequests) upstream?.write(data); });
   upstream?.on('data', (data) => { if (!pair.held) client.write(data); });
   const end = () => { open.delete(pair); client.destroy(); upstream?.destroy(); };
-  for (const socket of [client, upstream]) { socket?.on('close', end); socket?.on('error', end); }
+  client.on('close', end);
+  client.on('error', end);
+  // While replies are held the network is silent: the server ending the session is not heard
+  // either, until the connection is cut.
+  const upstreamEnded = () => { if (!pair.held) end(); };
+  upstream?.on('close', upstreamEnded);
+  upstream?.on('error', upstreamEnded);
 });
 server.listen(workerData.listen, () => parentPort.postMessage('ready'));
 parentPort.on('message', (what) => {
