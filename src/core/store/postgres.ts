@@ -76,6 +76,27 @@ const ended = (pq: PQ): boolean => pq.transactionStatus() === 4;
 const sessionEnding = (err: PostgresError): boolean =>
   err.sqlState?.startsWith('57P') === true || err.sqlState?.startsWith('08') === true;
 
+/**
+ * Calls `onReadable` whenever the session's socket has input, and once a second besides, until
+ * the answer it returns is called. The second call reads only what has arrived (it never blocks):
+ * under load, a COMMIT sent as the server closed its session once waited without end for an event
+ * that never came, and a session whose end goes unannounced must not hold a batch forever.
+ */
+export function watch(
+  pq: Pick<PQ, 'on' | 'removeListener' | 'startReader' | 'stopReader'>,
+  onReadable: () => void,
+): () => void {
+  pq.on('readable', onReadable);
+  pq.startReader();
+  const again = setInterval(onReadable, 1000);
+  again.unref();
+  return () => {
+    clearInterval(again);
+    pq.stopReader();
+    pq.removeListener('readable', onReadable);
+  };
+}
+
 /** Connections being closed, kept from the garbage collector until libuv has let go of them. */
 const closing = new Set<PQ>();
 
@@ -753,9 +774,9 @@ export class PostgresDatabase implements Db {
     // A write's failure found at a read earlier in the batch, which a caller swallowed.
     if (pipe.failed !== null) answers.failed = { error: pipe.failed, write: true };
     return new Promise<void>((resolve, reject) => {
+      let unwatch = () => {};
       const settle = () => {
-        pq.stopReader();
-        pq.removeListener('readable', onReadable);
+        unwatch();
         this.#inFlight = null;
         pq.exitPipelineMode();
         const failed = answers.failed;
@@ -799,8 +820,7 @@ export class PostgresDatabase implements Db {
           settle();
         },
       };
-      pq.on('readable', onReadable);
-      pq.startReader();
+      unwatch = watch(pq, onReadable);
     });
   }
 
@@ -902,6 +922,7 @@ export class PostgresDatabase implements Db {
     // The rows of each statement that returned rows, in order.
     const rows: unknown[][][] = [];
     return new Promise<unknown[][][]>((resolve, reject) => {
+      let unwatch = () => {};
       // Every result of the COMMIT, read without blocking once it has all arrived (or, from
       // `drain`, waiting for it): the first error among them fails the batch.
       const collect = (): Error | null => {
@@ -918,8 +939,7 @@ export class PostgresDatabase implements Db {
         return error;
       };
       const settle = (error: Error | null) => {
-        pq.stopReader();
-        pq.removeListener('readable', onReadable);
+        unwatch();
         this.#inFlight = null;
         if (error === null) return resolve(rows);
         if (sessionEnding(error as PostgresError)) this.#writerLost = true;
@@ -951,8 +971,7 @@ export class PostgresDatabase implements Db {
         if (!pq.isBusy() || ended(pq)) settle(collect());
       };
       this.#inFlight = { drain: () => settle(collect()) };
-      pq.on('readable', onReadable);
-      pq.startReader();
+      unwatch = watch(pq, onReadable);
     });
   }
 

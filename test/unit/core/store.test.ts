@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { NOCASE_COLLATION, splitStatements, translate } from '../../../src/core/store/translate.js';
-import { loadLibpq } from '../../../src/core/store/postgres.js';
+import { loadLibpq, watch } from '../../../src/core/store/postgres.js';
 import { redactUrl, withConnectionBounds } from '../../../src/core/store/url.js';
 
 const keys = (table: string) =>
@@ -145,5 +145,36 @@ describe('loadLibpq', () => {
     expect(() => loadLibpq(missing)).toThrow(
       /--store postgres:\/\/ needs the optional package libpq.*apt-get install libpq-dev && npm install.*Cannot find module/,
     );
+  });
+});
+
+describe('watch (a session answering a BEGIN or COMMIT without blocking)', () => {
+  it('looks at the session when its socket says so and once a second besides, until unwatched', () => {
+    vi.useFakeTimers();
+    try {
+      const listeners = new Set<() => void>();
+      const reading: boolean[] = [];
+      const pq = {
+        on: (_: 'readable', listener: () => void) => void listeners.add(listener),
+        removeListener: (_: 'readable', listener: () => void) => void listeners.delete(listener),
+        startReader: () => void reading.push(true),
+        stopReader: () => void reading.push(false),
+      };
+      let looks = 0;
+      const unwatch = watch(pq, () => looks++);
+      expect(reading).toEqual([true]);
+      // No event comes (one that was missed): the session is looked at anyway.
+      vi.advanceTimersByTime(3000);
+      expect(looks).toBe(3);
+      for (const listener of listeners) listener();
+      expect(looks).toBe(4);
+      unwatch();
+      expect(reading).toEqual([true, false]);
+      expect(listeners.size).toBe(0);
+      vi.advanceTimersByTime(5000);
+      expect(looks).toBe(4);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
