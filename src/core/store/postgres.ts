@@ -78,9 +78,10 @@ const sessionEnding = (err: PostgresError): boolean =>
 
 /**
  * Calls `onReadable` whenever the session's socket has input, and once a second besides, until
- * the answer it returns is called. The second call reads only what has arrived (it never blocks):
- * under load, a COMMIT sent as the server closed its session once waited without end for an event
- * that never came, and a session whose end goes unannounced must not hold a batch forever.
+ * the answer it returns is called; `onReadable` reads only what has arrived, so a call with nothing
+ * new does nothing. Under load, a COMMIT sent as the server closed its session once waited without
+ * end for an event that never came, and a session whose end goes unannounced must not hold a batch
+ * forever.
  */
 export function watch(
   pq: Pick<PQ, 'on' | 'removeListener' | 'startReader' | 'stopReader'>,
