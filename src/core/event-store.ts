@@ -564,14 +564,21 @@ export class EventStore {
 
   /**
    * A reader of the events whose type matches one of `types` (a name, or a prefix ending in `*`),
-   * filtered by SQLite: the others are neither read nor parsed.
+   * filtered by the store: the others are neither read nor parsed.
+   *
+   * The upper bound changes no answer (no position is past the log's end). It keeps the read on
+   * the log's key: PostgreSQL keeps one plan for a prepared statement after five runs, planned for
+   * the table as it was then. Planned on an empty log, a bare `position > $1` got a scan of the
+   * whole table and a sort, kept as the log grew, so every reactor pass read the whole log. A
+   * bounded range is estimated as narrow, and is read through the key on a table of any size.
    */
   readerOf(types: readonly string[]): (afterPosition: number, limit: number) => StoredEvent[] {
     if (types.length === 0) return () => [];
     const statement = this.#db
       .prepare<unknown[], RawRow>(
         `SELECT position, stream, version, type, time, data, metadata, hash FROM events
-          WHERE position > ? AND (${types.map(typeClause).join(' OR ')})
+          WHERE position > ? AND position <= (SELECT max(position) FROM events)
+            AND (${types.map(typeClause).join(' OR ')})
           ORDER BY position LIMIT ?`,
       )
       .raw(true);
