@@ -7,6 +7,7 @@ import type { Logger } from './core/logger.js';
 import { createLogger } from './core/logger.js';
 import { Projections } from './core/projections.js';
 import { Reactors } from './core/reactors.js';
+import type { LogEntry } from './core/event-store.js';
 import { writeAnchor } from './core/anchors.js';
 import { checkAtStartUp, type StartUpCheck } from './core/read-model-check.js';
 import { logChanges, logHeard, logVersion } from './core/log-watch.js';
@@ -169,14 +170,16 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   let started = false;
   const leading = () => !started || (shared?.leading ?? true);
   if (deps.wakeReactorsOnAppend !== false) {
-    store.onAppended(
-      shared === undefined
-        ? (events) => reactors.notify(events)
-        : (events) => {
-            // Reactors run in the leading process only (ADR 0080).
-            if (leading()) reactors.notify(events);
-          },
-    );
+    if (shared === undefined) store.onAppended((events) => reactors.notify(events));
+    else {
+      // Reactors run in the leading process only (ADR 0080). What other processes appended is
+      // told as this one's batch begins, so its own appends that follow are told without a gap.
+      const tell = (appended: readonly LogEntry[]) => {
+        if (leading()) reactors.notify(appended);
+      };
+      store.onAppended(tell);
+      store.onForeignAppended(tell);
+    }
   }
 
   let contextsStarted = false;

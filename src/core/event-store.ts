@@ -92,6 +92,9 @@ function toEvents(rows: readonly RawRow[]): StoredEvent[] {
 
 const NOTHING_FOREIGN: ForeignAppends = { streams: [], events: () => [] };
 
+/** Where an event is in the log, and of what type: what a wake-up needs of an append. */
+export type LogEntry = Pick<StoredEvent, 'position' | 'type'>;
+
 /** Called inside the append transaction for every stored event (inline projections). */
 export type InlineApply = (event: StoredEvent) => void;
 
@@ -105,6 +108,7 @@ export class EventStore {
   readonly #chain: Chain;
   readonly #inline: InlineApply;
   readonly #listeners = new Set<(events: readonly StoredEvent[]) => void>();
+  readonly #foreignListeners = new Set<(appended: readonly LogEntry[]) => void>();
   readonly #stmts;
   /**
    * The end of the log as this process last wrote it, saving a query per append. Positions are
@@ -435,6 +439,15 @@ export class EventStore {
       }
       if (whole) mine.push(row as RawRow);
     }
+    if (whole && this.#foreignListeners.size > 0) {
+      // Every position since `from`, each with its type: told in order, without parsing the rest.
+      const entries: LogEntry[] = new Array<LogEntry>(rows.length);
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[rows.length - 1 - i] as RawRow;
+        entries[i] = { position: row[0], type: row[3] };
+      }
+      for (const listener of this.#foreignListeners) listener(entries);
+    }
     return {
       streams: [...byStream.keys()],
       events: whole
@@ -600,6 +613,17 @@ export class EventStore {
   onAppended(listener: (events: readonly StoredEvent[]) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * Told, as a batch begins, of every position other processes appended since the end of the log
+   * this process knew, each with its type, in order (where the batch's opening read them whole:
+   * PostgreSQL). Not told when that read did not hold them all, nor where it read only where each
+   * stream ends (SQLite).
+   */
+  onForeignAppended(listener: (appended: readonly LogEntry[]) => void): () => void {
+    this.#foreignListeners.add(listener);
+    return () => this.#foreignListeners.delete(listener);
   }
 }
 

@@ -1,8 +1,9 @@
 import { unsynced, type Db } from './database.js';
 import { AuditError } from './chain.js';
-import { typeMatches, type EventStore } from './event-store.js';
+import { typeMatches, type EventStore, type LogEntry } from './event-store.js';
 import type { StoredEvent } from './events.js';
 import type { Logger } from './logger.js';
+import { touches, type ForeignChange } from './read-memo.js';
 
 /**
  * A process manager: reads the log from its stored checkpoint and reacts, usually by sending
@@ -83,14 +84,35 @@ export class Reactors {
   }
 
   /**
-   * Wake the reactors: after an append (with its events), or on a poll tick (without). Wake-ups
-   * are coalesced and run after the current turn, so a burst of appends costs one pass, not one
-   * per append. An append wakes a filtered reactor for a read of the log only if it holds one of
-   * the reactor's types; a poll tick, or appends after a gap (another writer), wake every reactor
+   * Wake the reactors: after an append (with its events, or with the positions and types other
+   * processes appended, as a batch began), or on a poll tick (without). Wake-ups are coalesced and
+   * run after the current turn, so a burst of appends costs one pass, not one per append. An
+   * append wakes a filtered reactor for a read of the log only if it holds one of the reactor's
+   * types; a poll tick, or appends after a gap (another writer not told of), wake every reactor
    * for a read.
    */
-  notify(appended?: readonly StoredEvent[]): void {
+  notify(appended?: readonly LogEntry[]): void {
     this.#mark(appended);
+    this.#schedule();
+  }
+
+  /**
+   * Another process committed, and said what it appended (its positions are told later, or never:
+   * `notify`). Wakes for a read only the reactors whose types it may hold; the others are not
+   * woken, and keep what they knew. Unknown: every reactor reads.
+   */
+  heard(change: ForeignChange): void {
+    if (change === 'unknown') return this.notify();
+    let marked = false;
+    for (const r of this.#reactors) {
+      if (r.types !== undefined && !touches(change, r.types)) continue;
+      this.#dirty.add(r.name);
+      marked = true;
+    }
+    if (marked) this.#schedule();
+  }
+
+  #schedule(): void {
     if (this.#scheduled || this.#stopped || this.#reactors.length === 0) return;
     this.#scheduled = true;
     setImmediate(() => {
@@ -100,7 +122,7 @@ export class Reactors {
     });
   }
 
-  #mark(appended: readonly StoredEvent[] | undefined): void {
+  #mark(appended: readonly LogEntry[] | undefined): void {
     if (appended === undefined) {
       for (const r of this.#reactors) this.#dirty.add(r.name);
       return;

@@ -57,8 +57,8 @@ export class SharedLog {
     this.#watch = new LogWatch(version, changes);
     this.#watch.onForeignCommit((change) => {
       anotherProcessCommitted(db, change);
-      // Another process appended: the leader's reactors read what it wrote.
-      if (this.leading) reactors.notify();
+      // Another process appended: the leader's reactors whose types it may hold read what it wrote.
+      if (this.leading) reactors.heard(change);
     });
     // Whatever was remembered before the watch began may predate another process's commit.
     anotherProcessCommitted(db);

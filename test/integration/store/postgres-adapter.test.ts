@@ -3,7 +3,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { verifyChain } from '../../../src/core/anchors.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import { migrate } from '../../../src/core/database.js';
-import { EventStore } from '../../../src/core/event-store.js';
+import { EventStore, type LogEntry } from '../../../src/core/event-store.js';
 import { systemMetadata } from '../../../src/core/events.js';
 import { ConcurrencyError } from '../../../src/core/errors.js';
 import { UnprotectedWriteFailed } from '../../../src/core/group-commit.js';
@@ -327,6 +327,8 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     append(a, 'x');
     // B still takes its own append for the end of the log.
     expect(b.knownEnd()).toBe(1);
+    const told: LogEntry[][] = [];
+    b.onForeignAppended((entries) => told.push([...entries]));
     const begin = async () => {
       const opened = await other.durability.begin!(b.batch.opening());
       return b.batch.begin(opened);
@@ -343,6 +345,8 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
       [2, { i: 0 }],
     ]);
     expect(b.knownEnd()).toBe(4);
+    // Every position since, in order, with its type: B's reactors are told of them.
+    expect(told).toEqual([[2, 3, 4].map((position) => ({ position, type: 'Happened' }))]);
     // Its append inside the batch goes where the log ends, and the chain holds.
     append(b, 'x');
     await end();
@@ -352,6 +356,8 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     // More than it reads at the start of a batch: every remembered version is forgotten.
     append(a, 'z', 1001);
     expect(await begin()).toBe('all');
+    // Not all of them read: none told (B's next append is then told after a gap).
+    expect(told).toHaveLength(1);
     expect(b.knownEnd()).toBe(1006);
     append(b, 'x');
     await end();

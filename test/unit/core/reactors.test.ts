@@ -203,6 +203,58 @@ describe('Reactors woken by appends', () => {
     expect(seen).toEqual(['RunCreated@2']);
   });
 
+  it('pass over what another writer appended without a read when told its positions and types, and read for one of theirs', async () => {
+    const { db, append, seen, reactors, passes, reads } = wired();
+    await reactors.settle();
+    append('CertificateIssued');
+    await passes();
+    const other = new EventStore(db, new ManualClock(), testChain(db, KEY));
+    const appendOther = (type: string) =>
+      other.append(`other-${type}`, [{ type, data: {} }], { expectedVersion: 0, metadata: meta });
+    const before = reads();
+    // What a batch's opening read tells (`onForeignAppended`): the appends since, in order.
+    const [issued] = appendOther('CertificateIssued');
+    reactors.notify([{ position: issued!.position, type: issued!.type }]);
+    append('CertificateIssued');
+    await passes();
+    expect(reads()).toBe(before);
+    const [created] = appendOther('RunCreated');
+    reactors.notify([{ position: created!.position, type: created!.type }]);
+    await passes();
+    expect(reads()).toBe(before + 1);
+    expect(seen).toEqual([`RunCreated@${created!.position}`]);
+  });
+
+  it('read the log when another process says it appended one of their types, or does not say what', async () => {
+    const { db, append, seen, reactors, passes, reads } = wired();
+    await reactors.settle();
+    append('CertificateIssued');
+    await passes();
+    const other = new EventStore(db, new ManualClock(), testChain(db, KEY));
+    const before = reads();
+    // Said, not yet told: a commit heard on PostgreSQL's notification, with what it appended.
+    other.append('x', [{ type: 'CertificateIssued', data: {} }], {
+      expectedVersion: 0,
+      metadata: meta,
+    });
+    reactors.heard({ types: new Set(['CertificateIssued']), streams: new Set(['x']) });
+    await passes();
+    expect(reads()).toBe(before);
+    other.append('y', [{ type: 'RunCreated', data: {} }], { expectedVersion: 0, metadata: meta });
+    reactors.heard({ types: new Set(['RunCreated']), streams: new Set(['y']) });
+    await passes();
+    expect(reads()).toBe(before + 1);
+    expect(seen).toEqual(['RunCreated@3']);
+    other.append('z', [{ type: 'WorkspaceLocked', data: {} }], {
+      expectedVersion: 0,
+      metadata: meta,
+    });
+    reactors.heard('unknown');
+    await passes();
+    expect(reads()).toBe(before + 2);
+    expect(seen).toEqual(['RunCreated@3', 'WorkspaceLocked@4']);
+  });
+
   it('pass over their own batches written but not yet durable, without a read, and deliver them once announced', async () => {
     const { db, store, append, seen, reactors, passes, reads } = wired();
     await reactors.settle();
