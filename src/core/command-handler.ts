@@ -4,6 +4,7 @@ import type { AuditMetadata, NewEvent, StoredEvent } from './events.js';
 import type { Clock } from './clock.js';
 import { COMMIT_IS_DURABLE, GroupCommit, type Durability } from './group-commit.js';
 import { Lru } from './lru.js';
+import { transactionBegins } from './read-memo.js';
 
 /**
  * How a stream's events fold into a state, and which proposed events that state allows.
@@ -93,6 +94,7 @@ export class CommandHandler {
       {
         opening: () => store.batch.opening(),
         start: (opened) => {
+          transactionBegins(store.db);
           // Folds of streams another process appended to since this one's last batch are
           // carried forward by what it appended, or forgotten when that is not all known.
           const foreign = store.batch.begin(opened);

@@ -41,6 +41,17 @@ export function whenAnotherProcessCommits(db: Db, listener: (change: ForeignChan
   set.add(listener);
 }
 
+/** The memos of each database, told when one of its transactions begins. */
+const beginning = new WeakMap<Db, Set<() => void>>();
+
+/**
+ * A transaction of `db` begins (a group-commit batch): whatever an earlier one changed is
+ * committed or undone, so what is read from here is kept again until this one forgets something.
+ */
+export function transactionBegins(db: Db): void {
+  for (const listener of beginning.get(db) ?? []) listener();
+}
+
 /** Tell every listener of `db` that another process committed (a `LogWatch` noticed). */
 export function anotherProcessCommitted(db: Db, change: ForeignChange = 'unknown'): void {
   for (const listener of listening.get(db) ?? []) listener(change);
@@ -62,7 +73,8 @@ export class ReadMemo {
   readonly #memo: Lru<string, unknown>;
   /**
    * Something was forgotten inside the transaction open then: until a read outside any
-   * transaction shows it ended, what is read inside one is not kept.
+   * transaction shows it ended, or another begins (`transactionBegins`), what is read inside one
+   * is not kept.
    */
   #changedInTransaction = false;
 
@@ -80,6 +92,9 @@ export class ReadMemo {
     whenAnotherProcessCommits(db, (change) => {
       if (events === undefined || touches(change, events)) this.clear();
     });
+    let set = beginning.get(db);
+    if (set === undefined) beginning.set(db, (set = new Set()));
+    set.add(() => (this.#changedInTransaction = false));
   }
 
   /** Forgets every row. */

@@ -9,6 +9,7 @@ import { openDatabase } from '../../../src/core/database.js';
 import { IllegalTransitionError } from '../../../src/core/errors.js';
 import { EventStore } from '../../../src/core/event-store.js';
 import { systemMetadata } from '../../../src/core/events.js';
+import { ReadMemo } from '../../../src/core/read-memo.js';
 import { Sealer } from '../../../src/core/seal.js';
 import { accountDecider } from '../../support/ledger/context.js';
 import type { LedgerEvent } from '../../support/ledger/events.js';
@@ -154,6 +155,39 @@ describe('machine decider + command handler', () => {
       a.close();
       b.close();
     }
+  });
+
+  it('keeps what a batch reads before it forgets anything, though the batch before forgot and nothing was read outside one since', async () => {
+    const { store, handler } = setup();
+    const db = store.db;
+    db.exec(
+      "CREATE TABLE config (k TEXT PRIMARY KEY, v TEXT); INSERT INTO config VALUES ('c', 'x')",
+    );
+    const memo = new ReadMemo(db);
+    let reads = 0;
+    const config = () =>
+      memo.get('c', () => {
+        reads += 1;
+        return db.prepare<[], { v: string }>("SELECT v FROM config WHERE k = 'c'").get()!.v;
+      });
+    // A batch that changes a row before it reads: what it reads may be its own write, not kept.
+    await handler.atomically(() => {
+      memo.forget('row-0');
+      config();
+    });
+    expect(reads).toBe(1);
+    // Then each command reads the configuration and changes another row (as a role write does):
+    // one batch after another, every read inside one.
+    const command = (n: number) =>
+      handler.atomically(() => {
+        config();
+        memo.forget(`row-${n}`);
+      });
+    await command(1);
+    await command(2);
+    await command(3);
+    expect(reads).toBe(2);
+    await handler.close();
   });
 
   it('takes a new stream to be empty without reading it', () => {
