@@ -196,9 +196,14 @@ export const runProjection: Projection = {
     `);
     const s = {
       get: db.prepare<[string], DbRow>(`SELECT * FROM ${RUNS_TABLE} WHERE id = ?`),
-      nextListed: db.prepare<[string], { n: number }>(
-        `SELECT COALESCE(MAX(listed_seq), 0) + 1 AS n FROM ${RUNS_TABLE} WHERE workspace_id = ?`,
-      ),
+      // The last number through its index, whatever plan PostgreSQL keeps: MAX(listed_seq),
+      // planned while the table was small, was kept as a read of every run of the workspace.
+      lastListed: db
+        .prepare<[string], number>(
+          `SELECT listed_seq FROM ${RUNS_TABLE} WHERE workspace_id = ? AND listed_seq IS NOT NULL
+            ORDER BY listed_seq DESC LIMIT 1`,
+        )
+        .pluck(),
       insert:
         db.prepare(`INSERT INTO ${RUNS_TABLE} (id, seq, workspace_id, organization, listed_seq, status, operation,
         source, plan_only, save_plan, auto_apply, allow_empty_apply, has_changes, paused_for_confirmation,
@@ -233,7 +238,7 @@ export const runProjection: Projection = {
           seq: e.position,
           workspace_id: d.workspaceId,
           organization: d.organization,
-          listed_seq: d.planOnly ? null : s.nextListed.get(d.workspaceId)!.n,
+          listed_seq: d.planOnly ? null : (s.lastListed.get(d.workspaceId) ?? 0) + 1,
           ...stateColumns(runStateAfter(null, e)),
           operation: operationOf(d),
           source: d.source,

@@ -4,11 +4,12 @@ import { verifyChain } from '../../../src/core/anchors.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import { migrate } from '../../../src/core/database.js';
 import { EventStore, type LogEntry } from '../../../src/core/event-store.js';
-import { systemMetadata } from '../../../src/core/events.js';
+import { systemMetadata, type StoredEvent } from '../../../src/core/events.js';
 import { ConcurrencyError } from '../../../src/core/errors.js';
 import { UnprotectedWriteFailed } from '../../../src/core/group-commit.js';
 import { STORE_UNAVAILABLE } from '../../../src/core/store/port.js';
 import { PostgresDatabase } from '../../../src/core/store/postgres.js';
+import { runProjection } from '../../../src/runs/run/projection.js';
 import { testChain } from '../../support/chain.js';
 import { clusterUrl } from '../../support/postgres.js';
 import { pgProxy } from '../../support/pg-proxy.js';
@@ -40,6 +41,23 @@ function twoStores() {
   const a = new EventStore(db, clock, testChain(db, key));
   const b = new EventStore(other, clock, testChain(other, key));
   return { db, other, key, a, b, meta: systemMetadata('test') };
+}
+
+/**
+ * The plan the server keeps for the statement whose text matches `like`, as it would run it with
+ * `args`. The statement ran in transactions, so it was prepared on the writer's session, where
+ * this asks. After five runs PostgreSQL may keep one plan for every parameter, made for the table
+ * as it was then.
+ */
+function keptPlan(db: PostgresDatabase, like: string, args: string): string {
+  return db.transaction(() => {
+    const name = db
+      .prepare<[string], string>('SELECT name FROM pg_prepared_statements WHERE statement LIKE ?')
+      .pluck()
+      .get(like);
+    expect(name).toBeDefined();
+    return db.prepare<[], string>(`EXPLAIN EXECUTE ${name!}${args}`).pluck().all().join('\n');
+  })();
 }
 
 describe('PostgresDatabase (the store port on PostgreSQL)', () => {
@@ -374,33 +392,63 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     migrate(db);
     const store = new EventStore(db, new ManualClock('2026-01-01T00:00:00.000Z'), testChain(db));
     const read = store.readerOf(['RunQueued', 'Run*']);
-    // Run inside transactions, the statement is prepared on the writer's session, where the test
-    // can ask for its plan. After five runs the server may keep one plan for every parameter,
-    // made for the table as it is now: empty.
     db.transaction(() => {
       for (let i = 0; i < 8; i++) expect(read(i, 100)).toEqual([]);
     })();
     db.exec(`INSERT INTO events (position, stream, version, type, time, data, metadata, hash)
       SELECT g, 's' || g, 1, CASE WHEN g % 1000 = 0 THEN 'RunQueued' ELSE 'Other' END,
         '2026-01-01T00:00:00.000Z', '{}', '{}', 'h' FROM generate_series(1, 5000) AS g`);
-    const plan = db.transaction(() => {
-      const name = db
-        .prepare<[], string>(
-          "SELECT name FROM pg_prepared_statements WHERE statement LIKE 'SELECT position, %type = $2%'",
-        )
-        .pluck()
-        .get();
-      expect(name).toBeDefined();
-      expect(read(3500, 100).map((e) => e.position)).toEqual([4000, 5000]);
-      return db
-        .prepare<[], string>(`EXPLAIN EXECUTE ${name!}(3500, 'RunQueued', 'Run', 100)`)
-        .pluck()
-        .all()
-        .join('\n');
-    })();
+    expect(db.transaction(() => read(3500, 100).map((e) => e.position))()).toEqual([4000, 5000]);
+    const plan = keptPlan(db, 'SELECT position, %type = $2%', "(3500, 'RunQueued', 'Run', 100)");
     // The log grows without bound: a pass that reads the whole of it costs more with every event.
     expect(plan).toMatch(/Index Cond: \(\("position" > \$1\)/);
     expect(plan).not.toMatch(/Seq Scan/);
+  });
+
+  it("numbers a workspace's runs through its index, whatever plan the server kept from when it had one run", () => {
+    const { db } = database();
+    const apply = runProjection.setup(db);
+    const created = (n: number): StoredEvent => ({
+      position: n,
+      stream: `run:run-${n}`,
+      version: 1,
+      type: 'RunCreated',
+      time: '2026-01-01T00:00:00.000Z',
+      data: {
+        ...{
+          id: `run-${n}`,
+          workspaceId: 'ws-1',
+          organization: 'org',
+          configurationVersionId: 'cv',
+        },
+        ...{ createdBy: null, source: 'tfe-api', triggerReason: 'manual', message: '' },
+        ...{ refresh: true, replaceAddrs: null, targetAddrs: null, variables: [] },
+        ...{ planOnly: false, savePlan: false, autoApply: false, allowEmptyApply: false },
+        ...{ isDestroy: false, refreshOnly: false, allowConfigGeneration: false },
+        ...{ debuggingMode: false, engineVersion: null },
+      },
+      metadata: systemMetadata('test'),
+      hash: 'h',
+    });
+    for (let n = 1; n <= 8; n++) db.transaction(() => apply(created(n)))();
+    db.exec(`INSERT INTO runs_runs
+      SELECT 'old-' || g, 100 + g, 'ws-1', 'org', 8 + g, 'applied', 'plan_and_apply', 'tfe-api', 0, 0,
+        0, 0, 0, 0, NULL, NULL, '', '2026-01-01T00:00:00.000Z', NULL, '{}', '{}', '{}', '{}'
+      FROM generate_series(1, 3000) AS g`);
+    db.transaction(() => apply(created(5000)))();
+    const listed = db
+      .prepare<[], number>("SELECT listed_seq FROM runs_runs WHERE id = 'run-5000'")
+      .pluck()
+      .get();
+    expect(listed).toBe(3009);
+    const plan = keptPlan(
+      db,
+      'SELECT %listed_seq%FROM runs_runs WHERE workspace_id = $1%',
+      "('ws-1')",
+    );
+    // A workspace's runs grow without bound: one more run must not read every one before it.
+    expect(plan).toMatch(/Index Only Scan Backward using runs_runs_ws_listed/);
+    expect(plan).not.toMatch(/Aggregate|Seq Scan/);
   });
 
   it("asks the server whether a batch's COMMIT happened when its session is lost before the answer, and says the store is out of reach when it cannot ask", async () => {
