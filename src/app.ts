@@ -12,6 +12,8 @@ import { writeAnchor } from './core/anchors.js';
 import { checkAtStartUp, type StartUpCheck } from './core/read-model-check.js';
 import { logChanges, logHeard, logVersion } from './core/log-watch.js';
 import { SharedLog } from './core/shared-log.js';
+import { StatisticsAsTheLogGrows } from './core/statistics.js';
+import { PostgresDatabase } from './core/store/postgres.js';
 import { Scheduler, scheduleProjection } from './core/schedule.js';
 import { sharesLog, type Config } from './config.js';
 import type { ContextModule, Core } from './context.js';
@@ -200,6 +202,11 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
   const handle = httpHandler(core, config, contexts, { ui, shared, leading });
 
   const timers: NodeJS.Timeout[] = [];
+  // The leader gathers PostgreSQL's planner statistics as the log grows (ADR 0113).
+  const statistics =
+    db instanceof PostgresDatabase
+      ? new StatisticsAsTheLogGrows(() => db.analyze(), logger)
+      : undefined;
   // The head is anchored on start, every anchorIntervalMs while serving, and on close.
   let anchoredAt = Number.NEGATIVE_INFINITY;
   const anchor = () => {
@@ -243,6 +250,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         void scheduler
           .tick()
           .catch((err: unknown) => logger.error({ err }, 'schedule tick failed'));
+        statistics?.check(store.knownEnd());
       };
       poll();
       anchor();
@@ -288,6 +296,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
       }
       cloud.close();
       await checkpointer?.stop();
+      await statistics?.settled();
       db.close();
     },
   };

@@ -17,6 +17,7 @@ import type { ForeignChange } from '../read-memo.js';
 /** The part of the `libpq` package the adapter uses: libpq's synchronous calls, its asynchronous ones and its pipeline mode. */
 interface PQ {
   connectSync(conninfo: string): void;
+  connect(conninfo: string, done: (err?: Error) => void): void;
   finish(): void;
   exec(text: string): void;
   prepare(name: string, text: string, nParams: number): void;
@@ -1039,6 +1040,56 @@ export class PostgresDatabase implements Db {
       }
     };
     return Object.assign(run, { immediate: run, deferred: run });
+  }
+
+  /**
+   * Gathers the planner's statistics of the database's tables (`ANALYZE`), on a session of its
+   * own that is connected and read without blocking the event loop; settles once done. Plans the
+   * server keeps for prepared statements are made again afterwards, from the new statistics.
+   */
+  analyze(): Promise<void> {
+    const pq = new this.#PQ();
+    const path = this.#schema === undefined ? '' : `SET search_path = ${this.#schema}, public; `;
+    return new Promise<void>((resolve, reject) => {
+      pq.connect(this.#url, (err) => {
+        if (err !== undefined && err !== null) {
+          finish(pq);
+          return reject(
+            new PostgresError(
+              `cannot connect to ${this.name}: ${redactUrl(err.message.trim())}`,
+              UNAVAILABLE,
+              undefined,
+            ),
+          );
+        }
+        const done = (error: Error | null) => {
+          unwatch();
+          finish(pq);
+          if (error === null) resolve();
+          else reject(error);
+        };
+        let unwatch = () => {};
+        if (!pq.sendQuery(`${path}ANALYZE`)) {
+          return done(new PostgresError(pq.errorMessage().trim(), UNAVAILABLE, undefined));
+        }
+        unwatch = watch(pq, () => {
+          if (!pq.consumeInput()) {
+            return done(new PostgresError(pq.errorMessage().trim(), UNAVAILABLE, undefined));
+          }
+          if (pq.isBusy() && !ended(pq)) return;
+          let error: Error | null = null;
+          while (pq.getResult()) {
+            try {
+              this.#check('ANALYZE', pq);
+            } catch (e) {
+              error ??= e as Error;
+            }
+          }
+          if (error === null && ended(pq)) error = this.#lostError(pq);
+          done(error);
+        });
+      });
+    });
   }
 
   close(): this {

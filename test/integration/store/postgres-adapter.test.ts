@@ -60,6 +60,30 @@ function keptPlan(db: PostgresDatabase, like: string, args: string): string {
   })();
 }
 
+/** A run's creation in workspace `ws-1`, at position `n`. */
+const runCreated = (n: number): StoredEvent => ({
+  position: n,
+  stream: `run:run-${n}`,
+  version: 1,
+  type: 'RunCreated',
+  time: '2026-01-01T00:00:00.000Z',
+  data: {
+    ...{
+      id: `run-${n}`,
+      workspaceId: 'ws-1',
+      organization: 'org',
+      configurationVersionId: 'cv',
+    },
+    ...{ createdBy: null, source: 'tfe-api', triggerReason: 'manual', message: '' },
+    ...{ refresh: true, replaceAddrs: null, targetAddrs: null, variables: [] },
+    ...{ planOnly: false, savePlan: false, autoApply: false, allowEmptyApply: false },
+    ...{ isDestroy: false, refreshOnly: false, allowConfigGeneration: false },
+    ...{ debuggingMode: false, engineVersion: null },
+  },
+  metadata: systemMetadata('test'),
+  hash: 'h',
+});
+
 describe('PostgresDatabase (the store port on PostgreSQL)', () => {
   it('answers as better-sqlite3 does: numbers, Buffers, 1/0, undefined for no row, changes', () => {
     const { db } = database();
@@ -408,34 +432,12 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
   it("numbers a workspace's runs through its index, whatever plan the server kept from when it had one run", () => {
     const { db } = database();
     const apply = runProjection.setup(db);
-    const created = (n: number): StoredEvent => ({
-      position: n,
-      stream: `run:run-${n}`,
-      version: 1,
-      type: 'RunCreated',
-      time: '2026-01-01T00:00:00.000Z',
-      data: {
-        ...{
-          id: `run-${n}`,
-          workspaceId: 'ws-1',
-          organization: 'org',
-          configurationVersionId: 'cv',
-        },
-        ...{ createdBy: null, source: 'tfe-api', triggerReason: 'manual', message: '' },
-        ...{ refresh: true, replaceAddrs: null, targetAddrs: null, variables: [] },
-        ...{ planOnly: false, savePlan: false, autoApply: false, allowEmptyApply: false },
-        ...{ isDestroy: false, refreshOnly: false, allowConfigGeneration: false },
-        ...{ debuggingMode: false, engineVersion: null },
-      },
-      metadata: systemMetadata('test'),
-      hash: 'h',
-    });
-    for (let n = 1; n <= 8; n++) db.transaction(() => apply(created(n)))();
+    for (let n = 1; n <= 8; n++) db.transaction(() => apply(runCreated(n)))();
     db.exec(`INSERT INTO runs_runs
       SELECT 'old-' || g, 100 + g, 'ws-1', 'org', 8 + g, 'applied', 'plan_and_apply', 'tfe-api', 0, 0,
         0, 0, 0, 0, NULL, NULL, '', '2026-01-01T00:00:00.000Z', NULL, '{}', '{}', '{}', '{}'
       FROM generate_series(1, 3000) AS g`);
-    db.transaction(() => apply(created(5000)))();
+    db.transaction(() => apply(runCreated(5000)))();
     const listed = db
       .prepare<[], number>("SELECT listed_seq FROM runs_runs WHERE id = 'run-5000'")
       .pluck()
@@ -449,6 +451,35 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     // A workspace's runs grow without bound: one more run must not read every one before it.
     expect(plan).toMatch(/Index Only Scan Backward using runs_runs_ws_listed/);
     expect(plan).not.toMatch(/Aggregate|Seq Scan/);
+  });
+
+  it('gathers the statistics on a session of its own, after which a plan kept from a small table is made again', async () => {
+    const { db } = database();
+    const apply = runProjection.setup(db);
+    const next = db
+      .prepare<[string], number>(
+        'SELECT COALESCE(MAX(listed_seq), 0) + 1 FROM runs_runs WHERE workspace_id = ?',
+      )
+      .pluck();
+    // Asked as each run was created, as the projection once asked.
+    for (let n = 1; n <= 8; n++) {
+      db.transaction(() => {
+        next.get('ws-1');
+        apply(runCreated(n));
+      })();
+    }
+    db.exec(`INSERT INTO runs_runs
+      SELECT 'old-' || g, 100 + g, 'ws-1', 'org', 8 + g, 'applied', 'plan_and_apply', 'tfe-api', 0, 0,
+        0, 0, 0, 0, NULL, NULL, '', '2026-01-01T00:00:00.000Z', NULL, '{}', '{}', '{}', '{}'
+      FROM generate_series(1, 3000) AS g`);
+    const kept = () => keptPlan(db, 'SELECT COALESCE(MAX(listed_seq)%', "('ws-1')");
+    // Kept from when the workspace had a few runs: every run of it is read for the maximum.
+    expect(kept()).toMatch(/Aggregate[\s\S]*Index Scan using runs_runs_queue/);
+    await db.analyze();
+    db.transaction(() => {
+      for (let i = 0; i < 8; i++) expect(next.get('ws-1')).toBe(3009);
+    })();
+    expect(kept()).toMatch(/Index Only Scan Backward using runs_runs_ws_listed/);
   });
 
   it("asks the server whether a batch's COMMIT happened when its session is lost before the answer, and says the store is out of reach when it cannot ask", async () => {
