@@ -134,6 +134,8 @@ async function inTurns(
 }
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+/** Each round's rate. */
+const roundsText = (xs: readonly number[]) => xs.map((x) => round(x)).join(', ');
 /** A ratio of means, and each round's in parentheses. */
 const ratioText = (a: readonly number[], b: readonly number[]) =>
   `${(mean(a) / mean(b)).toFixed(2)} (rounds: ${a.map((x, i) => (x / b[i]!).toFixed(2)).join(', ')})`;
@@ -320,13 +322,13 @@ export async function benchCommandPath(): Promise<BenchResult[]> {
         name: 'cfssl newcert ec P-256, 16 clients (not stored)',
         value: round(mean(c16!.rates)),
         unit: 'certs/s',
-        note: `the same lean keep-alive client, in turns with Keel; ${busyText(mean(c16!.busy))}`,
+        note: `the same lean keep-alive client, in turns with Keel (rounds: ${roundsText(c16!.rates)}; Keel: ${roundsText(f16!.rates)}); ${busyText(mean(c16!.busy))}`,
       },
       {
         name: 'pki issue ec P-256, --sync normal, 16 clients',
         value: round(mean(n16!.rates)),
         unit: 'certs/s',
-        note: `full/normal = ${ratioText(f16!.rates, n16!.rates)} (target ≥ 0.9)`,
+        note: `full/normal = ${ratioText(f16!.rates, n16!.rates)} (target ≥ 0.9); rounds: ${roundsText(n16!.rates)}`,
       },
       {
         name: 'GET pki/ca/pem while 16 clients issue (--sync full), p99',
