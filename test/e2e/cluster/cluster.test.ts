@@ -211,6 +211,29 @@ describe('three daemons on one PostgreSQL', () => {
     expect(verified.status, verified.stdout + verified.stderr).toBe(0);
   });
 
+  it("gathers PostgreSQL's planner statistics once the log passes 1,000 events (ADR 0113)", async () => {
+    const analysed = () =>
+      count(
+        "SELECT count(*) AS n FROM pg_stat_user_tables WHERE relname = 'events' AND last_analyze IS NOT NULL",
+      );
+    let made = 0;
+    while (count('SELECT count(*) AS n FROM events') < 1000) {
+      const nodes = alive();
+      await Promise.all(
+        Array.from({ length: 50 }, async () => {
+          const k = ++made;
+          const policy = `path "stat/${k}" { capabilities = ["read"] }`;
+          const r = await c.v1(nodes[k % nodes.length]!, 'PUT', `sys/policies/acl/stat-${k}`, {
+            policy,
+          });
+          expect(r.status, r.text).toBe(204);
+        }),
+      );
+    }
+    // `last_analyze` is an ANALYZE asked for, not the server's autovacuum (`last_autoanalyze`).
+    await eventually(async () => (analysed() === 1 ? true : undefined), 20_000);
+  });
+
   it('fails over when the leader is killed (-9): timers due meanwhile fire once, queued runs are planned once by another node', async () => {
     const { leader } = await active();
     const survivor = alive().find((n) => n !== leader)!;
