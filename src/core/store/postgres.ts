@@ -1049,7 +1049,6 @@ export class PostgresDatabase implements Db {
    */
   analyze(): Promise<void> {
     const pq = new this.#PQ();
-    const path = this.#schema === undefined ? '' : `SET search_path = ${this.#schema}, public; `;
     return new Promise<void>((resolve, reject) => {
       pq.connect(this.#url, (err) => {
         if (err !== undefined && err !== null) {
@@ -1069,7 +1068,8 @@ export class PostgresDatabase implements Db {
           else reject(error);
         };
         let unwatch = () => {};
-        if (!pq.sendQuery(`${path}ANALYZE`)) {
+        // Every table of the database the role may analyse: Keel's, and the embedded cloud's.
+        if (!pq.sendQuery('ANALYZE')) {
           return done(new PostgresError(pq.errorMessage().trim(), UNAVAILABLE, undefined));
         }
         unwatch = watch(pq, () => {
