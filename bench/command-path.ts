@@ -207,6 +207,64 @@ async function roleWrites(nodes: readonly KeelServe[], token: string, tag: strin
   return { perSecond, reads, busy };
 }
 
+/**
+ * What the server runs for each one-event write from one node (PKI roles, 16 clients), counted by
+ * `pg_stat_statements` on a cluster of its own (loading it costs every statement a little, so the
+ * rows above are measured without it): statements and buffer blocks per write, and the statement
+ * that reads the most blocks a call. A plan that reads a whole table shows there (ADR 0112, 0113).
+ */
+async function statementsPerWrite(): Promise<BenchResult[]> {
+  const cluster = startCluster({ durable: true, statements: true });
+  let d: KeelServe | undefined;
+  try {
+    const url = createDatabase(cluster.socketDir, 'counted');
+    d = await daemon('pg-counted', [], { KEEL_STORE: url, KEEL_SEAL_KEY: SEAL_KEY });
+    const headers = { 'x-vault-token': d.boot.secrets.root_token };
+    const node = d;
+    const run = concurrently(CLIENTS, async (i) => {
+      await post(
+        `${node.url}/v1/pki/roles/c-${i % 500}`,
+        { allowed_domains: 'example.com' },
+        headers,
+      );
+    });
+    const db = new PostgresDatabase(url);
+    try {
+      db.exec('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+      await run(2000, WRITES);
+      db.exec('SELECT pg_stat_statements_reset()');
+      await run(WRITES, 0);
+      const rows = db
+        .prepare<[], { calls: number; blocks: number; query: string }>(
+          `SELECT calls, shared_blks_hit + shared_blks_read AS blocks, query FROM pg_stat_statements
+            WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        )
+        .all()
+        .filter((r) => !r.query.includes('pg_stat_statements'));
+      const calls = rows.reduce((a, r) => a + Number(r.calls), 0);
+      const blocks = rows.reduce((a, r) => a + Number(r.blocks), 0);
+      const worst = rows
+        .filter((r) => Number(r.calls) >= WRITES / 10)
+        .map((r) => ({ perCall: Number(r.blocks) / Number(r.calls), query: r.query }))
+        .sort((a, b) => b.perCall - a.perCall)[0];
+      const text = worst?.query.replace(/\s+/g, ' ').slice(0, 80) ?? 'none';
+      return [
+        {
+          name: 'PostgreSQL statements per one-event write (1 node, counted)',
+          value: round(calls / WRITES, 1),
+          unit: 'statements',
+          note: `${round(blocks / WRITES, 1)} buffer blocks per write; the most a call among the frequent: ${round(worst?.perCall ?? 0, 1)} (${text})`,
+        },
+      ];
+    } finally {
+      db.close();
+    }
+  } finally {
+    await d?.stop();
+    cluster.stop();
+  }
+}
+
 /** The machine's cores busy during a measure, in words. */
 const busyText = (busy: number) => `machine ${Math.round(busy * 100)} % busy`;
 
@@ -360,7 +418,7 @@ export async function benchCommandPath(): Promise<BenchResult[]> {
     cfssl.proc.kill();
     rmSync(dir, { recursive: true, force: true });
   }
-  results.push(...(await postgresRows()));
+  results.push(...(await postgresRows()), ...(await statementsPerWrite()));
   const load = `load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} cores at the end`;
   results[0] = { ...results[0]!, note: `${results[0]!.note}; ${load}` };
   return results;

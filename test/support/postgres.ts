@@ -28,9 +28,11 @@ function run(prefix: string[], program: string, args: string[]): void {
  * A throwaway PostgreSQL cluster: `initdb` in a temp directory, started by `pg_ctl` on a unix
  * socket only (`listen_addresses = ''`), trust authentication for the local socket, byte-order
  * text (`--locale=C`), and no disk sync unless `durable` (a test cluster need not survive a power
- * loss). Fails loudly when the server programs are missing.
+ * loss). `statements`: with `pg_stat_statements` loaded, to count what the server runs (a bench's
+ * diagnostic; it costs every statement a little). Fails loudly when the server programs are
+ * missing.
  */
-export function startCluster(options: { durable?: boolean } = {}): Cluster {
+export function startCluster(options: { durable?: boolean; statements?: boolean } = {}): Cluster {
   if (!existsSync(join(PG_BIN, 'initdb'))) {
     throw new Error(
       `PostgreSQL's server programs are missing at ${PG_BIN} (apt-get install postgresql)`,
@@ -56,6 +58,9 @@ export function startCluster(options: { durable?: boolean } = {}): Cluster {
     "-c listen_addresses=''",
     '-c max_connections=300',
     '-c shared_buffers=64MB',
+    ...(options.statements === true
+      ? ['-c shared_preload_libraries=pg_stat_statements', '-c pg_stat_statements.track=all']
+      : []),
     // Benchmarks keep PostgreSQL's defaults: each commit waits for the disk.
     ...(options.durable === true ? [] : ['-c fsync=off', '-c full_page_writes=off']),
   ].join(' ');
