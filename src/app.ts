@@ -250,7 +250,7 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
         void scheduler
           .tick()
           .catch((err: unknown) => logger.error({ err }, 'schedule tick failed'));
-        statistics?.check(store.knownEnd());
+        statistics?.check(() => store.lastPosition());
       };
       poll();
       anchor();

@@ -2,7 +2,10 @@ import type { Logger } from './logger.js';
 
 /** The log's end at which the tables are first analysed. */
 const FIRST = 1000;
-/** Past this end, the server's autovacuum analyses a table often enough (a tenth of it changed). */
+/**
+ * Past this end, the server's autovacuum analyses a table often enough (a tenth of it changed):
+ * the tables are analysed once more after it (a leader that starts on a larger log), then no more.
+ */
 const LAST = 1_000_000;
 
 /**
@@ -25,9 +28,15 @@ export class StatisticsAsTheLogGrows {
     this.#logger = logger;
   }
 
-  /** Analyses the tables if the log, ending at `end`, has doubled since they last were. */
-  check(end: number): void {
-    if (this.#running !== null || end < FIRST || end > LAST || end < 2 * this.#at) return;
+  /**
+   * Analyses the tables if the log has doubled since they last were. `logEnd` asks the database
+   * where the log ends (a leader that does not write learns it from nobody else); it is not asked
+   * while an `ANALYZE` runs, nor once the log is past the last doubling.
+   */
+  check(logEnd: () => number): void {
+    if (this.#running !== null || this.#at > LAST) return;
+    const end = logEnd();
+    if (end < FIRST || end < 2 * this.#at) return;
     // A failure is not tried again before the next doubling: the store out of reach says so
     // elsewhere, every poll.
     this.#at = end;
