@@ -35,7 +35,14 @@ export class StatisticsAsTheLogGrows {
    */
   check(logEnd: () => number): void {
     if (this.#running !== null || this.#at > LAST) return;
-    const end = logEnd();
+    let end: number;
+    try {
+      end = logEnd();
+    } catch (err) {
+      // The store out of reach (a database failing over, say): asked again next poll.
+      this.#logger.debug({ err }, 'could not ask where the log ends for the planner statistics');
+      return;
+    }
     if (end < FIRST || end < 2 * this.#at) return;
     // A failure is not tried again before the next doubling: the store out of reach says so
     // elsewhere, every poll.

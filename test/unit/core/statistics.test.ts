@@ -72,6 +72,18 @@ describe('StatisticsAsTheLogGrows', () => {
     expect(asked).toHaveLength(2);
   });
 
+  it('goes on when the database cannot say where the log ends, and asks again next time', () => {
+    const { statistics, check, asked } = setup();
+    expect(() =>
+      statistics.check(() => {
+        throw Object.assign(new Error('cannot connect'), { code: 'STORE_UNAVAILABLE' });
+      }),
+    ).not.toThrow();
+    expect(asked).toHaveLength(0);
+    check(1000);
+    expect(asked).toHaveLength(1);
+  });
+
   it('analyses a log past a million events once (a leader just started), then leaves it to the server', async () => {
     const { statistics, check, asked, asks } = setup();
     check(5_000_000);
