@@ -36,13 +36,18 @@ const listening = new WeakMap<Db, Set<(change: ForeignChange) => void>>();
  * and long polls on the log wake up.
  */
 export function whenAnotherProcessCommits(db: Db, listener: (change: ForeignChange) => void): void {
-  let set = listening.get(db);
-  if (set === undefined) listening.set(db, (set = new Set()));
-  set.add(listener);
+  register(listening, db, listener);
 }
 
 /** The memos of each database, told when one of its transactions begins. */
 const beginning = new WeakMap<Db, Set<() => void>>();
+
+/** Adds `listener` to `db`'s set in `registry`. */
+function register<L>(registry: WeakMap<Db, Set<L>>, db: Db, listener: L): void {
+  let set = registry.get(db);
+  if (set === undefined) registry.set(db, (set = new Set()));
+  set.add(listener);
+}
 
 /**
  * A transaction of `db` begins (a group-commit batch): whatever an earlier one changed is
@@ -92,9 +97,7 @@ export class ReadMemo {
     whenAnotherProcessCommits(db, (change) => {
       if (events === undefined || touches(change, events)) this.clear();
     });
-    let set = beginning.get(db);
-    if (set === undefined) beginning.set(db, (set = new Set()));
-    set.add(() => (this.#changedInTransaction = false));
+    register(beginning, db, () => (this.#changedInTransaction = false));
   }
 
   /** Forgets every row. */

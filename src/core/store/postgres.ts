@@ -1070,11 +1070,11 @@ export class PostgresDatabase implements Db {
         let unwatch = () => {};
         // Every table of the database the role may analyse: Keel's, and the embedded cloud's.
         if (!pq.sendQuery('ANALYZE')) {
-          return done(new PostgresError(pq.errorMessage().trim(), UNAVAILABLE, undefined));
+          return done(this.#lostError(pq));
         }
         unwatch = watch(pq, () => {
           if (!pq.consumeInput()) {
-            return done(new PostgresError(pq.errorMessage().trim(), UNAVAILABLE, undefined));
+            return done(this.#lostError(pq));
           }
           if (pq.isBusy() && !ended(pq)) return;
           let error: Error | null = null;
