@@ -482,6 +482,21 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
     expect(kept()).toMatch(/Index Only Scan Backward using runs_runs_ws_listed/);
   });
 
+  it('says the store is out of reach when it cannot connect to gather the statistics', async () => {
+    const fresh = freshDatabase();
+    cleanups.push(() => fresh.drop());
+    const proxy = await pgProxy(inject('keelPgSocket'));
+    cleanups.push(() => void proxy.close());
+    const db = new PostgresDatabase(
+      clusterUrl(proxy.socketDir, new URL(fresh.url).pathname.slice(1)),
+    );
+    cleanups.push(() => db.close());
+    await proxy.down();
+    await expect(db.analyze()).rejects.toMatchObject({ code: STORE_UNAVAILABLE });
+    await proxy.up();
+    await expect(db.analyze()).resolves.toBeUndefined();
+  });
+
   it("asks the server whether a batch's COMMIT happened when its session is lost before the answer, and says the store is out of reach when it cannot ask", async () => {
     const fresh = freshDatabase();
     cleanups.push(() => fresh.drop());
