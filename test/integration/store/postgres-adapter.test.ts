@@ -30,6 +30,19 @@ function database(): { url: string; db: PostgresDatabase } {
   return { url: fresh.url, db };
 }
 
+/** A fresh database, and a session on it through a proxy that can drop or refuse connections. */
+async function throughProxy() {
+  const fresh = freshDatabase();
+  cleanups.push(() => fresh.drop());
+  const proxy = await pgProxy(inject('keelPgSocket'));
+  cleanups.push(() => void proxy.close());
+  const db = new PostgresDatabase(
+    clusterUrl(proxy.socketDir, new URL(fresh.url).pathname.slice(1)),
+  );
+  cleanups.push(() => db.close());
+  return { url: fresh.url, proxy, db };
+}
+
 /** Two sessions on one migrated database, an event store on each, writing one chain. */
 function twoStores() {
   const { url, db } = database();
@@ -483,14 +496,7 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
   });
 
   it('says the store is out of reach when it cannot connect to gather the statistics', async () => {
-    const fresh = freshDatabase();
-    cleanups.push(() => fresh.drop());
-    const proxy = await pgProxy(inject('keelPgSocket'));
-    cleanups.push(() => void proxy.close());
-    const db = new PostgresDatabase(
-      clusterUrl(proxy.socketDir, new URL(fresh.url).pathname.slice(1)),
-    );
-    cleanups.push(() => db.close());
+    const { proxy, db } = await throughProxy();
     await proxy.down();
     await expect(db.analyze()).rejects.toMatchObject({ code: STORE_UNAVAILABLE });
     await proxy.up();
@@ -498,16 +504,9 @@ describe('PostgresDatabase (the store port on PostgreSQL)', () => {
   });
 
   it("asks the server whether a batch's COMMIT happened when its session is lost before the answer, and says the store is out of reach when it cannot ask", async () => {
-    const fresh = freshDatabase();
-    cleanups.push(() => fresh.drop());
-    const proxy = await pgProxy(inject('keelPgSocket'));
-    cleanups.push(() => void proxy.close());
-    const db = new PostgresDatabase(
-      clusterUrl(proxy.socketDir, new URL(fresh.url).pathname.slice(1)),
-    );
-    cleanups.push(() => db.close());
+    const { url, proxy, db } = await throughProxy();
     migrate(db);
-    const admin = new PostgresDatabase(fresh.url);
+    const admin = new PostgresDatabase(url);
     cleanups.push(() => admin.close());
     const key = randomBytes(32);
     const store = new EventStore(db, new ManualClock(), testChain(db, key));
