@@ -386,8 +386,8 @@ export async function benchPki(): Promise<BenchResult[]> {
 
     const ca = await generateKeyPair({ type: 'ec', bits: 256 });
     const entries = Array.from({ length: 100_000 }, () => ({
-      serial: randomSerial(),
-      revokedAt: new Date(),
+      serial: serialText(randomSerial()),
+      revokedAt: new Date().toISOString(),
     }));
     const start = performance.now();
     const crl = buildCrl({

@@ -7,23 +7,23 @@ import { ValidationError } from '../core/errors.js';
  */
 
 /** Bytes taken by the length octets of a content of `n` bytes. */
-const lengthSize = (n: number): number =>
+export const lengthSize = (n: number): number =>
   n < 0x80 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : n < 0x1000000 ? 4 : 5;
 
 /**
- * Writes tag and length at the start of `out`; returns where the content begins. Each TLV is one
+ * Writes tag and length at `at` in `out`; returns where the content begins. Each TLV is one
  * allocation: certificates are built from dozens of them on every request.
  */
-function header(out: Buffer, tag: number, n: number): number {
-  out[0] = tag;
+export function header(out: Buffer, tag: number, n: number, at = 0): number {
+  out[at] = tag;
   const size = lengthSize(n);
   if (size === 1) {
-    out[1] = n;
-    return 2;
+    out[at + 1] = n;
+    return at + 2;
   }
-  out[1] = 0x80 | (size - 1);
-  for (let i = size - 1, v = n; i >= 1; i--, v = Math.floor(v / 256)) out[1 + i] = v & 0xff;
-  return 1 + size;
+  out[at + 1] = 0x80 | (size - 1);
+  for (let i = size - 1, v = n; i >= 1; i--, v = Math.floor(v / 256)) out[at + 1 + i] = v & 0xff;
+  return at + 1 + size;
 }
 
 /** One TLV with the given tag byte. */

@@ -59,8 +59,8 @@ function appendCrl(
         .revokedOf(mount, issuer.issuer_id)
         .filter((r) => base === undefined || r.revoked_at >= base.this_update)
         .map((r) => ({
-          serial: Buffer.from(r.serial.replace(/:/g, ''), 'hex'),
-          revokedAt: new Date(r.revoked_at),
+          serial: r.serial,
+          revokedAt: r.revoked_at,
           ...(r.reason === null ? {} : { reason: r.reason }),
         }));
   authority.append(

@@ -1,4 +1,4 @@
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, randomBytes, type KeyObject } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   buildCa,
@@ -8,7 +8,13 @@ import {
 } from '../../../src/secrets/pki/issuance.js';
 import { defaultRole } from '../../../src/secrets/pki/role.js';
 import { buildCrl, CRL_REASONS } from '../../../src/x509/crl.js';
-import { encodeName, pem, randomSerial, signCertificate } from '../../../src/x509/certificate.js';
+import {
+  encodeName,
+  pem,
+  randomSerial,
+  serialText,
+  signCertificate,
+} from '../../../src/x509/certificate.js';
 import {
   generateKeyPair,
   keySpecOf,
@@ -194,8 +200,12 @@ describe('certificates built by Keel, checked by openssl', () => {
         thisUpdate: now,
         nextUpdate: later,
         entries: [
-          { serial, revokedAt: now, reason: CRL_REASONS.keyCompromise },
-          { serial: randomSerial(), revokedAt: now },
+          {
+            serial: serialText(serial),
+            revokedAt: now.toISOString(),
+            reason: CRL_REASONS.keyCompromise,
+          },
+          { serial: serialText(randomSerial()), revokedAt: now.toISOString() },
         ],
         scheme: inter.scheme,
         signingKey: inter.key,
@@ -260,5 +270,79 @@ describe('certificates built by Keel, checked by openssl', () => {
     ]);
     expect(out.ok).toBe(false);
     expect(out.out).toContain('excluded subtree violation');
+  });
+});
+
+describe('a CRL of many entries, read back by openssl', () => {
+  it('lists every serial, revocation time and reason as written', async () => {
+    const ca = await generateKeyPair({ type: 'ec', bits: 256 });
+    const names = ['Unspecified', 'Key Compromise', 'CA Compromise', 'Affiliation Changed'];
+    const months = [
+      'Jan',
+      'Feb',
+      'Mar',
+      'Apr',
+      'May',
+      'Jun',
+      'Jul',
+      'Aug',
+      'Sep',
+      'Oct',
+      'Nov',
+      'Dec',
+    ];
+    // Serials with leading zero octets, a high first bit, one octet; times either side of
+    // UTCTime's years (1950 to 2049); every fourth without a reason.
+    const entries = Array.from({ length: 3_000 }, (_, i) => {
+      const bytes = randomBytes(1 + (i % 21));
+      if (i % 5 === 0) bytes[0] = 0;
+      if (i % 7 === 0) bytes[0] = 0x80 | (bytes[0] ?? 0);
+      const at = new Date(Date.UTC(1930 + (i % 150), i % 12, 1 + (i % 28), i % 24, i % 60, i % 60));
+      return {
+        serial: serialText(bytes),
+        revokedAt: at.toISOString(),
+        ...(i % 4 === 3 ? {} : { reason: i % 4 }),
+      };
+    });
+    const crl = buildCrl({
+      issuer: encodeName({ commonName: 'Many Revoked' }),
+      issuerKeyId: undefined,
+      number: 9,
+      thisUpdate: new Date(),
+      nextUpdate: new Date(Date.now() + 3_600_000),
+      entries,
+      scheme: signatureScheme(keySpecOf(ca.privateKey)),
+      signingKey: ca.privateKey,
+    });
+    const read = openssl([
+      'crl',
+      '-inform',
+      'DER',
+      '-in',
+      dir.path('many.crl', crl),
+      '-noout',
+      '-text',
+    ]);
+    expect(read.ok).toBe(true);
+    const listed = read.out
+      .split(/\n\s*Serial Number: /)
+      .slice(1)
+      .map((block) => ({
+        serial: block.split('\n')[0]!.trim(),
+        date: /Revocation Date: (.+)/.exec(block)?.[1]?.trim(),
+        reason: /CRL Reason Code:\s*\n\s*(.+)/.exec(block)?.[1]?.trim(),
+      }));
+    // What openssl shows of each entry, worked out from the entry's own text.
+    const expected = entries.map((e) => {
+      const magnitude = e.serial.replace(/:/g, '').replace(/^(00)+(?=..)/, '');
+      const d = new Date(e.revokedAt);
+      const two = (n: number) => String(n).padStart(2, '0');
+      return {
+        serial: magnitude.toUpperCase(),
+        date: `${months[d.getUTCMonth()]} ${String(d.getUTCDate()).padStart(2, ' ')} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} ${d.getUTCFullYear()} GMT`,
+        reason: e.reason === undefined ? undefined : names[e.reason],
+      };
+    });
+    expect(listed).toEqual(expected);
   });
 });
