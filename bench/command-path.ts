@@ -268,6 +268,13 @@ async function statementsPerWrite(): Promise<BenchResult[]> {
 /** The machine's cores busy during a measure, in words. */
 const busyText = (busy: number) => `machine ${Math.round(busy * 100)} % busy`;
 
+/**
+ * The machine's CPU µs per operation, every process counted (Keel's nodes, PostgreSQL, the load
+ * generator): how busy the machine was, times its cores, over the rate. The rate the machine
+ * could carry at that cost with every core busy is `cores × 10⁶ / this`.
+ */
+const machineMicros = (busy: number, perSecond: number) => (busy * cpus().length * 1e6) / perSecond;
+
 export async function postgresRows(): Promise<BenchResult[]> {
   const cluster = startCluster({ durable: true });
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-command-path-'));
@@ -300,18 +307,22 @@ export async function postgresRows(): Promise<BenchResult[]> {
     const three = [first, await node(2, threeUrl), await node(3, threeUrl)];
     const triple = await roleWrites(three, first.boot.secrets.root_token, 'b');
     const peer = (pgbench + pgbenchAgain) / 2;
+    const cores = cpus().length;
+    const perCommit = machineMicros(pgbenchBusy, pgbench);
+    const perWrite = machineMicros(single.busy, single.perSecond);
+    const perWriteThree = machineMicros(triple.busy, triple.perSecond);
     return [
       {
         name: 'pgbench one-row INSERT commits, 16 clients (PostgreSQL defaults, durable)',
         value: round(peer),
         unit: 'commits/s',
-        note: `two runs around Keel's: ${round(pgbench)} and ${round(pgbenchAgain)}; the first with the ${busyText(pgbenchBusy)}`,
+        note: `two runs around Keel's: ${round(pgbench)} and ${round(pgbenchAgain)}; the first with the ${busyText(pgbenchBusy)}, ${round(perCommit)} µs of the machine's CPU a commit`,
       },
       {
         name: 'Keel one-event writes (PKI role) on PostgreSQL, 1 node, 16 clients',
         value: round(single.perSecond),
         unit: 'writes/s',
-        note: `${round((100 * single.perSecond) / peer)} % of pgbench (target ≥ 25 %); ${busyText(single.busy)}`,
+        note: `${round((100 * single.perSecond) / peer)} % of pgbench (target ≥ 25 %); ${busyText(single.busy)}, ${round(perWrite)} µs of its CPU a write (${(perWrite / perCommit).toFixed(1)}× pgbench's a commit): with every core busy, at most ${round((cores * 1e6) / perWrite)} writes/s, ${round((100 * cores * 1e6) / perWrite / peer)} % of pgbench`,
       },
       {
         name: 'a read (GET pki/roles/:name) on that node during the writes, p50',
@@ -323,7 +334,7 @@ export async function postgresRows(): Promise<BenchResult[]> {
         name: 'Keel one-event writes on PostgreSQL, 3 nodes, 16 clients in all',
         value: round(triple.perSecond),
         unit: 'writes/s',
-        note: `3 nodes / 1 node = ${(triple.perSecond / single.perSecond).toFixed(2)} (target ≥ 2); ${busyText(triple.busy)}`,
+        note: `3 nodes / 1 node = ${(triple.perSecond / single.perSecond).toFixed(2)} (target ≥ 2); ${busyText(triple.busy)}, ${round(perWriteThree)} µs of its CPU a write: twice one node's rate needs ${((2 * single.perSecond * perWriteThree) / 1e6).toFixed(1)} cores of ${cores} at that cost, ${((2 * single.perSecond * perWrite) / 1e6).toFixed(1)} at one node's`,
       },
     ];
   } finally {
