@@ -80,6 +80,8 @@ export function revokedCertificates(entries: readonly CrlEntry[]): Buffer {
   const out = Buffer.allocUnsafe(1 + der.lengthSize(total) + total);
   let at = der.header(out, 0x30, total);
   entries.forEach((e, i) => (at = writeEntry(out, at, e, shapes[i]!)));
+  // The buffer is not zeroed: bytes not written would be signed into the CRL.
+  if (at !== out.length) throw new Error(`CRL entries: wrote ${at} bytes of ${out.length}`);
   return out;
 }
 
