@@ -126,6 +126,37 @@ describe('OCSP responder', () => {
     expect(readResponse(res.body)).toContain(`${leaf}: good`);
   });
 
+  it("GET takes a request's base64 only as written canonically: each other spelling of the same bytes is malformed", async () => {
+    const der = request(leaf);
+    const b64 = der.toString('base64');
+    const get = (text: string) =>
+      raw(fetch(`${t.server.url}/v1/pki/ocsp/${encodeURIComponent(text)}`));
+    expect((await get(b64)).status).toBe(200);
+    // Each decodes to the same request under a lenient decoder: a path, and so an ACL decision,
+    // of its own for one request.
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    /** The last character before the padding with a bit set that decoding drops. */
+    const trailingBit = (text: string) => {
+      const at = text.replace(/=+$/, '').length - 1;
+      const value = alphabet.indexOf(text[at]!);
+      return `${text.slice(0, at)}${alphabet[value | 1]}${text.slice(at + 1)}`;
+    };
+    const spellings = [
+      `${b64}/`,
+      `${b64}A`,
+      ` ${b64}`,
+      b64.replace(/\+/g, '-').replace(/\//g, '_'),
+      ...(b64.endsWith('=') ? [b64.replace(/=+$/, ''), trailingBit(b64)] : []),
+    ].filter((s) => s !== b64);
+    expect(spellings.length).toBeGreaterThanOrEqual(3);
+    for (const spelling of spellings) {
+      expect(Buffer.from(spelling, 'base64')).toEqual(der);
+      const res = await get(spelling);
+      expect({ spelling, status: res.status }).toEqual({ spelling, status: 400 });
+      expect(res.body).toEqual(Buffer.from([0x30, 0x03, 0x0a, 0x01, 0x01]));
+    }
+  });
+
   it('malformed is 400 malformedRequest; ocsp_disable is 401 unauthorized; neither writes', async () => {
     const before = t.app.core.store.lastPosition();
     const bad = await send('ocsp', Buffer.from('not der'));

@@ -11,7 +11,14 @@ import { param, pkiRoute, type PkiScope } from './common.js';
  * `issuer/:ref/ocsp` (Keel's; it needs a token, the reference having no such path).
  */
 
-/** The request of `GET …/ocsp/<base64 DER, url-encoded>`: everything after `/ocsp/`. */
+/**
+ * The request of `GET …/ocsp/<base64 DER, url-encoded>`: everything after `/ocsp/`, read as the
+ * reference reads it (the standard alphabet, padded) and only in the one spelling that encoding
+ * gives its bytes. Node's decoder also takes the same bytes without padding, with bits set past
+ * the last byte, in the URL-safe alphabet, with spaces or with anything after the padding: one
+ * request under many paths, each with an ACL decision of its own. Any other text is no request
+ * (the responder answers malformedRequest).
+ */
 function getRequest(ctx: Context): Buffer {
   const at = ctx.path.indexOf('/ocsp/');
   const encoded = at < 0 ? '' : ctx.path.slice(at + '/ocsp/'.length);
@@ -21,7 +28,8 @@ function getRequest(ctx: Context): Buffer {
   } catch {
     // not percent-encoded: the base64 as it came
   }
-  return Buffer.from(text, 'base64');
+  const der = Buffer.from(text, 'base64');
+  return der.toString('base64') === text ? der : Buffer.alloc(0);
 }
 
 const postRequest = (ctx: Context) => ctx.request.rawBody ?? Buffer.alloc(0);
