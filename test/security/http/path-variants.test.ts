@@ -89,6 +89,22 @@ const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&
 const otherRoute = (route: Route, path: string): Route | undefined =>
   routes.find((r) => r.method === route.method && r !== route && r.pattern.test(path));
 
+/**
+ * What follows an `ocsp/` segment of the path, decoded once as Keel decodes it; undefined when
+ * nothing does (a trailing slash after `ocsp` alone is dropped, as after any other segment).
+ */
+function ocspRequestOf(path: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    return undefined;
+  }
+  const at = `/${decoded}`.indexOf('/ocsp/');
+  const request = at < 0 ? '' : decoded.slice(at + 'ocsp/'.length);
+  return request === '' ? undefined : request;
+}
+
 type Decision = 'denied' | 'not routed' | 'served';
 
 function decision(a: Answer): Decision {
@@ -202,6 +218,25 @@ describe('path variants and the ACL', () => {
     expect(`${around.status} ${around.text}`).toBe(`${other.status} ${other.text}`);
   });
 
+  // Found by the property below: after `ocsp/` the rest of the path is a GET request's base64,
+  // kept as it came, so a slash added there is part of it. That names another request (other
+  // bytes: the responder reads a request's base64 only in its one canonical spelling), which a
+  // policy decides on its own name, as the reference does.
+  it('a slash added after ocsp/ names another request, decided on its own name', async () => {
+    const get = (request: string, token: string) =>
+      raw(d.url, 'GET', `/v1/pki/issuer/x1/ocsp/${request}`, { token });
+    const only = await freshToken({
+      path: { 'pki/issuer/x1/ocsp/a/b': { capabilities: ['read'] } },
+    });
+    expect(decision(await get('a/b', only))).toBe('served');
+    expect(decision(await get('a/b/', only))).toBe('denied');
+    const allBut = await freshToken({
+      path: { '*': { capabilities: ALL }, 'pki/issuer/x1/ocsp/a/b': { capabilities: ['deny'] } },
+    });
+    expect(decision(await get('a/b', allBut))).toBe('denied');
+    expect(decision(await get('a/b/', allBut))).toBe('served');
+  });
+
   it('a variant gets the canonical decision or is not routed', async () => {
     const change = fc.constantFrom<Change>('case', 'escape', 'double', 'dot', 'trailing');
     await fc.assert(
@@ -246,6 +281,15 @@ describe('path variants and the ACL', () => {
           );
           const got = await send(variant);
           if (got === 'not routed') return;
+          // After `ocsp/` the rest is a GET request's base64, kept as it came (docs/security.md):
+          // a slash doubled or added there is part of it, so the variant names another request,
+          // which the policy decides on its own name.
+          const data = ocspRequestOf(variant);
+          if (data !== undefined && data !== ocspRequestOf(route.path)) {
+            const expected: Decision = denyIt || (await isPublic(variant)) ? 'served' : 'denied';
+            expect({ variant, got }).toEqual({ variant, got: expected });
+            return;
+          }
           const other = named === route.path ? undefined : otherRoute(route, named);
           if (other === undefined) {
             expect({ variant, got }).toEqual({ variant, got: canonical });
