@@ -434,6 +434,12 @@ export class PkiQueries {
       >(
         'SELECT serial, revoked_at, reason FROM pki_certs WHERE mount = ? AND issuer_id = ? AND revoked_at IS NOT NULL',
       ),
+      revokedSince: db.prepare<
+        [string, string, string],
+        { serial: string; revoked_at: string; reason: number | null }
+      >(
+        'SELECT serial, revoked_at, reason FROM pki_certs WHERE mount = ? AND issuer_id = ? AND revoked_at IS NOT NULL AND revoked_at >= ?',
+      ),
       expired: db.prepare<[string, string], CertRow>(
         'SELECT * FROM pki_certs WHERE mount = ? AND not_after < ? AND is_ca = 0',
       ),
@@ -458,6 +464,13 @@ export class PkiQueries {
   /** The stored certificates of a mount, in the order they were issued. */
   storedCerts = (mount: string): CertRow[] => this.#s.storedCerts.all(mount);
   revokedSerials = (mount: string): string[] => this.#s.revoked.all(mount).map((r) => r.serial);
-  revokedOf = (mount: string, issuerId: string) => this.#s.revokedOf.all(mount, issuerId);
+  /**
+   * The issuer's revoked certificates; with `since`, only those revoked at or after it (a delta
+   * CRL's, read through the revoked index rather than filtered from all of them).
+   */
+  revokedOf = (mount: string, issuerId: string, since?: string) =>
+    since === undefined
+      ? this.#s.revokedOf.all(mount, issuerId)
+      : this.#s.revokedSince.all(mount, issuerId, since);
   expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);
 }
