@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { createPublicKey, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { acmeCsr, acmeCsrAndKey, startAcmeHttpApp } from '../../support/acme-app.js';
 import {
@@ -125,6 +125,44 @@ describe('ACME accounts', () => {
       expect(after.status).toBe(403);
     },
   );
+
+  it('holds one account per key: a key spelled another way in the jwk is refused, not a second account', async () => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    /** The same bytes: the last character with a bit set that decoding drops. */
+    const spareBit = (text: string) =>
+      `${text.slice(0, -1)}${alphabet[alphabet.indexOf(text.at(-1)!) | 1]}`;
+    for (const alg of ['ES256', 'RS256'] as const) {
+      const key = accountKey(alg);
+      const first = new AcmeTestClient(t.server.url, t.directoryUrl, key);
+      expect((await first.register()).status).toBe(201);
+      const spellings: Record<string, string>[] =
+        alg === 'ES256'
+          ? [
+              { ...key.jwk, x: spareBit(key.jwk.x!) },
+              { ...key.jwk, y: spareBit(key.jwk.y!) },
+            ]
+          : [
+              // A zero octet before the modulus, and one before the exponent.
+              {
+                ...key.jwk,
+                n: Buffer.concat([Buffer.from([0]), Buffer.from(key.jwk.n!, 'base64url')]).toString(
+                  'base64url',
+                ),
+              },
+              { ...key.jwk, e: Buffer.from([0, 1, 0, 1]).toString('base64url') },
+            ];
+      for (const jwk of spellings) {
+        // Node reads each as the same public key: the signature verifies.
+        expect(createPublicKey({ key: jwk, format: 'jwk' }).equals(createPublicKey(key.key))).toBe(
+          true,
+        );
+        const again = new AcmeTestClient(t.server.url, t.directoryUrl, { ...key, jwk });
+        const res = await again.register();
+        expect({ alg, jwk, status: res.status }).toEqual({ alg, jwk, status: 400 });
+        expect(problemType(res)).toBe('urn:ietf:params:acme:error:badPublicKey');
+      }
+    }
+  });
 
   it('rolls the account key over with key-change', async () => {
     const c = t.client();

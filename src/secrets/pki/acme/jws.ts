@@ -84,7 +84,13 @@ const MEMBERS: Readonly<Record<string, readonly string[]>> = {
   RSA: ['e', 'kty', 'n'],
 };
 
-/** The public members of a JWK, in the order RFC 7638 hashes them; a private key is refused. */
+/**
+ * The public members of a JWK, in the order RFC 7638 hashes them; a private key is refused. So is
+ * a key written other than as its one canonical form (RFC 7518 §6: unpadded base64url with no
+ * bits set past the last byte, EC coordinates at the curve's size, RSA values without leading
+ * zero octets): the thumbprint is taken over the text, and one key written two ways would hold
+ * two accounts.
+ */
 export function publicJwk(jwk: unknown): Record<string, string> {
   if (jwk === null || typeof jwk !== 'object') throw malformed('jwk is not an object');
   const k = jwk as Record<string, unknown>;
@@ -97,6 +103,10 @@ export function publicJwk(jwk: unknown): Record<string, string> {
     if (typeof v !== 'string' || v === '') throw new AcmeProblem('badPublicKey', `jwk has no ${m}`);
     out[m] = v;
   }
+  const canonical = keyOf(out).export({ format: 'jwk' }) as Record<string, unknown>;
+  for (const m of members)
+    if (canonical[m] !== out[m])
+      throw new AcmeProblem('badPublicKey', `the jwk's ${m} is not in its canonical form`);
   return out;
 }
 
