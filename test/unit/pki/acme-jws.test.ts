@@ -1,7 +1,9 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import {
+  base64urlBytes,
   keyOf,
   parseJws,
   publicJwk,
@@ -78,6 +80,46 @@ describe('flattened JWS', () => {
     expect(kindOf(() => parseJws(body({ signatures: [] })))).toBe('malformed');
     expect(kindOf(() => parseJws(Buffer.from('not json')))).toBe('malformed');
     expect(kindOf(() => parseJws(undefined))).toBe('malformed');
+  });
+
+  it('reads each part only in its canonical base64url: other spellings of the same bytes are malformed', () => {
+    const k = accountKey();
+    const good = jws(k, { kid: 'x' }, { hello: 'world' });
+    expect(parseJws(body(good)).payload).toEqual({ hello: 'world' });
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    /** The last character with a bit set that decoding drops, when it has spare bits. */
+    const spareBit = (text: string) =>
+      `${text.slice(0, -1)}${alphabet[alphabet.indexOf(text.at(-1)!) | 1]}`;
+    for (const part of ['protected', 'payload', 'signature'] as const) {
+      const text = good[part];
+      // 3n bytes leave no spare bits; a part of such a length is skipped here.
+      if (text.length % 4 === 0) continue;
+      const respelled = spareBit(text);
+      expect(respelled).not.toBe(text);
+      expect(Buffer.from(respelled, 'base64url')).toEqual(Buffer.from(text, 'base64url'));
+      expect(kindOf(() => parseJws(body({ ...good, [part]: respelled })))).toBe('malformed');
+    }
+    // Padding is not base64url's (RFC 7515 §2).
+    expect(kindOf(() => parseJws(body({ ...good, payload: `${good.payload}=` })))).toBe(
+      'malformed',
+    );
+  });
+
+  it('decodes base64url only as written canonically', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 40 }), (bytes) => {
+        const text = Buffer.from(bytes).toString('base64url');
+        expect(base64urlBytes(text)).toEqual(Buffer.from(bytes));
+        // One character more is never another spelling of the same bytes.
+        for (const extra of ['A', 'B', '='])
+          expect(base64urlBytes(`${text}${extra}`)?.equals(Buffer.from(bytes)) ?? false).toBe(
+            false,
+          );
+      }),
+    );
+    expect(base64urlBytes('QQ')).toEqual(Buffer.from('A'));
+    for (const text of ['QR', 'QQ==', 'Q', 'QQ+', 'Q Q', 42, undefined])
+      expect(base64urlBytes(text)).toBeUndefined();
   });
 
   it('refuses an algorithm that does not fit the key, and one it does not know', async () => {

@@ -39,9 +39,21 @@ export const JWS_ALGORITHMS = Object.keys(SIGNING);
 
 const b64 = /^[A-Za-z0-9_-]*$/;
 
+/**
+ * The bytes of unpadded base64url (RFC 7515 §2) written in its one canonical spelling; undefined
+ * for any other text. Node's decoder also takes bits set past the last byte, or a lone last
+ * character, for the same bytes.
+ */
+export function base64urlBytes(text: unknown): Buffer | undefined {
+  if (typeof text !== 'string' || !b64.test(text)) return undefined;
+  const bytes = Buffer.from(text, 'base64url');
+  return bytes.toString('base64url') === text ? bytes : undefined;
+}
+
 function decode(part: unknown, what: string): Buffer {
-  if (typeof part !== 'string' || !b64.test(part)) throw malformed(`${what} is not base64url`);
-  return Buffer.from(part, 'base64url');
+  const bytes = base64urlBytes(part);
+  if (bytes === undefined) throw malformed(`${what} is not base64url`);
+  return bytes;
 }
 
 const jsonObject = z.record(z.string(), z.unknown());

@@ -13,6 +13,7 @@ import { OID, readBasicConstraints } from '../../../x509/extension-values.js';
 import { parseCsr, type ParsedCsr } from '../../../x509/parse.js';
 import { StaleDecision } from '../authority.js';
 import { directoryName } from './directory.js';
+import { base64urlBytes } from './jws.js';
 import type { AcmeIdentifier } from './events.js';
 import { AcmeProblem, malformed, otherDirectory, unauthorized } from './problem.js';
 import { accountOf, acmeCommand, asGet, type AcmeReply, type AcmeRequest } from './protocol.js';
@@ -313,10 +314,10 @@ export async function finalize(
   id: string,
 ): Promise<AcmeReply> {
   const order = readyOrder(service, req, id);
-  const csrText = req.payload?.csr;
-  if (typeof csrText !== 'string' || !/^[A-Za-z0-9_-]+$/.test(csrText))
+  const csrDer = base64urlBytes(req.payload?.csr);
+  if (csrDer === undefined || csrDer.length === 0)
     throw new AcmeProblem('badCSR', 'csr must be base64url DER');
-  const csrPem = pem('CERTIFICATE REQUEST', Buffer.from(csrText, 'base64url'));
+  const csrPem = pem('CERTIFICATE REQUEST', csrDer);
   const mount = req.mount;
   try {
     await issue(service, req, order, csrPem, {

@@ -2,7 +2,7 @@ import { isKeelError } from '../../../core/errors.js';
 import { revoke } from '../revoke.js';
 import { parseCertificate } from '../../../x509/parse.js';
 import { spkiDer } from '../../../x509/keys.js';
-import { keyOf } from './jws.js';
+import { base64urlBytes, keyOf } from './jws.js';
 import { AcmeProblem, malformed, otherDirectory, unauthorized } from './problem.js';
 import { directoryName } from './directory.js';
 import type { AcmeReply, AcmeRequest } from './protocol.js';
@@ -16,12 +16,11 @@ import { REVOKE_PATH } from '../paths.js';
  * is rebuilt as for any other revocation.
  */
 export function revokeCert(service: AcmeService, req: AcmeRequest): AcmeReply {
-  const text = req.payload?.certificate;
-  if (typeof text !== 'string' || !/^[A-Za-z0-9_-]+$/.test(text))
-    throw malformed('certificate must be base64url DER');
+  const der = base64urlBytes(req.payload?.certificate);
+  if (der === undefined || der.length === 0) throw malformed('certificate must be base64url DER');
   let cert;
   try {
-    cert = parseCertificate(Buffer.from(text, 'base64url'));
+    cert = parseCertificate(der);
   } catch (err) {
     throw malformed(err instanceof Error ? err.message : String(err));
   }
