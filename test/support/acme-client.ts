@@ -50,6 +50,15 @@ export function signingKey(privateKey: KeyObject): AcmeKey {
   return { key: privateKey, alg, jwk, thumbprint };
 }
 
+const BASE64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * Unpadded base64url respelled with a bit set in its last character that decoding drops: the same
+ * bytes, another text (for a text whose length leaves spare bits, not a multiple of four).
+ */
+export const spareBit = (text: string): string =>
+  `${text.slice(0, -1)}${BASE64URL[BASE64URL.indexOf(text.at(-1)!) | 1]}`;
+
 const b64 = (v: unknown) =>
   Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
 

@@ -7,6 +7,7 @@ import {
   eabBinding,
   jws,
   signingKey,
+  spareBit,
 } from '../../support/acme-client.js';
 
 let t: Awaited<ReturnType<typeof startAcmeHttpApp>>;
@@ -127,10 +128,6 @@ describe('ACME accounts', () => {
   );
 
   it('holds one account per key: a key spelled another way in the jwk is refused, not a second account', async () => {
-    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-    /** The same bytes: the last character with a bit set that decoding drops. */
-    const spareBit = (text: string) =>
-      `${text.slice(0, -1)}${alphabet[alphabet.indexOf(text.at(-1)!) | 1]}`;
     for (const alg of ['ES256', 'RS256'] as const) {
       const key = accountKey(alg);
       const first = new AcmeTestClient(t.server.url, t.directoryUrl, key);

@@ -13,7 +13,7 @@ import {
 } from '../../../src/secrets/pki/acme/jws.js';
 import { NONCE_TTL_MS, Nonces } from '../../../src/secrets/pki/acme/nonces.js';
 import { AcmeProblem } from '../../../src/secrets/pki/acme/problem.js';
-import { accountKey, jws } from '../../support/acme-client.js';
+import { accountKey, jws, spareBit } from '../../support/acme-client.js';
 
 const kindOf = (fn: () => unknown) => {
   try {
@@ -86,12 +86,8 @@ describe('flattened JWS', () => {
     const k = accountKey();
     const good = jws(k, { kid: 'x' }, { hello: 'world' });
     expect(parseJws(body(good)).payload).toEqual({ hello: 'world' });
-    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-    /** The last character with a bit set that decoding drops, when it has spare bits. */
-    const spareBit = (text: string) =>
-      `${text.slice(0, -1)}${alphabet[alphabet.indexOf(text.at(-1)!) | 1]}`;
     for (const part of ['protected', 'payload', 'signature'] as const) {
-      const text = good[part];
+      const text = good[part]!;
       // 3n bytes leave no spare bits; a part of such a length is skipped here.
       if (text.length % 4 === 0) continue;
       const respelled = spareBit(text);
