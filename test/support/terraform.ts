@@ -182,6 +182,8 @@ export interface TerraformResult {
 export interface RunningTerraform {
   /** Everything printed so far (stdout and stderr). */
   output(): string;
+  /** `running`, `exited <code>` or `killed by <signal>`. */
+  status(): string;
   /** Write a line to terraform's stdin (answers to its prompts). */
   answer(line: string): void;
   /** Close terraform's stdin: a prompt then reads end of input. */
@@ -271,6 +273,12 @@ export class TerraformWorkdir {
     const output = () => `${stdout}${stderr}`;
     return {
       output,
+      status: () =>
+        child.exitCode !== null
+          ? `exited ${child.exitCode}`
+          : child.signalCode !== null
+            ? `killed by ${child.signalCode}`
+            : 'running',
       answer: (line) => child.stdin.write(`${line}\n`),
       endInput: () => child.stdin.end(),
       done,

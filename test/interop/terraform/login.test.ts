@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,70 +26,107 @@ afterAll(async () => {
   await browser?.close();
 });
 
+/**
+ * Runs `terraform login` and approves on the authorize page: the work directory it logged in
+ * from, or why not when terraform's callback listener was gone once the page was sent to it.
+ * Any other failure throws.
+ */
+async function loginThroughThePage(
+  host: ReturnType<typeof terraformHost>,
+): Promise<{ work: TerraformWorkdir } | { gone: string }> {
+  const work = new TerraformWorkdir(host, { credentials: false });
+  const trace = join(work.root, 'terraform.log');
+  const login = work.start(['login', '-no-color', host.hostname], {
+    env: { TF_LOG: 'TRACE', TF_LOG_PATH: trace },
+  });
+  try {
+    await login.waitFor(/Enter a value:/);
+    login.answer('yes');
+    const [, url] = await login.waitFor(/open the following URL to proceed:\s+(https:\/\/\S+)/);
+    expect(new URL(url!).pathname).toBe('/ui/authorize');
+    // The address terraform asked the system to open is the same one.
+    expect(readFileSync(work.openedFile, 'utf8')).toBe(url);
+
+    const { page } = browser;
+    await page.goto(url!);
+    await page.getByRole('heading', { name: 'Authorize Terraform' }).waitFor();
+    await expect(page.getByText(/http:\/\/localhost:100\d\d\/login/).count()).resolves.toBe(1);
+    // A token that is not a user token is refused on the page; nothing reaches the CLI.
+    await page.getByLabel('Your runs user token').fill('not-a-token');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /user token/ })
+      .waitFor();
+    await browser.screenshot('terraform-login-authorize');
+
+    // The CLI's own loopback listener, where the page is sent with the code.
+    const callback = /^http:\/\/localhost:100\d\d\/login\?code=/;
+    // Where the page is sent: the approval's answer, read on its way to the page.
+    let target: string | undefined;
+    await page.route('**/oauth/authorize', async (route) => {
+      const response = await route.fetch();
+      const body = await response.text();
+      if (response.ok()) target = (JSON.parse(body) as { redirect_uri: string }).redirect_uri;
+      await route.fulfill({ response, body });
+    });
+    await page.getByLabel('Your runs user token').fill(host.token);
+    await page.getByRole('button', { name: 'Approve' }).click();
+    let gone: string | undefined;
+    await page.waitForURL(callback).catch(async (err: unknown) => {
+      // Chromium was refused now and then in full runs (3 of about 17 over two days), with
+      // nothing listening at terraform's callback port when asked. The test asks the port
+      // itself: if terraform listens there, the page is sent to the same address once more (its
+      // code never reached terraform); if not, the caller is told why, with terraform's trace.
+      const url = target;
+      const listening =
+        url !== undefined && (await accepts('127.0.0.1', Number(new URL(url).port)));
+      // Chromium shows its error page first; the page is used again once that is shown.
+      await page.waitForURL((u) => u.protocol === 'chrome-error:').catch(() => undefined);
+      if (url === undefined || !listening) {
+        const traced = existsSync(trace) ? readFileSync(trace, 'utf8') : '';
+        gone = [
+          `${(err as Error).message}`,
+          `nothing listens at ${url ?? 'the callback'}; terraform is ${login.status()}`,
+          `terraform login said:\n${login.output()}`,
+          `its trace (login lines):\n${traced
+            .split('\n')
+            .filter((l) => l.includes('login:') || l.includes('[ERROR]'))
+            .join('\n')}`,
+        ].join('\n');
+        return;
+      }
+      console.warn(`chromium was refused at ${url} while terraform listened; sent again`);
+      await page.goto(url);
+    });
+    await page.unroute('**/oauth/authorize');
+    if (gone !== undefined) return { gone };
+    await expect(page.textContent('body')).resolves.toMatch(/returned an authentication code/);
+
+    const result = await login.done;
+    expect(result.code, login.output()).toBe(0);
+    expect(result.stdout).toMatch(/Success! Terraform has obtained and saved an API token/);
+    return { work };
+  } finally {
+    login.kill();
+  }
+}
+
 describe('terraform login against Keel (real CLI, the authorize page in chromium)', () => {
   it('the user approves on the page; the CLI gets and stores a new token, and init uses it', async () => {
     const host = terraformHost();
-    const work = new TerraformWorkdir(host, { credentials: false });
-    const login = work.start(['login', '-no-color', host.hostname]);
-    try {
-      await login.waitFor(/Enter a value:/);
-      login.answer('yes');
-      const [, url] = await login.waitFor(/open the following URL to proceed:\s+(https:\/\/\S+)/);
-      expect(new URL(url!).pathname).toBe('/ui/authorize');
-      // The address terraform asked the system to open is the same one.
-      expect(readFileSync(work.openedFile, 'utf8')).toBe(url);
-
-      const { page } = browser;
-      await page.goto(url!);
-      await page.getByRole('heading', { name: 'Authorize Terraform' }).waitFor();
-      await expect(page.getByText(/http:\/\/localhost:100\d\d\/login/).count()).resolves.toBe(1);
-      // A token that is not a user token is refused on the page; nothing reaches the CLI.
-      await page.getByLabel('Your runs user token').fill('not-a-token');
-      await page.getByRole('button', { name: 'Approve' }).click();
-      await page
-        .getByRole('alert')
-        .filter({ hasText: /user token/ })
-        .waitFor();
-      await browser.screenshot('terraform-login-authorize');
-
-      // The CLI's own loopback listener, where the page is sent with the code.
-      const callback = /^http:\/\/localhost:100\d\d\/login\?code=/;
-      // Where the page is sent: the approval's answer, read on its way to the page.
-      let target: string | undefined;
-      await page.route('**/oauth/authorize', async (route) => {
-        const response = await route.fetch();
-        const body = await response.text();
-        if (response.ok()) target = (JSON.parse(body) as { redirect_uri: string }).redirect_uri;
-        await route.fulfill({ response, body });
-      });
-      await page.getByLabel('Your runs user token').fill(host.token);
-      await page.getByRole('button', { name: 'Approve' }).click();
-      await page.waitForURL(callback).catch(async (err: unknown) => {
-        // Chromium was refused now and then in full runs (2 of 9 one day). The test asks the port
-        // itself: if terraform listens there, the page is sent to the same address once more (its
-        // code never reached terraform); if not, it says so.
-        const url = target;
-        const listening =
-          url !== undefined && (await accepts('127.0.0.1', Number(new URL(url).port)));
-        if (url === undefined || !listening) {
-          throw new Error(
-            `${(err as Error).message}\nnothing listens at ${url ?? 'the callback'}\nterraform login said:\n${login.output()}`,
-          );
-        }
-        console.warn(`chromium was refused at ${url} while terraform listened; sent again`);
-        // Chromium shows its error page first; the address is asked for once that is shown.
-        await page.waitForURL((u) => u.protocol === 'chrome-error:').catch(() => undefined);
-        await page.goto(url);
-      });
-      await page.unroute('**/oauth/authorize');
-      await expect(page.textContent('body')).resolves.toMatch(/returned an authentication code/);
-
-      const result = await login.done;
-      expect(result.code, login.output()).toBe(0);
-      expect(result.stdout).toMatch(/Success! Terraform has obtained and saved an API token/);
-    } finally {
-      login.kill();
+    // terraform's own listener was found gone a few times in full runs (cause unknown, outside
+    // Keel: the page had been sent to the address terraform printed). Once, the whole login is
+    // run again, saying so with terraform's trace; a second time fails the test with both.
+    let outcome = await loginThroughThePage(host);
+    const lost: string[] = [];
+    if ('gone' in outcome) {
+      lost.push(outcome.gone);
+      console.warn(`terraform's callback listener was gone; logging in again:\n${outcome.gone}`);
+      outcome = await loginThroughThePage(host);
     }
+    if ('gone' in outcome) throw new Error([...lost, outcome.gone].join('\n\n'));
+    const { work } = outcome;
 
     const stored = JSON.parse(
       readFileSync(join(work.home, '.terraform.d', 'credentials.tfrc.json'), 'utf8'),
