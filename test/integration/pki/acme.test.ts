@@ -271,6 +271,34 @@ describe('ACME orders over http-01', () => {
     expect(still.status).toBe('ready');
   });
 
+  it('takes a csr and a certificate only as canonical base64url: another spelling of the same DER is refused', async () => {
+    /** The same bytes written another way: a spare bit set, or a lone character after them. */
+    const respelled = (text: string) => {
+      const other = text.length % 4 === 0 ? `${text}A` : spareBit(text);
+      expect(Buffer.from(other, 'base64url')).toEqual(Buffer.from(text, 'base64url'));
+      return other;
+    };
+    const c = t.client();
+    await c.register();
+    const { ready, orderUrl } = await readyOrderFor(c);
+    const csr = await acmeCsr({ ip: ['127.0.0.1'] });
+    const refused = await c.post(String(ready.finalize), { csr: respelled(csr) });
+    expect(refused.status).toBe(400);
+    expect(problemType(refused)).toBe('urn:ietf:params:acme:error:badCSR');
+    expect(((await c.post(orderUrl, undefined)).json as Json).status).toBe('ready');
+    const fin = await c.post(String(ready.finalize), { csr });
+    expect(fin.status, fin.text).toBe(200);
+    const issued = fin.json as Json;
+    const leaf = new X509Certificate((await c.post(String(issued.certificate), undefined)).text);
+    const d = await c.directory();
+    const der = leaf.raw.toString('base64url');
+    const notRevoked = await c.post(d.revokeCert, { certificate: respelled(der) });
+    expect(notRevoked.status).toBe(400);
+    expect(problemType(notRevoked)).toBe('urn:ietf:params:acme:error:malformed');
+    const revoked = await c.post(d.revokeCert, { certificate: der });
+    expect(revoked.status, revoked.text).toBe(200);
+  });
+
   it('retries a failing http-01 six times, then marks the challenge, authorization and order invalid', async () => {
     const c = t.client();
     await c.register();
