@@ -1,5 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+import { runTemporaryDirectory } from './test/support/run-tmp.js';
+
+// Every temporary file of the run in one directory, removed as the run ends.
+runTemporaryDirectory();
 
 /** The global setup of the projects that spawn Keel: one ahead-of-time build for the run. */
 const DAEMON = 'test/support/daemon-setup.ts';
