@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
 import type { SyncMode } from './core/database.js';
 import { isPostgresUrl, redactUrl, type StoreSpec } from './core/store/url.js';
 
@@ -332,6 +333,16 @@ function parseListen(value: string): { host: string; port: number } | null {
   const port = Number(m[2]);
   if (port > 65535) return null;
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/**
+ * Where a command engine's phases get their scratch directories (`<data>/scratch`; the system's
+ * temporary directory for an in-memory daemon). They hold a workspace's variables and state in
+ * clear for terraform: removed as each phase ends, and the whole of it emptied by the next daemon
+ * that takes the data directory's lock, for phases a killed daemon could not clean up.
+ */
+export function scratchRoot(dataDir: string): string {
+  return dataDir === ':memory:' ? tmpdir() : join(dataDir, 'scratch');
 }
 
 /**

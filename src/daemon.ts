@@ -6,6 +6,7 @@ import {
   openSync,
   readFileSync,
   readdirSync,
+  rmSync,
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -14,17 +15,22 @@ import { join } from 'node:path';
 import type { RequestListener } from 'node:http';
 import type { App, AppDeps } from './app.js';
 import { createApp } from './app.js';
-import type { Config } from './config.js';
+import { scratchRoot, type Config } from './config.js';
 import type { ListeningServer } from './http/server.js';
 import { listen } from './http/server.js';
 import { startListenerTls } from './http/listener-tls.js';
 
-/** One daemon per data directory: a lock file holding the owner's pid. */
+/**
+ * One daemon per data directory: a lock file holding the owner's pid. Taking it empties the
+ * directory's scratch (`scratchRoot`).
+ */
 export class DataDirLock {
   readonly path: string;
+  readonly #dataDir: string;
   #held = false;
 
   constructor(dataDir: string) {
+    this.#dataDir = dataDir;
     this.path = join(dataDir, 'keel.lock');
   }
 
@@ -35,6 +41,9 @@ export class DataDirLock {
         writeFileSync(fd, `${process.pid}\n`);
         closeSync(fd);
         this.#held = true;
+        // No other daemon serves the directory now: what is in its scratch is an earlier one's,
+        // left by a phase it could not finish (killed), and may hold a workspace's secrets.
+        rmSync(scratchRoot(this.#dataDir), { recursive: true, force: true });
         return;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { readConfiguration, writeConfiguration } from '../archive.js';
@@ -183,6 +183,7 @@ async function prepare(
   options: CommandDriverOptions,
   request: PlanRequest,
 ): Promise<{ dir: string; env: Record<string, string> }> {
+  await mkdir(options.scratchRoot, { recursive: true, mode: 0o700 });
   const dir = await mkdtemp(join(options.scratchRoot, 'keel-run-'));
   await writeConfiguration(await readConfiguration(request.configuration), dir);
   await writeFile(join(dir, BACKEND_OVERRIDE.name), BACKEND_OVERRIDE.text);
