@@ -193,3 +193,19 @@ export async function uploadedWorkspace(
   if (put.status !== 200) throw new Error(`configuration not uploaded: ${put.status}`);
   return wsId;
 }
+
+/** Over HTTP: a run created on workspace `wsId` (POST /runs, no attributes). Returns its id. */
+export async function queuedRun(
+  api: (method: string, path: string, body?: unknown) => Promise<TestResponse>,
+  wsId: string,
+): Promise<string> {
+  const run = await api('POST', '/runs', {
+    data: {
+      type: 'runs',
+      attributes: {},
+      relationships: { workspace: { data: { type: 'workspaces', id: wsId } } },
+    },
+  });
+  if (run.status !== 201) throw new Error(`run not created: ${run.status} ${run.text}`);
+  return (run.json as { data: { id: string } }).data.id;
+}

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpRequest } from '../../support/app.js';
 import { startKeelCluster, type KeelCluster, type Node } from '../../support/cluster.js';
 import { eventually } from '../../support/daemon.js';
-import { uploadedWorkspace } from '../../support/runs-harness.js';
+import { queuedRun, uploadedWorkspace } from '../../support/runs-harness.js';
 
 /**
  * Three real daemons on one PostgreSQL database (issue 17). The daemons keep real time, so the
@@ -277,15 +277,7 @@ describe('three daemons on one PostgreSQL', () => {
     await creds(leader);
     const runs: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const run = await api(leader, 'POST', '/runs', {
-        data: {
-          type: 'runs',
-          attributes: {},
-          relationships: { workspace: { data: { type: 'workspaces', id: wsId } } },
-        },
-      });
-      expect(run.status, run.text).toBe(201);
-      runs.push((run.json as { data: { id: string } }).data.id);
+      runs.push(await queuedRun((m, p, b) => api(leader, m, p, b), wsId));
     }
     await c.kill(leader);
     // Issued while no one leads: their expiry (3 s) falls inside the failover too.

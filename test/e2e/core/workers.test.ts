@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { httpRequest } from '../../support/app.js';
 import type { RunningDaemon } from '../../support/daemon.js';
 import { eventually, keel, openLog, startDaemon } from '../../support/daemon.js';
-import { uploadedWorkspace } from '../../support/runs-harness.js';
+import { queuedRun, uploadedWorkspace } from '../../support/runs-harness.js';
 
 const ALLOW_ALL = JSON.stringify({
   Version: '2012-10-17',
@@ -157,15 +157,7 @@ describe('keel serve --workers 2', () => {
     const wsId = await uploadedWorkspace(api, { 'auto-apply': true });
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const run = await api('POST', '/runs', {
-        data: {
-          type: 'runs',
-          attributes: {},
-          relationships: { workspace: { data: { type: 'workspaces', id: wsId } } },
-        },
-      });
-      expect(run.status, run.text).toBe(201);
-      ids.push((run.json as { data: { id: string } }).data.id);
+      ids.push(await queuedRun(api, wsId));
     }
     // The queue takes them one after another, whichever worker each was created through: the
     // first applies its change, the others find nothing left to change.

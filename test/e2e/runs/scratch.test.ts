@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, newDataDir, startDaemon, type RunningDaemon } from '../../support/daemon.js';
-import { configTarball } from '../../support/runs-harness.js';
+import { httpRequest } from '../../support/app.js';
+import { queuedRun, uploadedWorkspace } from '../../support/runs-harness.js';
 
 /**
  * A command engine's phase runs in a scratch directory holding the workspace's variables, its
@@ -15,7 +15,6 @@ import { configTarball } from '../../support/runs-harness.js';
 
 const FAKE = resolve('test/fixtures/fake-terraform');
 const SECRET = 'scratch-secret-7f3a91c2';
-const JSONAPI = 'application/vnd.api+json';
 
 const daemons: RunningDaemon[] = [];
 afterEach(async () => {
@@ -45,32 +44,9 @@ describe("a command engine's scratch directory", () => {
     const first = await startDaemon({ dataDir, env });
     daemons.push(first);
     const token = first.bootstrap().runs.user_token;
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${first.url}/api/v2${path}`, {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          ...(body === undefined ? {} : { 'content-type': JSONAPI }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await res.text();
-      return {
-        status: res.status,
-        json: (text === '' ? {} : JSON.parse(text)) as {
-          data: { id: string; attributes: Record<string, unknown> };
-        },
-      };
-    };
-    const org = await api('POST', '/organizations', {
-      data: { type: 'organizations', attributes: { name: 'acme', email: 'ops@example.com' } },
-    });
-    expect(org.status).toBe(201);
-    const ws = await api('POST', '/organizations/acme/workspaces', {
-      data: { type: 'workspaces', attributes: { name: 'prod' } },
-    });
-    expect(ws.status).toBe(201);
-    const wsId = ws.json.data.id;
+    const api = (method: string, path: string, body?: unknown) =>
+      httpRequest(first.url, method, `/api/v2${path}`, { token, body });
+    const wsId = await uploadedWorkspace(api);
     for (const attributes of [
       { key: 'db_password', value: SECRET, category: 'terraform', sensitive: true },
       // The fake engine waits this long before it plans: the phase is still running when killed.
@@ -79,18 +55,9 @@ describe("a command engine's scratch directory", () => {
       const v = await api('POST', `/workspaces/${wsId}/vars`, {
         data: { type: 'vars', attributes },
       });
-      expect(v.status).toBe(201);
+      expect(v.status, v.text).toBe(201);
     }
-    const cv = await api('POST', `/workspaces/${wsId}/configuration-versions`, {
-      data: { type: 'configuration-versions', attributes: {} },
-    });
-    expect(cv.status).toBe(201);
-    const put = await fetch(String(cv.json.data.attributes['upload-url']), {
-      method: 'PUT',
-      headers: { 'content-type': 'application/octet-stream' },
-      body: new Uint8Array(configTarball()),
-    });
-    expect(put.status).toBe(200);
+    await queuedRun(api, wsId);
 
     // The plan runs: the sensitive value is in its scratch directory, in clear, for terraform.
     const held = await eventually(async () => {
