@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import type { CommandCall } from '../cli.js';
+import { enginesOf } from '../config.js';
 import { createLogger, logProcessWarnings } from '../core/logger.js';
 import { startDaemon } from '../daemon.js';
 import { startPrimary, type WorkerReady } from '../workers.js';
@@ -51,6 +52,13 @@ export async function serve({ config, io, deps }: CommandCall): Promise<number> 
       },
       'keel is serving',
     );
+    const engines = Object.keys(enginesOf(config));
+    if (engines.length > 0) {
+      logger.warn(
+        { engines },
+        "execution engines run a workspace's configuration as this daemon's user: whoever may upload a configuration to a workspace using one can read what this daemon can (its data directory, its keyring); run the engine in a sandbox or as another user (docs/security.md, Command engines)",
+      );
+    }
   }
   await new Promise<void>((done) => {
     onSignal = (signal: string) => {

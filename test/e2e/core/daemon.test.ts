@@ -39,6 +39,8 @@ describe('keel serve', () => {
       expect(me.Arn).toMatch(/^arn:aws:iam::\d{12}:user\/keel-root$/);
       sts.destroy();
       expect(d.output()).toContain('bootstrap.json');
+      // No execution engine configured: nothing to warn of.
+      expect(d.output()).not.toContain('execution engines run');
       expect(statSync(join(d.dataDir, 'keyring')).mode & 0o777).toBe(0o600);
 
       const second = await startDaemon({ dataDir: d.dataDir }).then(

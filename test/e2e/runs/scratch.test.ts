@@ -43,6 +43,10 @@ describe("a command engine's scratch directory", () => {
     const env = { KEEL_ENGINE_BIN: FAKE, TMPDIR: tmp };
     const first = await startDaemon({ dataDir, env });
     daemons.push(first);
+    // The operator is told what an engine can reach.
+    expect(first.output()).toMatch(
+      /"engines":\["default"\].*execution engines run a workspace's configuration as this daemon's user/,
+    );
     const token = first.bootstrap().runs.user_token;
     const api = (method: string, path: string, body?: unknown) =>
       httpRequest(first.url, method, `/api/v2${path}`, { token, body });
