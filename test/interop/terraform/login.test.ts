@@ -68,11 +68,19 @@ async function loginThroughThePage(
     try {
       await page.getByLabel('Your runs user token').fill(host.token);
       await page.getByRole('button', { name: 'Approve' }).click();
-      await page.waitForURL((u) => callback.test(u.href) || u.protocol === 'chrome-error:');
+      // A navigation chromium could not complete rejects the wait (net::ERR_…) or ends on its
+      // error page, depending on when it failed.
+      await page
+        .waitForURL((u) => callback.test(u.href) || u.protocol === 'chrome-error:')
+        .catch((err: unknown) => {
+          const message = (err as Error).message;
+          if (!/net::ERR_/.test(message)) throw err;
+          failures.push(message.split('\n')[0]!);
+        });
     } finally {
       page.off('requestfailed', onFailed);
     }
-    if (page.url().startsWith('chrome-error:')) {
+    if (failures.length > 0 || !callback.test(page.url())) {
       // The trace line is written before terraform closes its listener, so before chromium can
       // see the connection end: it is there now if the code reached terraform.
       const traced = existsSync(trace) ? readFileSync(trace, 'utf8') : '';
