@@ -6,6 +6,7 @@ import { benchCli } from './cli.js';
 import { benchCloud } from './cloud.js';
 import { benchCommandPath } from './command-path.js';
 import { benchCore } from './core.js';
+import { benchPgClients } from './pg-clients.js';
 import { benchPki } from './pki.js';
 import { benchReadModels } from './read-models.js';
 import { closeConnections } from './http.js';
@@ -26,6 +27,7 @@ const suites: { name: string; run: () => Promise<BenchResult[]> }[] = [
   { name: 'store', run: benchStore },
   { name: 'read-models', run: benchReadModels },
   { name: 'command-path', run: benchCommandPath },
+  { name: 'pg-clients', run: benchPgClients },
 ];
 
 const only = process.argv.slice(2);
