@@ -41,6 +41,14 @@ export async function serve({ config, io, deps }: CommandCall): Promise<number> 
     process.send?.(ready);
     logger.info({ address: running.url, pid: process.pid }, 'worker serving');
   } else {
+    // Before the line that says the daemon serves, so whoever waits for that line has this too.
+    const engines = Object.keys(enginesOf(config));
+    if (engines.length > 0) {
+      logger.warn(
+        { engines },
+        "execution engines run a workspace's configuration as this daemon's user: whoever may upload a configuration to a workspace using one can read what this daemon can (its data directory, its keyring); run the engine in a sandbox or as another user (docs/security.md, Command engines)",
+      );
+    }
     logger.info(
       {
         address: running.url,
@@ -52,13 +60,6 @@ export async function serve({ config, io, deps }: CommandCall): Promise<number> 
       },
       'keel is serving',
     );
-    const engines = Object.keys(enginesOf(config));
-    if (engines.length > 0) {
-      logger.warn(
-        { engines },
-        "execution engines run a workspace's configuration as this daemon's user: whoever may upload a configuration to a workspace using one can read what this daemon can (its data directory, its keyring); run the engine in a sandbox or as another user (docs/security.md, Command engines)",
-      );
-    }
   }
   await new Promise<void>((done) => {
     onSignal = (signal: string) => {
