@@ -68,6 +68,14 @@ function libpqClient(url: string): Client {
           pq.execPrepared('s', [key(i)]);
           check();
           if (pq.ntuples() !== 1) throw new Error('no row');
+          // The row taken as the other clients give it (and as Keel's adapter does): an object
+          // of the columns by name, the bigint as a number.
+          const row: Record<string, string | number> = {};
+          for (let c = 0; c < pq.nfields(); c++) {
+            const text = pq.getvalue(0, c);
+            row[pq.fname(c)] = pq.ftype(c) === 20 ? Number(text) : text;
+          }
+          if (row.k !== key(i)) throw new Error('another row');
         }
       }),
     write: (stream, from) =>
