@@ -336,13 +336,20 @@ function parseListen(value: string): { host: string; port: number } | null {
 }
 
 /**
- * Where a command engine's phases get their scratch directories (`<data>/scratch`; the system's
- * temporary directory for an in-memory daemon). They hold a workspace's variables and state in
- * clear for terraform: removed as each phase ends, and the whole of it emptied by the next daemon
- * that takes the data directory's lock, for phases a killed daemon could not clean up.
+ * Where a command engine's phases get their scratch directories: `<data>/scratch`, one directory
+ * in it per process (`processScratch`); the system's temporary directory for an in-memory daemon.
+ * They hold a workspace's variables and state in clear for terraform: each phase's is removed as
+ * the phase ends; a worker's, by the primary when the worker dies (`--workers`); and the whole
+ * root by the next daemon that takes the data directory's lock, for phases a killed daemon could
+ * not clean up.
  */
 export function scratchRoot(dataDir: string): string {
   return dataDir === ':memory:' ? tmpdir() : join(dataDir, 'scratch');
+}
+
+/** The scratch directory of process `pid` (see `scratchRoot`). */
+export function processScratch(dataDir: string, pid: number = process.pid): string {
+  return dataDir === ':memory:' ? tmpdir() : join(scratchRoot(dataDir), String(pid));
 }
 
 /**

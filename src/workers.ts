@@ -1,11 +1,11 @@
 import cluster from 'node:cluster';
 import type { Worker } from 'node:cluster';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Checkpointer } from './core/checkpointer.js';
 import { openDatabase } from './core/database.js';
 import type { Logger } from './core/logger.js';
-import type { Config } from './config.js';
+import { processScratch, type Config } from './config.js';
 import { DataDirLock } from './daemon.js';
 
 /** What a worker tells its primary once it serves (`process.send`). */
@@ -53,6 +53,12 @@ export async function startPrimary(config: Config, logger: Logger): Promise<Prim
       });
       worker.once('exit', (code, signal) => {
         workers.delete(worker);
+        // What its phases left in clear: a worker killed mid-phase could not remove it.
+        if (worker.process.pid !== undefined)
+          rmSync(processScratch(config.dataDir, worker.process.pid), {
+            recursive: true,
+            force: true,
+          });
         reject(new Error(`a worker exited (${signal ?? code}) before it served`));
         if (stopping || !serving) return;
         // One that never served would fail again: no loop of forks, the others go on serving.

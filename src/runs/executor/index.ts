@@ -5,7 +5,7 @@ import type { StoredEvent } from '../../core/events.js';
 import type { Reactor } from '../../core/reactors.js';
 import type { RunRow, RunsContext } from '../index.js';
 import { RUNS_TABLE } from '../run/projection.js';
-import { enginesOf, scratchRoot, sharesLog } from '../../config.js';
+import { enginesOf, processScratch, sharesLog } from '../../config.js';
 import { executionEngineOf } from '../workspaces/presenters.js';
 import { builtinDriver } from './builtin/index.js';
 import { listenerTrust } from '../../http/listener-tls.js';
@@ -107,7 +107,7 @@ export function createExecutorContext(
       throw new Error(`execution engine ${name} is not configured on this daemon`);
     let driver = commands.get(name);
     if (driver === undefined) {
-      driver = commandDriver({ binary, scratchRoot: scratchRoot(core.config.dataDir), baseEnv });
+      driver = commandDriver({ binary, scratchRoot: processScratch(core.config.dataDir), baseEnv });
       commands.set(name, driver);
     }
     return driver;

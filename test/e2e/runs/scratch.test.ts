@@ -1,6 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, newDataDir, startDaemon, type RunningDaemon } from '../../support/daemon.js';
 import { httpRequest } from '../../support/app.js';
@@ -18,7 +18,7 @@ const SECRET = 'scratch-secret-7f3a91c2';
 
 const daemons: RunningDaemon[] = [];
 afterEach(async () => {
-  for (const d of daemons.splice(0)) await d.stop('SIGKILL');
+  for (const d of daemons.splice(0)) await d.stop();
 });
 
 /** Every file under `dir` whose content holds `needle`. */
@@ -35,6 +35,32 @@ function filesHolding(dir: string, needle: string): string[] {
   return found;
 }
 
+/**
+ * On a daemon serving `url`: a workspace with a sensitive variable and a plan that stays running
+ * (the fake engine waits before it plans), queued. Answers the files holding the variable's value
+ * under `dirs` once the plan's scratch directory has them.
+ */
+async function planStillRunning(url: string, token: string, dirs: string[]): Promise<string[]> {
+  const api = (method: string, path: string, body?: unknown) =>
+    httpRequest(url, method, `/api/v2${path}`, { token, body, headers: { connection: 'close' } });
+  const wsId = await uploadedWorkspace(api);
+  for (const attributes of [
+    { key: 'db_password', value: SECRET, category: 'terraform', sensitive: true },
+    { key: 'FAKE_TF_PLAN_DELAY_MS', value: '600000', category: 'env' },
+  ]) {
+    const v = await api('POST', `/workspaces/${wsId}/vars`, { data: { type: 'vars', attributes } });
+    expect(v.status, v.text).toBe(201);
+  }
+  await queuedRun(api, wsId);
+  // The plan runs: the sensitive value is in its scratch directory, in clear, for terraform.
+  const held = await eventually(async () => {
+    const files = dirs.flatMap((dir) => filesHolding(dir, SECRET));
+    return files.length > 0 ? files : undefined;
+  });
+  expect(held.some((f) => f.endsWith('zzz-keel-workspace.auto.tfvars'))).toBe(true);
+  return held;
+}
+
 describe("a command engine's scratch directory", () => {
   it('left by a daemon killed mid-phase is removed by the next daemon on the directory before it serves', async () => {
     const dataDir = newDataDir();
@@ -47,28 +73,10 @@ describe("a command engine's scratch directory", () => {
     expect(first.output()).toMatch(
       /"engines":\["default"\].*execution engines run a workspace's configuration as this daemon's user/,
     );
-    const token = first.bootstrap().runs.user_token;
-    const api = (method: string, path: string, body?: unknown) =>
-      httpRequest(first.url, method, `/api/v2${path}`, { token, body });
-    const wsId = await uploadedWorkspace(api);
-    for (const attributes of [
-      { key: 'db_password', value: SECRET, category: 'terraform', sensitive: true },
-      // The fake engine waits this long before it plans: the phase is still running when killed.
-      { key: 'FAKE_TF_PLAN_DELAY_MS', value: '600000', category: 'env' },
-    ]) {
-      const v = await api('POST', `/workspaces/${wsId}/vars`, {
-        data: { type: 'vars', attributes },
-      });
-      expect(v.status, v.text).toBe(201);
-    }
-    await queuedRun(api, wsId);
-
-    // The plan runs: the sensitive value is in its scratch directory, in clear, for terraform.
-    const held = await eventually(async () => {
-      const files = [...filesHolding(dataDir, SECRET), ...filesHolding(tmp, SECRET)];
-      return files.length > 0 ? files : undefined;
-    });
-    expect(held.some((f) => f.endsWith('zzz-keel-workspace.auto.tfvars'))).toBe(true);
+    const held = await planStillRunning(first.url, first.bootstrap().runs.user_token, [
+      dataDir,
+      tmp,
+    ]);
 
     // A second daemon on the directory meanwhile is refused, and leaves the phase's files alone.
     await expect(startDaemon({ dataDir, env })).rejects.toThrow(/another Keel process/);
@@ -82,5 +90,22 @@ describe("a command engine's scratch directory", () => {
     daemons.push(second);
     // Serving: what the killed daemon left is gone (the run's plan, started again, has its own).
     expect(held.filter((f) => existsSync(f))).toEqual([]);
+  });
+
+  it('of a worker killed mid-phase is removed by the primary as it replaces the worker', async () => {
+    const d = await startDaemon({
+      args: ['--workers', '2'],
+      env: { KEEL_ENGINE_BIN: FAKE, KEEL_POLL_INTERVAL_MS: '100' },
+    });
+    daemons.push(d);
+    const held = await planStillRunning(d.url, d.bootstrap().runs.user_token, [d.dataDir]);
+    // Each process has a directory of its own in scratch/, named by its pid: the leader's runs
+    // the plan.
+    const pid = Number(relative(join(d.dataDir, 'scratch'), held[0]!).split(sep)[0]);
+    expect(Number.isInteger(pid) && pid > 0, held[0]).toBe(true);
+    process.kill(pid, 'SIGKILL');
+    // The primary starts another worker, and removes what the dead one left.
+    await eventually(async () => (held.some((f) => existsSync(f)) ? undefined : true));
+    expect(existsSync(join(d.dataDir, 'scratch', String(pid)))).toBe(false);
   });
 });
