@@ -1,4 +1,3 @@
-import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { SyncMode } from './core/database.js';
 import { isPostgresUrl, redactUrl, type StoreSpec } from './core/store/url.js';
@@ -337,19 +336,19 @@ function parseListen(value: string): { host: string; port: number } | null {
 
 /**
  * Where a command engine's phases get their scratch directories: `<data>/scratch`, one directory
- * in it per process (`processScratch`); the system's temporary directory for an in-memory daemon.
- * They hold a workspace's variables and state in clear for terraform: each phase's is removed as
- * the phase ends; a worker's, by the primary when the worker dies (`--workers`); and the whole
- * root by the next daemon that takes the data directory's lock, for phases a killed daemon could
- * not clean up.
+ * in it per process (`processScratch`). They hold a workspace's variables and state in clear for
+ * terraform: each phase's is removed as the phase ends; a worker's, by the primary when the
+ * worker dies (`--workers`); and the whole root by the next daemon that takes the data
+ * directory's lock, for phases a killed daemon could not clean up. Both are removed whole, so
+ * neither is ever anything but a path inside the data directory.
  */
 export function scratchRoot(dataDir: string): string {
-  return dataDir === ':memory:' ? tmpdir() : join(dataDir, 'scratch');
+  return join(dataDir, 'scratch');
 }
 
 /** The scratch directory of process `pid` (see `scratchRoot`). */
 export function processScratch(dataDir: string, pid: number = process.pid): string {
-  return dataDir === ':memory:' ? tmpdir() : join(scratchRoot(dataDir), String(pid));
+  return join(scratchRoot(dataDir), String(pid));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Router from '@koa/router';
 import type { ContextModule, Core } from '../../context.js';
@@ -107,7 +108,10 @@ export function createExecutorContext(
       throw new Error(`execution engine ${name} is not configured on this daemon`);
     let driver = commands.get(name);
     if (driver === undefined) {
-      driver = commandDriver({ binary, scratchRoot: processScratch(core.config.dataDir), baseEnv });
+      // An in-memory daemon (tests) has no data directory: the system's temporary one.
+      const scratchRoot =
+        core.config.dataDir === ':memory:' ? tmpdir() : processScratch(core.config.dataDir);
+      driver = commandDriver({ binary, scratchRoot, baseEnv });
       commands.set(name, driver);
     }
     return driver;
