@@ -11,7 +11,7 @@ import { join } from 'node:path';
  * Called once, from vitest.config.ts, in vitest's main process: its workers and the processes they
  * start inherit the variable.
  */
-export function runTemporaryDirectory(): string {
+export function runTemporaryDirectory(): void {
   const dir = mkdtempSync(join(tmpdir(), 'keel-suite-'));
   // As /tmp itself: other users (a PostgreSQL cluster's own) make their files in it too.
   chmodSync(dir, 0o1777);
@@ -29,5 +29,4 @@ export function runTemporaryDirectory(): string {
       );
     }
   });
-  return dir;
 }

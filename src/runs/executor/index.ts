@@ -80,11 +80,12 @@ export function createExecutorContext(
 ): ExecutorContext {
   const { runs } = options;
   const queries = new ExecutorQueries(core.db);
+  // An in-memory daemon (tests) has no data directory: live logs in memory, scratch directories
+  // in the system's temporary one.
+  const inMemory = core.config.dataDir === ':memory:';
   const liveLogs =
     options.liveLogs ??
-    (core.config.dataDir === ':memory:'
-      ? memoryLiveLogs()
-      : fileLiveLogs(join(core.config.dataDir, 'logs')));
+    (inMemory ? memoryLiveLogs() : fileLiveLogs(join(core.config.dataDir, 'logs')));
   const builtin = builtinDriver({
     newId: (type) => core.ids.id(type.split('_').slice(1).join('-') || type),
     newLineage: () => core.ids.uuid(),
@@ -108,9 +109,7 @@ export function createExecutorContext(
       throw new Error(`execution engine ${name} is not configured on this daemon`);
     let driver = commands.get(name);
     if (driver === undefined) {
-      // An in-memory daemon (tests) has no data directory: the system's temporary one.
-      const scratchRoot =
-        core.config.dataDir === ':memory:' ? tmpdir() : processScratch(core.config.dataDir);
+      const scratchRoot = inMemory ? tmpdir() : processScratch(core.config.dataDir);
       driver = commandDriver({ binary, scratchRoot, baseEnv });
       commands.set(name, driver);
     }

@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { eventually, newDataDir, startDaemon, type RunningDaemon } from '../../support/daemon.js';
 import { httpRequest } from '../../support/app.js';
 import { queuedRun, uploadedWorkspace } from '../../support/runs-harness.js';
+import { filesUnder } from '../../support/secret-scan.js';
 
 /**
  * A command engine's phase runs in a scratch directory holding the workspace's variables, its
@@ -21,19 +22,11 @@ afterEach(async () => {
   for (const d of daemons.splice(0)) await d.stop();
 });
 
-/** Every file under `dir` whose content holds `needle`. */
-function filesHolding(dir: string, needle: string): string[] {
-  const found: string[] = [];
-  const walk = (path: string) => {
-    for (const entry of readdirSync(path, { withFileTypes: true })) {
-      const child = join(path, entry.name);
-      if (entry.isDirectory()) walk(child);
-      else if (entry.isFile() && readFileSync(child).includes(needle)) found.push(child);
-    }
-  };
-  if (existsSync(dir)) walk(dir);
-  return found;
-}
+/** Every file under `dir` whose content holds `needle`, in clear. */
+const filesHolding = (dir: string, needle: string): string[] =>
+  existsSync(dir)
+    ? filesUnder(dir).filter((f) => statSync(f).isFile() && readFileSync(f).includes(needle))
+    : [];
 
 /**
  * On a daemon serving `url`: a workspace with a sensitive variable and a plan that stays running

@@ -25,9 +25,9 @@ const CODE_RECEIVED = '[TRACE] login: request contains an authorization code';
  * terraform's callback listener hands the code on before it answers the browser, and terraform
  * closes the listener, with the connection still open, as soon as it has the code
  * (hashicorp/terraform#38712). Now and then chromium is answered with nothing (an empty response,
- * or a refused retry) though terraform has the code and goes on to save the token. When chromium
- * shows its error page, terraform's trace says whether the code reached it: if it did, that is the
- * race above and the login is checked as any other; if not, the test fails with the trace.
+ * or a refused retry) though terraform has the code and goes on to save the token. When chromium's
+ * navigation there fails, terraform's trace says whether the code reached it: if it did, that is
+ * the race above and the login is checked as any other; if not, the test fails with the trace.
  */
 async function loginThroughThePage(
   host: ReturnType<typeof terraformHost>,
