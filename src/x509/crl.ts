@@ -44,6 +44,26 @@ export interface CrlSpec {
   deltaOf?: number;
 }
 
+/**
+ * A CRL entry from its line of text, `serial revokedAt reason` (the read model's `CRL_LINE`; the
+ * reason empty when there is none). The serial and time are checked where they are written.
+ */
+export function crlEntry(line: string): CrlEntry {
+  const [serial, revokedAt, reason, more] = line.split(' ');
+  if (serial === undefined || revokedAt === undefined || reason === undefined || more !== undefined)
+    throw new Error(`not a CRL line: ${JSON.stringify(line)}`);
+  if (reason === '') return { serial, revokedAt };
+  if (!/^(?:0|[1-9][0-9]?)$/.test(reason)) throw new Error(`not a CRL reason code: ${reason}`);
+  return { serial, revokedAt, reason: Number(reason) };
+}
+
+/** A CRL to build from its entries' lines (`crlEntry`), as it travels to the CRL thread. */
+export type CrlJob = Omit<CrlSpec, 'entries'> & { lines: readonly string[] };
+
+/** Builds and signs the CRL of a job (`buildCrl`). */
+export const buildCrlJob = (job: CrlJob): Buffer =>
+  buildCrl({ ...job, entries: job.lines.map(crlEntry) });
+
 /** Builds and signs a v2 CRL with authorityKeyIdentifier and cRLNumber; returns its DER. */
 export function buildCrl(spec: CrlSpec): Buffer {
   const algorithm = signatureAlgorithm(spec.scheme);
