@@ -31,11 +31,22 @@ import {
   type UnsignedCertificate,
 } from '../../x509/certificate.js';
 import type { MountTtls } from '../sys/projection.js';
+import { CrlBuilds, type CrlWork } from './crls.js';
+
+/** A CRL a command asks for, built once the command is durable. */
+interface CrlRequest {
+  mount: string;
+  issuerId: string;
+  work: CrlWork;
+  meta: AuditMetadata;
+}
 
 /** What the certificate authority needs from Keel's core (a subset of the composition root's Core). */
 export interface PkiCore {
   db: Db;
   handler: CommandHandler;
+  /** the log's end, which a CRL records as what its list was read at */
+  store: { lastPosition(): number };
   sealer: Sealer;
   clock: Clock;
   ids: Ids;
@@ -116,6 +127,12 @@ export class Authority {
   /** Counts the times what the caches hold went stale (`readModelsChanged`). */
   #generation = 0;
 
+  /** Builds CRLs after the commands that ask for them (`rebuildCrlAfter`). */
+  readonly crls: CrlBuilds = new CrlBuilds(this);
+  /** Whether a command of `run` is deciding now, and the CRLs it asks for (built once durable). */
+  #inRun = false;
+  #crlsAfter: CrlRequest[] | undefined;
+
   /** The lease TTLs in force on a mount (by accessor): tuned through `sys/mounts/:path/tune`. */
   readonly mountTtls: (mount: string) => MountTtls;
 
@@ -139,10 +156,38 @@ export class Authority {
   /**
    * Runs a command of the certificate authority: `fn` (synchronous: it reads, decides and appends
    * with `append`) runs as one item of the next group-commit batch, all or nothing, and the
-   * promise settles once it is durable (DESIGN §10).
+   * promise settles once it is durable (DESIGN §10), and after that once the CRLs it asked for
+   * (`rebuildCrlAfter`) are recorded.
    */
-  run<T>(fn: () => T): Promise<T> {
-    return this.#core.handler.atomically(fn);
+  async run<T>(fn: () => T): Promise<T> {
+    let after: CrlRequest[] | undefined;
+    const out = await this.#core.handler.atomically(() => {
+      this.#inRun = true;
+      try {
+        const result = fn();
+        after = this.#crlsAfter;
+        return result;
+      } finally {
+        this.#inRun = false;
+        this.#crlsAfter = undefined;
+      }
+    });
+    if (after !== undefined)
+      await Promise.all(after.map((r) => this.crls.request(r.mount, r.issuerId, r.work, r.meta)));
+    return out;
+  }
+
+  /**
+   * Asks, from inside a command (`run`), for the issuer's CRL to be rebuilt once the command is
+   * durable; the command's caller is answered after that. The reference rebuilds a CRL after the
+   * revocation it lists is stored, too, and answers the revocation once the CRL is.
+   */
+  rebuildCrlAfter(mount: string, issuerId: string, work: CrlWork, meta: AuditMetadata): void {
+    if (!this.#inRun)
+      throw new Error(
+        'a CRL rebuild is asked for only inside a certificate authority command (Authority.run)',
+      );
+    (this.#crlsAfter ??= []).push({ mount, issuerId, work, meta });
   }
 
   /**

@@ -2,13 +2,20 @@ import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { crlDecider } from './deciders.js';
 import { streams } from './events.js';
-import type { CrlRow, IssuerRow } from './projection.js';
-import { buildCrl } from '../../x509/crl.js';
+import type { IssuerRow } from './projection.js';
+import type { CrlJob } from '../../x509/crl.js';
+import { crlThread } from '../../x509/crl-thread.js';
 
 /**
- * Builds and signs the issuer's CRL from the revoked certificates in the read model and appends
- * it with the next CRL number. With `disable`, the CRL is signed but empty, as the reference does.
- * An issuer without a key (or without the crl-signing usage) has no CRL of its own.
+ * What a command asks of an issuer's CRLs: a complete CRL (and after it a new delta, when
+ * `enable_delta` is on), or only the delta CRL.
+ */
+export type CrlWork = 'complete' | 'delta';
+
+/**
+ * The issuer's CRL is rebuilt once the command running now is durable, and the command's caller
+ * is answered only after that (`Authority.run`). With `disable`, the CRL is signed but empty, as
+ * the reference does. An issuer without a key (or without the crl-signing usage) has no CRL.
  */
 export function rebuildCrl(
   authority: Authority,
@@ -16,15 +23,14 @@ export function rebuildCrl(
   meta: AuditMetadata,
   issuer: IssuerRow,
 ): void {
-  appendCrl(authority, mount, meta, issuer, undefined);
-  // A new complete CRL starts a new delta (empty, or what was revoked in this same instant).
-  rebuildDeltaCrl(authority, mount, meta, issuer);
+  authority.rebuildCrlAfter(mount, issuer.issuer_id, 'complete', meta);
 }
 
 /**
- * Builds the issuer's delta CRL (`enable_delta`): every certificate revoked since its complete
- * CRL was built, with the Delta CRL Indicator naming that CRL's number, numbered in the same
- * sequence (RFC 5280 §5.2.4). Nothing without a complete CRL, a key, or with `enable_delta` off.
+ * The issuer's delta CRL (`enable_delta`) is rebuilt once the command is durable: every
+ * certificate revoked since its complete CRL was built, with the Delta CRL Indicator naming that
+ * CRL's number, numbered in the same sequence (RFC 5280 §5.2.4). Nothing without a complete CRL,
+ * a key, or with `enable_delta` off.
  */
 export function rebuildDeltaCrl(
   authority: Authority,
@@ -32,79 +38,231 @@ export function rebuildDeltaCrl(
   meta: AuditMetadata,
   issuer: IssuerRow,
 ): void {
-  const base = authority.q.crl(mount, issuer.issuer_id);
-  if (authority.crlConfig(mount).enable_delta && base !== undefined)
-    appendCrl(authority, mount, meta, issuer, base);
+  authority.rebuildCrlAfter(mount, issuer.issuer_id, 'delta', meta);
 }
 
-/** Signs and appends a complete CRL, or with `base` a delta CRL over that complete one. */
-function appendCrl(
-  authority: Authority,
-  mount: string,
-  meta: AuditMetadata,
-  issuer: IssuerRow,
-  base: CrlRow | undefined,
-): void {
-  const config = authority.crlConfig(mount);
-  // An issuer without its key here, or without the crl-signing usage, has no CRL of its own;
-  // any other failure to sign is an error the caller sees, not a CRL quietly left stale.
-  if (!authority.canSign(mount, issuer, 'crl-signing')) return;
-  const signer = authority.signer(mount, issuer, 'crl-signing');
-  const now = authority.core.clock.now();
-  // A delta lists what was revoked at or after its base's thisUpdate: a revocation in that same
-  // instant may be in both, which RFC 5280 allows.
-  const entries = config.disable
-    ? []
-    : authority.q.revokedOf(mount, issuer.issuer_id, base?.this_update).map((r) => ({
-        serial: r.serial,
-        revokedAt: r.revoked_at,
-        ...(r.reason === null ? {} : { reason: r.reason }),
-      }));
-  authority.append(
-    streams.crl(mount, issuer.issuer_id),
-    crlDecider,
-    (state) => {
-      const number = state.number + 1;
-      const nextUpdate = new Date(now.getTime() + config.expiry * 1000);
-      const der = buildCrl({
-        issuer: signer.cert.subject,
-        issuerKeyId: signer.cert.subjectKeyId,
-        number,
-        thisUpdate: now,
-        nextUpdate,
-        entries,
-        scheme: signer.scheme,
-        signingKey: signer.key,
-        ...(base ? { deltaOf: base.number } : {}),
-      });
-      const data = {
-        mount,
-        issuerId: issuer.issuer_id,
-        number,
-        thisUpdate: now.toISOString(),
-        nextUpdate: nextUpdate.toISOString(),
-        crl: der.toString('base64'),
-      };
-      return [
-        base
-          ? { type: 'PkiDeltaCrlBuilt' as const, data: { ...data, baseNumber: base.number } }
-          : { type: 'PkiCrlBuilt' as const, data },
-      ];
-    },
-    meta,
-  );
-}
-
-/** Rebuilds the CRL of every issuer of the mount. */
+/** Rebuilds the CRL of every issuer of the mount, once the command is durable. */
 export function rebuildAllCrls(authority: Authority, mount: string, meta: AuditMetadata): void {
   for (const issuer of authority.q.issuers(mount)) rebuildCrl(authority, mount, meta, issuer);
 }
 
-/** Rebuilds the delta CRL of every issuer of the mount (`crl/rotate-delta`). */
+/** Rebuilds the delta CRL of every issuer of the mount (`crl/rotate-delta`), once durable. */
 export function rebuildAllDeltaCrls(
   authority: Authority,
   mount: string,
   meta: AuditMetadata,
 ): void {
   for (const issuer of authority.q.issuers(mount)) rebuildDeltaCrl(authority, mount, meta, issuer);
+}
+
+/** How many times a build is planned again when another process recorded a CRL meanwhile. */
+const ATTEMPTS = 5;
+
+/** One issuer's builds: whether one runs, and the one that waits to run after it. */
+interface Slot {
+  running: boolean;
+  next: Queued | undefined;
+}
+
+/** A build waiting to start, with everyone who asked for it while another ran. */
+interface Queued {
+  complete: boolean;
+  meta: AuditMetadata;
+  done: Promise<void>;
+  settle: (err?: Error) => void;
+}
+
+/** What a build read inside its first command: the CRL to make, and where to record it. */
+interface Plan {
+  work: CrlWork;
+  number: number;
+  /** the log's end when the list was read: every revocation up to it is on the CRL */
+  asOf: number;
+  job: CrlJob;
+  event:
+    | { type: 'PkiCrlBuilt'; data: Omit<CrlData, 'crl'> }
+    | { type: 'PkiDeltaCrlBuilt'; data: Omit<CrlData, 'crl'> & { baseNumber: number } };
+}
+
+interface CrlData {
+  mount: string;
+  issuerId: string;
+  number: number;
+  thisUpdate: string;
+  nextUpdate: string;
+  crl: string;
+  asOf: number;
+}
+
+/**
+ * Builds CRLs off the command that asked for them (DESIGN §10, ADR 0116). A build is three steps:
+ *
+ * 1. a command reads the revoked list, the next CRL number and the log's end (`asOf`), and
+ *    appends nothing;
+ * 2. the CRL is built and signed outside any command (on the CRL thread when it is long);
+ * 3. a second command records it if no other CRL of the issuer was recorded since step 1. If one
+ *    was (another process built it), a complete CRL that read the log at least as far stands for
+ *    this one; otherwise this one is planned again, a few times at most.
+ *
+ * Builds of one issuer run one at a time. Whoever asks while one runs waits for the next, which
+ * starts once it ends and so reads every revocation made before the ask: one build stands for
+ * every revocation that arrived meanwhile (the reference serialises its CRL builds the same way).
+ * A build a process did not finish (it was killed between the revocation and the record) is found
+ * at the next start (`catchUp`): the issuer's CRL is behind a revocation recorded after its `asOf`.
+ */
+export class CrlBuilds {
+  readonly #authority: Authority;
+  readonly #slots = new Map<string, Slot>();
+
+  constructor(authority: Authority) {
+    this.#authority = authority;
+  }
+
+  /** Settles once a CRL that reads the log from now on is recorded for the issuer. */
+  request(mount: string, issuerId: string, work: CrlWork, meta: AuditMetadata): Promise<void> {
+    const key = `${mount}\n${issuerId}`;
+    let slot = this.#slots.get(key);
+    if (slot === undefined) {
+      slot = { running: false, next: undefined };
+      this.#slots.set(key, slot);
+    }
+    const next = (slot.next ??= queued(meta));
+    next.complete ||= work === 'complete';
+    if (!slot.running) void this.#drain(key, slot, mount, issuerId);
+    return next.done;
+  }
+
+  /**
+   * Rebuilds what a process left unfinished: every issuer with no CRL, or whose CRL is behind a
+   * revocation, as its revocation would have (the complete CRL without `auto_rebuild`, the delta
+   * with `auto_rebuild` and `enable_delta`; with `auto_rebuild` alone its schedule rebuilds it).
+   * Settles once they are built; one that fails is logged, and left to the next revocation, rotate
+   * or start.
+   */
+  catchUp(meta: AuditMetadata): Promise<void> {
+    const authority = this.#authority;
+    const builds: Promise<void>[] = [];
+    for (const { mount, issuer_id } of authority.q.crlsBehind()) {
+      const config = authority.crlConfig(mount);
+      const missing = authority.q.crl(mount, issuer_id) === undefined;
+      const work: CrlWork | undefined =
+        missing || !config.auto_rebuild ? 'complete' : config.enable_delta ? 'delta' : undefined;
+      if (work === undefined) continue;
+      builds.push(
+        this.request(mount, issuer_id, work, meta).catch((err: unknown) =>
+          authority.core.logger.warn(
+            { mount, issuer: issuer_id, error: err instanceof Error ? err.message : String(err) },
+            'a CRL left behind its revocations was not rebuilt',
+          ),
+        ),
+      );
+    }
+    return Promise.all(builds).then(() => undefined);
+  }
+
+  async #drain(key: string, slot: Slot, mount: string, issuerId: string): Promise<void> {
+    slot.running = true;
+    for (let job = slot.next; job !== undefined; job = slot.next) {
+      slot.next = undefined;
+      try {
+        if (job.complete) await this.#build(mount, issuerId, 'complete', job.meta);
+        await this.#build(mount, issuerId, 'delta', job.meta);
+        job.settle();
+      } catch (err) {
+        job.settle(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+    slot.running = false;
+    this.#slots.delete(key);
+  }
+
+  async #build(mount: string, issuerId: string, work: CrlWork, meta: AuditMetadata): Promise<void> {
+    const authority = this.#authority;
+    for (let tries = 1; ; tries++) {
+      const plan = await authority.run(() => this.#plan(mount, issuerId, work));
+      if (plan === undefined) return;
+      const crl = await crlThread.build(plan.job);
+      const recorded = await authority.run(() => this.#record(mount, issuerId, plan, crl, meta));
+      if (recorded) return;
+      if (tries >= ATTEMPTS)
+        throw new Error(
+          `the CRL of issuer ${issuerId} was recorded by another process ${tries} times while this one built it`,
+        );
+    }
+  }
+
+  /** Step 1, inside a command: what to build, or nothing for an issuer that has no such CRL. */
+  #plan(mount: string, issuerId: string, work: CrlWork): Plan | undefined {
+    const authority = this.#authority;
+    const issuer = authority.q.issuer(mount, issuerId);
+    // An issuer without its key here, or without the crl-signing usage, has no CRL of its own;
+    // any other failure to sign is an error the caller sees, not a CRL quietly left stale.
+    if (issuer === undefined || !authority.canSign(mount, issuer, 'crl-signing')) return undefined;
+    const config = authority.crlConfig(mount);
+    const base = work === 'delta' ? authority.q.crlHead(mount, issuerId) : undefined;
+    if (work === 'delta' && (!config.enable_delta || base === undefined)) return undefined;
+    const signer = authority.signer(mount, issuer, 'crl-signing');
+    const now = authority.core.clock.now();
+    const nextUpdate = new Date(now.getTime() + config.expiry * 1000);
+    const { state } = authority.core.handler.load(streams.crl(mount, issuerId), crlDecider);
+    const number = state.number + 1;
+    // A delta lists what was revoked at or after its base's thisUpdate: a revocation in that same
+    // instant may be in both, which RFC 5280 allows.
+    const lines = config.disable ? [] : authority.q.revokedOf(mount, issuerId, base?.this_update);
+    const asOf = authority.core.store.lastPosition();
+    const data = {
+      mount,
+      issuerId,
+      number,
+      thisUpdate: now.toISOString(),
+      nextUpdate: nextUpdate.toISOString(),
+      asOf,
+    };
+    return {
+      work,
+      number,
+      asOf,
+      job: {
+        issuer: signer.cert.subject,
+        issuerKeyId: signer.cert.subjectKeyId,
+        number,
+        thisUpdate: now,
+        nextUpdate,
+        lines,
+        scheme: signer.scheme,
+        signingKey: signer.key,
+        ...(base ? { deltaOf: base.number } : {}),
+      },
+      event: base
+        ? { type: 'PkiDeltaCrlBuilt', data: { ...data, baseNumber: base.number } }
+        : { type: 'PkiCrlBuilt', data },
+    };
+  }
+
+  /** Step 3, inside a command: records the CRL, or says whether one recorded since stands for it. */
+  #record(mount: string, issuerId: string, plan: Plan, crl: string, meta: AuditMetadata): boolean {
+    const authority = this.#authority;
+    const { events } = authority.append(
+      streams.crl(mount, issuerId),
+      crlDecider,
+      (state) => {
+        if (state.number !== plan.number - 1) return [];
+        return plan.event.type === 'PkiCrlBuilt'
+          ? [{ type: 'PkiCrlBuilt' as const, data: { ...plan.event.data, crl } }]
+          : [{ type: 'PkiDeltaCrlBuilt' as const, data: { ...plan.event.data, crl } }];
+      },
+      meta,
+    );
+    if (events.length > 0) return true;
+    const now = authority.q.crlHead(mount, issuerId);
+    return plan.work === 'complete' && now !== undefined && now.as_of >= plan.asOf;
+  }
+}
+
+function queued(meta: AuditMetadata): Queued {
+  let settle: (err?: Error) => void = () => undefined;
+  const done = new Promise<void>((resolve, reject) => {
+    settle = (err) => (err === undefined ? resolve() : reject(err));
+  });
+  return { complete: false, meta, done, settle };
 }

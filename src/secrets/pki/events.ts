@@ -146,6 +146,11 @@ export interface CrlBuiltData extends OnMount {
   nextUpdate: string;
   /** base64 DER */
   crl: string;
+  /**
+   * The log's position the revoked list was read at: every revocation up to it is on the CRL.
+   * Absent in CRLs built inside their revocation's command, which saw everything before them.
+   */
+  asOf?: number;
 }
 
 /** A delta CRL: what was revoked since the complete CRL `baseNumber`, in the same numbering. */

@@ -75,6 +75,8 @@ export function createPkiContext(
     authority,
     acme,
     projections: [pkiProjection((e) => authority.readModelsChanged(e)), acmeProjection],
+    // A CRL build a killed process did not finish is made now (ADR 0116).
+    start: () => void authority.crls.catchUp(systemMetadata('pki-crl-rebuild')),
     timers: [
       // A started tidy runs here, off the request; the auto-tidy timer starts one.
       {

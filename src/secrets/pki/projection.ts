@@ -41,13 +41,13 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS pki_config (mount TEXT NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (mount, kind));
   CREATE TABLE IF NOT EXISTS pki_certs (mount TEXT NOT NULL, serial TEXT NOT NULL, issuer_id TEXT NOT NULL, certificate TEXT NOT NULL,
     not_after TEXT NOT NULL, common_name TEXT NOT NULL, is_ca INTEGER NOT NULL, stored INTEGER NOT NULL,
-    revoked_at TEXT, reason INTEGER, position INTEGER NOT NULL, PRIMARY KEY (mount, serial));
+    revoked_at TEXT, reason INTEGER, position INTEGER NOT NULL, revoked_position INTEGER, PRIMARY KEY (mount, serial));
   CREATE INDEX IF NOT EXISTS pki_certs_revoked ON pki_certs (mount, issuer_id, revoked_at) WHERE revoked_at IS NOT NULL;
   CREATE TABLE IF NOT EXISTS pki_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL, this_update TEXT NOT NULL,
-    next_update TEXT NOT NULL, crl TEXT NOT NULL, PRIMARY KEY (mount, issuer_id));
+    next_update TEXT NOT NULL, crl TEXT NOT NULL, as_of INTEGER NOT NULL, PRIMARY KEY (mount, issuer_id));
   CREATE TABLE IF NOT EXISTS pki_delta_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL,
     base_number INTEGER NOT NULL, this_update TEXT NOT NULL, next_update TEXT NOT NULL, crl TEXT NOT NULL,
-    PRIMARY KEY (mount, issuer_id));
+    as_of INTEGER NOT NULL, PRIMARY KEY (mount, issuer_id));
 `;
 
 /** Events that touch only certificates and CRLs, never a role, key, issuer or configuration. */
@@ -68,7 +68,7 @@ export const pkiProjection = (
   onChanged: (event: StoredEvent) => void = () => undefined,
 ): Projection => ({
   name: 'pki',
-  version: 3,
+  version: 4,
   tables: TABLES,
   // What issuance reads; certificates and CRLs are what it wrote (and CRLs are signed).
   guarded: ['pki_roles', 'pki_keys', 'pki_issuers', 'pki_config'],
@@ -119,9 +119,9 @@ export const pkiProjection = (
       delIssuerCrl: db.prepare('DELETE FROM pki_crls WHERE mount = ? AND issuer_id = ?'),
       delIssuerDelta: db.prepare('DELETE FROM pki_delta_crls WHERE mount = ? AND issuer_id = ?'),
       putDelta: db.prepare(
-        `INSERT INTO pki_delta_crls (mount, issuer_id, number, base_number, this_update, next_update, crl) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO pki_delta_crls (mount, issuer_id, number, base_number, this_update, next_update, crl, as_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (mount, issuer_id) DO UPDATE SET number = excluded.number, base_number = excluded.base_number,
-           this_update = excluded.this_update, next_update = excluded.next_update, crl = excluded.crl`,
+           this_update = excluded.this_update, next_update = excluded.next_update, crl = excluded.crl, as_of = excluded.as_of`,
       ),
       delConfig: db.prepare('DELETE FROM pki_config WHERE mount = ? AND kind = ?'),
       putConfig: db.prepare(
@@ -131,16 +131,17 @@ export const pkiProjection = (
         'INSERT INTO pki_certs (mount, serial, issuer_id, certificate, not_after, common_name, is_ca, stored, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       revokeCert: db.prepare(
-        `INSERT INTO pki_certs (mount, serial, issuer_id, certificate, not_after, common_name, is_ca, stored, revoked_at, reason, position)
-         VALUES (?, ?, ?, ?, ?, '', 0, 1, ?, ?, ?)
+        `INSERT INTO pki_certs (mount, serial, issuer_id, certificate, not_after, common_name, is_ca, stored, revoked_at, reason, position, revoked_position)
+         VALUES (?, ?, ?, ?, ?, '', 0, 1, ?, ?, ?, ?)
          ON CONFLICT (mount, serial) DO UPDATE SET revoked_at = excluded.revoked_at, reason = excluded.reason, stored = 1,
+           revoked_position = excluded.revoked_position,
            certificate = CASE WHEN pki_certs.certificate = '' THEN excluded.certificate ELSE pki_certs.certificate END`,
       ),
       delCert: db.prepare('DELETE FROM pki_certs WHERE mount = ? AND serial = ?'),
       putCrl: db.prepare(
-        `INSERT INTO pki_crls (mount, issuer_id, number, this_update, next_update, crl) VALUES (?, ?, ?, ?, ?, ?)
+        `INSERT INTO pki_crls (mount, issuer_id, number, this_update, next_update, crl, as_of) VALUES (?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (mount, issuer_id) DO UPDATE SET number = excluded.number, this_update = excluded.this_update,
-           next_update = excluded.next_update, crl = excluded.crl`,
+           next_update = excluded.next_update, crl = excluded.crl, as_of = excluded.as_of`,
       ),
     };
     return (stored: StoredEvent) => {
@@ -285,6 +286,7 @@ export const pkiProjection = (
             d.revokedAt,
             d.reason ?? null,
             e.position,
+            e.position,
           );
           break;
         }
@@ -301,12 +303,22 @@ export const pkiProjection = (
             d.thisUpdate,
             d.nextUpdate,
             d.crl,
+            // A CRL built inside its revocation's command (before `asOf`) saw all before it.
+            d.asOf ?? e.position,
           );
           break;
         }
         case 'PkiCrlBuilt': {
           const d = e.data;
-          s.putCrl.run(d.mount, d.issuerId, d.number, d.thisUpdate, d.nextUpdate, d.crl);
+          s.putCrl.run(
+            d.mount,
+            d.issuerId,
+            d.number,
+            d.thisUpdate,
+            d.nextUpdate,
+            d.crl,
+            d.asOf ?? e.position,
+          );
           // With auto_rebuild, the next build is due a grace period before this CRL expires.
           const row = crlConfig.get(d.mount);
           const config = row
@@ -384,6 +396,8 @@ export interface CrlRow {
   this_update: string;
   next_update: string;
   crl: string;
+  /** the log's position the CRL's list was read at: every revocation up to it is on the CRL */
+  as_of: number;
 }
 
 /** Queries over the read models; built after the projection has created its tables. */
@@ -428,17 +442,27 @@ export class PkiQueries {
       revoked: db.prepare<[string], { serial: string }>(
         'SELECT serial FROM pki_certs WHERE mount = ? AND revoked_at IS NOT NULL ORDER BY position',
       ),
-      revokedOf: db.prepare<
-        [string, string],
-        { serial: string; revoked_at: string; reason: number | null }
-      >(
-        'SELECT serial, revoked_at, reason FROM pki_certs WHERE mount = ? AND issuer_id = ? AND revoked_at IS NOT NULL',
+      revokedOf: db
+        .prepare<[string, string], string>(
+          `SELECT ${CRL_LINE} FROM pki_certs WHERE mount = ? AND issuer_id = ? AND revoked_at IS NOT NULL`,
+        )
+        .pluck(),
+      revokedSince: db
+        .prepare<[string, string, string], string>(
+          `SELECT ${CRL_LINE} FROM pki_certs WHERE mount = ? AND issuer_id = ? AND revoked_at IS NOT NULL AND revoked_at >= ?`,
+        )
+        .pluck(),
+      crlHead: db.prepare<[string, string], { number: number; this_update: string; as_of: number }>(
+        'SELECT number, this_update, as_of FROM pki_crls WHERE mount = ? AND issuer_id = ?',
       ),
-      revokedSince: db.prepare<
-        [string, string, string],
-        { serial: string; revoked_at: string; reason: number | null }
-      >(
-        'SELECT serial, revoked_at, reason FROM pki_certs WHERE mount = ? AND issuer_id = ? AND revoked_at IS NOT NULL AND revoked_at >= ?',
+      crlsBehind: db.prepare<[], { mount: string; issuer_id: string }>(
+        `SELECT i.mount, i.issuer_id FROM pki_issuers i
+           LEFT JOIN pki_crls c ON c.mount = i.mount AND c.issuer_id = i.issuer_id
+           LEFT JOIN pki_delta_crls d ON d.mount = i.mount AND d.issuer_id = i.issuer_id
+         WHERE c.issuer_id IS NULL OR EXISTS (SELECT 1 FROM pki_certs x
+           WHERE x.mount = i.mount AND x.issuer_id = i.issuer_id AND x.revoked_at IS NOT NULL
+             AND x.revoked_position > CASE WHEN d.as_of > c.as_of THEN d.as_of ELSE c.as_of END)
+         ORDER BY i.mount, i.position`,
       ),
       expired: db.prepare<[string, string], CertRow>(
         'SELECT * FROM pki_certs WHERE mount = ? AND not_after < ? AND is_ca = 0',
@@ -465,12 +489,25 @@ export class PkiQueries {
   storedCerts = (mount: string): CertRow[] => this.#s.storedCerts.all(mount);
   revokedSerials = (mount: string): string[] => this.#s.revoked.all(mount).map((r) => r.serial);
   /**
-   * The issuer's revoked certificates; with `since`, only those revoked at or after it (a delta
-   * CRL's, read through the revoked index rather than filtered from all of them).
+   * The issuer's revoked certificates as CRL lines (`crlEntry`); with `since`, only those revoked
+   * at or after it (a delta CRL's, read through the revoked index rather than filtered from all).
    */
-  revokedOf = (mount: string, issuerId: string, since?: string) =>
+  revokedOf = (mount: string, issuerId: string, since?: string): string[] =>
     since === undefined
       ? this.#s.revokedOf.all(mount, issuerId)
       : this.#s.revokedSince.all(mount, issuerId, since);
   expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);
+  /**
+   * Issuers whose CRL misses a revocation (one recorded after the position its list was read at)
+   * or that have none: what a CRL build a process did not finish leaves behind.
+   */
+  crlsBehind = (): { mount: string; issuer_id: string }[] => this.#s.crlsBehind.all();
+  /** The issuer's complete CRL without its bytes: its number, when it was built, what it read. */
+  crlHead = (mount: string, issuerId: string) => this.#s.crlHead.get(mount, issuerId);
 }
+
+/**
+ * A revoked certificate as one line of text, `serial revoked_at reason` (the reason empty when
+ * none): one string a row, so a long list reaches the CRL thread as an array of strings.
+ */
+const CRL_LINE = `serial || ' ' || revoked_at || ' ' || COALESCE(CAST(reason AS TEXT), '')`;

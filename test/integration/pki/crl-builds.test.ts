@@ -1,0 +1,212 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
+import { systemMetadata } from '../../../src/core/events.js';
+import { certificateDecider, crlDecider } from '../../../src/secrets/pki/deciders.js';
+import { streams } from '../../../src/secrets/pki/events.js';
+import { crlThread } from '../../../src/x509/crl-thread.js';
+import { pem } from '../../../src/x509/certificate.js';
+import { openssl } from '../../support/pki-openssl.js';
+
+/**
+ * CRLs are built after the command that asks for them (ADR 0116): one build at a time per issuer,
+ * standing for every ask that came while another ran; recorded only if no other CRL was recorded
+ * meanwhile, or stood for by one that read the log as far; and what a killed process left unbuilt
+ * is built at the next start.
+ */
+let t: PkiTestApp;
+const meta = systemMetadata('test');
+
+beforeAll(async () => {
+  t = await startPkiApp();
+  await t.pki('POST', 'root/generate/internal', { common_name: 'Root', key_type: 'ec' });
+  await t.pki('POST', 'roles/web', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
+});
+afterAll(async () => t.close());
+afterEach(() => vi.restoreAllMocks());
+
+const mount = (): string =>
+  t.app.core.db
+    .prepare<[], { accessor: string }>("SELECT accessor FROM mounts WHERE path = 'pki/'")
+    .get()?.accessor ?? '';
+const authority = () => t.app.pki.authority;
+const issuerId = (): string => authority().q.issuers(mount())[0]!.issuer_id;
+const crlNumber = (): number => authority().q.crl(mount(), issuerId())?.number ?? 0;
+/** Whether the issuer's CRL lists the serial, as openssl reads the CRL. */
+const listed = (serial: string): boolean => {
+  const row = authority().q.crl(mount(), issuerId());
+  if (row === undefined) return false;
+  const out = openssl(['crl', '-noout', '-text'], pem('X509 CRL', Buffer.from(row.crl, 'base64')));
+  expect(out.ok, out.out).toBe(true);
+  return out.out.includes(`Serial Number: ${serial.replace(/:/g, '').toUpperCase()}`);
+};
+
+async function issued(): Promise<string> {
+  const res = await t.pki('POST', 'issue/web', { common_name: 'a.example.com' });
+  expect(res.status, res.text).toBe(200);
+  return res.data.serial_number as string;
+}
+
+/** A revocation recorded without the CRL build it asks for: what a kill in between leaves. */
+async function revokedWithoutCrl(serial: string): Promise<void> {
+  const a = authority();
+  await a.run(() =>
+    a.append(
+      streams.cert(mount(), serial),
+      certificateDecider,
+      () => [
+        {
+          type: 'CertificateRevoked' as const,
+          data: {
+            mount: mount(),
+            serial,
+            issuerId: issuerId(),
+            revokedAt: t.clock.now().toISOString(),
+            notAfter: new Date(t.clock.now().getTime() + 3_600_000).toISOString(),
+          },
+        },
+      ],
+      meta,
+    ),
+  );
+}
+
+describe('a CRL build', () => {
+  it('answers a revocation once its CRL lists it', async () => {
+    const serial = await issued();
+    const res = await t.pki('POST', 'revoke', { serial_number: serial });
+    expect(res.status, res.text).toBe(200);
+    expect(listed(serial)).toBe(true);
+  });
+
+  it('stands for every ask that came while another build ran: ten asks, two builds', async () => {
+    const before = crlNumber();
+    const asks = Array.from({ length: 10 }, () =>
+      authority().crls.request(mount(), issuerId(), 'complete', meta),
+    );
+    await Promise.all(asks);
+    expect(crlNumber()).toBe(before + 2);
+  });
+
+  it('is dropped for a CRL recorded meanwhile that read the log as far, and not recorded twice', async () => {
+    const before = crlNumber();
+    const { built, release } = heldBuild();
+    const mine = authority().crls.request(mount(), issuerId(), 'complete', meta);
+    // Another process records its CRL, read further along the log, while this one builds.
+    await vi.waitFor(() => expect(built).toHaveBeenCalled());
+    await recordOther(before + 1, Number.MAX_SAFE_INTEGER);
+    release();
+    await mine;
+    expect(crlNumber()).toBe(before + 1);
+  });
+
+  it('is made again when a CRL recorded meanwhile read less of the log', async () => {
+    const before = crlNumber();
+    const serial = await issued();
+    const { built, release } = heldBuild();
+    const revoked = t.pki('POST', 'revoke', { serial_number: serial });
+    await vi.waitFor(() => expect(built).toHaveBeenCalled());
+    // Another process records a CRL that read the log before this revocation.
+    await recordOther(before + 1, 0);
+    release();
+    expect((await revoked).status).toBe(200);
+    expect(crlNumber()).toBe(before + 2);
+    expect(listed(serial)).toBe(true);
+  });
+
+  it('that fails answers the revocation with the error, and the revocation stays', async () => {
+    const serial = await issued();
+    vi.spyOn(authority(), 'signer').mockImplementation(() => {
+      throw new Error('the sealed key cannot be opened');
+    });
+    const res = await t.pki('POST', 'revoke', { serial_number: serial });
+    expect(res.status).toBe(500);
+    vi.restoreAllMocks();
+    const read = await t.pki('GET', `cert/${encodeURIComponent(serial)}`);
+    expect(read.data.revocation_time).toBeGreaterThan(0);
+    expect(listed(serial)).toBe(false);
+    // The next start finds the CRL behind the revocation, and builds it.
+    expect(authority().q.crlsBehind()).toEqual([{ mount: mount(), issuer_id: issuerId() }]);
+    await authority().crls.catchUp(meta);
+    expect(listed(serial)).toBe(true);
+    expect(authority().q.crlsBehind()).toEqual([]);
+  });
+
+  it('a killed process left unmade is made at the next start, and nothing else is', async () => {
+    const serial = await issued();
+    await revokedWithoutCrl(serial);
+    expect(listed(serial)).toBe(false);
+    expect(
+      authority()
+        .q.crlsBehind()
+        .map((r) => r.issuer_id),
+    ).toEqual([issuerId()]);
+    const before = crlNumber();
+    await authority().crls.catchUp(meta);
+    expect(listed(serial)).toBe(true);
+    expect(crlNumber()).toBe(before + 1);
+    // A start with nothing behind builds nothing.
+    await authority().crls.catchUp(meta);
+    expect(crlNumber()).toBe(before + 1);
+  });
+
+  it('skips an issuer that cannot sign CRLs here (its certificate imported without a key)', async () => {
+    const other = await startPkiApp();
+    try {
+      const root = await t.pki('GET', 'cert/ca');
+      const res = await other.pki('POST', 'issuers/import/cert', {
+        pem_bundle: root.data.certificate,
+      });
+      expect(res.status, res.text).toBe(200);
+      const a = other.app.pki.authority;
+      const id = (
+        other.app.core.db
+          .prepare<[], { accessor: string }>("SELECT accessor FROM mounts WHERE path = 'pki/'")
+          .get()?.accessor ?? ''
+      ).toString();
+      const [issuer] = a.q.issuers(id);
+      await a.crls.request(id, issuer!.issuer_id, 'complete', meta);
+      expect(a.q.crl(id, issuer!.issuer_id)).toBeUndefined();
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+/** The next CRL build waits, once made, until `release`: a window for another process. */
+function heldBuild() {
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const build = crlThread.build.bind(crlThread);
+  const built = vi.spyOn(crlThread, 'build').mockImplementationOnce(async (job) => {
+    await gate;
+    return build(job);
+  });
+  return { built, release };
+}
+
+/** Records a CRL as another process would: the next number, read at `asOf`. */
+async function recordOther(number: number, asOf: number): Promise<void> {
+  const a = authority();
+  const row = a.q.crl(mount(), issuerId())!;
+  await a.run(() =>
+    a.append(
+      streams.crl(mount(), issuerId()),
+      crlDecider,
+      () => [
+        {
+          type: 'PkiCrlBuilt' as const,
+          data: {
+            mount: mount(),
+            issuerId: issuerId(),
+            number,
+            thisUpdate: row.this_update,
+            nextUpdate: row.next_update,
+            crl: row.crl,
+            asOf,
+          },
+        },
+      ],
+      meta,
+    ),
+  );
+}
