@@ -80,6 +80,25 @@ async function serve(dir: string, config: Partial<Config>): Promise<void> {
 }
 
 /** Issue and sign called in process (no HTTP), still stored and event-logged: the engine's own rate. */
+/** Runs `fn`; answers its wall time and the longest gap between 1 ms timer ticks meanwhile. */
+async function held(fn: () => Promise<unknown>): Promise<{ wall: number; longest: number }> {
+  let last = performance.now();
+  let longest = 0;
+  const timer = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 1);
+  last = performance.now();
+  const start = performance.now();
+  await fn();
+  const wall = performance.now() - start;
+  // The tick after the last hold, so that hold is counted.
+  await new Promise((resolve) => setTimeout(resolve, 2));
+  clearInterval(timer);
+  return { wall, longest };
+}
+
 async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
   mkdirSync(join(dir, 'direct'), { recursive: true });
   const app = createApp(testConfig(join(dir, 'direct'), {}), {
@@ -173,9 +192,37 @@ async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
     app.core.db.transaction(() => {
       for (let i = 0; i < 100_000; i++) insert.run(serialText(randomSerial()), issuer.issuer_id);
     })();
-    const crlStart = performance.now();
+    // The first build starts the CRL thread; what is measured is a build once it runs.
     await authority.run(() => rebuildCrl(authority, 'bench', meta, issuer));
-    const crlMs = performance.now() - crlStart;
+    const crl = await held(() => authority.run(() => rebuildCrl(authority, 'bench', meta, issuer)));
+    /** A certificate of the issuer, recorded to be revoked. */
+    const recorded = async (): Promise<string> => {
+      const serial = serialText(randomSerial());
+      await authority.run(() =>
+        authority.recordIssued('bench', meta, {
+          serial,
+          issuerId: issuer.issuer_id,
+          certificate: '',
+          notAfter: new Date('2027-01-01T00:00:00.000Z'),
+          commonName: '',
+          isCa: false,
+          stored: true,
+        }),
+      );
+      return serial;
+    };
+    // Ten revocations at once, each answered once a CRL lists it (ADR 0116).
+    const victims: string[] = [];
+    for (let i = 0; i < 10; i++) victims.push(await recorded());
+    const ten = await held(() =>
+      Promise.all(
+        victims.map((victim) =>
+          authority.run(() =>
+            revoke(authority, 'bench', meta, parseFields(REVOKE_PATH, { serial_number: victim })),
+          ),
+        ),
+      ),
+    );
     // With auto_rebuild and enable_delta (the configuration for CRLs this large), a revocation
     // rebuilds only the delta CRL: what was revoked since the complete CRL was built.
     await new PkiSettings(authority).setCrl(
@@ -183,18 +230,7 @@ async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
       parseFields(CONFIG_CRL, { auto_rebuild: true, enable_delta: true }),
       meta,
     );
-    const victim = serialText(randomSerial());
-    await authority.run(() =>
-      authority.recordIssued('bench', meta, {
-        serial: victim,
-        issuerId: issuer.issuer_id,
-        certificate: '',
-        notAfter: new Date('2027-01-01T00:00:00.000Z'),
-        commonName: '',
-        isCa: false,
-        stored: true,
-      }),
-    );
+    const victim = await recorded();
     const deltaStart = performance.now();
     await authority.run(() =>
       revoke(authority, 'bench', meta, parseFields(REVOKE_PATH, { serial_number: victim })),
@@ -203,9 +239,21 @@ async function engineOnly(dir: string, csr: string): Promise<BenchResult[]> {
     return [
       {
         name: 'CRL rebuild, 100k revoked (in process, event-logged)',
-        value: Math.round(crlMs),
+        value: Math.round(crl.wall),
         unit: 'ms',
         note: 'read model query + build + sign + append; target < 2000 ms',
+      },
+      {
+        name: "the event loop's longest hold during that rebuild",
+        value: Math.round(crl.longest),
+        unit: 'ms',
+        note: 'longest gap between 1 ms timer ticks: the list read, or the record (ADR 0116)',
+      },
+      {
+        name: 'ten revocations at once, 100k revoked (in process, event-logged)',
+        value: Math.round(ten.wall),
+        unit: 'ms',
+        note: `until every one is answered, its CRL recorded; longest hold ${Math.round(ten.longest)} ms`,
       },
       {
         name: 'revocation with auto_rebuild and enable_delta, 100k revoked (in process, event-logged)',
