@@ -19,6 +19,7 @@ import { ACME_EXPIRE, ACME_VALIDATE, acmeProjection } from './acme/projection.js
 import { expireOrder } from './acme/authorizations.js';
 import { AcmeService } from './acme/service.js';
 import type { MountTtls } from '../sys/projection.js';
+import { sharesLog } from '../../config.js';
 
 /**
  * What relying parties fetch without a token: CA certificates, chains, CRLs, issued certificates
@@ -75,8 +76,12 @@ export function createPkiContext(
     authority,
     acme,
     projections: [pkiProjection((e) => authority.readModelsChanged(e)), acmeProjection],
-    // A CRL build a killed process did not finish is made now (ADR 0116).
+    // A CRL build a killed process did not finish is made at start, and on a log other processes
+    // share, by the leader once it is old enough not to be another process's build (ADR 0116).
     start: () => void authority.crls.catchUp(systemMetadata('pki-crl-rebuild')),
+    lead: () => {
+      if (sharesLog(core.config)) void authority.crls.sweep(systemMetadata('pki-crl-rebuild'));
+    },
     timers: [
       // A started tidy runs here, off the request; the auto-tidy timer starts one.
       {

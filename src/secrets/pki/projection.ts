@@ -43,6 +43,7 @@ const SCHEMA = `
     not_after TEXT NOT NULL, common_name TEXT NOT NULL, is_ca INTEGER NOT NULL, stored INTEGER NOT NULL,
     revoked_at TEXT, reason INTEGER, position INTEGER NOT NULL, revoked_position INTEGER, PRIMARY KEY (mount, serial));
   CREATE INDEX IF NOT EXISTS pki_certs_revoked ON pki_certs (mount, issuer_id, revoked_at) WHERE revoked_at IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS pki_certs_revoked_position ON pki_certs (mount, issuer_id, revoked_position) WHERE revoked_at IS NOT NULL;
   CREATE TABLE IF NOT EXISTS pki_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL, this_update TEXT NOT NULL,
     next_update TEXT NOT NULL, crl TEXT NOT NULL, as_of INTEGER NOT NULL, PRIMARY KEY (mount, issuer_id));
   CREATE TABLE IF NOT EXISTS pki_delta_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL,
@@ -389,6 +390,13 @@ export interface CertRow {
   reason: number | null;
 }
 
+/** An issuer whose CRL is behind its revocations, or missing (`missing` 1). */
+export interface CrlBehind {
+  mount: string;
+  issuer_id: string;
+  missing: number;
+}
+
 /** A stored CRL row. */
 export interface CrlRow {
   issuer_id: string;
@@ -455,13 +463,15 @@ export class PkiQueries {
       crlHead: db.prepare<[string, string], { number: number; this_update: string; as_of: number }>(
         'SELECT number, this_update, as_of FROM pki_crls WHERE mount = ? AND issuer_id = ?',
       ),
-      crlsBehind: db.prepare<[], { mount: string; issuer_id: string }>(
-        `SELECT i.mount, i.issuer_id FROM pki_issuers i
+      crlsBehind: db.prepare<[string], CrlBehind>(
+        `SELECT i.mount, i.issuer_id, CASE WHEN c.issuer_id IS NULL THEN 1 ELSE 0 END AS missing
+           FROM pki_issuers i
            LEFT JOIN pki_crls c ON c.mount = i.mount AND c.issuer_id = i.issuer_id
            LEFT JOIN pki_delta_crls d ON d.mount = i.mount AND d.issuer_id = i.issuer_id
          WHERE c.issuer_id IS NULL OR EXISTS (SELECT 1 FROM pki_certs x
            WHERE x.mount = i.mount AND x.issuer_id = i.issuer_id AND x.revoked_at IS NOT NULL
-             AND x.revoked_position > CASE WHEN d.as_of > c.as_of THEN d.as_of ELSE c.as_of END)
+             AND x.revoked_position > CASE WHEN d.as_of > c.as_of THEN d.as_of ELSE c.as_of END
+             AND x.revoked_at <= ?)
          ORDER BY i.mount, i.position`,
       ),
       expired: db.prepare<[string, string], CertRow>(
@@ -498,10 +508,12 @@ export class PkiQueries {
       : this.#s.revokedSince.all(mount, issuerId, since);
   expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);
   /**
-   * Issuers whose CRL misses a revocation (one recorded after the position its list was read at)
-   * or that have none: what a CRL build a process did not finish leaves behind.
+   * Issuers whose CRL misses a revocation made at or before `revokedBy` (one recorded after the
+   * position the CRL's list was read at), or that have no CRL: what a CRL build a process did not
+   * finish leaves behind. Without `revokedBy`, any revocation.
    */
-  crlsBehind = (): { mount: string; issuer_id: string }[] => this.#s.crlsBehind.all();
+  crlsBehind = (revokedBy = '9999-12-31T23:59:59.999Z'): CrlBehind[] =>
+    this.#s.crlsBehind.all(revokedBy);
   /** The issuer's complete CRL without its bytes: its number, when it was built, what it read. */
   crlHead = (mount: string, issuerId: string) => this.#s.crlHead.get(mount, issuerId);
 }

@@ -4,6 +4,7 @@ import { systemMetadata } from '../../../src/core/events.js';
 import { certificateDecider, crlDecider } from '../../../src/secrets/pki/deciders.js';
 import { streams } from '../../../src/secrets/pki/events.js';
 import { crlThread } from '../../../src/x509/crl-thread.js';
+import { CRL_ORPHANED_AFTER_MS } from '../../../src/secrets/pki/crls.js';
 import { pem } from '../../../src/x509/certificate.js';
 import { openssl } from '../../support/pki-openssl.js';
 
@@ -125,7 +126,9 @@ describe('a CRL build', () => {
     expect(read.data.revocation_time).toBeGreaterThan(0);
     expect(listed(serial)).toBe(false);
     // The next start finds the CRL behind the revocation, and builds it.
-    expect(authority().q.crlsBehind()).toEqual([{ mount: mount(), issuer_id: issuerId() }]);
+    expect(authority().q.crlsBehind()).toEqual([
+      { mount: mount(), issuer_id: issuerId(), missing: 0 },
+    ]);
     await authority().crls.catchUp(meta);
     expect(listed(serial)).toBe(true);
     expect(authority().q.crlsBehind()).toEqual([]);
@@ -146,6 +149,24 @@ describe('a CRL build', () => {
     expect(crlNumber()).toBe(before + 1);
     // A start with nothing behind builds nothing.
     await authority().crls.catchUp(meta);
+    expect(crlNumber()).toBe(before + 1);
+  });
+
+  it('on a shared log, is made by the leader once the revocation is old enough not to be another build', async () => {
+    const serial = await issued();
+    await revokedWithoutCrl(serial);
+    const before = crlNumber();
+    // Another process may still be building it: the sweep leaves it.
+    await authority().crls.sweep(meta);
+    expect(crlNumber()).toBe(before);
+    expect(listed(serial)).toBe(false);
+    t.clock.advance(CRL_ORPHANED_AFTER_MS - 1000);
+    await authority().crls.sweep(meta);
+    expect(listed(serial)).toBe(false);
+    // A minute on, that process is taken for dead.
+    t.clock.advance(1000);
+    await authority().crls.sweep(meta);
+    expect(listed(serial)).toBe(true);
     expect(crlNumber()).toBe(before + 1);
   });
 
