@@ -73,12 +73,25 @@ export class CrlThread {
    */
   build(job: CrlJob): Promise<string> {
     if (job.lines.length < CRL_THREAD_ENTRIES || this.#failed) return buildHere(job);
-    const worker = this.#start();
+    let worker: Worker;
+    try {
+      worker = this.#start();
+    } catch {
+      this.#fail();
+      return buildHere(job);
+    }
     const id = this.#next++;
     return new Promise<string>((resolve, reject) => {
       this.#waiting.set(id, { job, resolve, reject });
       if (this.#waiting.size === 1) worker.ref();
-      worker.postMessage({ id, job });
+      try {
+        worker.postMessage({ id, job });
+      } catch {
+        // What cannot travel to the thread is built here; the thread stays for the next one.
+        this.#waiting.delete(id);
+        if (this.#waiting.size === 0) worker.unref();
+        buildHere(job).then(resolve, reject);
+      }
     });
   }
 

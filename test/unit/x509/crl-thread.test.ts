@@ -81,6 +81,17 @@ describe('the CRL thread', () => {
     expect(thread.running).toBe(true);
   });
 
+  it('builds here a job that cannot travel to the thread, and keeps the thread', async () => {
+    const thread = new CrlThread();
+    const long = job(CRL_THREAD_ENTRIES);
+    // A function cannot be cloned into another thread.
+    const unclonable = { ...long, lines: Object.assign([...long.lines], { at: () => undefined }) };
+    expect(await thread.build(unclonable)).toBe(buildCrlJob(long).toString('base64'));
+    const next = job(CRL_THREAD_ENTRIES + 1);
+    expect(await thread.build(next)).toBe(buildCrlJob(next).toString('base64'));
+    expect(thread.running).toBe(true);
+  });
+
   it('builds here when the thread cannot load what it builds with', async () => {
     const thread = new CrlThread({ module: 'file:///nonexistent/crl.js' });
     const long = job(CRL_THREAD_ENTRIES);
