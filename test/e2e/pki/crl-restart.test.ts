@@ -1,33 +1,13 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { httpRequest } from '../../support/app.js';
 import { eventually, openLog, startDaemon, type RunningDaemon } from '../../support/daemon.js';
 import { PkiQueries } from '../../../src/secrets/pki/projection.js';
+import { crlSerials } from '../../support/pki-crl.js';
 
 const REVOKERS = 8;
 const CERTIFICATES = 24;
 /** Kills until one leaves a revocation its CRL does not list; each is checked after its restart. */
 const ATTEMPTS = 6;
-
-const dir = mkdtempSync(join(tmpdir(), 'keel-crl-restart-'));
-
-/** The serials openssl reads in a PEM CRL, as colon hex in lower case. */
-function crlSerials(pemText: string): Set<string> {
-  const file = join(dir, 'crl.pem');
-  writeFileSync(file, pemText);
-  const text = execFileSync('openssl', ['crl', '-in', file, '-noout', '-text'], {
-    encoding: 'utf8',
-  });
-  return new Set(
-    [...text.matchAll(/Serial Number: ([0-9A-F]+)/g)].map((m) => {
-      const hex = m[1]!.toLowerCase();
-      return (hex.length % 2 ? `0${hex}` : hex).replace(/(..)(?!$)/g, '$1:');
-    }),
-  );
-}
 
 describe('a CRL build cut short by kill -9', () => {
   it('is made when the daemon starts again: every revocation recorded is on the CRL', async () => {

@@ -1,12 +1,16 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 import { systemMetadata } from '../../../src/core/events.js';
-import { certificateDecider, crlDecider } from '../../../src/secrets/pki/deciders.js';
+import { certificateDecider } from '../../../src/secrets/pki/deciders.js';
 import { streams } from '../../../src/secrets/pki/events.js';
 import { crlThread } from '../../../src/x509/crl-thread.js';
 import { CRL_ORPHANED_AFTER_MS } from '../../../src/secrets/pki/crls.js';
-import { pem } from '../../../src/x509/certificate.js';
-import { openssl } from '../../support/pki-openssl.js';
+import {
+  issuerCrlSerials,
+  pkiIssuer,
+  recordedElsewhere,
+  startPkiAppWithRoot,
+} from '../../support/pki-crl.js';
 
 /**
  * CRLs are built after the command that asks for them (ADR 0116): one build at a time per issuer,
@@ -17,29 +21,16 @@ import { openssl } from '../../support/pki-openssl.js';
 let t: PkiTestApp;
 const meta = systemMetadata('test');
 
-beforeAll(async () => {
-  t = await startPkiApp();
-  await t.pki('POST', 'root/generate/internal', { common_name: 'Root', key_type: 'ec' });
-  await t.pki('POST', 'roles/web', { allow_any_name: true, key_type: 'ec', ttl: '1h' });
-});
+beforeAll(async () => (t = await startPkiAppWithRoot()));
 afterAll(async () => t.close());
 afterEach(() => vi.restoreAllMocks());
 
-const mount = (): string =>
-  t.app.core.db
-    .prepare<[], { accessor: string }>("SELECT accessor FROM mounts WHERE path = 'pki/'")
-    .get()?.accessor ?? '';
+const mount = (): string => pkiIssuer(t).mount;
 const authority = () => t.app.pki.authority;
-const issuerId = (): string => authority().q.issuers(mount())[0]!.issuer_id;
+const issuerId = (): string => pkiIssuer(t).issuerId;
 const crlNumber = (): number => authority().q.crl(mount(), issuerId())?.number ?? 0;
 /** Whether the issuer's CRL lists the serial, as openssl reads the CRL. */
-const listed = (serial: string): boolean => {
-  const row = authority().q.crl(mount(), issuerId());
-  if (row === undefined) return false;
-  const out = openssl(['crl', '-noout', '-text'], pem('X509 CRL', Buffer.from(row.crl, 'base64')));
-  expect(out.ok, out.out).toBe(true);
-  return out.out.includes(`Serial Number: ${serial.replace(/:/g, '').toUpperCase()}`);
-};
+const listed = (serial: string): boolean => issuerCrlSerials(t).has(serial);
 
 async function issued(): Promise<string> {
   const res = await t.pki('POST', 'issue/web', { common_name: 'a.example.com' });
@@ -94,7 +85,7 @@ describe('a CRL build', () => {
     const mine = authority().crls.request(mount(), issuerId(), 'complete', meta);
     // Another process records its CRL, read further along the log, while this one builds.
     await vi.waitFor(() => expect(built).toHaveBeenCalled());
-    await recordOther(before + 1, Number.MAX_SAFE_INTEGER);
+    await recordedElsewhere(t, Number.MAX_SAFE_INTEGER, before + 1);
     release();
     await mine;
     expect(crlNumber()).toBe(before + 1);
@@ -107,7 +98,7 @@ describe('a CRL build', () => {
     const revoked = t.pki('POST', 'revoke', { serial_number: serial });
     await vi.waitFor(() => expect(built).toHaveBeenCalled());
     // Another process records a CRL that read the log before this revocation.
-    await recordOther(before + 1, 0);
+    await recordedElsewhere(t, 0, before + 1);
     release();
     expect((await revoked).status).toBe(200);
     expect(crlNumber()).toBe(before + 2);
@@ -179,14 +170,9 @@ describe('a CRL build', () => {
       });
       expect(res.status, res.text).toBe(200);
       const a = other.app.pki.authority;
-      const id = (
-        other.app.core.db
-          .prepare<[], { accessor: string }>("SELECT accessor FROM mounts WHERE path = 'pki/'")
-          .get()?.accessor ?? ''
-      ).toString();
-      const [issuer] = a.q.issuers(id);
-      await a.crls.request(id, issuer!.issuer_id, 'complete', meta);
-      expect(a.q.crl(id, issuer!.issuer_id)).toBeUndefined();
+      const { mount: id, issuerId: imported } = pkiIssuer(other);
+      await a.crls.request(id, imported, 'complete', meta);
+      expect(a.q.crl(id, imported)).toBeUndefined();
     } finally {
       await other.close();
     }
@@ -203,31 +189,4 @@ function heldBuild() {
     return build(job);
   });
   return { built, release };
-}
-
-/** Records a CRL as another process would: the next number, read at `asOf`. */
-async function recordOther(number: number, asOf: number): Promise<void> {
-  const a = authority();
-  const row = a.q.crl(mount(), issuerId())!;
-  await a.run(() =>
-    a.append(
-      streams.crl(mount(), issuerId()),
-      crlDecider,
-      () => [
-        {
-          type: 'PkiCrlBuilt' as const,
-          data: {
-            mount: mount(),
-            issuerId: issuerId(),
-            number,
-            thisUpdate: row.this_update,
-            nextUpdate: row.next_update,
-            crl: row.crl,
-            asOf,
-          },
-        },
-      ],
-      meta,
-    ),
-  );
 }
