@@ -18,6 +18,12 @@ export interface Decider<S, E extends NewEvent> {
   describe?(state: S): string;
 }
 
+/** A stream's state after its events up to `version`. */
+export interface StreamFold<S> {
+  state: S;
+  version: number;
+}
+
 export interface Handled<S, E extends NewEvent> {
   events: StoredEvent<E>[];
   state: S;
@@ -183,9 +189,15 @@ export class CommandHandler {
     return this.#batches.close();
   }
 
+  /**
+   * The stream's fold: remembered, or read. `seed` is the fold at one of the stream's versions as a
+   * read model kept in the log's transactions holds it: only the events after it are then read
+   * and folded, where a stream of large events (a CRL's) would otherwise be read whole.
+   */
   load<S, E extends NewEvent>(
     stream: string,
     decider: Decider<S, E>,
+    seed?: StreamFold<S>,
   ): { state: S; version: number } {
     const cache = this.#cacheFor(decider);
     const hit = cache.get(stream);
@@ -194,10 +206,17 @@ export class CommandHandler {
     if (hit !== undefined && hit.version === this.#store.version(stream)) {
       return { state: hit.state as S, version: hit.version };
     }
-    let state = decider.initialState();
-    const events = this.#store.readStream(stream) as StoredEvent<E>[];
+    // A seed past the stream's end is no fold of it: the stream is read whole.
+    const from =
+      seed !== undefined && seed.version <= this.#store.version(stream) ? seed : undefined;
+    let state = from?.state ?? decider.initialState();
+    const events = (
+      from === undefined
+        ? this.#store.readStream(stream)
+        : this.#store.readStreamAfter(stream, from.version)
+    ) as StoredEvent<E>[];
     for (const e of events) state = decider.evolve(state, e);
-    const loaded = { state, version: events.at(-1)?.version ?? 0 };
+    const loaded = { state, version: events.at(-1)?.version ?? from?.version ?? 0 };
     cache.set(stream, loaded);
     if (this.#batches.inBatch) this.#itemFolds.push([cache, stream]);
     return loaded;
@@ -216,7 +235,7 @@ export class CommandHandler {
     decider: Decider<S, E>,
     decide: (state: S, version: number) => readonly E[],
     metadata: AuditMetadata,
-    options: { newStream?: boolean } = {},
+    options: { newStream?: boolean; seed?: StreamFold<S> } = {},
   ): Handled<S, E> {
     const cache = this.#cacheFor(decider);
     // Optimistic: trust the cached fold; the append's version check is the arbiter, and a stale
@@ -230,7 +249,8 @@ export class CommandHandler {
               ? { state: decider.initialState(), version: 0 }
               : undefined));
       const { state, version } =
-        (cached as { state: S; version: number } | undefined) ?? this.load(stream, decider);
+        (cached as { state: S; version: number } | undefined) ??
+        this.load(stream, decider, options.seed);
       let proposed: readonly E[];
       try {
         proposed = this.#decideAndCheck(stream, decider, decide, state, version, metadata);

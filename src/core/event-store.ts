@@ -155,6 +155,11 @@ export class EventStore {
           'SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE stream = ? ORDER BY version',
         )
         .raw(true),
+      streamAfter: db
+        .prepare<[string, number], RawRow>(
+          'SELECT position, stream, version, type, time, data, metadata, hash FROM events WHERE stream = ? AND version > ? ORDER BY version',
+        )
+        .raw(true),
       sinceEnds: db.prepare<[number], unknown[]>(SINCE_ENDS_SQL).raw(true),
       streamSince: db
         .prepare<[string, number], RawRow>(
@@ -564,6 +569,11 @@ export class EventStore {
 
   readStream(stream: string): StoredEvent[] {
     return toEvents(this.#stmts.stream.all(stream));
+  }
+
+  /** The stream's events after its version `version`, in order. */
+  readStreamAfter(stream: string, version: number): StoredEvent[] {
+    return toEvents(this.#stmts.streamAfter.all(stream, version));
   }
 
   /** Events after a global position, in order, at most `limit` of them (and none after `until`). */

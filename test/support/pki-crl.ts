@@ -45,6 +45,23 @@ export function issuerCrlSerials(t: PkiTestApp): Set<string> {
 }
 
 /**
+ * The first issuer's CRL rows hold the fold of its CRL stream (`crlDecider`, the seed a cold fold
+ * starts from): checked against the stream read whole and folded.
+ */
+export function expectCrlFoldHeld(t: PkiTestApp): void {
+  const { mount, issuerId } = pkiIssuer(t);
+  const events = t.app.core.store.readStream(streams.crl(mount, issuerId));
+  let state = crlDecider.initialState();
+  for (const e of events)
+    state = crlDecider.evolve(state, e as Parameters<typeof crlDecider.evolve>[1]);
+  expect(events.length).toBeGreaterThan(1);
+  expect(t.app.pki.authority.q.crlFold(mount, issuerId)).toEqual({
+    state,
+    version: events.at(-1)!.version,
+  });
+}
+
+/**
  * A complete CRL of the first issuer recorded as another process would: the next number (or
  * `number`), the current CRL's bytes, read at the log position `asOf`.
  */

@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type { Clock } from '../../core/clock.js';
-import type { CommandHandler, Decider, Handled } from '../../core/command-handler.js';
+import type { CommandHandler, Decider, Handled, StreamFold } from '../../core/command-handler.js';
 import type { Db } from '../../core/database.js';
 import { ValidationError } from '../../core/errors.js';
 import type { AuditMetadata } from '../../core/events.js';
@@ -209,7 +209,7 @@ export class Authority {
     decider: Decider<S, E>,
     decide: (state: S, version: number) => readonly E[],
     meta: AuditMetadata,
-    options: { newStream?: boolean } = {},
+    options: { newStream?: boolean; seed?: StreamFold<S> } = {},
   ): Handled<S, E> {
     this.#inCommand('a certificate authority append');
     return this.#core.handler.handleSync(stream, decider, decide, meta, options);

@@ -233,7 +233,11 @@ export class CrlBuilds {
     const signer = authority.signer(mount, issuer, 'crl-signing');
     const now = authority.core.clock.now();
     const nextUpdate = new Date(now.getTime() + config.expiry * 1000);
-    const { state } = authority.core.handler.load(streams.crl(mount, issuerId), crlDecider);
+    const { state } = authority.core.handler.load(
+      streams.crl(mount, issuerId),
+      crlDecider,
+      authority.q.crlFold(mount, issuerId),
+    );
     const number = state.number + 1;
     // A delta lists what was revoked at or after its base's thisUpdate: a revocation in that same
     // instant may be in both, which RFC 5280 allows.
@@ -281,6 +285,7 @@ export class CrlBuilds {
           : [{ type: 'PkiDeltaCrlBuilt' as const, data: { ...plan.event.data, crl } }];
       },
       meta,
+      { seed: authority.q.crlFold(mount, issuerId) },
     );
     if (events.length > 0) return true;
     const now = authority.q.crlHead(mount, issuerId);

@@ -6,6 +6,7 @@ import { streams } from '../../../src/secrets/pki/events.js';
 import { crlThread } from '../../../src/x509/crl-thread.js';
 import { CRL_ORPHANED_AFTER_MS } from '../../../src/secrets/pki/crls.js';
 import {
+  expectCrlFoldHeld,
   issuerCrlSerials,
   pkiIssuer,
   recordedElsewhere,
@@ -77,6 +78,7 @@ describe('a CRL build', () => {
     );
     await Promise.all(asks);
     expect(crlNumber()).toBe(before + 2);
+    expectCrlFoldHeld(t);
   });
 
   it('is dropped for a CRL recorded meanwhile that read the log as far, and not recorded twice', async () => {

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { CommandHandler } from '../../../src/core/command-handler.js';
 import { testChain } from '../../support/chain.js';
@@ -188,6 +188,58 @@ describe('machine decider + command handler', () => {
     await command(3);
     expect(reads).toBe(2);
     await handler.close();
+  });
+
+  it('folds from a seed a read model holds, reading only the events after it', () => {
+    const { store, handler } = setup();
+    handler.handleSync('account-a', accountDecider, () => [opened()], meta);
+    for (const amount of [5, 7])
+      handler.handleSync(
+        'account-a',
+        accountDecider,
+        () => [{ type: 'FundsDeposited' as const, data: { amount } }],
+        meta,
+      );
+    // The fold at version 2, as a read model kept in the same transactions would hold it.
+    let atTwo = accountDecider.initialState();
+    for (const e of store.readStream('account-a').slice(0, 2))
+      atTwo = accountDecider.evolve(atTwo, e as Parameters<typeof accountDecider.evolve>[1]);
+    const full = new CommandHandler(store, new ManualClock()).load('account-a', accountDecider);
+    const cold = new CommandHandler(store, new ManualClock());
+    const whole = vi.spyOn(store, 'readStream');
+    const after = vi.spyOn(store, 'readStreamAfter');
+    const loaded = cold.load('account-a', accountDecider, { state: atTwo, version: 2 });
+    expect(whole).not.toHaveBeenCalled();
+    expect(after).toHaveBeenCalledWith('account-a', 2);
+    expect(loaded.version).toBe(3);
+    expect(loaded.state.context.balance).toBe(12);
+    expect(loaded).toEqual(full);
+    // A decision on a cold fold uses the seed the same way.
+    const seen: number[] = [];
+    const decided = new CommandHandler(store, new ManualClock()).handleSync(
+      'account-a',
+      accountDecider,
+      withdrawSeeing(seen, 2),
+      meta,
+      { seed: { state: atTwo, version: 2 } },
+    );
+    expect(seen).toEqual([12]);
+    expect(decided.version).toBe(4);
+    expect(whole).not.toHaveBeenCalled();
+  });
+
+  it('reads the stream whole when a seed is past its end', () => {
+    const { store, handler } = setup();
+    handler.handleSync('account-a', accountDecider, () => [opened()], meta);
+    const cold = new CommandHandler(store, new ManualClock());
+    const whole = vi.spyOn(store, 'readStream');
+    const loaded = cold.load('account-a', accountDecider, {
+      state: accountDecider.initialState(),
+      version: 9,
+    });
+    expect(whole).toHaveBeenCalledWith('account-a');
+    expect(loaded.version).toBe(1);
+    expect(loaded.state.value).toBe('open');
   });
 
   it('takes a new stream to be empty without reading it', () => {
