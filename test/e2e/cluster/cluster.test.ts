@@ -329,7 +329,16 @@ describe('three daemons on one PostgreSQL', () => {
         `SELECT count(*) AS n FROM events WHERE stream LIKE '%rotor%' AND type = 'StaticRoleRotationStarted' AND time >= '${from}' AND time < '${until}'`,
       );
     await eventually(async () => (rotations() > 0 ? true : undefined), 30_000);
-    expect(rotations()).toBe(1);
+    // Should it be otherwise, the role's whole history says which node did what, and when.
+    const history = () =>
+      JSON.stringify({
+        due: new Date(due).toISOString(),
+        killed: leader.daemon.url,
+        events: c.query(
+          `SELECT position, type, time, data FROM events WHERE stream LIKE '%rotor%' ORDER BY position`,
+        ),
+      });
+    expect(rotations(), history()).toBe(1);
     expectDensePositions();
     const verified = c.verify();
     expect(verified.status, verified.stdout + verified.stderr).toBe(0);
