@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import type { Db } from './database.js';
+import type { Db, Statement } from './database.js';
 import type { Projection } from './projections.js';
 import type { Logger } from './logger.js';
 
@@ -79,12 +79,23 @@ export class Scheduler {
   readonly #timers: Map<string, Timer>;
   /** Failed entries wait before the next attempt; in memory only as a courtesy, the row stays due. */
   readonly #retryAfter = new Map<string, { at: number; failures: number }>();
+  /** The due times a tick is firing now, by key and due time. */
+  readonly #firing = new Set<string>();
+  #dueAt: Statement<[string], { due_at: string }> | undefined;
 
   constructor(db: Db, clock: Clock, logger: Logger, timers: readonly Timer[]) {
     this.#db = db;
     this.#clock = clock;
     this.#logger = logger;
     this.#timers = new Map(timers.map((t) => [t.kind, t]));
+  }
+
+  /** An entry's due time as its row holds it now (prepared once the table is there). */
+  #dueAtNow(key: string): string | undefined {
+    this.#dueAt ??= this.#db.prepare<[string], { due_at: string }>(
+      `SELECT due_at FROM ${SCHEDULE_TABLE} WHERE key = ?`,
+    );
+    return this.#dueAt.get(key)?.due_at;
   }
 
   due(now = this.#clock.now()): ScheduleEntry[] {
@@ -101,7 +112,16 @@ export class Scheduler {
       }));
   }
 
-  /** Fire every due entry once. Returns how many fired successfully. */
+  /**
+   * Fire every due entry once. Returns how many fired successfully.
+   *
+   * Ticks overlap: the poll starts one every interval, and a timer may outlast it (an ACME
+   * validation waits up to 10 s). A fired entry stays due until the command its timer sends is
+   * durable, so a tick leaves alone a due time another tick is firing, and one whose row changed
+   * since it read the due entries (another tick fired it, and its command moved the row). A row
+   * moved to a new due time is a new one: a rotation whose attempt never reports back is resumed
+   * at its resume time, though that attempt is still in hand.
+   */
   async tick(): Promise<number> {
     const now = this.#clock.now().getTime();
     let fired = 0;
@@ -110,6 +130,9 @@ export class Scheduler {
       if (retry !== undefined && retry.at > now) continue;
       const timer = this.#timers.get(entry.kind);
       if (timer === undefined) continue;
+      const firing = `${entry.key}\n${entry.dueAt}`;
+      if (this.#firing.has(firing) || this.#dueAtNow(entry.key) !== entry.dueAt) continue;
+      this.#firing.add(firing);
       try {
         await timer.fire(entry);
         this.#retryAfter.delete(entry.key);
@@ -122,6 +145,8 @@ export class Scheduler {
           { err, key: entry.key, kind: entry.kind, failures },
           'timer failed; will retry',
         );
+      } finally {
+        this.#firing.delete(firing);
       }
     }
     return fired;

@@ -62,18 +62,8 @@ export function respond(
  * the row to the next try. A restart finds the rows and carries on.
  */
 export async function fireValidation(service: AcmeService, entry: ScheduleEntry): Promise<void> {
-  // The schedule polls on an interval and a validation may outlast one (a 10 s timeout): a row
-  // whose attempt is still running is left to it, so one attempt is one recorded failure.
-  if (service.validating.has(entry.key)) return;
-  service.validating.add(entry.key);
-  try {
-    await attempt(service, entry);
-  } finally {
-    service.validating.delete(entry.key);
-  }
-}
-
-async function attempt(service: AcmeService, entry: ScheduleEntry): Promise<void> {
+  // A validation may outlast the schedule's poll (a 10 s timeout); the scheduler leaves an entry
+  // it is firing to that tick, so one attempt is one recorded outcome.
   const { mount, authorizationId, type } = entry.data as {
     mount: string;
     authorizationId: string;

@@ -53,8 +53,6 @@ export class AcmeService {
   /** how validations reach the client's servers (ports are configurable for tests) */
   readonly ports: { http: number; tls: number };
   readonly logger: Logger;
-  /** schedule keys whose validation is running in this process (the row stays the truth) */
-  readonly validating = new Set<string>();
 
   constructor(authority: Authority, ports: { http: number; tls: number }, logger: Logger) {
     this.authority = authority;
