@@ -1,7 +1,7 @@
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { crlDecider } from './deciders.js';
-import { streams } from './events.js';
+import { streams, type CrlBuiltData, type DeltaCrlBuiltData } from './events.js';
 import type { IssuerRow } from './projection.js';
 import type { CrlJob } from '../../x509/crl.js';
 import { crlThread } from '../../x509/crl-thread.js';
@@ -78,26 +78,15 @@ interface Queued {
   settle: (err?: Error) => void;
 }
 
-/** What a build read inside its first command: the CRL to make, and where to record it. */
+/**
+ * What a build read inside its first command: the CRL to make, and the event that records it, all
+ * but the CRL itself. Its `asOf` is the log's end when the list was read.
+ */
 interface Plan {
-  work: CrlWork;
-  number: number;
-  /** the log's end when the list was read: every revocation up to it is on the CRL */
-  asOf: number;
   job: CrlJob;
   event:
-    | { type: 'PkiCrlBuilt'; data: Omit<CrlData, 'crl'> }
-    | { type: 'PkiDeltaCrlBuilt'; data: Omit<CrlData, 'crl'> & { baseNumber: number } };
-}
-
-interface CrlData {
-  mount: string;
-  issuerId: string;
-  number: number;
-  thisUpdate: string;
-  nextUpdate: string;
-  crl: string;
-  asOf: number;
+    | { type: 'PkiCrlBuilt'; data: Omit<CrlBuiltData, 'crl'> & { asOf: number } }
+    | { type: 'PkiDeltaCrlBuilt'; data: Omit<DeltaCrlBuiltData, 'crl'> & { asOf: number } };
 }
 
 /**
@@ -252,9 +241,6 @@ export class CrlBuilds {
       asOf,
     };
     return {
-      work,
-      number,
-      asOf,
       job: {
         issuer: signer.cert.subject,
         issuerKeyId: signer.cert.subjectKeyId,
@@ -275,11 +261,12 @@ export class CrlBuilds {
   /** Step 3, inside a command: records the CRL, or says whether one recorded since stands for it. */
   #record(mount: string, issuerId: string, plan: Plan, crl: string, meta: AuditMetadata): boolean {
     const authority = this.#authority;
+    const { number, asOf } = plan.event.data;
     const { events } = authority.append(
       streams.crl(mount, issuerId),
       crlDecider,
       (state) => {
-        if (state.number !== plan.number - 1) return [];
+        if (state.number !== number - 1) return [];
         return plan.event.type === 'PkiCrlBuilt'
           ? [{ type: 'PkiCrlBuilt' as const, data: { ...plan.event.data, crl } }]
           : [{ type: 'PkiDeltaCrlBuilt' as const, data: { ...plan.event.data, crl } }];
@@ -289,7 +276,7 @@ export class CrlBuilds {
     );
     if (events.length > 0) return true;
     const now = authority.q.crlHead(mount, issuerId);
-    return plan.work === 'complete' && now !== undefined && now.as_of >= plan.asOf;
+    return plan.event.type === 'PkiCrlBuilt' && now !== undefined && now.as_of >= asOf;
   }
 }
 
