@@ -74,7 +74,10 @@ describe('cloud.sqlite at rest', () => {
       expect(again.root).toEqual(server.root);
       const who = await clientsFor(again, clock, temp).sts.send(new GetCallerIdentityCommand({}));
       expect(who.Arn).toBe('arn:aws:iam::123456789012:user/sealed');
-      const wrongToken = { ...temp, sessionToken: `${temp.sessionToken.slice(0, -1)}A` };
+      // The token's last character changed: to 'A', or to 'B' where it already was 'A'.
+      const last = temp.sessionToken.endsWith('A') ? 'B' : 'A';
+      const wrongToken = { ...temp, sessionToken: `${temp.sessionToken.slice(0, -1)}${last}` };
+      expect(wrongToken.sessionToken).not.toBe(temp.sessionToken);
       await expect(
         clientsFor(again, clock, wrongToken).sts.send(new GetCallerIdentityCommand({})),
       ).rejects.toMatchObject({ name: 'InvalidClientTokenId' });
