@@ -12,6 +12,7 @@ import { whenAnotherProcessCommits, type ForeignChange } from '../../core/read-m
 import type { Sealer, Sealed } from '../../core/seal.js';
 import { configDecider, certificateDecider, issuerDecider, keyDecider } from './deciders.js';
 import {
+  DEFAULT_CRL_CONFIG,
   PKI_EVENT_TYPES,
   streams,
   type CrlConfig,
@@ -58,19 +59,6 @@ export interface PkiCore {
 export const CACHED_KEYS = 256;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** The defaults of `config/crl` (research §2.2). */
-export const DEFAULT_CRL_CONFIG: CrlConfig = {
-  expiry: 72 * 3600,
-  disable: false,
-  ocsp_disable: false,
-  ocsp_expiry: 12 * 3600,
-  auto_rebuild: false,
-  auto_rebuild_grace_period: 12 * 3600,
-  enable_delta: false,
-  delta_rebuild_interval: 15 * 60,
-  allow_expired_cert_revocation: false,
-};
 
 /** How many times a certificate is decided and signed again when its decision went stale. */
 const STALE_ATTEMPTS = 3;

@@ -56,7 +56,7 @@ export function rebuildAllDeltaCrls(
 }
 
 /**
- * A CRL still behind a revocation this long after it was made was left by a process that died
+ * A CRL still behind a revocation (or a `config/crl` change) this long after it was made was left by a process that died
  * between the two (a build takes well under a second, 200 ms at 100,000 revoked).
  */
 export const CRL_ORPHANED_AFTER_MS = 60_000;
@@ -129,23 +129,24 @@ export class CrlBuilds {
   }
 
   /**
-   * Rebuilds what a process left unfinished: every issuer with no CRL, or whose CRL is behind a
-   * revocation, as its revocation would have (the complete CRL without `auto_rebuild`, the delta
-   * with `auto_rebuild` and `enable_delta`; with `auto_rebuild` alone its schedule rebuilds it).
-   * Settles once they are built; one that fails is logged, and left to the next revocation, rotate
-   * or start.
+   * Rebuilds what a process left unfinished (made at or before `madeBy`, when given): every issuer
+   * with no CRL, or whose complete CRL read the log before a `config/crl` change it shows, in full;
+   * every other issuer whose CRL is behind a revocation, as its revocation would have (the complete
+   * CRL without `auto_rebuild`, the delta with `auto_rebuild` and `enable_delta`; with
+   * `auto_rebuild` alone its schedule rebuilds it). Settles once they are built; one that fails is
+   * logged, and left to the next revocation, rotate or start.
    */
-  catchUp(meta: AuditMetadata, revokedBy?: string): Promise<void> {
+  catchUp(meta: AuditMetadata, madeBy?: string): Promise<void> {
     const authority = this.#authority;
     const builds: Promise<void>[] = [];
-    for (const { mount, issuer_id, missing } of authority.q.crlsBehind(revokedBy)) {
+    for (const { mount, issuer_id, complete } of authority.q.crlsBehind(madeBy)) {
       // One this process builds now will list it; an issuer without its key here has no CRL.
       if (this.#slots.has(`${mount}\n${issuer_id}`)) continue;
       const issuer = authority.q.issuer(mount, issuer_id);
       if (issuer === undefined || !authority.canSign(mount, issuer, 'crl-signing')) continue;
       const config = authority.crlConfig(mount);
       const work: CrlWork | undefined =
-        missing === 1 || !config.auto_rebuild
+        complete === 1 || !config.auto_rebuild
           ? 'complete'
           : config.enable_delta
             ? 'delta'
@@ -165,7 +166,7 @@ export class CrlBuilds {
 
   /**
    * On a log other processes share, what a process that died mid-build left is not waited for
-   * until a start: the leader builds, at each poll, the CRLs behind a revocation made more than
+   * until a start: the leader builds, at each poll, the CRLs behind a revocation or change made more than
    * `CRL_ORPHANED_AFTER_MS` ago (far longer than a build takes, so not another process's build
    * still running). One sweep at a time; settles with it.
    */

@@ -77,6 +77,30 @@ export interface CrlConfig {
   allow_expired_cert_revocation: boolean;
 }
 
+/** The defaults of `config/crl` (research §2.2). */
+export const DEFAULT_CRL_CONFIG: CrlConfig = {
+  expiry: 72 * 3600,
+  disable: false,
+  ocsp_disable: false,
+  ocsp_expiry: 12 * 3600,
+  auto_rebuild: false,
+  auto_rebuild_grace_period: 12 * 3600,
+  enable_delta: false,
+  delta_rebuild_interval: 15 * 60,
+  allow_expired_cert_revocation: false,
+};
+
+/**
+ * Whether a `config/crl` change shows in every issuer's CRL or its rebuild schedule (expiry,
+ * disable, auto-rebuild and its grace period, deltas), so that each CRL is built again.
+ */
+export const crlShapeChanged = (before: CrlConfig, after: CrlConfig): boolean =>
+  after.disable !== before.disable ||
+  after.expiry !== before.expiry ||
+  after.auto_rebuild !== before.auto_rebuild ||
+  after.auto_rebuild_grace_period !== before.auto_rebuild_grace_period ||
+  after.enable_delta !== before.enable_delta;
+
 /** Tidy's outcome, served by `tidy-status`. */
 /** What a tidy run does. */
 export interface TidyParams {

@@ -6,8 +6,11 @@ import type { Projection } from '../../core/projections.js';
 import { scheduleRows } from '../../core/schedule.js';
 import { mountRows } from './mount-rows.js';
 import {
+  crlShapeChanged,
+  DEFAULT_CRL_CONFIG,
   PKI_EVENT_TYPES,
   type AutoTidyConfig,
+  type CrlConfig,
   type IssuerSettings,
   type PkiEvent,
 } from './events.js';
@@ -29,6 +32,7 @@ const TABLES = [
   'pki_certs',
   'pki_crls',
   'pki_delta_crls',
+  'pki_crl_shapes',
 ] as const;
 const OWN = new Set<string>(PKI_EVENT_TYPES);
 
@@ -51,6 +55,7 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS pki_delta_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL,
     base_number INTEGER NOT NULL, this_update TEXT NOT NULL, next_update TEXT NOT NULL, crl TEXT NOT NULL,
     as_of INTEGER NOT NULL, version INTEGER NOT NULL, PRIMARY KEY (mount, issuer_id));
+  CREATE TABLE IF NOT EXISTS pki_crl_shapes (mount TEXT NOT NULL PRIMARY KEY, position INTEGER NOT NULL, changed_at TEXT NOT NULL);
 `;
 
 /** Events that touch only certificates and CRLs, never a role, key, issuer or configuration. */
@@ -71,7 +76,7 @@ export const pkiProjection = (
   onChanged: (event: StoredEvent) => void = () => undefined,
 ): Projection => ({
   name: 'pki',
-  version: 5,
+  version: 6,
   tables: TABLES,
   // What issuance reads; certificates and CRLs are what it wrote (and CRLs are signed).
   guarded: ['pki_roles', 'pki_keys', 'pki_issuers', 'pki_config'],
@@ -128,6 +133,10 @@ export const pkiProjection = (
            version = excluded.version`,
       ),
       delConfig: db.prepare('DELETE FROM pki_config WHERE mount = ? AND kind = ?'),
+      putShape: db.prepare(
+        `INSERT INTO pki_crl_shapes (mount, position, changed_at) VALUES (?, ?, ?)
+         ON CONFLICT (mount) DO UPDATE SET position = excluded.position, changed_at = excluded.changed_at`,
+      ),
       putConfig: db.prepare(
         'INSERT INTO pki_config (mount, kind, value) VALUES (?, ?, ?) ON CONFLICT (mount, kind) DO UPDATE SET value = excluded.value',
       ),
@@ -214,9 +223,14 @@ export const pkiProjection = (
         case 'PkiUrlsConfigured':
           s.putConfig.run(e.data.mount, 'urls', canonicalJson(e.data.urls));
           break;
-        case 'PkiCrlConfigured':
+        case 'PkiCrlConfigured': {
+          // A change every CRL shows: a CRL that read the log before it is built again.
+          const before = configOf<CrlConfig>(e.data.mount, 'crl');
+          if (crlShapeChanged({ ...DEFAULT_CRL_CONFIG, ...before }, e.data.config))
+            s.putShape.run(e.data.mount, e.position, e.time);
           s.putConfig.run(e.data.mount, 'crl', canonicalJson(e.data.config));
           break;
+        }
         case 'PkiIssuersConfigured':
           s.putConfig.run(
             e.data.mount,
@@ -395,11 +409,15 @@ export interface CertRow {
   reason: number | null;
 }
 
-/** An issuer whose CRL is behind its revocations, or missing (`missing` 1). */
+/**
+ * An issuer whose CRL is behind its revocations or its mount's `config/crl`, or missing. `complete`
+ * 1: the complete CRL is to be built (it is missing, or the configuration changed since it read the
+ * log); 0: the revocations alone, built as a revocation would.
+ */
 export interface CrlBehind {
   mount: string;
   issuer_id: string;
-  missing: number;
+  complete: number;
 }
 
 /** A stored CRL row. */
@@ -473,12 +491,14 @@ export class PkiQueries {
       crlHead: db.prepare<[string, string], { number: number; this_update: string; as_of: number }>(
         'SELECT number, this_update, as_of FROM pki_crls WHERE mount = ? AND issuer_id = ?',
       ),
-      crlsBehind: db.prepare<[string], CrlBehind>(
-        `SELECT i.mount, i.issuer_id, CASE WHEN c.issuer_id IS NULL THEN 1 ELSE 0 END AS missing
+      crlsBehind: db.prepare<[string, string, string], CrlBehind>(
+        `SELECT i.mount, i.issuer_id,
+             CASE WHEN c.issuer_id IS NULL OR (k.position > c.as_of AND k.changed_at <= ?) THEN 1 ELSE 0 END AS complete
            FROM pki_issuers i
            LEFT JOIN pki_crls c ON c.mount = i.mount AND c.issuer_id = i.issuer_id
            LEFT JOIN pki_delta_crls d ON d.mount = i.mount AND d.issuer_id = i.issuer_id
-         WHERE c.issuer_id IS NULL OR EXISTS (SELECT 1 FROM pki_certs x
+           LEFT JOIN pki_crl_shapes k ON k.mount = i.mount
+         WHERE c.issuer_id IS NULL OR (k.position > c.as_of AND k.changed_at <= ?) OR EXISTS (SELECT 1 FROM pki_certs x
            WHERE x.mount = i.mount AND x.issuer_id = i.issuer_id AND x.revoked_at IS NOT NULL
              AND x.revoked_position > CASE WHEN d.as_of > c.as_of THEN d.as_of ELSE c.as_of END
              AND x.revoked_at <= ?)
@@ -518,12 +538,12 @@ export class PkiQueries {
       : this.#s.revokedSince.all(mount, issuerId, since);
   expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);
   /**
-   * Issuers whose CRL misses a revocation made at or before `revokedBy` (one recorded after the
-   * position the CRL's list was read at), or that have no CRL: what a CRL build a process did not
-   * finish leaves behind. Without `revokedBy`, any revocation.
+   * Issuers whose CRL misses a revocation or a `config/crl` change made at or before `madeBy` (one
+   * recorded after the position the CRL's list was read at), or that have no CRL: what a CRL build
+   * a process did not finish leaves behind. Without `madeBy`, any revocation or change.
    */
-  crlsBehind = (revokedBy = '9999-12-31T23:59:59.999Z'): CrlBehind[] =>
-    this.#s.crlsBehind.all(revokedBy);
+  crlsBehind = (madeBy = '9999-12-31T23:59:59.999Z'): CrlBehind[] =>
+    this.#s.crlsBehind.all(madeBy, madeBy, madeBy);
   /**
    * The fold of the issuer's CRL stream (`crlDecider`) as the CRL rows hold it: the number of the
    * latest CRL, complete or delta, at its event's version. A cold fold then reads the CRLs after

@@ -5,7 +5,7 @@ import type { FieldData } from '../fields.js';
 import type { Authority } from './authority.js';
 import { rebuildAllCrls, rebuildAllDeltaCrls } from './crls.js';
 import { configDecider } from './deciders.js';
-import { streams, type CrlConfig } from './events.js';
+import { crlShapeChanged, streams, type CrlConfig } from './events.js';
 import type { UrlConfig } from './issuance.js';
 import type { CONFIG_CRL, CONFIG_URLS } from './paths.js';
 import {
@@ -139,15 +139,8 @@ export class PkiSettings {
         () => [{ type: 'PkiCrlConfigured' as const, data: { mount, config: next } }],
         meta,
       );
-      // A change of expiry, disable or auto-rebuild shows in every issuer's CRL (and its schedule) at once.
-      if (
-        next.disable !== c.disable ||
-        next.expiry !== c.expiry ||
-        next.auto_rebuild !== c.auto_rebuild ||
-        next.auto_rebuild_grace_period !== c.auto_rebuild_grace_period ||
-        next.enable_delta !== c.enable_delta
-      )
-        rebuildAllCrls(this.authority, mount, meta);
+      // A change that shows in every issuer's CRL (or its schedule) rebuilds them at once.
+      if (crlShapeChanged(c, next)) rebuildAllCrls(this.authority, mount, meta);
       return next;
     });
   }

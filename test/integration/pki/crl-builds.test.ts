@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 import { systemMetadata } from '../../../src/core/events.js';
-import { certificateDecider } from '../../../src/secrets/pki/deciders.js';
-import { streams } from '../../../src/secrets/pki/events.js';
+import { certificateDecider, configDecider } from '../../../src/secrets/pki/deciders.js';
+import { DEFAULT_CRL_CONFIG, streams, type CrlConfig } from '../../../src/secrets/pki/events.js';
 import { crlThread } from '../../../src/x509/crl-thread.js';
 import { CRL_ORPHANED_AFTER_MS } from '../../../src/secrets/pki/crls.js';
 import {
@@ -63,6 +63,26 @@ async function revokedWithoutCrl(serial: string): Promise<void> {
   );
 }
 
+/** A `config/crl` change recorded without the rebuild it asks for: what a kill in between leaves. */
+async function configuredWithoutCrl(change: Partial<CrlConfig>): Promise<void> {
+  const a = authority();
+  const config = { ...a.crlConfig(mount()), ...change };
+  await a.run(() =>
+    a.append(
+      streams.config(mount()),
+      configDecider,
+      () => [{ type: 'PkiCrlConfigured' as const, data: { mount: mount(), config } }],
+      meta,
+    ),
+  );
+}
+
+/** The issuer's CRL's validity, in seconds, as recorded. */
+const crlLifetime = (): number => {
+  const crl = authority().q.crl(mount(), issuerId());
+  return crl === undefined ? 0 : (Date.parse(crl.next_update) - Date.parse(crl.this_update)) / 1000;
+};
+
 describe('a CRL build', () => {
   it('answers a revocation once its CRL lists it', async () => {
     const serial = await issued();
@@ -120,7 +140,7 @@ describe('a CRL build', () => {
     expect(listed(serial)).toBe(false);
     // The next start finds the CRL behind the revocation, and builds it.
     expect(authority().q.crlsBehind()).toEqual([
-      { mount: mount(), issuer_id: issuerId(), missing: 0 },
+      { mount: mount(), issuer_id: issuerId(), complete: 0 },
     ]);
     await authority().crls.catchUp(meta);
     expect(listed(serial)).toBe(true);
@@ -143,6 +163,33 @@ describe('a CRL build', () => {
     // A start with nothing behind builds nothing.
     await authority().crls.catchUp(meta);
     expect(crlNumber()).toBe(before + 1);
+  });
+
+  it('a config/crl change a killed process left unbuilt is built at the next start, one that does not show is not', async () => {
+    await authority().crls.request(mount(), issuerId(), 'complete', meta);
+    expect(crlLifetime()).toBe(DEFAULT_CRL_CONFIG.expiry);
+    // A change no CRL shows (the OCSP responses' lifetime) leaves every CRL as it is.
+    await configuredWithoutCrl({ ocsp_expiry: 3600 });
+    expect(authority().q.crlsBehind()).toEqual([]);
+    await configuredWithoutCrl({ expiry: 7200 });
+    expect(authority().q.crlsBehind()).toEqual([
+      { mount: mount(), issuer_id: issuerId(), complete: 1 },
+    ]);
+    const before = crlNumber();
+    await authority().crls.catchUp(meta);
+    expect(crlNumber()).toBe(before + 1);
+    expect(crlLifetime()).toBe(7200);
+    expect(authority().q.crlsBehind()).toEqual([]);
+    // On a shared log, the leader leaves a change younger than a minute to the process making it.
+    await configuredWithoutCrl({ expiry: 3 * 3600 });
+    await authority().crls.sweep(meta);
+    expect(crlLifetime()).toBe(7200);
+    t.clock.advance(CRL_ORPHANED_AFTER_MS);
+    await authority().crls.sweep(meta);
+    expect(crlLifetime()).toBe(3 * 3600);
+    await t.pki('POST', 'config/crl', { expiry: '72h' });
+    expect(crlLifetime()).toBe(DEFAULT_CRL_CONFIG.expiry);
+    expect(authority().q.crlsBehind()).toEqual([]);
   });
 
   it('on a shared log, is made by the leader once the revocation is old enough not to be another build', async () => {
