@@ -1,3 +1,4 @@
+import { canonicalJson } from '../../core/canonical.js';
 import type { AuditMetadata } from '../../core/events.js';
 import type { Authority } from './authority.js';
 import { crlDecider } from './deciders.js';
@@ -61,7 +62,10 @@ export function rebuildAllDeltaCrls(
  */
 export const CRL_ORPHANED_AFTER_MS = 60_000;
 
-/** How many times a build is planned again when another process recorded a CRL meanwhile. */
+/**
+ * How many times a build is planned again when another process recorded a CRL meanwhile, or its
+ * issuer changed.
+ */
 const ATTEMPTS = 5;
 
 /** One issuer's builds: whether one runs, and the one that waits to run after it. */
@@ -80,10 +84,12 @@ interface Queued {
 
 /**
  * What a build read inside its first command: the CRL to make, and the event that records it, all
- * but the CRL itself. Its `asOf` is the log's end when the list was read.
+ * but the CRL itself. Its `asOf` is the log's end when the list was read. `issuer`: the issuer's
+ * key and settings it was made from (`issuerBasis`).
  */
 interface Plan {
   job: CrlJob;
+  issuer: string;
   event:
     | { type: 'PkiCrlBuilt'; data: Omit<CrlBuiltData, 'crl'> & { asOf: number } }
     | { type: 'PkiDeltaCrlBuilt'; data: Omit<DeltaCrlBuiltData, 'crl'> & { asOf: number } };
@@ -205,7 +211,7 @@ export class CrlBuilds {
       if (recorded) return;
       if (tries >= ATTEMPTS)
         throw new Error(
-          `the CRL of issuer ${issuerId} was recorded by another process ${tries} times while this one built it`,
+          `the CRL of issuer ${issuerId} was recorded by another process, or its issuer changed, ${tries} times while this one built it`,
         );
     }
   }
@@ -242,6 +248,7 @@ export class CrlBuilds {
       asOf,
     };
     return {
+      issuer: issuerBasis(issuer),
       job: {
         issuer: signer.cert.subject,
         issuerKeyId: signer.cert.subjectKeyId,
@@ -259,9 +266,15 @@ export class CrlBuilds {
     };
   }
 
-  /** Step 3, inside a command: records the CRL, or says whether one recorded since stands for it. */
+  /**
+   * Step 3, inside a command: records the CRL, or says whether one recorded since stands for it.
+   * An issuer deleted or changed since step 1 (its key, usage or signature algorithm) gets no CRL
+   * made for what it was: the build is planned again, from what it is now.
+   */
   #record(mount: string, issuerId: string, plan: Plan, crl: string, meta: AuditMetadata): boolean {
     const authority = this.#authority;
+    const issuer = authority.q.issuer(mount, issuerId);
+    if (issuer === undefined || issuerBasis(issuer) !== plan.issuer) return false;
     const { number, asOf } = plan.event.data;
     const { events } = authority.append(
       streams.crl(mount, issuerId),
@@ -280,6 +293,10 @@ export class CrlBuilds {
     return plan.event.type === 'PkiCrlBuilt' && now !== undefined && now.as_of >= asOf;
   }
 }
+
+/** What of an issuer a CRL is made from: its key and its settings. */
+const issuerBasis = (issuer: IssuerRow): string =>
+  `${issuer.key_id}\n${canonicalJson(issuer.settings)}`;
 
 function queued(meta: AuditMetadata): Queued {
   let settle: (err?: Error) => void = () => undefined;

@@ -210,6 +210,51 @@ describe('a CRL build', () => {
     expect(crlNumber()).toBe(before + 1);
   });
 
+  it('is not recorded for an issuer deleted, or no longer signing CRLs, while it was built', async () => {
+    const other = await startPkiAppWithRoot();
+    try {
+      const a = other.app.pki.authority;
+      const { mount: id, issuerId: first } = pkiIssuer(other);
+      const made = await other.pki('POST', 'root/generate/internal', {
+        common_name: 'Second',
+        key_type: 'ec',
+        issuer_name: 'second',
+      });
+      expect(made.status, made.text).toBe(200);
+      const second = made.data.issuer_id as string;
+      const crlOf = (issuer: string) => a.q.crl(id, issuer);
+      expect(crlOf(second)).toBeDefined();
+
+      // The first issuer loses the crl-signing usage while its CRL is built.
+      const before = crlOf(first)?.number;
+      let held = heldBuild();
+      let asked = a.crls.request(id, first, 'complete', meta);
+      await vi.waitFor(() => expect(held.built).toHaveBeenCalled());
+      const usage = await other.pki('POST', `issuer/${first}`, {
+        usage: 'read-only,issuing-certificates',
+      });
+      expect(usage.status, usage.text).toBe(200);
+      held.release();
+      await asked;
+      expect(crlOf(first)?.number).toBe(before);
+
+      // The second is deleted while its CRL is built.
+      const crlEvents = () => other.app.core.store.readStream(streams.crl(id, second)).length;
+      const recorded = crlEvents();
+      held = heldBuild();
+      asked = a.crls.request(id, second, 'complete', meta);
+      await vi.waitFor(() => expect(held.built).toHaveBeenCalled());
+      const deleted = await other.pki('DELETE', 'issuer/second');
+      expect(deleted.status, deleted.text).toBe(204);
+      held.release();
+      await asked;
+      expect(crlOf(second)).toBeUndefined();
+      expect(crlEvents()).toBe(recorded);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('skips an issuer that cannot sign CRLs here (its certificate imported without a key)', async () => {
     const other = await startPkiApp();
     try {
