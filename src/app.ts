@@ -154,6 +154,8 @@ export function createApp(config: Config, deps: AppDeps = {}): App {
     clock,
     logger,
     modules.flatMap((c) => c.timers ?? []),
+    // A disabled mount's timers (rotations, CRL rebuilds, tidies) never fire again.
+    (accessor) => contexts.sys.queries.mounted(accessor),
   );
   // Other processes may append: workers on one file, or any node on a PostgreSQL store.
   const shared = sharesLog(config)

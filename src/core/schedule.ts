@@ -12,6 +12,11 @@ export interface ScheduleEntry {
   kind: string;
   dueAt: string;
   data: unknown;
+  /**
+   * The accessor of the secrets engine mount the entry belongs to: it never fires once that
+   * mount is disabled (a re-enabled path is a new mount, with a new accessor).
+   */
+  mount?: string;
 }
 
 export const SCHEDULE_TABLE = 'schedule';
@@ -23,14 +28,14 @@ export const SCHEDULE_TABLE = 'schedule';
  */
 export const scheduleProjection: Projection = {
   name: 'schedule',
-  version: 2,
+  version: 3,
   tables: [SCHEDULE_TABLE],
   // It reads no event: the projections that own the rows write them.
   events: [],
   setup(db) {
     db.exec(`CREATE TABLE IF NOT EXISTS ${SCHEDULE_TABLE} (
       key TEXT PRIMARY KEY, owner TEXT NOT NULL, kind TEXT NOT NULL, due_at TEXT NOT NULL,
-      data TEXT NOT NULL)`);
+      data TEXT NOT NULL, mount TEXT)`);
     db.exec(`CREATE INDEX IF NOT EXISTS schedule_due ON ${SCHEDULE_TABLE} (due_at)`);
     db.exec(`CREATE INDEX IF NOT EXISTS schedule_owner ON ${SCHEDULE_TABLE} (owner)`);
     return () => undefined;
@@ -53,13 +58,14 @@ export function scheduleRows(
 } {
   scheduleProjection.setup(db);
   const put = db.prepare(
-    `INSERT INTO ${SCHEDULE_TABLE} (key, owner, kind, due_at, data) VALUES (?, ?, ?, ?, ?)
+    `INSERT INTO ${SCHEDULE_TABLE} (key, owner, kind, due_at, data, mount) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (key) DO UPDATE SET owner = excluded.owner, kind = excluded.kind,
-       due_at = excluded.due_at, data = excluded.data`,
+       due_at = excluded.due_at, data = excluded.data, mount = excluded.mount`,
   );
   const remove = db.prepare(`DELETE FROM ${SCHEDULE_TABLE} WHERE key = ? AND owner = ?`);
   return {
-    put: (e) => put.run(e.key, owner, e.kind, e.dueAt, JSON.stringify(e.data ?? null)),
+    put: (e) =>
+      put.run(e.key, owner, e.kind, e.dueAt, JSON.stringify(e.data ?? null), e.mount ?? null),
     remove: (key) => remove.run(key, owner),
   };
 }
@@ -83,11 +89,21 @@ export class Scheduler {
   readonly #firing = new Set<string>();
   #dueAt: Statement<[string], { due_at: string }> | undefined;
 
-  constructor(db: Db, clock: Clock, logger: Logger, timers: readonly Timer[]) {
+  readonly #mounted: (accessor: string) => boolean;
+
+  /** `mounted`: whether the secrets engine mount with this accessor is enabled. */
+  constructor(
+    db: Db,
+    clock: Clock,
+    logger: Logger,
+    timers: readonly Timer[],
+    mounted: (accessor: string) => boolean = () => true,
+  ) {
     this.#db = db;
     this.#clock = clock;
     this.#logger = logger;
     this.#timers = new Map(timers.map((t) => [t.kind, t]));
+    this.#mounted = mounted;
   }
 
   /** An entry's due time as its row holds it now (prepared once the table is there). */
@@ -98,17 +114,23 @@ export class Scheduler {
     return this.#dueAt.get(key)?.due_at;
   }
 
+  /** The entries due at `now`; an entry of a disabled mount is never due (it is left in place). */
   due(now = this.#clock.now()): ScheduleEntry[] {
     return this.#db
-      .prepare<[string], { key: string; kind: string; due_at: string; data: string }>(
-        `SELECT key, kind, due_at, data FROM ${SCHEDULE_TABLE} WHERE due_at <= ? ORDER BY due_at, key`,
+      .prepare<
+        [string],
+        { key: string; kind: string; due_at: string; data: string; mount: string | null }
+      >(
+        `SELECT key, kind, due_at, data, mount FROM ${SCHEDULE_TABLE} WHERE due_at <= ? ORDER BY due_at, key`,
       )
       .all(now.toISOString())
+      .filter((r) => r.mount === null || this.#mounted(r.mount))
       .map((r) => ({
         key: r.key,
         kind: r.kind,
         dueAt: r.due_at,
         data: JSON.parse(r.data) as unknown,
+        ...(r.mount === null ? {} : { mount: r.mount }),
       }));
   }
 

@@ -118,7 +118,11 @@ export function buildContexts(
     taskStages = (runId) => executor.taskStagesOf(runId);
     costEstimate = (runId) => executor.costEstimateOf(runId);
   }
-  const pki = createPkiContext(core, (accessor) => sys.queries.ttlsOf(accessor));
+  const pki = createPkiContext(
+    core,
+    (accessor) => sys.queries.ttlsOf(accessor),
+    (accessor) => sys.queries.mounted(accessor),
+  );
   const modules: ContextModule[] = [
     identity.module,
     // Before the runs context: its routes (policy checks, task stages of a run) take precedence.

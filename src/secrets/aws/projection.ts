@@ -132,6 +132,7 @@ export function awsProjection(): Projection {
             kind: TIMER_ROOT_ROTATION,
             dueAt: next,
             data: { mount: m },
+            mount: m.accessor,
           });
       };
 
@@ -168,6 +169,7 @@ export function awsProjection(): Projection {
               kind: TIMER_ROOT_ROTATION,
               dueAt: e.data.retryAt,
               data: { mount: e.data.mount },
+              mount: e.data.mount.accessor,
             });
             break;
           case 'AwsRootRotationSkipped':
@@ -176,6 +178,7 @@ export function awsProjection(): Projection {
               kind: TIMER_ROOT_ROTATION,
               dueAt: e.data.nextAt,
               data: { mount: e.data.mount },
+              mount: e.data.mount.accessor,
             });
             break;
           case 'AwsLeaseConfigured':
@@ -212,6 +215,7 @@ export function awsProjection(): Projection {
               kind: TIMER_STATIC_ROTATION,
               dueAt: plus(e.time, 60),
               data: { accessor: d.mount.accessor, name: d.name },
+              mount: d.mount.accessor,
             });
             break;
           }
@@ -230,6 +234,7 @@ export function awsProjection(): Projection {
               kind: TIMER_STATIC_ROTATION,
               dueAt: e.data.nextRotationAt,
               data: { accessor, name },
+              mount: accessor,
             });
             break;
           }
@@ -247,6 +252,7 @@ export function awsProjection(): Projection {
               kind: TIMER_STATIC_ROTATION,
               dueAt: e.data.expiresAt,
               data: { accessor, name },
+              mount: accessor,
             });
             break;
           }
@@ -259,6 +265,7 @@ export function awsProjection(): Projection {
               kind: TIMER_STATIC_ROTATION,
               dueAt: e.data.resumeAt,
               data: { accessor, name },
+              mount: accessor,
             });
             break;
           }
@@ -270,6 +277,7 @@ export function awsProjection(): Projection {
               kind: TIMER_STATIC_ROTATION,
               dueAt: e.data.retryAt,
               data: { accessor, name },
+              mount: accessor,
             });
             break;
           }

@@ -123,10 +123,17 @@ export class Authority {
 
   /** The lease TTLs in force on a mount (by accessor): tuned through `sys/mounts/:path/tune`. */
   readonly mountTtls: (mount: string) => MountTtls;
+  /** Whether the mount (by accessor) is enabled: a disabled mount's CRLs are never built again. */
+  readonly mounted: (mount: string) => boolean;
 
-  constructor(core: PkiCore, mountTtls: (mount: string) => MountTtls) {
+  constructor(
+    core: PkiCore,
+    mountTtls: (mount: string) => MountTtls,
+    mounted: (mount: string) => boolean = () => true,
+  ) {
     this.#core = core;
     this.mountTtls = mountTtls;
+    this.mounted = mounted;
     this.#reads = new PkiReads(core.db, () => this.q);
     whenAnotherProcessCommits(core.db, (change) => this.#foreignCommit(change));
   }

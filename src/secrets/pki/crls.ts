@@ -114,6 +114,8 @@ interface Plan {
 export class CrlBuilds {
   readonly #authority: Authority;
   readonly #slots = new Map<string, Slot>();
+  /** The issuers' build loops now running. */
+  readonly #draining = new Set<Promise<void>>();
   #sweeping: Promise<void> | undefined;
 
   constructor(authority: Authority) {
@@ -130,8 +132,18 @@ export class CrlBuilds {
     }
     const next = (slot.next ??= queued(meta));
     next.complete ||= work === 'complete';
-    if (!slot.running) void this.#drain(key, slot, mount, issuerId);
+    if (!slot.running) {
+      const draining = this.#drain(key, slot, mount, issuerId);
+      this.#draining.add(draining);
+      void draining.finally(() => this.#draining.delete(draining));
+    }
     return next.done;
+  }
+
+  /** Settles once no build runs or waits to run (what a start, a sweep or a request began). */
+  async idle(): Promise<void> {
+    while (this.#draining.size > 0 || this.#sweeping !== undefined)
+      await Promise.allSettled([...this.#draining, this.#sweeping]);
   }
 
   /**
@@ -146,8 +158,9 @@ export class CrlBuilds {
     const authority = this.#authority;
     const builds: Promise<void>[] = [];
     for (const { mount, issuer_id, complete } of authority.q.crlsBehind(madeBy)) {
-      // One this process builds now will list it; an issuer without its key here has no CRL.
-      if (this.#slots.has(`${mount}\n${issuer_id}`)) continue;
+      // One this process builds now will list it; an issuer without its key here has no CRL,
+      // and neither has one of a disabled mount.
+      if (this.#slots.has(`${mount}\n${issuer_id}`) || !authority.mounted(mount)) continue;
       const issuer = authority.q.issuer(mount, issuer_id);
       if (issuer === undefined || !authority.canSign(mount, issuer, 'crl-signing')) continue;
       const config = authority.crlConfig(mount);

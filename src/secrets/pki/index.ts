@@ -52,8 +52,9 @@ const UNAUTHENTICATED_BEYOND_DECLARED: readonly string[] = [
 export function createPkiContext(
   core: Core,
   mountTtls: (mount: string) => MountTtls,
+  mounted?: (mount: string) => boolean,
 ): ContextModule & { authority: Authority; acme: AcmeService } {
-  const authority = new Authority(core, mountTtls);
+  const authority = new Authority(core, mountTtls, mounted);
   const service = new PkiService(authority);
   const settings = new PkiSettings(authority);
   const acme = new AcmeService(
@@ -82,6 +83,7 @@ export function createPkiContext(
     lead: () => {
       if (sharesLog(core.config)) void authority.crls.sweep(systemMetadata('pki-crl-rebuild'));
     },
+    idle: () => authority.crls.idle(),
     timers: [
       // A started tidy runs here, off the request; the auto-tidy timer starts one.
       {

@@ -103,6 +103,7 @@ export const pkiProjection = (
           kind: PKI_AUTO_TIDY,
           dueAt: new Date(Date.parse(from) + auto.interval_duration * 1000).toISOString(),
           data: { mount },
+          mount,
         });
       else schedule.remove(autoTidyKey(mount));
     };
@@ -253,6 +254,7 @@ export const pkiProjection = (
             kind: PKI_TIDY,
             dueAt: run.startedAt,
             data: { mount },
+            mount,
           });
           schedule.remove(autoTidyKey(mount));
           break;
@@ -357,6 +359,7 @@ export const pkiProjection = (
               kind: CRL_REBUILD,
               dueAt,
               data: { mount: d.mount, issuerId: d.issuerId },
+              mount: d.mount,
             });
           } else {
             schedule.remove(key);

@@ -659,6 +659,8 @@ export function sysQueries(db: Db) {
       const path = `${requestPath}/`;
       return mountsByLength().find((m) => path.startsWith(m.path));
     },
+    /** Whether the secrets engine mount with this accessor is enabled (at any path). */
+    mounted: (accessor: string): boolean => mountsByLength().some((m) => m.accessor === accessor),
     /** The TTLs in force on the mount with this accessor (the system's if it is gone). */
     ttlsOf: (accessor: string): MountTtls => {
       const row = mountsByLength().find((m) => m.accessor === accessor);

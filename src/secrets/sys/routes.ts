@@ -154,11 +154,15 @@ export const MOUNT_ROUTE = sysRoute(MOUNT, {
     );
     sendVault(ctx, undefined);
   },
+  // Every secret the mount handed out is revoked first, as the reference's unmount does: a lease
+  // that cannot be revoked fails the request and keeps the mount (`revoke-force` is the way out).
   delete: async (ctx, deps) => {
-    const path = normalizeMountPath(ctx.params.path ?? '');
+    const m = deps.queries.mount(normalizeMountPath(ctx.params.path ?? ''));
     // Nothing mounted there (or it moved away): nothing to do, as the reference answers.
-    if (deps.queries.mount(path) !== undefined)
-      await deps.commands.disableMount(path, deps.metadata(ctx));
+    if (m !== undefined) {
+      await deps.leaseProviders().get(m.path)?.revokePrefix(m.path, deps.metadata(ctx));
+      await deps.commands.disableMount(m.path, deps.metadata(ctx));
+    }
     sendVault(ctx, undefined);
   },
 });

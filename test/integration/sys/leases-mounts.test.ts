@@ -1,3 +1,4 @@
+import { CreateUserCommand, ListAccessKeysCommand } from '@aws-sdk/client-iam';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AwsHarness } from '../../support/aws.js';
 import { createDevRole, startAws } from '../../support/aws.js';
@@ -25,6 +26,25 @@ const json = async (method: string, path: string, body?: unknown) => {
 };
 const issue = async (path: string) => (await json('GET', path)).json as unknown as Secret;
 
+/** An aws engine at `path` on the test's cloud, with an IAM user role `app`. */
+async function awsMount(path: string): Promise<void> {
+  expect((await json('POST', `sys/mounts/${path}`, { type: 'aws' })).status).toBe(204);
+  const root = h.cloud.root;
+  await json('POST', `${path}/config/root`, {
+    access_key: root.accessKeyId,
+    secret_key: root.secretAccessKey,
+    iam_endpoint: h.cloud.iamEndpoint,
+    sts_endpoint: h.cloud.stsEndpoint,
+  });
+  const policy =
+    '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sts:GetCallerIdentity","Resource":"*"}]}';
+  const role = await json('POST', `${path}/roles/app`, {
+    credential_type: 'iam_user',
+    policy_document: policy,
+  });
+  expect(role.status, role.text).toBe(204);
+}
+
 describe('sys/leases/revoke-force', () => {
   it('ends leases whose clean-up fails, where revoke-prefix keeps them for retries', async () => {
     const lease = await issue('aws/creds/dev');
@@ -50,17 +70,7 @@ describe('sys/leases/revoke-force', () => {
 
 describe('sys/remount', () => {
   it("moves a mount with its engine state, revoking the mount's leases first", async () => {
-    expect((await json('POST', 'sys/mounts/team', { type: 'aws' })).status).toBe(204);
-    const root = h.cloud.root;
-    await json('POST', 'team/config/root', {
-      access_key: root.accessKeyId,
-      secret_key: root.secretAccessKey,
-      iam_endpoint: h.cloud.iamEndpoint,
-      sts_endpoint: h.cloud.stsEndpoint,
-    });
-    const policy =
-      '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"sts:GetCallerIdentity","Resource":"*"}]}';
-    await json('POST', 'team/roles/app', { credential_type: 'iam_user', policy_document: policy });
+    await awsMount('team');
     const lease = await issue('team/creds/app');
     expect(await h.works(lease.data)).toBe(true);
 
@@ -86,6 +96,65 @@ describe('sys/remount', () => {
     // The old path is free again, and disabling it is a no-op.
     expect((await json('DELETE', 'sys/mounts/team')).status).toBe(204);
     expect((await json('POST', 'sys/mounts/team', { type: 'pki' })).status).toBe(204);
+  });
+});
+
+describe('sys/mounts/:path DELETE', () => {
+  it("revokes the mount's leases first, and keeps the mount when they cannot be revoked", async () => {
+    await awsMount('gone');
+    const first = await issue('gone/creds/app');
+    const second = await issue('gone/creds/app');
+    expect(await h.works(first.data)).toBe(true);
+
+    // A lease that cannot be revoked keeps the mount, as the reference's unmount fails.
+    failUserDeletes = true;
+    try {
+      const refused = await json('DELETE', 'sys/mounts/gone');
+      expect(refused.status, refused.text).toBe(500);
+    } finally {
+      failUserDeletes = false;
+    }
+    const mounts = (await json('GET', 'sys/mounts')).json!.data as Record<string, unknown>;
+    expect(Object.keys(mounts)).toContain('gone/');
+
+    const disabled = await json('DELETE', 'sys/mounts/gone');
+    expect(disabled.status, disabled.text).toBe(204);
+    expect(await h.works(first.data)).toBe(false);
+    expect(await h.works(second.data)).toBe(false);
+    const after = (await json('GET', 'sys/mounts')).json!.data as Record<string, unknown>;
+    expect(Object.keys(after)).not.toContain('gone/');
+    expect((await json('POST', 'sys/leases/lookup', { lease_id: first.lease_id })).status).toBe(
+      400,
+    );
+  });
+});
+
+describe('a disabled mount', () => {
+  it('rotates no static role and no root key any more', async () => {
+    await awsMount('rot');
+    await h.cloud.iam().send(new CreateUserCommand({ UserName: 'kept' }));
+    const role = await json('POST', 'rot/static-roles/kept', {
+      username: 'kept',
+      rotation_period: '1h',
+    });
+    expect(role.status, role.text).toBe(200);
+    const creds = (await json('GET', 'rot/static-creds/kept')).json!.data as Secret['data'];
+    const keys = async () =>
+      (
+        (await h.cloud.iam().send(new ListAccessKeysCommand({ UserName: 'kept' })))
+          .AccessKeyMetadata ?? []
+      ).map((k) => k.AccessKeyId);
+    expect(await keys()).toEqual([creds.access_key]);
+
+    expect((await json('DELETE', 'sys/mounts/rot')).status).toBe(204);
+    h.clock.advance(3 * 3600_000);
+    await h.settle();
+    // The user is no longer Keel's: its key is left as it was, and nothing is due for it.
+    expect(await keys()).toEqual([creds.access_key]);
+    expect(await h.works(creds)).toBe(true);
+    expect(h.app.scheduler.due().filter((e) => JSON.stringify(e.data).includes('rot/'))).toEqual(
+      [],
+    );
   });
 });
 

@@ -175,6 +175,7 @@ export const acmeProjection: Projection = {
         kind: ACME_VALIDATE,
         dueAt,
         data: { mount: d.mount, authorizationId: d.authorizationId, type: d.challengeType },
+        mount: d.mount,
       });
     return (stored: StoredEvent) => {
       if (!OWN.has(stored.type)) return;
@@ -244,6 +245,7 @@ export const acmeProjection: Projection = {
             kind: ACME_EXPIRE,
             dueAt: d.expires,
             data: { mount: d.mount, orderId: d.orderId },
+            mount: d.mount,
           });
           break;
         }
