@@ -23,6 +23,13 @@ export interface CertificateIssuedData {
   /** true for CA certificates (roots, intermediates, self-issued) */
   isCa: boolean;
   stored: boolean;
+  /**
+   * The lease the certificate was issued with (a role's `generate_lease`): revoking the lease
+   * revokes the certificate; it ends at `notAfter`.
+   */
+  leaseId?: string;
+  /** The accessor of the token that obtained the lease: revoking the token revokes the lease. */
+  leaseToken?: string;
 }
 
 export interface CertificateRevokedData {

@@ -99,12 +99,14 @@ export function buildContexts(
     // Bound lazily: the sys context is built after this one.
     mountTtls: (accessor) => sys.queries.ttlsOf(accessor),
   });
+  // Bound lazily too: the certificate authority's context is built after the sys context.
   const leaseProviders = (): ReadonlyMap<string, LeaseProvider> =>
     new Map(
-      sys.queries
-        .mounts()
-        .filter((m) => m.type === 'aws')
-        .map((m) => [m.path, aws.leaseProvider]),
+      sys.queries.mounts().flatMap((m): [string, LeaseProvider][] => {
+        if (m.type === 'aws') return [[m.path, aws.leaseProvider]];
+        if (m.type === 'pki') return [[m.path, pki.leases]];
+        return [];
+      }),
     );
   const sys = createSysContext(core, {
     engines: () => engines,

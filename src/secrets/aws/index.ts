@@ -14,8 +14,7 @@ import {
 import { LeaseService } from './leases.js';
 import type { ContextModule, Core } from '../../context.js';
 import { sharesLog } from '../../config.js';
-import type { LeaseProvider, SecretsTokenRevoked } from '../sys/index.js';
-import { systemMetadata } from '../../core/events.js';
+import { tokenLeasesReactor, type LeaseProvider } from '../sys/index.js';
 import { mountTtls, type MountTtls } from '../sys/projection.js';
 import type { ScheduleEntry } from '../../core/schedule.js';
 import { CloudIntents, intentProjection } from './intents.js';
@@ -86,18 +85,8 @@ export function createAwsContext(
       if (sharesLog(core.config)) intents.sweep();
     },
     idle: () => intents.recovered(),
-    reactors: [
-      {
-        // A revoked or expired token takes the leases it obtained with it.
-        name: 'aws-token-leases',
-        types: ['SecretsTokenRevoked'],
-        react: (e) =>
-          leases.revokeForToken(
-            (e.data as SecretsTokenRevoked['data']).accessor,
-            systemMetadata('token revocation', e.metadata.requestId),
-          ),
-      },
-    ],
+    // A revoked or expired token takes the leases it obtained with it.
+    reactors: [tokenLeasesReactor('aws-token-leases', (t, m) => leases.revokeForToken(t, m))],
     timers: [
       {
         kind: TIMER_STATIC_ROTATION,

@@ -596,8 +596,11 @@ export class Authority {
       commonName: string;
       isCa: boolean;
       stored: boolean;
+      /** the lease id it is issued with (`leaseFor`), held by the token of `meta` */
+      leaseId?: string;
     },
   ): void {
+    const token = meta.actor?.accessor;
     this.append(
       streams.cert(mount, data.serial),
       certificateDecider,
@@ -613,6 +616,9 @@ export class Authority {
             commonName: data.commonName,
             isCa: data.isCa,
             stored: data.stored,
+            ...(data.leaseId === undefined
+              ? {}
+              : { leaseId: data.leaseId, ...(token === undefined ? {} : { leaseToken: token }) }),
           },
         },
       ],

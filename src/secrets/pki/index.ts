@@ -19,6 +19,8 @@ import { ACME_EXPIRE, ACME_VALIDATE, acmeProjection } from './acme/projection.js
 import { expireOrder } from './acme/authorizations.js';
 import { AcmeService } from './acme/service.js';
 import type { MountTtls } from '../sys/projection.js';
+import { tokenLeasesReactor } from '../sys/index.js';
+import { PkiLeases } from './leases.js';
 import { sharesLog } from '../../config.js';
 
 /**
@@ -53,8 +55,9 @@ export function createPkiContext(
   core: Core,
   mountTtls: (mount: string) => MountTtls,
   mounted?: (mount: string) => boolean,
-): ContextModule & { authority: Authority; acme: AcmeService } {
+): ContextModule & { authority: Authority; acme: AcmeService; leases: PkiLeases } {
   const authority = new Authority(core, mountTtls, mounted);
+  const leases = new PkiLeases(authority);
   const service = new PkiService(authority);
   const settings = new PkiSettings(authority);
   const acme = new AcmeService(
@@ -76,6 +79,7 @@ export function createPkiContext(
     },
     authority,
     acme,
+    leases,
     projections: [pkiProjection((e) => authority.readModelsChanged(e)), acmeProjection],
     // A CRL build a killed process did not finish is made at start, and on a log other processes
     // share, by the leader once it is old enough not to be another process's build (ADR 0116).
@@ -84,6 +88,8 @@ export function createPkiContext(
       if (sharesLog(core.config)) void authority.crls.sweep(systemMetadata('pki-crl-rebuild'));
     },
     idle: () => authority.crls.idle(),
+    // A revoked or expired token takes the certificates it leased with it.
+    reactors: [tokenLeasesReactor('pki-token-leases', (t, m) => leases.revokeForToken(t, m))],
     timers: [
       // A started tidy runs here, off the request; the auto-tidy timer starts one.
       {

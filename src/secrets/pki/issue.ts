@@ -18,6 +18,7 @@ import { pem, serialText, type UnsignedCertificate } from '../../x509/certificat
 import { generateEncodedKey, type EncodedKey } from '../../x509/encoded-key.js';
 import { normaliseKeySpec, type KeySpec } from '../../x509/keys.js';
 import { parseCertificate, parseCsr, type ParsedCsr } from '../../x509/parse.js';
+import { leaseAnswer, leaseFor, leasesOf } from './leases.js';
 import type { FieldData } from '../fields.js';
 import type { LEAF_REQUEST, PRIVATE_KEY_FORMAT } from './paths-fields.js';
 import type { IssueFields, SignFields } from './paths.js';
@@ -28,6 +29,8 @@ type LeafFields = typeof LEAF_REQUEST & typeof PRIVATE_KEY_FORMAT;
 export interface Issued {
   data: Record<string, unknown>;
   warnings: string[];
+  /** the certificate's lease (`generate_lease`), for the answer's envelope */
+  lease?: { id: string; duration: number };
 }
 
 /** Roles with their defaults filled in, by the stored (remembered, frozen) row they came from. */
@@ -116,6 +119,8 @@ interface LeafJob {
   errTruncates?: boolean;
   /** what the role's reading of the request warned of (issue's ignored key parameters) */
   planWarnings?: string[];
+  /** the request's path under `/v1/`, where a role's `generate_lease` makes a lease (`leaseFor`) */
+  leasePath?: string;
 }
 
 /** A leaf decided (issuer, validity, serial) and not yet signed. */
@@ -141,6 +146,7 @@ interface SignedLeaf {
   warnings: string[];
   format: ReturnType<typeof formatOf>;
   keyFormat: ReturnType<typeof privateKeyFormatOf>;
+  lease: Issued['lease'];
 }
 
 /**
@@ -219,6 +225,7 @@ function issueLeaf(authority: Authority, mount: string, job: () => LeafJob): Pro
 function recordLeaf(authority: Authority, decision: LeafDecision, der: Buffer): SignedLeaf {
   const { job } = decision;
   const certificatePem = pem('CERTIFICATE', der);
+  const leaseId = leaseFor(authority, leasesOf(job.role), job.leasePath);
   authority.recordIssued(job.mount, job.meta, {
     serial: decision.serialHex,
     issuerId: decision.issuer.issuer_id,
@@ -227,6 +234,7 @@ function recordLeaf(authority: Authority, decision: LeafDecision, der: Buffer): 
     commonName: job.names.commonName,
     isCa: false,
     stored: !job.role.no_store,
+    ...(leaseId === undefined ? {} : { leaseId }),
   });
   return {
     job,
@@ -238,6 +246,7 @@ function recordLeaf(authority: Authority, decision: LeafDecision, der: Buffer): 
     warnings: decision.warnings,
     format: decision.format,
     keyFormat: decision.keyFormat,
+    lease: leaseAnswer(authority, leaseId, decision.notAfter),
   };
 }
 
@@ -258,11 +267,11 @@ function leafAnswer(leaf: SignedLeaf, privateKey: EncodedKey | undefined): Issue
     leaf.keyFormat,
   );
   const warnings = [...(job.planWarnings ?? []), ...job.names.warnings, ...leaf.warnings];
-  if (job.role.generate_lease)
-    warnings.push(
-      'generate_lease is not supported by Keel; no lease was created for this certificate',
-    );
-  return { data: { ...data, ...issuedIdentity(leaf.serialHex, leaf.notAfter) }, warnings };
+  return {
+    data: { ...data, ...issuedIdentity(leaf.serialHex, leaf.notAfter) },
+    warnings,
+    ...(leaf.lease === undefined ? {} : { lease: leaf.lease }),
+  };
 }
 
 /**
@@ -276,6 +285,8 @@ export async function issue(
   roleName: string,
   issuerRef: string | undefined,
   body: FieldData<IssueFields>,
+  /** the request's path under `/v1/`: a role's `generate_lease` makes a lease there */
+  leasePath?: string,
 ): Promise<Issued> {
   const planned = issuePlan(authority, mount, roleName, body);
   formatOf(body.get('format'));
@@ -305,6 +316,7 @@ export async function issue(
       names: plan.names,
       spki: key.spki,
       planWarnings: plan.warnings,
+      ...(leasePath === undefined ? {} : { leasePath }),
     };
   });
   return leafAnswer(leaf, key);
@@ -348,11 +360,14 @@ export async function sign(
   roleName: string,
   issuerRef: string | undefined,
   body: FieldData<SignFields>,
+  /** the request's path under `/v1/`: a role's `generate_lease` makes a lease there */
+  leasePath?: string,
 ): Promise<Issued> {
   const csr = verifiedCsr(body.get('csr') ?? '');
-  const leaf = await issueLeaf(authority, mount, () =>
-    signJob(authority, mount, meta, roleName, issuerRef, body, csr),
-  );
+  const leaf = await issueLeaf(authority, mount, () => ({
+    ...signJob(authority, mount, meta, roleName, issuerRef, body, csr),
+    ...(leasePath === undefined ? {} : { leasePath }),
+  }));
   return leafAnswer(leaf, undefined);
 }
 

@@ -46,7 +46,10 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS pki_config (mount TEXT NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (mount, kind));
   CREATE TABLE IF NOT EXISTS pki_certs (mount TEXT NOT NULL, serial TEXT NOT NULL, issuer_id TEXT NOT NULL, certificate TEXT NOT NULL,
     not_after TEXT NOT NULL, common_name TEXT NOT NULL, is_ca INTEGER NOT NULL, stored INTEGER NOT NULL,
-    revoked_at TEXT, reason INTEGER, position INTEGER NOT NULL, revoked_position INTEGER, PRIMARY KEY (mount, serial));
+    revoked_at TEXT, reason INTEGER, position INTEGER NOT NULL, revoked_position INTEGER,
+    lease_id TEXT, lease_token TEXT, leased_at TEXT, PRIMARY KEY (mount, serial));
+  CREATE UNIQUE INDEX IF NOT EXISTS pki_certs_lease ON pki_certs (lease_id) WHERE lease_id IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS pki_certs_lease_token ON pki_certs (lease_token) WHERE lease_token IS NOT NULL;
   CREATE INDEX IF NOT EXISTS pki_certs_revoked ON pki_certs (mount, issuer_id, revoked_at) WHERE revoked_at IS NOT NULL;
   CREATE INDEX IF NOT EXISTS pki_certs_revoked_position ON pki_certs (mount, issuer_id, revoked_position) WHERE revoked_at IS NOT NULL;
   CREATE TABLE IF NOT EXISTS pki_crls (mount TEXT NOT NULL, issuer_id TEXT NOT NULL, number INTEGER NOT NULL, this_update TEXT NOT NULL,
@@ -76,7 +79,7 @@ export const pkiProjection = (
   onChanged: (event: StoredEvent) => void = () => undefined,
 ): Projection => ({
   name: 'pki',
-  version: 6,
+  version: 7,
   tables: TABLES,
   // What issuance reads; certificates and CRLs are what it wrote (and CRLs are signed).
   guarded: ['pki_roles', 'pki_keys', 'pki_issuers', 'pki_config'],
@@ -142,7 +145,7 @@ export const pkiProjection = (
         'INSERT INTO pki_config (mount, kind, value) VALUES (?, ?, ?) ON CONFLICT (mount, kind) DO UPDATE SET value = excluded.value',
       ),
       putCert: db.prepare(
-        'INSERT INTO pki_certs (mount, serial, issuer_id, certificate, not_after, common_name, is_ca, stored, position) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO pki_certs (mount, serial, issuer_id, certificate, not_after, common_name, is_ca, stored, position, lease_id, lease_token, leased_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       revokeCert: db.prepare(
         `INSERT INTO pki_certs (mount, serial, issuer_id, certificate, not_after, common_name, is_ca, stored, revoked_at, reason, position, revoked_position)
@@ -292,6 +295,9 @@ export const pkiProjection = (
             d.isCa ? 1 : 0,
             d.stored ? 1 : 0,
             e.position,
+            d.leaseId ?? null,
+            d.leaseToken ?? null,
+            d.leaseId === undefined ? null : e.time,
           );
           break;
         }
@@ -423,6 +429,16 @@ export interface CrlBehind {
   complete: number;
 }
 
+/** A certificate issued with a lease (`generate_lease`), as its row holds the lease. */
+export interface LeaseRow {
+  mount: string;
+  serial: string;
+  lease_id: string;
+  lease_token: string | null;
+  leased_at: string;
+  not_after: string;
+}
+
 /** A stored CRL row. */
 export interface CrlRow {
   issuer_id: string;
@@ -507,6 +523,19 @@ export class PkiQueries {
              AND x.revoked_at <= ?)
          ORDER BY i.mount, i.position`,
       ),
+      lease: db.prepare<[string, string], LeaseRow>(
+        `SELECT mount, serial, lease_id, lease_token, leased_at, not_after FROM pki_certs
+         WHERE lease_id = ? AND revoked_at IS NULL AND not_after > ?`,
+      ),
+      leasesFrom: db.prepare<[number, string, string], LeaseRow>(
+        `SELECT mount, serial, lease_id, lease_token, leased_at, not_after FROM pki_certs
+         WHERE lease_id IS NOT NULL AND substr(lease_id, 1, ?) = ? AND revoked_at IS NULL
+           AND not_after > ? ORDER BY lease_id`,
+      ),
+      leasesOfToken: db.prepare<[string, string], LeaseRow>(
+        `SELECT mount, serial, lease_id, lease_token, leased_at, not_after FROM pki_certs
+         WHERE lease_token = ? AND revoked_at IS NULL AND not_after > ? ORDER BY lease_id`,
+      ),
       expired: db.prepare<[string, string], CertRow>(
         'SELECT * FROM pki_certs WHERE mount = ? AND not_after < ? AND is_ca = 0',
       ),
@@ -540,6 +569,14 @@ export class PkiQueries {
       ? this.#s.revokedOf.all(mount, issuerId)
       : this.#s.revokedSince.all(mount, issuerId, since);
   expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);
+  /** A certificate's lease, while it lasts (not revoked, not past `now`, its `notAfter`). */
+  lease = (leaseId: string, now: string): LeaseRow | undefined => this.#s.lease.get(leaseId, now);
+  /** The leases that last at `now` whose ids start with `prefix`, by id. */
+  leasesWithPrefix = (prefix: string, now: string): LeaseRow[] =>
+    this.#s.leasesFrom.all(prefix.length, prefix, now);
+  /** The leases that last at `now` obtained with the token of this accessor. */
+  leasesOfToken = (accessor: string, now: string): LeaseRow[] =>
+    this.#s.leasesOfToken.all(accessor, now);
   /**
    * Issuers whose CRL misses a revocation or a `config/crl` change made at or before `madeBy` (one
    * recorded after the position the CRL's list was read at), or that have no CRL: what a CRL build

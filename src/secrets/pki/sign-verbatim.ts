@@ -3,6 +3,7 @@ import type { AuditMetadata } from '../../core/events.js';
 import { deepFreeze } from '../../core/read-memo.js';
 import type { Authority } from './authority.js';
 import { defaultRole, type Role } from './role.js';
+import { leaseAnswer, leaseFor, leasesOf } from './leases.js';
 import { checkMetadata, loadRole, signedData, verifiedCsr, type Issued } from './issue.js';
 import { urlExtensions } from './issuance.js';
 import { formatOf } from './present.js';
@@ -29,6 +30,8 @@ export async function signVerbatim(
   roleName: string | undefined,
   issuerRef: string | undefined,
   body: FieldData<VerbatimFields>,
+  /** the request's path under `/v1/`: the role's `generate_lease` makes a lease there */
+  leasePath?: string,
 ): Promise<Issued> {
   // What depends on the request alone (the CSR and its signature) is checked before the decision.
   const format = formatOf(body.get('format'));
@@ -78,6 +81,7 @@ export async function signVerbatim(
       return { unsigned, issuer, role, notAfter, warnings, serialHex: serialText(at.serial) };
     },
     ({ issuer, role, notAfter, warnings, serialHex }, der) => {
+      const leaseId = leaseFor(authority, leasesOf(role), leasePath);
       authority.recordIssued(mount, meta, {
         serial: serialHex,
         issuerId: issuer.issuer_id,
@@ -87,10 +91,16 @@ export async function signVerbatim(
         commonName: csr.commonName,
         isCa: false,
         stored: !(role?.no_store ?? false),
+        ...(leaseId === undefined ? {} : { leaseId }),
       });
       const signed = { der, serial: serialHex, notAfter };
       const removeRoots = body.get('remove_roots_from_chain') ?? false;
-      return { data: signedData(authority, mount, issuer, signed, format, removeRoots), warnings };
+      const lease = leaseAnswer(authority, leaseId, notAfter);
+      return {
+        data: signedData(authority, mount, issuer, signed, format, removeRoots),
+        warnings,
+        ...(lease === undefined ? {} : { lease }),
+      };
     },
   );
 }

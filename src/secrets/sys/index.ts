@@ -9,6 +9,7 @@ import type { SysRoute } from './routes.js';
 import { tokenExpiryTimer, tokenHierarchy } from './tokens.js';
 
 export type { LeaseProvider, LeaseInfo } from './leases.js';
+export { tokenLeasesReactor } from './leases.js';
 export type { SecretsTokenRevoked } from './events.js';
 export { parseDuration, formatGoDuration } from '../duration.js';
 

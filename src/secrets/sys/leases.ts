@@ -1,4 +1,6 @@
-import type { AuditMetadata } from '../../core/events.js';
+import { systemMetadata, type AuditMetadata } from '../../core/events.js';
+import type { Reactor } from '../../core/reactors.js';
+import type { SecretsTokenRevoked } from './events.js';
 
 /** What `sys/leases/lookup` shows of a lease. */
 export interface LeaseInfo {
@@ -31,3 +33,20 @@ export interface LeaseProvider {
    */
   revokePrefix(prefix: string, metadata: AuditMetadata, force?: boolean): Promise<number>;
 }
+
+/**
+ * The reactor of an engine whose leases go with the token that obtained them (the reference's
+ * lease tree): a revoked or expired token's leases are revoked by `revokeForToken`.
+ */
+export const tokenLeasesReactor = (
+  name: string,
+  revokeForToken: (tokenAccessor: string, metadata: AuditMetadata) => Promise<void>,
+): Reactor => ({
+  name,
+  types: ['SecretsTokenRevoked'],
+  react: (e) =>
+    revokeForToken(
+      (e.data as SecretsTokenRevoked['data']).accessor,
+      systemMetadata('token revocation', e.metadata.requestId),
+    ),
+});

@@ -252,6 +252,34 @@ describe('what the service decides', () => {
     expect(t).toMatch(/policy note/);
   });
 
+  it("the service's generate_lease: a lease named after the path, whose revocation revokes the certificate", async () => {
+    service.behaviour = approveWith({ generate_lease: true });
+    const res = await sign();
+    expect(res.status, res.text).toBe(200);
+    const {
+      lease_id: leaseId,
+      lease_duration: duration,
+      renewable,
+    } = res.json as {
+      lease_id: string;
+      lease_duration: number;
+      renewable: boolean;
+    };
+    expect(leaseId).toMatch(/^pki\/external-policy\/sign\/[A-Za-z0-9]{24}$/);
+    expect(renewable).toBe(false);
+    expect(duration).toBeGreaterThan(0);
+    const gone = await httpRequest(d.url, 'PUT', '/v1/sys/leases/revoke', {
+      token: root,
+      body: { lease_id: leaseId },
+    });
+    expect(gone.status, gone.text).toBe(204);
+    const serial = String(res.data.serial_number);
+    expect((await pki('GET', `cert/${serial}`)).data.revocation_time).toBeGreaterThan(0);
+    // Not stored, no lease.
+    service.behaviour = approveWith({ generate_lease: true, store_certificate: false });
+    expect(((await sign()).json as { lease_id: string }).lease_id).toBe('');
+  });
+
   it('another issuer, chosen by the service', async () => {
     service.behaviour = approveWith({ issuer_ref: 'other' });
     const res = await sign();

@@ -1,7 +1,7 @@
 """Drives Keel's system backend, token store and credentials engine through hvac's public client
 (Debian python3-hvac 0.11), case by case as hvac's own integration suites exercise a Vault server:
 token, policy, lease, mount and the aws secrets engine. Cases that need something Keel does not
-serve are adapted (the engine a case mounts, the engine its leases come from) and say so.
+serve are adapted (the engine a case mounts) and say so.
 
 Usage: hvac_suites.py <keel url> <root token> <CA file>
 Prints one JSON object: {suite: {case: "ok" | "<what failed>"}}.
@@ -193,50 +193,68 @@ def _(c):
 
 
 # ---- lease (hvac tests/integration_tests/api/system_backend/test_lease.py)
-# hvac issues a certificate from a pki role with generate_lease; Keel's certificate authority
-# issues no leases, so the leases here come from the credentials engine at aws/.
+# As hvac's suite does: each case mounts a certificate authority at pki/ (disabling the one there
+# first), with a role whose generate_lease makes every certificate it issues a lease, and disables it
+# after (hvac's utils.configure_pki and disable_pki).
 
 
-def with_lease(fn):
+def with_pki(fn):
     def run(c):
-        c.secrets.aws.create_or_update_role(name="lease-role", credential_type="iam_user", policy_document=ALLOW_ALL)
+        if "pki/" in c.sys.list_mounted_secrets_engines()["data"]:
+            c.sys.disable_secrets_engine("pki")
+        c.sys.enable_secrets_engine(backend_type="pki", path="pki")
         try:
-            fn(c, c.secrets.aws.generate_credentials(name="lease-role"))
+            c.write("pki/root/generate/internal", common_name="hvac.com", ttl="8760h")
+            c.write(
+                "pki/config/urls",
+                issuing_certificates="http://127.0.0.1:8200/v1/pki/ca",
+                crl_distribution_points="http://127.0.0.1:8200/v1/pki/crl",
+            )
+            c.write("pki/roles/my-role", allowed_domains="hvac.com", allow_subdomains=True, generate_lease=True, max_ttl="72h")
+            fn(c)
         finally:
-            c.sys.revoke_prefix(prefix="aws/creds/lease-role")
-            c.secrets.aws.delete_role(name="lease-role")
+            c.sys.disable_secrets_engine("pki")
 
     return run
 
 
+def issue_leased(c):
+    return c.write("pki/issue/my-role", common_name="test.hvac.com")
+
+
 @case("lease", "read_lease")
-@with_lease
-def _(c, issued):
+@with_pki
+def _(c):
+    issued = issue_leased(c)
     assert c.sys.read_lease(lease_id=issued["lease_id"])["data"]["id"] == issued["lease_id"]
 
 
 @case("lease", "list_leases")
-@with_lease
-def _(c, issued):
-    assert "creds/" in c.sys.list_leases(prefix="aws")["data"]["keys"]
+@with_pki
+def _(c):
+    issue_leased(c)
+    assert "issue/" in c.sys.list_leases(prefix="pki")["data"]["keys"]
 
 
 @case("lease", "revoke_lease")
-@with_lease
-def _(c, issued):
+@with_pki
+def _(c):
+    issued = issue_leased(c)
     assert bool(c.sys.revoke_lease(lease_id=issued["lease_id"]))
-    raises(exceptions.InvalidPath, lambda: c.sys.list_leases(prefix="aws"))
+    raises(exceptions.InvalidPath, lambda: c.sys.list_leases(prefix="pki"))
 
 
 @case("lease", "revoke_prefix")
-@with_lease
-def _(c, issued):
+@with_pki
+def _(c):
+    issued = issue_leased(c)
     assert bool(c.sys.revoke_prefix(prefix=issued["lease_id"]))
 
 
 @case("lease", "revoke_force")
-@with_lease
-def _(c, issued):
+@with_pki
+def _(c):
+    issued = issue_leased(c)
     assert bool(c.sys.revoke_force(issued["lease_id"]))
 
 

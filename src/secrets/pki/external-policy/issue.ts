@@ -7,7 +7,7 @@ import type { Authority } from '../authority.js';
 import { consultationDecider } from '../deciders.js';
 import { streams, type ConsultationData } from '../events.js';
 import { urlExtensions } from '../issuance.js';
-import { isSelfSigned, verifiedCsr } from '../issue.js';
+import { isSelfSigned, verifiedCsr, type Issued } from '../issue.js';
 import { buildCsr } from '../ca.js';
 import { encodeIssued, formatOf, issuedIdentity, privateKeyFormatOf } from '../present.js';
 import { durationText } from '../role.js';
@@ -25,6 +25,7 @@ import { keyIdentifier, normaliseKeySpec } from '../../../x509/keys.js';
 import { parseCertificate, type ParsedCertificate } from '../../../x509/parse.js';
 import { rewriteExtensions } from '../rewrite-extensions.js';
 import { consult, ConsultationFailure, type PolicyAnswer } from './client.js';
+import { leaseAnswer, leaseFor } from '../leases.js';
 import { defaultExternalPolicy, type ExternalPolicyConfig } from './config.js';
 
 /**
@@ -48,6 +49,8 @@ export interface ExternalRequest {
   raw: Record<string, unknown>;
   token: SecretsToken | undefined;
   meta: AuditMetadata;
+  /** the request's path under `/v1/`: the service's `generate_lease` makes a lease there */
+  leasePath?: string;
 }
 
 export const externalPolicyOf = (authority: Authority, mount: string): ExternalPolicyConfig =>
@@ -121,10 +124,7 @@ async function generatedRequest(raw: Record<string, unknown>) {
 }
 
 /** Issues, signs or signs an intermediate through the external policy service. */
-export async function externalIssue(
-  authority: Authority,
-  r: ExternalRequest,
-): Promise<{ data: Record<string, unknown>; warnings: string[] }> {
+export async function externalIssue(authority: Authority, r: ExternalRequest): Promise<Issued> {
   const config = externalPolicyOf(authority, r.mount);
   if (!config.enabled)
     throw new ValidationError(
@@ -219,7 +219,9 @@ export async function externalIssue(
   // The issuer, the serial and the record are decided in one command, on the state as it is then;
   // a refusal of the answer is recorded by that command and kept (it is returned, not thrown).
   const decided = await authority.run(
-    (): { built: Built; serialHex: string } | { refused: ValidationError } => {
+    ():
+      | { built: Built; serialHex: string; leaseId: string | undefined }
+      | { refused: ValidationError } => {
       let built: Built;
       try {
         const issuer = answer.issuer_ref
@@ -261,6 +263,12 @@ export async function externalIssue(
       const serialHex = serialText(built.serial);
       const issued = parseCertificate(built.der);
       record({ outcome: 'approved', answer: answerText, detail: '', serial: serialHex });
+      // The service's generate_lease, as a role's: a stored certificate only.
+      const leaseId = leaseFor(
+        authority,
+        answer.generate_lease && answer.store_certificate,
+        r.leasePath,
+      );
       authority.recordIssued(r.mount, r.meta, {
         serial: serialHex,
         issuerId: built.issuerId,
@@ -269,12 +277,13 @@ export async function externalIssue(
         commonName: issued.commonName,
         isCa: r.mode === 'ica',
         stored: answer.store_certificate,
+        ...(leaseId === undefined ? {} : { leaseId }),
       });
-      return { built, serialHex };
+      return { built, serialHex, leaseId };
     },
   );
   if ('refused' in decided) throw decided.refused;
-  const { built, serialHex } = decided;
+  const { built, serialHex, leaseId } = decided;
   const certificatePem = pem('CERTIFICATE', built.der);
   const data = encodeIssued(
     {
@@ -289,10 +298,10 @@ export async function externalIssue(
     format,
     keyFormat,
   );
-  const warnings = [...answer.warnings];
-  if (answer.generate_lease)
-    warnings.push(
-      'generate_lease is not supported by Keel; no lease was created for this certificate',
-    );
-  return { data: { ...data, ...issuedIdentity(serialHex, built.notAfter) }, warnings };
+  const lease = leaseAnswer(authority, leaseId, built.notAfter);
+  return {
+    data: { ...data, ...issuedIdentity(serialHex, built.notAfter) },
+    warnings: [...answer.warnings],
+    ...(lease === undefined ? {} : { lease }),
+  };
 }

@@ -54,8 +54,14 @@ export function reply(
   d: FieldData<Fields>,
   data: unknown,
   warnings: readonly string[] = [],
+  /** a certificate's lease (`generate_lease`): not renewable, it ends with the certificate */
+  lease?: { id: string; duration: number },
 ): void {
-  send(ctx, data, [...warnings, ...d.warnings]);
+  const all = [...warnings, ...d.warnings];
+  sendVault(ctx, data, {
+    ...(all.length > 0 ? { warnings: all } : {}),
+    ...(lease === undefined ? {} : { leaseId: lease.id, leaseDuration: lease.duration }),
+  });
 }
 
 /** Audit metadata of the request. */

@@ -1,4 +1,5 @@
 import type { RouterContext } from '@koa/router';
+import type { Mount } from '../../../http/types.js';
 import {
   EXTERNAL_ICA,
   EXTERNAL_ISSUE,
@@ -21,10 +22,12 @@ import {
   SIGN_VERBATIM_ROLE,
 } from '../paths.js';
 import { signIntermediate, signSelfIssued } from '../sign-ca.js';
-import { issue, sign } from '../issue.js';
+import { issue, sign, type Issued } from '../issue.js';
 import { signVerbatim } from '../sign-verbatim.js';
 import { externalIssue, type Mode } from '../external-policy/issue.js';
-import { declarePath, type PathSchema } from '../../fields.js';
+import { declarePath, type FieldData, type Fields, type PathSchema } from '../../fields.js';
+import type { AuditMetadata } from '../../../core/events.js';
+import type { Authority } from '../authority.js';
 import { input, meta, param, pkiRoute, reply, type PkiRoute } from './common.js';
 
 /**
@@ -37,37 +40,52 @@ import { input, meta, param, pkiRoute, reply, type PkiRoute } from './common.js'
 const refOf = (issuerPath: boolean) => (ctx: RouterContext) =>
   issuerPath ? param(ctx, 'issuer_ref') : undefined;
 
-const issueRoute = (path: typeof ISSUE, issuerPath: boolean) =>
+/**
+ * The request's path under `/v1/` (`pki/issue/web`, `pki/issuer/default/sign/web`): the mount's
+ * path and the route's pattern with its segments filled in. A certificate's lease is named after it.
+ */
+const requestPath = (mount: Mount, schema: { pattern: string }, ctx: RouterContext): string =>
+  `${mount.path}${schema.pattern.replace(/:(\w+)/g, (_, name: string) => ctx.params[name] ?? '')}`;
+
+/**
+ * A route that issues or signs a leaf: `make` is given the request's fields, the issuer the path
+ * names and the request's path (what a role's `generate_lease` names the lease after).
+ */
+const leafRoute = <F extends Fields>(
+  path: PathSchema<F>,
+  issuerPath: boolean,
+  make: (
+    authority: Authority,
+    mount: string,
+    meta: AuditMetadata,
+    d: FieldData<F>,
+    issuerRef: string | undefined,
+    at: string,
+  ) => Promise<Issued>,
+) =>
   pkiRoute(path, {
-    update: async (ctx, { authority, id }, parse) => {
+    update: async (ctx, { authority, id, mount }, parse) => {
       const d = parse();
-      const out = await issue(authority, id, meta(ctx), d.get('role'), refOf(issuerPath)(ctx), d);
-      reply(ctx, d, out.data, out.warnings);
+      const at = requestPath(mount, path, ctx);
+      const out = await make(authority, id, meta(ctx), d, refOf(issuerPath)(ctx), at);
+      reply(ctx, d, out.data, out.warnings, out.lease);
     },
   });
+
+const issueRoute = (path: typeof ISSUE, issuerPath: boolean) =>
+  leafRoute(path, issuerPath, (a, id, m, d, ref, at) => issue(a, id, m, d.get('role'), ref, d, at));
 export const ISSUE_ROUTE = issueRoute(ISSUE, false);
 export const ISSUER_ISSUE_ROUTE = issueRoute(ISSUER_ISSUE, true);
 
 const signRoute = (path: typeof SIGN, issuerPath: boolean) =>
-  pkiRoute(path, {
-    update: async (ctx, { authority, id }, parse) => {
-      const d = parse();
-      const out = await sign(authority, id, meta(ctx), d.get('role'), refOf(issuerPath)(ctx), d);
-      reply(ctx, d, out.data, out.warnings);
-    },
-  });
+  leafRoute(path, issuerPath, (a, id, m, d, ref, at) => sign(a, id, m, d.get('role'), ref, d, at));
 export const SIGN_ROUTE = signRoute(SIGN, false);
 export const ISSUER_SIGN_ROUTE = signRoute(ISSUER_SIGN, true);
 
 const verbatimRoute = (path: typeof SIGN_VERBATIM, issuerPath: boolean) =>
-  pkiRoute(path, {
-    update: async (ctx, { authority, id }, parse) => {
-      const d = parse();
-      const ref = refOf(issuerPath)(ctx);
-      const out = await signVerbatim(authority, id, meta(ctx), d.get('role'), ref, d);
-      reply(ctx, d, out.data, out.warnings);
-    },
-  });
+  leafRoute(path, issuerPath, (a, id, m, d, ref, at) =>
+    signVerbatim(a, id, m, d.get('role'), ref, d, at),
+  );
 export const SIGN_VERBATIM_ROUTE = verbatimRoute(SIGN_VERBATIM, false);
 export const SIGN_VERBATIM_ROLE_ROUTE = verbatimRoute(SIGN_VERBATIM_ROLE, false);
 export const ISSUER_SIGN_VERBATIM_ROUTE = verbatimRoute(ISSUER_SIGN_VERBATIM, true);
@@ -92,8 +110,9 @@ const externalRoutes = (
           raw: input(ctx),
           token: ctx.state.token,
           meta: meta(ctx),
+          leasePath: requestPath(mount, p, ctx),
         });
-        reply(ctx, d, out.data, out.warnings);
+        reply(ctx, d, out.data, out.warnings, out.lease);
       },
     }),
   );
