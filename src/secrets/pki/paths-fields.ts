@@ -122,18 +122,35 @@ export const URLS = {
   ocsp_servers: field.commaSlice('OCSP server URLs'),
 };
 
-/** Tidy operations of the reference that Keel does not run: accepted and named in a warning. */
-export const NOT_RUN_TIDY = {
-  tidy_revoked_cert_issuer_associations: field.bool('Not run by Keel', { default: false }),
-  tidy_expired_issuers: field.bool('Not run by Keel', { default: false }),
-  tidy_move_legacy_ca_bundle: field.bool('Not run by Keel', { default: false }),
-  tidy_revocation_queue: field.bool('Not run by Keel', { default: false }),
-  tidy_cross_cluster_revoked_certs: field.bool('Not run by Keel', { default: false }),
-  tidy_acme: field.bool('Not run by Keel', { default: false }),
-};
+/**
+ * Tidy operations of the reference that have nothing to tidy in Keel, with the reason: accepted
+ * and named in a warning.
+ */
+export const NOTHING_TO_TIDY = {
+  tidy_revoked_cert_issuer_associations: 'every revocation is recorded with its issuer',
+  tidy_move_legacy_ca_bundle: 'it keeps no legacy CA bundle',
+  tidy_revocation_queue: 'it has no cross-cluster revocation queue',
+  tidy_cross_cluster_revoked_certs: 'it has no cross-cluster revocation queue',
+} as const;
 
+/**
+ * Tidy operations of the reference that would remove something Keel keeps, with what: a tidy or
+ * auto-tidy asking for one is refused.
+ */
+export const NOT_RUN_TIDY = {
+  tidy_expired_issuers: 'an expired issuer is kept until it is deleted',
+  tidy_acme: 'ACME accounts and expired orders are kept',
+} as const;
+
+const nothing = field.bool('Nothing to tidy in Keel', { default: false });
+const refused = field.bool('Not run by Keel: refused', { default: false });
 export const TIDY = {
-  ...NOT_RUN_TIDY,
+  tidy_revoked_cert_issuer_associations: nothing,
+  tidy_move_legacy_ca_bundle: nothing,
+  tidy_revocation_queue: nothing,
+  tidy_cross_cluster_revoked_certs: nothing,
+  tidy_expired_issuers: refused,
+  tidy_acme: refused,
   safety_buffer: field.duration('How long past expiry a certificate is kept'),
   tidy_cert_store: field.bool('Remove expired certificates from storage'),
   tidy_revoked_certs: field.bool('Remove expired certificates from the revoked list'),

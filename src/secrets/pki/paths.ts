@@ -8,7 +8,6 @@ import {
   KEY_REF,
   LEAF_REQUEST,
   NEW_CA_KEY,
-  NOT_RUN_TIDY,
   PRIVATE_KEY_FORMAT,
   REF,
   REVOKE,
@@ -340,7 +339,6 @@ export const AUTO_TIDY = declarePath({
   operations: ['read', 'update'],
   fields: {
     ...TIDY,
-    ...NOT_RUN_TIDY,
     enabled: field.bool('Run tidy periodically'),
     interval_duration: field.duration('How often tidy runs'),
   },

@@ -42,9 +42,41 @@ describe('tidy off the request path', () => {
     ]);
   });
 
-  it('names the tidy operations Keel does not run', async () => {
-    const res = await t.pki('POST', 'tidy', { tidy_cert_store: true, tidy_acme: true });
-    expect(warnings(res)).toContain('tidy_acme is not run by Keel; the operation is ignored');
+  it('refuses, starting nothing, a tidy or auto-tidy that asks for an operation Keel does not run', async () => {
+    for (const [field, reason] of [
+      ['tidy_acme', 'ACME accounts and expired orders are kept'],
+      ['tidy_expired_issuers', 'an expired issuer is kept until it is deleted'],
+    ] as const) {
+      const before = t.app.core.store.lastPosition();
+      const res = await t.pki('POST', 'tidy', { tidy_cert_store: true, [field]: true });
+      expect(res.status, res.text).toBe(400);
+      expect((res.json as { errors: string[] }).errors[0]).toBe(
+        `${field} is not run by Keel: ${reason}`,
+      );
+      const auto = await t.pki('POST', 'config/auto-tidy', {
+        enabled: true,
+        tidy_cert_store: true,
+        [field]: true,
+      });
+      expect(auto.status, auto.text).toBe(400);
+      expect(t.app.core.store.lastPosition()).toBe(before);
+    }
+    expect(scheduled('pki-tidy')).toHaveLength(0);
+  });
+
+  it('names the operations that have nothing to tidy in Keel, and runs the rest', async () => {
+    const res = await t.pki('POST', 'tidy', {
+      tidy_cert_store: true,
+      tidy_move_legacy_ca_bundle: true,
+      tidy_revoked_cert_issuer_associations: true,
+    });
+    expect(res.status).toBe(202);
+    expect(warnings(res)).toEqual(
+      expect.arrayContaining([
+        'tidy_revoked_cert_issuer_associations has nothing to tidy in Keel: every revocation is recorded with its issuer',
+        'tidy_move_legacy_ca_bundle has nothing to tidy in Keel: it keeps no legacy CA bundle',
+      ]),
+    );
     await t.settle();
     expect((await t.pki('GET', 'tidy-status')).data.state).toBe('Finished');
   });

@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import { ValidationError } from '../../../core/errors.js';
 import type { AutoTidyConfig, TidyParams } from '../events.js';
 import { segmentsOnly, type FieldData } from '../../fields.js';
-import { NOT_RUN_TIDY, type TIDY } from '../paths-fields.js';
+import { NOTHING_TO_TIDY, NOT_RUN_TIDY, type TIDY } from '../paths-fields.js';
 import { AUTO_TIDY, TIDY_PATH } from '../paths.js';
 import {
   autoTidyConfig,
@@ -15,11 +15,19 @@ import { meta, pkiRoute, reply, send } from './common.js';
 
 type TidyFields = FieldData<typeof TIDY>;
 
-/** Tidy operations the reference has and Keel does not run: named in a warning when set. */
-const notRun = (b: TidyFields): string[] =>
-  (Object.keys(NOT_RUN_TIDY) as (keyof typeof NOT_RUN_TIDY)[])
-    .filter((f) => b.get(f))
-    .map((f) => `${f} is not run by Keel; the operation is ignored`);
+/**
+ * The reference's tidy operations that Keel does not run: one that would remove what Keel keeps is
+ * refused (before anything starts or is stored); one with nothing to tidy in Keel is named in a
+ * warning.
+ */
+const notRun = (b: TidyFields): string[] => {
+  for (const [f, reason] of Object.entries(NOT_RUN_TIDY))
+    if (b.get(f as keyof typeof NOT_RUN_TIDY))
+      throw new ValidationError(`${f} is not run by Keel: ${reason}`);
+  return Object.entries(NOTHING_TO_TIDY)
+    .filter(([f]) => b.get(f as keyof typeof NOTHING_TO_TIDY))
+    .map(([f, reason]) => `${f} has nothing to tidy in Keel: ${reason}`);
+};
 
 function safetyBuffer(b: TidyFields, fallback: number): number {
   const s = b.get('safety_buffer') ?? fallback;
@@ -49,6 +57,7 @@ const accepted = (ctx: Context, warnings: readonly string[]) => {
 export const TIDY_ROUTE = pkiRoute(TIDY_PATH, {
   update: async (ctx, { authority, id }, parse) => {
     const b = parse();
+    const skipped = notRun(b);
     const params: TidyParams = {
       safetyBuffer: safetyBuffer(b, 72 * 3600),
       tidyCertStore: b.get('tidy_cert_store') ?? false,
@@ -57,7 +66,7 @@ export const TIDY_ROUTE = pkiRoute(TIDY_PATH, {
     if (!params.tidyCertStore && !params.tidyRevokedCerts)
       return accepted(ctx, [
         'Manual tidy requested but no tidy operations were set. Enable at least one tidy operation to be run (tidy_cert_store or tidy_revoked_certs).',
-        ...notRun(b),
+        ...skipped,
         ...b.warnings,
       ]);
     const started = await startTidy(authority, id, meta(ctx), params, false);
@@ -65,7 +74,7 @@ export const TIDY_ROUTE = pkiRoute(TIDY_PATH, {
       started
         ? "Tidy operation successfully started. Any information from the operation will be printed to Keel's server logs."
         : 'Tidy operation already in progress.',
-      ...notRun(b),
+      ...skipped,
       ...b.warnings,
     ]);
   },
@@ -93,6 +102,7 @@ export const AUTO_TIDY_ROUTE = pkiRoute(AUTO_TIDY, {
   read: (ctx, { authority, id }) => send(ctx, autoTidyConfig(authority, id)),
   update: async (ctx, { authority, id }, parse) => {
     const b = parse();
+    const skipped = notRun(b);
     const next = await configureAutoTidy(authority, id, meta(ctx), (c) => {
       const next: AutoTidyConfig = {
         enabled: b.get('enabled') ?? c.enabled,
@@ -109,6 +119,6 @@ export const AUTO_TIDY_ROUTE = pkiRoute(AUTO_TIDY, {
         );
       return next;
     });
-    reply(ctx, b, next, notRun(b));
+    reply(ctx, b, next, skipped);
   },
 });
