@@ -74,8 +74,10 @@ describe('CRLs under random interleavings of revocations, rotations and other pr
           const last = crls().at(-1) as { data: { asOf?: number } } | undefined;
           if (last?.data.asOf === 0) expect((await t.pki('GET', 'crl/rotate')).status).toBe(200);
 
-          const revoked = ((await t.pki('LIST', 'certs/revoked')).data as { keys?: string[] })
-            .keys!;
+          // An empty list is a 404 without keys, as the reference answers it (a run of waves
+          // without a revocation, when no run before revoked anything).
+          const revoked =
+            ((await t.pki('LIST', 'certs/revoked')).data as { keys?: string[] }).keys ?? [];
           expect([...pkiCrl.issuerCrlSerials(t)].sort()).toEqual([...revoked].sort());
           const numbers = crls().map((e) => (e.data as { number: number }).number);
           expect(numbers).toEqual(numbers.map((_, i) => numbers[0]! + i));
