@@ -7,6 +7,7 @@ import type {
   CrlEvent,
   IssuerEvent,
   KeyEvent,
+  LeaseEvent,
   RoleEvent,
 } from './events.js';
 
@@ -54,4 +55,12 @@ export const consultationDecider: Decider<Presence, ConsultationEvent> = {
   evolve: () => ({ exists: true }),
   accepts: (s) => !s.exists,
   describe: (s) => (s.exists ? 'recorded' : 'absent'),
+};
+
+/** A certificate's lease ends once: a second revocation of it is refused (and not recorded). */
+export const leaseDecider: Decider<Presence, LeaseEvent> = {
+  initialState: () => ({ exists: false }),
+  evolve: () => ({ exists: true }),
+  accepts: (s) => !s.exists,
+  describe: (s) => (s.exists ? 'revoked' : 'live'),
 };

@@ -162,6 +162,15 @@ export interface ConsultationData extends OnMount {
 
 export type ConsultationEvent = { type: 'PkiExternalPolicyConsulted'; data: ConsultationData };
 
+/**
+ * A certificate's lease (`generate_lease`) was revoked: it ends here, whether or not the
+ * certificate was revoked before (a `revoke` of the certificate leaves its lease as it is).
+ */
+export type LeaseEvent = {
+  type: 'PkiLeaseRevoked';
+  data: OnMount & { serial: string; leaseId: string; revokedAt: string };
+};
+
 /** A CRL signed by one issuer; the DER is in the event so a replay restores the exact bytes. */
 export interface CrlBuiltData extends OnMount {
   issuerId: string;
@@ -194,9 +203,13 @@ export type PkiEvent =
   | IssuerEvent
   | ConfigEvent
   | CrlEvent
-  | ConsultationEvent;
+  | ConsultationEvent
+  | LeaseEvent;
 
-/** Stream names: one per serial, role, key, issuer and CRL; one for the mount's configuration. */
+/**
+ * Stream names: one per serial, role, key, issuer and CRL; one for the mount's configuration; one
+ * per leased certificate for the end of its lease.
+ */
 export const streams = {
   cert: streamName`pki/${'mount'}/cert/${'serial'}`,
   role: streamName`pki/${'mount'}/role/${'name'}`,
@@ -205,6 +218,7 @@ export const streams = {
   crl: streamName`pki/${'mount'}/crl/${'issuerId'}`,
   config: streamName`pki/${'mount'}/config`,
   consultation: streamName`pki/${'mount'}/consultation/${'requestUuid'}`,
+  lease: streamName`pki/${'mount'}/lease/${'serial'}`,
 };
 
 /** The event types this context owns. */
@@ -232,4 +246,5 @@ export const PKI_EVENT_TYPES: readonly PkiEvent['type'][] = [
   'PkiAutoTidyConfigured',
   'PkiExternalPolicyConfigured',
   'PkiExternalPolicyConsulted',
+  'PkiLeaseRevoked',
 ];

@@ -6,6 +6,8 @@ import type { Authority } from './authority.js';
 import { REVOKE_PATH } from './paths.js';
 import type { LeaseRow } from './projection.js';
 import { revoke } from './revoke.js';
+import { leaseDecider } from './deciders.js';
+import { streams } from './events.js';
 import type { Role } from './role.js';
 
 /**
@@ -15,8 +17,8 @@ import type { Role } from './role.js';
  * disabling) revokes the certificate, which its issuer's CRL then lists; a lease that reaches its
  * end is gone with nothing more to do, the certificate having expired.
  *
- * The lease lives in the certificate's own row: live while the certificate is neither revoked nor
- * past its `notAfter`.
+ * The lease lives in the certificate's own row and event: live until it is revoked itself or the
+ * certificate's `notAfter` passes. A `revoke` of the certificate leaves it, as the reference's does.
  */
 
 /** Whether a role makes leases: `generate_lease`, unless it stores nothing (`no_store` wins). */
@@ -113,10 +115,26 @@ export class PkiLeases implements LeaseProvider {
     }
   }
 
+  /**
+   * Revokes the certificate (a certificate revoked already, or about to expire, is left as it is,
+   * as `revoke` leaves it) and ends the lease, in one command.
+   */
   async #revoke(row: LeaseRow, metadata: AuditMetadata): Promise<void> {
     const authority = this.#authority;
     const fields = parseFields(REVOKE_PATH, { serial_number: row.serial });
-    await authority.run(() => revoke(authority, row.mount, metadata, fields));
+    const { mount, serial, lease_id: leaseId } = row;
+    await authority.run(() =>
+      authority.atomically(() => {
+        revoke(authority, mount, metadata, fields);
+        const revokedAt = authority.core.clock.now().toISOString();
+        authority.append(
+          streams.lease(mount, serial),
+          leaseDecider,
+          () => [{ type: 'PkiLeaseRevoked' as const, data: { mount, serial, leaseId, revokedAt } }],
+          metadata,
+        );
+      }),
+    );
   }
 
   #info(row: LeaseRow): LeaseInfo {

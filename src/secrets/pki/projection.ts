@@ -47,7 +47,7 @@ const SCHEMA = `
   CREATE TABLE IF NOT EXISTS pki_certs (mount TEXT NOT NULL, serial TEXT NOT NULL, issuer_id TEXT NOT NULL, certificate TEXT NOT NULL,
     not_after TEXT NOT NULL, common_name TEXT NOT NULL, is_ca INTEGER NOT NULL, stored INTEGER NOT NULL,
     revoked_at TEXT, reason INTEGER, position INTEGER NOT NULL, revoked_position INTEGER,
-    lease_id TEXT, lease_token TEXT, leased_at TEXT, PRIMARY KEY (mount, serial));
+    lease_id TEXT, lease_token TEXT, leased_at TEXT, lease_revoked_at TEXT, PRIMARY KEY (mount, serial));
   CREATE UNIQUE INDEX IF NOT EXISTS pki_certs_lease ON pki_certs (lease_id) WHERE lease_id IS NOT NULL;
   CREATE INDEX IF NOT EXISTS pki_certs_lease_token ON pki_certs (lease_token) WHERE lease_token IS NOT NULL;
   CREATE INDEX IF NOT EXISTS pki_certs_revoked ON pki_certs (mount, issuer_id, revoked_at) WHERE revoked_at IS NOT NULL;
@@ -68,6 +68,7 @@ export const CERTIFICATE_ONLY: ReadonlySet<string> = new Set<string>([
   'CertificateDeleted',
   'PkiCrlBuilt',
   'PkiDeltaCrlBuilt',
+  'PkiLeaseRevoked',
 ]);
 
 /**
@@ -79,7 +80,7 @@ export const pkiProjection = (
   onChanged: (event: StoredEvent) => void = () => undefined,
 ): Projection => ({
   name: 'pki',
-  version: 7,
+  version: 8,
   tables: TABLES,
   // What issuance reads; certificates and CRLs are what it wrote (and CRLs are signed).
   guarded: ['pki_roles', 'pki_keys', 'pki_issuers', 'pki_config'],
@@ -155,6 +156,9 @@ export const pkiProjection = (
            certificate = CASE WHEN pki_certs.certificate = '' THEN excluded.certificate ELSE pki_certs.certificate END`,
       ),
       delCert: db.prepare('DELETE FROM pki_certs WHERE mount = ? AND serial = ?'),
+      endLease: db.prepare(
+        'UPDATE pki_certs SET lease_revoked_at = ? WHERE mount = ? AND serial = ?',
+      ),
       putCrl: db.prepare(
         `INSERT INTO pki_crls (mount, issuer_id, number, this_update, next_update, crl, as_of, version) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (mount, issuer_id) DO UPDATE SET number = excluded.number, this_update = excluded.this_update,
@@ -318,6 +322,9 @@ export const pkiProjection = (
         }
         case 'CertificateDeleted':
           s.delCert.run(e.data.mount, e.data.serial);
+          break;
+        case 'PkiLeaseRevoked':
+          s.endLease.run(e.data.revokedAt, e.data.mount, e.data.serial);
           break;
         case 'PkiDeltaCrlBuilt': {
           const d = e.data;
@@ -525,16 +532,16 @@ export class PkiQueries {
       ),
       lease: db.prepare<[string, string], LeaseRow>(
         `SELECT mount, serial, lease_id, lease_token, leased_at, not_after FROM pki_certs
-         WHERE lease_id = ? AND revoked_at IS NULL AND not_after > ?`,
+         WHERE lease_id = ? AND lease_revoked_at IS NULL AND not_after > ?`,
       ),
       leasesFrom: db.prepare<[number, string, string], LeaseRow>(
         `SELECT mount, serial, lease_id, lease_token, leased_at, not_after FROM pki_certs
-         WHERE lease_id IS NOT NULL AND substr(lease_id, 1, ?) = ? AND revoked_at IS NULL
+         WHERE lease_id IS NOT NULL AND substr(lease_id, 1, ?) = ? AND lease_revoked_at IS NULL
            AND not_after > ? ORDER BY lease_id`,
       ),
       leasesOfToken: db.prepare<[string, string], LeaseRow>(
         `SELECT mount, serial, lease_id, lease_token, leased_at, not_after FROM pki_certs
-         WHERE lease_token = ? AND revoked_at IS NULL AND not_after > ? ORDER BY lease_id`,
+         WHERE lease_token = ? AND lease_revoked_at IS NULL AND not_after > ? ORDER BY lease_id`,
       ),
       expired: db.prepare<[string, string], CertRow>(
         'SELECT * FROM pki_certs WHERE mount = ? AND not_after < ? AND is_ca = 0',
@@ -569,7 +576,7 @@ export class PkiQueries {
       ? this.#s.revokedOf.all(mount, issuerId)
       : this.#s.revokedSince.all(mount, issuerId, since);
   expiredBefore = (mount: string, time: string): CertRow[] => this.#s.expired.all(mount, time);
-  /** A certificate's lease, while it lasts (not revoked, not past `now`, its `notAfter`). */
+  /** A certificate's lease, while it lasts (not revoked itself, not past its `notAfter`). */
   lease = (leaseId: string, now: string): LeaseRow | undefined => this.#s.lease.get(leaseId, now);
   /** The leases that last at `now` whose ids start with `prefix`, by id. */
   leasesWithPrefix = (prefix: string, now: string): LeaseRow[] =>

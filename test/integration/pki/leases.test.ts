@@ -91,6 +91,21 @@ describe('a role with generate_lease', () => {
     expect((await lookup(out.lease_id)).status).toBe(400);
   });
 
+  it("outlives a revoke of its certificate, as the reference's does, and then ends once", async () => {
+    const out = await issueLeased();
+    const serial = out.data.serial_number as string;
+    expect((await t.pki('POST', 'revoke', { serial_number: serial })).status).toBe(200);
+    expect((await lookup(out.lease_id)).status).toBe(200);
+    const before = t.app.core.store.lastPosition();
+    expect((await v1('PUT', 'sys/leases/revoke', { lease_id: out.lease_id })).status).toBe(204);
+    expect((await lookup(out.lease_id)).status).toBe(400);
+    expect(await certRevoked(serial)).toBe(true);
+    // The lease's end alone was recorded; a second revocation records nothing.
+    expect(t.app.core.store.lastPosition()).toBe(before + 1);
+    expect((await v1('PUT', 'sys/leases/revoke', { lease_id: out.lease_id })).status).toBe(204);
+    expect(t.app.core.store.lastPosition()).toBe(before + 1);
+  });
+
   it('makes leases on sign, sign-verbatim and the issuer paths, named after each', async () => {
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
     const dir = mkdtempSync(join(tmpdir(), 'keel-lease-csr-'));
