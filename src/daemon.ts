@@ -16,13 +16,14 @@ import type { RequestListener } from 'node:http';
 import type { App, AppDeps } from './app.js';
 import { createApp } from './app.js';
 import { scratchRoot, type Config } from './config.js';
+import { stopProcessesIn } from './scratch-processes.js';
 import type { ListeningServer } from './http/server.js';
 import { listen } from './http/server.js';
 import { startListenerTls } from './http/listener-tls.js';
 
 /**
- * One daemon per data directory: a lock file holding the owner's pid. Taking it empties the
- * directory's scratch (`scratchRoot`).
+ * One daemon per data directory: a lock file holding the owner's pid. Taking it stops what an
+ * earlier daemon's phases left running in the directory's scratch (`scratchRoot`), then empties it.
  */
 export class DataDirLock {
   readonly path: string;
@@ -34,7 +35,8 @@ export class DataDirLock {
     this.path = join(dataDir, 'keel.lock');
   }
 
-  acquire(): void {
+  /** Takes the lock; answers the pids of the processes a killed daemon's phases left running. */
+  acquire(): number[] {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const fd = openSync(this.path, 'wx', 0o600);
@@ -42,9 +44,11 @@ export class DataDirLock {
         closeSync(fd);
         this.#held = true;
         // No other daemon serves the directory now: what is in its scratch is an earlier one's,
-        // left by a phase it could not finish (killed), and may hold a workspace's secrets.
+        // left by a phase it could not finish (killed): its terraform, still running, and files
+        // that may hold a workspace's secrets.
+        const stopped = stopProcessesIn(scratchRoot(this.#dataDir));
         rmSync(scratchRoot(this.#dataDir), { recursive: true, force: true });
-        return;
+        return stopped;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
         const pid = Number(readFileSync(this.path, 'utf8').trim());
@@ -106,7 +110,7 @@ export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<D
   // A worker of `--workers` serves the directory its primary has locked (and checkpoints).
   const worker = config.workers > 1 && cluster.isWorker;
   const lock = new DataDirLock(config.dataDir);
-  if (!worker) lock.acquire();
+  const leftRunning = worker ? [] : lock.acquire();
   let app: App | undefined;
   let server: ListeningServer | undefined;
   try {
@@ -136,6 +140,11 @@ export async function startDaemon(config: Config, deps: AppDeps = {}): Promise<D
       writeFileSync(bootstrapPath, `${JSON.stringify(boot, null, 2)}\n`, { mode: 0o600 });
       chmodSync(bootstrapPath, 0o600);
     }
+    if (leftRunning.length > 0)
+      app.core.logger.warn(
+        { pids: leftRunning },
+        "stopped the phases a killed daemon left running in the data directory's scratch",
+      );
     app.start();
     const running = app;
     const listening = server;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { Checkpointer } from './core/checkpointer.js';
 import { openDatabase } from './core/database.js';
 import type { Logger } from './core/logger.js';
+import { stopProcessesIn } from './scratch-processes.js';
 import { processScratch, type Config } from './config.js';
 import { DataDirLock } from './daemon.js';
 
@@ -36,7 +37,12 @@ export interface Primary {
 export async function startPrimary(config: Config, logger: Logger): Promise<Primary> {
   mkdirSync(config.dataDir, { recursive: true });
   const lock = new DataDirLock(config.dataDir);
-  lock.acquire();
+  const leftRunning = lock.acquire();
+  if (leftRunning.length > 0)
+    logger.warn(
+      { pids: leftRunning },
+      "stopped the phases a killed daemon left running in the data directory's scratch",
+    );
   const workers = new Set<Worker>();
   let stopping = false;
   let serving = false;
@@ -53,12 +59,15 @@ export async function startPrimary(config: Config, logger: Logger): Promise<Prim
       });
       worker.once('exit', (code, signal) => {
         workers.delete(worker);
-        // What its phases left in clear: a worker killed mid-phase could not remove it.
-        if (worker.process.pid !== undefined)
-          rmSync(processScratch(config.dataDir, worker.process.pid), {
-            recursive: true,
-            force: true,
-          });
+        // What its phases left: a worker killed mid-phase could stop neither its terraform nor
+        // remove its files (in clear).
+        if (worker.process.pid !== undefined) {
+          const scratch = processScratch(config.dataDir, worker.process.pid);
+          const stopped = stopProcessesIn(scratch);
+          if (stopped.length > 0)
+            logger.warn({ pids: stopped }, 'stopped the phases a dead worker left running');
+          rmSync(scratch, { recursive: true, force: true });
+        }
         reject(new Error(`a worker exited (${signal ?? code}) before it served`));
         if (stopping || !serving) return;
         // One that never served would fail again: no loop of forks, the others go on serving.

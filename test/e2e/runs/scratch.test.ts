@@ -1,4 +1,12 @@
-import { existsSync, mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve, sep } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -27,6 +35,41 @@ const filesHolding = (dir: string, needle: string): string[] =>
   existsSync(dir)
     ? filesUnder(dir).filter((f) => statSync(f).isFile() && readFileSync(f).includes(needle))
     : [];
+
+/**
+ * The engine processes (the fake terraform) running in a directory under `dir`, found by `pgrep`
+ * and their working directories.
+ */
+function enginesIn(dir: string): number[] {
+  let out = '';
+  try {
+    out = execFileSync('pgrep', ['-f', FAKE]).toString();
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+  const root = realpathSync(dir);
+  return out
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`).startsWith(`${root}${sep}`) && running(pid);
+      } catch {
+        return false;
+      }
+    });
+}
+
+/** Whether a process runs (a zombie, killed and not yet reaped, does not). */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
 
 /**
  * On a daemon serving `url`: a workspace with a sensitive variable and a plan that stays running
@@ -75,14 +118,19 @@ describe("a command engine's scratch directory", () => {
     await expect(startDaemon({ dataDir, env })).rejects.toThrow(/another Keel process/);
     expect(held.every((f) => existsSync(f))).toBe(true);
 
+    const engines = enginesIn(join(dataDir, 'scratch'));
+    expect(engines.length).toBeGreaterThan(0);
     await first.stop('SIGKILL');
-    // Nothing removed it: the process was killed.
+    // Nothing removed it, nor stopped its terraform: the process was killed.
     expect(held.every((f) => existsSync(f))).toBe(true);
+    expect(engines.filter(running)).toEqual(engines);
 
     const second = await startDaemon({ dataDir, env });
     daemons.push(second);
-    // Serving: what the killed daemon left is gone (the run's plan, started again, has its own).
+    // Serving: what the killed daemon left is gone (the run's plan, started again, has its own),
+    // and its terraform stopped.
     expect(held.filter((f) => existsSync(f))).toEqual([]);
+    expect(engines.filter(running)).toEqual([]);
   });
 
   it('of a worker killed mid-phase is removed by the primary as it replaces the worker', async () => {
@@ -96,11 +144,15 @@ describe("a command engine's scratch directory", () => {
     // the plan.
     const pid = Number(relative(join(d.dataDir, 'scratch'), held[0]!).split(sep)[0]);
     expect(Number.isInteger(pid) && pid > 0, held[0]).toBe(true);
+    const engines = enginesIn(join(d.dataDir, 'scratch', String(pid)));
+    expect(engines.length).toBeGreaterThan(0);
     process.kill(pid, 'SIGKILL');
     // The primary starts another worker, and removes what the dead one left: its files, then its
     // directory (one recursive removal, which another process can see half done).
     const dead = join(d.dataDir, 'scratch', String(pid));
     await eventually(async () => (existsSync(dead) ? undefined : true));
     expect(held.filter((f) => existsSync(f))).toEqual([]);
+    // Its terraform was stopped before.
+    expect(engines.filter(running)).toEqual([]);
   });
 });
