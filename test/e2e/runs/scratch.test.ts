@@ -61,6 +61,17 @@ function enginesIn(dir: string): number[] {
     });
 }
 
+/** The engines under `dir`, once there is one (the phase writes its files, then starts it). */
+const enginesStarted = (dir: string): Promise<number[]> =>
+  eventually(async () => {
+    const found = enginesIn(dir);
+    return found.length > 0 ? found : undefined;
+  });
+
+/** Once none of `pids` runs any more (a SIGKILL takes a moment to take effect). */
+const allStopped = (pids: number[]): Promise<true> =>
+  eventually(async () => (pids.some(running) ? undefined : true));
+
 /** Whether a process runs (a zombie, killed and not yet reaped, does not). */
 function running(pid: number): boolean {
   try {
@@ -118,8 +129,7 @@ describe("a command engine's scratch directory", () => {
     await expect(startDaemon({ dataDir, env })).rejects.toThrow(/another Keel process/);
     expect(held.every((f) => existsSync(f))).toBe(true);
 
-    const engines = enginesIn(join(dataDir, 'scratch'));
-    expect(engines.length).toBeGreaterThan(0);
+    const engines = await enginesStarted(join(dataDir, 'scratch'));
     await first.stop('SIGKILL');
     // Nothing removed it, nor stopped its terraform: the process was killed.
     expect(held.every((f) => existsSync(f))).toBe(true);
@@ -130,7 +140,7 @@ describe("a command engine's scratch directory", () => {
     // Serving: what the killed daemon left is gone (the run's plan, started again, has its own),
     // and its terraform stopped.
     expect(held.filter((f) => existsSync(f))).toEqual([]);
-    expect(engines.filter(running)).toEqual([]);
+    await allStopped(engines);
   });
 
   it('of a worker killed mid-phase is removed by the primary as it replaces the worker', async () => {
@@ -144,8 +154,7 @@ describe("a command engine's scratch directory", () => {
     // the plan.
     const pid = Number(relative(join(d.dataDir, 'scratch'), held[0]!).split(sep)[0]);
     expect(Number.isInteger(pid) && pid > 0, held[0]).toBe(true);
-    const engines = enginesIn(join(d.dataDir, 'scratch', String(pid)));
-    expect(engines.length).toBeGreaterThan(0);
+    const engines = await enginesStarted(join(d.dataDir, 'scratch', String(pid)));
     process.kill(pid, 'SIGKILL');
     // The primary starts another worker, and removes what the dead one left: its files, then its
     // directory (one recursive removal, which another process can see half done).
@@ -153,6 +162,6 @@ describe("a command engine's scratch directory", () => {
     await eventually(async () => (existsSync(dead) ? undefined : true));
     expect(held.filter((f) => existsSync(f))).toEqual([]);
     // Its terraform was stopped before.
-    expect(engines.filter(running)).toEqual([]);
+    await allStopped(engines);
   });
 });
