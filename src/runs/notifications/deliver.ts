@@ -231,6 +231,7 @@ export function notificationReactor(model: RunsModel, queries: NotificationQueri
     types: ['Run*'],
     async react(event: StoredEvent) {
       await Promise.resolve();
+      if (!queries.anyEnabled()) return;
       const run = model.runs.get(event.stream);
       if (run === null) return;
       const configs = queries

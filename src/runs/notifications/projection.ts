@@ -251,6 +251,18 @@ export class NotificationQueries {
     return r === undefined ? null : toConfig(r);
   }
 
+  /**
+   * Whether any workspace has an enabled configuration with a trigger: until one has, no run event
+   * notifies, and the reactor reads nothing more.
+   */
+  anyEnabled(): boolean {
+    return (
+      this.sql(
+        `SELECT 1 AS one FROM ${T.configs} WHERE enabled = 1 AND triggers <> '[]' LIMIT 1`,
+      ).get() !== undefined
+    );
+  }
+
   ofWorkspace(workspaceId: string): NotificationConfigRow[] {
     return (
       this.sql(`SELECT * FROM ${T.configs} WHERE workspace_id = ? ORDER BY created_at, id`).all(
