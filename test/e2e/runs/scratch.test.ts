@@ -14,6 +14,7 @@ import { eventually, newDataDir, startDaemon, type RunningDaemon } from '../../s
 import { httpRequest } from '../../support/app.js';
 import { queuedRun, uploadedWorkspace } from '../../support/runs-harness.js';
 import { filesUnder } from '../../support/secret-scan.js';
+import { running } from '../../support/processes.js';
 
 /**
  * A command engine's phase runs in a scratch directory holding the workspace's variables, its
@@ -71,16 +72,6 @@ const enginesStarted = (dir: string): Promise<number[]> =>
 /** Once none of `pids` runs any more (a SIGKILL takes a moment to take effect). */
 const allStopped = (pids: number[]): Promise<true> =>
   eventually(async () => (pids.some(running) ? undefined : true));
-
-/** Whether a process runs (a zombie, killed and not yet reaped, does not). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 /**
  * On a daemon serving `url`: a workspace with a sensitive variable and a plan that stays running

@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { stopProcessesIn } from '../../../src/scratch-processes.js';
+import { running } from '../../support/processes.js';
 
 /**
  * What a killed daemon's phases left running in its scratch is stopped by whoever takes the
@@ -33,16 +34,6 @@ const exited = (child: ChildProcess) =>
     if (child.exitCode !== null || child.signalCode !== null) resolve(child.signalCode);
     else child.once('exit', (_code, signal) => resolve(signal));
   });
-
-/** Whether the process runs, as the kernel says (`ps`'s state column, from /proc). */
-function running(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 describe('stopProcessesIn', () => {
   it('kills the processes working under the directory, at any depth, and no other', async () => {
