@@ -748,6 +748,249 @@ def _(c):
         c.sys.disable_auth_method("up-crud")
 
 
+# ---- pki (hvac tests/integration_tests/api/secrets_engines/test_pki.py)
+# Each case mounts a certificate authority at pki-integration-test with an exported root and a
+# role, as hvac's setUp does, and disables it after. hvac's fixture files (a CA key and
+# certificate, a server CSR) are made here by openssl instead.
+
+PKI_MOUNT = "pki-integration-test"
+PKI_ROLE = "role-test"
+
+
+def openssl(*args, stdin=None):
+    import subprocess
+
+    return subprocess.run(["openssl", *args], input=stdin, capture_output=True, text=True, check=True).stdout
+
+
+def pki_fixtures():
+    """hvac's ca-key.pem and ca-cert.pem (a self-signed CA), and server-cert.csr."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        key, cert, skey = d + "/ca-key.pem", d + "/ca-cert.pem", d + "/server-key.pem"
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "30",
+                "-subj", "/CN=hvac fixture CA", "-addext", "basicConstraints=critical,CA:TRUE",
+                "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+        csr = openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", skey, "-subj", "/CN=server.example.com")
+        return open(key).read(), open(cert).read(), csr
+
+
+CA_KEY, CA_CERT, SERVER_CSR = pki_fixtures()
+
+
+def with_pki_mount(fn):
+    def run(c):
+        c.sys.enable_secrets_engine(backend_type="pki", path=PKI_MOUNT)
+        try:
+            c.secrets.pki.generate_root(type="exported", common_name="Vault integration tests", mount_point=PKI_MOUNT)
+            c.secrets.pki.create_or_update_role(
+                name=PKI_ROLE, extra_params={"allow_any_name": True, "ttl": "6h", "max_ttl": "12h"}, mount_point=PKI_MOUNT
+            )
+            fn(c, c.secrets.pki)
+        finally:
+            c.sys.disable_secrets_engine(PKI_MOUNT)
+
+    return run
+
+
+def with_other_pki_mount(c, suffix, fn):
+    path = "%s-%s" % (PKI_MOUNT, suffix)
+    c.sys.enable_secrets_engine(backend_type="pki", path=path)
+    try:
+        return fn(path)
+    finally:
+        c.sys.disable_secrets_engine(path)
+
+
+@case("pki", "read_ca_certificate")
+@with_pki_mount
+def _(c, pki):
+    assert isinstance(pki.read_ca_certificate(mount_point=PKI_MOUNT), str)
+
+
+@case("pki", "read_ca_certificate_chain")
+@with_pki_mount
+def _(c, pki):
+    assert isinstance(pki.read_ca_certificate_chain(mount_point=PKI_MOUNT), str)
+
+
+@case("pki", "read_certificate")
+@with_pki_mount
+def _(c, pki):
+    serial = pki.list_certificates(mount_point=PKI_MOUNT)["data"]["keys"][0]
+    assert isinstance(pki.read_certificate(serial=serial, mount_point=PKI_MOUNT), dict)
+
+
+@case("pki", "list_certificates")
+@with_pki_mount
+def _(c, pki):
+    assert isinstance(pki.list_certificates(mount_point=PKI_MOUNT), dict)
+
+
+@case("pki", "submit_ca_information")
+@with_pki_mount
+def _(c, pki):
+    assert bool(pki.submit_ca_information(pem_bundle=CA_KEY + CA_CERT, mount_point=PKI_MOUNT))
+
+
+@case("pki", "read_crl_configuration")
+@with_pki_mount
+def _(c, pki):
+    pki.set_crl_configuration(expiry="72h", mount_point=PKI_MOUNT)
+    assert isinstance(pki.read_crl_configuration(mount_point=PKI_MOUNT), dict)
+
+
+@case("pki", "set_crl_configuration")
+@with_pki_mount
+def _(c, pki):
+    assert bool(pki.set_crl_configuration(expiry="72h", disable=False, mount_point=PKI_MOUNT))
+
+
+URLS = {
+    "issuing_certificates": ["http://127.0.0.1:8200/v1/pki/ca"],
+    "crl_distribution_points": ["http://127.0.0.1:8200/v1/pki/crl"],
+}
+
+
+@case("pki", "read_urls")
+@with_pki_mount
+def _(c, pki):
+    pki.set_urls(params=URLS, mount_point=PKI_MOUNT)
+    assert isinstance(pki.read_urls(mount_point=PKI_MOUNT), dict)
+
+
+@case("pki", "set_urls")
+@with_pki_mount
+def _(c, pki):
+    assert bool(pki.set_urls(params=URLS, mount_point=PKI_MOUNT))
+
+
+@case("pki", "read_crl")
+@with_pki_mount
+def _(c, pki):
+    pki.set_crl_configuration(expiry="72h", mount_point=PKI_MOUNT)
+    assert isinstance(pki.read_crl(mount_point=PKI_MOUNT), str)
+
+
+@case("pki", "rotate_crl")
+@with_pki_mount
+def _(c, pki):
+    assert isinstance(pki.rotate_crl(mount_point=PKI_MOUNT), dict)
+
+
+@case("pki", "generate_intermediate")
+@with_pki_mount
+def _(c, pki):
+    assert bool(pki.generate_intermediate(type="exported", common_name="Vault integration tests", mount_point=PKI_MOUNT))
+
+
+@case("pki", "set_signed_intermediate")
+@with_pki_mount
+def _(c, pki):
+    def run(path):
+        name = "Vault integration tests intermediate CA"
+        csr = pki.generate_intermediate(type="exported", common_name=name, mount_point=path)["data"]["csr"]
+        certificate = pki.sign_intermediate(csr=csr, common_name=name, mount_point=PKI_MOUNT)["data"]["certificate"]
+        assert bool(pki.set_signed_intermediate(certificate=certificate, mount_point=path))
+
+    with_other_pki_mount(c, "signed-intermediate-ca", run)
+
+
+@case("pki", "generate_certificate")
+@with_pki_mount
+def _(c, pki):
+    assert bool(pki.generate_certificate(name=PKI_ROLE, common_name="test.example.com", mount_point=PKI_MOUNT))
+
+
+@case("pki", "revoke_certificate")
+@with_pki_mount
+def _(c, pki):
+    serial = pki.generate_certificate(name=PKI_ROLE, common_name="test.example.com", mount_point=PKI_MOUNT)["data"]["serial_number"]
+    assert bool(pki.revoke_certificate(serial_number=serial, mount_point=PKI_MOUNT))
+
+
+@case("pki", "create_or_update_role")
+@with_pki_mount
+def _(c, pki):
+    assert bool(pki.create_or_update_role(name=PKI_ROLE + "-2", mount_point=PKI_MOUNT))
+
+
+@case("pki", "read_role")
+@with_pki_mount
+def _(c, pki):
+    assert isinstance(pki.read_role(name=PKI_ROLE, mount_point=PKI_MOUNT), dict)
+
+
+@case("pki", "list_roles")
+@with_pki_mount
+def _(c, pki):
+    assert isinstance(pki.list_roles(mount_point=PKI_MOUNT), dict)
+
+
+@case("pki", "delete_role")
+@with_pki_mount
+def _(c, pki):
+    pki.create_or_update_role(name=PKI_ROLE + "-2", mount_point=PKI_MOUNT)
+    assert bool(pki.delete_role(name=PKI_ROLE + "-2", mount_point=PKI_MOUNT))
+
+
+@case("pki", "generate_root")
+@with_pki_mount
+def _(c, pki):
+    def run(path):
+        assert bool(pki.generate_root(type="exported", common_name="Vault integration tests", mount_point=path))
+
+    with_other_pki_mount(c, "test-ca", run)
+
+
+@case("pki", "delete_root")
+@with_pki_mount
+def _(c, pki):
+    def run(path):
+        pki.generate_root(type="exported", common_name="Vault integration tests", mount_point=path)
+        assert bool(pki.delete_root(mount_point=path))
+
+    with_other_pki_mount(c, "test-ca", run)
+
+
+@case("pki", "sign_intermediate")
+@with_pki_mount
+def _(c, pki):
+    def run(path):
+        name = "Vault integration tests intermediate CA"
+        csr = pki.generate_intermediate(type="exported", common_name=name, mount_point=path)["data"]["csr"]
+        assert bool(
+            pki.sign_intermediate(csr=csr, common_name=name, extra_params={"use_csr_values": True}, mount_point=PKI_MOUNT)
+        )
+
+    with_other_pki_mount(c, "intermediate-ca", run)
+
+
+@case("pki", "sign_self_issued")
+@with_pki_mount
+def _(c, pki):
+    assert bool(pki.sign_self_issued(certificate=CA_CERT, mount_point=PKI_MOUNT))
+
+
+@case("pki", "sign_certificate")
+@with_pki_mount
+def _(c, pki):
+    assert bool(pki.sign_certificate(name=PKI_ROLE, csr=SERVER_CSR, common_name="another.example.com", mount_point=PKI_MOUNT))
+
+
+@case("pki", "sign_verbatim")
+@with_pki_mount
+def _(c, pki):
+    assert bool(pki.sign_verbatim(csr=SERVER_CSR, name=PKI_ROLE, mount_point=PKI_MOUNT))
+
+
+@case("pki", "tidy")
+@with_pki_mount
+def _(c, pki):
+    assert bool(pki.tidy(mount_point=PKI_MOUNT))
+
+
 # ---- Keel's own: a token's limited uses through hvac
 
 
