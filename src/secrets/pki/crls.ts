@@ -57,8 +57,9 @@ export function rebuildAllDeltaCrls(
 }
 
 /**
- * A CRL still behind a revocation (or a `config/crl` change) this long after it was made was left by a process that died
- * between the two (a build takes well under a second, 200 ms at 100,000 revoked).
+ * A CRL still behind a revocation (or a `config/crl` change) this long after it was made was left
+ * by a process that died between the two (a build takes well under a second, 200 ms at 100,000
+ * revoked).
  */
 export const CRL_ORPHANED_AFTER_MS = 60_000;
 
@@ -175,7 +176,7 @@ export class CrlBuilds {
         this.request(mount, issuer_id, work, meta).catch((err: unknown) =>
           authority.core.logger.warn(
             { mount, issuer: issuer_id, error: err instanceof Error ? err.message : String(err) },
-            'a CRL left behind its revocations was not rebuilt',
+            'a CRL left behind its revocations or configuration was not rebuilt',
           ),
         ),
       );
@@ -185,9 +186,9 @@ export class CrlBuilds {
 
   /**
    * On a log other processes share, what a process that died mid-build left is not waited for
-   * until a start: the leader builds, at each poll, the CRLs behind a revocation or change made more than
-   * `CRL_ORPHANED_AFTER_MS` ago (far longer than a build takes, so not another process's build
-   * still running). One sweep at a time; settles with it.
+   * until a start: the leader builds, at each poll, the CRLs behind a revocation or a `config/crl`
+   * change made more than `CRL_ORPHANED_AFTER_MS` ago (far longer than a build takes, so not
+   * another process's build still running). One sweep at a time; settles with it.
    */
   sweep(meta: AuditMetadata): Promise<void> {
     if (this.#sweeping !== undefined) return this.#sweeping;
