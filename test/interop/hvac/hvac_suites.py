@@ -748,6 +748,21 @@ def _(c):
         c.sys.disable_auth_method("up-crud")
 
 
+# ---- health (hvac tests/integration_tests/api/system_backend/test_health.py)
+# The cases of a single unsealed node; the standby and sealed ones need an HA cluster of Vault
+# nodes that can be sealed, which Keel is not.
+
+
+@case("health", "read_health_status_default_params")
+def _(c):
+    assert c.sys.read_health_status(method="HEAD").status_code == 200
+
+
+@case("health", "read_health_status_get_method")
+def _(c):
+    assert c.sys.read_health_status(method="GET")["initialized"]
+
+
 # ---- pki (hvac tests/integration_tests/api/secrets_engines/test_pki.py)
 # Each case mounts a certificate authority at pki-integration-test with an exported root and a
 # role, as hvac's setUp does, and disables it after. hvac's fixture files (a CA key and
