@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context, Middleware, Next } from 'koa';
-import { ForbiddenError, KeelError } from '../core/errors.js';
+import { ForbiddenError, KeelError, ValidationError } from '../core/errors.js';
 import type { AuditMetadata } from '../core/events.js';
 import { parseBody, readRawBody } from '../http/body.js';
 import { multierror, vaultErrors } from '../http/errors.js';
@@ -64,6 +64,12 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
 
   return async (ctx: Context, next: Next) =>
     errors(ctx, async () => {
+      // A client that asks for its answer wrapped means no one on the way should see the secret
+      // in it: Keel does not wrap, so it refuses before anything is read or done.
+      if (ctx.get('x-vault-wrap-ttl') !== '')
+        throw new ValidationError(
+          'response wrapping (X-Vault-Wrap-TTL) is not supported by Keel: the response would not be wrapped',
+        );
       const path = canonicalPath(ctx.path);
       const marker = ctx.get(LIST_MARKER_HEADER);
       const listParam =

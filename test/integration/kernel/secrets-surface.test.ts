@@ -54,6 +54,40 @@ describe('/v1 kernel', () => {
     },
   );
 
+  it('refuses response wrapping (X-Vault-Wrap-TTL), which it does not do, before anything is written', async () => {
+    const before = t.app.core.store.lastPosition();
+    for (const [method, path, body] of [
+      ['POST', '/v1/auth/token/create', { policies: ['default'] }],
+      ['GET', '/v1/auth/token/lookup-self', undefined],
+    ] as const) {
+      const r = await t.request(method, path, {
+        token: root,
+        tokenHeader: 'x-vault-token',
+        headers: { 'x-vault-wrap-ttl': '60s' },
+        ...(body === undefined ? {} : { body }),
+      });
+      expect(r.status, r.text).toBe(400);
+      expect(errors(r)).toEqual([
+        'response wrapping (X-Vault-Wrap-TTL) is not supported by Keel: the response would not be wrapped',
+      ]);
+    }
+    expect(t.app.core.store.lastPosition()).toBe(before);
+    // An empty header asks for nothing.
+    const plain = await t.request('GET', '/v1/auth/token/lookup-self', {
+      token: root,
+      tokenHeader: 'x-vault-token',
+      headers: { 'x-vault-wrap-ttl': '' },
+    });
+    expect(plain.status).toBe(200);
+    // Nor are the wrapping endpoints served.
+    const unwrap = await t.request('POST', '/v1/sys/wrapping/unwrap', {
+      token: root,
+      tokenHeader: 'x-vault-token',
+      body: {},
+    });
+    expect(unwrap.status).toBe(404);
+  });
+
   it('400 error parsing JSON, 413 oversized, and nothing written', async () => {
     const before = t.app.core.store.lastPosition();
     const bad = await t.request('PUT', '/v1/sys/policies/acl/p', {
