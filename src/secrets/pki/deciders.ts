@@ -49,18 +49,19 @@ export const crlDecider: Decider<{ number: number }, CrlEvent> = {
   describe: (s) => `at CRL number ${s.number}`,
 };
 
-/** A consultation stream holds its one record: a second under the same UUID is refused. */
-export const consultationDecider: Decider<Presence, ConsultationEvent> = {
+/** A stream that holds one event: a second is refused. `done` and `before` describe its state. */
+const once = <E extends { type: string; data: unknown }>(
+  done: string,
+  before: string,
+): Decider<Presence, E> => ({
   initialState: () => ({ exists: false }),
   evolve: () => ({ exists: true }),
   accepts: (s) => !s.exists,
-  describe: (s) => (s.exists ? 'recorded' : 'absent'),
-};
+  describe: (s) => (s.exists ? done : before),
+});
+
+/** A consultation stream holds its one record: a second under the same UUID is refused. */
+export const consultationDecider = once<ConsultationEvent>('recorded', 'absent');
 
 /** A certificate's lease ends once: a second revocation of it is refused (and not recorded). */
-export const leaseDecider: Decider<Presence, LeaseEvent> = {
-  initialState: () => ({ exists: false }),
-  evolve: () => ({ exists: true }),
-  accepts: (s) => !s.exists,
-  describe: (s) => (s.exists ? 'revoked' : 'live'),
-};
+export const leaseDecider = once<LeaseEvent>('revoked', 'live');
