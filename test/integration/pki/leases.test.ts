@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { generateKeyPairSync } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +24,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => t.close());
+afterEach(() => vi.restoreAllMocks());
 
 interface Envelope {
   lease_id: string;
@@ -151,6 +152,35 @@ describe('a role with generate_lease', () => {
     await t.settle();
     expect(await certRevoked(serial)).toBe(true);
     expect((await lookup(out.lease_id)).status).toBe(400);
+  });
+
+  it("answers a lease it does not know with the reference's words", async () => {
+    const renew = await v1('PUT', 'sys/leases/renew', { lease_id: 'pki/issue/leased/nope' });
+    expect(renew.status).toBe(400);
+    expect(renew.text).toContain('lease not found');
+  });
+
+  it('revoke-prefix answers a failed CRL build with a 500, the revocation and the lease end kept; revoke-force goes on', async () => {
+    const failing = () =>
+      vi.spyOn(t.app.pki.authority, 'signer').mockImplementation(() => {
+        throw new Error('the sealed key cannot be opened');
+      });
+    const first = await issueLeased();
+    failing();
+    const refused = await v1('PUT', 'sys/leases/revoke-prefix/pki/issue/leased');
+    expect(refused.status).toBe(500);
+    expect(refused.text).toContain('the sealed key cannot be opened');
+    vi.restoreAllMocks();
+    expect(await certRevoked(first.data.serial_number as string)).toBe(true);
+    expect((await lookup(first.lease_id)).status).toBe(400);
+
+    const second = await issueLeased();
+    failing();
+    const forced = await v1('PUT', 'sys/leases/revoke-force/pki/issue/leased');
+    expect(forced.status, forced.text).toBe(204);
+    vi.restoreAllMocks();
+    expect(await certRevoked(second.data.serial_number as string)).toBe(true);
+    expect((await lookup(second.lease_id)).status).toBe(400);
   });
 
   it('goes with its mount: disabling it revokes every leased certificate first', async () => {
