@@ -57,19 +57,23 @@ export function reply(
   /** a certificate's lease (`generate_lease`): not renewable, it ends with the certificate */
   lease?: { id: string; duration: number },
 ): void {
-  const all = [...warnings, ...d.warnings];
-  sendVault(ctx, data, {
-    ...(all.length > 0 ? { warnings: all } : {}),
-    ...(lease === undefined ? {} : { leaseId: lease.id, leaseDuration: lease.duration }),
-  });
+  send(ctx, data, [...warnings, ...d.warnings], lease);
 }
 
 /** Audit metadata of the request. */
 export const meta = (ctx: Context): AuditMetadata => secretsMetadata(ctx);
 
-/** Sends a Vault envelope with the given data and warnings. */
-export function send(ctx: Context, data: unknown, warnings: readonly string[] = []): void {
-  sendVault(ctx, data, warnings.length ? { warnings } : {});
+/** Sends a Vault envelope with the given data and warnings (and a certificate's lease). */
+export function send(
+  ctx: Context,
+  data: unknown,
+  warnings: readonly string[] = [],
+  lease?: { id: string; duration: number },
+): void {
+  sendVault(ctx, data, {
+    ...(warnings.length > 0 ? { warnings } : {}),
+    ...(lease === undefined ? {} : { leaseId: lease.id, leaseDuration: lease.duration }),
+  });
 }
 
 /** A LIST answer; an empty list is 404 `{"errors":[]}` as the reference answers it. */
