@@ -1019,4 +1019,16 @@ def _(c):
     raises(exceptions.Forbidden, lambda: limited.auth.token.lookup_self())
 
 
+@case("keel", "response_wrapping_is_refused_and_nothing_is_made")
+def _(c):
+    before = c.auth.token.list_accessors()["data"]["keys"]
+    try:
+        c.auth.token.create(policies=["default"], wrap_ttl="60s")
+    except exceptions.InvalidRequest as e:
+        assert "response wrapping (X-Vault-Wrap-TTL) is not supported by Keel" in str(e)
+    else:
+        raise AssertionError("a wrapped token create was answered")
+    assert c.auth.token.list_accessors()["data"]["keys"] == before
+
+
 print(json.dumps(results))
