@@ -300,6 +300,25 @@ function fieldsOf(form) {
 }
 
 /**
+ * `task`, one run at a time: a call made while a run is under way starts once it has ended
+ * (whether it succeeded or not), so two runs never interleave their reads and writes.
+ * @template T
+ * @param {() => Promise<T>} task
+ * @returns {() => Promise<T>}
+ */
+export function oneAtATime(task) {
+  let last = Promise.resolve();
+  return () => {
+    const run = last.then(task);
+    last = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    return run;
+  };
+}
+
+/**
  * Run `load` now and on every live update, showing its error in place of the content. A live
  * update waits while someone is typing in a field of the content or holds a button of it down, and
  * any refresh waits while a secret shown once is on screen (until its "Copied" button is pressed),
@@ -313,6 +332,8 @@ export function live(container, load) {
   const body = h('div');
   container.append(body);
   let pending = false;
+  /** Loads begun so far. */
+  let loads = 0;
   // A button pressed and not yet let go: replacing it now would make the press click nothing.
   let pressing = false;
   /** Whether a live update waits (`data-pending` says so on the content). */
@@ -336,8 +357,11 @@ export function live(container, load) {
       return Promise.resolve();
     }
     wait(false);
+    // Only the newest load may show its answer: an older one that comes back later is stale.
+    const mine = ++loads;
     return load().then(
       (nodes) => {
+        if (mine !== loads) return;
         // What began while nothing was held may end after a secret was shown, an action began
         // or a button was pressed: keep the secret, and the button.
         if (body.querySelector('.once') !== null || (!forced && (acting > 0 || pressing))) {
@@ -346,7 +370,9 @@ export function live(container, load) {
         }
         replaceKeepingInput(body, [nodes].flat());
       },
-      (err) => body.replaceChildren(problem(err)),
+      (err) => {
+        if (mine === loads) body.replaceChildren(problem(err));
+      },
     );
   };
   const released = () => {

@@ -246,11 +246,35 @@ export function machines(container) {
     shown.clear();
     body.replaceChildren(problem(err));
   };
-  const ready = build().catch(fail);
+  /** The drawing under way, and whether a live update came while it was. */
+  let drawing = null;
+  let again = false;
+  const draw = () => {
+    drawing = (async () => {
+      await build();
+      // The counts it drew may be older than an update that came meanwhile: read them again.
+      while (again && shown.size > 0) {
+        again = false;
+        update((await v1('sys/audit/machines')).machines);
+      }
+    })()
+      .catch(fail)
+      .finally(() => {
+        drawing = null;
+      });
+    return drawing;
+  };
+  const ready = draw();
   return {
     ready,
     refresh: async () => {
-      if (shown.size === 0) return build().catch(fail);
+      // One drawing at a time: a second one would put diagrams on the page that the first one's
+      // bookkeeping no longer reaches, and no later update would change them.
+      if (drawing !== null) {
+        again = true;
+        return;
+      }
+      if (shown.size === 0) return draw();
       try {
         const { machines: list } = await v1('sys/audit/machines');
         update(list);

@@ -1,6 +1,6 @@
 // One stream: its machine's diagram with the state highlighted, a slider through its history and
 // the events with their audit metadata. The server folds the stream; the page only draws.
-import { h, problem, v1 } from './lib.js';
+import { h, oneAtATime, problem, v1 } from './lib.js';
 
 const diagrams = new Map();
 
@@ -250,13 +250,15 @@ export function streamView(container, stream) {
 
   slider.addEventListener('input', () => show(Number(slider.value)));
 
-  const ready = load().catch((err) => {
+  // A refresh that comes while the first load still draws waits for it: both would draw.
+  const loadOnce = oneAtATime(load);
+  const ready = loadOnce().catch((err) => {
     status.replaceChildren(problem(err));
   });
   return {
     ready,
     refresh: () =>
-      load().then(
+      loadOnce().then(
         () => status.replaceChildren(),
         (err) => status.replaceChildren(problem(err)),
       ),

@@ -413,3 +413,149 @@ describe('by keyboard alone', () => {
     });
   }
 });
+
+describe('a live update that comes while the Machines page is being drawn', () => {
+  beforeAll(() => ui.signIn(ui.runsToken, ui.rootToken));
+
+  it('draws it once, and the diagrams on the page are the ones later updates change', async () => {
+    const { page } = b;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${d.url}/ui/#/machines`);
+    await page.locator('figure.diagram g.node.occupied').first().waitFor();
+    const { machines } = (await ui.call('secrets', 'GET', 'sys/audit/machines')).json.data as {
+      machines: { name: string }[];
+    };
+    // Hold the first drawing's diagrams until a live update has come in; let later ones through.
+    const held: { resume: () => Promise<void> }[] = [];
+    let diagrams = 0;
+    let holding = true;
+    let allHeld!: () => void;
+    const heldAll = new Promise<void>((resolve) => (allHeld = resolve));
+    await page.route('**/v1/sys/audit/machines/*/diagram', async (route) => {
+      diagrams += 1;
+      if (!holding) return route.continue();
+      held.push({ resume: () => route.continue() });
+      if (held.length === machines.length) allHeld();
+    });
+    try {
+      // A view of its own, beside the page's: the test decides when it refreshes.
+      // (Given as text: the page imports the module itself.)
+      await page.evaluate(`
+        import('/ui/machines-view.js').then(({ machines }) => {
+          const c = document.createElement('div');
+          c.id = 'drawn-once';
+          document.body.append(c);
+          window.drawnOnce = machines(c);
+        })`);
+      await heldAll;
+      holding = false;
+      await page.evaluate(() => {
+        const w = window as unknown as Record<string, { refresh: () => Promise<void> }>;
+        (w as unknown as Record<string, unknown>).drawnOnceRefreshed = w.drawnOnce!.refresh();
+      });
+      for (const h of held) await h.resume();
+      await page.evaluate(async () => {
+        const w = window as unknown as Record<string, Promise<void>>;
+        await (w.drawnOnce as unknown as { ready: Promise<void> }).ready;
+        await w.drawnOnceRefreshed;
+      });
+      // One drawing: a second one, started by the update, would leave diagrams on the page that
+      // no later update reaches.
+      expect(diagrams).toBe(machines.length);
+      const figure = page
+        .locator('#drawn-once')
+        .getByRole('group', { name: 'State diagram of the certificate machine' });
+      // The certificates counted on its states: every one issued so far.
+      const count = () =>
+        figure.evaluate((f) =>
+          Array.from(f.querySelectorAll('g.node.occupied g.badge text')).reduce(
+            (n, t) => n + Number(t.textContent),
+            0,
+          ),
+        );
+      const before = await count();
+      expect(before).toBeGreaterThanOrEqual(2);
+      await ui.call('secrets', 'POST', 'pki/issue/web', {
+        common_name: 'third.example.com',
+        ttl: '24h',
+      });
+      await page.evaluate(() =>
+        (
+          window as unknown as Record<string, { refresh: () => Promise<void> }>
+        ).drawnOnce!.refresh(),
+      );
+      expect(await count()).toBe(before + 1);
+    } finally {
+      await page.unroute('**/v1/sys/audit/machines/*/diagram');
+      await page.evaluate(() => document.getElementById('drawn-once')?.remove());
+    }
+  });
+});
+
+describe('live content', () => {
+  it('shows the newest answer when an older one comes back after it', async () => {
+    const { page } = b;
+    await page.goto(`${d.url}/ui/#/machines`);
+    await page.getByRole('heading', { level: 1 }).first().waitFor();
+    // Each load answers when the test says; the first refresh's answer comes back last.
+    const shown = await page.evaluate(`
+      import('/ui/lib.js').then(async ({ live, h }) => {
+        const answers = [];
+        const load = () => new Promise((resolve) => answers.push(resolve));
+        const c = document.createElement('div');
+        document.body.append(c);
+        const view = live(c, load);
+        answers[0](h('p', {}, 'first'));
+        await view.ready;
+        const older = view.refresh();
+        const newer = view.refresh();
+        answers[2](h('p', {}, 'third'));
+        await newer;
+        answers[1](h('p', {}, 'second'));
+        await older;
+        const text = c.textContent;
+        c.remove();
+        return text;
+      })`);
+    expect(shown).toBe('third');
+  });
+});
+
+describe('one load at a time', () => {
+  it('starts a call made while another runs once that one has ended, failed or not', async () => {
+    const { page } = b;
+    await page.goto(`${d.url}/ui/#/machines`);
+    await page.getByRole('heading', { level: 1 }).first().waitFor();
+    const order = await page.evaluate(`
+      import('/ui/lib.js').then(async ({ oneAtATime }) => {
+        const order = [];
+        const ends = [];
+        let n = 0;
+        const task = () => {
+          const i = ++n;
+          order.push('start ' + i);
+          return new Promise((resolve, reject) =>
+            ends.push((ok) => {
+              order.push('end ' + i);
+              (ok ? resolve : reject)(new Error('failed ' + i));
+            }),
+          );
+        };
+        const once = oneAtATime(task);
+        const first = once().catch(() => 'caught');
+        const second = once();
+        const tick = () => new Promise((r) => setTimeout(r, 0));
+        while (ends.length < 1) await tick();
+        await tick();
+        // The second has not started: the first still runs.
+        order.push('waiting with ' + ends.length + ' started');
+        ends[0](false);
+        await first;
+        while (ends.length < 2) await tick();
+        ends[1](true);
+        await second;
+        return order;
+      })`);
+    expect(order).toEqual(['start 1', 'waiting with 1 started', 'end 1', 'start 2', 'end 2']);
+  });
+});
