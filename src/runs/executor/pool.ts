@@ -3,6 +3,15 @@ import type { Execution } from './driver.js';
 interface Slot {
   execution: Execution<unknown> | null;
   stop: 'interrupt' | 'kill' | null;
+  /** Aborted by any stop: what the phase waits for while it starts ends early. */
+  stopped: AbortController;
+}
+
+/** Why a phase's start was cut short: a cancel (interrupt) or a force-cancel (kill). */
+export class PhaseStopped extends Error {
+  constructor(readonly how: 'interrupt' | 'kill') {
+    super(how === 'kill' ? 'the phase was force-canceled' : 'the phase was canceled');
+  }
 }
 
 /**
@@ -34,11 +43,15 @@ export class ExecutionPool {
 
   /**
    * Runs `start()` once a slot is free (it may take a while to start the phase). A second submit for a run that already has a phase is
-   * refused, so at-least-once event delivery cannot start a phase twice.
+   * refused, so at-least-once event delivery cannot start a phase twice. `start` is given a
+   * signal that a stop (interrupt or kill) aborts, for what it waits on before the phase runs.
    */
-  async submit<R>(key: string, start: () => Execution<R> | Promise<Execution<R>>): Promise<R> {
+  async submit<R>(
+    key: string,
+    start: (stopped: AbortSignal) => Execution<R> | Promise<Execution<R>>,
+  ): Promise<R> {
     if (this.#slots.has(key)) throw new Error(`run ${key} already has a phase executing`);
-    const slot: Slot = { execution: null, stop: null };
+    const slot: Slot = { execution: null, stop: null, stopped: new AbortController() };
     this.#slots.set(key, slot);
     try {
       if (this.#running >= this.#limit)
@@ -46,7 +59,7 @@ export class ExecutionPool {
       this.#running += 1;
       try {
         // A stop asked for while the phase was starting is passed on once it has started.
-        const execution = await start();
+        const execution = await start(slot.stopped.signal);
         slot.execution = execution;
         if (slot.stop === 'kill') execution.kill();
         else if (slot.stop === 'interrupt') execution.interrupt();
@@ -75,6 +88,7 @@ export class ExecutionPool {
     const slot = this.#slots.get(key);
     if (!slot) return false;
     if (slot.stop !== 'kill') slot.stop = how;
+    slot.stopped.abort(new PhaseStopped(how));
     if (how === 'kill') slot.execution?.kill();
     else slot.execution?.interrupt();
     return true;

@@ -1,6 +1,6 @@
 import type { ApplyResult, Driver, Execution, PhaseEnvironment, PlanResult } from './driver.js';
 import type { LiveLogs } from './logs.js';
-import { ExecutionPool } from './pool.js';
+import { ExecutionPool, PhaseStopped } from './pool.js';
 import { redactPlan } from './redact.js';
 import { STEP_ATTEMPTS } from '../run/fail-closed.js';
 import type {
@@ -30,6 +30,12 @@ export type Phase = 'plan' | 'apply';
  * outcome method sends one command, so a phase's result is recorded atomically; it settles once
  * the outcome is durable.
  */
+/** What a phase's preparation may use: the phase's log, and the signal its cancel aborts. */
+export interface PhaseIo {
+  stopped: AbortSignal;
+  log(line: string): void;
+}
+
 export interface ExecutorPort {
   configuration(configurationVersionId: string): Buffer;
   currentState(workspaceId: string): StateV4 | null;
@@ -37,9 +43,14 @@ export interface ExecutorPort {
    * Workspace variables with sensitive values unsealed, for the phase only (with the phase: the
    * workload identity tokens they ask for too).
    */
+  /**
+   * A workspace's variables; for a phase, with what it is given as it starts (credentials), which
+   * may write to the phase's log and be cut short by its cancel (`io`).
+   */
   workspaceVariables(
     workspaceId: string,
     phase?: { runId: string; phase: Phase },
+    io?: PhaseIo,
   ): Promise<WorkspaceVariable[]>;
   planArtifact(runId: string): Buffer | null;
   /** The id under which the phase's log is served (`plan-…`, `apply-…`). */
@@ -268,11 +279,12 @@ export class Executor {
       let secrets: string[] = [];
       // Gathered once the phase holds its slot in the pool: the run is known to the pool (cancel,
       // `has`) from the moment the phase is started, though reading its inputs may wait.
-      const prepare = async () => {
-        const workspaceVariables = await port.workspaceVariables(run.workspaceId, {
-          runId: run.id,
-          phase,
-        });
+      const prepare = async (stopped: AbortSignal) => {
+        const workspaceVariables = await port.workspaceVariables(
+          run.workspaceId,
+          { runId: run.id, phase },
+          { stopped, log: (line) => logs.append(id, line) },
+        );
         // The token's own bound is a backstop (it ends with the phase): twice the phase's time
         // allows for the wait for a slot before the phase's clock starts.
         const environment = this.#options.environmentFor?.(
@@ -297,8 +309,8 @@ export class Executor {
         return request;
       };
       if (phase === 'plan') {
-        const result: PlanResult = await this.#timed(run.id, phase, async () =>
-          driver.plan(await prepare()),
+        const result: PlanResult = await this.#timed(run.id, phase, async (stopped) =>
+          driver.plan(await prepare(stopped)),
         );
         if (this.#lost(run.id, phase)) return;
         await this.#recordPlan(run.id, result, text(), secrets);
@@ -306,8 +318,8 @@ export class Executor {
         for (const line of applyHeader(driver.name)) logs.append(id, line);
         const artifact = port.planArtifact(run.id);
         if (!artifact) throw new Error(`run ${run.id} has no plan to apply`);
-        const result: ApplyResult = await this.#timed(run.id, phase, async () =>
-          driver.apply({ ...(await prepare()), artifact }),
+        const result: ApplyResult = await this.#timed(run.id, phase, async (stopped) =>
+          driver.apply({ ...(await prepare(stopped)), artifact }),
         );
         if (this.#lost(run.id, phase)) return;
         await this.#recordApply(run.id, result, text());
@@ -346,24 +358,29 @@ export class Executor {
   async #timed<R extends PlanResult | ApplyResult>(
     runId: string,
     phase: Phase,
-    start: () => Execution<R> | Promise<Execution<R>>,
-  ): Promise<R> {
+    start: (stopped: AbortSignal) => Execution<R> | Promise<Execution<R>>,
+  ): Promise<R | { status: 'canceled' }> {
     const ms = this.#options.phaseTimeoutMs ?? PHASE_TIMEOUT_MS;
     let expired = false;
     let timer: NodeJS.Timeout | undefined;
     try {
       // The clock starts with the phase, not while it waits for a slot.
-      const result = await this.#pool.submit(runId, () => {
+      const result = await this.#pool.submit(runId, (stopped) => {
         timer = setTimeout(() => {
           expired = true;
           this.#pool.kill(runId);
         }, ms);
         timer.unref();
-        return start();
+        return start(stopped);
       });
       if (expired && result.status !== 'finished')
         throw new PhaseTimedOut(phase, ms, 'state' in result ? result.state : undefined);
       return result;
+    } catch (err) {
+      // Stopped before its process ran (while it waited on its inputs): nothing ran, nothing to keep.
+      if (!(err instanceof PhaseStopped)) throw err;
+      if (expired) throw new PhaseTimedOut(phase, ms, undefined);
+      return { status: 'canceled' };
     } finally {
       clearTimeout(timer);
     }

@@ -9,7 +9,7 @@ import { checkJson, type JsonResult } from '../../core/json.js';
 import type { RunsModel } from '../model.js';
 import { identityTokens } from '../oidc/claims.js';
 import type { OidcIssuer } from '../oidc/keys.js';
-import type { ExecutorPort, Phase } from './service.js';
+import type { ExecutorPort, Phase, PhaseIo } from './service.js';
 import type { WorkspaceVariable } from './types.js';
 
 /**
@@ -44,7 +44,15 @@ export interface VaultAwsSettings {
   roleArn: string | null;
   /** PEM certificates to trust for `addr` (`TFC_VAULT_ENCODED_CACERT`), besides the system's. */
   ca: string | null;
+  /**
+   * Seconds to wait once the credentials are read, before terraform starts
+   * (`TFC_VAULT_BACKED_AWS_SLEEP_SECONDS`): a new IAM user's keys take a while to work in AWS.
+   */
+  sleepSeconds: number;
 }
+
+/** The longest wait `TFC_VAULT_BACKED_AWS_SLEEP_SECONDS` may ask for: a day. */
+export const MAX_SLEEP_SECONDS = 86_400;
 
 /** A phase's configuration is wrong or asks for what Keel does not serve. */
 export class VaultAwsError extends Error {
@@ -119,6 +127,11 @@ export function vaultAwsSettings(
     throw new VaultAwsError(`TFC_VAULT_ADDR is not an http(s) address: ${JSON.stringify(addr)}`);
   }
   const encoded = env.get('TFC_VAULT_ENCODED_CACERT') ?? '';
+  const sleep = env.get('TFC_VAULT_BACKED_AWS_SLEEP_SECONDS')?.trim() ?? '';
+  if (sleep !== '' && (!/^\d+$/.test(sleep) || Number(sleep) > MAX_SLEEP_SECONDS))
+    throw new VaultAwsError(
+      `TFC_VAULT_BACKED_AWS_SLEEP_SECONDS must be a whole number of seconds from 0 to ${MAX_SLEEP_SECONDS}, got ${JSON.stringify(sleep)}`,
+    );
   return {
     addr: addr.replace(/\/+$/, ''),
     authPath: path('TFC_VAULT_AUTH_PATH', 'jwt'),
@@ -129,7 +142,27 @@ export function vaultAwsSettings(
     authType: authType as AwsAuthType,
     roleArn: env.get('TFC_VAULT_BACKED_AWS_RUN_ROLE_ARN') || null,
     ca: encoded === '' ? null : Buffer.from(encoded, 'base64').toString('utf8'),
+    sleepSeconds: sleep === '' ? 0 : Number(sleep),
   };
+}
+
+/** Waits `ms`; a stop meanwhile rejects with its reason at once. */
+function pause(ms: number, stopped: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (stopped?.aborted === true) {
+      reject(stopped.reason as Error);
+      return;
+    }
+    const onStop = () => {
+      clearTimeout(timer);
+      reject(stopped?.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      stopped?.removeEventListener('abort', onStop);
+      resolve();
+    }, ms);
+    stopped?.addEventListener('abort', onStop, { once: true });
+  });
 }
 
 interface VaultAnswer {
@@ -253,6 +286,8 @@ export interface VaultBackedAws {
     variables: readonly WorkspaceVariable[],
     phase: { runId: string; phase: Phase },
     driver: 'builtin' | 'command',
+    /** The phase's log, and its cancel, which cuts the wait after the credentials short. */
+    io?: PhaseIo,
   ): Promise<WorkspaceVariable[]>;
   /** The phase ended: revoke its Vault token, and so its lease. Never throws. */
   release(runId: string, phase: Phase): Promise<void>;
@@ -297,7 +332,7 @@ export function vaultBackedAws(
   };
 
   return {
-    async obtain(variables, phase, driver) {
+    async obtain(variables, phase, driver, io) {
       const settings = vaultAwsSettings(variables, core.config.publicAddress);
       if (settings === null) return [];
       if (driver !== 'command')
@@ -352,6 +387,14 @@ export function vaultBackedAws(
         const { data, lease_id: leaseId } = creds.value;
         const raw = data.security_token ?? data.session_token;
         const session = typeof raw === 'string' && raw !== '' ? raw : null;
+        // As the reference's agent does: the keys reach terraform once the wait is over. A cancel
+        // meanwhile revokes them (below) and the phase ends canceled.
+        if (settings.sleepSeconds > 0) {
+          io?.log(
+            `Waiting ${settings.sleepSeconds} s before terraform starts (TFC_VAULT_BACKED_AWS_SLEEP_SECONDS).`,
+          );
+          await pause(settings.sleepSeconds * 1000, io?.stopped);
+        }
         const { dir, file } = credentialsFile(core.config.dataDir, phase.runId, {
           id: data.access_key,
           secret: data.secret_key,
@@ -413,10 +456,10 @@ export function withVaultBackedAws(
   };
   return {
     ...port,
-    async workspaceVariables(workspaceId, phase) {
-      const variables = await port.workspaceVariables(workspaceId, phase);
+    async workspaceVariables(workspaceId, phase, io) {
+      const variables = await port.workspaceVariables(workspaceId, phase, io);
       if (phase === undefined) return variables;
-      const creds = await vault.obtain(variables, phase, driverOf(workspaceId));
+      const creds = await vault.obtain(variables, phase, driverOf(workspaceId), io);
       if (creds.length === 0) return variables;
       const names = new Set(creds.map((c) => c.key));
       return [...variables.filter((v) => v.category !== 'env' || !names.has(v.key)), ...creds];

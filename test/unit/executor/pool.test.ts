@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Execution } from '../../../src/runs/executor/driver.js';
 import { fileLiveLogs, memoryLiveLogs } from '../../../src/runs/executor/logs.js';
-import { ExecutionPool } from '../../../src/runs/executor/pool.js';
+import { ExecutionPool, PhaseStopped } from '../../../src/runs/executor/pool.js';
 
 /** A phase that ends only when told to, recording how it was stopped. */
 function controllable(name: string, events: string[]) {
@@ -25,6 +25,29 @@ function controllable(name: string, events: string[]) {
 }
 
 describe('execution pool', () => {
+  it('aborts what a phase waits on while it starts, on a cancel or a force-cancel', async () => {
+    for (const how of ['interrupt', 'kill'] as const) {
+      const pool = new ExecutionPool(1);
+      let seen: AbortSignal | undefined;
+      const started = pool.submit('run-1', (stopped) => {
+        seen = stopped;
+        // It waits on its inputs; the stop cuts that short with the stop's reason.
+        return new Promise<Execution<string>>((_, reject) =>
+          stopped.addEventListener('abort', () => reject(stopped.reason as Error)),
+        );
+      });
+      await Promise.resolve();
+      expect(seen?.aborted).toBe(false);
+      expect(pool[how]('run-1')).toBe(true);
+      const err = await started.catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(PhaseStopped);
+      expect((err as PhaseStopped).how).toBe(how);
+      // The slot is free again.
+      expect(pool.has('run-1')).toBe(false);
+      expect(pool.running).toBe(0);
+    }
+  });
+
   it('runs at most `limit` phases at once and starts waiting ones in order', async () => {
     const pool = new ExecutionPool(2);
     const events: string[] = [];

@@ -47,6 +47,8 @@ describe('Vault-backed AWS settings', () => {
       authType: 'assumed_role',
       roleArn: null,
       ca: null,
+      // No wait after the credentials unless TFC_VAULT_BACKED_AWS_SLEEP_SECONDS asks for one.
+      sleepSeconds: 0,
     });
     const ca = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
     expect(
@@ -59,6 +61,7 @@ describe('Vault-backed AWS settings', () => {
           TFC_VAULT_WORKLOAD_IDENTITY_AUDIENCE: 'keel',
           TFC_VAULT_BACKED_AWS_RUN_ROLE_ARN: 'arn:aws:iam::123456789012:role/deploy',
           TFC_VAULT_ENCODED_CACERT: Buffer.from(ca).toString('base64'),
+          TFC_VAULT_BACKED_AWS_SLEEP_SECONDS: ' 30 ',
         }),
         KEEL,
       ),
@@ -69,6 +72,7 @@ describe('Vault-backed AWS settings', () => {
       audience: 'keel',
       roleArn: 'arn:aws:iam::123456789012:role/deploy',
       ca,
+      sleepSeconds: 30,
     });
   });
 
