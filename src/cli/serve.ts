@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { SETPRIV } from '../runs/executor/command/process.js';
 import type { CommandCall } from '../cli.js';
 import { enginesOf } from '../config.js';
 import { createLogger, logProcessWarnings } from '../core/logger.js';
@@ -48,6 +49,11 @@ export async function serve({ config, io, deps }: CommandCall): Promise<number> 
         { engines },
         "execution engines run a workspace's configuration as this daemon's user: whoever may upload a configuration to a workspace using one can read what this daemon can (its data directory, its keyring); run the engine in a sandbox or as another user (docs/security.md, Command engines)",
       );
+      if (SETPRIV === null)
+        logger.warn(
+          { engines },
+          "setpriv (util-linux) is not installed: an engine's terraform outlives this daemon if it dies mid-phase, until the next daemon on this data directory starts and stops it (docs/operations.md)",
+        );
     }
     logger.info(
       {

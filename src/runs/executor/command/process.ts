@@ -1,6 +1,18 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { LogSink } from '../types.js';
+
+/**
+ * util-linux's `setpriv`, which starts a program with a parent-death signal: an engine started
+ * through it is killed the moment the daemon that started it dies (a `kill -9`, a crash, the node
+ * of a cluster lost), rather than going on changing infrastructure with no one to record what it
+ * did while another node (or the next daemon) takes its run over. Null where it is not installed.
+ */
+export const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) ?? null;
+
+/** What `setpriv` says when it cannot start the program, as a Node spawn error would be put. */
+const NOT_STARTED = /^setpriv: failed to execute (.*)$/;
 
 /** How a child process ended. */
 export interface ProcessExit {
@@ -31,16 +43,29 @@ export function runProcess(
   args: readonly string[],
   options: SpawnOptions,
 ): RunningProcess {
-  const child = spawn(binary, args, {
-    cwd: options.cwd,
-    env: options.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // setpriv sets the signal, then executes the engine in its own place (the same process).
+  const child =
+    SETPRIV === null
+      ? spawn(binary, args, {
+          cwd: options.cwd,
+          env: options.env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        })
+      : spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', binary, ...args], {
+          cwd: options.cwd,
+          env: options.env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
   let stdout = '';
   const closed: Promise<void>[] = [];
   const stream = (input: NodeJS.ReadableStream) => {
     const lines = createInterface({ input, crlfDelay: Infinity });
-    lines.on('line', (line) => options.log(line));
+    lines.on('line', (line) => {
+      const unstarted = NOT_STARTED.exec(line);
+      options.log(
+        unstarted === null ? line : `Error: could not start ${binary}: ${unstarted[1] ?? ''}`,
+      );
+    });
     closed.push(new Promise((resolve) => lines.on('close', () => resolve())));
   };
   if (options.captureStdout)
