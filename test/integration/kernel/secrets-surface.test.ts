@@ -88,6 +88,22 @@ describe('/v1 kernel', () => {
     expect(unwrap.status).toBe(404);
   });
 
+  it('answers X-Vault-Namespace as Vault Community Edition does: from the root, the header unread', async () => {
+    const plain = await t.request('GET', '/v1/auth/token/lookup-self', {
+      token: root,
+      tokenHeader: 'x-vault-token',
+    });
+    const namespaced = await t.request('GET', '/v1/auth/token/lookup-self', {
+      token: root,
+      tokenHeader: 'x-vault-token',
+      headers: { 'x-vault-namespace': 'team-a/' },
+    });
+    expect(namespaced.status, namespaced.text).toBe(200);
+    expect((namespaced.json as { data: unknown }).data).toEqual(
+      (plain.json as { data: unknown }).data,
+    );
+  });
+
   it('400 error parsing JSON, 413 oversized, and nothing written', async () => {
     const before = t.app.core.store.lastPosition();
     const bad = await t.request('PUT', '/v1/sys/policies/acl/p', {
