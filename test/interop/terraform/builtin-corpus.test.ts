@@ -5,6 +5,11 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Json, PlanJson, StateV4 } from '../../../src/runs/executor/types.js';
+import {
+  ConstraintError,
+  parseConstraints,
+  satisfies,
+} from '../../../src/runs/executor/builtin/versions.js';
 import { plan as builtinPlan } from '../../support/builtin-driver.js';
 import { requireTerraform } from '../../support/terraform.js';
 import { CORPUS, type CorpusCase } from './corpus.js';
@@ -298,5 +303,67 @@ describe('differential corpus: the builtin engine against terraform 1.11', () =>
     expect(CORPUS.length).toBeGreaterThanOrEqual(40);
     expect(tally.differing).toEqual([]);
     expect(tally.refused.length + tally.equal.length).toBe(CORPUS.length);
+  });
+});
+
+/**
+ * `required_version` as terraform 1.11 reads it, for the builtin engine's reader: each constraint
+ * checked by the real binary (`terraform validate`, which checks the core version first) and by
+ * the reader at the binary's own version.
+ */
+const CONSTRAINTS = [
+  '>= 1.0',
+  '~> 1',
+  '~> 2',
+  '~> 0.1',
+  '~>1.10',
+  '~>1.11.3',
+  '~> 1.11.5',
+  '~>1.12',
+  '~> 1.11.4.0',
+  '1.11.4.0',
+  '=1.11',
+  '=1.11.4',
+  '!=1.11.4',
+  'v1.11.4',
+  '1.11.4+abc',
+  ' >= 1.11 ',
+  '>=1.11,<1.12',
+  '>= 1.0, < 1.11',
+  '> 1.11.4',
+  '<= 1.11.4',
+  '< 1.11.4',
+  '~> banana',
+  '',
+  '=> 1.0',
+  '1.x',
+  '~> 1.11.0-beta1',
+  '> 1.11.4-rc1',
+];
+
+describe('required_version: the builtin engine reads constraints as terraform does', () => {
+  it.each(CONSTRAINTS.map((c) => [JSON.stringify(c), c] as const))('%s', async (_name, c) => {
+    const dir = join(scratch, 'required-version');
+    writeFiles(dir, { 'main.tf': `terraform {\n  required_version = ${JSON.stringify(c)}\n}\n` });
+    const version = await terraform(dir, ['version', '-json']);
+    const own = (JSON.parse(version.out) as { terraform_version: string }).terraform_version;
+    const { ok, out } = await terraform(dir, ['validate', '-no-color']);
+    const theirs = ok
+      ? 'satisfied'
+      : /Invalid required_version constraint/.test(out)
+        ? 'prerelease'
+        : /Invalid version constraint/.test(out)
+          ? 'syntax'
+          : /Unsupported Terraform Core version/.test(out)
+            ? 'unsatisfied'
+            : out;
+    let ours: string;
+    try {
+      ours = satisfies(own, parseConstraints(c)) ? 'satisfied' : 'unsatisfied';
+    } catch (error) {
+      if (!(error instanceof ConstraintError)) throw error;
+      ours = error.kind;
+    }
+    expect(ours, `terraform ${own}: ${out}`).toBe(theirs);
   });
 });

@@ -15,6 +15,8 @@ const two = (name: string, first: string, second: string): CorpusCase => ({
 });
 
 const data = (name: string, body: string) => `resource "terraform_data" "${name}" {\n${body}\n}\n`;
+const required = (constraint: string) =>
+  `terraform {\n  required_version = ${JSON.stringify(constraint)}\n}\n`;
 
 export const CORPUS: CorpusCase[] = [
   // --- resources, arguments and values ------------------------------------------------------
@@ -446,6 +448,32 @@ export const CORPUS: CorpusCase[] = [
     'terraform block with required_version',
     'terraform {\n  required_version = ">= 1.0"\n}\n' + data('a', '  input = "x"'),
     'terraform {\n  required_version = ">= 1.0"\n}\n' + data('a', '  input = "y"'),
+  ),
+  two(
+    'required_version no version satisfies',
+    required('>= 9.0') + data('a', '  input = "x"'),
+    required('>= 9.0') + data('a', '  input = "y"'),
+  ),
+  two(
+    'required_version ~> 1, then a range',
+    required('~> 1') + data('a', '  input = "x"'),
+    required('>= 1.0, < 2.0') + data('a', '  input = "y"'),
+  ),
+  two(
+    'required_version that is not a constraint',
+    data('a', '  input = "x"'),
+    required('~> banana') + data('a', '  input = "x"'),
+  ),
+  two(
+    'required_version with a prerelease',
+    data('a', '  input = "x"'),
+    required('>= 1.0.0-beta1') + data('a', '  input = "x"'),
+  ),
+  two(
+    'terraform block with experiments',
+    data('a', '  input = "x"'),
+    'terraform {\n  experiments = [module_variable_optional_attrs]\n}\n' +
+      data('a', '  input = "x"'),
   ),
   two(
     'terraform_remote_state data source',

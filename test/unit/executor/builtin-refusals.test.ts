@@ -101,3 +101,40 @@ describe('the builtin engine refuses what it does not model', () => {
     expect(text).toContain('use the command engine');
   });
 });
+
+describe("the terraform block, as terraform reads it at the builtin engine's version (1.9.8)", () => {
+  const required = (c: string) =>
+    `terraform {\n  required_version = ${JSON.stringify(c)}\n}\n${data('  input = "x"')}`;
+
+  it.each([
+    ['>= 1.10', 'Unsupported Terraform Core version', 'does not support Terraform version 1.9.8'],
+    ['~> 1.9.9', 'Unsupported Terraform Core version', 'required_version = "~> 1.9.9"'],
+    ['~> banana', 'Invalid version constraint', 'does not use correct version constraint syntax'],
+    ['>= 1.9.0-rc1', 'Invalid required_version constraint', 'not supported: >= 1.9.0-rc1'],
+  ])('%s fails the plan: %s', async (constraint, summary, detail) => {
+    const { result, text } = await plan({ files: { 'main.tf': required(constraint) } });
+    expect(result.status).toBe('errored');
+    expect(text).toContain(`Error: ${summary}`);
+    expect(text).toContain('on main.tf line 2, in terraform:');
+    expect(text).toContain(detail);
+  });
+
+  it.each(['~> 1.9', '~> 1.9.8', '>= 1.0, < 1.10', '1.9.8+build', '!= 1.9.7'])(
+    '%s plans',
+    async (constraint) => {
+      const { result } = await plan({ files: { 'main.tf': required(constraint) } });
+      expect(result.status).toBe('finished');
+    },
+  );
+
+  it('refuses a variable in required_version and any experiment, as terraform does', async () => {
+    const variable = await plan({
+      files: { 'main.tf': `terraform {\n  required_version = var.v\n}\n${data('')}` },
+    });
+    expect(variable.text).toContain('Error: Variables not allowed');
+    const experiments = await plan({
+      files: { 'main.tf': `terraform {\n  experiments = [x]\n}\n${data('')}` },
+    });
+    expect(experiments.text).toContain('Error: Module uses experimental features');
+  });
+});

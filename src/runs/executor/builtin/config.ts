@@ -1,7 +1,9 @@
 import { parseHcl } from '../../../core/hcl.js';
 import type { ConfigFiles, Json } from '../types.js';
 import { EvaluationError, parseReference, referencesIn, templateParts } from './expressions.js';
+import { ENGINE_VERSION } from './render.js';
 import { TERRAFORM_DATA } from './schemas.js';
+import { ConstraintError, parseConstraints, satisfies } from './versions.js';
 
 /** A `resource` block: the raw (unevaluated) attribute values as hcl2json gives them. */
 export interface ResourceBlock {
@@ -75,8 +77,8 @@ const REFUSED_META: Record<string, string> = {
   connection: 'connection blocks',
   dynamic: 'dynamic blocks',
 };
-/** Top-level blocks that carry nothing the builtin driver plans. */
-const IGNORED = new Set(['terraform', 'provider']);
+/** Top-level blocks that carry nothing the builtin driver plans (`terraform` is read below). */
+const IGNORED = new Set(['provider']);
 /** Top-level blocks the builtin engine refuses, with what they are. */
 const REFUSED_BLOCKS: Record<string, string> = {
   moved: 'moved blocks',
@@ -200,12 +202,67 @@ function refuseSensitiveFlows(model: ConfigModel): void {
       );
 }
 
+/**
+ * A `terraform` block: its `required_version` is checked against the version the builtin engine
+ * plays (`ENGINE_VERSION`), as terraform checks its own, and `experiments` are refused, as a
+ * release of terraform refuses them. What it says of providers, a backend or the cloud block
+ * concerns nothing the builtin engine runs.
+ */
+function terraformSettings(body: Record<string, Json>, file: string, text: string): void {
+  const where = (key: string) => {
+    const index = text.split('\n').findIndex((l) => new RegExp(`^\\s*${key}\\s*=`).test(l));
+    return index === -1
+      ? `  on ${file}, in terraform`
+      : `  on ${file} line ${index + 1}, in terraform:\n  ${String(index + 1).padStart(3)}: ${text.split('\n')[index] ?? ''}`;
+  };
+  if (body.experiments !== undefined)
+    throw new ConfigurationError(
+      'Module uses experimental features',
+      `${where('experiments')}\n\nExperimental features are not available in a release of terraform, nor in the builtin engine.`,
+    );
+  const required = body.required_version;
+  if (required === undefined) return;
+  if (typeof required === 'string' && /\$\{/.test(required))
+    throw new ConfigurationError(
+      'Variables not allowed',
+      `${where('required_version')}\n\nVariables may not be used here.`,
+    );
+  if (typeof required !== 'string' && typeof required !== 'number')
+    throw new ConfigurationError(
+      'Invalid version constraint',
+      `${where('required_version')}\n\nA string value is required for required_version.`,
+    );
+  let constraints;
+  try {
+    constraints = parseConstraints(String(required));
+  } catch (error) {
+    if (!(error instanceof ConstraintError)) throw error;
+    throw error.kind === 'syntax'
+      ? new ConfigurationError(
+          'Invalid version constraint',
+          `${where('required_version')}\n\nThis string does not use correct version constraint syntax.`,
+        )
+      : new ConfigurationError(
+          'Invalid required_version constraint',
+          `${where('required_version')}\n\nPrerelease version constraints are not supported: ${error.text}. Remove the prerelease information from the constraint.`,
+        );
+  }
+  if (!satisfies(ENGINE_VERSION, constraints))
+    throw new ConfigurationError(
+      'Unsupported Terraform Core version',
+      `${where('required_version')}\n\nThis configuration does not support Terraform version ${ENGINE_VERSION} (the version the builtin engine plans as). Choose another version constraint, or run the configuration with the command engine and a terraform binary it supports.`,
+    );
+}
+
 function collect(model: ConfigModel, blocks: Blocks, file: string, text: string): void {
   for (const [kind, content] of Object.entries(blocks)) {
     if (IGNORED.has(kind)) continue;
     const refused = REFUSED_BLOCKS[kind];
     if (refused !== undefined) throw unsupported(refused, file);
     switch (kind) {
+      case 'terraform':
+        for (const body of bodies(content)) terraformSettings(body, file, text);
+        break;
       case 'resource':
         for (const [type, named] of Object.entries(asRecord(content))) {
           for (const [name, list] of Object.entries(asRecord(named))) {
