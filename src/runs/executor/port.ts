@@ -41,6 +41,7 @@ export function phaseRunOf(run: RunRow, model: RunsModel): PhaseRun {
       targetAddrs: a.targetAddrs ?? [],
       allowEmptyApply: a.allowEmptyApply,
       allowConfigGeneration: a.allowConfigGeneration,
+      debuggingMode: a.debuggingMode,
     },
     variables: withoutPriorityOverrides(sets, a.variables),
   };

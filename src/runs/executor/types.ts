@@ -45,6 +45,8 @@ export interface RunFlags {
   targetAddrs: readonly string[];
   allowEmptyApply: boolean;
   allowConfigGeneration: boolean;
+  /** The run's `debugging-mode`: terraform runs with `TF_LOG=TRACE`, its trace in the phase log. */
+  debuggingMode: boolean;
 }
 
 export const defaultFlags: RunFlags = {
@@ -55,6 +57,7 @@ export const defaultFlags: RunFlags = {
   targetAddrs: [],
   allowEmptyApply: false,
   allowConfigGeneration: false,
+  debuggingMode: false,
 };
 
 /** A workspace variable as the executor receives it (sensitive values already unsealed). */

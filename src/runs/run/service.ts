@@ -78,6 +78,12 @@ export function newRunSync(
   const engineVersion = a['engine-version'] ?? a['terraform-version'] ?? null;
   if (engineVersion !== null && !planOnly)
     throw new ValidationError('/data/attributes/engine-version: only valid for plan-only runs');
+  // The reference plans such a run with that terraform version; Keel's engines are the binaries
+  // the operator configured, and a plan made by another version would answer another question.
+  if (engineVersion !== null)
+    throw new ValidationError(
+      `/data/attributes/engine-version: Keel does not switch terraform versions per run (got ${JSON.stringify(engineVersion)}): the workspace's execution-engine plans every run`,
+    );
   const savePlan = a['save-plan'] ?? false;
   if (savePlan && planOnly)
     throw new ValidationError('/data/attributes: save-plan and plan-only are mutually exclusive');

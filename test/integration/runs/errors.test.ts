@@ -321,6 +321,24 @@ describe('422 and 400', () => {
       'invalid attribute',
       /only valid for plan-only/,
     );
+    // A plan-only run with a version: the reference plans it with that terraform; Keel's engines
+    // are the binaries configured, so it is refused rather than planned by another version.
+    expectError(
+      await h.api('POST', '/runs', {
+        body: runBody(ws, { 'plan-only': true, 'engine-version': '1.5.7' }),
+      }),
+      422,
+      'invalid attribute',
+      /engine-version: Keel does not switch terraform versions per run \(got "1.5.7"\)/,
+    );
+    expectError(
+      await h.api('POST', '/runs', {
+        body: runBody(ws, { 'plan-only': true, 'terraform-version': '1.5.7' }),
+      }),
+      422,
+      'invalid attribute',
+      /does not switch terraform versions per run/,
+    );
     expectError(
       await h.api('POST', '/runs', {
         body: runBody(ws, { variables: [{ key: 'x', value: 'unquoted' }] }),

@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../../support/daemon.js';
+import { httpsGet } from '../../support/https.js';
 import {
   cloudBlock,
   remoteBackendBlock,
@@ -159,6 +162,58 @@ resource "terraform_data" "a" {
       expect(`${refused.stdout}${refused.stderr}`).not.toContain(`hello from private-${backend}`);
     },
   );
+});
+
+describe("a run's debugging-mode on the command engine", () => {
+  it("runs terraform with TF_LOG=TRACE: terraform's own trace is in the plan's log, and only there", async () => {
+    const host = terraformHost();
+    const { id } = await workspace('traced');
+    const work = new TerraformWorkdir(host, {
+      files: {
+        'main.tf': `${cloudBlock(host, 'acme', 'traced')}
+resource "terraform_data" "a" {
+  input = "x"
+}
+`,
+      },
+    });
+    ok(await work.run(['init', '-input=false', '-no-color']));
+    // The CLI's speculative plan uploads the configuration (and plans it without a trace).
+    ok(await work.run(['plan', '-input=false', '-no-color']));
+    const cvs = await host.api('GET', `/workspaces/${id}/configuration-versions`);
+    const cv = (cvs.json as { data: { id: string }[] }).data[0]!.id;
+    const created = await host.api('POST', '/runs', {
+      data: {
+        type: 'runs',
+        attributes: { 'plan-only': true, 'debugging-mode': true },
+        relationships: {
+          workspace: { data: { type: 'workspaces', id } },
+          'configuration-version': { data: { type: 'configuration-versions', id: cv } },
+        },
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const traced = (created.json as Doc).data.id;
+    const logOf = async (run: string) => {
+      const plan = await host.api('GET', `/runs/${run}/plan`);
+      const url = String((plan.json as Doc).data.attributes['log-read-url']);
+      return (await httpsGet(url, readFileSync(host.caFile, 'utf8'))).body;
+    };
+    await eventually(async () => {
+      const r = await host.api('GET', `/runs/${traced}`);
+      const status = String((r.json as Doc).data.attributes.status);
+      return ['planned_and_finished', 'errored'].includes(status) ? status : undefined;
+    }, 60_000);
+    const log = await logOf(traced);
+    expect(log).toMatch(/\[TRACE\]/);
+    expect(log).toContain('Plan: 1 to add');
+    const runs = await host.api('GET', `/workspaces/${id}/runs?filter%5Boperation%5D=plan_only`);
+    const untraced = (runs.json as { data: { id: string }[] }).data
+      .map((r) => r.id)
+      .filter((r) => r !== traced);
+    expect(untraced.length).toBe(1);
+    expect(await logOf(untraced[0]!)).not.toMatch(/\[TRACE\]/);
+  });
 });
 
 describe('state push -force of a lower serial', () => {

@@ -102,6 +102,18 @@ describe('the builtin engine refuses what it does not model', () => {
   });
 });
 
+describe('a run flag the builtin engine cannot honour', () => {
+  it('debugging-mode fails the plan, naming it: there is no terraform whose trace it would log', async () => {
+    const { result, text } = await plan({
+      files: { 'main.tf': data('  input = "x"') },
+      flags: { debuggingMode: true },
+    });
+    expect(result.status).toBe('errored');
+    expect(text).toContain('Error: Unsupported by the builtin engine: debugging-mode');
+    expect(text).toContain('use the command engine');
+  });
+});
+
 describe("the terraform block, as terraform reads it at the builtin engine's version (1.9.8)", () => {
   const required = (c: string) =>
     `terraform {\n  required_version = ${JSON.stringify(c)}\n}\n${data('  input = "x"')}`;

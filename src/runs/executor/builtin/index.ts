@@ -11,7 +11,7 @@ import type {
 import type { LogSink } from '../types.js';
 import { applyPlan } from './apply.js';
 import type { ApplyIdentity, BuiltinArtifact } from './apply.js';
-import { ConfigurationError, loadConfiguration } from './config.js';
+import { ConfigurationError, loadConfiguration, unsupported } from './config.js';
 import { EvaluationError } from './expressions.js';
 import { planModel } from './plan.js';
 import { planJson } from './plan-json.js';
@@ -62,6 +62,11 @@ export function builtinDriver(identity: ApplyIdentity): Driver {
     plan(request: PlanRequest): Execution<PlanResult> {
       return cooperative(request.log, async (stopped) => {
         try {
+          if (request.flags.debuggingMode)
+            throw unsupported(
+              "debugging-mode (terraform's TRACE log: the builtin engine runs no terraform to trace)",
+              'the run',
+            );
           const files = await readConfigurationText(request.configuration);
           const model = await loadConfiguration(files);
           const resolved = await resolveVariables(

@@ -203,6 +203,8 @@ async function prepare(
   }
   for (const variable of request.workspaceVariables)
     if (variable.category === 'env') env[variable.key] = variable.value;
+  // The run asked for terraform's trace (`debugging-mode`), whatever the workspace sets.
+  if (request.flags.debuggingMode) env.TF_LOG = 'TRACE';
   return { dir, env };
 }
 
