@@ -86,6 +86,16 @@ const REFUSED: [construct: string, mainTf: string, named: string][] = [
     'importing a terraform_data resource',
   ],
   [
+    'an import for_each',
+    `import {\n  for_each = { a = "i-1" }\n  to = aws_instance.web[each.key]\n  id = each.value\n}\n`,
+    'the for_each argument of an import block',
+  ],
+  [
+    'an import provider',
+    `import {\n  provider = aws.east\n  to = aws_instance.web\n  id = "i-1"\n}\n`,
+    'the provider argument of an import block',
+  ],
+  [
     'a sensitive variable in terraform_data',
     `variable "s" {\n  default = "x"\n  sensitive = true\n}\n${data('  input = var.s')}`,
     'sensitive variables in resource arguments',

@@ -93,6 +93,8 @@ const VARIABLE_ARGUMENTS = new Set(['default', 'type', 'description', 'sensitive
 /** The type constraints it converts values to as terraform does. */
 const VARIABLE_TYPES = new Set(['string', 'number', 'bool', 'any']);
 const OUTPUT_ARGUMENTS = new Set(['value', 'description', 'sensitive']);
+/** An import block's arguments it models (`for_each`, `provider`, `identity` it does not). */
+const IMPORT_ARGUMENTS = new Set(['to', 'id']);
 
 type Blocks = Record<string, Json>;
 
@@ -331,6 +333,9 @@ function collect(model: ConfigModel, blocks: Blocks, file: string, text: string)
         break;
       case 'import':
         for (const body of bodies(content)) {
+          for (const key of Object.keys(body))
+            if (!IMPORT_ARGUMENTS.has(key))
+              throw unsupported(`the ${key} argument of an import block`, file);
           const to = typeof body.to === 'string' ? body.to.replace(/^\$\{(.*)\}$/, '$1') : '';
           if (!to || body.id === undefined)
             throw new ConfigurationError(
