@@ -476,6 +476,54 @@ export const CORPUS: CorpusCase[] = [
       data('a', '  input = "x"'),
   ),
   two(
+    'count and for_each together',
+    data('a', '  input = "x"'),
+    data('a', '  count = 1\n  for_each = { k = "v" }\n  input = "x"'),
+  ),
+  two(
+    'depends_on an undeclared resource',
+    data('a', '  input = "x"'),
+    data('a', '  input = "x"\n  depends_on = [terraform_data.ghost]'),
+  ),
+  two(
+    'a local declared in two files',
+    data('a', '  input = local.v') + 'locals {\n  v = "x"\n}\n',
+    data('a', '  input = local.v') + 'locals {\n  v = "x"\n}\nlocals {\n  v = "y"\n}\n',
+  ),
+  two(
+    'a variable default that does not convert to its type',
+    'variable "n" {\n  type = number\n  default = 3\n}\n' + data('a', '  input = var.n'),
+    'variable "n" {\n  type = number\n  default = "three"\n}\n' + data('a', '  input = var.n'),
+  ),
+  two(
+    'a number variable default given as a numeric string',
+    'variable "n" {\n  type = number\n  default = "3"\n}\n' + data('a', '  input = var.n'),
+    'variable "n" {\n  type = number\n  default = "4"\n}\n' + data('a', '  input = var.n'),
+  ),
+  two(
+    'an output declared twice',
+    data('a', '  input = "x"') + 'output "o" {\n  value = 1\n}\n',
+    data('a', '  input = "x"') + 'output "o" {\n  value = 1\n}\noutput "o" {\n  value = 2\n}\n',
+  ),
+  two(
+    'a variable declared twice in one file',
+    'variable "v" {\n  default = "x"\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  default = "x"\n}\nvariable "v" {\n  default = "y"\n}\n' +
+      data('a', '  input = var.v'),
+  ),
+  two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
+  two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
+  two(
+    'bool variable from a string default',
+    'variable "b" {\n  type = bool\n  default = "true"\n}\n' + data('a', '  input = var.b'),
+    'variable "b" {\n  type = bool\n  default = false\n}\n' + data('a', '  input = var.b'),
+  ),
+  two(
+    'string variable from a number default',
+    'variable "s" {\n  type = string\n  default = 5\n}\n' + data('a', '  input = var.s'),
+    'variable "s" {\n  type = string\n  default = true\n}\n' + data('a', '  input = var.s'),
+  ),
+  two(
     'terraform_remote_state data source',
     data('a', '  input = "x"'),
     data('a', '  input = "x"') +

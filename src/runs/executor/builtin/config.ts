@@ -276,7 +276,7 @@ function collect(model: ConfigModel, blocks: Blocks, file: string, text: string)
       case 'variable':
         for (const [name, list] of Object.entries(asRecord(content))) {
           const body = bodies(list)[0] ?? {};
-          if (model.variables[name])
+          if (model.variables[name] || bodies(list).length > 1)
             throw new ConfigurationError(
               'Duplicate variable declaration',
               `variable "${name}" is declared twice (${file})`,
@@ -310,6 +310,12 @@ function collect(model: ConfigModel, blocks: Blocks, file: string, text: string)
         break;
       case 'output':
         for (const [name, list] of Object.entries(asRecord(content))) {
+          // Two blocks of one name in one file come as a list of two: the second is a duplicate.
+          if (bodies(list).length > 1)
+            throw new ConfigurationError(
+              'Duplicate output definition',
+              `output "${name}" is defined twice (${file})`,
+            );
           const body = bodies(list)[0] ?? {};
           for (const key of Object.keys(body))
             if (!OUTPUT_ARGUMENTS.has(key))
