@@ -511,6 +511,60 @@ export const CORPUS: CorpusCase[] = [
     'variable "v" {\n  default = "x"\n}\nvariable "v" {\n  default = "y"\n}\n' +
       data('a', '  input = var.v'),
   ),
+  two(
+    'a whole number past 2^53',
+    data('a', '  input = 12345678901234567890'),
+    data('a', '  input = 9007199254740993'),
+  ),
+  two('large negatives', data('a', '  input = -3'), data('a', '  input = -9007199254740993')),
+  two(
+    'string escapes',
+    data('a', '  input = "tab\\there \\"quoted\\" back\\\\slash"'),
+    data('a', '  input = "caf\\u00e9 \\U0001F600"'),
+  ),
+  two(
+    'heredoc with interpolation and strip markers',
+    'variable "v" {\n  default = "x"\n}\n' + data('a', '  input = <<EOT\nvalue ${var.v}\nEOT'),
+    'variable "v" {\n  default = "x"\n}\n' + data('a', '  input = "a ${ var.v ~} b"'),
+  ),
+  two(
+    'comments of three kinds',
+    '# one\n// two\n/* three */\n' + data('a', '  input = "x" # trailing'),
+    '/* a\n   block */\n' + data('a', '  input = "y" // trailing'),
+  ),
+  two(
+    'an object with a key given twice',
+    data('a', '  input = { a = 1 }'),
+    data('a', '  input = { a = 1, a = 2 }'),
+  ),
+  two(
+    'quoted and unusual object keys',
+    data('a', '  input = { "a b" = 1, "c-d" = 2 }'),
+    data('a', '  input = { "a b" = 1, "c.d" = 3 }'),
+  ),
+  two('empty object and tuple', data('a', '  input = {}'), data('a', '  input = []')),
+  two(
+    'arithmetic inside a template',
+    data('a', '  input = "${10 * 3}-${7 - 10}"'),
+    data('a', '  input = "${1 + 2}"'),
+  ),
+  two(
+    'a condition on a value unknown until apply',
+    data('a', '  input = "x"') + data('b', '  input = terraform_data.a.output == "x" ? 1 : 2'),
+    data('a', '  input = "y"') + data('b', '  input = terraform_data.a.output == "x" ? 1 : 2'),
+  ),
+  two(
+    'an index past the end of a counted resource',
+    data('a', '  count = 1\n  input = "x"') +
+      'output "o" {\n  value = terraform_data.a[0].input\n}\n',
+    data('a', '  count = 0\n  input = "x"') +
+      'output "o" {\n  value = terraform_data.a[0].input\n}\n',
+  ),
+  two(
+    'a string of numbers compared with a number',
+    data('a', '  input = "1" == 1'),
+    data('a', '  input = 1 == 1.0'),
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(
