@@ -565,6 +565,33 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  input = "1" == 1'),
     data('a', '  input = 1 == 1.0'),
   ),
+  two(
+    'null and bools inside a template',
+    data('a', '  input = "b=${true} n=${1 == 2}"') +
+      data('b', '  input = "${ null ~}"') +
+      data('c', '  input = "$${null} x"'),
+    data('a', '  input = "x${null}"'),
+  ),
+  two(
+    'a number compared with a numeric string',
+    data('a', '  input = 1 < 2'),
+    data('a', '  input = 1 < "2"'),
+  ),
+  two(
+    'null compared and negated',
+    data('a', '  input = null == null'),
+    data('a', '  input = !null'),
+  ),
+  two(
+    'a count given as a numeric string',
+    data('a', '  count = 1\n  input = count.index'),
+    data('a', '  count = "2"\n  input = count.index'),
+  ),
+  two(
+    'each.value as an object',
+    data('a', '  for_each = { a = { n = 1 } }\n  input = each.value'),
+    data('a', '  for_each = { a = { n = 2 }, b = { n = 3 } }\n  input = each.value.n'),
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(

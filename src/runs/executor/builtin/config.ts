@@ -122,6 +122,16 @@ function diagnostic(error: unknown, text: string): ConfigurationError {
   return new ConfigurationError(summary ?? raw, detail ? `${where}\n\n${detail}` : where);
 }
 
+/**
+ * The HCL converter folds a literal interpolation into its template's text, `null` included: it
+ * turns `"x${null}"` into the string `"xnull"`, where terraform refuses to put null in a string.
+ * Written as `${(null)}`, the interpolation is kept as an expression, which the builtin engine
+ * evaluates as terraform does (a template of that interpolation alone is null; anywhere else in a
+ * template it is an error). An escaped `$${null}` is left alone.
+ */
+export const keepNullInterpolations = (text: string): string =>
+  text.replace(/(?<!\$)\$\{(~?)\s*null\s*(~?)\}/g, '${$1(null)$2}');
+
 /** Root-module `.tf` files in name order, as terraform loads them. */
 function rootModuleFiles(files: ConfigFiles): [string, string][] {
   return [...files]
@@ -142,7 +152,7 @@ export async function loadConfiguration(files: ConfigFiles): Promise<ConfigModel
   for (const [file, text] of tfFiles) {
     let blocks: Blocks;
     try {
-      blocks = (await parseHcl(file, text)) as Blocks;
+      blocks = (await parseHcl(file, keepNullInterpolations(text))) as Blocks;
     } catch (error) {
       throw diagnostic(error, text);
     }

@@ -2,7 +2,7 @@ import { parseHcl } from '../../../core/hcl.js';
 import { parseJson } from '../../../core/json.js';
 import { tfvarsJsonSchema } from '../schemas.js';
 import type { ConfigFiles, Json, RunVariable, WorkspaceVariable } from '../types.js';
-import { ConfigurationError, isLiteral } from './config.js';
+import { ConfigurationError, isLiteral, keepNullInterpolations } from './config.js';
 import type { VariableBlock } from './config.js';
 
 /** Parses one HCL literal (`"text"`, `3`, `true`, `["a"]`, `{ a = 1 }`) into its JSON value. */
@@ -89,7 +89,7 @@ export async function fileVariables(files: ConfigFiles): Promise<Map<string, Jso
       parsed = doc.value;
     } else {
       try {
-        parsed = (await parseHcl(path, text)) as Record<string, Json>;
+        parsed = (await parseHcl(path, keepNullInterpolations(text))) as Record<string, Json>;
       } catch (error) {
         throw new ConfigurationError(
           'Invalid variable definitions file',
