@@ -86,6 +86,16 @@ const REFUSED: [construct: string, mainTf: string, named: string][] = [
     'importing a terraform_data resource',
   ],
   [
+    'a whole number past 2^53',
+    data('  input = { account = 12345678901234567890 }'),
+    'whole numbers past 2^53',
+  ],
+  [
+    'a whole number past 2^53 in an expression',
+    data('  input = 9007199254740993 + 0'),
+    'whole numbers past 2^53',
+  ],
+  [
     'an import for_each',
     `import {\n  for_each = { a = "i-1" }\n  to = aws_instance.web[each.key]\n  id = each.value\n}\n`,
     'the for_each argument of an import block',
@@ -158,5 +168,26 @@ describe("the terraform block, as terraform reads it at the builtin engine's ver
       files: { 'main.tf': `terraform {\n  experiments = [x]\n}\n${data('')}` },
     });
     expect(experiments.text).toContain('Error: Module uses experimental features');
+  });
+});
+
+describe('numbers the builtin engine cannot carry exactly', () => {
+  it('are refused in variable files and in run variables too', async () => {
+    const main = `variable "n" {\n  default = 1\n}\n${data('  input = var.n')}`;
+    const file = await plan({
+      files: { 'main.tf': main, 'terraform.tfvars': 'n = 12345678901234567890\n' },
+    });
+    expect(file.text).toContain('does not model whole numbers past 2^53');
+    const run = await plan({
+      files: { 'main.tf': main },
+      vars: [{ key: 'n', value: '-9007199254740993' }],
+    });
+    expect(run.text).toContain('does not model whole numbers past 2^53');
+    // Up to 2^53 they are exact, and planned.
+    const safe = await plan({
+      files: { 'main.tf': main },
+      vars: [{ key: 'n', value: '9007199254740991' }],
+    });
+    expect(safe.result.status).toBe('finished');
   });
 });

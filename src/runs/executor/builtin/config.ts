@@ -132,6 +132,22 @@ function diagnostic(error: unknown, text: string): ConfigurationError {
 export const keepNullInterpolations = (text: string): string =>
   text.replace(/(?<!\$)\$\{(~?)\s*null\s*(~?)\}/g, '${$1(null)$2}');
 
+/**
+ * Refuses a number the builtin engine cannot carry exactly. Terraform keeps a number as written
+ * (arbitrary precision); here it is a double, exact for whole numbers up to 2^53 only, so a larger
+ * one (an account number written as a number, say) would be planned and stored changed.
+ */
+export function refuseInexactNumbers(value: unknown, where: string): void {
+  if (typeof value === 'number') {
+    if (Number.isInteger(value) && !Number.isSafeInteger(value))
+      throw unsupported('whole numbers past 2^53 (terraform keeps them exactly)', where);
+  } else if (Array.isArray(value)) {
+    for (const item of value) refuseInexactNumbers(item, where);
+  } else if (value !== null && typeof value === 'object') {
+    for (const item of Object.values(value)) refuseInexactNumbers(item, where);
+  }
+}
+
 /** Root-module `.tf` files in name order, as terraform loads them. */
 function rootModuleFiles(files: ConfigFiles): [string, string][] {
   return [...files]
@@ -156,6 +172,7 @@ export async function loadConfiguration(files: ConfigFiles): Promise<ConfigModel
     } catch (error) {
       throw diagnostic(error, text);
     }
+    refuseInexactNumbers(blocks, file);
     collect(model, blocks, file, text);
   }
   refuseSensitiveFlows(model);

@@ -55,6 +55,7 @@ function tokenize(text: string): Token[] {
       const m = /^[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?/.exec(text.slice(i));
       const raw = m?.[0] ?? c;
       if (!/^[0-9]+$/.test(raw)) throw refuse('numbers that are not whole', text);
+      if (!Number.isSafeInteger(Number(raw))) throw refuse('whole numbers past 2^53', text);
       tokens.push({ t: 'num', v: Number(raw) });
       i += raw.length;
     } else if (c === '"') {

@@ -2,7 +2,12 @@ import { parseHcl } from '../../../core/hcl.js';
 import { parseJson } from '../../../core/json.js';
 import { tfvarsJsonSchema } from '../schemas.js';
 import type { ConfigFiles, Json, RunVariable, WorkspaceVariable } from '../types.js';
-import { ConfigurationError, isLiteral, keepNullInterpolations } from './config.js';
+import {
+  ConfigurationError,
+  isLiteral,
+  keepNullInterpolations,
+  refuseInexactNumbers,
+} from './config.js';
 import type { VariableBlock } from './config.js';
 
 /** Parses one HCL literal (`"text"`, `3`, `true`, `["a"]`, `{ a = 1 }`) into its JSON value. */
@@ -21,6 +26,7 @@ export async function parseHclLiteral(key: string, literal: string): Promise<Jso
     );
   }
   const value = parsed.value ?? null;
+  refuseInexactNumbers(value, `the value of var.${key}`);
   if (!literalOnly(value)) {
     throw new ConfigurationError(
       'Variables not allowed',
@@ -97,6 +103,7 @@ export async function fileVariables(files: ConfigFiles): Promise<Map<string, Jso
         );
       }
     }
+    refuseInexactNumbers(parsed, path);
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new ConfigurationError('Invalid variable definitions file', `${path}: not an object`);
     for (const [key, value] of Object.entries(parsed)) {
