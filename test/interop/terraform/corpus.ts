@@ -592,6 +592,61 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  for_each = { a = { n = 1 } }\n  input = each.value'),
     data('a', '  for_each = { a = { n = 2 }, b = { n = 3 } }\n  input = each.value.n'),
   ),
+  two(
+    'an output of a whole resource',
+    data('a', '  input = "x"') + 'output "o" {\n  value = terraform_data.a\n}\n',
+    data('a', '  input = "y"') + 'output "o" {\n  value = terraform_data.a\n}\n',
+  ),
+  two(
+    'an output whose value is null',
+    data('a', '  input = "x"') + 'output "o" {\n  value = null\n}\n',
+    data('a', '  input = "x"') + 'output "o" {\n  value = "now"\n}\n',
+  ),
+  two(
+    'an output set to null',
+    data('a', '  input = "x"') + 'output "o" {\n  value = "now"\n}\n',
+    data('a', '  input = "x"') + 'output "o" {\n  value = null\n}\n',
+  ),
+  two(
+    'an output removed and one renamed',
+    data('a', '  input = "x"') + 'output "o" {\n  value = 1\n}\noutput "p" {\n  value = 2\n}\n',
+    data('a', '  input = "x"') + 'output "q" {\n  value = 2\n}\n',
+  ),
+  two(
+    'an output whose description alone changes',
+    data('a', '  input = "x"') + 'output "o" {\n  value = 1\n  description = "one"\n}\n',
+    data('a', '  input = "x"') + 'output "o" {\n  value = 1\n  description = "uno"\n}\n',
+  ),
+  two(
+    'a chain of locals, then a cycle',
+    'locals {\n  a = "x"\n  b = "${local.a}y"\n  c = "${local.b}z"\n}\n' +
+      data('r', '  input = local.c'),
+    'locals {\n  a = local.c\n  b = "${local.a}y"\n  c = "${local.b}z"\n}\n' +
+      data('r', '  input = local.c'),
+  ),
+  two(
+    'triggers_replace from another resource unknown until apply',
+    data('a', '  input = "x"') + data('b', '  triggers_replace = terraform_data.a.output'),
+    data('a', '  input = "y"') + data('b', '  triggers_replace = terraform_data.a.output'),
+  ),
+  {
+    name: 'an untyped variable given by terraform.tfvars',
+    steps: [
+      {
+        'main.tf': 'variable "v" {}\n' + data('a', '  input = var.v'),
+        'terraform.tfvars': 'v = 3\n',
+      },
+      {
+        'main.tf': 'variable "v" {}\n' + data('a', '  input = var.v'),
+        'terraform.tfvars': 'v = true\n',
+      },
+    ],
+  },
+  two(
+    'a sensitive output of a plain value',
+    data('a', '  input = "x"') + 'output "o" {\n  value = "s"\n  sensitive = true\n}\n',
+    data('a', '  input = "x"') + 'output "o" {\n  value = "t"\n  sensitive = true\n}\n',
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(

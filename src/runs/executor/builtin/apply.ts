@@ -190,6 +190,8 @@ export function applyPlan(
         ),
         `output.${block.name}`,
       );
+      // Terraform keeps no null output in the state.
+      if (value === null) continue;
       outputs[block.name] = {
         value,
         type: typeOf(value),

@@ -29,7 +29,8 @@ export function planCounts(plan: PlanModel): PlanCounts {
 }
 
 export function outputActions(o: PlannedOutput): OutputChange['actions'] {
-  if (o.before === undefined) return ['create'];
+  // An output absent from the state is null to terraform: null again is no change.
+  if (o.before === undefined) return o.after === null ? ['no-op'] : ['create'];
   if (o.after === undefined) return ['delete'];
   if (o.after === UNKNOWN) return ['update'];
   const after = known(o.after);
