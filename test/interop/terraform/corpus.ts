@@ -647,6 +647,61 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  input = "x"') + 'output "o" {\n  value = "s"\n  sensitive = true\n}\n',
     data('a', '  input = "x"') + 'output "o" {\n  value = "t"\n  sensitive = true\n}\n',
   ),
+  two(
+    'count from a typed variable given as a string',
+    'variable "n" {\n  type = number\n  default = "2"\n}\n' +
+      data('a', '  count = var.n\n  input = count.index'),
+    'variable "n" {\n  type = number\n  default = "1"\n}\n' +
+      data('a', '  count = var.n\n  input = count.index'),
+  ),
+  two(
+    'for_each keys added and removed',
+    data('a', '  for_each = { b = 1, a = 2 }\n  input = "${each.key}=${each.value}"'),
+    data('a', '  for_each = { a = 2, c = 3 }\n  input = "${each.key}=${each.value}"'),
+  ),
+  two(
+    'count three to one',
+    data('a', '  count = 3\n  input = count.index'),
+    data('a', '  count = 1\n  input = count.index'),
+  ),
+  two(
+    'depends_on changed alone',
+    data('a', '  input = "x"') +
+      data('b', '  input = "y"') +
+      data('c', '  input = "z"\n  depends_on = [terraform_data.a]'),
+    data('a', '  input = "x"') +
+      data('b', '  input = "y"') +
+      data('c', '  input = "z"\n  depends_on = [terraform_data.b]'),
+  ),
+  two(
+    'null inside an object and mixed tuples',
+    data('a', '  input = { a = null, b = [1, "a", true] }'),
+    data('a', '  input = { a = "set", b = [null] }'),
+  ),
+  two(
+    'triggers_replace null and back',
+    data('a', '  input = "x"\n  triggers_replace = "t"'),
+    data('a', '  input = "x"\n  triggers_replace = null'),
+  ),
+  two(
+    'counted resources reading each other',
+    data('b', '  count = 2\n  input = count.index') +
+      data('a', '  count = 2\n  input = terraform_data.b[count.index].output'),
+    data('b', '  count = 2\n  input = count.index + 10') +
+      data('a', '  count = 2\n  input = terraform_data.b[count.index].output'),
+  ),
+  two(
+    'a string variable with a null default',
+    'variable "v" {\n  type = string\n  default = null\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  type = string\n  default = "x"\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'string functions on a variable',
+    'variable "v" {\n  default = "  MiXed  "\n}\n' +
+      data('a', '  input = [upper(var.v), lower(var.v), trimspace(var.v), length(var.v)]'),
+    'variable "v" {\n  default = ""\n}\n' +
+      data('a', '  input = [upper(var.v), length(var.v), join("-", [var.v, "x"])]'),
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(

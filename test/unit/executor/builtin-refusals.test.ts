@@ -96,6 +96,11 @@ const REFUSED: [construct: string, mainTf: string, named: string][] = [
     'whole numbers past 2^53',
   ],
   [
+    'a typed null reaching a terraform_data',
+    `variable "v" {\n  type = string\n  default = null\n}\nlocals {\n  l = var.v\n}\n${data('  input = local.l')}`,
+    'a null value of a variable with a type constraint (var.v: terraform keeps its type string)',
+  ],
+  [
     'an import for_each',
     `import {\n  for_each = { a = "i-1" }\n  to = aws_instance.web[each.key]\n  id = each.value\n}\n`,
     'the for_each argument of an import block',
@@ -189,5 +194,16 @@ describe('numbers the builtin engine cannot carry exactly', () => {
       vars: [{ key: 'n', value: '9007199254740991' }],
     });
     expect(safe.result.status).toBe('finished');
+  });
+});
+
+describe('a typed variable that is null but reaches no terraform_data', () => {
+  it('plans: only a resource records the type terraform keeps', async () => {
+    const { result } = await plan({
+      files: {
+        'main.tf': `variable "v" {\n  type = string\n  default = null\n}\n${data('  input = "x"')}output "o" {\n  value = var.v\n}\n`,
+      },
+    });
+    expect(result.status).toBe('finished');
   });
 });

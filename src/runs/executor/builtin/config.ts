@@ -200,35 +200,70 @@ function refuseSensitiveFlows(model: ConfigModel): void {
       .map((v) => `var.${v.name}`),
   );
   if (marked.size === 0) return;
-  const touches = (value: Json): boolean =>
-    referencesIn(value).some(
-      (r) => typeof r.steps[0] === 'string' && marked.has(`${r.root}.${r.steps[0]}`),
+  const touches = drawingOn(model, marked);
+  const block = resourceDrawingOn(model, touches);
+  if (block !== undefined)
+    throw unsupported(
+      'sensitive variables in resource arguments',
+      `${block.address}, ${block.file}`,
     );
-  // Locals made from marked values are marked: to a fixed point.
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const [name, value] of Object.entries(model.locals)) {
-      if (!marked.has(`local.${name}`) && touches(value)) {
-        marked.add(`local.${name}`);
-        grew = true;
-      }
-    }
-  }
-  for (const block of model.resources)
-    if (
-      block.type === TERRAFORM_DATA &&
-      (touches(block.attributes) || touches(block.count ?? null))
-    )
-      throw unsupported(
-        'sensitive variables in resource arguments',
-        `${block.address}, ${block.file}`,
-      );
   for (const output of Object.values(model.outputs))
     if (!output.sensitive && touches(output.value))
       throw new ConfigurationError(
         'Output refers to sensitive values',
         `output "${output.name}": to reduce the risk of accidentally exporting sensitive data that was intended to be only internal, Terraform requires that any root module output containing sensitive data be explicitly marked as sensitive, to confirm your intent.`,
       );
+}
+
+/**
+ * Whether a value draws on one of `roots` (`var.x`), directly or through locals made from them
+ * (`roots` grows with those locals, to a fixed point).
+ */
+function drawingOn(model: ConfigModel, roots: Set<string>): (value: Json) => boolean {
+  const touches = (value: Json): boolean =>
+    referencesIn(value).some(
+      (r) => typeof r.steps[0] === 'string' && roots.has(`${r.root}.${r.steps[0]}`),
+    );
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [name, value] of Object.entries(model.locals)) {
+      if (!roots.has(`local.${name}`) && touches(value)) {
+        roots.add(`local.${name}`);
+        grew = true;
+      }
+    }
+  }
+  return touches;
+}
+
+/** The first `terraform_data` resource whose arguments or count draw on what `touches` tells. */
+function resourceDrawingOn(
+  model: ConfigModel,
+  touches: (value: Json) => boolean,
+): ResourceBlock | undefined {
+  return model.resources.find(
+    (block) =>
+      block.type === TERRAFORM_DATA && (touches(block.attributes) || touches(block.count ?? null)),
+  );
+}
+
+/**
+ * Terraform keeps the type of a null that comes from a variable with a type constraint (a
+ * `terraform_data` argument records `{"value": null, "type": "string"}`); the builtin engine's
+ * null has none. Such a null reaching a `terraform_data` is refused, naming the variable.
+ */
+export function refuseTypedNulls(model: ConfigModel, values: Record<string, Json>): void {
+  const nulls = Object.values(model.variables).filter(
+    (v) => v.type !== null && v.type !== 'any' && values[v.name] === null,
+  );
+  for (const v of nulls) {
+    const block = resourceDrawingOn(model, drawingOn(model, new Set([`var.${v.name}`])));
+    if (block !== undefined)
+      throw unsupported(
+        `a null value of a variable with a type constraint (var.${v.name}: terraform keeps its type ${v.type})`,
+        `${block.address}, ${block.file}`,
+      );
+  }
 }
 
 /**

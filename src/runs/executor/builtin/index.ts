@@ -11,7 +11,7 @@ import type {
 import type { LogSink } from '../types.js';
 import { applyPlan } from './apply.js';
 import type { ApplyIdentity, BuiltinArtifact } from './apply.js';
-import { ConfigurationError, loadConfiguration, unsupported } from './config.js';
+import { ConfigurationError, loadConfiguration, refuseTypedNulls, unsupported } from './config.js';
 import { EvaluationError } from './expressions.js';
 import { planModel } from './plan.js';
 import { planJson } from './plan-json.js';
@@ -75,6 +75,7 @@ export function builtinDriver(identity: ApplyIdentity): Driver {
             request.runVariables,
             await fileVariables(files),
           );
+          refuseTypedNulls(model, resolved.values);
           if (stopped()) return { status: 'canceled' };
           const state = decodeState(request.state);
           const planned = planModel(model, resolved.values, state, request.flags);
