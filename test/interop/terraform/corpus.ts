@@ -702,6 +702,21 @@ export const CORPUS: CorpusCase[] = [
     'variable "v" {\n  default = ""\n}\n' +
       data('a', '  input = [upper(var.v), length(var.v), join("-", [var.v, "x"])]'),
   ),
+  two(
+    'an any-typed and an untyped variable with a null default',
+    'variable "v" {\n  type = any\n  default = null\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  default = null\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'a conditional choosing null against a string',
+    data('a', '  input = false ? null : "x"'),
+    data('a', '  input = true ? null : "x"'),
+  ),
+  two(
+    'an untyped variable holding an object',
+    'variable "v" {\n  default = { a = 1, b = "x" }\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  default = { a = 2 }\n}\n' + data('a', '  input = var.v'),
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(

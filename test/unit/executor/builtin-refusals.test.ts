@@ -101,6 +101,11 @@ const REFUSED: [construct: string, mainTf: string, named: string][] = [
     'a null value of a variable with a type constraint (var.v: terraform keeps its type string)',
   ],
   [
+    'a conditional choosing a typed null',
+    data('  input = true ? null : "x"'),
+    'a conditional choosing null against a value',
+  ],
+  [
     'an import for_each',
     `import {\n  for_each = { a = "i-1" }\n  to = aws_instance.web[each.key]\n  id = each.value\n}\n`,
     'the for_each argument of an import block',

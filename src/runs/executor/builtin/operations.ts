@@ -305,7 +305,14 @@ export function evaluateExpression(
         throw refuse('a conditional between null and an unknown value', text);
       if (condition === UNKNOWN) return UNKNOWN;
       if (typeof condition !== 'boolean') throw refuse('a condition that is not a bool', text);
-      return condition ? a : b;
+      const [chosen, other] = condition ? [a, b] : [b, a];
+      // Terraform gives the null the other result's type, which a terraform_data then records.
+      if (chosen === null && other !== null)
+        throw refuse(
+          'a conditional choosing null against a value (terraform types that null)',
+          text,
+        );
+      return chosen;
     }
     case 'tuple':
       return expr.items.map(ev);
