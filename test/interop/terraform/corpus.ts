@@ -717,6 +717,42 @@ export const CORPUS: CorpusCase[] = [
     'variable "v" {\n  default = { a = 1, b = "x" }\n}\n' + data('a', '  input = var.v'),
     'variable "v" {\n  default = { a = 2 }\n}\n' + data('a', '  input = var.v'),
   ),
+  two(
+    'a sensitive variable in a sensitive output',
+    'variable "s" {\n  default = "secret"\n  sensitive = true\n}\n' +
+      data('a', '  input = "x"') +
+      'output "o" {\n  value = var.s\n  sensitive = true\n}\n',
+    'variable "s" {\n  default = "other"\n  sensitive = true\n}\n' +
+      data('a', '  input = "x"') +
+      'output "o" {\n  value = var.s\n  sensitive = true\n}\n',
+  ),
+  two(
+    'count zero and the length of the resource',
+    data('a', '  count = 0\n  input = "x"') +
+      'output "n" {\n  value = length(terraform_data.a)\n}\n',
+    data('a', '  count = 2\n  input = "x"') +
+      'output "n" {\n  value = length(terraform_data.a)\n}\n',
+  ),
+  two(
+    'for_each over an empty map, then a variable map',
+    data('a', '  for_each = {}\n  input = each.value'),
+    'variable "m" {\n  default = { x = "1", y = "2" }\n}\n' +
+      data('a', '  for_each = var.m\n  input = each.value'),
+  ),
+  two(
+    'for_each resources reading each other by key',
+    data('b', '  for_each = { x = 1 }\n  input = each.value') +
+      data('a', '  for_each = { x = 1 }\n  input = terraform_data.b[each.key].output'),
+    data('b', '  for_each = { x = 2 }\n  input = each.value') +
+      data('a', '  for_each = { x = 1 }\n  input = terraform_data.b[each.key].output'),
+  ),
+  two(
+    'an output of a counted instance attribute',
+    data('a', '  count = 2\n  input = count.index') +
+      'output "o" {\n  value = terraform_data.a[1].input\n}\n',
+    data('a', '  count = 2\n  input = count.index * 2') +
+      'output "o" {\n  value = terraform_data.a[1].output\n}\n',
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(
