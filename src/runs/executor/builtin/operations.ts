@@ -305,7 +305,8 @@ export function evaluateExpression(
         throw refuse('a conditional between null and an unknown value', text);
       if (condition === UNKNOWN) return UNKNOWN;
       if (typeof condition !== 'boolean') throw refuse('a condition that is not a bool', text);
-      const [chosen, other] = condition ? [a, b] : [b, a];
+      const chosen: Value = condition ? a : b;
+      const other: Value = condition ? b : a;
       // Terraform gives the null the other result's type, which a terraform_data then records.
       if (chosen === null && other !== null)
         throw refuse(
