@@ -25,27 +25,24 @@ export interface PhaseRun {
 
 export type Phase = 'plan' | 'apply';
 
-/**
- * The runs context as the executor sees it: where inputs come from and where outcomes go. Each
- * outcome method sends one command, so a phase's result is recorded atomically; it settles once
- * the outcome is durable.
- */
 /** What a phase's preparation may use: the phase's log, and the signal its cancel aborts. */
 export interface PhaseIo {
   stopped: AbortSignal;
   log(line: string): void;
 }
 
+/**
+ * The runs context as the executor sees it: where inputs come from and where outcomes go. Each
+ * outcome method sends one command, so a phase's result is recorded atomically; it settles once
+ * the outcome is durable.
+ */
 export interface ExecutorPort {
   configuration(configurationVersionId: string): Buffer;
   currentState(workspaceId: string): StateV4 | null;
   /**
    * Workspace variables with sensitive values unsealed, for the phase only (with the phase: the
-   * workload identity tokens they ask for too).
-   */
-  /**
-   * A workspace's variables; for a phase, with what it is given as it starts (credentials), which
-   * may write to the phase's log and be cut short by its cancel (`io`).
+   * workload identity tokens and credentials they ask for too, whose gathering may write to the
+   * phase's log and is cut short by its cancel: `io`).
    */
   workspaceVariables(
     workspaceId: string,
