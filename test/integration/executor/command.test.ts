@@ -188,7 +188,15 @@ describe('command driver against a terraform-compatible binary', () => {
     });
     const result = await d.plan(request(null, {}, log)).result;
     expect(result.status).toBe('errored');
-    expect(log.join('\n')).toContain('could not start');
+    // setpriv's words when it starts the engine, Node's when it is not installed: one message.
+    const missing = join(scratch, 'missing-terraform');
+    expect(log).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^Error: could not start ${missing.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: (No such file or directory|spawn .* ENOENT)$`,
+        ),
+      ),
+    );
   });
 
   it('refuses incompatible flags the way the CLI does', async () => {

@@ -11,9 +11,6 @@ import type { LogSink } from '../types.js';
  */
 export const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((p) => existsSync(p)) ?? null;
 
-/** What `setpriv` says when it cannot start the program, as a Node spawn error would be put. */
-const NOT_STARTED = /^setpriv: failed to execute (.*)$/;
-
 /** How a child process ended. */
 export interface ProcessExit {
   code: number | null;
@@ -44,28 +41,26 @@ export function runProcess(
   options: SpawnOptions,
 ): RunningProcess {
   // setpriv sets the signal, then executes the engine in its own place (the same process).
-  const child =
-    SETPRIV === null
-      ? spawn(binary, args, {
-          cwd: options.cwd,
-          env: options.env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        })
-      : spawn(SETPRIV, ['--pdeathsig', 'KILL', '--', binary, ...args], {
-          cwd: options.cwd,
-          env: options.env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
+  const [file, argv] =
+    SETPRIV === null ? [binary, args] : [SETPRIV, ['--pdeathsig', 'KILL', '--', binary, ...args]];
+  const child = spawn(file, argv, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  // What setpriv says when it cannot start the engine, put as a failed spawn is put below.
+  const unstarted = `setpriv: failed to execute ${binary}: `;
   let stdout = '';
   const closed: Promise<void>[] = [];
   const stream = (input: NodeJS.ReadableStream) => {
     const lines = createInterface({ input, crlfDelay: Infinity });
-    lines.on('line', (line) => {
-      const unstarted = NOT_STARTED.exec(line);
+    lines.on('line', (line) =>
       options.log(
-        unstarted === null ? line : `Error: could not start ${binary}: ${unstarted[1] ?? ''}`,
-      );
-    });
+        line.startsWith(unstarted)
+          ? `Error: could not start ${binary}: ${line.slice(unstarted.length)}`
+          : line,
+      ),
+    );
     closed.push(new Promise((resolve) => lines.on('close', () => resolve())));
   };
   if (options.captureStdout)
