@@ -753,6 +753,24 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  count = 2\n  input = count.index * 2') +
       'output "o" {\n  value = terraform_data.a[1].output\n}\n',
   ),
+  two(
+    'an empty depends_on, then a counted resource without its key',
+    data('a', '  input = "x"\n  depends_on = []'),
+    data('a', '  count = 1\n  input = "x"') + data('b', '  input = terraform_data.a.input'),
+  ),
+  two(
+    'a key on a resource without count',
+    data('a', '  input = "x"'),
+    data('a', '  input = "x"') + 'output "o" {\n  value = terraform_data.a[0].input\n}\n',
+  ),
+  two('count.index outside count', data('a', '  input = "x"'), data('a', '  input = count.index')),
+  two('each.key outside for_each', data('a', '  input = "x"'), data('a', '  input = each.key')),
+  two(
+    'a for_each resource without its key',
+    data('a', '  for_each = { k = 1 }\n  input = each.value'),
+    data('a', '  for_each = { k = 1 }\n  input = each.value') +
+      'output "o" {\n  value = terraform_data.a.input\n}\n',
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(
