@@ -252,8 +252,21 @@ describe('builtin driver: evaluation', () => {
     expect(text).toContain('Error: Variables not allowed');
   });
 
-  it('warns about values for undeclared variables', async () => {
-    const { text } = await plan({ files: WEB, vars: [{ key: 'extra', value: '1' }] });
+  it('refuses a run variable the configuration does not declare, as terraform refuses -var', async () => {
+    const { result, text } = await plan({ files: WEB, vars: [{ key: 'extra', value: '1' }] });
+    expect(result.status).toBe('errored');
+    expect(text).toContain('Error: Value for undeclared variable');
+    expect(text).toContain('A variable named "extra" was given as a run variable');
+  });
+
+  it('warns about an undeclared workspace variable, as terraform warns about one in a file', async () => {
+    const { result, text } = await plan({
+      files: WEB,
+      workspace: [
+        { key: 'extra', value: '1', category: 'terraform', hcl: false, sensitive: false },
+      ],
+    });
+    expect(result.status).toBe('finished');
     expect(text).toContain('Warning: Value for undeclared variable');
   });
 });

@@ -143,8 +143,16 @@ export async function resolveVariables(
       variable.hcl ? await parseHclLiteral(variable.key, variable.value) : variable.value,
     );
   }
-  for (const variable of run)
+  for (const variable of run) {
+    // A run variable is terraform's `-var`, which refuses a name the configuration does not
+    // declare (a value in a variables file only warns).
+    if (!(variable.key in declared))
+      throw new ConfigurationError(
+        'Value for undeclared variable',
+        `A variable named "${variable.key}" was given as a run variable (terraform's -var), but the root module does not declare a variable of that name. To use this value, add a "variable" block to the configuration.`,
+      );
     given.set(variable.key, await parseHclLiteral(variable.key, variable.value));
+  }
   const warnings = [...given.keys()]
     .filter((key) => !(key in declared))
     .map(
