@@ -367,3 +367,55 @@ describe('required_version: the builtin engine reads constraints as terraform do
     expect(ours, `terraform ${own}: ${out}`).toBe(theirs);
   });
 });
+
+/**
+ * A number variable given as text (a workspace variable that is not HCL, a `TF_VAR_` value): the
+ * builtin engine reads the text as terraform does, each judged by the real binary's plan.
+ */
+const NUMBER_TEXTS = [
+  '3',
+  '-2',
+  '+3',
+  '03',
+  '.5',
+  '1.',
+  '1e2',
+  ' 3',
+  '3 ',
+  '0x10',
+  '1_000',
+  'Infinity',
+  '',
+  'abc',
+];
+
+describe('a number variable given as text: read by the builtin engine as terraform reads it', () => {
+  const main = `variable "v" {\n  type = number\n}\n${'resource "terraform_data" "a" {\n  input = var.v\n}\n'}`;
+  it.each(NUMBER_TEXTS.map((v) => [JSON.stringify(v), v] as const))('%s', async (_name, text) => {
+    const dir = join(scratch, 'number-text');
+    writeFiles(dir, { 'main.tf': main });
+    await terraform(dir, ['init', '-backend=false', '-input=false', '-no-color']);
+    const planned = await run(requireTerraform(), ['plan', '-input=false', '-no-color', '-out=p'], {
+      cwd: dir,
+      env: { ...TF_ENV, TF_VAR_v: text },
+    }).then(
+      async () => {
+        const shown = await terraform(dir, ['show', '-json', 'p']);
+        const plan = JSON.parse(shown.out) as PlanJson;
+        return { input: (plan.resource_changes?.[0]?.change.after as { input?: Json }).input };
+      },
+      () => 'refused' as const,
+    );
+    const ours = await builtinPlan({
+      files: { 'main.tf': main },
+      workspace: [{ key: 'v', value: text, category: 'terraform', hcl: false, sensitive: false }],
+    });
+    const builtin =
+      ours.result.status === 'finished'
+        ? {
+            input: (ours.result.plan.resource_changes?.[0]?.change.after as { input?: Json }).input,
+          }
+        : 'refused';
+    expect(builtin, ours.text).toEqual(planned);
+  });
+});

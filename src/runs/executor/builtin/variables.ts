@@ -44,6 +44,9 @@ function literalOnly(value: Json): boolean {
 }
 
 /** Converts a value to the declared primitive type where terraform would do so. */
+/** A number as terraform reads one from a string: decimal, an optional sign and exponent. */
+const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
+
 function convert(name: string, type: string | null, value: Json): Json {
   const invalid = (wanted: string) =>
     new ConfigurationError(
@@ -52,8 +55,12 @@ function convert(name: string, type: string | null, value: Json): Json {
     );
   if (type === 'number') {
     if (typeof value === 'number') return value;
-    if (typeof value === 'string' && value.trim() !== '' && !Number.isNaN(Number(value))) {
-      return Number(value);
+    // Terraform reads a decimal number and nothing else: no spaces, no 0x, no Infinity (which
+    // JavaScript's Number would take).
+    if (typeof value === 'string' && DECIMAL.test(value)) {
+      const n = Number(value);
+      refuseInexactNumbers(n, `the value of var.${name}`);
+      return n;
     }
     throw invalid('a number');
   }
