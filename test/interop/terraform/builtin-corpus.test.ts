@@ -389,33 +389,48 @@ const NUMBER_TEXTS = [
   'abc',
 ];
 
-describe('a number variable given as text: read by the builtin engine as terraform reads it', () => {
-  const main = `variable "v" {\n  type = number\n}\n${'resource "terraform_data" "a" {\n  input = var.v\n}\n'}`;
-  it.each(NUMBER_TEXTS.map((v) => [JSON.stringify(v), v] as const))('%s', async (_name, text) => {
-    const dir = join(scratch, 'number-text');
-    writeFiles(dir, { 'main.tf': main });
-    await terraform(dir, ['init', '-backend=false', '-input=false', '-no-color']);
-    const planned = await run(requireTerraform(), ['plan', '-input=false', '-no-color', '-out=p'], {
-      cwd: dir,
-      env: { ...TF_ENV, TF_VAR_v: text },
-    }).then(
-      async () => {
-        const shown = await terraform(dir, ['show', '-json', 'p']);
-        const plan = JSON.parse(shown.out) as PlanJson;
-        return { input: (plan.resource_changes?.[0]?.change.after as { input?: Json }).input };
-      },
-      () => 'refused' as const,
-    );
-    const ours = await builtinPlan({
-      files: { 'main.tf': main },
-      workspace: [{ key: 'v', value: text, category: 'terraform', hcl: false, sensitive: false }],
-    });
-    const builtin =
-      ours.result.status === 'finished'
-        ? {
-            input: (ours.result.plan.resource_changes?.[0]?.change.after as { input?: Json }).input,
-          }
-        : 'refused';
-    expect(builtin, ours.text).toEqual(planned);
-  });
+/** The same for a bool variable. */
+const BOOL_TEXTS = ['true', 'false', '1', '0', 'True', 'TRUE', ' true', 'yes'];
+
+describe('a number or bool variable given as text: read by the builtin engine as terraform reads it', () => {
+  const cases = [
+    ...NUMBER_TEXTS.map((v) => ['number', v] as const),
+    ...BOOL_TEXTS.map((v) => ['bool', v] as const),
+  ];
+  it.each(cases.map(([type, v]) => [`${type} ${JSON.stringify(v)}`, type, v] as const))(
+    '%s',
+    async (_name, type, text) => {
+      const main = `variable "v" {\n  type = ${type}\n}\n${'resource "terraform_data" "a" {\n  input = var.v\n}\n'}`;
+      const dir = join(scratch, `${type}-text`);
+      writeFiles(dir, { 'main.tf': main });
+      await terraform(dir, ['init', '-backend=false', '-input=false', '-no-color']);
+      const planned = await run(
+        requireTerraform(),
+        ['plan', '-input=false', '-no-color', '-out=p'],
+        {
+          cwd: dir,
+          env: { ...TF_ENV, TF_VAR_v: text },
+        },
+      ).then(
+        async () => {
+          const shown = await terraform(dir, ['show', '-json', 'p']);
+          const plan = JSON.parse(shown.out) as PlanJson;
+          return { input: (plan.resource_changes?.[0]?.change.after as { input?: Json }).input };
+        },
+        () => 'refused' as const,
+      );
+      const ours = await builtinPlan({
+        files: { 'main.tf': main },
+        workspace: [{ key: 'v', value: text, category: 'terraform', hcl: false, sensitive: false }],
+      });
+      const builtin =
+        ours.result.status === 'finished'
+          ? {
+              input: (ours.result.plan.resource_changes?.[0]?.change.after as { input?: Json })
+                .input,
+            }
+          : 'refused';
+      expect(builtin, ours.text).toEqual(planned);
+    },
+  );
 });

@@ -66,7 +66,9 @@ function convert(name: string, type: string | null, value: Json): Json {
   }
   if (type === 'bool') {
     if (typeof value === 'boolean') return value;
-    if (value === 'true' || value === 'false') return value === 'true';
+    // Terraform's conversion also takes "1" and "0".
+    if (value === 'true' || value === '1') return true;
+    if (value === 'false' || value === '0') return false;
     throw invalid('a bool');
   }
   if (type === 'string') {
