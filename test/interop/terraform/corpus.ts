@@ -771,6 +771,13 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  for_each = { k = 1 }\n  input = each.value') +
       'output "o" {\n  value = terraform_data.a.input\n}\n',
   ),
+  two(
+    'small and large decimals written into strings',
+    'variable "v" {\n  type = string\n  default = 0.0000001\n}\nvariable "n" {\n  default = 0.00000015\n}\n' +
+      data('a', '  input = [var.v, "x${var.n}", "${var.n}"]'),
+    'variable "v" {\n  type = string\n  default = 123456789.5\n}\nvariable "n" {\n  default = -0.0000025\n}\n' +
+      data('a', '  input = [var.v, "x${var.n}"]'),
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(

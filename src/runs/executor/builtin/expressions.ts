@@ -159,10 +159,28 @@ function resolve(reference: Reference, scope: Scope): Value {
   return value;
 }
 
+/**
+ * A number as terraform writes it into a string: its shortest decimal digits and never an
+ * exponent (`0.0000001`, where JavaScript writes `1e-7`).
+ */
+export function numberText(n: number): string {
+  const text = String(n);
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (m === null) return text;
+  const [, sign = '', lead = '', rest = '', exponent = '0'] = m;
+  const digits = lead + rest;
+  // Where the decimal point falls among the digits.
+  const point = 1 + Number(exponent);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
+}
+
 function stringify(value: Value, template: string): string | typeof UNKNOWN {
   if (value === UNKNOWN) return UNKNOWN;
   if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  if (typeof value === 'number') return numberText(value);
+  if (typeof value === 'boolean') return String(value);
   throw new EvaluationError(
     'Invalid template interpolation value',
     `"${template}" interpolates a ${value === null ? 'null' : 'collection'} value`,

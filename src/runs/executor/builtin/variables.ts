@@ -9,6 +9,7 @@ import {
   refuseInexactNumbers,
 } from './config.js';
 import type { VariableBlock } from './config.js';
+import { numberText } from './expressions.js';
 
 /** Parses one HCL literal (`"text"`, `3`, `true`, `["a"]`, `{ a = 1 }`) into its JSON value. */
 export async function parseHclLiteral(key: string, literal: string): Promise<Json> {
@@ -72,7 +73,8 @@ function convert(name: string, type: string | null, value: Json): Json {
     throw invalid('a bool');
   }
   if (type === 'string') {
-    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    if (typeof value === 'number') return numberText(value);
+    if (typeof value === 'boolean') return String(value);
     if (typeof value !== 'string') throw invalid('a string');
     return value;
   }
