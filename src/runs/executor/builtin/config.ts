@@ -116,10 +116,18 @@ function diagnostic(error: unknown, text: string): ConfigurationError {
     .replace(/\]$/, '');
   const match = /^(.+?):(\d+),(\d+)-(\d+): ([^;]+)(?:; (.*))?$/s.exec(raw);
   if (!match) return new ConfigurationError(raw, '');
-  const [, file, line, , , summary, detail] = match;
-  const source = text.split('\n')[Number(line) - 1] ?? '';
-  const where = `  on ${file} line ${line}:\n  ${String(line).padStart(3)}: ${source}`;
+  const [, file = '', line, , , summary, detail] = match;
+  const where = sourceLine(file, text, Number(line));
   return new ConfigurationError(summary ?? raw, detail ? `${where}\n\n${detail}` : where);
+}
+
+/**
+ * Where a diagnostic points, as terraform prints it: the file and line (and the block it is in),
+ * then that line of the source.
+ */
+function sourceLine(file: string, text: string, line: number, block?: string): string {
+  const source = text.split('\n')[line - 1] ?? '';
+  return `  on ${file} line ${line}${block === undefined ? '' : `, in ${block}`}:\n  ${String(line).padStart(3)}: ${source}`;
 }
 
 /**
@@ -277,7 +285,7 @@ function terraformSettings(body: Record<string, Json>, file: string, text: strin
     const index = text.split('\n').findIndex((l) => new RegExp(`^\\s*${key}\\s*=`).test(l));
     return index === -1
       ? `  on ${file}, in terraform`
-      : `  on ${file} line ${index + 1}, in terraform:\n  ${String(index + 1).padStart(3)}: ${text.split('\n')[index] ?? ''}`;
+      : sourceLine(file, text, index + 1, 'terraform');
   };
   if (body.experiments !== undefined)
     throw new ConfigurationError(
