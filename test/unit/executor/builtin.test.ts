@@ -243,6 +243,17 @@ describe('builtin driver: evaluation', () => {
     expect(text).toContain(message);
   });
 
+  it('does not take a null interpolation in an HCL variable value as text', async () => {
+    const { result, text } = await plan({
+      files: { 'main.tf': 'variable "x" {}\n' },
+      workspace: [
+        { key: 'x', value: '"x${null}"', category: 'terraform', hcl: true, sensitive: false },
+      ],
+    });
+    expect(result.status).toBe('errored');
+    expect(text).toContain('Error: Variables not allowed');
+  });
+
   it('errors on a run variable that is not a literal', async () => {
     const { result, text } = await plan({
       files: { 'main.tf': 'variable "x" {}\n' },

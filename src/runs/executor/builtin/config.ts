@@ -137,8 +137,18 @@ function sourceLine(file: string, text: string, line: number, block?: string): s
  * evaluates as terraform does (a template of that interpolation alone is null; anywhere else in a
  * template it is an error). An escaped `$${null}` is left alone.
  */
-export const keepNullInterpolations = (text: string): string =>
+const keepNullInterpolations = (text: string): string =>
   text.replace(/(?<!\$)\$\{(~?)\s*null\s*(~?)\}/g, '${$1(null)$2}');
+
+/**
+ * HCL the builtin engine reads (configuration files, variable files, HCL variable values): parsed
+ * with null interpolations kept, and refusing numbers it cannot carry exactly.
+ */
+export async function parseConfigHcl(file: string, text: string): Promise<Record<string, Json>> {
+  const parsed = (await parseHcl(file, keepNullInterpolations(text))) as Record<string, Json>;
+  refuseInexactNumbers(parsed, file);
+  return parsed;
+}
 
 /**
  * Refuses a number the builtin engine cannot carry exactly. Terraform keeps a number as written
@@ -176,11 +186,11 @@ export async function loadConfiguration(files: ConfigFiles): Promise<ConfigModel
   for (const [file, text] of tfFiles) {
     let blocks: Blocks;
     try {
-      blocks = (await parseHcl(file, keepNullInterpolations(text))) as Blocks;
+      blocks = await parseConfigHcl(file, text);
     } catch (error) {
+      if (error instanceof ConfigurationError) throw error;
       throw diagnostic(error, text);
     }
-    refuseInexactNumbers(blocks, file);
     collect(model, blocks, file, text);
   }
   refuseSensitiveFlows(model);

@@ -1,13 +1,7 @@
-import { parseHcl } from '../../../core/hcl.js';
 import { parseJson } from '../../../core/json.js';
 import { tfvarsJsonSchema } from '../schemas.js';
 import type { ConfigFiles, Json, RunVariable, WorkspaceVariable } from '../types.js';
-import {
-  ConfigurationError,
-  isLiteral,
-  keepNullInterpolations,
-  refuseInexactNumbers,
-} from './config.js';
+import { ConfigurationError, isLiteral, parseConfigHcl, refuseInexactNumbers } from './config.js';
 import type { VariableBlock } from './config.js';
 import { numberText } from './expressions.js';
 
@@ -15,11 +9,9 @@ import { numberText } from './expressions.js';
 export async function parseHclLiteral(key: string, literal: string): Promise<Json> {
   let parsed: Record<string, Json>;
   try {
-    parsed = (await parseHcl(`<value for var.${key}>`, `value = ${literal}\n`)) as Record<
-      string,
-      Json
-    >;
+    parsed = await parseConfigHcl(`<value for var.${key}>`, `value = ${literal}\n`);
   } catch (error) {
+    if (error instanceof ConfigurationError) throw error;
     const text = error instanceof Error ? error.message : String(error);
     throw new ConfigurationError(
       'Invalid value for variable',
@@ -27,7 +19,6 @@ export async function parseHclLiteral(key: string, literal: string): Promise<Jso
     );
   }
   const value = parsed.value ?? null;
-  refuseInexactNumbers(value, `the value of var.${key}`);
   if (!literalOnly(value)) {
     throw new ConfigurationError(
       'Variables not allowed',
@@ -104,17 +95,18 @@ export async function fileVariables(files: ConfigFiles): Promise<Map<string, Jso
       if (!doc.ok)
         throw new ConfigurationError('Invalid variable definitions file', `${path}: ${doc.error}`);
       parsed = doc.value;
+      refuseInexactNumbers(parsed, path);
     } else {
       try {
-        parsed = (await parseHcl(path, keepNullInterpolations(text))) as Record<string, Json>;
+        parsed = await parseConfigHcl(path, text);
       } catch (error) {
+        if (error instanceof ConfigurationError) throw error;
         throw new ConfigurationError(
           'Invalid variable definitions file',
           `${path}: ${(error instanceof Error ? error.message : String(error)).replace(/^parse config: \[|\]$/g, '')}`,
         );
       }
     }
-    refuseInexactNumbers(parsed, path);
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new ConfigurationError('Invalid variable definitions file', `${path}: not an object`);
     for (const [key, value] of Object.entries(parsed)) {
