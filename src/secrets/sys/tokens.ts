@@ -235,7 +235,7 @@ const create = (orphanPath: boolean) => async (ctx: RouterContext, deps: SysScop
     { explicitMaxTtl, period, isRoot, mount: authTtls(deps.queries, 'token/') },
     warnings,
   );
-  const ttlSeconds = orphan || ttl === 0 ? ttl : childTtl(deps, parent, ttl, warnings);
+  const ttlSeconds = orphan ? ttl : childTtl(deps, parent, ttl, warnings);
   const displayName = fields.get('display_name');
   const meta = parseMeta(fields.get('meta'));
   const created = await deps.commands.createToken(

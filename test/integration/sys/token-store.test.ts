@@ -54,6 +54,22 @@ describe('token TTLs as the reference sets them', () => {
     expect(await lookup(rooted.auth.client_token)).toMatchObject({ ttl: 0, renewable: false });
   });
 
+  it('a root child made without a ttl under a parent that expires expires with it, orphaned or not', async () => {
+    const parent = await create({ ttl: '10s' });
+    const child = await v1('POST', 'auth/token/create', {}, parent.auth.client_token);
+    expect(child.status, child.text).toBe(200);
+    expect((await lookup(child.auth!.client_token)).ttl).toBe(10);
+    // Made an orphan, it keeps its own end: the parent's.
+    expect(
+      (await v1('POST', 'auth/token/revoke-orphan', { token: parent.auth.client_token })).status,
+    ).toBe(204);
+    advance(10);
+    await t.settle();
+    expect(
+      (await v1('POST', 'auth/token/lookup-accessor', { accessor: child.auth!.accessor })).status,
+    ).toBe(400);
+  });
+
   it('renewable is the same in the create answer and the lookup', async () => {
     const fixed = await create({ ttl: '1h', renewable: false, policies: ['default'] });
     expect(fixed.auth.renewable).toBe(false);
