@@ -3,6 +3,13 @@ import { ValidationError } from '../core/errors.js';
 import * as der from './der-read.js';
 import { bitString, boolean, DerError, octetString, oidOf, parseDer, time } from './der-read.js';
 import { OID, readBasicConstraints } from './extension-values.js';
+import {
+  checkCertificateExtensions,
+  checkPublicKey,
+  isIpv4Mapped,
+  smallOid,
+  uriError,
+} from './parse-rules.js';
 import type { AltName } from './extensions.js';
 import { serialText, pemBlocks } from './certificate.js';
 import { publicKeyFromSpki, keySpecOf, verifyWith, type KeySpec } from './keys.js';
@@ -30,7 +37,7 @@ function parseExtensions(buf: Buffer, list: der.Element | undefined): RawExtensi
     const [idEl, second, third, extra] = parts;
     if (!idEl || !second || extra || (third && second.tag !== 0x01))
       throw new DerError(`malformed extension at offset ${ext.start}`);
-    const id = oidOf(buf, idEl);
+    const id = smallOid(buf, idEl);
     if (seen.has(id)) throw new DerError(`duplicate extension ${id}`);
     seen.add(id);
     const value = octetString(buf, third ?? second);
@@ -59,7 +66,7 @@ function checkName(buf: Buffer, name: der.Element | undefined): der.Element {
     for (const atv of der.children(buf, rdn)) {
       const [t, v, extra] = atv.tag === 0x30 ? der.children(buf, atv) : [];
       if (!t || !v || extra) throw new DerError(`malformed name attribute at offset ${atv.start}`);
-      oidOf(buf, t);
+      smallOid(buf, t);
       if (!NAME_STRINGS.has(v.tag))
         throw new DerError(`unsupported string type 0x${v.tag.toString(16)} in a name`);
     }
@@ -112,12 +119,18 @@ export function readGeneralNames(value: Buffer): { names: AltName[]; unsupported
       case 0x81:
         names.push({ type: 'email', value: ia5('rfc822Name') });
         break;
-      case 0x86:
-        names.push({ type: 'uri', value: ia5('uniformResourceIdentifier') });
+      case 0x86: {
+        const uri = ia5('uniformResourceIdentifier');
+        const error = uriError(uri);
+        if (error) throw new DerError(`cannot parse URI ${JSON.stringify(uri)}: ${error}`);
+        names.push({ type: 'uri', value: uri });
         break;
+      }
       case 0x87:
         if (body.length !== 4 && body.length !== 16)
           throw new DerError(`SAN iPAddress of length ${body.length}`);
+        if (isIpv4Mapped(body))
+          throw new DerError('SAN iPAddress contains IPv4-mapped IPv6 address');
         names.push({ type: 'ip', value: ipText(body) });
         break;
       case 0xa0: {
@@ -178,7 +191,7 @@ function checkSpki(buf: Buffer, el: der.Element | undefined): der.Element {
   const [alg, bits, extra] = el?.tag === 0x30 ? der.children(buf, el) : [];
   if (!el || alg?.tag !== 0x30 || !bits || extra)
     throw new DerError('malformed SubjectPublicKeyInfo');
-  bitString(buf, bits);
+  checkPublicKey(buf, alg, bits);
   return el;
 }
 
@@ -187,6 +200,9 @@ function signedParts(bytes: Buffer, what: string) {
   const top = parseDer(bytes);
   const [tbs, alg, sig, extra] = top.tag === 0x30 ? der.children(bytes, top) : [];
   if (tbs?.tag !== 0x30 || alg?.tag !== 0x30 || !sig || extra) throw new DerError(`not ${what}`);
+  const [algId] = der.children(bytes, alg);
+  if (!algId) throw new DerError('malformed signature algorithm identifier');
+  smallOid(bytes, algId);
   return { tbs, alg, signature: Buffer.from(bitString(bytes, sig).bytes) };
 }
 
@@ -231,6 +247,7 @@ export function parseCertificate(bytes: Buffer): ParsedCertificate {
         const [list, extra] = der.children(bytes, el);
         if (extra) throw new DerError('malformed extensions');
         extensions = parseExtensions(bytes, list);
+        checkCertificateExtensions(extensions);
       }
     }
     const trimmed =

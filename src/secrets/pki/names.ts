@@ -4,6 +4,13 @@ import { commonNameTypeAllowed, glob, isDnsName, nameAllowed, toAscii } from './
 import type { Role } from './role.js';
 import { cidrBytes, ipBytes, type AltName } from '../../x509/extensions.js';
 import type { ParsedCsr } from '../../x509/parse.js';
+import { uriError } from '../../x509/parse-rules.js';
+
+/**
+ * The characters RFC 3986 allows in a URI. Go writes a URI SAN as `url.String()` gives it, which
+ * escapes anything else; Keel writes the text as given, so it takes only text Go keeps as it is.
+ */
+const URI_TEXT = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/;
 
 /** The naming parts of an issue or sign request, as parsed from its body. */
 export interface NameRequest {
@@ -172,7 +179,7 @@ export function resolveNames(role: Role, req: NameRequest, csr?: ParsedCsr): Res
           `URI Subject Alternative Names were provided via ${fromCsr ? 'CSR' : 'the API'} which are not valid for this role`,
         );
       }
-      if (!URL.canParse(uri))
+      if (!uri || !URI_TEXT.test(uri) || uriError(uri) !== undefined)
         throw new ValidationError(
           `the provided URI Subject Alternative Name "${uri}" is not a valid URI`,
         );
