@@ -307,6 +307,15 @@ const checkInt64 = (value: Buffer, el: der.Element, error: string): void => {
   if (der.content(value, el).length > 8) fail(error);
 };
 
+/** A keyUsage value as Go's `KeyUsage`: bit i set for usage i (0 digitalSignature … 8 decipherOnly). */
+export function keyUsageMask(value: Buffer): number {
+  const { bytes, unused } = der.bitString(value, der.read(value));
+  let mask = 0;
+  for (let i = 0; i < 9 && i < bytes.length * 8 - unused; i++)
+    if ((bytes[i >> 3] ?? 0) & (0x80 >> (i & 7))) mask |= 1 << i;
+  return mask;
+}
+
 /**
  * Checks the extensions Go reads while it parses a certificate, each as Go reads it. The list
  * itself (shape, duplicates, canonical values) is already checked by the caller.

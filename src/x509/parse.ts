@@ -7,6 +7,7 @@ import {
   checkCertificateExtensions,
   checkPublicKey,
   isIpv4Mapped,
+  keyUsageMask,
   smallOid,
   uriError,
 } from './parse-rules.js';
@@ -180,6 +181,8 @@ export interface ParsedCertificate {
   signature: Buffer;
   extensions: RawExtension[];
   isCA: boolean;
+  /** the keyUsage bits as Go's `KeyUsage` reads them (bit 6 is CRLSign); 0 without the extension */
+  keyUsage: number;
   /** -1 when absent */
   pathLen: number;
   subjectKeyId: Buffer | undefined;
@@ -257,6 +260,7 @@ export function parseCertificate(bytes: Buffer): ParsedCertificate {
     const subject = Buffer.from(der.whole(bytes, subjectEl!));
     const bc = extensions.find((e) => e.id === OID.basicConstraints);
     const { ca, pathLen } = bc ? readBasicConstraints(bc.value) : { ca: false, pathLen: -1 };
+    const ku = extensions.find((e) => e.id === OID.keyUsage);
     const ski = extensions.find((e) => e.id === OID.subjectKeyId);
     const san = extensions.find((e) => e.id === OID.subjectAltName);
     return {
@@ -276,6 +280,7 @@ export function parseCertificate(bytes: Buffer): ParsedCertificate {
       signature,
       extensions,
       isCA: ca,
+      keyUsage: ku ? keyUsageMask(ku.value) : 0,
       pathLen,
       subjectKeyId: ski ? Buffer.from(octetString(ski.value, der.read(ski.value))) : undefined,
       altNames: san ? parseGeneralNames(san.value) : [],

@@ -82,11 +82,20 @@ export interface SigningInstant {
   serial: Buffer;
 }
 
-/** Settings a new issuer starts with: `err` for leaves that would outlive it, every usage. */
-export const newIssuerSettings = (name: string): IssuerSettings => ({
+/** CRLSign in a certificate's keyUsage (bit 6): without it, an issuer signs no CRL. */
+export const hasCrlSign = (cert: ParsedCertificate): boolean => (cert.keyUsage & (1 << 6)) !== 0;
+
+/**
+ * Settings a new issuer starts with: `err` for leaves that would outlive it, every usage but
+ * crl-signing when its certificate lacks CRLSign (as the reference imports such an issuer). Without
+ * a certificate, every usage: the defaults a POST to `issuer/:ref` starts from.
+ */
+export const newIssuerSettings = (name: string, cert?: ParsedCertificate): IssuerSettings => ({
   name,
   leafNotAfterBehavior: 'err',
-  usage: ['read-only', 'issuing-certificates', 'crl-signing', 'ocsp-signing'],
+  usage: ['read-only', 'issuing-certificates', 'crl-signing', 'ocsp-signing'].filter(
+    (u) => u !== 'crl-signing' || !cert || hasCrlSign(cert),
+  ),
   manualChain: [],
   revocationSignatureAlgorithm: '',
   issuingCertificates: [],
@@ -552,7 +561,7 @@ export class Authority {
             serial: cert.serial,
             notAfter: cert.notAfter.toISOString(),
             publicKey: cert.spki.toString('base64'),
-            ...newIssuerSettings(name),
+            ...newIssuerSettings(name, cert),
           },
         },
       ],

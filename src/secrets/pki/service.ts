@@ -4,7 +4,7 @@ import type { Decider } from '../../core/command-handler.js';
 import type { AuditMetadata, NewEvent } from '../../core/events.js';
 import { NAME_PATTERN, type FieldData } from '../fields.js';
 import type { Authority } from './authority.js';
-import { newIssuerSettings } from './authority.js';
+import { hasCrlSign, newIssuerSettings } from './authority.js';
 import { configDecider, issuerDecider, keyDecider, roleDecider } from './deciders.js';
 import { streams, type IssuerSettings } from './events.js';
 import type { CONFIG_ISSUERS, ISSUER } from './paths.js';
@@ -119,13 +119,21 @@ export class PkiService {
         fallback: string[],
       ) => pick(field, () => b.get(field) ?? [], fallback);
       const usage = list('usage', base.usage);
-      if (row.settings.revokedAt !== undefined && usage.includes('issuing-certificates'))
-        throw new ValidationError('cannot set issuing-certificates usage on a revoked issuer');
       for (const u of usage)
         if (!USAGES.includes(u))
           throw new ValidationError(
             `unknown issuer usage ${JSON.stringify(u)}; must be one of ${USAGES.join(', ')}`,
           );
+      const current = new Set(row.settings.usage);
+      const changed = usage.length !== current.size || usage.some((u) => !current.has(u));
+      if (changed && row.settings.revokedAt !== undefined && usage.includes('issuing-certificates'))
+        throw new ValidationError(
+          'This issuer was revoked; unable to modify its usage to include certificate signing again. Reissue this certificate (preferably with a new key) and modify that entry instead.',
+        );
+      if (changed && usage.includes('crl-signing') && !hasCrlSign(authority.parsed(row)))
+        throw new ValidationError(
+          "This issuer's underlying certificate lacks the CRLSign KeyUsage value; unable to set CRLSigningUsage on this issuer as a result.",
+        );
       const manualChain = list('manual_chain', base.manualChain).map((ref) =>
         ref === 'self' ? row.issuer_id : authority.resolveIssuer(mount, ref).issuer_id,
       );

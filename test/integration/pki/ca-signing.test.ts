@@ -1,6 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCertificatesPem, parseCsr } from '../../../src/x509/parse.js';
-import { openssl } from '../../support/pki-openssl.js';
+import { openssl, scratch, selfSignedEc } from '../../support/pki-openssl.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 
 let t: PkiTestApp;
@@ -171,7 +172,9 @@ describe('issuer/:ref/revoke', () => {
     const reEnable = await v1('PATCH', `pki-two/issuer/${intId}`, {
       usage: 'issuing-certificates',
     });
-    expect(reEnable.errors).toEqual(['cannot set issuing-certificates usage on a revoked issuer']);
+    expect(reEnable.errors).toEqual([
+      'This issuer was revoked; unable to modify its usage to include certificate signing again. Reissue this certificate (preferably with a new key) and modify that entry instead.',
+    ]);
     const before = t.app.core.store.lastPosition();
     const again = await v1('POST', `pki-two/issuer/${intId}/revoke`, {});
     expect(again.data.revocation_time).toBe(res.data.revocation_time);
@@ -212,5 +215,59 @@ describe('sign-intermediate warnings, in the reference words', () => {
     });
     const quietWarnings = (quiet.json as { warnings: string[] | null }).warnings ?? [];
     expect(quietWarnings.filter((w) => /truncated|key usage|Max path/.test(w))).toEqual([]);
+  });
+});
+
+describe('an imported CA whose certificate lacks the CRLSign key usage', () => {
+  const LACKS_CRL_SIGN =
+    "This issuer's underlying certificate lacks the CRLSign KeyUsage value; unable to set CRLSigningUsage on this issuer as a result.";
+
+  it.each([
+    ['with keyUsage keyCertSign only', ['keyUsage=critical,keyCertSign']],
+    ['without a keyUsage extension', []],
+  ])('%s: imported without crl-signing, which cannot be set', async (_, keyUsage) => {
+    const dir = scratch();
+    try {
+      const key = dir.path('key.pem');
+      const cert = dir.path('cert.pem');
+      selfSignedEc(key, cert, '/CN=No CRLSign', 30, [
+        'basicConstraints=critical,CA:TRUE',
+        ...keyUsage,
+      ]);
+      const mount = `pki-nocrl-${keyUsage.length}`;
+      await v1('POST', `sys/mounts/${mount}`, { type: 'pki' });
+      const imported = await v1('POST', `${mount}/issuers/import/bundle`, {
+        pem_bundle: `${readFileSync(cert, 'utf8')}${readFileSync(key, 'utf8')}`,
+      });
+      expect(imported.status, imported.text).toBe(200);
+      const [id] = imported.data.imported_issuers as string[];
+      const issuer = await v1('GET', `${mount}/issuer/${id!}`);
+      expect(issuer.data.usage).toBe('read-only,issuing-certificates,ocsp-signing');
+      for (const method of ['PATCH', 'POST']) {
+        const before = t.app.core.store.lastPosition();
+        const set = await v1(method, `${mount}/issuer/${id!}`, {
+          usage: 'read-only,issuing-certificates,crl-signing',
+        });
+        expect(set.status, set.text).toBe(400);
+        expect(set.errors).toEqual([LACKS_CRL_SIGN]);
+        expect(t.app.core.store.lastPosition()).toBe(before);
+      }
+      // a POST starts from every usage, so one without `usage` asks for crl-signing too
+      const post = await v1('POST', `${mount}/issuer/${id!}`, { issuer_name: 'renamed' });
+      expect(post.status, post.text).toBe(400);
+      expect(post.errors).toEqual([LACKS_CRL_SIGN]);
+      // other usages still change
+
+      const narrowed = await v1('PATCH', `${mount}/issuer/${id!}`, { usage: 'read-only' });
+      expect(narrowed.status, narrowed.text).toBe(200);
+      expect(narrowed.data.usage).toBe('read-only');
+    } finally {
+      dir.done();
+    }
+  });
+
+  it('a root Keel generates keeps crl-signing: its certificate has CRLSign', async () => {
+    const root = await t.pki('GET', 'issuer/default');
+    expect(root.data.usage).toBe('read-only,issuing-certificates,crl-signing,ocsp-signing');
   });
 });
