@@ -1,6 +1,7 @@
 import { isIPv4, isIPv6 } from 'node:net';
 import { ValidationError } from '../core/errors.js';
 import * as der from './der.js';
+import { isIpv4Mapped } from './parse-rules.js';
 
 /** An extension ready to go into a certificate's extension list. */
 export const extension = (id: string, critical: boolean, value: Buffer): Buffer =>
@@ -107,6 +108,15 @@ export function ipBytes(ip: string): Buffer {
   return out;
 }
 
+/**
+ * The bytes of an IP name as Go writes them: an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`) as
+ * the four bytes of its IPv4 address (`To4`), which is also how Go matches it against a range.
+ */
+export function ipNameBytes(ip: string): Buffer {
+  const bytes = ipBytes(ip);
+  return isIpv4Mapped(bytes) ? bytes.subarray(12) : bytes;
+}
+
 /** One GeneralName. */
 export function generalName(n: AltName): Buffer {
   switch (n.type) {
@@ -117,7 +127,7 @@ export function generalName(n: AltName): Buffer {
     case 'uri':
       return der.implicit(6, der.ia5Bytes(n.value));
     case 'ip':
-      return der.implicit(7, ipBytes(n.value));
+      return der.implicit(7, ipNameBytes(n.value));
     case 'other':
       return der.implicitConstructed(
         0,

@@ -2,7 +2,7 @@ import { isIPv4, isIPv6 } from 'node:net';
 import { ValidationError } from '../../core/errors.js';
 import { commonNameTypeAllowed, glob, isDnsName, nameAllowed, toAscii } from './policy.js';
 import type { Role } from './role.js';
-import { cidrBytes, ipBytes, type AltName } from '../../x509/extensions.js';
+import { cidrBytes, ipNameBytes, type AltName } from '../../x509/extensions.js';
 import type { ParsedCsr } from '../../x509/parse.js';
 import { uriError } from '../../x509/parse-rules.js';
 
@@ -72,7 +72,7 @@ function checkOtherSans(role: Role, sans: readonly { oid: string; value: string 
 }
 
 function ipInCidr(ip: string, cidr: string): boolean {
-  const addr = ipBytes(ip);
+  const addr = ipNameBytes(ip);
   const range = cidrBytes(cidr);
   if (range.length !== addr.length * 2) return false;
   return addr.every((b, i) => (b & (range[addr.length + i] ?? 0)) === (range[i] ?? 0));

@@ -556,11 +556,18 @@ describe('what Keel issues, Go takes', () => {
     const leaf = await t.pki('POST', 'issue/every-name', {
       common_name: 'host.example.com',
       alt_names: 'a.example.com,x@example.com',
-      ip_sans: '10.1.2.3,fd00::1',
+      ip_sans: '10.1.2.3,fd00::1,::ffff:10.0.0.9',
       uri_sans: 'https://svc.example.com:8443/p?q=1#f,spiffe://example.com/w,urn:uuid:1',
       other_sans: '1.3.6.1.4.1.311.20.2.3;UTF8:u@example.com',
     });
     expect(leaf.status, leaf.text).toBe(200);
+    // Go writes an IPv4-mapped address as its four IPv4 bytes; later Go refuses the sixteen
+    const text = openssl(
+      ['x509', '-noout', '-ext', 'subjectAltName'],
+      leaf.data.certificate as string,
+    );
+    expect(text.out).toContain('IP Address:10.0.0.9');
+    expect(text.out).not.toContain('FFFF');
     for (const pemText of [root.data.certificate, leaf.data.certificate] as string[]) {
       const der = derOf(pemText);
       expect(goTakes('cert', der)).toBe(true);

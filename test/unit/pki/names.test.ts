@@ -34,6 +34,20 @@ describe("resolving a leaf's names (research §3.3–3.4)", () => {
     ]);
   });
 
+  it("an IPv4-mapped IPv6 address is inside an IPv4 range, as Go's IPNet.Contains finds it", () => {
+    const r = resolveNames(
+      role({ allowed_ip_sans_cidr: ['10.0.0.0/8'] }),
+      req({ ipSans: ['::ffff:10.0.0.1'] }),
+    );
+    expect(r.altNames).toContainEqual({ type: 'ip', value: '::ffff:10.0.0.1' });
+    expect(() =>
+      resolveNames(
+        role({ allowed_ip_sans_cidr: ['10.0.0.0/8'] }),
+        req({ ipSans: ['::ffff:11.0.0.1'] }),
+      ),
+    ).toThrow('the IP address "::ffff:11.0.0.1" is not allowed in this role');
+  });
+
   it('exclude_cn_from_sans leaves the CN out but still checks it', () => {
     expect(resolveNames(role(), req({ excludeCnFromSans: true })).altNames).toEqual([]);
     expect(() =>
