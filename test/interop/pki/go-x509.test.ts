@@ -575,6 +575,40 @@ describe('what Keel issues, Go takes', () => {
     }
   });
 
+  it('an intermediate: its CSR, its certificate, and what it signs verbatim', async () => {
+    const mount = await t.request('POST', '/v1/sys/mounts/pki-go-int', {
+      token: t.tokens.secrets.root_token,
+      body: { type: 'pki' },
+    });
+    expect(mount.status, mount.text).toBeLessThan(300);
+    const int = await t.request('POST', '/v1/pki-go-int/intermediate/generate/internal', {
+      token: t.tokens.secrets.root_token,
+      body: {
+        common_name: 'Go Intermediate',
+        key_type: 'rsa',
+        ou: 'Unit',
+        uri_sans: 'spiffe://int',
+      },
+    });
+    expect(int.status, int.text).toBe(200);
+    const csr = (int.json as { data: { csr: string } }).data.csr;
+    expect(goTakes('csr', derOf(csr))).toBe(true);
+    const signed = await t.pki('POST', 'root/sign-intermediate', {
+      csr,
+      common_name: 'Go Intermediate',
+      max_path_length: 0,
+      use_csr_values: true,
+    });
+    expect(signed.status, signed.text).toBe(200);
+    expect(goTakes('cert', derOf(signed.data.certificate as string))).toBe(true);
+    const verbatim = await t.pki('POST', 'sign-verbatim', {
+      csr: readFileSync(dir.path('csr.pem'), 'utf8'),
+      ttl: '1h',
+    });
+    expect(verbatim.status, verbatim.text).toBe(200);
+    expect(goTakes('cert', derOf(verbatim.data.certificate as string))).toBe(true);
+  });
+
   it('a URI name that Go would not read back is refused before anything is signed', async () => {
     await t.pki('POST', 'roles/uris', { allow_any_name: true, allowed_uri_sans: '*' });
     // url.Parse refuses the port; crypto/x509 refuses the empty label of the host.
