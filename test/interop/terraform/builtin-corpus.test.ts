@@ -387,6 +387,8 @@ const NUMBER_TEXTS = [
   'Infinity',
   '',
   'abc',
+  '0.30000000000000000001',
+  '1e400',
 ];
 
 /** The same for a bool variable. */
@@ -430,6 +432,11 @@ describe('a number or bool variable given as text: read by the builtin engine as
                 .input,
             }
           : 'refused';
+      // A number a double does not hold is refused, naming it, where terraform plans it exactly.
+      if (builtin === 'refused' && /a double does not hold exactly/.test(ours.text)) {
+        expect(planned).not.toBe('refused');
+        return;
+      }
       expect(builtin, ours.text).toEqual(planned);
     },
   );

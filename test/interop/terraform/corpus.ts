@@ -778,6 +778,30 @@ export const CORPUS: CorpusCase[] = [
     'variable "v" {\n  type = string\n  default = 123456789.5\n}\nvariable "n" {\n  default = -0.0000025\n}\n' +
       data('a', '  input = [var.v, "x${var.n}"]'),
   ),
+  two(
+    'decimals a double does not hold',
+    data('a', '  input = 0.30000000000000000001'),
+    data('a', '  input = ["${1.00000000000000000001}", 1e400]'),
+  ),
+  two(
+    'decimals a double holds, and long digits in strings and comments',
+    data('a', '  input = [0.1, 1.50, 2.5e-7] # 0.30000000000000000001'),
+    data('a', '  input = "0.30000000000000000001 ${1.5e-7}"') +
+      '/* 1e400 */\noutput "o" {\n  value = <<EOT\n0.30000000000000000001\nEOT\n}\n',
+  ),
+  {
+    name: 'a variables file in JSON with a decimal a double does not hold',
+    steps: [
+      {
+        'main.tf': 'variable "n" {}\n' + data('a', '  input = var.n'),
+        'x.auto.tfvars.json': '{"n": 0.5}',
+      },
+      {
+        'main.tf': 'variable "n" {}\n' + data('a', '  input = "n=${var.n}"'),
+        'x.auto.tfvars.json': '{"n": 0.30000000000000000001}',
+      },
+    ],
+  },
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(

@@ -1,6 +1,12 @@
 import { parseHcl } from '../../../core/hcl.js';
 import type { ConfigFiles, Json } from '../types.js';
-import { EvaluationError, parseReference, referencesIn, templateParts } from './expressions.js';
+import {
+  EvaluationError,
+  numberText,
+  parseReference,
+  referencesIn,
+  templateParts,
+} from './expressions.js';
 import { ENGINE_VERSION } from './render.js';
 import { TERRAFORM_DATA } from './schemas.js';
 import { ConstraintError, parseConstraints, satisfies } from './versions.js';
@@ -147,7 +153,102 @@ const keepNullInterpolations = (text: string): string =>
 export async function parseConfigHcl(file: string, text: string): Promise<Record<string, Json>> {
   const parsed = (await parseHcl(file, keepNullInterpolations(text))) as Record<string, Json>;
   refuseInexactNumbers(parsed, file);
+  refuseInexactLiterals(text, file);
   return parsed;
+}
+
+/** A decimal's digits without leading or trailing zeros, and the power of ten of its last digit. */
+function decimalValue(text: string): string {
+  const m = /^(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (m === null) return text;
+  const [, whole = '', fraction = '', exponent = '0'] = m;
+  let digits = `${whole}${fraction}`.replace(/^0+/, '');
+  let power = Number(exponent) - fraction.length;
+  if (digits === '') return '0';
+  while (digits.endsWith('0')) {
+    digits = digits.slice(0, -1);
+    power++;
+  }
+  return `${digits}e${power}`;
+}
+
+/** The double a decimal text (`0.5`, `-1e3`, `.5`) holds, refused when it is not that decimal. */
+export function refuseInexactDecimal(text: string, where: string): number {
+  const value = Number(text);
+  const digits = text.replace(/^[+-]/, '');
+  if (!Number.isFinite(value) || decimalValue(digits) !== decimalValue(numberText(Math.abs(value))))
+    throw unsupported(
+      `the number ${text}, which a double does not hold exactly (terraform keeps numbers exactly)`,
+      where,
+    );
+  return value;
+}
+
+/**
+ * Refuses a number literal whose value a double does not keep: terraform reads a literal exactly
+ * (`0.30000000000000000001`, `1e400`), the builtin engine reads it as a double, which would plan
+ * and store another number. The HCL converter has already turned literals into doubles, so they
+ * are found in the source: outside comments and string text, inside `${…}` too. In JSON (a
+ * `.tfvars.json` file), strings hold no interpolation.
+ */
+export function refuseInexactLiterals(text: string, where: string, json = false): void {
+  // What encloses the current position: code, or a quoted string or heredoc whose `${` reopens code.
+  const stack: ('code' | 'string' | 'heredoc')[] = ['code'];
+  const braces: number[] = [0];
+  let heredocEnd: RegExp | undefined;
+  for (let i = 0; i < text.length;) {
+    const mode = stack[stack.length - 1]!;
+    const rest = text.slice(i, i + 3);
+    if (mode === 'string' || mode === 'heredoc') {
+      if (mode === 'string' && text[i] === '\\') i += 2;
+      else if (mode === 'string' && text[i] === '"') {
+        stack.pop();
+        i++;
+      } else if (mode === 'heredoc' && text[i - 1] === '\n' && heredocEnd?.test(text.slice(i))) {
+        stack.pop();
+        i = text.indexOf('\n', i) < 0 ? text.length : text.indexOf('\n', i);
+      } else if (!json && /^[$%]\{/.test(rest) && text[i - 1] !== '$') {
+        stack.push('code');
+        braces.push(0);
+        i += 2;
+      } else i++;
+      continue;
+    }
+    const c = text[i]!;
+    if (c === '#' || rest.startsWith('//')) {
+      const end = text.indexOf('\n', i);
+      i = end < 0 ? text.length : end;
+    } else if (rest.startsWith('/*')) {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? text.length : end + 2;
+    } else if (c === '"') {
+      stack.push('string');
+      i++;
+    } else if (rest.startsWith('<<')) {
+      const m = /^<<-?([A-Za-z_][\w-]*)\r?\n/.exec(text.slice(i));
+      if (m === null) {
+        i += 2;
+        continue;
+      }
+      heredocEnd = new RegExp(`^[ \\t]*${m[1]!}[ \\t]*(\\r?\\n|$)`);
+      stack.push('heredoc');
+      i += m[0].length;
+    } else if (c === '{') {
+      braces[braces.length - 1]!++;
+      i++;
+    } else if (c === '}' && stack.length > 1 && braces[braces.length - 1] === 0) {
+      stack.pop();
+      braces.pop();
+      i++;
+    } else if (c === '}') {
+      braces[braces.length - 1]!--;
+      i++;
+    } else if (/\d/.test(c) && !/[\w.]/.test(text[i - 1] ?? '')) {
+      const literal = /^\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i))![0];
+      refuseInexactDecimal(literal, where);
+      i += literal.length;
+    } else i++;
+  }
 }
 
 /**

@@ -1,7 +1,14 @@
 import { parseJson } from '../../../core/json.js';
 import { tfvarsJsonSchema } from '../schemas.js';
 import type { ConfigFiles, Json, RunVariable, WorkspaceVariable } from '../types.js';
-import { ConfigurationError, isLiteral, parseConfigHcl, refuseInexactNumbers } from './config.js';
+import {
+  ConfigurationError,
+  isLiteral,
+  parseConfigHcl,
+  refuseInexactDecimal,
+  refuseInexactLiterals,
+  refuseInexactNumbers,
+} from './config.js';
 import type { VariableBlock } from './config.js';
 import { numberText } from './expressions.js';
 
@@ -35,10 +42,10 @@ function literalOnly(value: Json): boolean {
   return true;
 }
 
-/** Converts a value to the declared primitive type where terraform would do so. */
 /** A number as terraform reads one from a string: decimal, an optional sign and exponent. */
 const DECIMAL = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
+/** Converts a value to the declared primitive type where terraform would do so. */
 function convert(name: string, type: string | null, value: Json): Json {
   const invalid = (wanted: string) =>
     new ConfigurationError(
@@ -49,11 +56,8 @@ function convert(name: string, type: string | null, value: Json): Json {
     if (typeof value === 'number') return value;
     // Terraform reads a decimal number and nothing else: no spaces, no 0x, no Infinity (which
     // JavaScript's Number would take).
-    if (typeof value === 'string' && DECIMAL.test(value)) {
-      const n = Number(value);
-      refuseInexactNumbers(n, `the value of var.${name}`);
-      return n;
-    }
+    if (typeof value === 'string' && DECIMAL.test(value))
+      return refuseInexactDecimal(value, `the value of var.${name}`);
     throw invalid('a number');
   }
   if (type === 'bool') {
@@ -96,6 +100,7 @@ export async function fileVariables(files: ConfigFiles): Promise<Map<string, Jso
         throw new ConfigurationError('Invalid variable definitions file', `${path}: ${doc.error}`);
       parsed = doc.value;
       refuseInexactNumbers(parsed, path);
+      refuseInexactLiterals(text, path, true);
     } else {
       try {
         parsed = await parseConfigHcl(path, text);
