@@ -790,6 +790,30 @@ export const CORPUS: CorpusCase[] = [
       '/* 1e400 */\noutput "o" {\n  value = <<EOT\n0.30000000000000000001\nEOT\n}\n',
   ),
   {
+    name: 'a configuration file in JSON beside one in HCL',
+    steps: [
+      { 'main.tf': data('a', '  input = "x"') },
+      {
+        'main.tf': data('a', '  input = "x"'),
+        'more.tf.json': '{"resource": {"terraform_data": {"b": {"input": "json"}}}}',
+      },
+    ],
+  },
+  {
+    name: 'override files',
+    steps: [
+      { 'main.tf': data('a', '  input = "x"') },
+      { 'main.tf': data('a', '  input = "x"'), 'override.tf': data('a', '  input = "over"') },
+    ],
+  },
+  {
+    name: 'an override file named with a suffix',
+    steps: [
+      { 'main.tf': data('a', '  input = "x"') },
+      { 'main.tf': data('a', '  input = "x"'), 'a_override.tf': data('a', '  input = "over"') },
+    ],
+  },
+  {
     name: 'a variables file in JSON with a decimal a double does not hold',
     steps: [
       {

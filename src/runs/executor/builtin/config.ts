@@ -277,6 +277,16 @@ function rootModuleFiles(files: ConfigFiles): [string, string][] {
 /** Parses every root-module `.tf` file with the HCL parser and collects the blocks Keel plans. */
 export async function loadConfiguration(files: ConfigFiles): Promise<ConfigModel> {
   const model: ConfigModel = { variables: {}, locals: {}, resources: [], outputs: {}, imports: [] };
+  for (const path of files.keys()) {
+    if (path.includes('/')) continue;
+    if (/(^|_)override\.tf(\.json)?$/.test(path))
+      throw unsupported(
+        'override files (override.tf, *_override.tf), which terraform merges',
+        path,
+      );
+    if (path.endsWith('.tf.json'))
+      throw unsupported('configuration files in JSON (*.tf.json)', path);
+  }
   const tfFiles = rootModuleFiles(files);
   if (tfFiles.length === 0) {
     throw new ConfigurationError(
