@@ -183,7 +183,10 @@ export function machines(container) {
     // Every diagram takes its size first: the page's final layout (a scrollbar appearing, say)
     // must not move a frame after it was scrolled to its states.
     for (const { fit } of shown.values()) fit();
-    for (const { figure } of shown.values()) showOccupied(figure);
+    for (const parts of shown.values()) {
+      showOccupied(parts.figure);
+      parts.placed = true;
+    }
   }
 
   async function section(m) {
@@ -204,7 +207,22 @@ export function machines(container) {
     const link = h('p', {});
     const counts = h('div', {});
     const { controls, fit } = zoomControls(figure);
-    shown.set(m.name, { figure, fit, caption, link, counts });
+    const parts = { figure, fit, caption, link, counts, placed: false, moved: false };
+    shown.set(m.name, parts);
+    // The frame follows the states that hold streams, as counts change and as the page's layout
+    // settles, until the reader moves it (pans, zooms, or uses its keys).
+    const reader = () => {
+      parts.moved = true;
+    };
+    for (const kind of ['wheel', 'pointerdown', 'touchstart', 'keydown'])
+      figure.addEventListener(kind, reader, { passive: true });
+    controls.addEventListener('click', reader);
+    let width = 0;
+    new ResizeObserver(() => {
+      if (figure.clientWidth === width) return;
+      width = figure.clientWidth;
+      follow(parts, true);
+    }).observe(figure);
     return h(
       'section',
       { 'aria-labelledby': `machine-${m.name}`, class: 'machine' },
@@ -217,12 +235,20 @@ export function machines(container) {
     );
   }
 
+  /** Scroll a placed frame to its occupied states again (sized anew first), unless moved. */
+  function follow(parts, resize = false) {
+    if (!parts.placed || parts.moved) return;
+    if (resize) parts.fit();
+    showOccupied(parts.figure);
+  }
+
   function update(list) {
     for (const m of list) {
       const parts = shown.get(m.name);
       if (parts === undefined) continue;
       const total = m.states.reduce((n, s) => n + s.count, 0);
       drawCounts(parts.figure, m);
+      follow(parts);
       parts.caption.textContent = summary(m);
       parts.link.replaceChildren(
         m.stream_prefix === null

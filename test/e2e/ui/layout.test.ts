@@ -492,6 +492,85 @@ describe('a live update that comes while the Machines page is being drawn', () =
   });
 });
 
+describe('the frame of a diagram', () => {
+  beforeAll(() => ui.signIn(ui.runsToken, ui.rootToken));
+
+  it('follows the states that hold streams as the counts change, until the reader moves it', async () => {
+    const { page } = b;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.goto(`${d.url}/ui/#/machines`);
+    await page.getByRole('heading', { level: 1 }).first().waitFor();
+    type Machines = { machines: { name: string; states: { name: string; count: number }[] }[] };
+    // The counts the view reads: the real ones, but for the run machine only `held` holds a stream.
+    let held = '';
+    await page.route('**/v1/sys/audit/machines', async (route) => {
+      const response = await route.fetch();
+      const body = (await response.json()) as { data: Machines };
+      if (held)
+        for (const m of body.data.machines)
+          if (m.name === 'run') for (const st of m.states) st.count = st.name === held ? 1 : 0;
+      await route.fulfill({ response, json: body });
+    });
+    try {
+      await page.evaluate(`
+        import('/ui/machines-view.js').then(({ machines }) => {
+          const c = document.createElement('div');
+          c.id = 'following';
+          document.body.prepend(c);
+          window.following = machines(c);
+          return window.following.ready;
+        })`);
+      const figure = page
+        .locator('#following')
+        .getByRole('group', { name: 'State diagram of the run machine' });
+      const inView = (state: string) =>
+        figure.evaluate((f, id) => {
+          const frame = f.getBoundingClientRect();
+          const node = f.querySelector(`g.node[data-id="${id}"]`)!.getBoundingClientRect();
+          return (
+            node.left >= frame.left - 1 &&
+            node.right <= frame.right + 1 &&
+            node.top >= frame.top - 1 &&
+            node.bottom <= frame.bottom + 1
+          );
+        }, `state-${state}`);
+      const refresh = () =>
+        page.evaluate(() =>
+          (
+            window as unknown as Record<string, { refresh: () => Promise<void> }>
+          ).following!.refresh(),
+        );
+      const { machines } = (await ui.call('secrets', 'GET', 'sys/audit/machines')).json
+        .data as Machines;
+      const states = machines.find((m) => m.name === 'run')!.states.map((st) => st.name);
+      const outOfView = async () => {
+        for (const name of states) if (!(await inView(name))) return name;
+        return undefined;
+      };
+      // A state out of view now comes into view once it is the one holding streams.
+      const first = await outOfView();
+      expect(first, 'a state of the run machine out of view at 390 px').toBeDefined();
+      held = first!;
+      await refresh();
+      expect(await inView(first!)).toBe(true);
+      // Once the reader moves the frame, it stays where they put it.
+      await figure.dispatchEvent('wheel');
+      const scrolled = () => figure.evaluate((f) => [f.scrollLeft, f.scrollTop]);
+      const before = await scrolled();
+      const second = await outOfView();
+      expect(second).toBeDefined();
+      held = second!;
+      await refresh();
+      expect(await figure.locator(`g.node[data-id="state-${second!}"].occupied`).count()).toBe(1);
+      expect(await scrolled()).toEqual(before);
+      expect(await inView(second!)).toBe(false);
+    } finally {
+      await page.unroute('**/v1/sys/audit/machines');
+      await page.evaluate(() => document.getElementById('following')?.remove());
+    }
+  });
+});
+
 describe('live content', () => {
   it('shows the newest answer when an older one comes back after it', async () => {
     const { page } = b;
