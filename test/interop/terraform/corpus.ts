@@ -826,6 +826,57 @@ export const CORPUS: CorpusCase[] = [
       },
     ],
   },
+  {
+    name: "hidden files and editors' files beside the configuration",
+    steps: [
+      { 'main.tf': data('a', '  input = "x"'), '.hidden.tf': data('b', '  input = "h"') },
+      {
+        'main.tf': data('a', '  input = "x"'),
+        '#x.tf#': data('c', '  input = "h"'),
+        '.y.tf.json': '{}',
+        '.override.tf': data('a', '  input = "o"'),
+        'main.tf~': data('d', '  input = "h"'),
+      },
+    ],
+  },
+  {
+    name: 'a hidden variables file',
+    steps: [
+      {
+        'main.tf': 'variable "v" {}\n' + data('a', '  input = var.v'),
+        '.h.auto.tfvars': 'v = "hidden"\n',
+      },
+      {
+        'main.tf': 'variable "v" {}\n' + data('a', '  input = var.v'),
+        '.h.auto.tfvars': 'v = "again"\n',
+      },
+    ],
+  },
+  {
+    name: 'line ends of CRLF, and a byte order mark',
+    steps: [
+      { 'main.tf': data('a', '  input = "x"').replace(/\n/g, '\r\n') },
+      { 'main.tf': '\ufeff' + data('a', '  input = "y"') },
+    ],
+  },
+  {
+    name: 'locals, a variable, an output and a resource declared again in another block or file',
+    steps: [
+      {
+        'main.tf':
+          'locals {\n  a = "x"\n}\nlocals {\n  a = "y"\n}\n' + data('a', '  input = local.a'),
+      },
+      {
+        'main.tf':
+          'variable "v" {\n  default = "x"\n}\n' +
+          data('a', '  input = var.v') +
+          'output "o" {\n  value = 1\n}\n',
+        'b.tf':
+          'variable "v" {\n  default = "y"\n}\noutput "o" {\n  value = 2\n}\n' +
+          data('a', '  input = "y"'),
+      },
+    ],
+  },
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(

@@ -267,18 +267,30 @@ export function refuseInexactNumbers(value: unknown, where: string): void {
   }
 }
 
-/** Root-module `.tf` files in name order, as terraform loads them. */
+/**
+ * Files terraform's configuration loader passes over, as editors' files: hidden (`.x.tf`), vim
+ * backups (`x.tf~`) and emacs autosaves (`#x.tf#`). Variable files are not among them: terraform
+ * reads a hidden `.x.auto.tfvars`.
+ */
+const ignoredByTerraform = (name: string): boolean =>
+  name.startsWith('.') || name.endsWith('~') || (name.startsWith('#') && name.endsWith('#'));
+
+/** The root module's files terraform loads: not in a subdirectory, not ignored. */
+const rootModulePaths = (files: ConfigFiles): string[] =>
+  [...files.keys()].filter((path) => !path.includes('/') && !ignoredByTerraform(path));
+
+/** Root-module `.tf` files in name order (bytewise, as Go sorts a directory), as terraform loads them. */
 function rootModuleFiles(files: ConfigFiles): [string, string][] {
-  return [...files]
-    .filter(([path]) => path.endsWith('.tf') && !path.includes('/'))
-    .sort(([a], [b]) => a.localeCompare(b));
+  return rootModulePaths(files)
+    .filter((path) => path.endsWith('.tf'))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+    .map((path) => [path, files.get(path) ?? '']);
 }
 
 /** Parses every root-module `.tf` file with the HCL parser and collects the blocks Keel plans. */
 export async function loadConfiguration(files: ConfigFiles): Promise<ConfigModel> {
   const model: ConfigModel = { variables: {}, locals: {}, resources: [], outputs: {}, imports: [] };
-  for (const path of files.keys()) {
-    if (path.includes('/')) continue;
+  for (const path of rootModulePaths(files)) {
     if (/(^|_)override\.tf(\.json)?$/.test(path))
       throw unsupported(
         'override files (override.tf, *_override.tf), which terraform merges',
