@@ -175,6 +175,7 @@ function decimalValue(text: string): string {
 /** The double a decimal text (`0.5`, `-1e3`, `.5`) holds, refused when it is not that decimal. */
 export function refuseInexactDecimal(text: string, where: string): number {
   const value = Number(text);
+  refuseInexactNumbers(value, where);
   const digits = text.replace(/^[+-]/, '');
   if (!Number.isFinite(value) || decimalValue(digits) !== decimalValue(numberText(Math.abs(value))))
     throw unsupported(
