@@ -222,6 +222,8 @@ async function oracle(c: CorpusCase): Promise<Outcome[]> {
 }
 
 /** Both steps of a case with the builtin engine, in process. */
+const throughJson = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
 async function builtin(c: CorpusCase): Promise<Outcome[]> {
   const outcomes: Outcome[] = [];
   let state: StateV4 | null = null;
@@ -245,8 +247,9 @@ async function builtin(c: CorpusCase): Promise<Outcome[]> {
     state = applied.state;
     outcomes.push({
       kind: 'applied',
-      plan: comparablePlan(planned.result.plan),
-      state: comparableState(applied.state),
+      // As a client reads them: through JSON, where terraform's -0 is also 0.
+      plan: comparablePlan(throughJson(planned.result.plan)),
+      state: comparableState(throughJson(applied.state)),
       planJson: planned.result.plan,
       next: applied.state,
     });

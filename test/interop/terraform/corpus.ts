@@ -877,6 +877,66 @@ export const CORPUS: CorpusCase[] = [
       },
     ],
   },
+  two(
+    'count given as a string',
+    data('a', '  count = 1\n  input = "x"'),
+    data('a', '  count = "2"\n  input = "x"'),
+  ),
+  two(
+    'negative zero in a template, then as a value',
+    data('a', '  input = "n${-0}"'),
+    data('a', '  input = -0'),
+  ),
+  two(
+    'depends_on naming a variable',
+    'variable "v" {\n  default = 1\n}\n' + data('a', '  input = 1'),
+    'variable "v" {\n  default = 1\n}\n' + data('a', '  input = 1\n  depends_on = [var.v]'),
+  ),
+  two(
+    'a resource name that is not an identifier',
+    data('a', '  input = 1'),
+    data('1a', '  input = 1'),
+  ),
+  two(
+    'a reserved variable name',
+    data('a', '  input = 1'),
+    'variable "count" {\n  default = 1\n}\n' + data('a', '  input = 1'),
+  ),
+  two(
+    'an output name that is not an identifier',
+    data('a', '  input = 1'),
+    data('a', '  input = 1') + 'output "1o" {\n  value = 1\n}\n',
+  ),
+  two(
+    'count zero and the empty tuple',
+    data('a', '  count = 0\n  input = 1') + 'output "o" {\n  value = terraform_data.a\n}\n',
+    data('a', '  count = 0\n  input = 1') + 'output "o" {\n  value = length(terraform_data.a)\n}\n',
+  ),
+  two(
+    'escapes in strings',
+    data('a', '  input = "a\\nb\\tc\\\\d"'),
+    data('a', '  input = "\\u00e9\\r"'),
+  ),
+  two(
+    'bools and numbers in templates',
+    data('a', '  input = "${true}-${1.5}-${10}"'),
+    data('a', '  input = "${false}"'),
+  ),
+  two(
+    'references to undeclared locals and variables',
+    data('a', '  input = local.nope'),
+    data('a', '  input = var.nope'),
+  ),
+  two(
+    'indexing a list and a map',
+    'variable "v" {\n  default = ["a", "b"]\n  type = any\n}\n' + data('a', '  input = var.v[1]'),
+    'variable "v" {\n  default = {k = "a"}\n  type = any\n}\n' + data('a', '  input = var.v["k"]'),
+  ),
+  two(
+    'the legacy index syntax',
+    'variable "v" {\n  default = ["a", "b"]\n  type = any\n}\n' + data('a', '  input = var.v.1'),
+    'variable "v" {\n  default = {k = "a"}\n  type = any\n}\n' + data('a', '  input = var.v.k'),
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(

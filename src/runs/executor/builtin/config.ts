@@ -415,12 +415,8 @@ export function refuseTypedNulls(model: ConfigModel, values: Record<string, Json
  * concerns nothing the builtin engine runs.
  */
 function terraformSettings(body: Record<string, Json>, file: string, text: string): void {
-  const where = (key: string) => {
-    const index = text.split('\n').findIndex((l) => new RegExp(`^\\s*${key}\\s*=`).test(l));
-    return index === -1
-      ? `  on ${file}, in terraform`
-      : sourceLine(file, text, index + 1, 'terraform');
-  };
+  const where = (key: string) =>
+    whereLine(file, text, 'terraform', (l) => new RegExp(`^\\s*${key}\\s*=`).test(l));
   if (body.experiments !== undefined)
     throw new ConfigurationError(
       'Module uses experimental features',
@@ -460,7 +456,54 @@ function terraformSettings(body: Record<string, Json>, file: string, text: strin
     );
 }
 
+/** Where a diagnostic about `block` points: the first line `test` takes, or the file alone. */
+function whereLine(file: string, text: string, block: string, test: (line: string) => boolean) {
+  const index = text.split('\n').findIndex(test);
+  return index === -1 ? `  on ${file}, in ${block}` : sourceLine(file, text, index + 1, block);
+}
+
+/** An HCL identifier, as terraform requires of block names: a letter or `_`, then letters, digits, `_`, `-`. */
+const IDENTIFIER = /^[\p{ID_Start}_][\p{ID_Continue}-]*$/u;
+/** Variable names terraform reserves for their meaning in module blocks. */
+const RESERVED_VARIABLES = new Set([
+  'count',
+  'depends_on',
+  'for_each',
+  'lifecycle',
+  'locals',
+  'provider',
+  'providers',
+  'source',
+  'version',
+]);
+
+/**
+ * Refuses a block label that is not an identifier (or a reserved variable name), with
+ * terraform's diagnostic: `labels` are the block's labels as written, `invalid` the one checked.
+ */
+function checkLabel(
+  summary: string,
+  kind: string,
+  labels: string[],
+  invalid: string,
+  where: { file: string; text: string },
+): void {
+  const reserved = kind === 'variable' && RESERVED_VARIABLES.has(invalid);
+  if (IDENTIFIER.test(invalid) && !reserved) return;
+  const block = `${kind} ${labels.map((l) => JSON.stringify(l)).join(' ')}`;
+  const at = whereLine(where.file, where.text, block, (l) => l.trimStart().startsWith(block));
+  throw new ConfigurationError(
+    summary,
+    `${at}\n\n${
+      reserved
+        ? `The variable name ${JSON.stringify(invalid)} is reserved due to its special meaning inside module blocks.`
+        : 'A name must start with a letter or underscore and may contain only letters, digits, underscores, and dashes.'
+    }`,
+  );
+}
+
 function collect(model: ConfigModel, blocks: Blocks, file: string, text: string): void {
+  const at = { file, text };
   for (const [kind, content] of Object.entries(blocks)) {
     if (IGNORED.has(kind)) continue;
     const refused = REFUSED_BLOCKS[kind];
@@ -472,6 +515,8 @@ function collect(model: ConfigModel, blocks: Blocks, file: string, text: string)
       case 'resource':
         for (const [type, named] of Object.entries(asRecord(content))) {
           for (const [name, list] of Object.entries(asRecord(named))) {
+            checkLabel('Invalid resource type name', 'resource', [type, name], type, at);
+            checkLabel('Invalid resource name', 'resource', [type, name], name, at);
             for (const body of bodies(list))
               model.resources.push(resourceBlock(model, type, name, body, file, text));
           }
@@ -479,6 +524,7 @@ function collect(model: ConfigModel, blocks: Blocks, file: string, text: string)
         break;
       case 'variable':
         for (const [name, list] of Object.entries(asRecord(content))) {
+          checkLabel('Invalid variable name', 'variable', [name], name, at);
           const body = bodies(list)[0] ?? {};
           if (model.variables[name] || bodies(list).length > 1)
             throw new ConfigurationError(
@@ -514,6 +560,7 @@ function collect(model: ConfigModel, blocks: Blocks, file: string, text: string)
         break;
       case 'output':
         for (const [name, list] of Object.entries(asRecord(content))) {
+          checkLabel('Invalid output name', 'output', [name], name, at);
           // Two blocks of one name in one file come as a list of two: the second is a duplicate.
           if (bodies(list).length > 1)
             throw new ConfigurationError(

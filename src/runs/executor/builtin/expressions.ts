@@ -164,6 +164,8 @@ function resolve(reference: Reference, scope: Scope): Value {
  * exponent (`0.0000001`, where JavaScript writes `1e-7`).
  */
 export function numberText(n: number): string {
+  // Terraform's numbers keep the sign of zero: "${-0}" is "-0".
+  if (Object.is(n, -0)) return '-0';
   const text = String(n);
   const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
   if (m === null) return text;
@@ -187,14 +189,29 @@ function stringify(value: Value, template: string): string | typeof UNKNOWN {
   );
 }
 
+/**
+ * Refuses negative zero as a value: terraform keeps the sign of zero and writes `-0` into the
+ * state, where JSON as Keel writes it has `0`. In a template it is text (`"${-0}"` is `"-0"`).
+ */
+function signedZero<T extends Value>(value: T, text: string): T {
+  if (Object.is(value, -0))
+    throw new EvaluationError(
+      'Unsupported by the builtin engine: negative zero',
+      `the builtin engine does not model negative zero as a value in "${text}" (terraform keeps its sign in the state); use the command engine (a terraform binary, chosen with the workspace's execution-engine) for this configuration`,
+    );
+  return value;
+}
+
 /** Evaluates a value from hcl2json output: templates are resolved, everything else is literal. */
 export function evaluate(value: Json, scope: Scope): Value {
+  if (typeof value === 'number') return signedZero(value, String(value));
   if (typeof value === 'string') {
     const parts = templateParts(value);
     const [only] = parts;
     const interpolate = (expression: string) =>
       evaluateExpression(parseExpression(expression), (r) => resolve(r, scope), expression);
-    if (parts.length === 1 && only && 'expression' in only) return interpolate(only.expression);
+    if (parts.length === 1 && only && 'expression' in only)
+      return signedZero(interpolate(only.expression), value);
     let out = '';
     for (const part of parts) {
       const piece = 'text' in part ? part.text : stringify(interpolate(part.expression), value);
