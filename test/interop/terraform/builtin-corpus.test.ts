@@ -444,3 +444,80 @@ describe('a number or bool variable given as text: read by the builtin engine as
     },
   );
 });
+
+/**
+ * Environment variables terraform reads (a workspace's `env` variables): `TF_VAR_<name>` under
+ * the variable files, as text for an untyped or primitive variable and as HCL for `any`. Each
+ * judged by the real binary's plan with the same environment.
+ */
+describe('a workspace environment variable TF_VAR_<name>: read by the builtin engine as terraform reads it', () => {
+  const cases: [string, string, Record<string, string>, Record<string, string>][] = [
+    [
+      'untyped, with a default',
+      'variable "v" {\n  default = "d"\n}\n',
+      { TF_VAR_v: 'from-env' },
+      {},
+    ],
+    [
+      'untyped, text that looks like HCL',
+      'variable "v" {\n  default = "d"\n}\n',
+      { TF_VAR_v: '[1, 2]' },
+      {},
+    ],
+    ['a number', 'variable "v" {\n  type = number\n}\n', { TF_VAR_v: '5' }, {}],
+    ['type any, read as HCL', 'variable "v" {\n  type = any\n}\n', { TF_VAR_v: '[1, 2]' }, {}],
+    [
+      'under terraform.tfvars',
+      'variable "v" {\n  default = "d"\n}\n',
+      { TF_VAR_v: 'env' },
+      { 'terraform.tfvars': 'v = "file"\n' },
+    ],
+    ['for a name not declared', 'variable "v" {\n  default = "d"\n}\n', { TF_VAR_w: 'env' }, {}],
+  ];
+  it.each(cases)('%s', async (name, variables, env, extra) => {
+    const files = {
+      'main.tf': `${variables}resource "terraform_data" "a" {\n  input = var.v\n}\n`,
+      ...extra,
+    };
+    const dir = join(scratch, `env-${name.replace(/\W+/g, '-')}`);
+    writeFiles(dir, files);
+    await terraform(dir, ['init', '-backend=false', '-input=false', '-no-color']);
+    await run(requireTerraform(), ['plan', '-input=false', '-no-color', '-out=p'], {
+      cwd: dir,
+      env: { ...TF_ENV, ...env },
+    });
+    const shown = await terraform(dir, ['show', '-json', 'p']);
+    const planned = (
+      (JSON.parse(shown.out) as PlanJson).resource_changes?.[0]?.change.after as { input?: Json }
+    ).input;
+    const ours = await builtinPlan({
+      files,
+      workspace: Object.entries(env).map(([key, value]) => ({
+        key,
+        value,
+        category: 'env' as const,
+        hcl: false,
+        sensitive: false,
+      })),
+    });
+    expect(ours.result.status, ours.text).toBe('finished');
+    if (ours.result.status !== 'finished') return;
+    const input = (ours.result.plan.resource_changes?.[0]?.change.after as { input?: Json }).input;
+    expect(input).toEqual(planned);
+  });
+
+  it('TF_CLI_ARGS and TF_CLI_ARGS_plan, which terraform reads as arguments, are refused by name', async () => {
+    for (const key of ['TF_CLI_ARGS', 'TF_CLI_ARGS_plan']) {
+      const ours = await builtinPlan({
+        files: { 'main.tf': 'resource "terraform_data" "a" {\n  input = 1\n}\n' },
+        workspace: [
+          { key, value: '-refresh=false', category: 'env', hcl: false, sensitive: false },
+        ],
+      });
+      expect(ours.result.status).toBe('errored');
+      expect(ours.text).toContain(
+        `the builtin engine does not model the environment variable ${key}`,
+      );
+    }
+  });
+});

@@ -134,8 +134,9 @@ export interface ResolvedVariables {
 
 /**
  * Resolves every declared variable: run variables override workspace terraform variables, which
- * override the configuration's variable files (see {@link fileVariables}), which override
- * `default`; a variable with none of these is an error, as in terraform.
+ * override the configuration's variable files (see {@link fileVariables}), which override the
+ * workspace's `TF_VAR_<name>` environment variables, which override `default`; a variable with
+ * none of these is an error, as in terraform.
  */
 export async function resolveVariables(
   declared: Record<string, VariableBlock>,
@@ -143,7 +144,26 @@ export async function resolveVariables(
   run: readonly RunVariable[],
   files: ReadonlyMap<string, Json> = new Map(),
 ): Promise<ResolvedVariables> {
-  const given = new Map<string, Json>(files);
+  const given = new Map<string, Json>();
+  for (const variable of workspace) {
+    if (variable.category !== 'env') continue;
+    // Arguments terraform takes from the environment would change what it plans.
+    if (/^TF_CLI_ARGS(_.*)?$/.test(variable.key) && variable.value.trim() !== '')
+      throw new ConfigurationError(
+        `Unsupported by the builtin engine: the environment variable ${variable.key}`,
+        `the builtin engine does not model the environment variable ${variable.key}, which terraform reads as command-line arguments; use the command engine (a terraform binary, chosen with the workspace's execution-engine) for this configuration`,
+      );
+    // TF_VAR_<name>: under the variable files, for a declared name only (terraform ignores the
+    // others); text for an untyped or primitive variable, HCL for one typed `any`.
+    const name = variable.key.startsWith('TF_VAR_') ? variable.key.slice(7) : '';
+    const block = declared[name];
+    if (block === undefined) continue;
+    given.set(
+      name,
+      block.type === 'any' ? await parseHclLiteral(name, variable.value) : variable.value,
+    );
+  }
+  for (const [name, value] of files) given.set(name, value);
   for (const variable of workspace) {
     if (variable.category !== 'terraform') continue;
     given.set(
