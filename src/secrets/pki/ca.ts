@@ -329,20 +329,54 @@ export function buildCsr(
   return der.seq(info, signatureAlgorithm(scheme), der.bits(signWith(scheme, key, info)));
 }
 
-/** Parsed PEM bundle: certificates and private keys in any order. */
+/**
+ * A PEM bundle read as the reference reads one: `CERTIFICATE` and `X509 CERTIFICATE` blocks are
+ * certificates, `CRL`, `X509 CRL` and EC parameter blocks are passed over (openssl's `ecparam
+ * -genkey` writes one before the key), any other block is a key; text between blocks is ignored.
+ * Errors name the block's place among the certificates or keys, in the reference's words.
+ */
 function bundle(text: string): {
   certs: { cert: ParsedCertificate; pem: string }[];
   keys: KeyObject[];
 } {
+  if (!text) throw new ValidationError("'pem_bundle' and 'certificate' parameters were empty");
+  if (text.length < 75)
+    throw new ValidationError(
+      'provided data for import was too short; perhaps a path was passed to the API rather than the contents of a PEM file',
+    );
   const blocks = pemBlocks(text);
-  if (!text.trim() || blocks.length === 0) throw new ValidationError('no data found in PEM bundle');
+  if (blocks.length === 0) throw new ValidationError('no data found in PEM bundle');
   const certs: { cert: ParsedCertificate; pem: string }[] = [];
   const keys: KeyObject[] = [];
   for (const blk of blocks) {
-    if (blk.label === 'CERTIFICATE')
-      certs.push({ cert: parseCertificate(blk.der), pem: pem('CERTIFICATE', blk.der) });
-    else if (/PRIVATE KEY$/.test(blk.label)) keys.push(parsePrivateKey(pem(blk.label, blk.der)));
-    else throw new ValidationError(`unsupported PEM block in bundle: ${blk.label}`);
+    switch (blk.label) {
+      case 'CERTIFICATE':
+      case 'X509 CERTIFICATE': {
+        const text = pem('CERTIFICATE', blk.der);
+        const fail = (why: string) =>
+          new ValidationError(`Error parsing issuer ${certs.length}: ${why}\n${text.trimEnd()}\n`);
+        let cert: ParsedCertificate;
+        try {
+          cert = parseCertificate(blk.der);
+        } catch (e) {
+          throw fail((e as Error).message);
+        }
+        if (!cert.isCA) throw fail('Refusing to import non-CA certificate');
+        certs.push({ cert, pem: text });
+        break;
+      }
+      case 'CRL':
+      case 'X509 CRL':
+      case 'EC PARAMS':
+      case 'EC PARAMETERS':
+        break;
+      default:
+        try {
+          keys.push(parsePrivateKey(pem(blk.label, blk.der)));
+        } catch (e) {
+          throw new ValidationError(`Error parsing key ${keys.length}: ${(e as Error).message}`);
+        }
+    }
   }
   return { certs, keys };
 }
@@ -363,9 +397,6 @@ export function importBundle(
     throw new ValidationError(
       'private keys found in the PEM bundle but not allowed by the path; use /issuers/import/bundle',
     );
-  for (const c of certs)
-    if (!c.cert.isCA)
-      throw new ValidationError(`refusing to import non-CA certificate ${c.cert.serial}`);
   const result = {
     imported_issuers: [] as string[],
     imported_keys: [] as string[],

@@ -271,3 +271,69 @@ describe('an imported CA whose certificate lacks the CRLSign key usage', () => {
     expect(root.data.usage).toBe('read-only,issuing-certificates,crl-signing,ocsp-signing');
   });
 });
+
+describe('a PEM bundle as openssl writes it, imported as the reference reads one', () => {
+  it('takes EC PARAMETERS and CRL blocks as nothing, X509 CERTIFICATE as a certificate, and text between blocks', async () => {
+    const dir = scratch();
+    try {
+      const key = dir.path('key.pem');
+      const made = openssl(['ecparam', '-name', 'prime256v1', '-genkey', '-out', key]);
+      expect(made.ok, made.out).toBe(true);
+      const keyText = readFileSync(key, 'utf8');
+      expect(keyText).toContain('-----BEGIN EC PARAMETERS-----');
+      const cert = dir.path('cert.pem');
+      const ca = openssl([
+        'req',
+        '-x509',
+        '-new',
+        '-key',
+        key,
+        '-subj',
+        '/CN=From openssl',
+        '-days',
+        '30',
+        '-out',
+        cert,
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      ]);
+      expect(ca.ok, ca.out).toBe(true);
+      const text = openssl(['x509', '-in', cert, '-noout', '-text']).out;
+      const certPem = readFileSync(cert, 'utf8').replace(
+        / CERTIFICATE-----/g,
+        ' X509 CERTIFICATE-----',
+      );
+      const crl = (await v1('GET', 'pki/cert/crl')).data.certificate as string;
+      await v1('POST', 'sys/mounts/pki-openssl', { type: 'pki' });
+      const res = await v1('POST', 'pki-openssl/issuers/import/bundle', {
+        pem_bundle: `${keyText}${text}${certPem}${crl}`,
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.data.imported_issuers as string[]).toHaveLength(1);
+      expect(res.data.imported_keys as string[]).toHaveLength(1);
+      const [id] = res.data.imported_issuers as string[];
+      expect(res.data.mapping).toEqual({ [id!]: (res.data.imported_keys as string[])[0] });
+    } finally {
+      dir.done();
+    }
+  });
+
+  it("refuses a certificate that is not a CA in the reference's words, naming its place and PEM", async () => {
+    await v1('POST', 'pki/roles/leaf', { allow_any_name: true, key_type: 'ec' });
+    const leaf = (await v1('POST', 'pki/issue/leaf', { common_name: 'leaf.example.com' })).data;
+    const root = (await v1('GET', 'pki/cert/ca')).data.certificate as string;
+    await v1('POST', 'sys/mounts/pki-leaf-import', { type: 'pki' });
+    const before = t.app.core.store.lastPosition();
+    const res = await v1('POST', 'pki-leaf-import/issuers/import/cert', {
+      pem_bundle: `${root}\n${leaf.certificate as string}`,
+    });
+    expect(res.status, res.text).toBe(400);
+    expect(res.errors).toEqual([
+      `Error parsing issuer 1: Refusing to import non-CA certificate\n${(leaf.certificate as string).trim()}\n`,
+    ]);
+    // The root before it is not imported either: one import, one command.
+    expect(t.app.core.store.lastPosition()).toBe(before);
+  });
+});
