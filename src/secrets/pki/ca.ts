@@ -345,7 +345,11 @@ function bundle(text: string): {
       'provided data for import was too short; perhaps a path was passed to the API rather than the contents of a PEM file',
     );
   const blocks = pemBlocks(text);
-  if (blocks.length === 0) throw new ValidationError('no data found in PEM bundle');
+  // Text after the last block (or a bundle with none) is a block that does not decode.
+  const end = text.lastIndexOf('-----END ');
+  const tail = end < 0 ? text : text.slice(text.indexOf('-----', end + 9) + 5);
+  if (blocks.length === 0 || tail.trim() !== '')
+    throw new ValidationError(`error when parsing block ${blocks.length + 1}: invalid PEM data`);
   const certs: { cert: ParsedCertificate; pem: string }[] = [];
   const keys: KeyObject[] = [];
   for (const blk of blocks) {

@@ -335,5 +335,18 @@ describe('a PEM bundle as openssl writes it, imported as the reference reads one
     ]);
     // The root before it is not imported either: one import, one command.
     expect(t.app.core.store.lastPosition()).toBe(before);
+    for (const [bundle, error] of [
+      [`${root}\ntrailing text`, 'error when parsing block 2: invalid PEM data'],
+      ['x'.repeat(80), 'error when parsing block 1: invalid PEM data'],
+      [
+        '/etc/ssl/ca.pem',
+        'provided data for import was too short; perhaps a path was passed to the API rather than the contents of a PEM file',
+      ],
+    ]) {
+      const refused = await v1('POST', 'pki-leaf-import/issuers/import/cert', {
+        pem_bundle: bundle,
+      });
+      expect(refused.errors).toEqual([error]);
+    }
   });
 });
