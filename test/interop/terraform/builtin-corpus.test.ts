@@ -304,6 +304,8 @@ describe('differential corpus: the builtin engine against terraform 1.11', () =>
       `builtin corpus: ${CORPUS.length} configurations, ${JSON.stringify(counts)}; refused: ${tally.refused.join(', ')}`,
     );
     expect(CORPUS.length).toBeGreaterThanOrEqual(40);
+    // Each case runs in a directory of its name: two of one name would share a state.
+    expect(new Set(CORPUS.map((c) => c.name)).size).toBe(CORPUS.length);
     expect(tally.differing).toEqual([]);
     expect(tally.refused.length + tally.equal.length).toBe(CORPUS.length);
   });

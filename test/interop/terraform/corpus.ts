@@ -937,6 +937,83 @@ export const CORPUS: CorpusCase[] = [
     'variable "v" {\n  default = ["a", "b"]\n  type = any\n}\n' + data('a', '  input = var.v.1'),
     'variable "v" {\n  default = {k = "a"}\n  type = any\n}\n' + data('a', '  input = var.v.k'),
   ),
+  two(
+    'a variable default that refers to another variable',
+    'variable "a" {\n  default = "x"\n}\n' + data('a', '  input = var.a'),
+    'variable "a" {\n  default = "x"\n}\nvariable "b" {\n  default = var.a\n}\n' +
+      data('a', '  input = var.b'),
+  ),
+  two(
+    'a counted resource read without an index',
+    data('a', '  count = 1\n  input = 1'),
+    data('a', '  count = 1\n  input = 1') + data('b', '  input = terraform_data.a.input'),
+  ),
+  two(
+    'an unknown top-level block',
+    data('a', '  input = 1'),
+    data('a', '  input = 1') + 'foo {\n}\n',
+  ),
+  two(
+    'an argument at the top level',
+    data('a', '  input = 1'),
+    data('a', '  input = 1') + 'x = 1\n',
+  ),
+  two(
+    'an argument terraform_data does not have',
+    data('a', '  input = 1'),
+    data('a', '  input = 1\n  nope = 2'),
+  ),
+  two(
+    'a number default written as text',
+    'variable "v" {\n  type = number\n  default = "1"\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  type = number\n  default = "x"\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'a bool default written as text, a string default written as a bool',
+    'variable "v" {\n  type = bool\n  default = "true"\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  type = string\n  default = true\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'depends_on naming an attribute',
+    data('a', '  input = 1') + data('b', '  input = 2'),
+    data('a', '  input = 1') + data('b', '  input = 2\n  depends_on = [terraform_data.a.input]'),
+  ),
+  two(
+    'a variable block with an unknown argument',
+    'variable "v" {\n  default = 1\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  default = 1\n  foo = 2\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'an output block with an unknown argument',
+    data('a', '  input = 1') + 'output "o" {\n  value = 1\n}\n',
+    data('a', '  input = 1') + 'output "o" {\n  value = 1\n  foo = 2\n}\n',
+  ),
+  two(
+    'a locals block with a label',
+    data('a', '  input = 1'),
+    'locals "x" {\n  a = 1\n}\n' + data('a', '  input = 1'),
+  ),
+  two(
+    'variable defaults that are literal templates',
+    'variable "v" {\n  default = "${1}"\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  default = ["a${"b"}", { k = "${true}" }]\n}\n' +
+      data('a', '  input = var.v'),
+  ),
+  two(
+    'a resource block with three labels',
+    data('a', '  input = 1'),
+    'resource "terraform_data" "a" "b" {\n  input = 1\n}\n',
+  ),
+  two(
+    'a variable block without a label',
+    data('a', '  input = 1'),
+    'variable {\n  default = 1\n}\n' + data('a', '  input = 1'),
+  ),
+  two(
+    'a resource block with one label',
+    data('a', '  input = 1'),
+    'resource "terraform_data" {\n  input = 1\n}\n',
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(

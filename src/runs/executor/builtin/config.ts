@@ -502,8 +502,47 @@ function checkLabel(
   );
 }
 
+/** The labels each kind of block takes, as terraform names them. */
+const LABELS: Record<string, string[]> = {
+  resource: ['type', 'name'],
+  variable: ['name'],
+  output: ['name'],
+  locals: [],
+  terraform: [],
+};
+
+/**
+ * Refuses a block with more or fewer labels than its kind takes, with terraform's diagnostic. The
+ * HCL converter nests a block's bodies under one object per label, so the labels a block was
+ * given are the object keys above its bodies.
+ */
+function checkLabelCount(kind: string, content: Json, file: string, text: string): void {
+  const names = LABELS[kind];
+  if (names === undefined) return;
+  const walk = (value: Json, labels: string[]): void => {
+    if (Array.isArray(value) || labels.length > names.length) {
+      if (labels.length === names.length) return;
+      const block = [kind, ...labels.map((l) => JSON.stringify(l))].join(' ');
+      const at = whereLine(file, text, block, (l) => l.trimStart().startsWith(`${block} {`));
+      const list = names.length ? ` (${names.join(', ')})` : '';
+      throw labels.length < names.length
+        ? new ConfigurationError(
+            `Missing name for ${kind}`,
+            `${at}\n\nAll ${kind} blocks must have ${names.length} labels${list}.`,
+          )
+        : new ConfigurationError(
+            `Extraneous label for ${kind}`,
+            `${at}\n\n${names.length ? `Only ${names.length} labels${list} are expected` : 'No labels are expected'} for ${kind} blocks.`,
+          );
+    }
+    for (const [key, inner] of Object.entries(asRecord(value))) walk(inner, [...labels, key]);
+  };
+  walk(content, []);
+}
+
 function collect(model: ConfigModel, blocks: Blocks, file: string, text: string): void {
   const at = { file, text };
+  for (const [kind, content] of Object.entries(blocks)) checkLabelCount(kind, content, file, text);
   for (const [kind, content] of Object.entries(blocks)) {
     if (IGNORED.has(kind)) continue;
     const refused = REFUSED_BLOCKS[kind];
@@ -534,6 +573,13 @@ function collect(model: ConfigModel, blocks: Blocks, file: string, text: string)
           for (const key of Object.keys(body))
             if (!VARIABLE_ARGUMENTS.has(key))
               throw unsupported(`the ${key} argument of a variable`, `variable "${name}", ${file}`);
+          if (body.default !== undefined && !literalValue(body.default)) {
+            const call = /[A-Za-z_][\w:-]*\s*\(/.test(JSON.stringify(body.default));
+            throw new ConfigurationError(
+              call ? 'Function calls not allowed' : 'Variables not allowed',
+              `${whereLine(file, text, `variable "${name}"`, (l) => /^\s*default\s*=/.test(l))}\n\n${call ? 'Functions may not be called here.' : 'Variables may not be used here.'}`,
+            );
+          }
           const type =
             typeof body.type === 'string' ? body.type.replace(/^\$\{(.*)\}$/, '$1') : null;
           if (type !== null && !VARIABLE_TYPES.has(type))
@@ -649,8 +695,19 @@ function resourceBlock(
   const attributes: Record<string, Json> = {};
   for (const [key, value] of Object.entries(body)) if (!META.has(key)) attributes[key] = value;
   const dependsOn = new Set<string>();
+  const explicit = Array.isArray(body.depends_on) ? body.depends_on : [];
+  for (const item of explicit) {
+    // A resource in depends_on is named whole (an instance key at most), never by an attribute.
+    const m = /^\$\{\s*([A-Za-z_][\w-]*)\.[A-Za-z_][\w-]*(.*?)\s*\}$/.exec(
+      typeof item === 'string' ? item : '',
+    );
+    if (m && !['var', 'local', 'count', 'each'].includes(m[1]!) && !/^(\[[^\]]*\])?$/.test(m[2]!))
+      throw new ConfigurationError(
+        'Invalid depends_on reference',
+        `${whereLine(file, text, address, (l) => /^\s*depends_on\s*=/.test(l))}\n\nReferences in depends_on must be to a whole object (resource, etc), not to an attribute of an object.`,
+      );
+  }
   try {
-    const explicit = Array.isArray(body.depends_on) ? body.depends_on : [];
     for (const ref of [
       ...referencesIn(attributes),
       ...referencesIn(body.count ?? null),
@@ -692,4 +749,12 @@ function resourceBlock(
 /** True when a string holds no interpolation, i.e. it is a literal. */
 export function isLiteral(value: string): boolean {
   return templateParts(value).every((part) => 'text' in part);
+}
+
+/** True when a value holds no interpolation anywhere: what terraform takes where it allows no expression. */
+export function literalValue(value: Json): boolean {
+  if (typeof value === 'string') return isLiteral(value);
+  if (Array.isArray(value)) return value.every(literalValue);
+  if (value && typeof value === 'object') return Object.values(value).every(literalValue);
+  return true;
 }

@@ -3,7 +3,7 @@ import { tfvarsJsonSchema } from '../schemas.js';
 import type { ConfigFiles, Json, RunVariable, WorkspaceVariable } from '../types.js';
 import {
   ConfigurationError,
-  isLiteral,
+  literalValue,
   parseConfigHcl,
   refuseInexactDecimal,
   refuseInexactLiterals,
@@ -26,20 +26,13 @@ export async function parseHclLiteral(key: string, literal: string): Promise<Jso
     );
   }
   const value = parsed.value ?? null;
-  if (!literalOnly(value)) {
+  if (!literalValue(value)) {
     throw new ConfigurationError(
       'Variables not allowed',
       `the value of var.${key} must be a literal, got ${literal}`,
     );
   }
   return value;
-}
-
-function literalOnly(value: Json): boolean {
-  if (typeof value === 'string') return isLiteral(value);
-  if (Array.isArray(value)) return value.every(literalOnly);
-  if (value && typeof value === 'object') return Object.values(value).every(literalOnly);
-  return true;
 }
 
 /** A number as terraform reads one from a string: decimal, an optional sign and exponent. */
@@ -115,7 +108,7 @@ export async function fileVariables(files: ConfigFiles): Promise<Map<string, Jso
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
       throw new ConfigurationError('Invalid variable definitions file', `${path}: not an object`);
     for (const [key, value] of Object.entries(parsed)) {
-      if (!path.endsWith('.json') && !literalOnly(value))
+      if (!path.endsWith('.json') && !literalValue(value))
         throw new ConfigurationError(
           'Variables not allowed',
           `${path}: the value of ${key} must be a literal`,
