@@ -1014,6 +1014,72 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  input = 1'),
     'resource "terraform_data" {\n  input = 1\n}\n',
   ),
+  two(
+    'a variable description written as a number',
+    'variable "v" {\n  default = 1\n  description = "d"\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  default = 1\n  description = 2\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'a variable sensitive written as text that is no bool',
+    'variable "v" {\n  default = 1\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  default = 1\n  sensitive = "yes"\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'a quoted type constraint',
+    'variable "v" {\n  default = "x"\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  type = "string"\n  default = "x"\n}\n' + data('a', '  input = var.v'),
+  ),
+  two('count null', data('a', '  input = 1'), data('a', '  count = null\n  input = 1')),
+  two(
+    'count written as text, then as a bool',
+    data('a', '  count = "1"\n  input = 1'),
+    data('a', '  count = true\n  input = 1'),
+  ),
+  two(
+    'for_each over a tuple',
+    data('a', '  input = 1'),
+    data('a', '  for_each = ["a"]\n  input = 1'),
+  ),
+  two(
+    'for_each over an empty map',
+    data('a', '  for_each = {}\n  input = 1'),
+    data('a', '  for_each = {}\n  input = 2'),
+  ),
+  two(
+    'locals that refer to each other',
+    data('a', '  input = 1'),
+    'locals {\n  a = local.b\n  b = local.a\n}\n' + data('a', '  input = local.a'),
+  ),
+  two(
+    'resources that refer to each other',
+    data('a', '  input = 1'),
+    data('a', '  input = terraform_data.b.input') + data('b', '  input = terraform_data.a.input'),
+  ),
+  two(
+    'an output description that is a list',
+    data('a', '  input = 1') + 'output "o" {\n  value = 1\n  description = "d"\n}\n',
+    data('a', '  input = 1') + 'output "o" {\n  value = 1\n  description = ["x"]\n}\n',
+  ),
+  two(
+    'an output sensitive written as text, then made not sensitive',
+    data('a', '  input = 1') + 'output "o" {\n  value = 1\n  sensitive = "true"\n}\n',
+    data('a', '  input = 1') + 'output "o" {\n  value = 1\n  sensitive = false\n}\n',
+  ),
+  two(
+    'triggers_replace null, then set',
+    data('a', '  input = 1\n  triggers_replace = null'),
+    data('a', '  input = 1\n  triggers_replace = "x"'),
+  ),
+  two(
+    'an output made sensitive',
+    data('a', '  input = 1') + 'output "o" {\n  value = 1\n}\n',
+    data('a', '  input = 1') + 'output "o" {\n  value = 1\n  sensitive = true\n}\n',
+  ),
+  two(
+    'an output made sensitive with a new value',
+    data('a', '  input = 1') + 'output "o" {\n  value = 1\n}\n',
+    data('a', '  input = 1') + 'output "o" {\n  value = 2\n  sensitive = true\n}\n',
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(

@@ -502,6 +502,40 @@ function checkLabel(
   );
 }
 
+/**
+ * A block's argument that terraform decodes before anything is evaluated (a variable's or an
+ * output's `description` and `sensitive`), converted as terraform converts it: a bool from
+ * `true`/`false` or the text `"true"`, `"false"`, `"1"`, `"0"`; a string from a string, number
+ * or bool. Absent, it is undefined.
+ */
+function staticArgument(
+  kind: 'bool' | 'string',
+  body: Record<string, Json>,
+  name: string,
+  block: string,
+  where: { file: string; text: string },
+): boolean | string | undefined {
+  if (!(name in body)) return undefined;
+  const value = body[name] ?? null;
+  const unsuitable = (reason: string) =>
+    new ConfigurationError(
+      'Unsuitable value type',
+      `${whereLine(where.file, where.text, block, (l) => new RegExp(`^\\s*${name}\\s*=`).test(l))}\n\nUnsuitable value: ${reason}`,
+    );
+  if (value === null) throw unsuitable('null value is not allowed');
+  if (typeof value === 'string' && !isLiteral(value)) throw unsuitable('value must be known');
+  if (kind === 'bool') {
+    if (typeof value === 'boolean') return value;
+    if (value === 'true' || value === '1') return true;
+    if (value === 'false' || value === '0') return false;
+    throw unsuitable('a bool is required');
+  }
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number') return numberText(value);
+  if (typeof value === 'boolean') return String(value);
+  throw unsuitable('string required');
+}
+
 /** The labels each kind of block takes, as terraform names them. */
 const LABELS: Record<string, string[]> = {
   resource: ['type', 'name'],
@@ -580,15 +614,22 @@ function collect(model: ConfigModel, blocks: Blocks, file: string, text: string)
               `${whereLine(file, text, `variable "${name}"`, (l) => /^\s*default\s*=/.test(l))}\n\n${call ? 'Functions may not be called here.' : 'Variables may not be used here.'}`,
             );
           }
+          const block = `variable "${name}"`;
+          if (typeof body.type === 'string' && !body.type.startsWith('${'))
+            throw new ConfigurationError(
+              'Invalid quoted type constraints',
+              `${whereLine(file, text, block, (l) => /^\s*type\s*=/.test(l))}\n\nTerraform 0.11 and earlier required type constraints to be given in quotes, but that form is now deprecated and will be removed in a future version of Terraform. Remove the quotes around ${JSON.stringify(body.type)}.`,
+            );
           const type =
             typeof body.type === 'string' ? body.type.replace(/^\$\{(.*)\}$/, '$1') : null;
+          staticArgument('string', body, 'description', block, at);
           if (type !== null && !VARIABLE_TYPES.has(type))
             throw unsupported(`the type constraint ${type}`, `variable "${name}", ${file}`);
           model.variables[name] = {
             name,
             default: body.default,
             type,
-            sensitive: body.sensitive === true,
+            sensitive: staticArgument('bool', body, 'sensitive', block, at) === true,
           };
         }
         break;
@@ -627,10 +668,11 @@ function collect(model: ConfigModel, blocks: Blocks, file: string, text: string)
               'Missing required argument',
               `output "${name}" has no "value" (${file})`,
             );
+          staticArgument('string', body, 'description', `output "${name}"`, at);
           model.outputs[name] = {
             name,
             value: body.value ?? null,
-            sensitive: body.sensitive === true,
+            sensitive: staticArgument('bool', body, 'sensitive', `output "${name}"`, at) === true,
           };
         }
         break;

@@ -121,8 +121,9 @@ export function planJson(
       after: after.value,
       // A partly known output is masked as a resource is (terraform's unknownAsBool).
       after_unknown: o.after !== undefined && hasUnknown(o.after) ? unknownMask(o.after) : false,
-      before_sensitive: o.sensitive,
-      after_sensitive: o.sensitive,
+      // Sensitive on either side, the change is masked on both, as terraform masks it.
+      before_sensitive: o.sensitive || o.beforeSensitive,
+      after_sensitive: o.sensitive || o.beforeSensitive,
     };
     if (o.after !== undefined)
       plannedOutputs[o.name] =

@@ -32,6 +32,8 @@ export interface PlannedInstance {
 export interface PlannedOutput {
   name: string;
   sensitive: boolean;
+  /** whether the state holds it sensitive (false when the state does not hold it) */
+  beforeSensitive: boolean;
   before: Json | undefined;
   after: Value | undefined;
 }
@@ -294,6 +296,7 @@ function planOutputs(
       out.push({
         name: block.name,
         sensitive: block.sensitive,
+        beforeSensitive: priorOutputs[block.name]?.sensitive === true,
         before: priorOutputs[block.name]?.value,
         after,
       });
@@ -304,6 +307,7 @@ function planOutputs(
       out.push({
         name,
         sensitive: prior.sensitive === true,
+        beforeSensitive: prior.sensitive === true,
         before: prior.value,
         after: undefined,
       });

@@ -29,6 +29,16 @@ export function planCounts(plan: PlanModel): PlanCounts {
 }
 
 export function outputActions(o: PlannedOutput): OutputChange['actions'] {
+  const actions = valueActions(o);
+  // Its sensitivity changing alone is an update too (terraform's plan JSON and exit code say so,
+  // though its text says "No changes"): applied, the state takes the new sensitivity.
+  return actions[0] === 'no-op' && o.before !== undefined && o.beforeSensitive !== o.sensitive
+    ? ['update']
+    : actions;
+}
+
+/** The change of an output's value, which the plan's text shows. */
+function valueActions(o: PlannedOutput): OutputChange['actions'] {
   // An output absent from the state is null to terraform: null again is no change.
   if (o.before === undefined) return o.after === null ? ['no-op'] : ['create'];
   if (o.after === undefined) return ['delete'];
@@ -175,7 +185,7 @@ export function planLog(
     if (lines.length > 0) lines.push('');
   }
   const changed = plan.instances.filter((i) => i.action !== 'no-op');
-  const outputs = plan.outputs.filter((o) => outputActions(o)[0] !== 'no-op');
+  const outputs = plan.outputs.filter((o) => valueActions(o)[0] !== 'no-op');
   const counts = planCounts(plan);
   if (changed.length === 0) {
     if (outputs.length > 0) {
