@@ -1080,6 +1080,61 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  input = 1') + 'output "o" {\n  value = 1\n}\n',
     data('a', '  input = 1') + 'output "o" {\n  value = 2\n  sensitive = true\n}\n',
   ),
+  two(
+    'an output of a whole resource whose input changes',
+    data('a', '  input = 1') + 'output "o" {\n  value = terraform_data.a\n}\n',
+    data('a', '  input = 2') + 'output "o" {\n  value = terraform_data.a\n}\n',
+  ),
+  two(
+    'backslashes in heredocs',
+    data('a', '  input = <<EOT\na\\nb\\tc\nEOT'),
+    data('a', '  input = <<-EOT\n    a\\\\b\n    EOT'),
+  ),
+  two(
+    'comments inside an interpolation',
+    'variable "v" {\n  default = "x"\n}\n' + data('a', '  input = "${ /* c */ var.v }"'),
+    'variable "v" {\n  default = "x"\n}\n' + data('a', '  input = "${var.v # c\n}"'),
+  ),
+  two(
+    'count.index in a for_each resource',
+    data('a', '  input = 1'),
+    data('a', '  for_each = {k = 1}\n  input = count.index'),
+  ),
+  two(
+    'each.key in a counted resource',
+    data('a', '  input = 1'),
+    data('a', '  count = 1\n  input = each.key'),
+  ),
+  two(
+    'an attribute terraform_data does not have',
+    data('a', '  input = 1') + data('b', '  input = terraform_data.a.input'),
+    data('a', '  input = 1') + data('b', '  input = terraform_data.a.nope'),
+  ),
+  two(
+    'an instance index out of range',
+    data('a', '  count = 1\n  input = 1') + data('b', '  input = terraform_data.a[0].input'),
+    data('a', '  count = 1\n  input = 1') + data('b', '  input = terraform_data.a[5].input'),
+  ),
+  two(
+    'an instance key on a resource without count',
+    data('a', '  input = 1') + data('b', '  input = terraform_data.a.input'),
+    data('a', '  input = 1') + data('b', '  input = terraform_data.a[0].input'),
+  ),
+  two(
+    'a reference to an undeclared resource',
+    data('a', '  input = 1'),
+    data('a', '  input = terraform_data.zz.input'),
+  ),
+  two(
+    'a single interpolation keeps its type',
+    data('a', '  input = "${1}"'),
+    data('a', '  input = ["${true}", "${null}", "${1.5}"]'),
+  ),
+  two(
+    'strings that Unicode normalization changes',
+    data('a', '  input = "e\u0301"'),
+    data('a', '  input = "\u212b"'),
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(
