@@ -9,9 +9,8 @@
  * validate every order. Run with `npm run bench -- pki`, or alone with `npx tsx bench/pki-lego.ts`.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -19,10 +18,9 @@ import { pathToFileURL } from 'node:url';
 import { processCpuMicros } from './cpu.js';
 import { median, round, type BenchResult } from './support.js';
 import { startKeel } from './workers.js';
-import { selfSignedEc } from '../test/support/pki-openssl.js';
+import { freePort, PEBBLE, startPebble } from '../test/support/pebble.js';
 
 const LEGO = '/usr/bin/lego';
-const PEBBLE = '/usr/bin/pebble';
 /** Measured orders per server, at most. */
 const ORDERS = 20;
 /** The measured loop stops after this long, once each server has done at least `MIN_ORDERS`. */
@@ -42,14 +40,6 @@ interface AcmeServer {
   pid: number;
   stop(): Promise<void>;
 }
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
 
 /** A POST with the root token to Keel's `pki/` mount over its `--tls auto` listener. */
 function keelPki(url: string, ca: string, token: string, path: string, body: unknown) {
@@ -108,66 +98,6 @@ async function startKeelAcme(): Promise<AcmeServer> {
     await keel.stop();
     throw e;
   }
-}
-
-/** pebble on loopback ports, its HTTPS listener under a certificate openssl makes in `dir`. */
-async function startPebble(dir: string): Promise<AcmeServer> {
-  const [cert, key] = [join(dir, 'pebble-cert.pem'), join(dir, 'pebble-key.pem')];
-  selfSignedEc(key, cert, '/CN=127.0.0.1', 1, ['subjectAltName=IP:127.0.0.1']);
-  const [listen, management, httpPort, tlsPort] = [
-    await freePort(),
-    await freePort(),
-    await freePort(),
-    await freePort(),
-  ];
-  const config = join(dir, 'pebble-config.json');
-  writeFileSync(
-    config,
-    JSON.stringify({
-      pebble: {
-        listenAddress: `127.0.0.1:${listen}`,
-        managementListenAddress: `127.0.0.1:${management}`,
-        certificate: cert,
-        privateKey: key,
-        httpPort,
-        tlsPort,
-        ocspResponderURL: '',
-        externalAccountBindingRequired: false,
-      },
-    }),
-  );
-  const proc = spawn(PEBBLE, ['-config', config], {
-    env: {
-      ...process.env,
-      PEBBLE_VA_NOSLEEP: '1',
-      PEBBLE_WFE_NONCEREJECT: '0',
-      PEBBLE_AUTHZREUSE: '0',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('ACME directory available at')) resolve();
-    };
-    proc.stdout.on('data', onData);
-    proc.stderr.on('data', onData);
-    proc.once('exit', (code) => reject(new Error(`pebble exited with ${code}:\n${out}`)));
-  });
-  return {
-    name: 'pebble',
-    directory: `https://127.0.0.1:${listen}/dir`,
-    caFile: cert,
-    httpPort,
-    pid: proc.pid!,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-        proc.once('exit', () => resolve());
-        proc.kill('SIGTERM');
-      }),
-  };
 }
 
 /** One `lego run` for `localhost` against `server`, its account kept in `path`; seconds taken. */

@@ -84,8 +84,10 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       }
       if (self !== undefined) {
         ctx.state.mount = self.mount;
-        const { dispatch } = routerFor(self.mount, self.engine);
-        ctx.newRouterPath = `/${self.relative}`;
+        const { router, dispatch } = routerFor(self.mount, self.engine);
+        ctx.newRouterPath = routerPath(self.relative);
+        // A method the path does not take is 405, as on every other path (before any JWS is read).
+        ensureRouted(router, ctx.newRouterPath, ctx.method);
         await dispatch(ctx, async () => undefined);
         if (ctx.status === 404 && ctx.body === undefined)
           throw new KeelError('not_found', multierror('unsupported path'));

@@ -13,8 +13,17 @@ function contactOf(payload: Record<string, unknown>): string[] {
   if (!Array.isArray(c) || c.some((x) => typeof x !== 'string'))
     throw malformed('contact must be a list of URLs');
   for (const x of c as string[]) {
+    // RFC 8555 §7.3: a scheme the server does not support, and a mailto: that is no address.
+    if (!/^mailto:/i.test(x))
+      throw new AcmeProblem(
+        'unsupportedContact',
+        `unsupported contact ${JSON.stringify(x)}; use mailto:`,
+      );
     if (!/^mailto:[^@\s,]+@[^@\s,]+$/.test(x))
-      throw new AcmeProblem('malformed', `unsupported contact ${JSON.stringify(x)}; use mailto:`);
+      throw new AcmeProblem(
+        'invalidContact',
+        `contact ${JSON.stringify(x)} is not an e-mail address`,
+      );
   }
   return c as string[];
 }

@@ -14,12 +14,14 @@ export type AcmeErrorType =
   | 'dns'
   | 'externalAccountRequired'
   | 'incorrectResponse'
+  | 'invalidContact'
   | 'malformed'
   | 'orderNotReady'
   | 'rejectedIdentifier'
   | 'serverInternal'
   | 'tls'
   | 'unauthorized'
+  | 'unsupportedContact'
   | 'unsupportedIdentifier';
 
 const STATUS: Readonly<Partial<Record<AcmeErrorType, number>>> = {

@@ -118,6 +118,13 @@ export function acmePost(
     acmeAnswer(ctx, service, mount, async (base) => {
       const dir = directoryOf(ctx);
       const issuance = issuanceFor(service, mount, dir);
+      // RFC 8555 §6.2: a JWS body is application/jose+json, and nothing else is read.
+      if (ctx.request.type !== 'application/jose+json')
+        throw new AcmeProblem(
+          'malformed',
+          `the Content-Type must be application/jose+json, not ${JSON.stringify(ctx.request.type)}`,
+          415,
+        );
       const jws = parseJws(ctx.request.rawBody);
       const h = jws.protected;
       if (typeof h.nonce !== 'string' || !service.nonces.consume(h.nonce))
