@@ -1135,6 +1135,52 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  input = "e\u0301"'),
     data('a', '  input = "\u212b"'),
   ),
+  two(
+    'a string variable whose default is a list',
+    'variable "v" {\n  type = string\n  default = "x"\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  type = string\n  default = ["x"]\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'a number variable whose default is a bool',
+    'variable "v" {\n  type = number\n  default = 1\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  type = number\n  default = true\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'a bool variable whose default is "yes"',
+    'variable "v" {\n  type = bool\n  default = false\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  type = bool\n  default = "yes"\n}\n' + data('a', '  input = var.v'),
+  ),
+  two(
+    'count 1.0, then 1.5',
+    data('a', '  count = 1.0\n  input = 1'),
+    data('a', '  count = 1.5\n  input = 1'),
+  ),
+  two(
+    'a negative count',
+    data('a', '  count = 1\n  input = 1'),
+    data('a', '  count = -1\n  input = 1'),
+  ),
+  two(
+    'for_each over a map holding null',
+    data('a', '  for_each = {k = "v"}\n  input = each.value'),
+    data('a', '  for_each = {k = null}\n  input = each.value'),
+  ),
+  two(
+    'for_each over keys outside ASCII',
+    data('a', '  for_each = {"é" = 1}\n  input = each.key'),
+    data('a', '  for_each = {"é" = 1, "e" = 2}\n  input = each.key'),
+  ),
+  two('for_each null', data('a', '  input = 1'), data('a', '  for_each = null\n  input = 1')),
+  two(
+    'a local reading an undeclared variable',
+    data('a', '  input = 1'),
+    'locals {\n  a = var.nope\n}\n' + data('a', '  input = local.a'),
+  ),
+  two(
+    'a string variable whose default is a number, then a bool',
+    'variable "v" {\n  type = string\n  default = 1.50\n}\n' + data('a', '  input = var.v'),
+    'variable "v" {\n  type = string\n  default = false\n}\n' + data('a', '  input = var.v'),
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(
