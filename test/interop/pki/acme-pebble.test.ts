@@ -92,8 +92,11 @@ interface Server {
   newNonce: string;
   newAccount: string;
   newOrder: string;
+  revokeCert: string;
   /** an account's URL without its id: where a kid must point */
   accountPrefix: string;
+  /** the URL of the account made for the tests: its kid */
+  kid: string;
 }
 
 const keyPair = () => {
@@ -109,7 +112,9 @@ async function server(directoryUrl: string): Promise<Server> {
     newNonce: d.newNonce!,
     newAccount: d.newAccount!,
     newOrder: d.newOrder!,
+    revokeCert: d.revokeCert!,
     accountPrefix: '',
+    kid: '',
   };
   const made = await send(
     'POST',
@@ -122,6 +127,7 @@ async function server(directoryUrl: string): Promise<Server> {
   );
   expect(made.status).toBe(201);
   s.accountPrefix = made.location.replace(/[^/]+$/, '');
+  s.kid = made.location;
   return s;
 }
 
@@ -190,6 +196,23 @@ const CASES: Case[] = [
       ),
   ],
   ['GET on new-account', (s) => send('GET', s.newAccount)],
+  ...(
+    [
+      ['no identifiers', []],
+      ['an identifier that is not a string', [{ type: 'dns', value: 7 }]],
+    ] as const
+  ).map(([name, identifiers]): Case => [
+    `new-order with ${name}`,
+    (s) => post(s, s.newOrder, JSON.stringify({ identifiers }), { jwk: undefined, kid: s.kid }),
+  ]),
+  [
+    'an account update to a status a client may not set',
+    (s) => post(s, s.kid, '{"status":"revoked"}', { jwk: undefined, kid: s.kid }),
+  ],
+  [
+    'revoke-cert of a certificate that is not DER',
+    (s) => post(s, s.revokeCert, '{"certificate":"AAAA"}', { jwk: undefined, kid: s.kid }),
+  ],
   [
     'the general JWS serialization',
     async (s) => {
@@ -226,6 +249,24 @@ describe('ACME requests a client gets wrong: Keel answers as pebble does', () =>
     const [ours, theirs] = [await url(k), await url(p)];
     expect([ours.status, ours.type]).toEqual([403, 'unauthorized']);
     expect([theirs.status, theirs.type]).toEqual([400, 'malformed']);
+    // §6.7: an identifier of a type the server does not issue for is unsupportedIdentifier.
+    const foo = (s: Server) =>
+      post(
+        s,
+        s.newOrder,
+        JSON.stringify({ identifiers: [{ type: 'foo', value: 'a.example.com' }] }),
+        {
+          jwk: undefined,
+          kid: s.kid,
+        },
+      );
+    expect([(await foo(k)).type, (await foo(p)).type]).toEqual([
+      'unsupportedIdentifier',
+      'malformed',
+    ]);
+    // §7.3.2: an account update ignores the fields the server does not know.
+    const update = (s: Server) => post(s, s.kid, '{"x":1}', { jwk: undefined, kid: s.kid });
+    expect([(await update(k)).status, (await update(p)).status]).toEqual([200, 400]);
   });
 });
 
