@@ -9,9 +9,9 @@ import { createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import * as der from './der.js';
 import type { KeySpec } from './keys.js';
 
-const EC_PUBLIC_KEY = '1.2.840.10045.2.1';
-const RSA_ENCRYPTION = '1.2.840.113549.1.1.1';
-const ED25519 = '1.3.101.112';
+export const EC_PUBLIC_KEY = '1.2.840.10045.2.1';
+export const RSA_ENCRYPTION = '1.2.840.113549.1.1.1';
+export const ED25519 = '1.3.101.112';
 
 /** The named curves Keel issues on: OID, JWK name and the byte length of a scalar. */
 const CURVES = [
@@ -25,6 +25,9 @@ type Curve = (typeof CURVES)[number];
 
 /** The curve of an EC key size; undefined for sizes Keel does not know. */
 export const curveOf = (bits: number): Curve | undefined => CURVES.find((c) => c.bits === bits);
+
+/** The curve of a named-curve OID; undefined for curves Keel does not know. */
+export const curveOfOid = (oid: string): Curve | undefined => CURVES.find((c) => c.oid === oid);
 
 const b64u = (s: string | undefined): Buffer => {
   if (s === undefined) throw new Error('incomplete JWK');
@@ -140,7 +143,7 @@ export function jwkFromSpki(spki: Buffer): { jwk: JsonWebKey; spec: KeySpec } | 
     case EC_PUBLIC_KEY: {
       if (paramEl?.tag !== 0x06) return undefined;
       const oid = der.oidText(der.content(spki, paramEl));
-      const curve = CURVES.find((c) => c.oid === oid);
+      const curve = curveOfOid(oid);
       if (!curve?.jwk || bits.length !== 1 + 2 * curve.size || bits[0] !== 4) return undefined;
       const x = bits.subarray(1, 1 + curve.size).toString('base64url');
       const y = bits.subarray(1 + curve.size).toString('base64url');

@@ -1,6 +1,7 @@
 import * as der from './der-read.js';
 import { DerError, oidOf } from './der-read.js';
 import { OID } from './extension-values.js';
+import { curveOfOid, EC_PUBLIC_KEY, ED25519, RSA_ENCRYPTION } from './key-der.js';
 
 /**
  * What Go's crypto/x509 refuses when it parses a certificate or a request, beyond DER itself: the
@@ -12,17 +13,6 @@ import { OID } from './extension-values.js';
 
 const fail = (message: string): never => {
   throw new DerError(message);
-};
-
-const RSA_ENCRYPTION = '1.2.840.113549.1.1.1';
-const EC_PUBLIC_KEY = '1.2.840.10045.2.1';
-const ED25519 = '1.3.101.112';
-/** The named curves Go reads, and the byte length of a coordinate. */
-const CURVE_SIZES: Record<string, number> = {
-  '1.3.132.0.33': 28,
-  '1.2.840.10045.3.1.7': 32,
-  '1.3.132.0.34': 48,
-  '1.3.132.0.35': 66,
 };
 
 /** A SubjectPublicKeyInfo's key as Go reads RSA, EC and Ed25519 keys. Other algorithms pass. */
@@ -47,9 +37,10 @@ export function checkPublicKey(buf: Buffer, alg: der.Element, key: der.Element):
     }
     case EC_PUBLIC_KEY: {
       if (params?.tag !== 0x06) fail('invalid ECDSA parameters');
-      const size = CURVE_SIZES[oidOf(buf, params!)];
-      if (size === undefined) fail('unsupported elliptic curve');
-      if (unused || bytes.length !== 1 + 2 * size! || bytes[0] !== 0x04)
+      // The curves Go reads are Keel's: P-224, P-256, P-384, P-521.
+      const curve = curveOfOid(oidOf(buf, params!));
+      if (curve === undefined) fail('unsupported elliptic curve');
+      if (unused || bytes.length !== 1 + 2 * curve!.size || bytes[0] !== 0x04)
         fail('failed to unmarshal elliptic curve point');
       return;
     }
