@@ -356,9 +356,11 @@ function bundle(text: string): {
     switch (blk.label) {
       case 'CERTIFICATE':
       case 'X509 CERTIFICATE': {
-        const text = pem('CERTIFICATE', blk.der);
+        const certPem = pem('CERTIFICATE', blk.der);
         const fail = (why: string) =>
-          new ValidationError(`Error parsing issuer ${certs.length}: ${why}\n${text.trimEnd()}\n`);
+          new ValidationError(
+            `Error parsing issuer ${certs.length}: ${why}\n${certPem.trimEnd()}\n`,
+          );
         let cert: ParsedCertificate;
         try {
           cert = parseCertificate(blk.der);
@@ -366,7 +368,7 @@ function bundle(text: string): {
           throw fail((e as Error).message);
         }
         if (!cert.isCA) throw fail('Refusing to import non-CA certificate');
-        certs.push({ cert, pem: text });
+        certs.push({ cert, pem: certPem });
         break;
       }
       case 'CRL':
