@@ -85,9 +85,12 @@ export function secretsSurface(deps: SecretsSurfaceDeps): Middleware {
       if (self !== undefined) {
         ctx.state.mount = self.mount;
         const { router, dispatch } = routerFor(self.mount, self.engine);
-        ctx.newRouterPath = routerPath(self.relative);
-        // A method the path does not take is 405, as on every other path (before any JWS is read).
-        ensureRouted(router, ctx.newRouterPath, ctx.method);
+        const routed = routerPath(self.relative);
+        ctx.newRouterPath = routed;
+        // PUT is POST here too; a method the path does not take is 405, as on every other path
+        // (before any JWS is read).
+        if (ctx.method === 'PUT') ctx.method = 'POST';
+        ensureRouted(router, routed, ctx.method);
         await dispatch(ctx, async () => undefined);
         if (ctx.status === 404 && ctx.body === undefined)
           throw new KeelError('not_found', multierror('unsupported path'));
