@@ -459,8 +459,8 @@ describe('certificates Go 1.19 refuses, each refused by Keel with its reason', (
 
 describe('rules of later Go releases than the binary here, each refused by Keel', () => {
   // Go 1.19 takes these; the Go the reference is built with refuses them (crypto/x509's parser:
-  // AKI, SKI and AIA marked critical, an AKI or SKI of the wrong type, an IPv4-mapped IPv6
-  // address, a policy twice, an empty list of subtrees). Keel follows the later rules.
+  // AKI, SKI and AIA marked critical, an IPv4-mapped IPv6 address, a policy given twice). Keel
+  // follows the later rules.
   const cases: [string, string, RegExp][] = [
     [
       'a critical authority key identifier',
