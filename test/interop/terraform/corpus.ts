@@ -1181,6 +1181,23 @@ export const CORPUS: CorpusCase[] = [
     'variable "v" {\n  type = string\n  default = 1.50\n}\n' + data('a', '  input = var.v'),
     'variable "v" {\n  type = string\n  default = false\n}\n' + data('a', '  input = var.v'),
   ),
+  two(
+    'percent signs in strings',
+    data('a', '  input = "100%"'),
+    data('a', '  input = "a %%{b} c"'),
+  ),
+  two('dollar signs in strings', data('a', '  input = "cost $5"'), data('a', '  input = "$$${1}"')),
+  two(
+    'an object literal with quoted keys',
+    data('a', '  input = 1'),
+    data('a', '  input = { "a-b" = 1 }'),
+  ),
+  two('empty collections', data('a', '  input = []'), data('a', '  input = {}')),
+  two(
+    'nested tuples',
+    data('a', '  input = [[1, "a"], [true, null]]'),
+    data('a', '  input = [[1, "a"], [true]]'),
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(
