@@ -4,6 +4,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAcmeApp, type AcmeTestApp } from '../../support/acme-app.js';
+import { extension, forgeCsr, nameWithCn, seq, tlv } from '../../support/csr-forge.js';
 import { startPebble, type Pebble } from '../../support/pebble.js';
 import { scratch } from '../../support/pki-openssl.js';
 
@@ -279,3 +280,57 @@ const servers = (() => {
     pebble: () => (p ??= server(pebble.directory)),
   };
 })();
+
+describe('an order a client handles out of turn: Keel answers as pebble does', () => {
+  /** A new order for one name on the server, with its URLs. */
+  async function order(s: Server) {
+    const made = await post(
+      s,
+      s.newOrder,
+      JSON.stringify({ identifiers: [{ type: 'dns', value: 'turn.example.com' }] }),
+      { jwk: undefined, kid: s.kid },
+    );
+    expect(made.status, made.text).toBe(201);
+    const body = JSON.parse(made.text) as { finalize: string; authorizations: string[] };
+    return { url: made.location, finalize: body.finalize, authz: body.authorizations[0]! };
+  }
+  const asAccount = (s: Server, url: string, payload: string) =>
+    post(s, url, payload, { jwk: undefined, kid: s.kid });
+  const csr = (name: string) => {
+    const key = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey;
+    return b64u(
+      forgeCsr(key, nameWithCn(name), [
+        extension('2.5.29.17', seq(tlv(0x82, [...Buffer.from(name)]))),
+      ]),
+    );
+  };
+
+  const cases: [string, (s: Server) => Promise<Answer>][] = [
+    [
+      'finalize before the order is ready',
+      async (s) =>
+        asAccount(s, (await order(s)).finalize, JSON.stringify({ csr: csr('turn.example.com') })),
+    ],
+    [
+      'finalize, before it is ready, with a csr that is not base64url DER',
+      async (s) => asAccount(s, (await order(s)).finalize, JSON.stringify({ csr: 'AAAA' })),
+    ],
+    [
+      'finalize, before it is ready, without a csr',
+      async (s) => asAccount(s, (await order(s)).finalize, '{}'),
+    ],
+    ['POST-as-GET of the order', async (s) => asAccount(s, (await order(s)).url, '')],
+    [
+      'an authorization deactivated by its account',
+      async (s) => asAccount(s, (await order(s)).authz, JSON.stringify({ status: 'deactivated' })),
+    ],
+    [
+      'an authorization set to valid by its account',
+      async (s) => asAccount(s, (await order(s)).authz, JSON.stringify({ status: 'valid' })),
+    ],
+  ];
+  it.each(cases)('%s', async (_, run) => {
+    const [ours, theirs] = [await run(await servers.keel()), await run(await servers.pebble())];
+    expect([ours.status, ours.type], ours.text).toEqual([theirs.status, theirs.type]);
+  });
+});
