@@ -94,6 +94,7 @@ interface Server {
   newAccount: string;
   newOrder: string;
   revokeCert: string;
+  keyChange: string;
   /** an account's URL without its id: where a kid must point */
   accountPrefix: string;
   /** the URL of the account made for the tests: its kid */
@@ -114,6 +115,7 @@ async function server(directoryUrl: string): Promise<Server> {
     newAccount: d.newAccount!,
     newOrder: d.newOrder!,
     revokeCert: d.revokeCert!,
+    keyChange: d.keyChange!,
     accountPrefix: '',
     kid: '',
   };
@@ -332,5 +334,114 @@ describe('an order a client handles out of turn: Keel answers as pebble does', (
   it.each(cases)('%s', async (_, run) => {
     const [ours, theirs] = [await run(await servers.keel()), await run(await servers.pebble())];
     expect([ours.status, ours.type], ours.text).toEqual([theirs.status, theirs.type]);
+  });
+});
+
+describe('a key change a client gets wrong: Keel answers as pebble does', () => {
+  /** A fresh account on the server and its key, so that a change does not touch the shared one. */
+  async function own(s: Server) {
+    const signer = keyPair();
+    const made = await post(
+      s,
+      s.newAccount,
+      JSON.stringify({ termsOfServiceAgreed: true }),
+      {},
+      { signer },
+    );
+    expect(made.status, made.text).toBe(201);
+    return { signer, kid: made.location };
+  }
+  /** The inner JWS of a key change: signed by `by`, naming `account` and `oldKey`. */
+  const inner = (
+    by: ReturnType<typeof keyPair>,
+    header: Record<string, unknown>,
+    payload: Record<string, unknown>,
+  ) =>
+    JSON.parse(
+      jws(by.key, { alg: 'ES256', jwk: by.jwk, ...header }, JSON.stringify(payload)),
+    ) as unknown;
+  const change = async (
+    s: Server,
+    make: (
+      a: { signer: ReturnType<typeof keyPair>; kid: string },
+      next: ReturnType<typeof keyPair>,
+    ) => unknown,
+  ) => {
+    const a = await own(s);
+    const next = keyPair();
+    return post(
+      s,
+      s.keyChange,
+      JSON.stringify(make(a, next)),
+      { jwk: undefined, kid: a.kid },
+      { signer: a.signer },
+    );
+  };
+  const cases: [string, (s: Server) => Promise<Answer>][] = [
+    [
+      'a good key change',
+      (s) =>
+        change(s, (a, next) =>
+          inner(next, { url: s.keyChange }, { account: a.kid, oldKey: a.signer.jwk }),
+        ),
+    ],
+    [
+      'an inner url that is not key-change',
+      (s) =>
+        change(s, (a, next) =>
+          inner(next, { url: s.newOrder }, { account: a.kid, oldKey: a.signer.jwk }),
+        ),
+    ],
+    [
+      'an inner JWS naming another account',
+      (s) =>
+        change(s, (_a, next) =>
+          inner(next, { url: s.keyChange }, { account: s.kid, oldKey: account.jwk }),
+        ),
+    ],
+    ['an inner payload that is not a JWS', (s) => change(s, () => ({ nope: 1 }))],
+  ];
+  it.each(cases)('%s', async (_, run) => {
+    const [ours, theirs] = [await run(await servers.keel()), await run(await servers.pebble())];
+    expect([ours.status, ours.type], ours.text).toEqual([theirs.status, theirs.type]);
+  });
+
+  it('where RFC 8555 decides otherwise than pebble answers, or leaves it open, Keel says so', async () => {
+    const k = await servers.keel();
+    const p = await servers.pebble();
+    // §7.3.5: a new key another account holds is 409 Conflict (pebble answers 500).
+    const taken = (s: Server) =>
+      change(s, (a) =>
+        inner(account, { url: s.keyChange }, { account: a.kid, oldKey: a.signer.jwk }),
+      );
+    const [ours, theirs] = [await taken(k), await taken(p)];
+    expect([ours.status, ours.location]).toEqual([409, k.kid]);
+    expect(theirs.status).toBe(500);
+    // The account's own key as the new one is held by an account too: 409 (pebble: 400).
+    const same = (s: Server) =>
+      change(s, (a) =>
+        inner(a.signer, { url: s.keyChange }, { account: a.kid, oldKey: a.signer.jwk }),
+      );
+    expect([(await same(k)).status, (await same(p)).status]).toEqual([409, 400]);
+    // Left open by the RFC: an oldKey that is not the account's is 403 unauthorized (pebble: 400
+    // malformed); an inner JWS with a nonce, which the RFC says it MUST omit, is refused (pebble
+    // takes it).
+    const wrongOld = (s: Server) =>
+      change(s, (a, next) =>
+        inner(next, { url: s.keyChange }, { account: a.kid, oldKey: next.jwk }),
+      );
+    expect([(await wrongOld(k)).type, (await wrongOld(p)).type]).toEqual([
+      'unauthorized',
+      'malformed',
+    ]);
+    const nonce = (s: Server) =>
+      change(s, (a, next) =>
+        inner(
+          next,
+          { url: s.keyChange, nonce: 'bm9ub25jZQ' },
+          { account: a.kid, oldKey: a.signer.jwk },
+        ),
+      );
+    expect([(await nonce(k)).status, (await nonce(p)).status]).toEqual([400, 200]);
   });
 });
