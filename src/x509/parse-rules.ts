@@ -112,9 +112,10 @@ function parseAuthority(authority: string): { host: string } | { error: string }
  * The URL's parts are cut as net/url cuts them: fragment, scheme, query, authority, path.
  */
 export function uriError(uri: string): string | undefined {
-  if (/[\x00-\x1f\x7f]/.test(uri)) return 'net/url: invalid control character in URL';
   const hash = uri.indexOf('#');
   const rest0 = hash < 0 ? uri : uri.slice(0, hash);
+  // The fragment is cut off first: control characters are looked for in the rest only.
+  if (/[\x00-\x1f\x7f]/.test(rest0)) return 'net/url: invalid control character in URL';
   if (hash >= 0 && !escapesValid(uri.slice(hash + 1))) return 'invalid URL escape';
   if (rest0 === '' || rest0 === '*') return undefined;
   let scheme = '';

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseCertificate, parseCsr } from '../../../src/x509/parse.js';
-import { csrPem } from '../../support/csr-forge.js';
+import { csrPem, seq, tlv } from '../../support/csr-forge.js';
 import { startPkiApp, type PkiTestApp } from '../../support/pki-app.js';
 import { openssl, scratch } from '../../support/pki-openssl.js';
 
@@ -622,5 +622,56 @@ describe('what Keel issues, Go takes', () => {
         `the provided URI Subject Alternative Name \\"${uri}\\" is not a valid URI`,
       );
     }
+  });
+});
+
+describe('URI names, read by Keel as Go reads them', () => {
+  const ALPHABET = [
+    ...'ab:/?#[]@!$&\'()*+,;=%-._~ 09AF{}|\\^`"<>\x01\x7f',
+    '//',
+    'http://',
+    'a.b',
+    '%2',
+    '%25',
+    '%zz',
+    '%41',
+    '[::1]',
+    ':80',
+    'a..b',
+    '.',
+  ];
+  it('a certificate whose URI name Go refuses, Keel refuses; Keel refuses more only for an empty label in the host, as later Go does', () => {
+    let goRefused = 0;
+    fc.assert(
+      fc.property(
+        fc
+          .array(fc.constantFrom(...ALPHABET), { minLength: 1, maxLength: 8 })
+          .map((a) => a.join('')),
+        (uri) => {
+          // openssl writes a placeholder of the same length; its bytes are then swapped for the URI's
+          const bytes = Buffer.from(uri, 'latin1');
+          const placeholder = 'q'.repeat(bytes.length);
+          const cert = certWith(dir.path('key.pem'), `subjectAltName=URI:${placeholder}`);
+          const old = Buffer.from(seq(tlv(0x86, [...Buffer.from(placeholder)])));
+          const at = cert.indexOf(old);
+          expect(at).toBeGreaterThan(0);
+          const der = Buffer.concat([
+            cert.subarray(0, at),
+            Buffer.from(seq(tlv(0x86, [...bytes]))),
+            cert.subarray(at + old.length),
+          ]);
+          const go = goTakes('cert', der);
+          const keel = keelTakes('cert', der);
+          if (!go) {
+            goRefused++;
+            expect(keel, `Go refuses ${JSON.stringify(uri)}, Keel takes it`).not.toBe(true);
+          } else if (keel !== true) {
+            expect(keel, JSON.stringify(uri)).toMatch(/: invalid domain$/);
+          }
+        },
+      ),
+      { numRuns: 250 },
+    );
+    expect(goRefused).toBeGreaterThan(20);
   });
 });
