@@ -16,6 +16,11 @@ export const OID = {
   crlDistributionPoints: '2.5.29.31',
   authorityInfoAccess: '1.3.6.1.5.5.7.1.1',
   tlsFeature: '1.3.6.1.5.5.7.1.24',
+  nameConstraints: '2.5.29.30',
+  certificatePolicies: '2.5.29.32',
+  policyMappings: '2.5.29.33',
+  policyConstraints: '2.5.29.36',
+  inhibitAnyPolicy: '2.5.29.54',
 } as const;
 
 /** basicConstraints `{cA BOOLEAN DEFAULT FALSE, pathLenConstraint INTEGER OPTIONAL}`. */
@@ -32,15 +37,30 @@ export function readBasicConstraints(value: Buffer): { ca: boolean; pathLen: num
   return { ca, pathLen };
 }
 
-/** keyUsage: the indexes of the bits set (0 = digitalSignature … 8 = decipherOnly). */
-export function readKeyUsage(value: Buffer): number[] {
+/** The indexes of the bits a keyUsage value sets, defined (0–8) or not. */
+function keyUsageBits(value: Buffer): number[] {
   const { bytes, unused } = der.bitString(value, der.read(value));
   const out: number[] = [];
   const total = bytes.length * 8 - unused;
   for (let i = 0; i < total; i++) if ((bytes[i >> 3] ?? 0) & (0x80 >> (i & 7))) out.push(i);
+  return out;
+}
+
+/** keyUsage: the indexes of the bits set (0 = digitalSignature … 8 = decipherOnly). */
+export function readKeyUsage(value: Buffer): number[] {
+  const out = keyUsageBits(value);
   if (out.some((b) => b > 8)) throw new der.DerError('keyUsage sets an undefined bit');
   return out;
 }
+
+/**
+ * A keyUsage value as Go's `KeyUsage`: bit i set for usage i (0 digitalSignature … 8
+ * decipherOnly); like Go, the bits past the defined ones are left out.
+ */
+export const keyUsageMask = (value: Buffer): number =>
+  keyUsageBits(value)
+    .filter((b) => b <= 8)
+    .reduce((mask, b) => mask | (1 << b), 0);
 
 /** A SEQUENCE OF OBJECT IDENTIFIER (extKeyUsage). */
 export function readOidList(value: Buffer, what: string): string[] {

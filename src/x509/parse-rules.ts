@@ -299,15 +299,6 @@ const checkInt64 = (value: Buffer, el: der.Element, error: string): void => {
   if (der.content(value, el).length > 8) fail(error);
 };
 
-/** A keyUsage value as Go's `KeyUsage`: bit i set for usage i (0 digitalSignature … 8 decipherOnly). */
-export function keyUsageMask(value: Buffer): number {
-  const { bytes, unused } = der.bitString(value, der.read(value));
-  let mask = 0;
-  for (let i = 0; i < 9 && i < bytes.length * 8 - unused; i++)
-    if ((bytes[i >> 3] ?? 0) & (0x80 >> (i & 7))) mask |= 1 << i;
-  return mask;
-}
-
 /**
  * Checks the extensions Go reads while it parses a certificate, each as Go reads it. The list
  * itself (shape, duplicates, canonical values) is already checked by the caller.
@@ -326,7 +317,7 @@ export function checkCertificateExtensions(
         break; // read by readBasicConstraints, more strictly than Go
       case OID.subjectAltName:
         break; // read by readGeneralNames
-      case '2.5.29.30':
+      case OID.nameConstraints:
         checkNameConstraints(value);
         break;
       case OID.crlDistributionPoints:
@@ -337,7 +328,7 @@ export function checkCertificateExtensions(
         sequence(value, top, 'invalid authority key identifier');
         break;
       }
-      case '2.5.29.36': {
+      case OID.policyConstraints: {
         const parts = sequence(value, top, 'invalid policy constraints extension');
         let i = 0;
         for (const tag of [0x80, 0x81])
@@ -355,16 +346,16 @@ export function checkCertificateExtensions(
         if (critical) fail('subject key identifier incorrectly marked critical');
         if (top.tag !== 0x04) fail('invalid subject key identifier');
         break;
-      case '2.5.29.32':
+      case OID.certificatePolicies:
         checkPolicies(value);
         break;
-      case '2.5.29.33':
+      case OID.policyMappings:
         for (const mapping of sequence(value, top, 'invalid policy mappings extension')) {
           const [a, b] = mapping.tag === 0x30 ? der.children(value, mapping) : [];
           if (a?.tag !== 0x06 || b?.tag !== 0x06) fail('invalid policy mappings extension');
         }
         break;
-      case '2.5.29.54':
+      case OID.inhibitAnyPolicy:
         if (top.tag !== 0x02 || der.content(value, top).length > 8)
           fail('invalid inhibit any policy extension');
         break;
@@ -382,8 +373,9 @@ export function checkCertificateExtensions(
 }
 
 /**
- * An OBJECT IDENTIFIER where Go reads it as `asn1.ObjectIdentifier` (extension ids, extended key
- * usages, attribute and algorithm ids): each arc, the first two combined, below 2^31.
+ * An OBJECT IDENTIFIER with each arc, the first two combined, below 2^31, as Go reads one into
+ * `asn1.ObjectIdentifier`. Keel applies it to extension ids, name attribute types and the
+ * signature algorithm.
  */
 export function smallOid(buf: Buffer, el: der.Element): string {
   const text = oidOf(buf, el);

@@ -2,12 +2,11 @@ import type { KeyObject } from 'node:crypto';
 import { ValidationError } from '../core/errors.js';
 import * as der from './der-read.js';
 import { bitString, boolean, DerError, octetString, oidOf, parseDer, time } from './der-read.js';
-import { OID, readBasicConstraints } from './extension-values.js';
+import { keyUsageMask, OID, readBasicConstraints } from './extension-values.js';
 import {
   checkCertificateExtensions,
   checkPublicKey,
   isIpv4Mapped,
-  keyUsageMask,
   smallOid,
   uriError,
 } from './parse-rules.js';
