@@ -415,8 +415,7 @@ export function refuseTypedNulls(model: ConfigModel, values: Record<string, Json
  * concerns nothing the builtin engine runs.
  */
 function terraformSettings(body: Record<string, Json>, file: string, text: string): void {
-  const where = (key: string) =>
-    whereLine(file, text, 'terraform', (l) => new RegExp(`^\\s*${key}\\s*=`).test(l));
+  const where = (key: string) => whereArgument(file, text, 'terraform', key);
   if (body.experiments !== undefined)
     throw new ConfigurationError(
       'Module uses experimental features',
@@ -461,6 +460,10 @@ function whereLine(file: string, text: string, block: string, test: (line: strin
   const index = text.split('\n').findIndex(test);
   return index === -1 ? `  on ${file}, in ${block}` : sourceLine(file, text, index + 1, block);
 }
+
+/** Where a diagnostic about an argument (`name = …`) of `block` points. */
+const whereArgument = (file: string, text: string, block: string, name: string) =>
+  whereLine(file, text, block, (l) => new RegExp(`^\\s*${name}\\s*=`).test(l));
 
 /** An HCL identifier, as terraform requires of block names: a letter or `_`, then letters, digits, `_`, `-`. */
 const IDENTIFIER = /^[\p{ID_Start}_][\p{ID_Continue}-]*$/u;
@@ -520,7 +523,7 @@ function staticArgument(
   const unsuitable = (reason: string) =>
     new ConfigurationError(
       'Unsuitable value type',
-      `${whereLine(where.file, where.text, block, (l) => new RegExp(`^\\s*${name}\\s*=`).test(l))}\n\nUnsuitable value: ${reason}`,
+      `${whereArgument(where.file, where.text, block, name)}\n\nUnsuitable value: ${reason}`,
     );
   if (value === null) throw unsuitable('null value is not allowed');
   if (typeof value === 'string' && !isLiteral(value)) throw unsuitable('value must be known');
@@ -607,18 +610,18 @@ function collect(model: ConfigModel, blocks: Blocks, file: string, text: string)
           for (const key of Object.keys(body))
             if (!VARIABLE_ARGUMENTS.has(key))
               throw unsupported(`the ${key} argument of a variable`, `variable "${name}", ${file}`);
+          const block = `variable "${name}"`;
           if (body.default !== undefined && !literalValue(body.default)) {
             const call = /[A-Za-z_][\w:-]*\s*\(/.test(JSON.stringify(body.default));
             throw new ConfigurationError(
               call ? 'Function calls not allowed' : 'Variables not allowed',
-              `${whereLine(file, text, `variable "${name}"`, (l) => /^\s*default\s*=/.test(l))}\n\n${call ? 'Functions may not be called here.' : 'Variables may not be used here.'}`,
+              `${whereArgument(file, text, block, 'default')}\n\n${call ? 'Functions may not be called here.' : 'Variables may not be used here.'}`,
             );
           }
-          const block = `variable "${name}"`;
           if (typeof body.type === 'string' && !body.type.startsWith('${'))
             throw new ConfigurationError(
               'Invalid quoted type constraints',
-              `${whereLine(file, text, block, (l) => /^\s*type\s*=/.test(l))}\n\nTerraform 0.11 and earlier required type constraints to be given in quotes, but that form is now deprecated and will be removed in a future version of Terraform. Remove the quotes around ${JSON.stringify(body.type)}.`,
+              `${whereArgument(file, text, block, 'type')}\n\nTerraform 0.11 and earlier required type constraints to be given in quotes, but that form is now deprecated and will be removed in a future version of Terraform. Remove the quotes around ${JSON.stringify(body.type)}.`,
             );
           const type =
             typeof body.type === 'string' ? body.type.replace(/^\$\{(.*)\}$/, '$1') : null;
@@ -746,7 +749,7 @@ function resourceBlock(
     if (m && !['var', 'local', 'count', 'each'].includes(m[1]!) && !/^(\[[^\]]*\])?$/.test(m[2]!))
       throw new ConfigurationError(
         'Invalid depends_on reference',
-        `${whereLine(file, text, address, (l) => /^\s*depends_on\s*=/.test(l))}\n\nReferences in depends_on must be to a whole object (resource, etc), not to an attribute of an object.`,
+        `${whereArgument(file, text, address, 'depends_on')}\n\nReferences in depends_on must be to a whole object (resource, etc), not to an attribute of an object.`,
       );
   }
   try {
