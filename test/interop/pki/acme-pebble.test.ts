@@ -198,6 +198,17 @@ const CASES: Case[] = [
         { signer: keyPair() },
       ),
   ],
+  [
+    'a mailto: contact that is no address',
+    (s) =>
+      post(
+        s,
+        s.newAccount,
+        JSON.stringify({ termsOfServiceAgreed: true, contact: ['mailto:nobody'] }),
+        {},
+        { signer: keyPair() },
+      ),
+  ],
   ['GET on new-account', (s) => send('GET', s.newAccount)],
   ...(
     [

@@ -1198,6 +1198,12 @@ export const CORPUS: CorpusCase[] = [
     data('a', '  input = [[1, "a"], [true, null]]'),
     data('a', '  input = [[1, "a"], [true]]'),
   ),
+  two(
+    'a variable description null, then not known',
+    'variable "v" {\n  default = 1\n  description = null\n}\n' + data('a', '  input = var.v'),
+    'variable "w" {\n  default = 1\n}\nvariable "v" {\n  default = 1\n  description = "${var.w}"\n}\n' +
+      data('a', '  input = var.v'),
+  ),
   two('self outside a provisioner', data('a', '  input = "x"'), data('a', '  input = self.id')),
   two('exponent and negative numbers', data('a', '  input = -3'), data('a', '  input = 1e3')),
   two(
